@@ -1,0 +1,71 @@
+//! Chunk payloads and the chunk-level operation set.
+
+use crate::dtype::DType;
+use crate::expr::{CombineSpec, FusedKernel, ReduceOp, ReshapeSpec};
+use crate::tensor::HostTensor;
+use serde::{Deserialize, Serialize};
+
+/// The partial state of a reduction over part of the data, merged by [`ChunkOp::Combine`].
+///
+/// Parts by op: Sum/Prod/Min/Max/All/Any/CountNonzero `[acc]`; Mean `[sum, count]`;
+/// Var/Std `[count, mean, m2]`; ArgMin/ArgMax `[value, index]`. Every part has the shape
+/// of the output without the reduced axes (counts are per element too).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Partial {
+    /// The reduction.
+    pub op: ReduceOp,
+    /// The dtype of the values that were reduced.
+    pub input_dtype: DType,
+    /// The state tensors (see the type's docs).
+    pub parts: Vec<HostTensor>,
+}
+
+/// What a chunk holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ChunkData {
+    /// A block of a tensor.
+    Tensor(HostTensor),
+    /// A partial reduction.
+    Partial(Partial),
+}
+
+impl ChunkData {
+    /// Bytes held.
+    pub fn nbytes(&self) -> usize {
+        match self {
+            ChunkData::Tensor(t) => t.nbytes(),
+            ChunkData::Partial(p) => p.parts.iter().map(HostTensor::nbytes).sum(),
+        }
+    }
+
+    /// The tensor, if this chunk is one.
+    pub fn as_tensor(&self) -> Option<&HostTensor> {
+        match self {
+            ChunkData::Tensor(t) => Some(t),
+            ChunkData::Partial(_) => None,
+        }
+    }
+}
+
+/// One chunk-level operation: what a chunk task runs on a device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ChunkOp {
+    /// A fused elementwise program, optionally ending in a reduction.
+    Fused(FusedKernel),
+    /// Merge partial reductions.
+    Combine(CombineSpec),
+    /// Gather a reshape.
+    Reshape(ReshapeSpec),
+}
+
+impl ChunkOp {
+    /// A short name for logs, statistics and fault injection.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ChunkOp::Fused(k) if k.reduce.is_some() => "fused_reduce",
+            ChunkOp::Fused(_) => "fused",
+            ChunkOp::Combine(_) => "combine",
+            ChunkOp::Reshape(_) => "reshape",
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! Errors raised by chunk kernels.
+
+use thiserror::Error;
+
+/// Why a chunk kernel could not produce its output.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum KernelError {
+    /// Shapes that do not fit together.
+    #[error("shape mismatch: {0}")]
+    ShapeMismatch(String),
+    /// An operation that does not accept this element type.
+    #[error("unsupported dtype {dtype} for {op}")]
+    UnsupportedDType {
+        /// The operation.
+        op: String,
+        /// The rejected element type.
+        dtype: crate::DType,
+    },
+    /// A size whose element or byte count does not fit in memory addressing.
+    #[error("size overflows: {0}")]
+    SizeOverflow(String),
+    /// A kernel was handed inputs that do not match its description.
+    #[error("bad kernel input: {0}")]
+    BadInput(String),
+    /// A value the operation cannot compute with (e.g. integer to a negative power).
+    #[error("invalid value: {0}")]
+    InvalidValue(String),
+    /// The kernel panicked; the message is the panic payload.
+    #[error("kernel panicked: {0}")]
+    Panicked(String),
+    /// The operation needs a device that is not available.
+    #[error("device unavailable: {0}")]
+    DeviceUnavailable(String),
+}

@@ -1,0 +1,23 @@
+//! Tessera's chunk-level data types and kernels.
+//!
+//! A chunk is one block of a tensor (a [`HostTensor`]) or a partial reduction
+//! ([`Partial`]). A [`ChunkOp`] says how to compute one chunk from its inputs; the
+//! per-device implementations live in [`cpu`] and, loaded at run time, [`cuda`].
+//! This crate knows nothing of actors, graphs or users.
+
+pub mod chunk;
+pub mod cpu;
+pub mod cuda;
+pub mod dtype;
+pub mod error;
+pub mod expr;
+pub mod tensor;
+
+pub use chunk::{ChunkData, ChunkOp, Partial};
+pub use dtype::{DType, Scalar};
+pub use error::KernelError;
+pub use expr::{
+    AxisMap, BinaryOp, ChunkReduce, CombineSpec, Distribution, FlatMap, FusedKernel, Instr,
+    InstrKind, LeafSource, ReduceOp, ReshapeSpec, SourceChunk, UnaryOp,
+};
+pub use tensor::{c_strides, checked_numel, Buffer, Element, HostTensor};

@@ -1,0 +1,405 @@
+//! Host tensors: a shape plus a typed, contiguous (C-order) buffer.
+
+use crate::dtype::{DType, Scalar};
+use crate::error::KernelError;
+use serde::{Deserialize, Serialize};
+
+/// A typed, contiguous vector of elements.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Buffer {
+    /// `bool` elements.
+    Bool(Vec<bool>),
+    /// `u8` elements.
+    U8(Vec<u8>),
+    /// `i32` elements.
+    I32(Vec<i32>),
+    /// `i64` elements.
+    I64(Vec<i64>),
+    /// `f32` elements.
+    F32(Vec<f32>),
+    /// `f64` elements.
+    F64(Vec<f64>),
+}
+
+/// Runs `$body` with `$v` bound to the typed vector inside a [`Buffer`] (by value, ref or ref mut).
+#[macro_export]
+macro_rules! with_buffer {
+    ($buf:expr, $v:ident => $body:expr) => {
+        match $buf {
+            $crate::Buffer::Bool($v) => $body,
+            $crate::Buffer::U8($v) => $body,
+            $crate::Buffer::I32($v) => $body,
+            $crate::Buffer::I64($v) => $body,
+            $crate::Buffer::F32($v) => $body,
+            $crate::Buffer::F64($v) => $body,
+        }
+    };
+}
+
+impl Buffer {
+    /// An empty buffer of `dtype` with room for `capacity` elements.
+    pub fn with_capacity(dtype: DType, capacity: usize) -> Buffer {
+        match dtype {
+            DType::Bool => Buffer::Bool(Vec::with_capacity(capacity)),
+            DType::U8 => Buffer::U8(Vec::with_capacity(capacity)),
+            DType::I32 => Buffer::I32(Vec::with_capacity(capacity)),
+            DType::I64 => Buffer::I64(Vec::with_capacity(capacity)),
+            DType::F32 => Buffer::F32(Vec::with_capacity(capacity)),
+            DType::F64 => Buffer::F64(Vec::with_capacity(capacity)),
+        }
+    }
+
+    /// `len` copies of `value` (converted to its own dtype).
+    pub fn filled(value: Scalar, len: usize) -> Buffer {
+        match value {
+            Scalar::Bool(v) => Buffer::Bool(vec![v; len]),
+            Scalar::U8(v) => Buffer::U8(vec![v; len]),
+            Scalar::I32(v) => Buffer::I32(vec![v; len]),
+            Scalar::I64(v) => Buffer::I64(vec![v; len]),
+            Scalar::F32(v) => Buffer::F32(vec![v; len]),
+            Scalar::F64(v) => Buffer::F64(vec![v; len]),
+        }
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Buffer::Bool(_) => DType::Bool,
+            Buffer::U8(_) => DType::U8,
+            Buffer::I32(_) => DType::I32,
+            Buffer::I64(_) => DType::I64,
+            Buffer::F32(_) => DType::F32,
+            Buffer::F64(_) => DType::F64,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        with_buffer!(self, v => v.len())
+    }
+
+    /// True when the buffer holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Removes every element, keeping the allocation.
+    pub fn clear(&mut self) {
+        with_buffer!(self, v => v.clear())
+    }
+
+    /// Element `i` as a [`Scalar`], or `None` past the end.
+    pub fn get(&self, i: usize) -> Option<Scalar> {
+        with_buffer!(self, v => v.get(i).map(|&x| Scalar::from(x)))
+    }
+
+    /// Every element converted to `f64`.
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        with_buffer!(self, v => v.iter().map(|&x| x.to_f64()).collect())
+    }
+}
+
+/// A Rust type that is the storage of one [`DType`].
+pub trait Element: Copy + PartialOrd + Default + Send + Sync + std::fmt::Debug + 'static {
+    /// The dtype this type stores.
+    const DTYPE: DType;
+    /// The typed vector inside `buf`, if it holds this type.
+    fn slice(buf: &Buffer) -> Option<&[Self]>;
+    /// The typed vector inside `buf`, if it holds this type.
+    fn vec_mut(buf: &mut Buffer) -> Option<&mut Vec<Self>>;
+    /// Wraps a vector of this type.
+    fn into_buffer(v: Vec<Self>) -> Buffer;
+    /// Converts to `f64` (`true` is 1).
+    fn to_f64(self) -> f64;
+    /// Converts from `f64` with `astype` semantics (truncation, wrapping for integers).
+    fn from_f64(v: f64) -> Self;
+    /// Converts to `i64` (truncating floats).
+    fn to_i64(self) -> i64;
+    /// Converts from `i64` with `astype` semantics (wrapping).
+    fn from_i64(v: i64) -> Self;
+    /// True for a floating-point NaN.
+    fn is_nan(self) -> bool;
+    /// True unless the value is zero (or `false`).
+    fn is_nonzero(self) -> bool;
+}
+
+macro_rules! int_element {
+    ($t:ty, $variant:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$variant;
+            fn slice(buf: &Buffer) -> Option<&[Self]> {
+                match buf {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn vec_mut(buf: &mut Buffer) -> Option<&mut Vec<Self>> {
+                match buf {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn into_buffer(v: Vec<Self>) -> Buffer {
+                Buffer::$variant(v)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                // NumPy's float -> int cast truncates; out-of-range values wrap through i64.
+                (v as i64) as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn is_nonzero(self) -> bool {
+                self != 0
+            }
+        }
+    };
+}
+int_element!(u8, U8);
+int_element!(i32, I32);
+int_element!(i64, I64);
+
+macro_rules! float_element {
+    ($t:ty, $variant:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$variant;
+            fn slice(buf: &Buffer) -> Option<&[Self]> {
+                match buf {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn vec_mut(buf: &mut Buffer) -> Option<&mut Vec<Self>> {
+                match buf {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn into_buffer(v: Vec<Self>) -> Buffer {
+                Buffer::$variant(v)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                self.is_nan()
+            }
+            #[inline(always)]
+            fn is_nonzero(self) -> bool {
+                self != 0.0
+            }
+        }
+    };
+}
+float_element!(f32, F32);
+float_element!(f64, F64);
+
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    fn slice(buf: &Buffer) -> Option<&[Self]> {
+        match buf {
+            Buffer::Bool(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn vec_mut(buf: &mut Buffer) -> Option<&mut Vec<Self>> {
+        match buf {
+            Buffer::Bool(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn into_buffer(v: Vec<Self>) -> Buffer {
+        Buffer::Bool(v)
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f64::from(u8::from(self))
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        i64::from(self)
+    }
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        v != 0
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn is_nonzero(self) -> bool {
+        self
+    }
+}
+
+/// A tensor in host memory: shape plus C-order data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostTensor {
+    shape: Vec<usize>,
+    data: Buffer,
+}
+
+impl HostTensor {
+    /// A tensor from a shape and a buffer whose length is the product of the shape.
+    pub fn new(shape: Vec<usize>, data: Buffer) -> Result<HostTensor, KernelError> {
+        let expected = checked_numel(&shape)?;
+        if expected != data.len() {
+            return Err(KernelError::ShapeMismatch(format!(
+                "{} values do not fill shape {:?} ({} elements)",
+                data.len(),
+                shape,
+                expected
+            )));
+        }
+        Ok(HostTensor { shape, data })
+    }
+
+    /// A 0-dimensional tensor holding one value.
+    pub fn scalar(value: Scalar) -> HostTensor {
+        HostTensor {
+            shape: Vec::new(),
+            data: Buffer::filled(value, 1),
+        }
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.data.dtype()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// True when the tensor holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Bytes held by the elements.
+    pub fn nbytes(&self) -> usize {
+        self.len() * self.dtype().size_bytes()
+    }
+
+    /// The typed buffer.
+    pub fn data(&self) -> &Buffer {
+        &self.data
+    }
+
+    /// Consumes the tensor, returning its buffer.
+    pub fn into_data(self) -> Buffer {
+        self.data
+    }
+
+    /// The elements as a typed slice, if `T` is the tensor's element type.
+    pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
+        T::slice(&self.data)
+    }
+
+    /// The element at a multi-index, or `None` if the index is out of bounds.
+    pub fn get(&self, index: &[usize]) -> Option<Scalar> {
+        if index.len() != self.shape.len() || index.iter().zip(&self.shape).any(|(i, n)| i >= n) {
+            return None;
+        }
+        let flat = index
+            .iter()
+            .zip(&self.shape)
+            .fold(0usize, |acc, (&i, &n)| acc * n + i);
+        self.data.get(flat)
+    }
+
+    /// The single value of a tensor with exactly one element.
+    pub fn item(&self) -> Option<Scalar> {
+        if self.len() == 1 {
+            self.data.get(0)
+        } else {
+            None
+        }
+    }
+
+    /// Every element converted to `f64`.
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        self.data.to_f64_vec()
+    }
+
+    /// The same data seen with another shape of the same element count.
+    pub fn reshaped(self, shape: Vec<usize>) -> Result<HostTensor, KernelError> {
+        HostTensor::new(shape, self.data)
+    }
+}
+
+/// The number of elements of `shape`, or an error if it overflows `usize`.
+pub fn checked_numel(shape: &[usize]) -> Result<usize, KernelError> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+        .ok_or_else(|| KernelError::SizeOverflow(format!("shape {shape:?}")))
+}
+
+/// C-order strides (in elements) of `shape`.
+pub fn c_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1usize; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    strides
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_checks_length_and_get_indexes_c_order() {
+        let t = HostTensor::new(vec![2, 3], Buffer::I64((0..6).collect())).unwrap();
+        assert_eq!(t.get(&[1, 2]), Some(Scalar::I64(5)));
+        assert_eq!(t.get(&[2, 0]), None);
+        assert!(HostTensor::new(vec![2, 2], Buffer::I64(vec![1])).is_err());
+    }
+
+    #[test]
+    fn numel_overflow_is_an_error() {
+        assert!(checked_numel(&[usize::MAX, 2]).is_err());
+        assert_eq!(c_strides(&[2, 3, 4]), vec![12, 4, 1]);
+    }
+}
