@@ -4,6 +4,7 @@ use crate::dtype::DType;
 use crate::expr::{CombineSpec, FusedKernel, ReduceOp, ReshapeSpec};
 use crate::tensor::HostTensor;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// The partial state of a reduction over part of the data, merged by [`ChunkOp::Combine`].
 ///
@@ -56,6 +57,8 @@ pub enum ChunkOp {
     Combine(CombineSpec),
     /// Gather a reshape.
     Reshape(ReshapeSpec),
+    /// Data the user supplied (or an earlier eager step computed): the task yields a copy.
+    Literal(Arc<ChunkData>),
 }
 
 impl ChunkOp {
@@ -66,6 +69,7 @@ impl ChunkOp {
             ChunkOp::Fused(_) => "fused",
             ChunkOp::Combine(_) => "combine",
             ChunkOp::Reshape(_) => "reshape",
+            ChunkOp::Literal(_) => "literal",
         }
     }
 }

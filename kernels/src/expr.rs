@@ -246,7 +246,7 @@ pub struct FlatMap {
 
 /// How one axis of a materialized source is indexed from the leaf's local multi-index:
 /// `src = offset + step * m[local_axis]`, or just `offset` when `local_axis` is `None`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct AxisMap {
     /// Source index at local index 0.
     pub offset: i64,
@@ -283,12 +283,15 @@ pub enum LeafSource {
         /// Local multi-index -> stream index.
         map: FlatMap,
     },
-    /// `start + step * flat` (arange, linspace), cast to the leaf's dtype.
+    /// `start + step * flat` (arange, linspace), computed in the type of `start` (`I64` or
+    /// `F64`) and cast to the leaf's dtype.
     Ramp {
-        /// Value at flat index 0.
-        start: f64,
+        /// Value at flat index 0 (`I64` or `F64`; `step` has the same type).
+        start: Scalar,
         /// Increment per flat index.
-        step: f64,
+        step: Scalar,
+        /// `(flat, value)`: the element at this flat index is exactly `value` (linspace's end).
+        pin: Option<(i64, f64)>,
         /// Local multi-index -> flat index.
         map: FlatMap,
     },

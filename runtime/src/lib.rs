@@ -1,1 +1,36 @@
-//! r
+//! Tessera: NumPy-style tensors cut into chunks and computed in parallel by an actor
+//! system (Supervisor, GraphPlanner, DeviceActor, StorageActor).
+//!
+//! ```no_run
+//! use tessera::{tensor, DType, Session};
+//! # fn main() -> tessera::Result<()> {
+//! let session = Session::local()?;
+//! let n = 10_000_000;
+//! let rng = tensor::random::default_rng(7);
+//! let data = rng.uniform(-1.0, 1.0, &[n, 2]);
+//! let inside = (&data * &data).sum_axis(1).sqrt().lt(1.0).sum();
+//! let pi = (inside.astype(DType::F64) * 4.0 / n as f64).execute(&session)?;
+//! println!("{:?}", pi.item());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Building a tensor is lazy and checks shapes and dtypes at once; `execute` tiles the
+//! graph into chunk tasks — fusing elementwise chains and the reductions at their end into
+//! one kernel per chunk that streams through cache — and runs them on every core.
+
+mod assemble;
+mod eager;
+mod error;
+mod plan;
+mod progress;
+pub mod reference;
+mod session;
+pub mod tensor;
+
+pub use error::{Error, Result};
+pub use progress::Progress;
+pub use session::{Session, SessionBuilder, SessionConfig, DEFAULT_CHUNK_BYTES};
+pub use tensor::{Slice, Tensor};
+pub use tessera_actors::JobStats;
+pub use tessera_kernels::{DType, HostTensor, ReduceOp, Scalar};

@@ -1,6 +1,12 @@
 //! CPU implementations of the chunk ops.
 
+mod combine;
+mod elementwise;
+mod fused;
 pub mod philox;
+mod reduce;
+mod reshape;
+mod runs;
 pub mod vmath;
 
 use crate::{ChunkData, ChunkOp, KernelError};
@@ -8,6 +14,10 @@ use std::sync::Arc;
 
 /// Runs one chunk op on the calling thread.
 pub fn execute(op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
-    let _ = (op, inputs);
-    Err(KernelError::BadInput("not yet implemented".into()))
+    match op {
+        ChunkOp::Fused(k) => fused::run(k, inputs),
+        ChunkOp::Combine(spec) => combine::run(spec, inputs),
+        ChunkOp::Reshape(spec) => reshape::run(spec, inputs),
+        ChunkOp::Literal(data) => Ok(data.as_ref().clone()),
+    }
 }

@@ -1,0 +1,474 @@
+//! Typed loops for one block of elementwise work: unary and binary functions, casts,
+//! `where`, and reductions of consecutive runs. Each writes `len` values into `out`
+//! (whose variant is the result dtype), reading the first `len` values of its operands.
+//!
+//! Everything here is `#[inline(always)]` so that the loops are compiled again inside
+//! the fused evaluator's AVX2 / AVX-512 entry points.
+
+use super::vmath;
+use crate::dtype::DType;
+use crate::expr::{BinaryOp, ReduceOp, UnaryOp};
+use crate::tensor::{Buffer, Element};
+use crate::{with_buffer, KernelError};
+
+fn unsupported(op: &str, dtype: DType) -> KernelError {
+    KernelError::UnsupportedDType {
+        op: op.to_string(),
+        dtype,
+    }
+}
+
+#[inline(always)]
+fn set<T: Copy>(out: &mut Vec<T>, it: impl Iterator<Item = T>) {
+    out.clear();
+    out.extend(it);
+}
+
+/// Wrapping integer and IEEE float arithmetic.
+pub(crate) trait Arith: Element {
+    fn add(a: Self, b: Self) -> Self;
+    fn sub(a: Self, b: Self) -> Self;
+    fn mul(a: Self, b: Self) -> Self;
+    fn neg(a: Self) -> Self;
+    fn abs(a: Self) -> Self;
+}
+
+macro_rules! int_arith {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            #[inline(always)] fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+            #[inline(always)] fn sub(a: Self, b: Self) -> Self { a.wrapping_sub(b) }
+            #[inline(always)] fn mul(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
+            #[inline(always)] fn neg(a: Self) -> Self { a.wrapping_neg() }
+            #[inline(always)] fn abs(a: Self) -> Self { a.wrapping_abs() }
+        }
+    )*};
+}
+int_arith!(i32, i64);
+
+impl Arith for u8 {
+    #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        a.wrapping_add(b)
+    }
+    #[inline(always)]
+    fn sub(a: Self, b: Self) -> Self {
+        a.wrapping_sub(b)
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        a.wrapping_mul(b)
+    }
+    #[inline(always)]
+    fn neg(a: Self) -> Self {
+        a.wrapping_neg()
+    }
+    #[inline(always)]
+    fn abs(a: Self) -> Self {
+        a
+    }
+}
+
+macro_rules! float_arith {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            #[inline(always)] fn add(a: Self, b: Self) -> Self { a + b }
+            #[inline(always)] fn sub(a: Self, b: Self) -> Self { a - b }
+            #[inline(always)] fn mul(a: Self, b: Self) -> Self { a * b }
+            #[inline(always)] fn neg(a: Self) -> Self { -a }
+            #[inline(always)] fn abs(a: Self) -> Self { a.abs() }
+        }
+    )*};
+}
+float_arith!(f32, f64);
+
+/// NaN-propagating maximum (NumPy's `maximum`).
+#[inline(always)]
+pub(crate) fn nan_max<T: Element>(a: T, b: T) -> T {
+    if a.is_nan() || a >= b {
+        a
+    } else {
+        b
+    }
+}
+
+/// NaN-propagating minimum (NumPy's `minimum`).
+#[inline(always)]
+pub(crate) fn nan_min<T: Element>(a: T, b: T) -> T {
+    if a.is_nan() || a <= b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `astype` for one value.
+#[inline(always)]
+pub(crate) fn convert<T: Element, U: Element>(t: T) -> U {
+    if U::DTYPE == DType::Bool {
+        U::from_i64(i64::from(t.is_nonzero()))
+    } else if U::DTYPE.is_float() || T::DTYPE.is_float() {
+        U::from_f64(t.to_f64())
+    } else {
+        U::from_i64(t.to_i64())
+    }
+}
+
+/// `out = x.astype(out's dtype)` for the first `len` values.
+#[inline(always)]
+pub(crate) fn cast(x: &Buffer, len: usize, out: &mut Buffer) {
+    with_buffer!(x, xs => {
+        let xs = &xs[..len];
+        with_buffer!(out, o => set(o, xs.iter().map(|&v| convert(v))))
+    })
+}
+
+#[inline(always)]
+fn arith_unary<T: Arith>(op: UnaryOp, x: &[T], out: &mut Vec<T>) -> Result<(), KernelError> {
+    match op {
+        UnaryOp::Neg => set(out, x.iter().map(|&v| T::neg(v))),
+        UnaryOp::Abs => set(out, x.iter().map(|&v| T::abs(v))),
+        _ => return Err(unsupported(op.name(), T::DTYPE)),
+    }
+    Ok(())
+}
+
+/// `out = op(x)` for the first `len` values; `out` has the result dtype.
+#[inline(always)]
+pub(crate) fn unary(
+    op: UnaryOp,
+    x: &Buffer,
+    len: usize,
+    out: &mut Buffer,
+) -> Result<(), KernelError> {
+    match (x, out) {
+        (Buffer::F64(x), Buffer::F64(o)) => {
+            let x = &x[..len];
+            o.resize(len, 0.0);
+            match op {
+                UnaryOp::Sqrt => set(o, x.iter().map(|v| v.sqrt())),
+                UnaryOp::Exp => vmath::exp(x, o),
+                UnaryOp::Log => vmath::ln(x, o),
+                UnaryOp::Sin => vmath::sin(x, o),
+                UnaryOp::Cos => vmath::cos(x, o),
+                _ => arith_unary(op, x, o)?,
+            }
+        }
+        (Buffer::F32(x), Buffer::F32(o)) => {
+            let x = &x[..len];
+            match op {
+                UnaryOp::Sqrt => set(o, x.iter().map(|v| v.sqrt())),
+                UnaryOp::Exp => set(o, x.iter().map(|v| v.exp())),
+                UnaryOp::Log => set(o, x.iter().map(|v| v.ln())),
+                UnaryOp::Sin => set(o, x.iter().map(|v| v.sin())),
+                UnaryOp::Cos => set(o, x.iter().map(|v| v.cos())),
+                _ => arith_unary(op, x, o)?,
+            }
+        }
+        (Buffer::I64(x), Buffer::I64(o)) => arith_unary(op, &x[..len], o)?,
+        (Buffer::I32(x), Buffer::I32(o)) => arith_unary(op, &x[..len], o)?,
+        (Buffer::U8(x), Buffer::U8(o)) => arith_unary(op, &x[..len], o)?,
+        (Buffer::Bool(x), Buffer::Bool(o)) if op == UnaryOp::Not => {
+            set(o, x[..len].iter().map(|v| !v))
+        }
+        (x, _) => return Err(unsupported(op.name(), x.dtype())),
+    }
+    Ok(())
+}
+
+#[inline(always)]
+fn zip<T: Element, U: Element>(a: &[T], b: &[T], out: &mut Vec<U>, f: impl Fn(T, T) -> U) {
+    set(out, a.iter().zip(b).map(|(&x, &y)| f(x, y)));
+}
+
+#[inline(always)]
+fn compare<T: Element>(op: BinaryOp, a: &[T], b: &[T], out: &mut Vec<bool>) {
+    match op {
+        BinaryOp::Eq => zip(a, b, out, |x, y| x == y),
+        BinaryOp::Ne => zip(a, b, out, |x, y| x != y),
+        BinaryOp::Lt => zip(a, b, out, |x, y| x < y),
+        BinaryOp::Le => zip(a, b, out, |x, y| x <= y),
+        BinaryOp::Gt => zip(a, b, out, |x, y| x > y),
+        _ => zip(a, b, out, |x, y| x >= y),
+    }
+}
+
+/// Integer power with NumPy's rule: negative exponents are an error.
+trait IntPow: Arith {
+    fn pow(a: Self, b: Self) -> Option<Self>;
+}
+macro_rules! int_pow {
+    ($($t:ty),*) => {$(
+        impl IntPow for $t {
+            #[inline(always)]
+            fn pow(a: Self, b: Self) -> Option<Self> {
+                let e = i64::try_from(b).ok()?;
+                let e = u32::try_from(e.min(i64::from(u32::MAX))).ok()?;
+                Some(a.wrapping_pow(e))
+            }
+        }
+    )*};
+}
+int_pow!(u8, i32, i64);
+
+#[inline(always)]
+fn arith<T: Arith>(op: BinaryOp, a: &[T], b: &[T], out: &mut Vec<T>) -> Result<(), KernelError> {
+    match op {
+        BinaryOp::Add => zip(a, b, out, T::add),
+        BinaryOp::Sub => zip(a, b, out, T::sub),
+        BinaryOp::Mul => zip(a, b, out, T::mul),
+        BinaryOp::Maximum => zip(a, b, out, nan_max),
+        BinaryOp::Minimum => zip(a, b, out, nan_min),
+        _ => return Err(unsupported(op.name(), T::DTYPE)),
+    }
+    Ok(())
+}
+
+#[inline(always)]
+fn int_binary<T: IntPow>(
+    op: BinaryOp,
+    a: &[T],
+    b: &[T],
+    out: &mut Vec<T>,
+) -> Result<(), KernelError> {
+    if op != BinaryOp::Pow {
+        return arith(op, a, b, out);
+    }
+    out.clear();
+    for (&x, &y) in a.iter().zip(b) {
+        let v = T::pow(x, y).ok_or_else(|| {
+            KernelError::InvalidValue(format!(
+                "integers to negative integer powers are not allowed ({x:?} ** {y:?})"
+            ))
+        })?;
+        out.push(v);
+    }
+    Ok(())
+}
+
+macro_rules! float_binary {
+    ($name:ident, $t:ty) => {
+        #[inline(always)]
+        fn $name(op: BinaryOp, a: &[$t], b: &[$t], out: &mut Vec<$t>) -> Result<(), KernelError> {
+            match op {
+                BinaryOp::Div => zip(a, b, out, |x, y| x / y),
+                BinaryOp::Pow => zip(a, b, out, |x: $t, y: $t| x.powf(y)),
+                _ => arith(op, a, b, out)?,
+            }
+            Ok(())
+        }
+    };
+}
+float_binary!(f64_binary, f64);
+float_binary!(f32_binary, f32);
+
+/// `out = op(a, b)` for the first `len` values; `out` has the result dtype.
+#[inline(always)]
+pub(crate) fn binary(
+    op: BinaryOp,
+    a: &Buffer,
+    b: &Buffer,
+    len: usize,
+    out: &mut Buffer,
+) -> Result<(), KernelError> {
+    if op.is_comparison() {
+        let Buffer::Bool(o) = out else {
+            return Err(KernelError::BadInput(format!("{} returns bool", op.name())));
+        };
+        return match (a, b) {
+            (Buffer::F64(a), Buffer::F64(b)) => Ok(compare(op, &a[..len], &b[..len], o)),
+            (Buffer::F32(a), Buffer::F32(b)) => Ok(compare(op, &a[..len], &b[..len], o)),
+            (Buffer::I64(a), Buffer::I64(b)) => Ok(compare(op, &a[..len], &b[..len], o)),
+            (Buffer::I32(a), Buffer::I32(b)) => Ok(compare(op, &a[..len], &b[..len], o)),
+            (Buffer::U8(a), Buffer::U8(b)) => Ok(compare(op, &a[..len], &b[..len], o)),
+            (Buffer::Bool(a), Buffer::Bool(b)) => Ok(compare(op, &a[..len], &b[..len], o)),
+            _ => Err(mismatch(op, a, b)),
+        };
+    }
+    match (a, b, out) {
+        (Buffer::F64(a), Buffer::F64(b), Buffer::F64(o)) => f64_binary(op, &a[..len], &b[..len], o),
+        (Buffer::F32(a), Buffer::F32(b), Buffer::F32(o)) => f32_binary(op, &a[..len], &b[..len], o),
+        (Buffer::I64(a), Buffer::I64(b), Buffer::I64(o)) => int_binary(op, &a[..len], &b[..len], o),
+        (Buffer::I32(a), Buffer::I32(b), Buffer::I32(o)) => int_binary(op, &a[..len], &b[..len], o),
+        (Buffer::U8(a), Buffer::U8(b), Buffer::U8(o)) => int_binary(op, &a[..len], &b[..len], o),
+        (Buffer::Bool(a), Buffer::Bool(b), Buffer::Bool(o)) => {
+            let (a, b) = (&a[..len], &b[..len]);
+            match op {
+                BinaryOp::And | BinaryOp::Minimum => zip(a, b, o, |x, y| x & y),
+                BinaryOp::Or | BinaryOp::Maximum => zip(a, b, o, |x, y| x | y),
+                _ => return Err(unsupported(op.name(), DType::Bool)),
+            }
+            Ok(())
+        }
+        (a, b, _) => Err(mismatch(op, a, b)),
+    }
+}
+
+fn mismatch(op: BinaryOp, a: &Buffer, b: &Buffer) -> KernelError {
+    KernelError::BadInput(format!(
+        "{} got operands of {} and {}",
+        op.name(),
+        a.dtype(),
+        b.dtype()
+    ))
+}
+
+/// `out = cond ? a : b` for the first `len` values.
+#[inline(always)]
+pub(crate) fn select(
+    cond: &Buffer,
+    a: &Buffer,
+    b: &Buffer,
+    len: usize,
+    out: &mut Buffer,
+) -> Result<(), KernelError> {
+    let Buffer::Bool(c) = cond else {
+        return Err(unsupported("where (condition)", cond.dtype()));
+    };
+    let c = &c[..len];
+    macro_rules! pick {
+        ($($v:ident),*) => {
+            match (a, b, out) {
+                $((Buffer::$v(a), Buffer::$v(b), Buffer::$v(o)) => {
+                    set(o, c.iter().zip(&a[..len]).zip(&b[..len]).map(|((&c, &x), &y)| if c { x } else { y }));
+                    Ok(())
+                })*
+                (a, _, _) => Err(unsupported("where (mixed operands)", a.dtype())),
+            }
+        };
+    }
+    pick!(Bool, U8, I32, I64, F32, F64)
+}
+
+#[inline(always)]
+fn fold_runs<T: Element, U: Element>(
+    x: &[T],
+    k: usize,
+    out: &mut Vec<U>,
+    init: U,
+    f: impl Fn(U, T) -> U,
+) {
+    set(
+        out,
+        x.chunks_exact(k).map(|run| run.iter().fold(init, |acc, &v| f(acc, v))),
+    );
+}
+
+#[inline(always)]
+fn reduce_runs_typed<T: Element>(
+    op: ReduceOp,
+    x: &[T],
+    k: usize,
+    out: &mut Buffer,
+) -> Result<(), KernelError> {
+    match (op, out) {
+        (ReduceOp::All, Buffer::Bool(o)) => fold_runs(x, k, o, true, |a, v| a & v.is_nonzero()),
+        (ReduceOp::Any, Buffer::Bool(o)) => fold_runs(x, k, o, false, |a, v| a | v.is_nonzero()),
+        (ReduceOp::CountNonzero, Buffer::I64(o)) => {
+            fold_runs(x, k, o, 0, |a, v| a + i64::from(v.is_nonzero()))
+        }
+        (ReduceOp::Min, o) if o.dtype() == T::DTYPE => {
+            let o = T::vec_mut(o).ok_or_else(|| unsupported("min", T::DTYPE))?;
+            set(o, x.chunks_exact(k).map(|r| r.iter().copied().fold(r[0], nan_min)));
+        }
+        (ReduceOp::Max, o) if o.dtype() == T::DTYPE => {
+            let o = T::vec_mut(o).ok_or_else(|| unsupported("max", T::DTYPE))?;
+            set(o, x.chunks_exact(k).map(|r| r.iter().copied().fold(r[0], nan_max)));
+        }
+        (ReduceOp::Sum, Buffer::I64(o)) if !T::DTYPE.is_float() => {
+            fold_runs(x, k, o, 0i64, |a, v| a.wrapping_add(v.to_i64()))
+        }
+        (ReduceOp::Prod, Buffer::I64(o)) if !T::DTYPE.is_float() => {
+            fold_runs(x, k, o, 1i64, |a, v| a.wrapping_mul(v.to_i64()))
+        }
+        (ReduceOp::Sum, Buffer::F64(o)) => fold_runs(x, k, o, 0.0, |a, v| a + v.to_f64()),
+        (ReduceOp::Prod, Buffer::F64(o)) => fold_runs(x, k, o, 1.0, |a, v| a * v.to_f64()),
+        (ReduceOp::Sum, Buffer::F32(o)) => fold_runs(x, k, o, 0.0f32, |a, v| a + v.to_f64() as f32),
+        (ReduceOp::Prod, Buffer::F32(o)) => {
+            fold_runs(x, k, o, 1.0f32, |a, v| a * v.to_f64() as f32)
+        }
+        (op, o) => {
+            return Err(KernelError::BadInput(format!(
+                "{} of {} into {} inside a fused kernel",
+                op.name(),
+                T::DTYPE,
+                o.dtype()
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// Reduces each run of `k` consecutive values among the first `len * k` of `x` into `out`.
+#[inline(always)]
+pub(crate) fn reduce_runs(
+    op: ReduceOp,
+    x: &Buffer,
+    k: usize,
+    len: usize,
+    out: &mut Buffer,
+) -> Result<(), KernelError> {
+    with_buffer!(x, xs => reduce_runs_typed(op, &xs[..len * k], k, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_arithmetic_wraps_like_numpy() {
+        let mut out = Buffer::U8(vec![]);
+        binary(BinaryOp::Add, &Buffer::U8(vec![250]), &Buffer::U8(vec![10]), 1, &mut out).unwrap();
+        assert_eq!(out, Buffer::U8(vec![4]));
+    }
+
+    #[test]
+    fn negative_integer_power_is_an_error() {
+        let mut out = Buffer::I64(vec![]);
+        let err = binary(BinaryOp::Pow, &Buffer::I64(vec![2]), &Buffer::I64(vec![-1]), 1, &mut out);
+        assert!(matches!(err, Err(KernelError::InvalidValue(_))));
+        binary(BinaryOp::Pow, &Buffer::I64(vec![3]), &Buffer::I64(vec![4]), 1, &mut out).unwrap();
+        assert_eq!(out, Buffer::I64(vec![81]));
+    }
+
+    #[test]
+    fn maximum_propagates_nan_and_comparisons_do_not_match_nan() {
+        let mut out = Buffer::F64(vec![]);
+        let a = Buffer::F64(vec![1.0, f64::NAN, 3.0]);
+        let b = Buffer::F64(vec![2.0, 0.0, f64::NAN]);
+        binary(BinaryOp::Maximum, &a, &b, 3, &mut out).unwrap();
+        let Buffer::F64(v) = &out else { unreachable!() };
+        assert_eq!(v[0], 2.0);
+        assert!(v[1].is_nan() && v[2].is_nan());
+        let mut cmp = Buffer::Bool(vec![]);
+        binary(BinaryOp::Lt, &a, &b, 3, &mut cmp).unwrap();
+        assert_eq!(cmp, Buffer::Bool(vec![true, false, false]));
+    }
+
+    #[test]
+    fn casts_follow_astype() {
+        let mut out = Buffer::I32(vec![]);
+        cast(&Buffer::F64(vec![-1.9, 2.9]), 2, &mut out);
+        assert_eq!(out, Buffer::I32(vec![-1, 2]));
+        let mut b = Buffer::Bool(vec![]);
+        cast(&Buffer::I64(vec![0, 5]), 2, &mut b);
+        assert_eq!(b, Buffer::Bool(vec![false, true]));
+    }
+
+    #[test]
+    fn bool_arithmetic_is_rejected() {
+        let mut out = Buffer::Bool(vec![]);
+        let t = Buffer::Bool(vec![true]);
+        assert!(matches!(
+            binary(BinaryOp::Add, &t, &t, 1, &mut out),
+            Err(KernelError::UnsupportedDType { .. })
+        ));
+    }
+
+    #[test]
+    fn runs_reduce_pairs() {
+        let mut out = Buffer::F64(vec![]);
+        reduce_runs(ReduceOp::Sum, &Buffer::F64(vec![1.0, 2.0, 3.0, 4.0]), 2, 2, &mut out).unwrap();
+        assert_eq!(out, Buffer::F64(vec![3.0, 7.0]));
+    }
+}

@@ -1,0 +1,494 @@
+//! The fused evaluator: runs a [`FusedKernel`] over one chunk in cache-sized blocks.
+//!
+//! For each block of the root's flat index range, every instruction is evaluated into a
+//! block-sized buffer (an instruction over `f` times more elements than the root, because a
+//! trailing reduction follows it, evaluates `f` times the range), then the root's block is
+//! appended to the output or folded into the reduction state. Intermediates stay in cache.
+
+use super::elementwise;
+use super::philox;
+use super::reduce::Accumulator;
+use super::runs::{advance, unravel, ChunkRuns, FlatRuns, Run};
+use crate::chunk::ChunkData;
+use crate::dtype::{DType, Scalar};
+use crate::expr::{ChunkReduce, Distribution, FusedKernel, InstrKind, LeafSource, ReduceOp, SourceChunk};
+use crate::tensor::{c_strides, checked_numel, Buffer, Element, HostTensor};
+use crate::{with_buffer, KernelError};
+use std::sync::Arc;
+
+/// Elements evaluated per instruction and block: small enough that a block's buffers stay
+/// in L2, large enough to amortise the per-block dispatch.
+const BLOCK_ELEMS: usize = 4096;
+
+/// A leaf, ready to produce any range of its values.
+enum Leaf {
+    Const(Scalar),
+    Random { dist: Distribution, seed: u64, stream: u64, runs: FlatRuns },
+    Ramp { start: Scalar, step: Scalar, pin: Option<(i64, f64)>, runs: FlatRuns },
+    /// Every value comes from one input chunk, through a flat map into its data.
+    OneChunk { input: usize, runs: FlatRuns },
+    ManyChunks(ChunkRuns),
+}
+
+/// A validated kernel with its leaves prepared.
+struct Plan<'a> {
+    kernel: &'a FusedKernel,
+    inputs: &'a [Arc<ChunkData>],
+    leaves: Vec<Option<Leaf>>,
+    factors: Vec<usize>,
+    root_len: usize,
+}
+
+fn bad(msg: String) -> KernelError {
+    KernelError::BadInput(msg)
+}
+
+/// Runs a fused kernel over its chunk.
+pub(crate) fn run(kernel: &FusedKernel, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
+    let plan = Plan::new(kernel, inputs)?;
+    #[cfg(target_arch = "x86_64")]
+    {
+        match simd_level() {
+            // SAFETY: the CPU supports the features each entry point is compiled for.
+            SimdLevel::Avx512 => return unsafe { run_avx512(&plan) },
+            SimdLevel::Avx2 => return unsafe { run_avx2(&plan) },
+            SimdLevel::Baseline => {}
+        }
+    }
+    plan.execute()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SimdLevel {
+    Avx512,
+    Avx2,
+    Baseline,
+}
+
+#[cfg(target_arch = "x86_64")]
+fn simd_level() -> SimdLevel {
+    static LEVEL: std::sync::OnceLock<SimdLevel> = std::sync::OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        if is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512dq")
+            && is_x86_feature_detected!("avx512vl")
+            && is_x86_feature_detected!("avx512bw")
+        {
+            SimdLevel::Avx512
+        } else if is_x86_feature_detected!("avx2") {
+            SimdLevel::Avx2
+        } else {
+            SimdLevel::Baseline
+        }
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,bmi2")]
+unsafe fn run_avx512(plan: &Plan<'_>) -> Result<ChunkData, KernelError> {
+    plan.execute()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2")]
+unsafe fn run_avx2(plan: &Plan<'_>) -> Result<ChunkData, KernelError> {
+    plan.execute()
+}
+
+impl<'a> Plan<'a> {
+    fn new(kernel: &'a FusedKernel, inputs: &'a [Arc<ChunkData>]) -> Result<Plan<'a>, KernelError> {
+        let instrs = &kernel.instrs;
+        let root = instrs
+            .get(kernel.root)
+            .ok_or_else(|| bad(format!("root {} of {} instructions", kernel.root, instrs.len())))?;
+        let root_len = checked_numel(&root.shape)?;
+        if root_len == 0 {
+            return Err(bad("empty chunk".into()));
+        }
+        let mut factors = Vec::with_capacity(instrs.len());
+        let mut leaves = Vec::with_capacity(instrs.len());
+        for (i, ins) in instrs.iter().enumerate() {
+            let n = checked_numel(&ins.shape)?;
+            if n % root_len != 0 {
+                return Err(bad(format!(
+                    "instruction {i} has shape {:?}, not a multiple of the root's {:?}",
+                    ins.shape, root.shape
+                )));
+            }
+            factors.push(n / root_len);
+            let operands: Vec<usize> = match &ins.kind {
+                InstrKind::Leaf(_) => vec![],
+                InstrKind::Unary { x, .. } | InstrKind::Cast { x } => vec![*x],
+                InstrKind::Binary { a, b, .. } => vec![*a, *b],
+                InstrKind::Where { cond, a, b } => vec![*cond, *a, *b],
+                InstrKind::ReduceTrailing { x, k, .. } => {
+                    if *k == 0 || instrs.get(*x).map(|o| checked_numel(&o.shape)) != Some(Ok(n * k)) {
+                        return Err(bad(format!("instruction {i} reduces runs of {k} of a mismatched operand")));
+                    }
+                    vec![*x]
+                }
+            };
+            if let Some(&o) = operands.iter().find(|&&o| o >= i) {
+                return Err(bad(format!("instruction {i} uses later instruction {o}")));
+            }
+            for &o in &operands {
+                let same = instrs[o].shape == ins.shape;
+                if !same && !matches!(ins.kind, InstrKind::ReduceTrailing { .. }) {
+                    return Err(bad(format!("instruction {i} mixes shapes {:?} and {:?}", ins.shape, instrs[o].shape)));
+                }
+            }
+            leaves.push(match &ins.kind {
+                InstrKind::Leaf(src) => Some(Self::leaf(src, &ins.shape, ins.dtype, inputs)?),
+                _ => None,
+            });
+        }
+        Ok(Plan { kernel, inputs, leaves, factors, root_len })
+    }
+
+    fn leaf(
+        src: &LeafSource,
+        shape: &[usize],
+        dtype: DType,
+        inputs: &[Arc<ChunkData>],
+    ) -> Result<Leaf, KernelError> {
+        Ok(match src {
+            LeafSource::Const(v) => Leaf::Const(v.cast(dtype)),
+            LeafSource::Random { dist, seed, stream, map } => {
+                let want = match dist {
+                    Distribution::RandInt { low, high } if high > low => DType::I64,
+                    Distribution::RandInt { low, high } => {
+                        return Err(KernelError::InvalidValue(format!("randint needs low < high, got [{low}, {high})")))
+                    }
+                    _ => DType::F64,
+                };
+                if want != dtype {
+                    return Err(bad(format!("random leaf of {dtype}, expected {want}")));
+                }
+                Leaf::Random { dist: *dist, seed: *seed, stream: *stream, runs: FlatRuns::new(shape, map)? }
+            }
+            LeafSource::Ramp { start, step, pin, map } => {
+                Leaf::Ramp { start: *start, step: *step, pin: *pin, runs: FlatRuns::new(shape, map)? }
+            }
+            LeafSource::Chunks { chunks, axes } => {
+                for c in chunks {
+                    let t = input_tensor(inputs, c.input)?;
+                    if t.shape() != c.shape.as_slice() || t.dtype() != dtype {
+                        return Err(bad(format!(
+                            "input {} is {} {:?}, the kernel expects {dtype} {:?}",
+                            c.input,
+                            t.dtype(),
+                            t.shape(),
+                            c.shape
+                        )));
+                    }
+                }
+                match one_chunk_map(shape, axes, chunks) {
+                    Some((input, map)) => Leaf::OneChunk { input, runs: FlatRuns::new(shape, &map)? },
+                    None => Leaf::ManyChunks(ChunkRuns::new(shape, axes, chunks)?),
+                }
+            }
+        })
+    }
+
+    #[inline(always)]
+    fn execute(&self) -> Result<ChunkData, KernelError> {
+        let k = self.kernel;
+        let max_factor = self.factors.iter().copied().max().unwrap_or(1);
+        let block = (BLOCK_ELEMS / max_factor).max(1).min(self.root_len);
+        let mut bufs: Vec<Buffer> = k
+            .instrs
+            .iter()
+            .zip(&self.factors)
+            .map(|(ins, f)| Buffer::with_capacity(ins.dtype, block * f))
+            .collect();
+        for (i, leaf) in self.leaves.iter().enumerate() {
+            if let Some(Leaf::Const(v)) = leaf {
+                bufs[i] = Buffer::filled(*v, block * self.factors[i]);
+            }
+        }
+        let root = &k.instrs[k.root];
+        let mut reducer = match &k.reduce {
+            Some(r) => Some(Reducer::new(r, &root.shape, root.dtype)?),
+            None => None,
+        };
+        let mut out = match reducer {
+            Some(_) => Buffer::with_capacity(root.dtype, 0),
+            None => Buffer::with_capacity(root.dtype, self.root_len),
+        };
+        let mut a = 0;
+        while a < self.root_len {
+            let b = (a + block).min(self.root_len);
+            for i in 0..k.instrs.len() {
+                self.eval(i, a * self.factors[i], b * self.factors[i], &mut bufs)?;
+            }
+            let vals = &bufs[k.root];
+            match reducer.as_mut() {
+                Some(r) => r.fold(vals, a, b)?,
+                None => append(&mut out, vals, b - a)?,
+            }
+            a = b;
+        }
+        match reducer {
+            Some(r) => Ok(ChunkData::Partial(r.finish()?)),
+            None => Ok(ChunkData::Tensor(HostTensor::new(root.shape.clone(), out)?)),
+        }
+    }
+
+    /// Evaluates instruction `i` over its local flat range `lo..hi` into `bufs[i]`.
+    #[inline(always)]
+    fn eval(&self, i: usize, lo: usize, hi: usize, bufs: &mut [Buffer]) -> Result<(), KernelError> {
+        let (before, rest) = bufs.split_at_mut(i);
+        let out = &mut rest[0];
+        let len = hi - lo;
+        match &self.kernel.instrs[i].kind {
+            InstrKind::Leaf(_) => self.eval_leaf(i, lo, hi, out),
+            InstrKind::Unary { op, x } => elementwise::unary(*op, &before[*x], len, out),
+            InstrKind::Binary { op, a, b } => elementwise::binary(*op, &before[*a], &before[*b], len, out),
+            InstrKind::Where { cond, a, b } => elementwise::select(&before[*cond], &before[*a], &before[*b], len, out),
+            InstrKind::Cast { x } => {
+                elementwise::cast(&before[*x], len, out);
+                Ok(())
+            }
+            InstrKind::ReduceTrailing { op, x, k } => elementwise::reduce_runs(*op, &before[*x], *k, len, out),
+        }
+    }
+
+    #[inline(always)]
+    fn eval_leaf(&self, i: usize, lo: usize, hi: usize, out: &mut Buffer) -> Result<(), KernelError> {
+        let len = hi - lo;
+        match &self.leaves[i] {
+            Some(Leaf::Const(_)) | None => Ok(()),
+            Some(Leaf::Random { dist, seed, stream, runs }) => {
+                fill_random(*dist, *seed, *stream, runs, lo, hi, out);
+                Ok(())
+            }
+            Some(Leaf::Ramp { start, step, pin, runs }) => {
+                with_buffer!(out, o => fill_ramp(*start, *step, *pin, runs, lo, hi, o));
+                Ok(())
+            }
+            Some(Leaf::OneChunk { input, runs }) => {
+                let src = input_tensor(self.inputs, *input)?.data();
+                let mut result = Ok(());
+                with_buffer!(out, o => {
+                    o.resize(len, Default::default());
+                    runs.for_each(lo, hi, |run| {
+                        if result.is_ok() {
+                            result = copy_run(o, src, run);
+                        }
+                    });
+                });
+                result
+            }
+            Some(Leaf::ManyChunks(g)) => {
+                let mut result = Ok(());
+                with_buffer!(out, o => {
+                    o.resize(len, Default::default());
+                    g.for_each(lo, hi, |slot, run| {
+                        if result.is_ok() {
+                            result = input_tensor(self.inputs, slot).and_then(|t| copy_run(o, t.data(), run));
+                        }
+                    })?;
+                });
+                result
+            }
+        }
+    }
+}
+
+fn input_tensor(inputs: &[Arc<ChunkData>], slot: usize) -> Result<&HostTensor, KernelError> {
+    inputs
+        .get(slot)
+        .and_then(|c| c.as_tensor())
+        .ok_or_else(|| bad(format!("input {slot} is missing or not a tensor ({} inputs)", inputs.len())))
+}
+
+/// If every source index the leaf reads lies in one chunk, the flat map into that chunk.
+fn one_chunk_map(
+    shape: &[usize],
+    axes: &[crate::expr::AxisMap],
+    chunks: &[SourceChunk],
+) -> Option<(usize, crate::expr::FlatMap)> {
+    let [c] = chunks else { return None };
+    if c.start.len() != axes.len() || shape.iter().any(|&n| n == 0) {
+        return None;
+    }
+    let cs = c_strides(&c.shape);
+    let mut base = 0i64;
+    let mut strides = vec![0i64; shape.len()];
+    for (d, a) in axes.iter().enumerate() {
+        let span = match a.local_axis {
+            Some(k) => a.step * (*shape.get(k)? as i64 - 1),
+            None => 0,
+        };
+        let (lo, hi) = (a.offset.min(a.offset + span), a.offset.max(a.offset + span));
+        if lo < c.start[d] as i64 || hi >= (c.start[d] + c.shape[d]) as i64 {
+            return None;
+        }
+        base += (a.offset - c.start[d] as i64) * cs[d] as i64;
+        if let Some(k) = a.local_axis {
+            strides[k] += a.step * cs[d] as i64;
+        }
+    }
+    Some((c.input, crate::expr::FlatMap { base, strides }))
+}
+
+#[inline(always)]
+fn copy_run<T: Element>(dst: &mut [T], src: &Buffer, run: Run) -> Result<(), KernelError> {
+    let src = T::slice(src).ok_or_else(|| bad(format!("input of {} where {} was expected", src.dtype(), T::DTYPE)))?;
+    let last = run.src + run.stride * (run.len as i64 - 1);
+    if run.src < 0 || last < 0 || run.src.max(last) as usize >= src.len() {
+        return Err(bad(format!("read past an input chunk of {} elements", src.len())));
+    }
+    let dst = &mut dst[run.out..run.out + run.len];
+    let start = run.src as usize;
+    if run.stride == 1 {
+        dst.copy_from_slice(&src[start..start + run.len]);
+    } else {
+        for (k, d) in dst.iter_mut().enumerate() {
+            *d = src[(run.src + run.stride * k as i64) as usize];
+        }
+    }
+    Ok(())
+}
+
+fn fill_random(dist: Distribution, seed: u64, stream: u64, runs: &FlatRuns, lo: usize, hi: usize, out: &mut Buffer) {
+    let len = hi - lo;
+    match (dist, out) {
+        (Distribution::Uniform { low, high }, Buffer::F64(o)) => {
+            o.resize(len, 0.0);
+            runs.for_each(lo, hi, |r| {
+                philox::uniform_f64(seed, stream, low, high, r.src as u64, r.stride, &mut o[r.out..r.out + r.len])
+            });
+        }
+        (Distribution::Normal { mean, std }, Buffer::F64(o)) => {
+            o.resize(len, 0.0);
+            runs.for_each(lo, hi, |r| {
+                philox::normal_f64(seed, stream, mean, std, r.src as u64, r.stride, &mut o[r.out..r.out + r.len])
+            });
+        }
+        (Distribution::RandInt { low, high }, Buffer::I64(o)) => {
+            o.resize(len, 0);
+            runs.for_each(lo, hi, |r| {
+                philox::randint_i64(seed, stream, low, high, r.src as u64, r.stride, &mut o[r.out..r.out + r.len])
+            });
+        }
+        // Plan::leaf checked the dtype.
+        _ => {}
+    }
+}
+
+#[inline(always)]
+fn fill_ramp<T: Element>(
+    start: Scalar,
+    step: Scalar,
+    pin: Option<(i64, f64)>,
+    runs: &FlatRuns,
+    lo: usize,
+    hi: usize,
+    o: &mut Vec<T>,
+) {
+    o.resize(hi - lo, T::default());
+    runs.for_each(lo, hi, |r| {
+        for t in 0..r.len {
+            let flat = r.src + r.stride * t as i64;
+            o[r.out + t] = match (start, step, pin) {
+                (_, _, Some((p, v))) if p == flat => elementwise::convert(v),
+                (Scalar::I64(s), Scalar::I64(d), _) => elementwise::convert(s.wrapping_add(d.wrapping_mul(flat))),
+                (s, d, _) => elementwise::convert(s.as_f64() + flat as f64 * d.as_f64()),
+            };
+        }
+    });
+}
+
+fn append(out: &mut Buffer, vals: &Buffer, len: usize) -> Result<(), KernelError> {
+    with_buffer!(out, o => {
+        let v = Element::slice(vals).ok_or_else(|| bad("root values changed type".into()))?;
+        o.extend_from_slice(&v[..len]);
+    });
+    Ok(())
+}
+
+/// Folds the root's values into a reduction over some of its axes.
+struct Reducer {
+    acc: Accumulator,
+    shape: Vec<usize>,
+    reduced: Vec<bool>,
+    /// Slot stride per root axis (0 for reduced axes).
+    slot_strides: Vec<usize>,
+    /// Reduction-index stride per root axis (0 for kept axes), and the chunk's global start.
+    idx_strides: Vec<i64>,
+    global_start: Vec<usize>,
+    out_shape: Vec<usize>,
+    all_axes: bool,
+    is_arg: bool,
+}
+
+impl Reducer {
+    fn new(r: &ChunkReduce, shape: &[usize], dtype: DType) -> Result<Reducer, KernelError> {
+        let nd = shape.len();
+        if r.axes.iter().any(|&a| a >= nd) || r.global_start.len() != nd || r.global_shape.len() != nd {
+            return Err(bad(format!("reduction {r:?} does not fit a rank-{nd} chunk")));
+        }
+        let reduced: Vec<bool> = (0..nd).map(|d| r.axes.contains(&d)).collect();
+        let out_shape: Vec<usize> = (0..nd).filter(|&d| !reduced[d]).map(|d| shape[d]).collect();
+        let mut slot_strides = vec![0; nd];
+        let mut s = 1;
+        for d in (0..nd).rev().filter(|&d| !reduced[d]) {
+            slot_strides[d] = s;
+            s *= shape[d];
+        }
+        let mut idx_strides = vec![0i64; nd];
+        let mut s = 1i64;
+        for d in (0..nd).rev().filter(|&d| reduced[d]) {
+            idx_strides[d] = s;
+            s *= r.global_shape[d] as i64;
+        }
+        let slots = checked_numel(&out_shape)?;
+        Ok(Reducer {
+            acc: Accumulator::new(r.op, dtype, slots)?,
+            shape: shape.to_vec(),
+            all_axes: reduced.iter().all(|&x| x),
+            reduced,
+            slot_strides,
+            idx_strides,
+            global_start: r.global_start.clone(),
+            out_shape,
+            is_arg: matches!(r.op, ReduceOp::ArgMin | ReduceOp::ArgMax),
+        })
+    }
+
+    #[inline(always)]
+    fn fold(&mut self, vals: &Buffer, a: usize, b: usize) -> Result<(), KernelError> {
+        if self.all_axes && !self.is_arg {
+            return self.acc.fold_segment(0, vals, 0, b - a, 0);
+        }
+        let shape: &[usize] = if self.shape.is_empty() { &[1] } else { &self.shape };
+        let last = shape.len() - 1;
+        let last_reduced = self.reduced.get(last).copied().unwrap_or(true);
+        let mut m = unravel(a, shape);
+        let mut pos = a;
+        while pos < b {
+            let len = (shape[last] - m[last]).min(b - pos);
+            let slot: usize = m.iter().zip(&self.slot_strides).map(|(i, s)| i * s).sum();
+            let idx: i64 = m
+                .iter()
+                .zip(&self.global_start)
+                .zip(&self.idx_strides)
+                .map(|((&i, &g), &s)| (i + g) as i64 * s)
+                .sum();
+            if last_reduced {
+                self.acc.fold_segment(slot, vals, pos - a, len, idx)?;
+            } else {
+                self.acc.accumulate_run(slot, vals, pos - a, len, idx)?;
+            }
+            pos += len;
+            advance(&mut m, shape, len);
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<crate::chunk::Partial, KernelError> {
+        self.acc.into_partial(&self.out_shape)
+    }
+}

@@ -1,0 +1,335 @@
+//! Reduction state: accumulate a chunk's values into per-output slots, merge partials from
+//! other chunks (tree reduction), and finish into the result tensor.
+
+use super::elementwise::{nan_max, nan_min};
+use crate::chunk::Partial;
+use crate::dtype::DType;
+use crate::expr::ReduceOp;
+use crate::tensor::{Buffer, Element, HostTensor};
+use crate::{with_buffer, KernelError};
+
+/// Per-slot state of one reduction (see [`Partial`] for the parts of each op).
+pub(crate) struct Accumulator {
+    op: ReduceOp,
+    dtype: DType,
+    slots: usize,
+    parts: Vec<Buffer>,
+    /// Min/max/arg slots take their first value as is.
+    seen: Vec<bool>,
+}
+
+fn wrong_state(op: ReduceOp) -> KernelError {
+    KernelError::BadInput(format!("partial state does not match reduction {}", op.name()))
+}
+
+/// Sum of a float slice with eight running sums (vectorizes, and is more accurate).
+#[inline(always)]
+fn sum_f64<T: Element>(v: &[T]) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let mut chunks = v.chunks_exact(8);
+    for c in &mut chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a += x.to_f64();
+        }
+    }
+    let tail: f64 = chunks.remainder().iter().map(|x| x.to_f64()).sum();
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+}
+
+impl Accumulator {
+    /// Empty state for `slots` outputs of `op` over values of `dtype`.
+    pub fn new(op: ReduceOp, dtype: DType, slots: usize) -> Result<Accumulator, KernelError> {
+        let float = dtype.is_float();
+        let parts = match op {
+            ReduceOp::Sum if float => vec![Buffer::F64(vec![0.0; slots])],
+            ReduceOp::Sum => vec![Buffer::I64(vec![0; slots])],
+            ReduceOp::Prod if float => vec![Buffer::F64(vec![1.0; slots])],
+            ReduceOp::Prod => vec![Buffer::I64(vec![1; slots])],
+            ReduceOp::Min | ReduceOp::Max => vec![zeros(dtype, slots)],
+            ReduceOp::Mean => vec![Buffer::F64(vec![0.0; slots]), Buffer::I64(vec![0; slots])],
+            ReduceOp::Var { .. } | ReduceOp::Std { .. } => vec![
+                Buffer::I64(vec![0; slots]),
+                Buffer::F64(vec![0.0; slots]),
+                Buffer::F64(vec![0.0; slots]),
+            ],
+            ReduceOp::All => vec![Buffer::Bool(vec![true; slots])],
+            ReduceOp::Any => vec![Buffer::Bool(vec![false; slots])],
+            ReduceOp::CountNonzero => vec![Buffer::I64(vec![0; slots])],
+            ReduceOp::ArgMin | ReduceOp::ArgMax => {
+                vec![zeros(dtype, slots), Buffer::I64(vec![0; slots])]
+            }
+        };
+        Ok(Accumulator {
+            op,
+            dtype,
+            slots,
+            parts,
+            seen: vec![false; slots],
+        })
+    }
+
+    /// Folds `vals[start..start + len]` into one slot; element `t` has reduction index `idx0 + t`.
+    #[inline(always)]
+    pub fn fold_segment(
+        &mut self,
+        slot: usize,
+        vals: &Buffer,
+        start: usize,
+        len: usize,
+        idx0: i64,
+    ) -> Result<(), KernelError> {
+        if vals.dtype() != self.dtype {
+            return Err(wrong_state(self.op));
+        }
+        with_buffer!(vals, v => self.fold_typed(slot, &v[start..start + len], idx0))
+    }
+
+    #[inline(always)]
+    fn fold_typed<T: Element>(&mut self, slot: usize, v: &[T], idx0: i64) -> Result<(), KernelError> {
+        let op = self.op;
+        let first = !std::mem::replace(&mut self.seen[slot], true);
+        match (op, self.parts.as_mut_slice()) {
+            (ReduceOp::Sum, [Buffer::F64(s)]) => s[slot] += sum_f64(v),
+            (ReduceOp::Sum, [Buffer::I64(s)]) => {
+                s[slot] = v.iter().fold(s[slot], |a, x| a.wrapping_add(x.to_i64()))
+            }
+            (ReduceOp::Prod, [Buffer::F64(s)]) => {
+                s[slot] = v.iter().fold(s[slot], |a, x| a * x.to_f64())
+            }
+            (ReduceOp::Prod, [Buffer::I64(s)]) => {
+                s[slot] = v.iter().fold(s[slot], |a, x| a.wrapping_mul(x.to_i64()))
+            }
+            (ReduceOp::Min | ReduceOp::Max, [acc]) => {
+                let acc = T::vec_mut(acc).ok_or_else(|| wrong_state(op))?;
+                let f = if op == ReduceOp::Min { nan_min } else { nan_max };
+                let init = if first { v[0] } else { acc[slot] };
+                acc[slot] = v.iter().copied().fold(init, f);
+            }
+            (ReduceOp::Mean, [Buffer::F64(s), Buffer::I64(n)]) => {
+                s[slot] += sum_f64(v);
+                n[slot] += v.len() as i64;
+            }
+            (ReduceOp::Var { .. } | ReduceOp::Std { .. }, [Buffer::I64(n), Buffer::F64(mean), Buffer::F64(m2)]) => {
+                let nb = v.len() as f64;
+                let mb = sum_f64(v) / nb;
+                let m2b: f64 = v.iter().map(|x| (x.to_f64() - mb) * (x.to_f64() - mb)).sum();
+                merge_moments((&mut n[slot], &mut mean[slot], &mut m2[slot]), (v.len() as i64, mb, m2b));
+            }
+            (ReduceOp::All, [Buffer::Bool(s)]) => s[slot] &= v.iter().all(|x| x.is_nonzero()),
+            (ReduceOp::Any, [Buffer::Bool(s)]) => s[slot] |= v.iter().any(|x| x.is_nonzero()),
+            (ReduceOp::CountNonzero, [Buffer::I64(s)]) => {
+                s[slot] += v.iter().filter(|x| x.is_nonzero()).count() as i64
+            }
+            (ReduceOp::ArgMin | ReduceOp::ArgMax, [val, Buffer::I64(idx)]) => {
+                let val = T::vec_mut(val).ok_or_else(|| wrong_state(op))?;
+                for (t, &x) in v.iter().enumerate() {
+                    let i = idx0 + t as i64;
+                    if first && t == 0 || arg_better(op, x, i, val[slot], idx[slot]) {
+                        val[slot] = x;
+                        idx[slot] = i;
+                    }
+                }
+            }
+            _ => return Err(wrong_state(op)),
+        }
+        Ok(())
+    }
+
+    /// Folds `vals[start + t]` into slot `slot0 + t` for `t < len`, all with reduction index `idx`.
+    #[inline(always)]
+    pub fn accumulate_run(
+        &mut self,
+        slot0: usize,
+        vals: &Buffer,
+        start: usize,
+        len: usize,
+        idx: i64,
+    ) -> Result<(), KernelError> {
+        if vals.dtype() != self.dtype {
+            return Err(wrong_state(self.op));
+        }
+        with_buffer!(vals, v => {
+            for (t, x) in v[start..start + len].iter().enumerate() {
+                self.fold_typed(slot0 + t, std::slice::from_ref(x), idx)?;
+            }
+        });
+        Ok(())
+    }
+
+    /// Merges another partial of the same op, dtype and slot count into this one.
+    pub fn merge(&mut self, other: &Partial) -> Result<(), KernelError> {
+        let op = self.op;
+        if other.op != op
+            || other.input_dtype != self.dtype
+            || other.parts.len() != self.parts.len()
+            || other.parts.iter().any(|p| p.len() != self.slots)
+        {
+            return Err(wrong_state(op));
+        }
+        let o: Vec<&Buffer> = other.parts.iter().map(HostTensor::data).collect();
+        for slot in 0..self.slots {
+            let first = !std::mem::replace(&mut self.seen[slot], true);
+            match (op, self.parts.as_mut_slice(), o.as_slice()) {
+                (ReduceOp::Sum | ReduceOp::Mean, [Buffer::F64(s), ..], [Buffer::F64(t), ..]) => s[slot] += t[slot],
+                (ReduceOp::Sum | ReduceOp::CountNonzero, [Buffer::I64(s)], [Buffer::I64(t)]) => {
+                    s[slot] = s[slot].wrapping_add(t[slot])
+                }
+                (ReduceOp::Prod, [Buffer::F64(s)], [Buffer::F64(t)]) => s[slot] *= t[slot],
+                (ReduceOp::Prod, [Buffer::I64(s)], [Buffer::I64(t)]) => {
+                    s[slot] = s[slot].wrapping_mul(t[slot])
+                }
+                (ReduceOp::All, [Buffer::Bool(s)], [Buffer::Bool(t)]) => s[slot] &= t[slot],
+                (ReduceOp::Any, [Buffer::Bool(s)], [Buffer::Bool(t)]) => s[slot] |= t[slot],
+                (ReduceOp::Min | ReduceOp::Max, [acc], [t]) => {
+                    let mut one = Accumulator::one_slot(op, self.dtype, acc, slot, first);
+                    one.fold_segment(0, &slot_value(t, slot), 0, 1, 0)?;
+                    write_back(acc, slot, &one.parts[0])?;
+                }
+                (ReduceOp::ArgMin | ReduceOp::ArgMax, [val, Buffer::I64(idx)], [tv, Buffer::I64(ti)]) => {
+                    let better = with_buffer!(val, v => {
+                        let x = element(tv, slot).ok_or_else(|| wrong_state(op))?;
+                        first || arg_better(op, x, ti[slot], v[slot], idx[slot])
+                    });
+                    if better {
+                        write_back(val, slot, &slot_value(tv, slot))?;
+                        idx[slot] = ti[slot];
+                    }
+                }
+                (ReduceOp::Var { .. } | ReduceOp::Std { .. }, [Buffer::I64(n), Buffer::F64(m), Buffer::F64(q)], [Buffer::I64(tn), Buffer::F64(tm), Buffer::F64(tq)]) => {
+                    merge_moments((&mut n[slot], &mut m[slot], &mut q[slot]), (tn[slot], tm[slot], tq[slot]))
+                }
+                _ => return Err(wrong_state(op)),
+            }
+            if let (ReduceOp::Mean, [_, Buffer::I64(n)], [_, Buffer::I64(tn)]) =
+                (op, self.parts.as_mut_slice(), o.as_slice())
+            {
+                n[slot] += tn[slot];
+            }
+        }
+        Ok(())
+    }
+
+    fn one_slot(op: ReduceOp, dtype: DType, acc: &Buffer, slot: usize, first: bool) -> Accumulator {
+        Accumulator {
+            op,
+            dtype,
+            slots: 1,
+            parts: vec![slot_value(acc, slot)],
+            seen: vec![!first],
+        }
+    }
+
+    /// The state as a [`Partial`] whose parts have `shape`.
+    pub fn into_partial(self, shape: &[usize]) -> Result<Partial, KernelError> {
+        Ok(Partial {
+            op: self.op,
+            input_dtype: self.dtype,
+            parts: self
+                .parts
+                .into_iter()
+                .map(|b| HostTensor::new(shape.to_vec(), b))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// Resumes from a partial.
+    pub fn from_partial(p: &Partial) -> Result<Accumulator, KernelError> {
+        let slots = p.parts.first().map_or(0, HostTensor::len);
+        let mut acc = Accumulator::new(p.op, p.input_dtype, slots)?;
+        acc.merge(p)?;
+        Ok(acc)
+    }
+
+    /// The finished result with `shape`.
+    pub fn finish(self, shape: Vec<usize>) -> Result<HostTensor, KernelError> {
+        let out_dtype = self.op.result_dtype(self.dtype);
+        let data = match (self.op, self.parts) {
+            (ReduceOp::Mean, parts) => match parts.as_slice() {
+                [Buffer::F64(s), Buffer::I64(n)] => {
+                    Buffer::F64(s.iter().zip(n).map(|(s, &n)| s / n as f64).collect())
+                }
+                _ => return Err(wrong_state(self.op)),
+            },
+            (ReduceOp::Var { ddof } | ReduceOp::Std { ddof }, parts) => match parts.as_slice() {
+                [Buffer::I64(n), _, Buffer::F64(m2)] => {
+                    let sqrt = matches!(self.op, ReduceOp::Std { .. });
+                    Buffer::F64(
+                        n.iter()
+                            .zip(m2)
+                            .map(|(&n, m2)| {
+                                let dof = n - i64::from(ddof);
+                                let v = if dof > 0 { m2 / dof as f64 } else { f64::NAN };
+                                if sqrt {
+                                    v.sqrt()
+                                } else {
+                                    v
+                                }
+                            })
+                            .collect(),
+                    )
+                }
+                _ => return Err(wrong_state(self.op)),
+            },
+            (ReduceOp::ArgMin | ReduceOp::ArgMax, mut parts) => parts.pop().ok_or_else(|| wrong_state(self.op))?,
+            (_, mut parts) => parts.pop().ok_or_else(|| wrong_state(self.op))?,
+        };
+        let mut out = Buffer::with_capacity(out_dtype, data.len());
+        super::elementwise::cast(&data, data.len(), &mut out);
+        HostTensor::new(shape, out)
+    }
+}
+
+/// Chan et al.'s merge of (count, mean, M2) moments.
+fn merge_moments(a: (&mut i64, &mut f64, &mut f64), b: (i64, f64, f64)) {
+    let (na, ma, qa) = a;
+    let (nb, mb, qb) = b;
+    if nb == 0 {
+        return;
+    }
+    if *na == 0 {
+        (*na, *ma, *qa) = (nb, mb, qb);
+        return;
+    }
+    let n = *na + nb;
+    let delta = mb - *ma;
+    *ma += delta * nb as f64 / n as f64;
+    *qa += qb + delta * delta * (*na as f64) * (nb as f64) / n as f64;
+    *na = n;
+}
+
+/// True when candidate `(x, i)` beats the current `(best, bi)` for argmin/argmax:
+/// NaN wins (first one), then the extreme value, then the lower index.
+#[inline(always)]
+fn arg_better<T: Element>(op: ReduceOp, x: T, i: i64, best: T, bi: i64) -> bool {
+    if best.is_nan() {
+        return x.is_nan() && i < bi;
+    }
+    if x.is_nan() {
+        return true;
+    }
+    let strictly = if op == ReduceOp::ArgMin { x < best } else { x > best };
+    strictly || (x == best && i < bi)
+}
+
+fn zeros(dtype: DType, n: usize) -> Buffer {
+    let mut b = Buffer::with_capacity(dtype, n);
+    with_buffer!(&mut b, v => v.resize(n, Default::default()));
+    b
+}
+
+fn slot_value(b: &Buffer, slot: usize) -> Buffer {
+    with_buffer!(b, v => Element::into_buffer(vec![v[slot]]))
+}
+
+fn element<T: Element>(b: &Buffer, i: usize) -> Option<T> {
+    T::slice(b).and_then(|s| s.get(i).copied())
+}
+
+/// Copies the single value of `src` into `dst[slot]` (same dtype).
+fn write_back(dst: &mut Buffer, slot: usize, src: &Buffer) -> Result<(), KernelError> {
+    let dtype = dst.dtype();
+    with_buffer!(dst, d => {
+        d[slot] = element(src, 0).ok_or_else(|| KernelError::BadInput(format!("expected one {dtype} value")))?;
+    });
+    Ok(())
+}

@@ -1,0 +1,67 @@
+//! The error type of Tessera's public API.
+
+use tessera_kernels::{DType, KernelError};
+use thiserror::Error;
+
+/// Why an operation or a job failed. Every variant names its cause.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum Error {
+    /// Shapes that cannot be combined (broadcasting, concatenation, reshape…).
+    #[error("shape mismatch: {0}")]
+    Shape(String),
+    /// An axis outside `-ndim..ndim`.
+    #[error("axis {axis} is out of range for a {ndim}-dimensional tensor")]
+    AxisOutOfRange {
+        /// The axis given.
+        axis: isize,
+        /// The tensor's number of dimensions.
+        ndim: usize,
+    },
+    /// A zero or negative size, an empty slice or a malformed shape.
+    #[error("invalid size: {0}")]
+    InvalidSize(String),
+    /// A chunk shape that does not fit the tensor.
+    #[error("invalid chunk shape: {0}")]
+    InvalidChunks(String),
+    /// An operation that does not accept this element type.
+    #[error("unsupported dtype {dtype} for {op}")]
+    UnsupportedDType {
+        /// The operation.
+        op: String,
+        /// The rejected element type.
+        dtype: DType,
+    },
+    /// A size whose element or byte count overflows.
+    #[error("size overflows: {0}")]
+    Overflow(String),
+    /// An argument outside what the operation accepts.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A chunk task failed while the job ran.
+    #[error("chunk {key} ({op}) failed: {cause}")]
+    ChunkFailed {
+        /// The chunk's key in the job's graph.
+        key: u64,
+        /// The chunk op's name.
+        op: String,
+        /// What went wrong.
+        cause: KernelError,
+    },
+    /// The actor system could not start, or stopped while a job ran.
+    #[error("runtime: {0}")]
+    Runtime(String),
+}
+
+impl From<KernelError> for Error {
+    fn from(e: KernelError) -> Self {
+        match e {
+            KernelError::ShapeMismatch(m) => Error::Shape(m),
+            KernelError::UnsupportedDType { op, dtype } => Error::UnsupportedDType { op, dtype },
+            KernelError::SizeOverflow(m) => Error::Overflow(m),
+            other => Error::Runtime(other.to_string()),
+        }
+    }
+}
+
+/// `Result` with Tessera's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

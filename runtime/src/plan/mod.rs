@@ -1,0 +1,12 @@
+//! Tiling: a pure function from the lazy tensor graph to a [`ChunkGraph`].
+//!
+//! Elementwise operations, views (slices, transposes, broadcasts) and trailing-axis
+//! reductions are fused into one kernel per output chunk ([`fuse`]); reductions become a
+//! fused partial per input chunk plus a tree of combines; reshapes and concatenations
+//! materialize their inputs ([`tile`]).
+
+pub(crate) mod fuse;
+pub(crate) mod grid;
+pub(crate) mod tile;
+
+pub(crate) use tile::tile;

@@ -1,0 +1,238 @@
+//! The tiler: materializes lazy nodes as chunk tasks, memoized per node, emitting tasks in
+//! dependency order.
+
+use super::fuse::{box_view, FuseBuilder};
+use super::grid::{self, Grid};
+use crate::error::{Error, Result};
+use crate::tensor::node::{Node, NodeKind};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask};
+use tessera_kernels::{
+    ChunkOp, ChunkReduce, CombineSpec, FusedKernel, ReduceOp, ReshapeSpec, SourceChunk,
+};
+
+/// Partials merged per combine task in a reduction tree.
+const FAN_IN: usize = 8;
+
+/// A node cut into chunk tasks: its grid and the key of each chunk (C-order over the grid).
+#[derive(Clone, Debug)]
+pub(crate) struct Materialized {
+    pub grid: Grid,
+    pub keys: Vec<ChunkKey>,
+}
+
+/// A tiled job: the graph and how its outputs form the root tensor.
+pub(crate) struct Tiled {
+    pub graph: ChunkGraph,
+    pub grid: Grid,
+}
+
+/// Turns lazy nodes into chunk tasks.
+pub(crate) struct Tiler {
+    chunk_elems: usize,
+    tasks: Vec<ChunkTask>,
+    done: HashMap<(u64, Grid), Materialized>,
+}
+
+/// Tiles `root` into a chunk graph whose outputs are its chunks in C order.
+pub(crate) fn tile(root: &Arc<Node>, chunk_bytes: usize) -> Result<Tiled> {
+    let _span = tracing::debug_span!("tile", node = root.id).entered();
+    let mut t = Tiler { chunk_elems: (chunk_bytes / 8).max(1), tasks: Vec::new(), done: HashMap::new() };
+    let out = t.materialize(root, None)?;
+    tracing::debug!(tasks = t.tasks.len(), chunks = out.keys.len(), "tiled");
+    Ok(Tiled { graph: ChunkGraph { tasks: t.tasks, outputs: out.keys }, grid: out.grid })
+}
+
+impl Tiler {
+    fn add(&mut self, op: ChunkOp, inputs: Vec<ChunkKey>) -> ChunkKey {
+        let key = ChunkKey(self.tasks.len() as u64);
+        self.tasks.push(ChunkTask { key, op, inputs });
+        key
+    }
+
+    /// The grid a node has when nothing asks for another.
+    fn natural_grid(&self, node: &Node) -> Result<Grid> {
+        match &node.kind {
+            NodeKind::Data(s) if node.chunks.is_none() => Ok(s.grid.clone()),
+            NodeKind::Reduce { x, axes, keepdims, .. } => {
+                let xg = self.natural_grid(x)?;
+                Ok((0..x.shape.len())
+                    .filter_map(|d| match (axes.contains(&d), keepdims) {
+                        (false, _) => Some(xg[d].clone()),
+                        (true, true) => Some(vec![1]),
+                        (true, false) => None,
+                    })
+                    .collect())
+            }
+            NodeKind::Concat(xs, axis) => {
+                let mut g = self.natural_grid(&xs[0])?;
+                g[*axis] = xs
+                    .iter()
+                    .map(|x| self.natural_grid(x).map(|xg| xg[*axis].clone()))
+                    .collect::<Result<Vec<_>>>()?
+                    .concat();
+                Ok(g)
+            }
+            _ => grid::grid_for(&node.shape, node.chunks.as_deref(), self.chunk_elems),
+        }
+    }
+
+    /// Cuts `node` into chunks on `want` (or its natural grid), adding the tasks that
+    /// compute them once per node and grid.
+    pub fn materialize(&mut self, node: &Arc<Node>, want: Option<Grid>) -> Result<Materialized> {
+        let natural = self.natural_grid(node)?;
+        let grid = want.unwrap_or_else(|| natural.clone());
+        if let Some(m) = self.done.get(&(node.id, grid.clone())) {
+            return Ok(m.clone());
+        }
+        let m = if grid != natural {
+            // Another grid than the node's own: copy through a fused identity over it.
+            self.fused(node, grid.clone())?
+        } else {
+            match &node.kind {
+                NodeKind::Data(s) if node.chunks.is_none() => {
+                    let keys = s.chunks.iter().map(|c| self.add(ChunkOp::Literal(c.clone()), Vec::new())).collect();
+                    Materialized { grid: grid.clone(), keys }
+                }
+                NodeKind::Reduce { x, op, axes, keepdims } => self.reduce(x, *op, axes, *keepdims, grid.clone())?,
+                NodeKind::Reshape(x) => self.reshape(x, &node.shape, grid.clone())?,
+                NodeKind::Concat(xs, axis) => self.concat(xs, *axis, grid.clone())?,
+                _ => self.fused(node, grid.clone())?,
+            }
+        };
+        self.done.insert((node.id, grid), m.clone());
+        Ok(m)
+    }
+
+    /// One fused kernel per chunk of `grid` computing `node` (a reduction with `reduce`).
+    fn fused(&mut self, node: &Arc<Node>, grid: Grid) -> Result<Materialized> {
+        let keys = grid::chunk_boxes(&grid)
+            .into_iter()
+            .map(|(start, shape)| self.fused_chunk(node, &start, &shape, None))
+            .collect::<Result<_>>()?;
+        Ok(Materialized { grid, keys })
+    }
+
+    fn fused_chunk(
+        &mut self,
+        node: &Arc<Node>,
+        start: &[usize],
+        shape: &[usize],
+        reduce: Option<ChunkReduce>,
+    ) -> Result<ChunkKey> {
+        let mut b = FuseBuilder::new(self);
+        let root = if node.shape.is_empty() {
+            b.visit(node, &[], &[])?
+        } else {
+            b.visit(node, &box_view(start), shape)?
+        };
+        let (instrs, inputs) = (b.instrs, b.inputs);
+        Ok(self.add(ChunkOp::Fused(FusedKernel { instrs, root, reduce }), inputs))
+    }
+
+    /// A fused partial per chunk of `x`, then a tree of combines per output chunk.
+    fn reduce(&mut self, x: &Arc<Node>, op: ReduceOp, axes: &[usize], keepdims: bool, out_grid: Grid) -> Result<Materialized> {
+        let xgrid = self.natural_grid(x)?;
+        let counts = grid::counts(&xgrid);
+        let kept: Vec<usize> = (0..x.shape.len()).filter(|d| !axes.contains(d)).collect();
+        let mut groups: HashMap<Vec<usize>, Vec<ChunkKey>> = HashMap::new();
+        let mut order: Vec<Vec<usize>> = Vec::new();
+        for (f, (start, shape)) in grid::chunk_boxes(&xgrid).into_iter().enumerate() {
+            let spec = ChunkReduce { op, axes: axes.to_vec(), global_start: start.clone(), global_shape: x.shape.clone() };
+            let key = self.fused_chunk(x, &start, &shape, Some(spec))?;
+            let chunk_idx = unflatten(f, &counts);
+            let idx: Vec<usize> = kept.iter().map(|&d| chunk_idx[d]).collect();
+            groups.entry(idx.clone()).or_insert_with(|| {
+                order.push(idx);
+                Vec::new()
+            }).push(key);
+        }
+        let mut keys = Vec::with_capacity(order.len());
+        for idx in order {
+            let mut level = groups.remove(&idx).unwrap_or_default();
+            let combine = |finalize: Option<Vec<usize>>| ChunkOp::Combine(CombineSpec { op, input_dtype: x.dtype, finalize });
+            while level.len() > FAN_IN {
+                level = level.chunks(FAN_IN).map(|g| self.add(combine(None), g.to_vec())).collect();
+            }
+            let mut k = 0;
+            let shape: Vec<usize> = (0..x.shape.len())
+                .filter_map(|d| match (axes.contains(&d), keepdims) {
+                    (false, _) => {
+                        let e = xgrid[d][idx[k]];
+                        k += 1;
+                        Some(e)
+                    }
+                    (true, true) => Some(1),
+                    (true, false) => None,
+                })
+                .collect();
+            keys.push(self.add(combine(Some(shape)), level));
+        }
+        Ok(Materialized { grid: out_grid, keys })
+    }
+
+    /// Reshape tasks: each output chunk gathers from the source chunks whose flat ranges
+    /// overlap its own.
+    fn reshape(&mut self, x: &Arc<Node>, shape: &[usize], out_grid: Grid) -> Result<Materialized> {
+        let src = self.materialize(x, None)?;
+        let flat = |idx: &[usize], dims: &[usize]| idx.iter().zip(dims).fold(0usize, |acc, (&i, &n)| acc * n + i);
+        let last_of = |start: &[usize], ext: &[usize]| start.iter().zip(ext).map(|(s, e)| s + e - 1).collect::<Vec<_>>();
+        let src_boxes = grid::chunk_boxes(&src.grid);
+        let mut keys = Vec::new();
+        for (start, ext) in grid::chunk_boxes(&out_grid) {
+            let (lo, hi) = (flat(&start, shape), flat(&last_of(&start, &ext), shape));
+            let mut inputs = Vec::new();
+            let mut chunks = Vec::new();
+            for ((s, e), key) in src_boxes.iter().zip(&src.keys) {
+                let (a, b) = (flat(s, &x.shape), flat(&last_of(s, e), &x.shape));
+                if a <= hi && b >= lo {
+                    chunks.push(SourceChunk { start: s.clone(), shape: e.clone(), input: inputs.len() });
+                    inputs.push(*key);
+                }
+            }
+            let spec = ReshapeSpec { src_shape: x.shape.clone(), chunks, dst_shape: shape.to_vec(), out_start: start, out_shape: ext };
+            keys.push(self.add(ChunkOp::Reshape(spec), inputs));
+        }
+        Ok(Materialized { grid: out_grid, keys })
+    }
+
+    /// Concatenation: inputs are cut to the first one's grid on the other axes, and their
+    /// chunks are laid side by side (no data moves).
+    fn concat(&mut self, xs: &[Arc<Node>], axis: usize, out_grid: Grid) -> Result<Materialized> {
+        let first = self.natural_grid(&xs[0])?;
+        let mut parts = Vec::with_capacity(xs.len());
+        for x in xs {
+            let mut g = first.clone();
+            g[axis] = self.natural_grid(x)?[axis].clone();
+            parts.push(self.materialize(x, Some(g))?);
+        }
+        let counts = grid::counts(&out_grid);
+        let total: usize = counts.iter().product();
+        let mut keys = Vec::with_capacity(total);
+        for f in 0..total {
+            let mut idx = unflatten(f, &counts);
+            let mut part = 0;
+            while idx[axis] >= parts[part].grid[axis].len() {
+                idx[axis] -= parts[part].grid[axis].len();
+                part += 1;
+                if part == parts.len() {
+                    return Err(Error::Runtime("concatenate: chunk index past the inputs".into()));
+                }
+            }
+            let p = &parts[part];
+            keys.push(p.keys[grid::flat_index(&idx, &grid::counts(&p.grid))]);
+        }
+        Ok(Materialized { grid: out_grid, keys })
+    }
+}
+
+/// Chunk multi-index of C-order position `f` in a grid with `counts` chunks per axis.
+pub(crate) fn unflatten(mut f: usize, counts: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; counts.len()];
+    for d in (0..counts.len()).rev() {
+        idx[d] = f % counts[d];
+        f /= counts[d];
+    }
+    idx
+}

@@ -1,0 +1,37 @@
+//! The sequential reference executor: runs a tensor's chunk graph task by task with the
+//! CPU kernels on the calling thread, without actors. Tests use it as the reference answer.
+
+use crate::assemble::assemble;
+use crate::error::{Error, Result};
+use crate::plan;
+use crate::tensor::Tensor;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tessera_kernels::{cpu, HostTensor};
+
+/// Computes `t` sequentially with chunks of about `chunk_bytes`.
+pub fn execute_sequential(t: &Tensor, chunk_bytes: usize) -> Result<HostTensor> {
+    let node = t.node()?;
+    let tiled = plan::tile(node, chunk_bytes)?;
+    let mut done = HashMap::new();
+    for task in &tiled.graph.tasks {
+        let inputs = task
+            .inputs
+            .iter()
+            .map(|k| done.get(k).cloned().ok_or_else(|| Error::Runtime(format!("input {k} of chunk {} missing", task.key))))
+            .collect::<Result<Vec<_>>>()?;
+        let out = cpu::execute(&task.op, &inputs).map_err(|cause| Error::ChunkFailed {
+            key: task.key.0,
+            op: task.op.name().to_string(),
+            cause,
+        })?;
+        done.insert(task.key, Arc::new(out));
+    }
+    let outputs = tiled
+        .graph
+        .outputs
+        .iter()
+        .map(|k| done.get(k).cloned().ok_or_else(|| Error::Runtime(format!("output {k} missing"))))
+        .collect::<Result<Vec<_>>>()?;
+    assemble(&node.shape, node.dtype, &tiled.grid, outputs)
+}

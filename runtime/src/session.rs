@@ -1,0 +1,230 @@
+//! Sessions: the embedded actor system that runs jobs, and its configuration.
+
+use crate::assemble::assemble;
+use crate::error::{Error, Result};
+use crate::plan::{self, grid::Grid};
+use crate::progress::{JobProgress, Progress};
+use crate::tensor::node::Node;
+use crate::tensor::Tensor;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tessera_actors::{ActorSystem, JobError, JobEvent, JobStats, SystemConfig};
+use tessera_kernels::{ChunkData, HostTensor};
+
+/// Default bytes per chunk (as float64 elements) when the user gives no chunk shape.
+pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
+
+/// How a session runs jobs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionConfig {
+    /// Worker threads of the CPU pool.
+    pub threads: usize,
+    /// Bytes of host memory the session may hold in chunks.
+    pub memory_budget: u64,
+    /// Target bytes per chunk for automatic chunking (elements counted as 8 bytes).
+    pub chunk_bytes: usize,
+    /// When to draw a progress bar.
+    pub progress: Progress,
+    /// Run every operation at once (Mars's eager mode).
+    pub eager: bool,
+}
+
+/// Builds a [`Session`] with non-default settings.
+#[derive(Clone, Debug, Default)]
+pub struct SessionBuilder {
+    threads: Option<usize>,
+    memory_budget: Option<u64>,
+    chunk_bytes: Option<usize>,
+    progress: Progress,
+    eager: bool,
+}
+
+impl SessionBuilder {
+    /// Worker threads of the CPU pool (default: the cores this process may use).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
+        self
+    }
+    /// Host memory budget in bytes (default: 70% of the memory this process may use).
+    pub fn memory_budget(mut self, bytes: u64) -> Self {
+        self.memory_budget = Some(bytes);
+        self
+    }
+    /// Target bytes per automatically sized chunk (default 32 MiB).
+    pub fn chunk_bytes(mut self, bytes: usize) -> Self {
+        self.chunk_bytes = Some(bytes);
+        self
+    }
+    /// When to draw a progress bar (default: when stderr is a terminal).
+    pub fn progress(mut self, mode: Progress) -> Self {
+        self.progress = mode;
+        self
+    }
+    /// Run every operation at once while this session lives (default: lazy).
+    pub fn eager(mut self, on: bool) -> Self {
+        self.eager = on;
+        self
+    }
+
+    /// Starts the session's actor system.
+    pub fn build(self) -> Result<Session> {
+        let threads = self
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        if threads == 0 {
+            return Err(Error::InvalidArgument("a session needs at least one thread".into()));
+        }
+        let chunk_bytes = self.chunk_bytes.unwrap_or(DEFAULT_CHUNK_BYTES);
+        if chunk_bytes < 8 {
+            return Err(Error::InvalidChunks(format!("chunk_bytes {chunk_bytes} is below one element")));
+        }
+        let config = SessionConfig {
+            threads,
+            memory_budget: self.memory_budget.unwrap_or_else(default_memory_budget),
+            chunk_bytes,
+            progress: self.progress,
+            eager: self.eager,
+        };
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let prefix = format!("ts{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let system = ActorSystem::start(SystemConfig {
+            cpu_threads: threads,
+            host_memory_budget: config.memory_budget,
+            thread_prefix: prefix.clone(),
+        })
+        .map_err(|e| Error::Runtime(format!("starting the actor system: {e}")))?;
+        tracing::info!(threads, budget = config.memory_budget, chunk_bytes, eager = config.eager, "session started ({prefix})");
+        let inner = Arc::new(SessionInner {
+            system: Mutex::new(Some(system)),
+            config,
+            prefix,
+            last_stats: Mutex::new(None),
+        });
+        if inner.config.eager {
+            crate::eager::register(&inner);
+        }
+        Ok(Session { inner })
+    }
+}
+
+/// 70% of the host memory this process may use (the container's limit where one is set).
+fn default_memory_budget() -> u64 {
+    let mut sys = sysinfo::System::new();
+    sys.refresh_memory();
+    let total = match sys.cgroup_limits() {
+        Some(c) if c.total_memory > 0 => c.total_memory.min(sys.total_memory()),
+        _ => sys.total_memory(),
+    };
+    total / 10 * 7
+}
+
+/// A running Tessera: an actor system with a CPU pool, plus settings. Dropping it shuts
+/// the system down and joins every thread it started.
+#[derive(Debug)]
+pub struct Session {
+    inner: Arc<SessionInner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct SessionInner {
+    system: Mutex<Option<ActorSystem>>,
+    config: SessionConfig,
+    prefix: String,
+    last_stats: Mutex<Option<JobStats>>,
+}
+
+impl Session {
+    /// A session on this machine with default settings: every core, automatic chunks.
+    pub fn local() -> Result<Session> {
+        SessionBuilder::default().build()
+    }
+
+    /// A builder for a session with other settings.
+    pub fn builder() -> SessionBuilder {
+        SessionBuilder::default()
+    }
+
+    /// The session's settings.
+    pub fn config(&self) -> &SessionConfig {
+        &self.inner.config
+    }
+
+    /// The prefix of the names of every thread this session started.
+    pub fn thread_prefix(&self) -> &str {
+        &self.inner.prefix
+    }
+
+    /// Computes `t` and returns its values.
+    pub fn execute(&self, t: &Tensor) -> Result<HostTensor> {
+        self.execute_with_stats(t).map(|(values, _)| values)
+    }
+
+    /// Computes `t` and returns its values with the job's statistics.
+    pub fn execute_with_stats(&self, t: &Tensor) -> Result<(HostTensor, JobStats)> {
+        let node = t.node()?;
+        let (grid, chunks, stats) = self.inner.run(node)?;
+        Ok((assemble(&node.shape, node.dtype, &grid, chunks)?, stats))
+    }
+
+    /// Statistics of the last job this session finished.
+    pub fn last_job_stats(&self) -> Option<JobStats> {
+        self.inner.last_stats.lock().ok().and_then(|s| s.clone())
+    }
+
+    /// Stops the actor system and joins its threads (dropping the session does the same).
+    pub fn shutdown(self) -> Result<()> {
+        self.inner.stop()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Err(e) = self.inner.stop() {
+            tracing::warn!("session shutdown: {e}");
+        }
+    }
+}
+
+impl SessionInner {
+    /// Tiles `node`, runs the job and returns its output chunks on their grid.
+    pub(crate) fn run(&self, node: &Arc<Node>) -> Result<(Grid, Vec<Arc<ChunkData>>, JobStats)> {
+        let tiled = plan::tile(node, self.config.chunk_bytes)?;
+        let span = tracing::info_span!("job", tasks = tiled.graph.tasks.len(), shape = ?node.shape);
+        let _enter = span.enter();
+        let handle = {
+            let system = self.system.lock().map_err(|_| Error::Runtime("session lock poisoned".into()))?;
+            let system = system.as_ref().ok_or_else(|| Error::Runtime("the session was shut down".into()))?;
+            system.submit(tiled.graph).map_err(|e| Error::Runtime(e.to_string()))?
+        };
+        let mut progress = JobProgress::new(self.config.progress);
+        let result = loop {
+            match handle.recv_event(Duration::from_millis(100)) {
+                Ok(Some(JobEvent::Progress { done, total })) => progress.update(done, total),
+                Ok(Some(JobEvent::Finished(r))) => break r,
+                Ok(None) => {}
+                Err(e) => break Err(JobError::SystemStopped(e.to_string())),
+            }
+        };
+        progress.finish();
+        let output = result.map_err(|e| match e {
+            JobError::ChunkFailed { key, op, source } => Error::ChunkFailed { key: key.0, op, cause: source },
+            other => Error::Runtime(other.to_string()),
+        })?;
+        tracing::info!(chunks = output.stats.chunks_run, bytes = output.stats.bytes_produced, wall = ?output.stats.wall_time, "job finished");
+        if let Ok(mut s) = self.last_stats.lock() {
+            *s = Some(output.stats.clone());
+        }
+        let chunks = output.outputs.into_iter().map(|(_, c)| c).collect();
+        Ok((tiled.grid, chunks, output.stats))
+    }
+
+    fn stop(&self) -> Result<()> {
+        crate::eager::unregister(self);
+        let system = self.system.lock().map_err(|_| Error::Runtime("session lock poisoned".into()))?.take();
+        match system {
+            Some(s) => s.shutdown().map_err(|e| Error::Runtime(e.to_string())),
+            None => Ok(()),
+        }
+    }
+}

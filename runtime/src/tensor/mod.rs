@@ -1,0 +1,96 @@
+//! Lazy chunked tensors with NumPy's names.
+//!
+//! A [`Tensor`] is a handle on a node of a lazy graph: building one checks shapes and dtypes
+//! at once (an invalid operation yields a tensor that carries the error, which every later
+//! operation passes on and [`Tensor::execute`] returns), and nothing runs until `execute`
+//! (or at once, in an eager session).
+
+mod create;
+pub(crate) mod node;
+mod ops;
+pub mod random;
+mod reduce;
+mod shape;
+
+pub use create::{arange, arange_f64, from_slice, from_vec, full, linspace, ones, zeros};
+pub use ops::{where_, Operand};
+pub use shape::{concatenate, Slice};
+
+use crate::error::{Error, Result};
+use crate::session::Session;
+use node::Node;
+use std::sync::Arc;
+use tessera_kernels::{DType, HostTensor};
+
+/// A lazy, chunked n-dimensional array.
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    pub(crate) node: Result<Arc<Node>>,
+}
+
+impl Tensor {
+    /// Wraps a new node (and runs it at once in an eager session).
+    pub(crate) fn from_node(node: Arc<Node>) -> Tensor {
+        crate::eager::apply(Tensor { node: Ok(node) })
+    }
+
+    /// A tensor that carries `error`.
+    pub(crate) fn failed(error: Error) -> Tensor {
+        Tensor { node: Err(error) }
+    }
+
+    pub(crate) fn node(&self) -> Result<&Arc<Node>> {
+        self.node.as_ref().map_err(Clone::clone)
+    }
+
+    /// The shape, or the error this tensor carries.
+    pub fn shape(&self) -> Result<Vec<usize>> {
+        Ok(self.node()?.shape.clone())
+    }
+
+    /// The element type, or the error this tensor carries.
+    pub fn dtype(&self) -> Result<DType> {
+        Ok(self.node()?.dtype)
+    }
+
+    /// Number of dimensions, or the error this tensor carries.
+    pub fn ndim(&self) -> Result<usize> {
+        Ok(self.node()?.shape.len())
+    }
+
+    /// Number of elements, or the error this tensor carries.
+    pub fn size(&self) -> Result<usize> {
+        Ok(self.node()?.numel())
+    }
+
+    /// The error this tensor carries, if building it failed.
+    pub fn error(&self) -> Option<&Error> {
+        self.node.as_ref().err()
+    }
+
+    /// The same values cut into chunks of `chunk_shape` (the last chunk along an axis may be
+    /// smaller). Without this, chunks are sized automatically from the session's byte budget.
+    pub fn rechunk(&self, chunk_shape: &[usize]) -> Tensor {
+        let node = match self.node() {
+            Ok(n) => n,
+            Err(e) => return Tensor::failed(e),
+        };
+        if chunk_shape.len() != node.shape.len() || chunk_shape.contains(&0) {
+            return Tensor::failed(Error::InvalidChunks(format!(
+                "chunk shape {chunk_shape:?} for a tensor of shape {:?}: one positive extent per axis is needed",
+                node.shape
+            )));
+        }
+        let identity = shape::identity_view(&node.shape);
+        let mut view = Node::new(node.shape.clone(), node.dtype, node::NodeKind::View(node.clone(), identity));
+        if let Some(v) = Arc::get_mut(&mut view) {
+            v.chunks = Some(chunk_shape.to_vec());
+        }
+        Tensor::from_node(view)
+    }
+
+    /// Computes the tensor on `session` and returns its values in host memory.
+    pub fn execute(&self, session: &Session) -> Result<HostTensor> {
+        session.execute(self)
+    }
+}
