@@ -1,1 +1,32 @@
-//! a
+//! Tessera's actors: the chunk graph, typed messages, and the Supervisor, GraphPlanner,
+//! DeviceActor and StorageActor that run a graph's chunk tasks.
+//!
+//! Each actor's logic is a plain state machine tested without actix
+//! ([`PlannerState`], [`ChunkStore`], [`WorkerPool`]); the actix actors
+//! ([`GraphPlannerActor`], [`DeviceActor`], [`StorageActor`], [`Supervisor`]) are thin
+//! wrappers feeding them messages. [`ActorSystem`] is the entry point: start it, submit
+//! [`ChunkGraph`]s, wait on their [`JobHandle`]s, shut it down.
+
+pub mod codec;
+pub mod device;
+pub mod graph;
+pub mod job;
+pub mod messages;
+pub mod planner;
+pub mod planner_state;
+pub mod pool;
+pub mod storage;
+pub mod store;
+pub mod supervisor;
+pub mod system;
+
+pub use device::DeviceActor;
+pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError};
+pub use job::{JobError, JobEvent, JobId, JobOutput, JobStats};
+pub use planner::GraphPlannerActor;
+pub use planner_state::{PlannerAction, PlannerState};
+pub use pool::WorkerPool;
+pub use storage::StorageActor;
+pub use store::{ChunkId, ChunkStore, StorageError};
+pub use supervisor::Supervisor;
+pub use system::{ActorError, ActorSystem, JobHandle, SystemConfig};

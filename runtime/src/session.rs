@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tessera_actors::{ActorSystem, JobError, JobEvent, JobStats, SystemConfig};
+use tessera_kernels::cuda::GpuProbe;
 use tessera_kernels::{ChunkData, HostTensor};
 
 /// Default bytes per chunk (as float64 elements) when the user gives no chunk shape.
@@ -94,6 +95,11 @@ impl SessionBuilder {
             thread_prefix: prefix.clone(),
         })
         .map_err(|e| Error::Runtime(format!("starting the actor system: {e}")))?;
+        match tessera_kernels::cuda::probe() {
+            GpuProbe::Devices(n) if n > 0 => tracing::info!("{n} CUDA device(s) found; this build runs on the CPU pool only"),
+            GpuProbe::DriverError(e) => tracing::info!("CUDA driver present but unusable ({e}); CPU only"),
+            _ => tracing::info!("no CUDA device found; CPU only"),
+        }
         tracing::info!(threads, budget = config.memory_budget, chunk_bytes, eager = config.eager, "session started ({prefix})");
         let inner = Arc::new(SessionInner {
             system: Mutex::new(Some(system)),

@@ -275,15 +275,16 @@ pub(crate) fn binary(
         let Buffer::Bool(o) = out else {
             return Err(KernelError::BadInput(format!("{} returns bool", op.name())));
         };
-        return match (a, b) {
-            (Buffer::F64(a), Buffer::F64(b)) => Ok(compare(op, &a[..len], &b[..len], o)),
-            (Buffer::F32(a), Buffer::F32(b)) => Ok(compare(op, &a[..len], &b[..len], o)),
-            (Buffer::I64(a), Buffer::I64(b)) => Ok(compare(op, &a[..len], &b[..len], o)),
-            (Buffer::I32(a), Buffer::I32(b)) => Ok(compare(op, &a[..len], &b[..len], o)),
-            (Buffer::U8(a), Buffer::U8(b)) => Ok(compare(op, &a[..len], &b[..len], o)),
-            (Buffer::Bool(a), Buffer::Bool(b)) => Ok(compare(op, &a[..len], &b[..len], o)),
-            _ => Err(mismatch(op, a, b)),
-        };
+        match (a, b) {
+            (Buffer::F64(a), Buffer::F64(b)) => compare(op, &a[..len], &b[..len], o),
+            (Buffer::F32(a), Buffer::F32(b)) => compare(op, &a[..len], &b[..len], o),
+            (Buffer::I64(a), Buffer::I64(b)) => compare(op, &a[..len], &b[..len], o),
+            (Buffer::I32(a), Buffer::I32(b)) => compare(op, &a[..len], &b[..len], o),
+            (Buffer::U8(a), Buffer::U8(b)) => compare(op, &a[..len], &b[..len], o),
+            (Buffer::Bool(a), Buffer::Bool(b)) => compare(op, &a[..len], &b[..len], o),
+            _ => return Err(mismatch(op, a, b)),
+        }
+        return Ok(());
     }
     match (a, b, out) {
         (Buffer::F64(a), Buffer::F64(b), Buffer::F64(o)) => f64_binary(op, &a[..len], &b[..len], o),

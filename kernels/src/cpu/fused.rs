@@ -310,7 +310,7 @@ fn one_chunk_map(
     chunks: &[SourceChunk],
 ) -> Option<(usize, crate::expr::FlatMap)> {
     let [c] = chunks else { return None };
-    if c.start.len() != axes.len() || shape.iter().any(|&n| n == 0) {
+    if c.start.len() != axes.len() || shape.contains(&0) {
         return None;
     }
     let cs = c_strides(&c.shape);

@@ -1,0 +1,110 @@
+//! `DeviceActor` for the CPU pool: runs each chunk kernel on a [`WorkerPool`] thread,
+//! never on the actor's event loop, turns a kernel panic into
+//! [`KernelError::Panicked`], and reports every task with [`ChunkFinished`].
+
+use crate::messages::{ChunkFinished, DeviceId, ExecuteChunk};
+use crate::pool::WorkerPool;
+use actix::{Actor, Context, Handler};
+use std::any::Any;
+use std::io;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use tessera_kernels::{cpu, ChunkData, ChunkOp, KernelError};
+
+/// The id of the CPU pool's device actor.
+pub const CPU_DEVICE: DeviceId = DeviceId(0);
+
+/// Tasks queued per worker thread, so a thread never idles waiting for the planner.
+const SLOTS_PER_THREAD: usize = 2;
+
+/// Executes chunk tasks on its own worker threads.
+#[derive(Debug)]
+pub struct DeviceActor {
+    id: DeviceId,
+    pool: WorkerPool,
+}
+
+impl DeviceActor {
+    /// A CPU pool of `threads` workers named `{prefix}-cpu{i}`.
+    pub fn cpu(prefix: &str, threads: usize) -> io::Result<DeviceActor> {
+        Ok(DeviceActor {
+            id: CPU_DEVICE,
+            pool: WorkerPool::new(threads, |i| format!("{prefix}-cpu{i}"))?,
+        })
+    }
+
+    /// How many tasks the planner may have in flight here.
+    pub fn slots(&self) -> usize {
+        SLOTS_PER_THREAD * self.pool.threads()
+    }
+}
+
+impl Actor for DeviceActor {
+    type Context = Context<Self>;
+}
+
+impl Handler<ExecuteChunk> for DeviceActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: ExecuteChunk, _: &mut Self::Context) {
+        let ExecuteChunk {
+            job,
+            key,
+            op,
+            inputs,
+            reply_to,
+        } = msg;
+        let on_refusal = reply_to.clone();
+        let task = Box::new(move || {
+            let result = run_kernel(&op, &inputs).map(Arc::new);
+            reply_to.do_send(ChunkFinished { job, key, result });
+        });
+        if self.pool.execute(task).is_err() {
+            let error = KernelError::DeviceUnavailable(format!("{} has no worker left", self.id));
+            on_refusal.do_send(ChunkFinished {
+                job,
+                key,
+                result: Err(error),
+            });
+        }
+    }
+}
+
+/// Runs one kernel on the calling thread; a panic becomes [`KernelError::Panicked`].
+fn run_kernel(op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
+    catch_panic(|| cpu::execute(op, inputs))
+}
+
+fn catch_panic<T>(f: impl FnOnce() -> Result<T, KernelError>) -> Result<T, KernelError> {
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|payload| Err(KernelError::Panicked(panic_message(&*payload))))
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panics_become_kernel_errors() {
+        let r: Result<(), _> = catch_panic(|| panic!("bad index {}", 3));
+        assert_eq!(r, Err(KernelError::Panicked("bad index 3".into())));
+        let r: Result<(), _> = catch_panic(|| panic!("static"));
+        assert_eq!(r, Err(KernelError::Panicked("static".into())));
+        let r: Result<(), _> = catch_panic(|| std::panic::panic_any(7));
+        assert_eq!(
+            r,
+            Err(KernelError::Panicked("a panic without a message".into()))
+        );
+        assert_eq!(catch_panic(|| Ok(5)), Ok(5));
+    }
+}

@@ -1,0 +1,221 @@
+//! The chunk graph: chunk keys, chunk tasks (op plus input keys) and their lineage.
+//!
+//! A [`ChunkGraph`] lists its tasks in a topological order chosen by the runtime (depth
+//! first, so chunks can be released early); a task's position is its scheduling priority,
+//! lower first. [`ChunkGraph::index`] validates the graph and builds the position-based
+//! adjacency the planner works with.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::fmt;
+use tessera_kernels::ChunkOp;
+use thiserror::Error;
+
+/// Names one chunk of a graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ChunkKey(pub u64);
+
+impl fmt::Display for ChunkKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// One chunk task: the op that computes chunk `key` from the chunks `inputs` (in the
+/// order the op expects them).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChunkTask {
+    /// The chunk this task produces.
+    pub key: ChunkKey,
+    /// How to compute it.
+    pub op: ChunkOp,
+    /// The chunks it reads, in the op's input order (a key may repeat).
+    pub inputs: Vec<ChunkKey>,
+}
+
+/// A job's chunk tasks in topological order (position = priority) and its result chunks.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChunkGraph {
+    /// Every task, each after the tasks producing its inputs.
+    pub tasks: Vec<ChunkTask>,
+    /// The chunks delivered to the caller, in this order.
+    pub outputs: Vec<ChunkKey>,
+}
+
+/// Why a [`ChunkGraph`] is malformed.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum GraphError {
+    /// Two tasks produce the same chunk.
+    #[error("chunk {0} is produced by more than one task")]
+    DuplicateKey(ChunkKey),
+    /// A task reads a chunk that no earlier task produces.
+    #[error("task {task} reads chunk {input}, which no earlier task produces")]
+    UndefinedInput {
+        /// The reading task.
+        task: ChunkKey,
+        /// The chunk it reads.
+        input: ChunkKey,
+    },
+    /// An output names a chunk that no task produces.
+    #[error("output chunk {0} is produced by no task")]
+    MissingOutput(ChunkKey),
+}
+
+impl ChunkGraph {
+    /// Checks that keys are unique, inputs are produced by earlier tasks and outputs exist.
+    pub fn validate(&self) -> Result<(), GraphError> {
+        self.index().map(drop)
+    }
+
+    /// The task producing `key`.
+    pub fn task(&self, key: ChunkKey) -> Option<&ChunkTask> {
+        self.tasks.iter().find(|t| t.key == key)
+    }
+
+    /// The inputs of the task producing `key` (its lineage one step up).
+    pub fn inputs(&self, key: ChunkKey) -> Option<&[ChunkKey]> {
+        self.task(key).map(|t| t.inputs.as_slice())
+    }
+
+    /// The tasks reading `key`, in graph order, each once.
+    pub fn consumers(&self, key: ChunkKey) -> Vec<ChunkKey> {
+        self.tasks
+            .iter()
+            .filter(|t| t.inputs.contains(&key))
+            .map(|t| t.key)
+            .collect()
+    }
+
+    /// Validates the graph and indexes it by task position.
+    pub fn index(&self) -> Result<GraphIndex, GraphError> {
+        let n = self.tasks.len();
+        let mut index = GraphIndex {
+            position: HashMap::with_capacity(n),
+            inputs: Vec::with_capacity(n),
+            consumers: vec![Vec::new(); n],
+        };
+        for (pos, task) in self.tasks.iter().enumerate() {
+            let mut inputs = Vec::with_capacity(task.inputs.len());
+            for &input in &task.inputs {
+                let Some(&from) = index.position.get(&input) else {
+                    return Err(GraphError::UndefinedInput {
+                        task: task.key,
+                        input,
+                    });
+                };
+                if !inputs.contains(&from) {
+                    inputs.push(from);
+                    index.consumers[from].push(pos);
+                }
+            }
+            index.inputs.push(inputs);
+            if index.position.insert(task.key, pos).is_some() {
+                return Err(GraphError::DuplicateKey(task.key));
+            }
+        }
+        if let Some(&missing) = self
+            .outputs
+            .iter()
+            .find(|k| !index.position.contains_key(k))
+        {
+            return Err(GraphError::MissingOutput(missing));
+        }
+        Ok(index)
+    }
+}
+
+/// A validated graph's adjacency by task position.
+#[derive(Clone, Debug)]
+pub struct GraphIndex {
+    position: HashMap<ChunkKey, usize>,
+    inputs: Vec<Vec<usize>>,
+    consumers: Vec<Vec<usize>>,
+}
+
+impl GraphIndex {
+    /// The position of the task producing `key`.
+    pub fn position(&self, key: ChunkKey) -> Option<usize> {
+        self.position.get(&key).copied()
+    }
+
+    /// Positions of the distinct tasks whose chunks the task at `pos` reads.
+    pub fn inputs(&self, pos: usize) -> &[usize] {
+        &self.inputs[pos]
+    }
+
+    /// Positions of the distinct tasks reading the chunk of the task at `pos`, ascending.
+    pub fn consumers(&self, pos: usize) -> &[usize] {
+        &self.consumers[pos]
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use tessera_kernels::{DType, FusedKernel, Instr, InstrKind, LeafSource, Scalar};
+
+    /// A fused op producing a `[len]` i64 tensor of `value`s.
+    pub(crate) fn const_op(value: i64, len: usize) -> ChunkOp {
+        ChunkOp::Fused(FusedKernel {
+            instrs: vec![Instr {
+                shape: vec![len],
+                dtype: DType::I64,
+                kind: InstrKind::Leaf(LeafSource::Const(Scalar::I64(value))),
+            }],
+            root: 0,
+            reduce: None,
+        })
+    }
+
+    /// A graph from `(key, inputs)` pairs (every op a constant) and output keys.
+    pub(crate) fn graph(tasks: &[(u64, &[u64])], outputs: &[u64]) -> ChunkGraph {
+        ChunkGraph {
+            tasks: tasks
+                .iter()
+                .map(|&(key, inputs)| ChunkTask {
+                    key: ChunkKey(key),
+                    op: const_op(1, 1),
+                    inputs: inputs.iter().map(|&k| ChunkKey(k)).collect(),
+                })
+                .collect(),
+            outputs: outputs.iter().map(|&k| ChunkKey(k)).collect(),
+        }
+    }
+
+    #[test]
+    fn valid_graph_indexes_lineage() {
+        // 1, 2 -> 3 (reads 1 twice) -> 4; 2 -> 4
+        let g = graph(&[(1, &[]), (2, &[]), (3, &[1, 1, 2]), (4, &[3, 2])], &[4]);
+        let index = g.index().unwrap();
+        assert_eq!(index.position(ChunkKey(3)), Some(2));
+        assert_eq!(index.inputs(2), &[0, 1]);
+        assert_eq!(index.consumers(1), &[2, 3]);
+        assert_eq!(index.consumers(3), &[] as &[usize]);
+        assert_eq!(g.consumers(ChunkKey(1)), vec![ChunkKey(3)]);
+        assert_eq!(g.consumers(ChunkKey(2)), vec![ChunkKey(3), ChunkKey(4)]);
+        assert_eq!(g.inputs(ChunkKey(4)), Some(&[ChunkKey(3), ChunkKey(2)][..]));
+        assert_eq!(g.inputs(ChunkKey(9)), None);
+    }
+
+    #[test]
+    fn invalid_graphs_are_named() {
+        let dup = graph(&[(1, &[]), (1, &[])], &[]);
+        assert_eq!(dup.validate(), Err(GraphError::DuplicateKey(ChunkKey(1))));
+        let later = graph(&[(1, &[2]), (2, &[])], &[1]);
+        assert_eq!(
+            later.validate(),
+            Err(GraphError::UndefinedInput {
+                task: ChunkKey(1),
+                input: ChunkKey(2)
+            })
+        );
+        let self_loop = graph(&[(1, &[1])], &[1]);
+        assert!(self_loop.validate().is_err());
+        let no_output = graph(&[(1, &[])], &[7]);
+        assert_eq!(
+            no_output.validate(),
+            Err(GraphError::MissingOutput(ChunkKey(7)))
+        );
+        assert_eq!(ChunkGraph::default().validate(), Ok(()));
+    }
+}

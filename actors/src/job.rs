@@ -1,0 +1,83 @@
+//! What a submitted job reports back: its id, progress and result events, its output
+//! chunks with statistics, and the typed errors that end it.
+
+use crate::graph::{ChunkKey, GraphError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+use tessera_kernels::{ChunkData, KernelError};
+use thiserror::Error;
+
+/// Names one submitted job within an actor system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct JobId(pub u64);
+
+impl fmt::Display for JobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "job{}", self.0)
+    }
+}
+
+/// Counters kept while a job runs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobStats {
+    /// Chunk tasks that completed.
+    pub chunks_run: u64,
+    /// Bytes of all chunks produced.
+    pub bytes_produced: u64,
+    /// From submission to the last chunk.
+    pub wall_time: Duration,
+    /// Completed chunk tasks per op name ([`tessera_kernels::ChunkOp::name`]).
+    pub chunks_by_op: BTreeMap<String, u64>,
+    /// The most bytes of this job's chunks held in storage at once.
+    pub peak_stored_bytes: u64,
+}
+
+/// A finished job's result.
+#[derive(Clone, Debug)]
+pub struct JobOutput {
+    /// The output chunks, in `ChunkGraph::outputs` order.
+    pub outputs: Vec<(ChunkKey, Arc<ChunkData>)>,
+    /// What it took.
+    pub stats: JobStats,
+}
+
+/// What a job reports to its handle.
+#[derive(Clone, Debug)]
+pub enum JobEvent {
+    /// `done` of `total` chunk tasks have completed (sent at most every ~50 ms).
+    Progress {
+        /// Completed chunk tasks.
+        done: u64,
+        /// All chunk tasks of the job.
+        total: u64,
+    },
+    /// The job ended; no event follows.
+    Finished(Result<JobOutput, JobError>),
+}
+
+/// Why a job ended without a result.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum JobError {
+    /// A chunk kernel failed (or panicked).
+    #[error("chunk {key} ({op}) failed: {source}")]
+    ChunkFailed {
+        /// The chunk whose task failed.
+        key: ChunkKey,
+        /// The op's name.
+        op: String,
+        /// The kernel's error.
+        source: KernelError,
+    },
+    /// A chunk needed by the job was no longer in storage.
+    #[error("chunk {0} was lost from storage")]
+    ChunkLost(ChunkKey),
+    /// The graph is malformed.
+    #[error("invalid chunk graph: {0}")]
+    InvalidGraph(#[from] GraphError),
+    /// The actor system stopped before the job finished.
+    #[error("the actor system stopped: {0}")]
+    SystemStopped(String),
+}

@@ -1,0 +1,229 @@
+//! The entry point the runtime uses: [`ActorSystem`] runs every actor on one thread named
+//! `{prefix}-actix` (the CPU pool's workers are `{prefix}-cpu{i}`), takes graphs from any
+//! thread and returns a [`JobHandle`] per job; shutting down (or dropping it) stops the
+//! actors and joins all of those threads, with bounded waits.
+
+use crate::graph::{ChunkGraph, GraphError};
+use crate::job::{JobError, JobEvent, JobOutput};
+use crate::messages::{Shutdown, SubmitJob};
+use crate::planner::GraphPlannerActor;
+use crate::supervisor::Supervisor;
+use actix::{Actor, Addr, System};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// How long [`ActorSystem::start`] waits for the actors to come up.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long [`ActorSystem::shutdown`] waits for running kernels and threads to finish.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How to build an actor system.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SystemConfig {
+    /// Worker threads of the CPU pool (at least 1).
+    pub cpu_threads: usize,
+    /// Bytes of chunk data the host memory tier should hold.
+    pub host_memory_budget: u64,
+    /// Start of every thread name; keep it to 9 bytes so `-cpu{i}` fits Linux's 15.
+    pub thread_prefix: String,
+}
+
+impl Default for SystemConfig {
+    /// All cores, no memory limit, prefix `tessera`.
+    fn default() -> SystemConfig {
+        SystemConfig {
+            cpu_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            host_memory_budget: u64::MAX,
+            thread_prefix: "tessera".to_string(),
+        }
+    }
+}
+
+/// Why the actor system cannot do what was asked.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum ActorError {
+    /// The configuration cannot work.
+    #[error("invalid actor system configuration: {0}")]
+    InvalidConfig(String),
+    /// The actors could not be started.
+    #[error("the actor system failed to start: {0}")]
+    StartFailed(String),
+    /// A submitted graph is malformed.
+    #[error("invalid chunk graph: {0}")]
+    InvalidGraph(#[from] GraphError),
+    /// The actor system is no longer running.
+    #[error("the actor system stopped: {0}")]
+    Stopped(String),
+    /// Shutting down took longer than allowed; the actor thread was left running.
+    #[error("the actor system did not stop within {0:?}")]
+    ShutdownTimedOut(Duration),
+}
+
+/// A running set of actors on their own thread. Send + Sync.
+#[derive(Debug)]
+pub struct ActorSystem {
+    running: Option<Running>,
+}
+
+#[derive(Debug)]
+struct Running {
+    system: System,
+    supervisor: Addr<Supervisor>,
+    planner: Addr<GraphPlannerActor>,
+    thread: JoinHandle<()>,
+}
+
+/// What the actix thread hands back once its actors are up.
+type Started = (System, Addr<Supervisor>, Addr<GraphPlannerActor>);
+
+impl ActorSystem {
+    /// Starts the actix thread with the supervisor, storage, CPU pool and planner, and
+    /// returns once they are up.
+    pub fn start(config: SystemConfig) -> Result<ActorSystem, ActorError> {
+        if config.cpu_threads == 0 {
+            return Err(ActorError::InvalidConfig(
+                "cpu_threads must be at least 1".into(),
+            ));
+        }
+        let (started_tx, started_rx) = crossbeam_channel::bounded(1);
+        let thread = std::thread::Builder::new()
+            .name(format!("{}-actix", config.thread_prefix))
+            .spawn(move || run_actors(&config, &started_tx))
+            .map_err(|e| ActorError::StartFailed(format!("cannot spawn the actor thread: {e}")))?;
+        let (system, supervisor, planner) = match started_rx.recv_timeout(START_TIMEOUT) {
+            Ok(Ok(started)) => started,
+            Ok(Err(reason)) => {
+                let _ = thread.join();
+                return Err(ActorError::StartFailed(reason));
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(ActorError::StartFailed(format!(
+                    "the actors did not start within {START_TIMEOUT:?}"
+                )))
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                let _ = thread.join();
+                return Err(ActorError::StartFailed("the actor thread exited".into()));
+            }
+        };
+        Ok(ActorSystem {
+            running: Some(Running {
+                system,
+                supervisor,
+                planner,
+                thread,
+            }),
+        })
+    }
+
+    /// Validates `graph` and submits it; the handle receives its progress and result.
+    pub fn submit(&self, graph: ChunkGraph) -> Result<JobHandle, ActorError> {
+        graph.validate()?;
+        let running = self
+            .running
+            .as_ref()
+            .ok_or_else(|| ActorError::Stopped("shut down".into()))?;
+        let (events, events_rx) = crossbeam_channel::unbounded();
+        running
+            .planner
+            .try_send(SubmitJob { graph, events })
+            .map_err(|_| ActorError::Stopped("the graph planner is not running".into()))?;
+        Ok(JobHandle { events: events_rx })
+    }
+
+    /// Stops the actors and joins the actor and worker threads. Running kernels are
+    /// waited for (up to 30 s); queued ones are dropped, and unfinished jobs end with
+    /// [`JobError::SystemStopped`].
+    pub fn shutdown(mut self) -> Result<(), ActorError> {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> Result<(), ActorError> {
+        let Some(running) = self.running.take() else {
+            return Ok(());
+        };
+        if running.supervisor.try_send(Shutdown).is_err() {
+            running.system.stop();
+        }
+        let deadline = Instant::now() + SHUTDOWN_TIMEOUT;
+        while !running.thread.is_finished() {
+            if Instant::now() >= deadline {
+                return Err(ActorError::ShutdownTimedOut(SHUTDOWN_TIMEOUT));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        running
+            .thread
+            .join()
+            .map_err(|_| ActorError::Stopped("the actor thread panicked".into()))
+    }
+}
+
+impl Drop for ActorSystem {
+    fn drop(&mut self) {
+        if let Err(e) = self.stop() {
+            tracing::error!(error = %e, "stopping the actor system");
+        }
+    }
+}
+
+/// The actix thread: starts the actors, reports them, runs until stopped. Every actor is
+/// dropped before this returns (the CPU pool joins its workers as it drops).
+fn run_actors(config: &SystemConfig, started: &Sender<Result<Started, String>>) {
+    let runner = System::new();
+    let up = runner.block_on(async {
+        let children = Supervisor::start_children(config)?;
+        let planner = children.planner.clone();
+        let supervisor = Supervisor::new(children).start();
+        Ok::<_, std::io::Error>((System::current(), supervisor, planner))
+    });
+    match up {
+        Ok(up) => {
+            if started.send(Ok(up)).is_ok() {
+                if let Err(e) = runner.run() {
+                    tracing::error!(error = %e, "actor system");
+                }
+            }
+        }
+        Err(e) => {
+            let _ = started.send(Err(format!("cannot start the CPU pool: {e}")));
+        }
+    }
+}
+
+/// A submitted job, seen from any (non-actix) thread.
+#[derive(Debug)]
+pub struct JobHandle {
+    events: Receiver<JobEvent>,
+}
+
+impl JobHandle {
+    /// The next event, or `None` after `timeout`. After [`JobEvent::Finished`] (or when the
+    /// actor system has gone away) no event can come and this returns an error.
+    pub fn recv_event(&self, timeout: Duration) -> Result<Option<JobEvent>, ActorError> {
+        match self.events.recv_timeout(timeout) {
+            Ok(event) => Ok(Some(event)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(ActorError::Stopped(
+                "no more events: the job ended or the actor system stopped".into(),
+            )),
+        }
+    }
+
+    /// Blocks until the job ends, skipping progress events.
+    pub fn wait(self) -> Result<JobOutput, JobError> {
+        loop {
+            match self.events.recv() {
+                Ok(JobEvent::Finished(result)) => return result,
+                Ok(JobEvent::Progress { .. }) => {}
+                Err(_) => {
+                    return Err(JobError::SystemStopped(
+                        "the actor system stopped before the job finished".into(),
+                    ))
+                }
+            }
+        }
+    }
+}
