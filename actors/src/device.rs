@@ -56,7 +56,8 @@ impl Handler<ExecuteChunk> for DeviceActor {
         } = msg;
         let on_refusal = reply_to.clone();
         let task = Box::new(move || {
-            let result = run_kernel(&op, &inputs).map(Arc::new);
+            let span = tracing::debug_span!("chunk", %job, %key, op = op.name());
+            let result = span.in_scope(|| run_kernel(&op, &inputs).map(Arc::new));
             reply_to.do_send(ChunkFinished { job, key, result });
         });
         if self.pool.execute(task).is_err() {
