@@ -1,1 +1,102 @@
-fn main() {}
+//! Monte Carlo estimate of pi, the expression of the Mars README:
+//! draw N points uniform in [-1, 1)^2, count those inside the unit circle, pi ~ 4 * inside / N.
+//!
+//! ```text
+//! cargo run --release -p tessera-examples --example monte_carlo_pi -- --points 1e8
+//! RUST_LOG=tessera=info cargo run --release -p tessera-examples --example monte_carlo_pi -- --points 1e9 --chunk-rows 10000000
+//! ```
+
+use clap::Parser;
+use std::error::Error;
+use std::process::ExitCode;
+use std::time::Instant;
+use tessera::{tensor, DType, Progress, Session};
+use tracing_subscriber::EnvFilter;
+
+/// Estimate pi from random points with a chunked Tessera tensor expression.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// Number of random points (`100000000` or `1e8`).
+    #[arg(long, default_value = "1e8", value_parser = parse_count)]
+    points: usize,
+    /// Rows per chunk of the (points, 2) input (default: sized automatically).
+    #[arg(long, value_parser = parse_count)]
+    chunk_rows: Option<usize>,
+    /// Worker threads (default: every core this process may use).
+    #[arg(long, value_parser = parse_count)]
+    threads: Option<usize>,
+    /// Seed of the random generator.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+}
+
+/// A positive integer written plainly (`250000`) or in scientific notation (`1e9`, `2.5e7`).
+fn parse_count(s: &str) -> Result<usize, String> {
+    let n = match s.parse::<usize>() {
+        Ok(n) => n,
+        Err(_) => {
+            let x: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+            if !(x.is_finite() && x.fract() == 0.0 && x >= 0.0 && x < usize::MAX as f64) {
+                return Err(format!("{s:?} is not a whole number in range"));
+            }
+            x as usize
+        }
+    };
+    if n == 0 {
+        return Err("must be at least 1".into());
+    }
+    Ok(n)
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn Error>> {
+    let mut builder = Session::builder().progress(Progress::Auto);
+    if let Some(t) = args.threads {
+        builder = builder.threads(t);
+    }
+    let session = builder.build()?;
+    let n = args.points;
+
+    let started = Instant::now();
+    let rng = tensor::random::default_rng(args.seed);
+    let mut data = rng.uniform(-1.0, 1.0, &[n, 2]);
+    if let Some(rows) = args.chunk_rows {
+        data = data.rechunk(&[rows, 2]);
+    }
+    let inside = (&data * &data).sum_axis(1).sqrt().lt(1.0).sum();
+    let pi = inside.astype(DType::F64) * 4.0 / n as f64;
+    let (result, stats) = session.execute_with_stats(&pi)?;
+    let elapsed = started.elapsed();
+
+    let estimate = result
+        .item()
+        .ok_or("the result is not a single value")?
+        .as_f64();
+    println!("points:   {n}");
+    println!("pi ~      {estimate:.8}");
+    println!("error:    {:+.3e}", estimate - std::f64::consts::PI);
+    println!(
+        "time:     {:.3} s ({:.3} s in the job)",
+        elapsed.as_secs_f64(),
+        stats.wall_time.as_secs_f64()
+    );
+    println!("threads:  {}", session.config().threads);
+    println!("chunks:   {}", stats.chunks_run);
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("monte_carlo_pi: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,1 +1,110 @@
-fn main() {}
+//! `tessera-bench`: the peers' array workloads (`shared/peers/README.md`) on Tessera, one
+//! JSON result line per timed run on stdout, in the peers' format, so that
+//! `summarize.py peers.jsonl tessera.jsonl` lines them up.
+//!
+//! ```text
+//! tessera-bench pi --engine tessera --size 1e9 --repeat 3 >> tessera.jsonl
+//! tessera-bench slice_sum --size 20000 --chunk 5000 --threads 1
+//! ```
+//!
+//! The timed region is building the expression plus executing it (random generation
+//! included, as in the peers); the session is started before the first run and kept, so run
+//! 0 includes warm-up as a peer's run 0 does. `RUST_LOG=tessera=info` logs each job's chunk
+//! count and wall time on stderr.
+
+mod record;
+mod workloads;
+
+use clap::Parser;
+use record::{load1, peak_rss_mb, round_decimals, rss_mb, Record};
+use std::error::Error;
+use std::process::ExitCode;
+use std::time::Instant;
+use tessera::{Progress, Session};
+use tracing_subscriber::EnvFilter;
+use workloads::{parse_count, Workload};
+
+/// Run a peers' array workload on Tessera and print one JSON result line per run.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// The workload.
+    workload: Workload,
+    /// Engine name written in the result lines: `tessera`, or `tessera-SUFFIX` to label a variant.
+    #[arg(long, default_value = "tessera", value_parser = parse_engine)]
+    engine: String,
+    /// Problem size: points for `pi` (`1e8`), the matrix side for the others (`10000`)
+    /// [default: the peers' default for the workload].
+    #[arg(long, value_parser = parse_count)]
+    size: Option<usize>,
+    /// Timed runs in this process (one JSON line each).
+    #[arg(long, default_value_t = 1, value_parser = parse_count)]
+    repeat: usize,
+    /// Chunk extent: rows for `pi`, the side of a square chunk otherwise [default: automatic].
+    #[arg(long, value_parser = parse_count)]
+    chunk: Option<usize>,
+    /// Worker threads [default: every core this process may use].
+    #[arg(long, value_parser = parse_count)]
+    threads: Option<usize>,
+}
+
+fn parse_engine(s: &str) -> Result<String, String> {
+    if s == "tessera" || s.strip_prefix("tessera-").is_some_and(|v| !v.is_empty()) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "unknown engine {s:?}: this binary runs `tessera` (or `tessera-SUFFIX` as a label)"
+        ))
+    }
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn Error>> {
+    let workload = args.workload;
+    let n = args.size.unwrap_or_else(|| workload.default_size());
+    let mut builder = Session::builder().progress(Progress::Never);
+    if let Some(t) = args.threads {
+        builder = builder.threads(t);
+    }
+    let session = builder.build()?;
+
+    for run in 0..args.repeat {
+        let before = rss_mb();
+        let started = Instant::now();
+        let result = workload.build(n, args.chunk).execute(&session)?;
+        let seconds = started.elapsed().as_secs_f64();
+        let record = Record {
+            workload: workload.name(),
+            engine: args.engine.clone(),
+            size: workload.size_label(n),
+            seconds: round_decimals(seconds, 4),
+            peak_rss_mb: round_decimals(peak_rss_mb(), 1),
+            result_digest: workload.digest(&result)?,
+            run,
+            rss_before_mb: round_decimals(before, 1),
+            load1: load1(),
+        };
+        drop(result);
+        println!("{}", record.to_line()?);
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!(
+                "tessera-bench: {} (size {:?}): {e}",
+                args.workload.name(),
+                args.size
+            );
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,1 +1,14 @@
+//! End-to-end tests of Tessera through its public API: every result is checked against a
+//! plain Rust reference computation (see `common::Arr`), against itself under other
+//! chunkings, or against the sequential reference executor.
 
+mod common;
+
+mod chunking;
+mod creation;
+mod elementwise;
+mod errors;
+mod random;
+mod reductions;
+mod sessions;
+mod shape_ops;

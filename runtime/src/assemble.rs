@@ -6,7 +6,12 @@ use std::sync::Arc;
 use tessera_kernels::{c_strides, with_buffer, Buffer, ChunkData, DType, Element, HostTensor};
 
 /// Copies chunks laid out on `grid` (C-order) into one tensor of `shape`.
-pub(crate) fn assemble(shape: &[usize], dtype: DType, grid: &Grid, chunks: Vec<Arc<ChunkData>>) -> Result<HostTensor> {
+pub(crate) fn assemble(
+    shape: &[usize],
+    dtype: DType,
+    grid: &Grid,
+    chunks: Vec<Arc<ChunkData>>,
+) -> Result<HostTensor> {
     let bad = |m: &str| Error::Runtime(format!("job output: {m}"));
     let boxes = grid::chunk_boxes(grid);
     if boxes.len() != chunks.len() {
@@ -17,7 +22,10 @@ pub(crate) fn assemble(shape: &[usize], dtype: DType, grid: &Grid, chunks: Vec<A
         let t = match Arc::try_unwrap(only) {
             Ok(ChunkData::Tensor(t)) => t,
             Ok(ChunkData::Partial(_)) => return Err(bad("a partial where a tensor was expected")),
-            Err(shared) => shared.as_tensor().cloned().ok_or_else(|| bad("a partial where a tensor was expected"))?,
+            Err(shared) => shared
+                .as_tensor()
+                .cloned()
+                .ok_or_else(|| bad("a partial where a tensor was expected"))?,
         };
         return t.reshaped(shape.to_vec()).map_err(Error::from);
     }
@@ -36,7 +44,13 @@ pub(crate) fn assemble(shape: &[usize], dtype: DType, grid: &Grid, chunks: Vec<A
 }
 
 /// Copies a C-order block `src` of extent `ext` into `dst` (strides `strides`) at `start`.
-fn copy_box<T: Element>(dst: &mut [T], strides: &[usize], start: &[usize], ext: &[usize], src: &[T]) {
+fn copy_box<T: Element>(
+    dst: &mut [T],
+    strides: &[usize],
+    start: &[usize],
+    ext: &[usize],
+    src: &[T],
+) {
     let nd = ext.len();
     if nd == 0 {
         dst[0] = src[0];
@@ -46,7 +60,10 @@ fn copy_box<T: Element>(dst: &mut [T], strides: &[usize], start: &[usize], ext: 
     let rows = src.len() / row.max(1);
     let mut idx = vec![0usize; nd - 1];
     for r in 0..rows {
-        let base: usize = (0..nd - 1).map(|d| (start[d] + idx[d]) * strides[d]).sum::<usize>() + start[nd - 1];
+        let base: usize = (0..nd - 1)
+            .map(|d| (start[d] + idx[d]) * strides[d])
+            .sum::<usize>()
+            + start[nd - 1];
         dst[base..base + row].copy_from_slice(&src[r * row..(r + 1) * row]);
         for d in (0..nd - 1).rev() {
             idx[d] += 1;

@@ -18,7 +18,10 @@ pub(crate) fn register(session: &Arc<SessionInner>) {
 /// Stops eager execution if `session` is the registered one.
 pub(crate) fn unregister(session: &SessionInner) {
     if let Ok(mut slot) = EAGER.lock() {
-        if slot.as_ref().is_some_and(|w| std::ptr::eq(w.as_ptr(), session)) {
+        if slot
+            .as_ref()
+            .is_some_and(|w| std::ptr::eq(w.as_ptr(), session))
+        {
             *slot = None;
         }
     }
@@ -30,12 +33,21 @@ pub(crate) fn apply(t: Tensor) -> Tensor {
     if matches!(node.kind, NodeKind::Data(_)) {
         return t;
     }
-    let session = EAGER.lock().ok().and_then(|s| s.as_ref().and_then(Weak::upgrade));
+    let session = EAGER
+        .lock()
+        .ok()
+        .and_then(|s| s.as_ref().and_then(Weak::upgrade));
     let Some(session) = session else { return t };
     match session.run(node) {
         Ok((grid, chunks, _stats)) => Tensor {
-            node: Ok(Node::new(node.shape.clone(), node.dtype, NodeKind::Data(Stored { grid, chunks }))),
+            node: Ok(Node::new(
+                node.shape.clone(),
+                node.dtype,
+                NodeKind::Data(Stored { grid, chunks }),
+            )),
         },
+        // The eager session shut down while this ran: stay lazy rather than fail.
+        Err(_) if session.is_stopped() => t,
         Err(e) => Tensor::failed(e),
     }
 }

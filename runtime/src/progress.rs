@@ -32,7 +32,11 @@ impl JobProgress {
             Progress::Always => true,
             Progress::Never => false,
         };
-        JobProgress { enabled, started: Instant::now(), bar: None }
+        JobProgress {
+            enabled,
+            started: Instant::now(),
+            bar: None,
+        }
     }
 
     /// Records that `done` of `total` chunk tasks have finished.
@@ -42,7 +46,9 @@ impl JobProgress {
         }
         let bar = self.bar.get_or_insert_with(|| {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-            if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} chunks ({eta} left)") {
+            if let Ok(style) = ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:40}] {pos}/{len} chunks ({eta} left)",
+            ) {
                 bar.set_style(style.progress_chars("=> "));
             }
             bar

@@ -18,7 +18,11 @@ pub fn execute_sequential(t: &Tensor, chunk_bytes: usize) -> Result<HostTensor> 
         let inputs = task
             .inputs
             .iter()
-            .map(|k| done.get(k).cloned().ok_or_else(|| Error::Runtime(format!("input {k} of chunk {} missing", task.key))))
+            .map(|k| {
+                done.get(k).cloned().ok_or_else(|| {
+                    Error::Runtime(format!("input {k} of chunk {} missing", task.key))
+                })
+            })
             .collect::<Result<Vec<_>>>()?;
         let out = cpu::execute(&task.op, &inputs).map_err(|cause| Error::ChunkFailed {
             key: task.key.0,
@@ -31,7 +35,11 @@ pub fn execute_sequential(t: &Tensor, chunk_bytes: usize) -> Result<HostTensor> 
         .graph
         .outputs
         .iter()
-        .map(|k| done.get(k).cloned().ok_or_else(|| Error::Runtime(format!("output {k} missing"))))
+        .map(|k| {
+            done.get(k)
+                .cloned()
+                .ok_or_else(|| Error::Runtime(format!("output {k} missing")))
+        })
         .collect::<Result<Vec<_>>>()?;
     assemble(&node.shape, node.dtype, &tiled.grid, outputs)
 }

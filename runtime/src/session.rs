@@ -74,11 +74,15 @@ impl SessionBuilder {
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         if threads == 0 {
-            return Err(Error::InvalidArgument("a session needs at least one thread".into()));
+            return Err(Error::InvalidArgument(
+                "a session needs at least one thread".into(),
+            ));
         }
         let chunk_bytes = self.chunk_bytes.unwrap_or(DEFAULT_CHUNK_BYTES);
         if chunk_bytes < 8 {
-            return Err(Error::InvalidChunks(format!("chunk_bytes {chunk_bytes} is below one element")));
+            return Err(Error::InvalidChunks(format!(
+                "chunk_bytes {chunk_bytes} is below one element"
+            )));
         }
         let config = SessionConfig {
             threads,
@@ -96,11 +100,21 @@ impl SessionBuilder {
         })
         .map_err(|e| Error::Runtime(format!("starting the actor system: {e}")))?;
         match tessera_kernels::cuda::probe() {
-            GpuProbe::Devices(n) if n > 0 => tracing::info!("{n} CUDA device(s) found; this build runs on the CPU pool only"),
-            GpuProbe::DriverError(e) => tracing::info!("CUDA driver present but unusable ({e}); CPU only"),
+            GpuProbe::Devices(n) if n > 0 => {
+                tracing::info!("{n} CUDA device(s) found; this build runs on the CPU pool only")
+            }
+            GpuProbe::DriverError(e) => {
+                tracing::info!("CUDA driver present but unusable ({e}); CPU only")
+            }
             _ => tracing::info!("no CUDA device found; CPU only"),
         }
-        tracing::info!(threads, budget = config.memory_budget, chunk_bytes, eager = config.eager, "session started ({prefix})");
+        tracing::info!(
+            threads,
+            budget = config.memory_budget,
+            chunk_bytes,
+            eager = config.eager,
+            "session started ({prefix})"
+        );
         let inner = Arc::new(SessionInner {
             system: Mutex::new(Some(system)),
             config,
@@ -199,9 +213,16 @@ impl SessionInner {
         let span = tracing::info_span!("job", tasks = tiled.graph.tasks.len(), shape = ?node.shape);
         let _enter = span.enter();
         let handle = {
-            let system = self.system.lock().map_err(|_| Error::Runtime("session lock poisoned".into()))?;
-            let system = system.as_ref().ok_or_else(|| Error::Runtime("the session was shut down".into()))?;
-            system.submit(tiled.graph).map_err(|e| Error::Runtime(e.to_string()))?
+            let system = self
+                .system
+                .lock()
+                .map_err(|_| Error::Runtime("session lock poisoned".into()))?;
+            let system = system
+                .as_ref()
+                .ok_or_else(|| Error::Runtime("the session was shut down".into()))?;
+            system
+                .submit(tiled.graph)
+                .map_err(|e| Error::Runtime(e.to_string()))?
         };
         let mut progress = JobProgress::new(self.config.progress);
         let result = loop {
@@ -214,7 +235,11 @@ impl SessionInner {
         };
         progress.finish();
         let output = result.map_err(|e| match e {
-            JobError::ChunkFailed { key, op, source } => Error::ChunkFailed { key: key.0, op, cause: source },
+            JobError::ChunkFailed { key, op, source } => Error::ChunkFailed {
+                key: key.0,
+                op,
+                cause: source,
+            },
             other => Error::Runtime(other.to_string()),
         })?;
         tracing::info!(chunks = output.stats.chunks_run, bytes = output.stats.bytes_produced, wall = ?output.stats.wall_time, "job finished");
@@ -225,9 +250,18 @@ impl SessionInner {
         Ok((tiled.grid, chunks, output.stats))
     }
 
+    /// True once the session has been shut down.
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.system.lock().map_or(true, |s| s.is_none())
+    }
+
     fn stop(&self) -> Result<()> {
         crate::eager::unregister(self);
-        let system = self.system.lock().map_err(|_| Error::Runtime("session lock poisoned".into()))?.take();
+        let system = self
+            .system
+            .lock()
+            .map_err(|_| Error::Runtime("session lock poisoned".into()))?
+            .take();
         match system {
             Some(s) => s.shutdown().map_err(|e| Error::Runtime(e.to_string())),
             None => Ok(()),

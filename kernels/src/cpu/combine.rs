@@ -19,7 +19,11 @@ pub(crate) fn run(spec: &CombineSpec, inputs: &[Arc<ChunkData>]) -> Result<Chunk
     match &spec.finalize {
         Some(shape) => Ok(ChunkData::Tensor(acc.finish(shape.clone())?)),
         None => {
-            let shape = first.parts.first().map(|t| t.shape().to_vec()).unwrap_or_default();
+            let shape = first
+                .parts
+                .first()
+                .map(|t| t.shape().to_vec())
+                .unwrap_or_default();
             Ok(ChunkData::Partial(acc.into_partial(&shape)?))
         }
     }

@@ -11,7 +11,9 @@ use super::reduce::Accumulator;
 use super::runs::{advance, unravel, ChunkRuns, FlatRuns, Run};
 use crate::chunk::ChunkData;
 use crate::dtype::{DType, Scalar};
-use crate::expr::{ChunkReduce, Distribution, FusedKernel, InstrKind, LeafSource, ReduceOp, SourceChunk};
+use crate::expr::{
+    ChunkReduce, Distribution, FusedKernel, InstrKind, LeafSource, ReduceOp, SourceChunk,
+};
 use crate::tensor::{c_strides, checked_numel, Buffer, Element, HostTensor};
 use crate::{with_buffer, KernelError};
 use std::sync::Arc;
@@ -23,10 +25,23 @@ const BLOCK_ELEMS: usize = 4096;
 /// A leaf, ready to produce any range of its values.
 enum Leaf {
     Const(Scalar),
-    Random { dist: Distribution, seed: u64, stream: u64, runs: FlatRuns },
-    Ramp { start: Scalar, step: Scalar, pin: Option<(i64, f64)>, runs: FlatRuns },
+    Random {
+        dist: Distribution,
+        seed: u64,
+        stream: u64,
+        runs: FlatRuns,
+    },
+    Ramp {
+        start: Scalar,
+        step: Scalar,
+        pin: Option<(i64, f64)>,
+        runs: FlatRuns,
+    },
     /// Every value comes from one input chunk, through a flat map into its data.
-    OneChunk { input: usize, runs: FlatRuns },
+    OneChunk {
+        input: usize,
+        runs: FlatRuns,
+    },
     ManyChunks(ChunkRuns),
 }
 
@@ -44,7 +59,10 @@ fn bad(msg: String) -> KernelError {
 }
 
 /// Runs a fused kernel over its chunk.
-pub(crate) fn run(kernel: &FusedKernel, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
+pub(crate) fn run(
+    kernel: &FusedKernel,
+    inputs: &[Arc<ChunkData>],
+) -> Result<ChunkData, KernelError> {
     let plan = Plan::new(kernel, inputs)?;
     #[cfg(target_arch = "x86_64")]
     {
@@ -99,9 +117,13 @@ unsafe fn run_avx2(plan: &Plan<'_>) -> Result<ChunkData, KernelError> {
 impl<'a> Plan<'a> {
     fn new(kernel: &'a FusedKernel, inputs: &'a [Arc<ChunkData>]) -> Result<Plan<'a>, KernelError> {
         let instrs = &kernel.instrs;
-        let root = instrs
-            .get(kernel.root)
-            .ok_or_else(|| bad(format!("root {} of {} instructions", kernel.root, instrs.len())))?;
+        let root = instrs.get(kernel.root).ok_or_else(|| {
+            bad(format!(
+                "root {} of {} instructions",
+                kernel.root,
+                instrs.len()
+            ))
+        })?;
         let root_len = checked_numel(&root.shape)?;
         if root_len == 0 {
             return Err(bad("empty chunk".into()));
@@ -123,8 +145,11 @@ impl<'a> Plan<'a> {
                 InstrKind::Binary { a, b, .. } => vec![*a, *b],
                 InstrKind::Where { cond, a, b } => vec![*cond, *a, *b],
                 InstrKind::ReduceTrailing { x, k, .. } => {
-                    if *k == 0 || instrs.get(*x).map(|o| checked_numel(&o.shape)) != Some(Ok(n * k)) {
-                        return Err(bad(format!("instruction {i} reduces runs of {k} of a mismatched operand")));
+                    if *k == 0 || instrs.get(*x).map(|o| checked_numel(&o.shape)) != Some(Ok(n * k))
+                    {
+                        return Err(bad(format!(
+                            "instruction {i} reduces runs of {k} of a mismatched operand"
+                        )));
                     }
                     vec![*x]
                 }
@@ -135,7 +160,10 @@ impl<'a> Plan<'a> {
             for &o in &operands {
                 let same = instrs[o].shape == ins.shape;
                 if !same && !matches!(ins.kind, InstrKind::ReduceTrailing { .. }) {
-                    return Err(bad(format!("instruction {i} mixes shapes {:?} and {:?}", ins.shape, instrs[o].shape)));
+                    return Err(bad(format!(
+                        "instruction {i} mixes shapes {:?} and {:?}",
+                        ins.shape, instrs[o].shape
+                    )));
                 }
             }
             leaves.push(match &ins.kind {
@@ -143,7 +171,13 @@ impl<'a> Plan<'a> {
                 _ => None,
             });
         }
-        Ok(Plan { kernel, inputs, leaves, factors, root_len })
+        Ok(Plan {
+            kernel,
+            inputs,
+            leaves,
+            factors,
+            root_len,
+        })
     }
 
     fn leaf(
@@ -154,22 +188,42 @@ impl<'a> Plan<'a> {
     ) -> Result<Leaf, KernelError> {
         Ok(match src {
             LeafSource::Const(v) => Leaf::Const(v.cast(dtype)),
-            LeafSource::Random { dist, seed, stream, map } => {
+            LeafSource::Random {
+                dist,
+                seed,
+                stream,
+                map,
+            } => {
                 let want = match dist {
                     Distribution::RandInt { low, high } if high > low => DType::I64,
                     Distribution::RandInt { low, high } => {
-                        return Err(KernelError::InvalidValue(format!("randint needs low < high, got [{low}, {high})")))
+                        return Err(KernelError::InvalidValue(format!(
+                            "randint needs low < high, got [{low}, {high})"
+                        )))
                     }
                     _ => DType::F64,
                 };
                 if want != dtype {
                     return Err(bad(format!("random leaf of {dtype}, expected {want}")));
                 }
-                Leaf::Random { dist: *dist, seed: *seed, stream: *stream, runs: FlatRuns::new(shape, map)? }
+                Leaf::Random {
+                    dist: *dist,
+                    seed: *seed,
+                    stream: *stream,
+                    runs: FlatRuns::new(shape, map)?,
+                }
             }
-            LeafSource::Ramp { start, step, pin, map } => {
-                Leaf::Ramp { start: *start, step: *step, pin: *pin, runs: FlatRuns::new(shape, map)? }
-            }
+            LeafSource::Ramp {
+                start,
+                step,
+                pin,
+                map,
+            } => Leaf::Ramp {
+                start: *start,
+                step: *step,
+                pin: *pin,
+                runs: FlatRuns::new(shape, map)?,
+            },
             LeafSource::Chunks { chunks, axes } => {
                 for c in chunks {
                     let t = input_tensor(inputs, c.input)?;
@@ -184,7 +238,10 @@ impl<'a> Plan<'a> {
                     }
                 }
                 match one_chunk_map(shape, axes, chunks) {
-                    Some((input, map)) => Leaf::OneChunk { input, runs: FlatRuns::new(shape, &map)? },
+                    Some((input, map)) => Leaf::OneChunk {
+                        input,
+                        runs: FlatRuns::new(shape, &map)?,
+                    },
                     None => Leaf::ManyChunks(ChunkRuns::new(shape, axes, chunks)?),
                 }
             }
@@ -244,26 +301,48 @@ impl<'a> Plan<'a> {
         match &self.kernel.instrs[i].kind {
             InstrKind::Leaf(_) => self.eval_leaf(i, lo, hi, out),
             InstrKind::Unary { op, x } => elementwise::unary(*op, &before[*x], len, out),
-            InstrKind::Binary { op, a, b } => elementwise::binary(*op, &before[*a], &before[*b], len, out),
-            InstrKind::Where { cond, a, b } => elementwise::select(&before[*cond], &before[*a], &before[*b], len, out),
+            InstrKind::Binary { op, a, b } => {
+                elementwise::binary(*op, &before[*a], &before[*b], len, out)
+            }
+            InstrKind::Where { cond, a, b } => {
+                elementwise::select(&before[*cond], &before[*a], &before[*b], len, out)
+            }
             InstrKind::Cast { x } => {
                 elementwise::cast(&before[*x], len, out);
                 Ok(())
             }
-            InstrKind::ReduceTrailing { op, x, k } => elementwise::reduce_runs(*op, &before[*x], *k, len, out),
+            InstrKind::ReduceTrailing { op, x, k } => {
+                elementwise::reduce_runs(*op, &before[*x], *k, len, out)
+            }
         }
     }
 
     #[inline(always)]
-    fn eval_leaf(&self, i: usize, lo: usize, hi: usize, out: &mut Buffer) -> Result<(), KernelError> {
+    fn eval_leaf(
+        &self,
+        i: usize,
+        lo: usize,
+        hi: usize,
+        out: &mut Buffer,
+    ) -> Result<(), KernelError> {
         let len = hi - lo;
         match &self.leaves[i] {
             Some(Leaf::Const(_)) | None => Ok(()),
-            Some(Leaf::Random { dist, seed, stream, runs }) => {
+            Some(Leaf::Random {
+                dist,
+                seed,
+                stream,
+                runs,
+            }) => {
                 fill_random(*dist, *seed, *stream, runs, lo, hi, out);
                 Ok(())
             }
-            Some(Leaf::Ramp { start, step, pin, runs }) => {
+            Some(Leaf::Ramp {
+                start,
+                step,
+                pin,
+                runs,
+            }) => {
                 with_buffer!(out, o => fill_ramp(*start, *step, *pin, runs, lo, hi, o));
                 Ok(())
             }
@@ -297,10 +376,12 @@ impl<'a> Plan<'a> {
 }
 
 fn input_tensor(inputs: &[Arc<ChunkData>], slot: usize) -> Result<&HostTensor, KernelError> {
-    inputs
-        .get(slot)
-        .and_then(|c| c.as_tensor())
-        .ok_or_else(|| bad(format!("input {slot} is missing or not a tensor ({} inputs)", inputs.len())))
+    inputs.get(slot).and_then(|c| c.as_tensor()).ok_or_else(|| {
+        bad(format!(
+            "input {slot} is missing or not a tensor ({} inputs)",
+            inputs.len()
+        ))
+    })
 }
 
 /// If every source index the leaf reads lies in one chunk, the flat map into that chunk.
@@ -335,10 +416,19 @@ fn one_chunk_map(
 
 #[inline(always)]
 fn copy_run<T: Element>(dst: &mut [T], src: &Buffer, run: Run) -> Result<(), KernelError> {
-    let src = T::slice(src).ok_or_else(|| bad(format!("input of {} where {} was expected", src.dtype(), T::DTYPE)))?;
+    let src = T::slice(src).ok_or_else(|| {
+        bad(format!(
+            "input of {} where {} was expected",
+            src.dtype(),
+            T::DTYPE
+        ))
+    })?;
     let last = run.src + run.stride * (run.len as i64 - 1);
     if run.src < 0 || last < 0 || run.src.max(last) as usize >= src.len() {
-        return Err(bad(format!("read past an input chunk of {} elements", src.len())));
+        return Err(bad(format!(
+            "read past an input chunk of {} elements",
+            src.len()
+        )));
     }
     let dst = &mut dst[run.out..run.out + run.len];
     let start = run.src as usize;
@@ -352,25 +442,57 @@ fn copy_run<T: Element>(dst: &mut [T], src: &Buffer, run: Run) -> Result<(), Ker
     Ok(())
 }
 
-fn fill_random(dist: Distribution, seed: u64, stream: u64, runs: &FlatRuns, lo: usize, hi: usize, out: &mut Buffer) {
+fn fill_random(
+    dist: Distribution,
+    seed: u64,
+    stream: u64,
+    runs: &FlatRuns,
+    lo: usize,
+    hi: usize,
+    out: &mut Buffer,
+) {
     let len = hi - lo;
     match (dist, out) {
         (Distribution::Uniform { low, high }, Buffer::F64(o)) => {
             o.resize(len, 0.0);
             runs.for_each(lo, hi, |r| {
-                philox::uniform_f64(seed, stream, low, high, r.src as u64, r.stride, &mut o[r.out..r.out + r.len])
+                philox::uniform_f64(
+                    seed,
+                    stream,
+                    low,
+                    high,
+                    r.src as u64,
+                    r.stride,
+                    &mut o[r.out..r.out + r.len],
+                )
             });
         }
         (Distribution::Normal { mean, std }, Buffer::F64(o)) => {
             o.resize(len, 0.0);
             runs.for_each(lo, hi, |r| {
-                philox::normal_f64(seed, stream, mean, std, r.src as u64, r.stride, &mut o[r.out..r.out + r.len])
+                philox::normal_f64(
+                    seed,
+                    stream,
+                    mean,
+                    std,
+                    r.src as u64,
+                    r.stride,
+                    &mut o[r.out..r.out + r.len],
+                )
             });
         }
         (Distribution::RandInt { low, high }, Buffer::I64(o)) => {
             o.resize(len, 0);
             runs.for_each(lo, hi, |r| {
-                philox::randint_i64(seed, stream, low, high, r.src as u64, r.stride, &mut o[r.out..r.out + r.len])
+                philox::randint_i64(
+                    seed,
+                    stream,
+                    low,
+                    high,
+                    r.src as u64,
+                    r.stride,
+                    &mut o[r.out..r.out + r.len],
+                )
             });
         }
         // Plan::leaf checked the dtype.
@@ -394,7 +516,9 @@ fn fill_ramp<T: Element>(
             let flat = r.src + r.stride * t as i64;
             o[r.out + t] = match (start, step, pin) {
                 (_, _, Some((p, v))) if p == flat => elementwise::convert(v),
-                (Scalar::I64(s), Scalar::I64(d), _) => elementwise::convert(s.wrapping_add(d.wrapping_mul(flat))),
+                (Scalar::I64(s), Scalar::I64(d), _) => {
+                    elementwise::convert(s.wrapping_add(d.wrapping_mul(flat)))
+                }
                 (s, d, _) => elementwise::convert(s.as_f64() + flat as f64 * d.as_f64()),
             };
         }
@@ -427,8 +551,13 @@ struct Reducer {
 impl Reducer {
     fn new(r: &ChunkReduce, shape: &[usize], dtype: DType) -> Result<Reducer, KernelError> {
         let nd = shape.len();
-        if r.axes.iter().any(|&a| a >= nd) || r.global_start.len() != nd || r.global_shape.len() != nd {
-            return Err(bad(format!("reduction {r:?} does not fit a rank-{nd} chunk")));
+        if r.axes.iter().any(|&a| a >= nd)
+            || r.global_start.len() != nd
+            || r.global_shape.len() != nd
+        {
+            return Err(bad(format!(
+                "reduction {r:?} does not fit a rank-{nd} chunk"
+            )));
         }
         let reduced: Vec<bool> = (0..nd).map(|d| r.axes.contains(&d)).collect();
         let out_shape: Vec<usize> = (0..nd).filter(|&d| !reduced[d]).map(|d| shape[d]).collect();
@@ -463,7 +592,11 @@ impl Reducer {
         if self.all_axes && !self.is_arg {
             return self.acc.fold_segment(0, vals, 0, b - a, 0);
         }
-        let shape: &[usize] = if self.shape.is_empty() { &[1] } else { &self.shape };
+        let shape: &[usize] = if self.shape.is_empty() {
+            &[1]
+        } else {
+            &self.shape
+        };
         let last = shape.len() - 1;
         let last_reduced = self.reduced.get(last).copied().unwrap_or(true);
         let mut m = unravel(a, shape);

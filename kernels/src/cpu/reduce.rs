@@ -19,7 +19,10 @@ pub(crate) struct Accumulator {
 }
 
 fn wrong_state(op: ReduceOp) -> KernelError {
-    KernelError::BadInput(format!("partial state does not match reduction {}", op.name()))
+    KernelError::BadInput(format!(
+        "partial state does not match reduction {}",
+        op.name()
+    ))
 }
 
 /// Sum of a float slice with eight running sums (vectorizes, and is more accurate).
@@ -85,7 +88,12 @@ impl Accumulator {
     }
 
     #[inline(always)]
-    fn fold_typed<T: Element>(&mut self, slot: usize, v: &[T], idx0: i64) -> Result<(), KernelError> {
+    fn fold_typed<T: Element>(
+        &mut self,
+        slot: usize,
+        v: &[T],
+        idx0: i64,
+    ) -> Result<(), KernelError> {
         let op = self.op;
         let first = !std::mem::replace(&mut self.seen[slot], true);
         match (op, self.parts.as_mut_slice()) {
@@ -101,7 +109,11 @@ impl Accumulator {
             }
             (ReduceOp::Min | ReduceOp::Max, [acc]) => {
                 let acc = T::vec_mut(acc).ok_or_else(|| wrong_state(op))?;
-                let f = if op == ReduceOp::Min { nan_min } else { nan_max };
+                let f = if op == ReduceOp::Min {
+                    nan_min
+                } else {
+                    nan_max
+                };
                 let init = if first { v[0] } else { acc[slot] };
                 acc[slot] = v.iter().copied().fold(init, f);
             }
@@ -109,11 +121,20 @@ impl Accumulator {
                 s[slot] += sum_f64(v);
                 n[slot] += v.len() as i64;
             }
-            (ReduceOp::Var { .. } | ReduceOp::Std { .. }, [Buffer::I64(n), Buffer::F64(mean), Buffer::F64(m2)]) => {
+            (
+                ReduceOp::Var { .. } | ReduceOp::Std { .. },
+                [Buffer::I64(n), Buffer::F64(mean), Buffer::F64(m2)],
+            ) => {
                 let nb = v.len() as f64;
                 let mb = sum_f64(v) / nb;
-                let m2b: f64 = v.iter().map(|x| (x.to_f64() - mb) * (x.to_f64() - mb)).sum();
-                merge_moments((&mut n[slot], &mut mean[slot], &mut m2[slot]), (v.len() as i64, mb, m2b));
+                let m2b: f64 = v
+                    .iter()
+                    .map(|x| (x.to_f64() - mb) * (x.to_f64() - mb))
+                    .sum();
+                merge_moments(
+                    (&mut n[slot], &mut mean[slot], &mut m2[slot]),
+                    (v.len() as i64, mb, m2b),
+                );
             }
             (ReduceOp::All, [Buffer::Bool(s)]) => s[slot] &= v.iter().all(|x| x.is_nonzero()),
             (ReduceOp::Any, [Buffer::Bool(s)]) => s[slot] |= v.iter().any(|x| x.is_nonzero()),
@@ -170,7 +191,9 @@ impl Accumulator {
         for slot in 0..self.slots {
             let first = !std::mem::replace(&mut self.seen[slot], true);
             match (op, self.parts.as_mut_slice(), o.as_slice()) {
-                (ReduceOp::Sum | ReduceOp::Mean, [Buffer::F64(s), ..], [Buffer::F64(t), ..]) => s[slot] += t[slot],
+                (ReduceOp::Sum | ReduceOp::Mean, [Buffer::F64(s), ..], [Buffer::F64(t), ..]) => {
+                    s[slot] += t[slot]
+                }
                 (ReduceOp::Sum | ReduceOp::CountNonzero, [Buffer::I64(s)], [Buffer::I64(t)]) => {
                     s[slot] = s[slot].wrapping_add(t[slot])
                 }
@@ -185,7 +208,11 @@ impl Accumulator {
                     one.fold_segment(0, &slot_value(t, slot), 0, 1, 0)?;
                     write_back(acc, slot, &one.parts[0])?;
                 }
-                (ReduceOp::ArgMin | ReduceOp::ArgMax, [val, Buffer::I64(idx)], [tv, Buffer::I64(ti)]) => {
+                (
+                    ReduceOp::ArgMin | ReduceOp::ArgMax,
+                    [val, Buffer::I64(idx)],
+                    [tv, Buffer::I64(ti)],
+                ) => {
                     let better = with_buffer!(val, v => {
                         let x = element(tv, slot).ok_or_else(|| wrong_state(op))?;
                         first || arg_better(op, x, ti[slot], v[slot], idx[slot])
@@ -195,9 +222,14 @@ impl Accumulator {
                         idx[slot] = ti[slot];
                     }
                 }
-                (ReduceOp::Var { .. } | ReduceOp::Std { .. }, [Buffer::I64(n), Buffer::F64(m), Buffer::F64(q)], [Buffer::I64(tn), Buffer::F64(tm), Buffer::F64(tq)]) => {
-                    merge_moments((&mut n[slot], &mut m[slot], &mut q[slot]), (tn[slot], tm[slot], tq[slot]))
-                }
+                (
+                    ReduceOp::Var { .. } | ReduceOp::Std { .. },
+                    [Buffer::I64(n), Buffer::F64(m), Buffer::F64(q)],
+                    [Buffer::I64(tn), Buffer::F64(tm), Buffer::F64(tq)],
+                ) => merge_moments(
+                    (&mut n[slot], &mut m[slot], &mut q[slot]),
+                    (tn[slot], tm[slot], tq[slot]),
+                ),
                 _ => return Err(wrong_state(op)),
             }
             if let (ReduceOp::Mean, [_, Buffer::I64(n)], [_, Buffer::I64(tn)]) =
@@ -270,7 +302,9 @@ impl Accumulator {
                 }
                 _ => return Err(wrong_state(self.op)),
             },
-            (ReduceOp::ArgMin | ReduceOp::ArgMax, mut parts) => parts.pop().ok_or_else(|| wrong_state(self.op))?,
+            (ReduceOp::ArgMin | ReduceOp::ArgMax, mut parts) => {
+                parts.pop().ok_or_else(|| wrong_state(self.op))?
+            }
             (_, mut parts) => parts.pop().ok_or_else(|| wrong_state(self.op))?,
         };
         let mut out = Buffer::with_capacity(out_dtype, data.len());
@@ -307,7 +341,11 @@ fn arg_better<T: Element>(op: ReduceOp, x: T, i: i64, best: T, bi: i64) -> bool 
     if x.is_nan() {
         return true;
     }
-    let strictly = if op == ReduceOp::ArgMin { x < best } else { x > best };
+    let strictly = if op == ReduceOp::ArgMin {
+        x < best
+    } else {
+        x > best
+    };
     strictly || (x == best && i < bi)
 }
 

@@ -11,7 +11,10 @@ use std::sync::Arc;
 /// Gathers the output chunk `spec` describes.
 pub(crate) fn run(spec: &ReshapeSpec, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
     let bad = |m: String| KernelError::BadInput(m);
-    let first = spec.chunks.first().ok_or_else(|| bad("reshape without source chunks".into()))?;
+    let first = spec
+        .chunks
+        .first()
+        .ok_or_else(|| bad("reshape without source chunks".into()))?;
     let dtype = inputs
         .get(first.input)
         .and_then(|c| c.as_tensor())
@@ -19,9 +22,17 @@ pub(crate) fn run(spec: &ReshapeSpec, inputs: &[Arc<ChunkData>]) -> Result<Chunk
         .dtype();
     let n = checked_numel(&spec.out_shape)?;
     let dst_strides = c_strides(&spec.dst_shape);
-    let src_shape: &[usize] = if spec.src_shape.is_empty() { &[1] } else { &spec.src_shape };
+    let src_shape: &[usize] = if spec.src_shape.is_empty() {
+        &[1]
+    } else {
+        &spec.src_shape
+    };
     let last = src_shape.len() - 1;
-    let out_shape: &[usize] = if spec.out_shape.is_empty() { &[1] } else { &spec.out_shape };
+    let out_shape: &[usize] = if spec.out_shape.is_empty() {
+        &[1]
+    } else {
+        &spec.out_shape
+    };
     let mut out = Buffer::with_capacity(dtype, n);
     with_buffer!(&mut out, o => {
         let mut m_out = vec![0usize; out_shape.len()];
@@ -58,5 +69,8 @@ pub(crate) fn run(spec: &ReshapeSpec, inputs: &[Arc<ChunkData>]) -> Result<Chunk
             advance(&mut m_out, out_shape, run);
         }
     });
-    Ok(ChunkData::Tensor(HostTensor::new(spec.out_shape.clone(), out)?))
+    Ok(ChunkData::Tensor(HostTensor::new(
+        spec.out_shape.clone(),
+        out,
+    )?))
 }

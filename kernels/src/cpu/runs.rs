@@ -305,10 +305,33 @@ mod tests {
         }];
         let g = ChunkRuns::new(&[10], &axes, &chunks).unwrap();
         let mut runs = Vec::new();
-        g.for_each(0, 10, |slot, run| runs.push((slot, run))).unwrap();
+        g.for_each(0, 10, |slot, run| runs.push((slot, run)))
+            .unwrap();
         assert_eq!(runs.len(), 2);
-        assert_eq!(runs[0], (1, Run { out: 0, src: 5, stride: -1, len: 6 }));
-        assert_eq!(runs[1], (0, Run { out: 6, src: 3, stride: -1, len: 4 }));
+        assert_eq!(
+            runs[0],
+            (
+                1,
+                Run {
+                    out: 0,
+                    src: 5,
+                    stride: -1,
+                    len: 6
+                }
+            )
+        );
+        assert_eq!(
+            runs[1],
+            (
+                0,
+                Run {
+                    out: 6,
+                    src: 3,
+                    stride: -1,
+                    len: 4
+                }
+            )
+        );
     }
 
     #[test]

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tessera_actors::ChunkKey;
 use tessera_kernels::{
-    c_strides, AxisMap, BinaryOp, DType, FlatMap, Instr, InstrKind, LeafSource, ReduceOp, Scalar, SourceChunk,
+    c_strides, AxisMap, BinaryOp, DType, FlatMap, Instr, InstrKind, LeafSource, ReduceOp, Scalar,
+    SourceChunk,
 };
 
 /// The instructions and inputs of one fused kernel under construction.
@@ -27,7 +28,11 @@ pub(crate) fn box_view(start: &[usize]) -> Vec<AxisMap> {
     start
         .iter()
         .enumerate()
-        .map(|(d, &s)| AxisMap { offset: s as i64, local_axis: Some(d), step: 1 })
+        .map(|(d, &s)| AxisMap {
+            offset: s as i64,
+            local_axis: Some(d),
+            step: 1,
+        })
         .collect()
 }
 
@@ -36,25 +41,41 @@ fn compose(inner: &[AxisMap], outer: &[AxisMap]) -> Vec<AxisMap> {
     inner
         .iter()
         .map(|a| match a.local_axis.map(|k| &outer[k]) {
-            None => AxisMap { offset: a.offset, local_axis: None, step: 0 },
+            None => AxisMap {
+                offset: a.offset,
+                local_axis: None,
+                step: 0,
+            },
             Some(o) => AxisMap {
                 offset: a.offset + a.step * o.offset,
                 local_axis: o.local_axis,
-                step: if o.local_axis.is_some() { a.step * o.step } else { 0 },
+                step: if o.local_axis.is_some() {
+                    a.step * o.step
+                } else {
+                    0
+                },
             },
         })
         .collect()
 }
 
 /// The view of an operand of shape `op_shape` broadcast to `shape`, seen through `view`.
-fn broadcast_view(view: &[AxisMap], op_shape: &[usize], shape: &[usize]) -> Vec<AxisMap> {
+pub(crate) fn broadcast_view(
+    view: &[AxisMap],
+    op_shape: &[usize],
+    shape: &[usize],
+) -> Vec<AxisMap> {
     let lead = shape.len() - op_shape.len();
     op_shape
         .iter()
         .enumerate()
         .map(|(j, &n)| {
             if n == 1 && shape[j + lead] != 1 {
-                AxisMap { offset: 0, local_axis: None, step: 0 }
+                AxisMap {
+                    offset: 0,
+                    local_axis: None,
+                    step: 0,
+                }
             } else {
                 view[j + lead].clone()
             }
@@ -65,7 +86,10 @@ fn broadcast_view(view: &[AxisMap], op_shape: &[usize], shape: &[usize]) -> Vec<
 /// The flat map of a generated source of `shape` read through `view` over `local` axes.
 fn flat_map(view: &[AxisMap], shape: &[usize], local: usize) -> FlatMap {
     let cs = c_strides(shape);
-    let mut map = FlatMap { base: 0, strides: vec![0; local] };
+    let mut map = FlatMap {
+        base: 0,
+        strides: vec![0; local],
+    };
     for (a, &s) in view.iter().zip(&cs) {
         map.base += a.offset * s as i64;
         if let Some(k) = a.local_axis {
@@ -83,17 +107,31 @@ const MAX_FUSED_REDUCE: usize = 256;
 /// True when `axes` are the last `axes.len()` axes of `shape` and span few elements.
 fn fusable_reduce(axes: &[usize], shape: &[usize]) -> bool {
     let nd = shape.len();
-    let trailing = !axes.is_empty() && axes.iter().enumerate().all(|(i, &a)| a + axes.len() == nd + i);
+    let trailing = !axes.is_empty()
+        && axes
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| a + axes.len() == nd + i);
     trailing && axes.iter().map(|&a| shape[a]).product::<usize>() <= MAX_FUSED_REDUCE
 }
 
 impl<'t> FuseBuilder<'t> {
     pub fn new(tiler: &'t mut Tiler) -> FuseBuilder<'t> {
-        FuseBuilder { tiler, instrs: Vec::new(), inputs: Vec::new(), input_slots: HashMap::new(), memo: HashMap::new() }
+        FuseBuilder {
+            tiler,
+            instrs: Vec::new(),
+            inputs: Vec::new(),
+            input_slots: HashMap::new(),
+            memo: HashMap::new(),
+        }
     }
 
     fn push(&mut self, shape: &[usize], dtype: DType, kind: InstrKind) -> usize {
-        self.instrs.push(Instr { shape: shape.to_vec(), dtype, kind });
+        self.instrs.push(Instr {
+            shape: shape.to_vec(),
+            dtype,
+            kind,
+        });
         self.instrs.len() - 1
     }
 
@@ -108,11 +146,29 @@ impl<'t> FuseBuilder<'t> {
             NodeKind::Full(v) => self.push(shape, dt, InstrKind::Leaf(LeafSource::Const(*v))),
             NodeKind::Random { dist, seed, stream } => {
                 let map = flat_map(view, &node.shape, shape.len());
-                self.push(shape, dt, InstrKind::Leaf(LeafSource::Random { dist: *dist, seed: *seed, stream: *stream, map }))
+                self.push(
+                    shape,
+                    dt,
+                    InstrKind::Leaf(LeafSource::Random {
+                        dist: *dist,
+                        seed: *seed,
+                        stream: *stream,
+                        map,
+                    }),
+                )
             }
             NodeKind::Ramp { start, step, pin } => {
                 let map = flat_map(view, &node.shape, shape.len());
-                self.push(shape, dt, InstrKind::Leaf(LeafSource::Ramp { start: *start, step: *step, pin: *pin, map }))
+                self.push(
+                    shape,
+                    dt,
+                    InstrKind::Leaf(LeafSource::Ramp {
+                        start: *start,
+                        step: *step,
+                        pin: *pin,
+                        map,
+                    }),
+                )
             }
             NodeKind::Unary(op, x) => {
                 let x = self.visit(x, view, shape)?;
@@ -134,9 +190,12 @@ impl<'t> FuseBuilder<'t> {
                 self.push(shape, dt, InstrKind::Where { cond: c, a, b })
             }
             NodeKind::View(x, maps) => self.visit(x, &compose(maps, view), shape)?,
-            NodeKind::Reduce { x, op, axes, keepdims: false }
-                if (op.is_simple() || *op == ReduceOp::Mean) && fusable_reduce(axes, &x.shape) =>
-            {
+            NodeKind::Reduce {
+                x,
+                op,
+                axes,
+                keepdims: false,
+            } if (op.is_simple() || *op == ReduceOp::Mean) && fusable_reduce(axes, &x.shape) => {
                 self.trailing_reduce(x, *op, axes, view, shape, dt)?
             }
             _ => self.chunk_leaf(node, view, shape)?,
@@ -159,7 +218,11 @@ impl<'t> FuseBuilder<'t> {
         let mut xview = view.to_vec();
         let mut xshape = shape.to_vec();
         for &a in axes {
-            xview.push(AxisMap { offset: 0, local_axis: Some(xshape.len()), step: 1 });
+            xview.push(AxisMap {
+                offset: 0,
+                local_axis: Some(xshape.len()),
+                step: 1,
+            });
             xshape.push(x.shape[a]);
         }
         let k: usize = axes.iter().map(|&a| x.shape[a]).product();
@@ -168,10 +231,34 @@ impl<'t> FuseBuilder<'t> {
             return Ok(self.push(shape, dt, InstrKind::ReduceTrailing { op, x: xi, k }));
         }
         let sum_dt = ReduceOp::Sum.result_dtype(x.dtype);
-        let sum = self.push(shape, sum_dt, InstrKind::ReduceTrailing { op: ReduceOp::Sum, x: xi, k });
-        let sum = if sum_dt == dt { sum } else { self.push(shape, dt, InstrKind::Cast { x: sum }) };
-        let n = self.push(shape, dt, InstrKind::Leaf(LeafSource::Const(Scalar::F64(k as f64).cast(dt))));
-        Ok(self.push(shape, dt, InstrKind::Binary { op: BinaryOp::Div, a: sum, b: n }))
+        let sum = self.push(
+            shape,
+            sum_dt,
+            InstrKind::ReduceTrailing {
+                op: ReduceOp::Sum,
+                x: xi,
+                k,
+            },
+        );
+        let sum = if sum_dt == dt {
+            sum
+        } else {
+            self.push(shape, dt, InstrKind::Cast { x: sum })
+        };
+        let n = self.push(
+            shape,
+            dt,
+            InstrKind::Leaf(LeafSource::Const(Scalar::F64(k as f64).cast(dt))),
+        );
+        Ok(self.push(
+            shape,
+            dt,
+            InstrKind::Binary {
+                op: BinaryOp::Div,
+                a: sum,
+                b: n,
+            },
+        ))
     }
 
     /// A leaf reading a materialized node: the chunks its view touches become task inputs.
@@ -182,7 +269,11 @@ impl<'t> FuseBuilder<'t> {
         for (d, a) in view.iter().enumerate() {
             let span = a.local_axis.map_or(0, |k| a.step * (shape[k] as i64 - 1));
             let (lo, hi) = (a.offset.min(a.offset + span), a.offset.max(a.offset + span));
-            ranges.push(grid::touching(&mat.grid[d], lo.max(0) as usize, hi.max(0) as usize));
+            ranges.push(grid::touching(
+                &mat.grid[d],
+                lo.max(0) as usize,
+                hi.max(0) as usize,
+            ));
         }
         let starts: Vec<Vec<usize>> = mat.grid.iter().map(|e| grid::starts(e)).collect();
         let mut combos: Vec<Vec<usize>> = vec![Vec::new()];
@@ -202,11 +293,22 @@ impl<'t> FuseBuilder<'t> {
             }
             chunks.push(SourceChunk {
                 start: idx.iter().enumerate().map(|(d, &i)| starts[d][i]).collect(),
-                shape: idx.iter().enumerate().map(|(d, &i)| mat.grid[d][i]).collect(),
+                shape: idx
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &i)| mat.grid[d][i])
+                    .collect(),
                 input,
             });
         }
-        Ok(self.push(shape, node.dtype, InstrKind::Leaf(LeafSource::Chunks { chunks, axes: view.to_vec() })))
+        Ok(self.push(
+            shape,
+            node.dtype,
+            InstrKind::Leaf(LeafSource::Chunks {
+                chunks,
+                axes: view.to_vec(),
+            }),
+        ))
     }
 }
 
@@ -217,9 +319,20 @@ mod tests {
     #[test]
     fn composing_a_slice_with_a_box_offsets_and_scales() {
         // x[::2] seen from an output box starting at 3: local m -> x index 2 * (3 + m).
-        let slice = vec![AxisMap { offset: 0, local_axis: Some(0), step: 2 }];
+        let slice = vec![AxisMap {
+            offset: 0,
+            local_axis: Some(0),
+            step: 2,
+        }];
         let v = compose(&slice, &box_view(&[3]));
-        assert_eq!(v, vec![AxisMap { offset: 6, local_axis: Some(0), step: 2 }]);
+        assert_eq!(
+            v,
+            vec![AxisMap {
+                offset: 6,
+                local_axis: Some(0),
+                step: 2
+            }]
+        );
         let fm = flat_map(&v, &[100], 1);
         assert_eq!((fm.base, fm.strides), (6, vec![2]));
     }

@@ -10,7 +10,7 @@ pub(crate) type Grid = Vec<Vec<usize>>;
 fn split(n: usize, c: usize) -> Vec<usize> {
     let c = c.clamp(1, n.max(1));
     let mut v = vec![c; n / c];
-    if n % c != 0 {
+    if !n.is_multiple_of(c) {
         v.push(n % c);
     }
     v
@@ -19,10 +19,16 @@ fn split(n: usize, c: usize) -> Vec<usize> {
 /// The grid for `shape`: the user's chunk shape if given, else chunks of about
 /// `chunk_elems` elements that keep trailing axes whole (C-order blocks, so a chunk is
 /// contiguous in the tensor's flat order as far as possible).
-pub(crate) fn grid_for(shape: &[usize], user: Option<&[usize]>, chunk_elems: usize) -> Result<Grid> {
+pub(crate) fn grid_for(
+    shape: &[usize],
+    user: Option<&[usize]>,
+    chunk_elems: usize,
+) -> Result<Grid> {
     if let Some(c) = user {
         if c.len() != shape.len() || c.contains(&0) {
-            return Err(Error::InvalidChunks(format!("chunk shape {c:?} for shape {shape:?}")));
+            return Err(Error::InvalidChunks(format!(
+                "chunk shape {c:?} for shape {shape:?}"
+            )));
         }
         return Ok(shape.iter().zip(c).map(|(&n, &c)| split(n, c)).collect());
     }
@@ -37,7 +43,11 @@ pub(crate) fn grid_for(shape: &[usize], user: Option<&[usize]>, chunk_elems: usi
             break;
         }
     }
-    Ok(shape.iter().zip(&chunk).map(|(&n, &c)| split(n, c)).collect())
+    Ok(shape
+        .iter()
+        .zip(&chunk)
+        .map(|(&n, &c)| split(n, c))
+        .collect())
 }
 
 /// Start offsets of the chunks along one axis.
@@ -96,8 +106,14 @@ mod tests {
 
     #[test]
     fn auto_grid_keeps_trailing_axes_whole() {
-        assert_eq!(grid_for(&[10, 2], None, 8).unwrap(), vec![vec![4, 4, 2], vec![2]]);
-        assert_eq!(grid_for(&[3, 100], None, 30).unwrap(), vec![vec![1, 1, 1], vec![30, 30, 30, 10]]);
+        assert_eq!(
+            grid_for(&[10, 2], None, 8).unwrap(),
+            vec![vec![4, 4, 2], vec![2]]
+        );
+        assert_eq!(
+            grid_for(&[3, 100], None, 30).unwrap(),
+            vec![vec![1, 1, 1], vec![30, 30, 30, 10]]
+        );
         assert_eq!(grid_for(&[], None, 8).unwrap(), Vec::<Vec<usize>>::new());
         assert!(grid_for(&[4], Some(&[0]), 8).is_err());
     }
@@ -105,7 +121,10 @@ mod tests {
     #[test]
     fn boxes_and_touching() {
         let g = vec![vec![2, 1], vec![3]];
-        assert_eq!(chunk_boxes(&g), vec![(vec![0, 0], vec![2, 3]), (vec![2, 0], vec![1, 3])]);
+        assert_eq!(
+            chunk_boxes(&g),
+            vec![(vec![0, 0], vec![2, 3]), (vec![2, 0], vec![1, 3])]
+        );
         assert_eq!(touching(&[4, 4, 2], 3, 4), 0..2);
         assert_eq!(touching(&[4, 4, 2], 8, 9), 2..3);
         assert_eq!(flat_index(&[1, 2], &[2, 3]), 5);

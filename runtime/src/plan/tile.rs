@@ -38,10 +38,20 @@ pub(crate) struct Tiler {
 /// Tiles `root` into a chunk graph whose outputs are its chunks in C order.
 pub(crate) fn tile(root: &Arc<Node>, chunk_bytes: usize) -> Result<Tiled> {
     let _span = tracing::debug_span!("tile", node = root.id).entered();
-    let mut t = Tiler { chunk_elems: (chunk_bytes / 8).max(1), tasks: Vec::new(), done: HashMap::new() };
+    let mut t = Tiler {
+        chunk_elems: (chunk_bytes / 8).max(1),
+        tasks: Vec::new(),
+        done: HashMap::new(),
+    };
     let out = t.materialize(root, None)?;
     tracing::debug!(tasks = t.tasks.len(), chunks = out.keys.len(), "tiled");
-    Ok(Tiled { graph: ChunkGraph { tasks: t.tasks, outputs: out.keys }, grid: out.grid })
+    Ok(Tiled {
+        graph: ChunkGraph {
+            tasks: t.tasks,
+            outputs: out.keys,
+        },
+        grid: out.grid,
+    })
 }
 
 impl Tiler {
@@ -55,7 +65,9 @@ impl Tiler {
     fn natural_grid(&self, node: &Node) -> Result<Grid> {
         match &node.kind {
             NodeKind::Data(s) if node.chunks.is_none() => Ok(s.grid.clone()),
-            NodeKind::Reduce { x, axes, keepdims, .. } => {
+            NodeKind::Reduce {
+                x, axes, keepdims, ..
+            } => {
                 let xg = self.natural_grid(x)?;
                 Ok((0..x.shape.len())
                     .filter_map(|d| match (axes.contains(&d), keepdims) {
@@ -74,7 +86,24 @@ impl Tiler {
                     .concat();
                 Ok(g)
             }
+            // Elementwise results keep the chunks of an operand of the same shape (as Dask's
+            // blockwise operations do), so a user's `rechunk` carries through a chain.
+            NodeKind::Unary(_, x) | NodeKind::Cast(x) if node.chunks.is_none() => {
+                self.natural_grid(x)
+            }
+            NodeKind::Binary(_, a, b) if node.chunks.is_none() => self.operand_grid(node, &[a, b]),
+            NodeKind::Where(c, a, b) if node.chunks.is_none() => {
+                self.operand_grid(node, &[c, a, b])
+            }
             _ => grid::grid_for(&node.shape, node.chunks.as_deref(), self.chunk_elems),
+        }
+    }
+
+    /// The grid of the first operand as large as `node`, or the automatic one.
+    fn operand_grid(&self, node: &Node, operands: &[&Arc<Node>]) -> Result<Grid> {
+        match operands.iter().find(|x| x.shape == node.shape) {
+            Some(x) => self.natural_grid(x),
+            None => grid::grid_for(&node.shape, None, self.chunk_elems),
         }
     }
 
@@ -92,10 +121,22 @@ impl Tiler {
         } else {
             match &node.kind {
                 NodeKind::Data(s) if node.chunks.is_none() => {
-                    let keys = s.chunks.iter().map(|c| self.add(ChunkOp::Literal(c.clone()), Vec::new())).collect();
-                    Materialized { grid: grid.clone(), keys }
+                    let keys = s
+                        .chunks
+                        .iter()
+                        .map(|c| self.add(ChunkOp::Literal(c.clone()), Vec::new()))
+                        .collect();
+                    Materialized {
+                        grid: grid.clone(),
+                        keys,
+                    }
                 }
-                NodeKind::Reduce { x, op, axes, keepdims } => self.reduce(x, *op, axes, *keepdims, grid.clone())?,
+                NodeKind::Reduce {
+                    x,
+                    op,
+                    axes,
+                    keepdims,
+                } => self.reduce(x, *op, axes, *keepdims, grid.clone())?,
                 NodeKind::Reshape(x) => self.reshape(x, &node.shape, grid.clone())?,
                 NodeKind::Concat(xs, axis) => self.concat(xs, *axis, grid.clone())?,
                 _ => self.fused(node, grid.clone())?,
@@ -128,32 +169,63 @@ impl Tiler {
             b.visit(node, &box_view(start), shape)?
         };
         let (instrs, inputs) = (b.instrs, b.inputs);
-        Ok(self.add(ChunkOp::Fused(FusedKernel { instrs, root, reduce }), inputs))
+        Ok(self.add(
+            ChunkOp::Fused(FusedKernel {
+                instrs,
+                root,
+                reduce,
+            }),
+            inputs,
+        ))
     }
 
     /// A fused partial per chunk of `x`, then a tree of combines per output chunk.
-    fn reduce(&mut self, x: &Arc<Node>, op: ReduceOp, axes: &[usize], keepdims: bool, out_grid: Grid) -> Result<Materialized> {
+    fn reduce(
+        &mut self,
+        x: &Arc<Node>,
+        op: ReduceOp,
+        axes: &[usize],
+        keepdims: bool,
+        out_grid: Grid,
+    ) -> Result<Materialized> {
         let xgrid = self.natural_grid(x)?;
         let counts = grid::counts(&xgrid);
         let kept: Vec<usize> = (0..x.shape.len()).filter(|d| !axes.contains(d)).collect();
         let mut groups: HashMap<Vec<usize>, Vec<ChunkKey>> = HashMap::new();
         let mut order: Vec<Vec<usize>> = Vec::new();
         for (f, (start, shape)) in grid::chunk_boxes(&xgrid).into_iter().enumerate() {
-            let spec = ChunkReduce { op, axes: axes.to_vec(), global_start: start.clone(), global_shape: x.shape.clone() };
+            let spec = ChunkReduce {
+                op,
+                axes: axes.to_vec(),
+                global_start: start.clone(),
+                global_shape: x.shape.clone(),
+            };
             let key = self.fused_chunk(x, &start, &shape, Some(spec))?;
             let chunk_idx = unflatten(f, &counts);
             let idx: Vec<usize> = kept.iter().map(|&d| chunk_idx[d]).collect();
-            groups.entry(idx.clone()).or_insert_with(|| {
-                order.push(idx);
-                Vec::new()
-            }).push(key);
+            groups
+                .entry(idx.clone())
+                .or_insert_with(|| {
+                    order.push(idx);
+                    Vec::new()
+                })
+                .push(key);
         }
         let mut keys = Vec::with_capacity(order.len());
         for idx in order {
             let mut level = groups.remove(&idx).unwrap_or_default();
-            let combine = |finalize: Option<Vec<usize>>| ChunkOp::Combine(CombineSpec { op, input_dtype: x.dtype, finalize });
+            let combine = |finalize: Option<Vec<usize>>| {
+                ChunkOp::Combine(CombineSpec {
+                    op,
+                    input_dtype: x.dtype,
+                    finalize,
+                })
+            };
             while level.len() > FAN_IN {
-                level = level.chunks(FAN_IN).map(|g| self.add(combine(None), g.to_vec())).collect();
+                level = level
+                    .chunks(FAN_IN)
+                    .map(|g| self.add(combine(None), g.to_vec()))
+                    .collect();
             }
             let mut k = 0;
             let shape: Vec<usize> = (0..x.shape.len())
@@ -169,15 +241,28 @@ impl Tiler {
                 .collect();
             keys.push(self.add(combine(Some(shape)), level));
         }
-        Ok(Materialized { grid: out_grid, keys })
+        Ok(Materialized {
+            grid: out_grid,
+            keys,
+        })
     }
 
     /// Reshape tasks: each output chunk gathers from the source chunks whose flat ranges
     /// overlap its own.
     fn reshape(&mut self, x: &Arc<Node>, shape: &[usize], out_grid: Grid) -> Result<Materialized> {
         let src = self.materialize(x, None)?;
-        let flat = |idx: &[usize], dims: &[usize]| idx.iter().zip(dims).fold(0usize, |acc, (&i, &n)| acc * n + i);
-        let last_of = |start: &[usize], ext: &[usize]| start.iter().zip(ext).map(|(s, e)| s + e - 1).collect::<Vec<_>>();
+        let flat = |idx: &[usize], dims: &[usize]| {
+            idx.iter()
+                .zip(dims)
+                .fold(0usize, |acc, (&i, &n)| acc * n + i)
+        };
+        let last_of = |start: &[usize], ext: &[usize]| {
+            start
+                .iter()
+                .zip(ext)
+                .map(|(s, e)| s + e - 1)
+                .collect::<Vec<_>>()
+        };
         let src_boxes = grid::chunk_boxes(&src.grid);
         let mut keys = Vec::new();
         for (start, ext) in grid::chunk_boxes(&out_grid) {
@@ -187,14 +272,27 @@ impl Tiler {
             for ((s, e), key) in src_boxes.iter().zip(&src.keys) {
                 let (a, b) = (flat(s, &x.shape), flat(&last_of(s, e), &x.shape));
                 if a <= hi && b >= lo {
-                    chunks.push(SourceChunk { start: s.clone(), shape: e.clone(), input: inputs.len() });
+                    chunks.push(SourceChunk {
+                        start: s.clone(),
+                        shape: e.clone(),
+                        input: inputs.len(),
+                    });
                     inputs.push(*key);
                 }
             }
-            let spec = ReshapeSpec { src_shape: x.shape.clone(), chunks, dst_shape: shape.to_vec(), out_start: start, out_shape: ext };
+            let spec = ReshapeSpec {
+                src_shape: x.shape.clone(),
+                chunks,
+                dst_shape: shape.to_vec(),
+                out_start: start,
+                out_shape: ext,
+            };
             keys.push(self.add(ChunkOp::Reshape(spec), inputs));
         }
-        Ok(Materialized { grid: out_grid, keys })
+        Ok(Materialized {
+            grid: out_grid,
+            keys,
+        })
     }
 
     /// Concatenation: inputs are cut to the first one's grid on the other axes, and their
@@ -217,13 +315,18 @@ impl Tiler {
                 idx[axis] -= parts[part].grid[axis].len();
                 part += 1;
                 if part == parts.len() {
-                    return Err(Error::Runtime("concatenate: chunk index past the inputs".into()));
+                    return Err(Error::Runtime(
+                        "concatenate: chunk index past the inputs".into(),
+                    ));
                 }
             }
             let p = &parts[part];
             keys.push(p.keys[grid::flat_index(&idx, &grid::counts(&p.grid))]);
         }
-        Ok(Materialized { grid: out_grid, keys })
+        Ok(Materialized {
+            grid: out_grid,
+            keys,
+        })
     }
 }
 

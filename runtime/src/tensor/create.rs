@@ -9,12 +9,19 @@ use tessera_kernels::{checked_numel, ChunkData, DType, Element, HostTensor, Scal
 /// Checks that every extent is positive and that the byte count fits.
 pub(crate) fn check_shape(shape: &[usize], dtype: DType) -> Result<()> {
     if let Some(d) = shape.iter().position(|&n| n == 0) {
-        return Err(Error::InvalidSize(format!("shape {shape:?} has a zero extent on axis {d}")));
+        return Err(Error::InvalidSize(format!(
+            "shape {shape:?} has a zero extent on axis {d}"
+        )));
     }
-    let n = checked_numel(shape).map_err(|_| Error::Overflow(format!("shape {shape:?} has too many elements")))?;
+    let n = checked_numel(shape)
+        .map_err(|_| Error::Overflow(format!("shape {shape:?} has too many elements")))?;
     n.checked_mul(dtype.size_bytes())
         .filter(|&b| b <= isize::MAX as usize)
-        .ok_or_else(|| Error::Overflow(format!("shape {shape:?} of {dtype} needs more bytes than fit in memory")))?;
+        .ok_or_else(|| {
+            Error::Overflow(format!(
+                "shape {shape:?} of {dtype} needs more bytes than fit in memory"
+            ))
+        })?;
     Ok(())
 }
 
@@ -44,12 +51,16 @@ pub fn ones(shape: &[usize], dtype: DType) -> Tensor {
 /// `int64` values `start, start + step, …` below `stop` (above, for a negative step).
 pub fn arange(start: i64, stop: i64, step: i64) -> Tensor {
     if step == 0 {
-        return Tensor::failed(Error::InvalidArgument("arange step must not be zero".into()));
+        return Tensor::failed(Error::InvalidArgument(
+            "arange step must not be zero".into(),
+        ));
     }
     let span = i128::from(stop) - i128::from(start);
     let n = (span + i128::from(step) - i128::from(step.signum())) / i128::from(step);
     if n <= 0 {
-        return Tensor::failed(Error::InvalidSize(format!("arange({start}, {stop}, {step}) is empty")));
+        return Tensor::failed(Error::InvalidSize(format!(
+            "arange({start}, {stop}, {step}) is empty"
+        )));
     }
     let Ok(n) = usize::try_from(n) else {
         return Tensor::failed(Error::Overflow(format!("arange({start}, {stop}, {step})")));
@@ -57,18 +68,26 @@ pub fn arange(start: i64, stop: i64, step: i64) -> Tensor {
     source(
         &[n],
         DType::I64,
-        NodeKind::Ramp { start: Scalar::I64(start), step: Scalar::I64(step), pin: None },
+        NodeKind::Ramp {
+            start: Scalar::I64(start),
+            step: Scalar::I64(step),
+            pin: None,
+        },
     )
 }
 
 /// `float64` values `start + i * step` below `stop` (NumPy's `arange` with floats).
 pub fn arange_f64(start: f64, stop: f64, step: f64) -> Tensor {
     if step == 0.0 || !step.is_finite() || !start.is_finite() || !stop.is_finite() {
-        return Tensor::failed(Error::InvalidArgument(format!("arange({start}, {stop}, {step}) needs finite bounds and a non-zero step")));
+        return Tensor::failed(Error::InvalidArgument(format!(
+            "arange({start}, {stop}, {step}) needs finite bounds and a non-zero step"
+        )));
     }
     let n = ((stop - start) / step).ceil();
     if n < 1.0 {
-        return Tensor::failed(Error::InvalidSize(format!("arange({start}, {stop}, {step}) is empty")));
+        return Tensor::failed(Error::InvalidSize(format!(
+            "arange({start}, {stop}, {step}) is empty"
+        )));
     }
     if n > usize::MAX as f64 / 16.0 {
         return Tensor::failed(Error::Overflow(format!("arange({start}, {stop}, {step})")));
@@ -76,7 +95,11 @@ pub fn arange_f64(start: f64, stop: f64, step: f64) -> Tensor {
     source(
         &[n as usize],
         DType::F64,
-        NodeKind::Ramp { start: Scalar::F64(start), step: Scalar::F64(step), pin: None },
+        NodeKind::Ramp {
+            start: Scalar::F64(start),
+            step: Scalar::F64(step),
+            pin: None,
+        },
     )
 }
 
@@ -85,9 +108,21 @@ pub fn linspace(start: f64, stop: f64, num: usize) -> Tensor {
     if num == 0 {
         return Tensor::failed(Error::InvalidSize("linspace with num = 0".into()));
     }
-    let step = if num > 1 { (stop - start) / (num - 1) as f64 } else { 0.0 };
+    let step = if num > 1 {
+        (stop - start) / (num - 1) as f64
+    } else {
+        0.0
+    };
     let pin = (num > 1).then(|| ((num - 1) as i64, stop));
-    source(&[num], DType::F64, NodeKind::Ramp { start: Scalar::F64(start), step: Scalar::F64(step), pin })
+    source(
+        &[num],
+        DType::F64,
+        NodeKind::Ramp {
+            start: Scalar::F64(start),
+            step: Scalar::F64(step),
+            pin,
+        },
+    )
 }
 
 /// A tensor holding `data` with `shape` (one chunk; use [`Tensor::rechunk`] to cut it).
@@ -110,5 +145,12 @@ pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Tensor {
 pub(crate) fn from_host(t: HostTensor) -> Tensor {
     let grid = t.shape().iter().map(|&n| vec![n]).collect();
     let (shape, dtype) = (t.shape().to_vec(), t.dtype());
-    Tensor::from_node(Node::new(shape, dtype, NodeKind::Data(Stored { grid, chunks: vec![Arc::new(ChunkData::Tensor(t))] })))
+    Tensor::from_node(Node::new(
+        shape,
+        dtype,
+        NodeKind::Data(Stored {
+            grid,
+            chunks: vec![Arc::new(ChunkData::Tensor(t))],
+        }),
+    ))
 }

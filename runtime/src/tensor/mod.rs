@@ -82,7 +82,11 @@ impl Tensor {
             )));
         }
         let identity = shape::identity_view(&node.shape);
-        let mut view = Node::new(node.shape.clone(), node.dtype, node::NodeKind::View(node.clone(), identity));
+        let mut view = Node::new(
+            node.shape.clone(),
+            node.dtype,
+            node::NodeKind::View(node.clone(), identity),
+        );
         if let Some(v) = Arc::get_mut(&mut view) {
             v.chunks = Some(chunk_shape.to_vec());
         }

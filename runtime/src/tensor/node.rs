@@ -2,7 +2,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use tessera_kernels::{AxisMap, BinaryOp, ChunkData, DType, Distribution, ReduceOp, Scalar, UnaryOp};
+use tessera_kernels::{
+    AxisMap, BinaryOp, ChunkData, DType, Distribution, ReduceOp, Scalar, UnaryOp,
+};
 
 /// A logical tensor operation.
 #[derive(Debug)]
@@ -36,9 +38,17 @@ pub(crate) enum NodeKind {
     /// A constant.
     Full(Scalar),
     /// A counter-based random stream.
-    Random { dist: Distribution, seed: u64, stream: u64 },
+    Random {
+        dist: Distribution,
+        seed: u64,
+        stream: u64,
+    },
     /// `start + step * flat`, with an optional pinned value (linspace's end).
-    Ramp { start: Scalar, step: Scalar, pin: Option<(i64, f64)> },
+    Ramp {
+        start: Scalar,
+        step: Scalar,
+        pin: Option<(i64, f64)>,
+    },
     /// Elementwise function of one operand.
     Unary(UnaryOp, Arc<Node>),
     /// Elementwise function of two operands, broadcast to this node's shape.
@@ -51,7 +61,12 @@ pub(crate) enum NodeKind {
     /// node's multi-index.
     View(Arc<Node>, Vec<AxisMap>),
     /// A reduction over `axes` (sorted).
-    Reduce { x: Arc<Node>, op: ReduceOp, axes: Vec<usize>, keepdims: bool },
+    Reduce {
+        x: Arc<Node>,
+        op: ReduceOp,
+        axes: Vec<usize>,
+        keepdims: bool,
+    },
     /// C-order reshape.
     Reshape(Arc<Node>),
     /// Concatenation along `axis`.

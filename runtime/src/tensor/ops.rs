@@ -46,7 +46,13 @@ operand_from_scalar!(bool, u8, i32, i64, f32, f64);
 /// The shape two shapes broadcast to.
 pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     let n = a.len().max(b.len());
-    let dim = |s: &[usize], i: usize| if i < n - s.len() { 1 } else { s[i - (n - s.len())] };
+    let dim = |s: &[usize], i: usize| {
+        if i < n - s.len() {
+            1
+        } else {
+            s[i - (n - s.len())]
+        }
+    };
     (0..n)
         .map(|i| match (dim(a, i), dim(b, i)) {
             (x, y) if x == y || y == 1 => Ok(x),
@@ -90,7 +96,10 @@ fn operand_node(lhs: &Arc<Node>, rhs: Operand) -> Result<Arc<Node>> {
 }
 
 fn unsupported(op: &str, dtype: DType) -> Error {
-    Error::UnsupportedDType { op: op.to_string(), dtype }
+    Error::UnsupportedDType {
+        op: op.to_string(),
+        dtype,
+    }
 }
 
 pub(crate) fn binary_nodes(op: BinaryOp, a: &Arc<Node>, b: &Arc<Node>) -> Result<Arc<Node>> {
@@ -109,7 +118,11 @@ pub(crate) fn binary_nodes(op: BinaryOp, a: &Arc<Node>, b: &Arc<Node>) -> Result
         _ if common == DType::Bool => return Err(unsupported(op.name(), DType::Bool)),
         _ => (common, common),
     };
-    Ok(Node::new(shape, result, NodeKind::Binary(op, cast_node(a, operand), cast_node(b, operand))))
+    Ok(Node::new(
+        shape,
+        result,
+        NodeKind::Binary(op, cast_node(a, operand), cast_node(b, operand)),
+    ))
 }
 
 impl Tensor {
@@ -144,7 +157,11 @@ impl Tensor {
                 _ if x.dtype == DType::Bool => return Err(unsupported(op.name(), DType::Bool)),
                 _ => x.dtype,
             };
-            Ok(Node::new(x.shape.clone(), input, NodeKind::Unary(op, cast_node(x, input))))
+            Ok(Node::new(
+                x.shape.clone(),
+                input,
+                NodeKind::Unary(op, cast_node(x, input)),
+            ))
         });
         match built {
             Ok(n) => Tensor::from_node(n),
@@ -169,8 +186,23 @@ impl Tensor {
         self.binary(BinaryOp::Div, rhs)
     }
     /// `self ** rhs` (integers to negative integer powers fail when executed, as in NumPy).
+    /// A scalar exponent of 2 becomes `self * self`, which gives the same values faster.
     pub fn pow(&self, rhs: impl Into<Operand>) -> Tensor {
-        self.binary(BinaryOp::Pow, rhs)
+        match rhs.into() {
+            Operand::Scalar(s)
+                if s.as_f64() == 2.0
+                    && s.dtype() != DType::Bool
+                    && self.dtype() != Ok(DType::Bool) =>
+            {
+                // An integer tensor to a float power is a float, as `x ** 2.0` is in NumPy.
+                let base = match self.dtype() {
+                    Ok(d) if s.dtype().is_float() && !d.is_float() => self.astype(DType::F64),
+                    _ => self.clone(),
+                };
+                base.binary(BinaryOp::Mul, &base)
+            }
+            other => self.binary(BinaryOp::Pow, other),
+        }
     }
     /// Elementwise maximum (NaN propagates).
     pub fn maximum(&self, rhs: impl Into<Operand>) -> Tensor {
@@ -268,13 +300,20 @@ pub fn where_(cond: &Tensor, a: impl Into<Operand>, b: impl Into<Operand>) -> Te
         let node_of = |o: Operand| -> Result<Arc<Node>> {
             match o {
                 Operand::Tensor(t) => t.node().cloned(),
-                Operand::Scalar(s) => Ok(scalar_node(s, tensor_dtype.map_or(s.dtype(), |d| scalar_dtype(d, s)))),
+                Operand::Scalar(s) => Ok(scalar_node(
+                    s,
+                    tensor_dtype.map_or(s.dtype(), |d| scalar_dtype(d, s)),
+                )),
             }
         };
         let (a, b) = (node_of(a)?, node_of(b)?);
         let dtype = DType::promote(a.dtype, b.dtype);
         let shape = broadcast_shapes(&broadcast_shapes(&c.shape, &a.shape)?, &b.shape)?;
-        Ok(Node::new(shape, dtype, NodeKind::Where(c, cast_node(&a, dtype), cast_node(&b, dtype))))
+        Ok(Node::new(
+            shape,
+            dtype,
+            NodeKind::Where(c, cast_node(&a, dtype), cast_node(&b, dtype)),
+        ))
     })();
     match built {
         Ok(n) => Tensor::from_node(n),

@@ -22,7 +22,10 @@ pub struct Generator {
 
 /// A generator seeded with `seed` (NumPy's `default_rng`).
 pub fn default_rng(seed: u64) -> Generator {
-    Generator { seed, next_stream: AtomicU64::new(0) }
+    Generator {
+        seed,
+        next_stream: AtomicU64::new(0),
+    }
 }
 
 impl Generator {
@@ -31,13 +34,23 @@ impl Generator {
             return Tensor::failed(e);
         }
         let stream = self.next_stream.fetch_add(1, Ordering::Relaxed);
-        Tensor::from_node(Node::new(shape.to_vec(), dtype, NodeKind::Random { dist, seed: self.seed, stream }))
+        Tensor::from_node(Node::new(
+            shape.to_vec(),
+            dtype,
+            NodeKind::Random {
+                dist,
+                seed: self.seed,
+                stream,
+            },
+        ))
     }
 
     /// `float64` uniform in `[low, high)`.
     pub fn uniform(&self, low: f64, high: f64, shape: &[usize]) -> Tensor {
         if !(low.is_finite() && high.is_finite() && low <= high) {
-            return Tensor::failed(Error::InvalidArgument(format!("uniform needs finite low <= high, got [{low}, {high})")));
+            return Tensor::failed(Error::InvalidArgument(format!(
+                "uniform needs finite low <= high, got [{low}, {high})"
+            )));
         }
         self.draw(Distribution::Uniform { low, high }, DType::F64, shape)
     }
@@ -50,7 +63,9 @@ impl Generator {
     /// `float64` normal with mean `mean` and standard deviation `std`.
     pub fn normal(&self, mean: f64, std: f64, shape: &[usize]) -> Tensor {
         if !(mean.is_finite() && std.is_finite() && std >= 0.0) {
-            return Tensor::failed(Error::InvalidArgument(format!("normal needs a finite mean and std >= 0, got ({mean}, {std})")));
+            return Tensor::failed(Error::InvalidArgument(format!(
+                "normal needs a finite mean and std >= 0, got ({mean}, {std})"
+            )));
         }
         self.draw(Distribution::Normal { mean, std }, DType::F64, shape)
     }
@@ -58,7 +73,9 @@ impl Generator {
     /// `int64` uniform in `[low, high)`.
     pub fn randint(&self, low: i64, high: i64, shape: &[usize]) -> Tensor {
         if low >= high {
-            return Tensor::failed(Error::InvalidArgument(format!("randint needs low < high, got [{low}, {high})")));
+            return Tensor::failed(Error::InvalidArgument(format!(
+                "randint needs low < high, got [{low}, {high})"
+            )));
         }
         self.draw(Distribution::RandInt { low, high }, DType::I64, shape)
     }

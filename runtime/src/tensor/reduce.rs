@@ -16,7 +16,9 @@ pub(crate) fn normalize_axes(axes: &[isize], ndim: usize) -> Result<Vec<usize>> 
         }
         let a = if a < 0 { (a + n) as usize } else { a as usize };
         if out.contains(&a) {
-            return Err(Error::InvalidArgument(format!("axis {a} repeated in {axes:?}")));
+            return Err(Error::InvalidArgument(format!(
+                "axis {a} repeated in {axes:?}"
+            )));
         }
         out.push(a);
     }
@@ -36,7 +38,10 @@ impl Tensor {
             };
             let is_arg = matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax);
             if is_arg && axes.len() != nd && axes.len() != 1 {
-                return Err(Error::InvalidArgument(format!("{} takes one axis or all of them, got {axes:?}", op.name())));
+                return Err(Error::InvalidArgument(format!(
+                    "{} takes one axis or all of them, got {axes:?}",
+                    op.name()
+                )));
             }
             let shape: Vec<usize> = (0..nd)
                 .filter_map(|d| match (axes.contains(&d), keepdims) {
@@ -45,7 +50,16 @@ impl Tensor {
                     (true, false) => None,
                 })
                 .collect();
-            Ok(Node::new(shape, op.result_dtype(x.dtype), NodeKind::Reduce { x: x.clone(), op, axes, keepdims }))
+            Ok(Node::new(
+                shape,
+                op.result_dtype(x.dtype),
+                NodeKind::Reduce {
+                    x: x.clone(),
+                    op,
+                    axes,
+                    keepdims,
+                },
+            ))
         });
         match built {
             Ok(n) => Tensor::from_node(n),

@@ -22,7 +22,11 @@ pub struct Slice {
 impl Slice {
     /// The whole axis (`:`).
     pub fn all() -> Slice {
-        Slice { start: None, stop: None, step: 1 }
+        Slice {
+            start: None,
+            stop: None,
+            step: 1,
+        }
     }
     /// `start:stop:step`.
     pub fn new(start: Option<isize>, stop: Option<isize>, step: isize) -> Slice {
@@ -50,7 +54,10 @@ impl Slice {
         let (start, stop) = if step > 0 {
             (clamp(self.start, 0, 0, n), clamp(self.stop, n, 0, n))
         } else {
-            (clamp(self.start, n - 1, -1, n - 1), clamp(self.stop, -1, -1, n - 1))
+            (
+                clamp(self.start, n - 1, -1, n - 1),
+                clamp(self.stop, -1, -1, n - 1),
+            )
         };
         let len = if step > 0 {
             (stop - start + step - 1).max(0) / step
@@ -87,7 +94,13 @@ impl From<std::ops::RangeFull> for Slice {
 
 /// The view that maps every axis to itself.
 pub(crate) fn identity_view(shape: &[usize]) -> Vec<AxisMap> {
-    (0..shape.len()).map(|d| AxisMap { offset: 0, local_axis: Some(d), step: 1 }).collect()
+    (0..shape.len())
+        .map(|d| AxisMap {
+            offset: 0,
+            local_axis: Some(d),
+            step: 1,
+        })
+        .collect()
 }
 
 fn view(x: &Arc<Node>, shape: Vec<usize>, maps: Vec<AxisMap>) -> Tensor {
@@ -117,10 +130,16 @@ impl Tensor {
                 let s = slices.get(d).copied().unwrap_or_else(Slice::all);
                 let (start, len) = s.resolve(n)?;
                 if len == 0 {
-                    return Err(Error::InvalidSize(format!("slice {s:?} of axis {d} (length {n}) is empty")));
+                    return Err(Error::InvalidSize(format!(
+                        "slice {s:?} of axis {d} (length {n}) is empty"
+                    )));
                 }
                 shape.push(len as usize);
-                maps.push(AxisMap { offset: start, local_axis: Some(d), step: s.step as i64 });
+                maps.push(AxisMap {
+                    offset: start,
+                    local_axis: Some(d),
+                    step: s.step as i64,
+                });
             }
             Ok(view(x, shape, maps))
         })())
@@ -146,12 +165,25 @@ impl Tensor {
             let mut sorted = order.clone();
             sorted.sort_unstable();
             if sorted != (0..nd).collect::<Vec<_>>() {
-                return Err(Error::InvalidArgument(format!("{axes:?} is not a permutation of the {nd} axes")));
+                return Err(Error::InvalidArgument(format!(
+                    "{axes:?} is not a permutation of the {nd} axes"
+                )));
             }
             let shape = order.iter().map(|&d| x.shape[d]).collect();
-            let mut maps = vec![AxisMap { offset: 0, local_axis: None, step: 0 }; nd];
+            let mut maps = vec![
+                AxisMap {
+                    offset: 0,
+                    local_axis: None,
+                    step: 0
+                };
+                nd
+            ];
             for (k, &d) in order.iter().enumerate() {
-                maps[d] = AxisMap { offset: 0, local_axis: Some(k), step: 1 };
+                maps[d] = AxisMap {
+                    offset: 0,
+                    local_axis: Some(k),
+                    step: 1,
+                };
             }
             Ok(view(x, shape, maps))
         })())
@@ -164,21 +196,12 @@ impl Tensor {
             super::create::check_shape(shape, x.dtype)?;
             let out = super::ops::broadcast_shapes(&x.shape, shape)?;
             if out != shape {
-                return Err(Error::Shape(format!("cannot broadcast {:?} to {shape:?}", x.shape)));
+                return Err(Error::Shape(format!(
+                    "cannot broadcast {:?} to {shape:?}",
+                    x.shape
+                )));
             }
-            let lead = shape.len() - x.shape.len();
-            let maps = x
-                .shape
-                .iter()
-                .enumerate()
-                .map(|(j, &n)| {
-                    if n == 1 && shape[j + lead] != 1 {
-                        AxisMap { offset: 0, local_axis: None, step: 0 }
-                    } else {
-                        AxisMap { offset: 0, local_axis: Some(j + lead), step: 1 }
-                    }
-                })
-                .collect();
+            let maps = crate::plan::fuse::broadcast_view(&identity_view(shape), &x.shape, shape);
             Ok(view(x, shape.to_vec(), maps))
         })())
     }
@@ -188,17 +211,32 @@ impl Tensor {
         build((|| {
             let x = self.node()?;
             let n = x.numel();
-            let known: usize = shape.iter().filter(|&&d| d != -1).map(|&d| d.max(0) as usize).product();
+            let known: usize = shape
+                .iter()
+                .filter(|&&d| d != -1)
+                .map(|&d| d.max(0) as usize)
+                .product();
             let inferred = shape.iter().filter(|&&d| d == -1).count();
             if inferred > 1 || shape.iter().any(|&d| d < -1 || d == 0) {
-                return Err(Error::InvalidSize(format!("reshape to {shape:?}: extents must be positive, with at most one -1")));
+                return Err(Error::InvalidSize(format!(
+                    "reshape to {shape:?}: extents must be positive, with at most one -1"
+                )));
             }
             let new: Vec<usize> = shape
                 .iter()
-                .map(|&d| if d == -1 { n / known.max(1) } else { d as usize })
+                .map(|&d| {
+                    if d == -1 {
+                        n / known.max(1)
+                    } else {
+                        d as usize
+                    }
+                })
                 .collect();
             if new.iter().product::<usize>() != n {
-                return Err(Error::Shape(format!("cannot reshape {:?} ({n} elements) into {shape:?}", x.shape)));
+                return Err(Error::Shape(format!(
+                    "cannot reshape {:?} ({n} elements) into {shape:?}",
+                    x.shape
+                )));
             }
             if new == x.shape {
                 return Ok(self.clone());
@@ -206,8 +244,16 @@ impl Tensor {
             let kind = match &x.kind {
                 // Values defined by their flat index keep them under any C-order reshape.
                 NodeKind::Full(v) => NodeKind::Full(*v),
-                NodeKind::Random { dist, seed, stream } => NodeKind::Random { dist: *dist, seed: *seed, stream: *stream },
-                NodeKind::Ramp { start, step, pin } => NodeKind::Ramp { start: *start, step: *step, pin: *pin },
+                NodeKind::Random { dist, seed, stream } => NodeKind::Random {
+                    dist: *dist,
+                    seed: *seed,
+                    stream: *stream,
+                },
+                NodeKind::Ramp { start, step, pin } => NodeKind::Ramp {
+                    start: *start,
+                    step: *step,
+                    pin: *pin,
+                },
                 _ => NodeKind::Reshape(x.clone()),
             };
             Ok(Tensor::from_node(Node::new(new, x.dtype, kind)))
@@ -219,7 +265,9 @@ impl Tensor {
 pub fn concatenate(tensors: &[&Tensor], axis: isize) -> Tensor {
     build((|| {
         let nodes: Vec<&Arc<Node>> = tensors.iter().map(|t| t.node()).collect::<Result<_>>()?;
-        let first = nodes.first().ok_or_else(|| Error::InvalidArgument("concatenate needs at least one tensor".into()))?;
+        let first = nodes.first().ok_or_else(|| {
+            Error::InvalidArgument("concatenate needs at least one tensor".into())
+        })?;
         let nd = first.shape.len();
         let axis = normalize_axes(&[axis], nd)?[0];
         let mut shape = first.shape.clone();
@@ -237,7 +285,11 @@ pub fn concatenate(tensors: &[&Tensor], axis: isize) -> Tensor {
             dtype = DType::promote(dtype, n.dtype);
         }
         let inputs = nodes.iter().map(|n| cast_node(n, dtype)).collect();
-        Ok(Tensor::from_node(Node::new(shape, dtype, NodeKind::Concat(inputs, axis))))
+        Ok(Tensor::from_node(Node::new(
+            shape,
+            dtype,
+            NodeKind::Concat(inputs, axis),
+        )))
     })())
 }
 
@@ -250,7 +302,10 @@ mod tests {
         assert_eq!(Slice::all().step(2).resolve(5).unwrap(), (0, 3));
         assert_eq!(Slice::all().step(-1).resolve(5).unwrap(), (4, 5));
         assert_eq!(Slice::new(Some(-2), None, 1).resolve(5).unwrap(), (3, 2));
-        assert_eq!(Slice::new(Some(1), Some(100), 3).resolve(10).unwrap(), (1, 3));
+        assert_eq!(
+            Slice::new(Some(1), Some(100), 3).resolve(10).unwrap(),
+            (1, 3)
+        );
         assert_eq!(Slice::new(Some(3), Some(1), 1).resolve(10).unwrap().1, 0);
         assert!(Slice::all().step(0).resolve(3).is_err());
     }
