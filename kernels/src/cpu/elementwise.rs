@@ -353,9 +353,30 @@ fn fold_runs<T: Element, U: Element>(
     init: U,
     f: impl Fn(U, T) -> U,
 ) {
+    match k {
+        2 => fold_fixed::<2, T, U>(x, out, init, f),
+        3 => fold_fixed::<3, T, U>(x, out, init, f),
+        4 => fold_fixed::<4, T, U>(x, out, init, f),
+        _ => set(
+            out,
+            x.chunks_exact(k)
+                .map(|run| run.iter().fold(init, |acc, &v| f(acc, v))),
+        ),
+    }
+}
+
+/// Runs of 2 to 4 values (coordinate pairs, RGB…) get unrolled, vectorizable loops.
+#[inline(always)]
+fn fold_fixed<const K: usize, T: Element, U: Element>(
+    x: &[T],
+    out: &mut Vec<U>,
+    init: U,
+    f: impl Fn(U, T) -> U,
+) {
+    let (runs, _) = x.as_chunks::<K>();
     set(
         out,
-        x.chunks_exact(k)
+        runs.iter()
             .map(|run| run.iter().fold(init, |acc, &v| f(acc, v))),
     );
 }

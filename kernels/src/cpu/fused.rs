@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 /// Elements evaluated per instruction and block: small enough that a block's buffers stay
 /// in L2, large enough to amortise the per-block dispatch.
-const BLOCK_ELEMS: usize = 4096;
+const BLOCK_ELEMS: usize = 1024;
 
 /// A leaf, ready to produce any range of its values.
 enum Leaf {
