@@ -1,7 +1,6 @@
 //! Reduction state: accumulate a chunk's values into per-output slots, merge partials from
 //! other chunks (tree reduction), and finish into the result tensor.
 
-use super::elementwise::{nan_max, nan_min};
 use crate::chunk::Partial;
 use crate::dtype::DType;
 use crate::expr::ReduceOp;
@@ -109,13 +108,12 @@ impl Accumulator {
             }
             (ReduceOp::Min | ReduceOp::Max, [acc]) => {
                 let acc = T::vec_mut(acc).ok_or_else(|| wrong_state(op))?;
-                let f = if op == ReduceOp::Min {
-                    nan_min
-                } else {
-                    nan_max
-                };
                 let init = if first { v[0] } else { acc[slot] };
-                acc[slot] = v.iter().copied().fold(init, f);
+                acc[slot] = if op == ReduceOp::Min {
+                    extreme(v, init, |x, best| x < best)
+                } else {
+                    extreme(v, init, |x, best| x > best)
+                };
             }
             (ReduceOp::Mean, [Buffer::F64(s), Buffer::I64(n)]) => {
                 s[slot] += sum_f64(v);
@@ -313,6 +311,34 @@ impl Accumulator {
     }
 }
 
+/// The minimum or maximum (`better(x, best)`) of `init` and `v`, NaN-propagating: eight
+/// running lanes and a separate NaN check, so the loop vectorizes.
+#[inline(always)]
+fn extreme<T: Element>(v: &[T], init: T, better: impl Fn(T, T) -> bool) -> T {
+    if init.is_nan() {
+        return init;
+    }
+    let mut lanes = [init; 8];
+    let mut nan = false;
+    let (blocks, tail) = v.as_chunks::<8>();
+    for block in blocks {
+        for (lane, &x) in lanes.iter_mut().zip(block) {
+            nan |= x.is_nan();
+            *lane = if better(x, *lane) { x } else { *lane };
+        }
+    }
+    if nan {
+        return v.iter().copied().find(|x| x.is_nan()).unwrap_or(init);
+    }
+    tail.iter().chain(&lanes).copied().fold(init, |best, x| {
+        if x.is_nan() || better(x, best) {
+            x
+        } else {
+            best
+        }
+    })
+}
+
 /// Chan et al.'s merge of (count, mean, M2) moments.
 fn merge_moments(a: (&mut i64, &mut f64, &mut f64), b: (i64, f64, f64)) {
     let (na, ma, qa) = a;
@@ -370,4 +396,41 @@ fn write_back(dst: &mut Buffer, slot: usize, src: &Buffer) -> Result<(), KernelE
         d[slot] = element(src, 0).ok_or_else(|| KernelError::BadInput(format!("expected one {dtype} value")))?;
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extremes_propagate_nan_from_the_body_or_the_tail() {
+        let mut v: Vec<f64> = (0..21).map(|i| f64::from((i * 7) % 11)).collect();
+        assert_eq!(extreme(&v, v[0], |x, b| x > b), 10.0);
+        assert_eq!(extreme(&v, v[0], |x, b| x < b), 0.0);
+        v[3] = f64::NAN;
+        assert!(extreme(&v, 1.0, |x, b| x > b).is_nan());
+        v[3] = 1.0;
+        v[20] = f64::NAN;
+        assert!(extreme(&v, 1.0, |x, b| x < b).is_nan());
+        assert_eq!(extreme(&[3i64, -9, 4], 0, |x, b| x < b), -9);
+    }
+
+    #[test]
+    fn partials_merge_like_one_pass() {
+        let vals = Buffer::F64(vec![4.0, 1.0, 7.0, 2.0, 9.0, 3.0]);
+        let mut whole = Accumulator::new(ReduceOp::Var { ddof: 1 }, DType::F64, 1).unwrap();
+        whole.fold_segment(0, &vals, 0, 6, 0).unwrap();
+        let mut a = Accumulator::new(ReduceOp::Var { ddof: 1 }, DType::F64, 1).unwrap();
+        a.fold_segment(0, &vals, 0, 2, 0).unwrap();
+        let mut b = Accumulator::new(ReduceOp::Var { ddof: 1 }, DType::F64, 1).unwrap();
+        b.fold_segment(0, &vals, 2, 4, 2).unwrap();
+        a.merge(&b.into_partial(&[]).unwrap()).unwrap();
+        let (x, y) = (whole.finish(vec![]).unwrap(), a.finish(vec![]).unwrap());
+        let (x, y) = (x.item().unwrap().as_f64(), y.item().unwrap().as_f64());
+        // mean 13/3; squared deviations sum to 142/3; / (6 - 1)
+        assert!(
+            (x - 142.0 / 15.0).abs() < 1e-12 && (x - y).abs() < 1e-12,
+            "{x} {y}"
+        );
+    }
 }
