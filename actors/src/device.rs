@@ -57,7 +57,11 @@ impl Handler<ExecuteChunk> for DeviceActor {
         let on_refusal = reply_to.clone();
         let task = Box::new(move || {
             let span = tracing::debug_span!("chunk", %job, %key, op = op.name());
-            let result = span.in_scope(|| run_kernel(&op, &inputs).map(Arc::new));
+            let result = span.in_scope(|| match op.as_ref() {
+                // Data already in memory: hand over the same allocation.
+                ChunkOp::Literal(data) => Ok(data.clone()),
+                op => run_kernel(op, &inputs).map(Arc::new),
+            });
             reply_to.do_send(ChunkFinished { job, key, result });
         });
         if self.pool.execute(task).is_err() {

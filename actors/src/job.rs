@@ -33,6 +33,9 @@ pub struct JobStats {
     pub chunks_by_op: BTreeMap<String, u64>,
     /// The most bytes of this job's chunks held in storage at once.
     pub peak_stored_bytes: u64,
+    /// Chunks the plan computes again for a later pass instead of keeping them (set by the
+    /// submitter, which knows its plan).
+    pub chunks_recomputed: u64,
 }
 
 /// A finished job's result.

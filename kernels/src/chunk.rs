@@ -2,6 +2,7 @@
 
 use crate::dtype::DType;
 use crate::expr::{CombineSpec, FusedKernel, ReduceOp, ReshapeSpec};
+use crate::linalg::LinalgOp;
 use crate::tensor::HostTensor;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -28,6 +29,8 @@ pub enum ChunkData {
     Tensor(HostTensor),
     /// A partial reduction.
     Partial(Partial),
+    /// Several tensors produced together (the factors of a QR or an SVD).
+    Parts(Vec<HostTensor>),
 }
 
 impl ChunkData {
@@ -36,6 +39,7 @@ impl ChunkData {
         match self {
             ChunkData::Tensor(t) => t.nbytes(),
             ChunkData::Partial(p) => p.parts.iter().map(HostTensor::nbytes).sum(),
+            ChunkData::Parts(parts) => parts.iter().map(HostTensor::nbytes).sum(),
         }
     }
 
@@ -43,7 +47,7 @@ impl ChunkData {
     pub fn as_tensor(&self) -> Option<&HostTensor> {
         match self {
             ChunkData::Tensor(t) => Some(t),
-            ChunkData::Partial(_) => None,
+            ChunkData::Partial(_) | ChunkData::Parts(_) => None,
         }
     }
 }
@@ -57,7 +61,10 @@ pub enum ChunkOp {
     Combine(CombineSpec),
     /// Gather a reshape.
     Reshape(ReshapeSpec),
-    /// Data the user supplied (or an earlier eager step computed): the task yields a copy.
+    /// Dense linear algebra on blocks.
+    Linalg(LinalgOp),
+    /// Data the user supplied (or an earlier step computed). Devices hand the same `Arc`
+    /// on; [`crate::cpu::execute`] alone, having to return an owned chunk, copies it.
     Literal(Arc<ChunkData>),
 }
 
@@ -70,6 +77,7 @@ impl ChunkOp {
             ChunkOp::Combine(_) => "combine",
             ChunkOp::Reshape(_) => "reshape",
             ChunkOp::Literal(_) => "literal",
+            ChunkOp::Linalg(op) => op.name(),
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod cuda;
 pub mod dtype;
 pub mod error;
 pub mod expr;
+pub mod linalg;
 pub mod tensor;
 
 pub use chunk::{ChunkData, ChunkOp, Partial};
@@ -20,4 +21,5 @@ pub use expr::{
     AxisMap, BinaryOp, ChunkReduce, CombineSpec, Distribution, FlatMap, FusedKernel, Instr,
     InstrKind, LeafSource, ReduceOp, ReshapeSpec, SourceChunk, UnaryOp,
 };
+pub use linalg::{InputRef, LinalgOp, MatOperand};
 pub use tensor::{c_strides, checked_numel, Buffer, Element, HostTensor};

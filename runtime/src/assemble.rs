@@ -21,7 +21,7 @@ pub(crate) fn assemble(
         let only = chunks.into_iter().next().ok_or_else(|| bad("no chunk"))?;
         let t = match Arc::try_unwrap(only) {
             Ok(ChunkData::Tensor(t)) => t,
-            Ok(ChunkData::Partial(_)) => return Err(bad("a partial where a tensor was expected")),
+            Ok(_) => return Err(bad("a partial where a tensor was expected")),
             Err(shared) => shared
                 .as_tensor()
                 .cloned()

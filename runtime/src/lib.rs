@@ -22,6 +22,7 @@
 mod assemble;
 mod eager;
 mod error;
+pub mod linalg;
 mod plan;
 mod progress;
 pub mod reference;

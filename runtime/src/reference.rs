@@ -7,12 +7,12 @@ use crate::plan;
 use crate::tensor::Tensor;
 use std::collections::HashMap;
 use std::sync::Arc;
-use tessera_kernels::{cpu, HostTensor};
+use tessera_kernels::{cpu, ChunkOp, HostTensor};
 
 /// Computes `t` sequentially with chunks of about `chunk_bytes`.
 pub fn execute_sequential(t: &Tensor, chunk_bytes: usize) -> Result<HostTensor> {
     let node = t.node()?;
-    let tiled = plan::tile(node, chunk_bytes)?;
+    let tiled = plan::tile(node, chunk_bytes, u64::MAX)?;
     let mut done = HashMap::new();
     for task in &tiled.graph.tasks {
         let inputs = task
@@ -24,12 +24,17 @@ pub fn execute_sequential(t: &Tensor, chunk_bytes: usize) -> Result<HostTensor> 
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let out = cpu::execute(&task.op, &inputs).map_err(|cause| Error::ChunkFailed {
-            key: task.key.0,
-            op: task.op.name().to_string(),
-            cause,
-        })?;
-        done.insert(task.key, Arc::new(out));
+        let out = match &task.op {
+            ChunkOp::Literal(data) => data.clone(),
+            op => Arc::new(
+                cpu::execute(op, &inputs).map_err(|cause| Error::ChunkFailed {
+                    key: task.key.0,
+                    op: op.name().to_string(),
+                    cause,
+                })?,
+            ),
+        };
+        done.insert(task.key, out);
     }
     let outputs = tiled
         .graph

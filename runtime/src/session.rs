@@ -187,6 +187,14 @@ impl Session {
         Ok((assemble(&node.shape, node.dtype, &grid, chunks)?, stats))
     }
 
+    /// Runs `node` and returns its output chunks on their grid.
+    pub(crate) fn run_node(
+        &self,
+        node: &Arc<Node>,
+    ) -> Result<(Grid, Vec<Arc<ChunkData>>, JobStats)> {
+        self.inner.run(node)
+    }
+
     /// Statistics of the last job this session finished.
     pub fn last_job_stats(&self) -> Option<JobStats> {
         self.inner.last_stats.lock().ok().and_then(|s| s.clone())
@@ -209,7 +217,7 @@ impl Drop for Session {
 impl SessionInner {
     /// Tiles `node`, runs the job and returns its output chunks on their grid.
     pub(crate) fn run(&self, node: &Arc<Node>) -> Result<(Grid, Vec<Arc<ChunkData>>, JobStats)> {
-        let tiled = plan::tile(node, self.config.chunk_bytes)?;
+        let tiled = plan::tile(node, self.config.chunk_bytes, self.config.memory_budget)?;
         let span = tracing::info_span!("job", tasks = tiled.graph.tasks.len(), shape = ?node.shape);
         let _enter = span.enter();
         let handle = {
@@ -234,7 +242,7 @@ impl SessionInner {
             }
         };
         progress.finish();
-        let output = result.map_err(|e| match e {
+        let mut output = result.map_err(|e| match e {
             JobError::ChunkFailed { key, op, source } => Error::ChunkFailed {
                 key: key.0,
                 op,
@@ -242,6 +250,7 @@ impl SessionInner {
             },
             other => Error::Runtime(other.to_string()),
         })?;
+        output.stats.chunks_recomputed = tiled.recomputed;
         tracing::info!(chunks = output.stats.chunks_run, bytes = output.stats.bytes_produced, wall = ?output.stats.wall_time, "job finished");
         if let Ok(mut s) = self.last_stats.lock() {
             *s = Some(output.stats.clone());

@@ -3,6 +3,7 @@
 mod combine;
 mod elementwise;
 mod fused;
+mod linalg;
 pub mod philox;
 mod reduce;
 mod reshape;
@@ -19,5 +20,6 @@ pub fn execute(op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, Ker
         ChunkOp::Combine(spec) => combine::run(spec, inputs),
         ChunkOp::Reshape(spec) => reshape::run(spec, inputs),
         ChunkOp::Literal(data) => Ok(data.as_ref().clone()),
+        ChunkOp::Linalg(op) => linalg::run(op, inputs),
     }
 }

@@ -7,6 +7,7 @@
 
 pub(crate) mod fuse;
 pub(crate) mod grid;
+mod linalg;
 pub(crate) mod tile;
 
 pub(crate) use tile::tile;

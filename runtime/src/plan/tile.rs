@@ -5,15 +5,15 @@ use super::fuse::{box_view, FuseBuilder};
 use super::grid::{self, Grid};
 use crate::error::{Error, Result};
 use crate::tensor::node::{Node, NodeKind};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask};
 use tessera_kernels::{
     ChunkOp, ChunkReduce, CombineSpec, FusedKernel, ReduceOp, ReshapeSpec, SourceChunk,
 };
 
-/// Partials merged per combine task in a reduction tree.
-const FAN_IN: usize = 8;
+/// Partials merged per combine task in a reduction tree (and products per sum).
+pub(crate) const FAN_IN: usize = 8;
 
 /// A node cut into chunk tasks: its grid and the key of each chunk (C-order over the grid).
 #[derive(Clone, Debug)]
@@ -26,43 +26,63 @@ pub(crate) struct Materialized {
 pub(crate) struct Tiled {
     pub graph: ChunkGraph,
     pub grid: Grid,
+    /// Chunks the plan computes again rather than keeps.
+    pub recomputed: u64,
 }
 
 /// Turns lazy nodes into chunk tasks.
 pub(crate) struct Tiler {
-    chunk_elems: usize,
+    pub(super) chunk_elems: usize,
+    /// Generated operands larger than a quarter of this are recomputed, not kept.
+    pub(super) memory_budget: u64,
     tasks: Vec<ChunkTask>,
     done: HashMap<(u64, Grid), Materialized>,
+    /// Outputs of each factorization, by its id.
+    pub(super) factors: HashMap<u64, Vec<Materialized>>,
+    /// Blocks of recomputed operands generated so far (node id, block start).
+    pub(super) generated: HashSet<(u64, Vec<usize>)>,
+    pub(super) recomputed: u64,
 }
 
-/// Tiles `root` into a chunk graph whose outputs are its chunks in C order.
-pub(crate) fn tile(root: &Arc<Node>, chunk_bytes: usize) -> Result<Tiled> {
+/// Tiles `root` into a chunk graph whose outputs are its chunks in C order; generated
+/// operands larger than a quarter of `memory_budget` are recomputed rather than kept.
+pub(crate) fn tile(root: &Arc<Node>, chunk_bytes: usize, memory_budget: u64) -> Result<Tiled> {
     let _span = tracing::debug_span!("tile", node = root.id).entered();
     let mut t = Tiler {
         chunk_elems: (chunk_bytes / 8).max(1),
+        memory_budget,
         tasks: Vec::new(),
         done: HashMap::new(),
+        factors: HashMap::new(),
+        generated: HashSet::new(),
+        recomputed: 0,
     };
     let out = t.materialize(root, None)?;
-    tracing::debug!(tasks = t.tasks.len(), chunks = out.keys.len(), "tiled");
+    tracing::debug!(
+        tasks = t.tasks.len(),
+        chunks = out.keys.len(),
+        recomputed = t.recomputed,
+        "tiled"
+    );
     Ok(Tiled {
         graph: ChunkGraph {
             tasks: t.tasks,
             outputs: out.keys,
         },
         grid: out.grid,
+        recomputed: t.recomputed,
     })
 }
 
 impl Tiler {
-    fn add(&mut self, op: ChunkOp, inputs: Vec<ChunkKey>) -> ChunkKey {
+    pub(super) fn add(&mut self, op: ChunkOp, inputs: Vec<ChunkKey>) -> ChunkKey {
         let key = ChunkKey(self.tasks.len() as u64);
         self.tasks.push(ChunkTask { key, op, inputs });
         key
     }
 
     /// The grid a node has when nothing asks for another.
-    fn natural_grid(&self, node: &Node) -> Result<Grid> {
+    pub(super) fn natural_grid(&self, node: &Node) -> Result<Grid> {
         match &node.kind {
             NodeKind::Data(s) if node.chunks.is_none() => Ok(s.grid.clone()),
             NodeKind::Reduce {
@@ -92,6 +112,8 @@ impl Tiler {
                 self.natural_grid(x)
             }
             NodeKind::Binary(_, a, b) if node.chunks.is_none() => self.operand_grid(node, &[a, b]),
+            NodeKind::MatMul(a, b) if node.chunks.is_none() => self.matmul_grid(a, b),
+            NodeKind::Factor(f, output) => self.factor_grid(f, *output),
             NodeKind::Where(c, a, b) if node.chunks.is_none() => {
                 self.operand_grid(node, &[c, a, b])
             }
@@ -139,6 +161,8 @@ impl Tiler {
                 } => self.reduce(x, *op, axes, *keepdims, grid.clone())?,
                 NodeKind::Reshape(x) => self.reshape(x, &node.shape, grid.clone())?,
                 NodeKind::Concat(xs, axis) => self.concat(xs, *axis, grid.clone())?,
+                NodeKind::MatMul(a, b) => self.matmul(a, b, grid.clone())?,
+                NodeKind::Factor(f, output) => self.factor(f)?[*output].clone(),
                 _ => self.fused(node, grid.clone())?,
             }
         };

@@ -13,6 +13,7 @@ mod reduce;
 mod shape;
 
 pub use create::{arange, arange_f64, from_slice, from_vec, full, linspace, ones, zeros};
+pub(crate) use ops::cast_node as ops_cast;
 pub use ops::{where_, Operand};
 pub use shape::{concatenate, Slice};
 
@@ -96,5 +97,19 @@ impl Tensor {
     /// Computes the tensor on `session` and returns its values in host memory.
     pub fn execute(&self, session: &Session) -> Result<HostTensor> {
         session.execute(self)
+    }
+
+    /// Computes the tensor on `session` and returns a tensor over the computed chunks (Dask's
+    /// `persist`): later expressions read them instead of computing them again.
+    pub fn persist(&self, session: &Session) -> Result<Tensor> {
+        let node = self.node()?;
+        let (grid, chunks, _) = session.run_node(node)?;
+        Ok(Tensor {
+            node: Ok(Node::new(
+                node.shape.clone(),
+                node.dtype,
+                node::NodeKind::Data(node::Stored { grid, chunks }),
+            )),
+        })
     }
 }

@@ -71,6 +71,35 @@ pub(crate) enum NodeKind {
     Reshape(Arc<Node>),
     /// Concatenation along `axis`.
     Concat(Vec<Arc<Node>>, usize),
+    /// Matrix product of two `f64` matrices.
+    MatMul(Arc<Node>, Arc<Node>),
+    /// Output `output` of a factorization computed once for all its outputs.
+    Factor(Arc<Factorization>, usize),
+}
+
+/// A factorization of a tall-and-skinny `f64` matrix by TSQR.
+#[derive(Debug)]
+pub(crate) struct Factorization {
+    /// Unique within the process: the factorization is tiled once per job.
+    pub id: u64,
+    /// What to compute.
+    pub kind: FactorKind,
+    /// The matrix (m × n, m ≥ n).
+    pub x: Arc<Node>,
+}
+
+/// Which factorization.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FactorKind {
+    /// Outputs Q (m × n) and R (n × n).
+    Qr,
+    /// Outputs U (m × n), S (n) and Vt (n × n).
+    Svd,
+}
+
+/// A fresh id for nodes and factorizations.
+pub(crate) fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -79,7 +108,7 @@ impl Node {
     /// A new node with a fresh id.
     pub fn new(shape: Vec<usize>, dtype: DType, kind: NodeKind) -> Arc<Node> {
         Arc::new(Node {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            id: next_id(),
             shape,
             dtype,
             chunks: None,

@@ -1,0 +1,254 @@
+//! Tiling of matrix products and TSQR factorizations.
+//!
+//! A product `a · b` becomes one task per output block summing `a_ik · b_kj` over the
+//! shared axis (groups of [`FAN_IN`] pairs, then sums). An operand that is generated (random,
+//! ranges) and larger than a quarter of the memory budget is not kept: each task computes
+//! its block again from lineage, inside the product, so a pass over data far larger than
+//! memory streams. A tall-and-skinny QR factors each row block, factors the stacked R
+//! factors once, and rebuilds Q blockwise; the SVD adds an SVD of the small R.
+
+use super::fuse::FuseBuilder;
+use super::grid::{self, Grid};
+use super::tile::{Materialized, Tiler, FAN_IN};
+use crate::error::Result;
+use crate::tensor::node::{FactorKind, Factorization, Node, NodeKind};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tessera_actors::ChunkKey;
+use tessera_kernels::{ChunkOp, InputRef, InstrKind, LeafSource, LinalgOp, MatOperand};
+
+/// The inputs of one task under construction, each key once.
+#[derive(Default)]
+struct TaskInputs {
+    keys: Vec<ChunkKey>,
+    slots: HashMap<ChunkKey, usize>,
+}
+
+impl TaskInputs {
+    fn slot(&mut self, key: ChunkKey) -> usize {
+        let next = self.keys.len();
+        let slot = *self.slots.entry(key).or_insert(next);
+        if slot == next {
+            self.keys.push(key);
+        }
+        slot
+    }
+}
+
+/// True for nodes computed by fused kernels (as opposed to materialized stages).
+fn is_fusable(node: &Node) -> bool {
+    !matches!(
+        node.kind,
+        NodeKind::Data(_)
+            | NodeKind::Reduce { .. }
+            | NodeKind::Reshape(_)
+            | NodeKind::Concat(..)
+            | NodeKind::MatMul(..)
+            | NodeKind::Factor(..)
+    )
+}
+
+impl Tiler {
+    /// Block `(idx)` of `node` as a product operand, on `grid`.
+    fn operand(
+        &mut self,
+        node: &Arc<Node>,
+        grid: &Grid,
+        idx: &[usize],
+        inputs: &mut TaskInputs,
+    ) -> Result<MatOperand> {
+        let bytes = (node.numel() as u64).saturating_mul(8);
+        if is_fusable(node) && bytes > self.memory_budget / 4 {
+            let start: Vec<usize> = idx
+                .iter()
+                .enumerate()
+                .map(|(d, &i)| grid::starts(&grid[d])[i])
+                .collect();
+            let shape: Vec<usize> = idx.iter().enumerate().map(|(d, &i)| grid[d][i]).collect();
+            if !self.generated.insert((node.id, start.clone())) {
+                self.recomputed += 1;
+            }
+            let mut b = FuseBuilder::new(self);
+            let root = b.visit(node, &super::fuse::box_view(&start), &shape)?;
+            let (mut instrs, local) = (b.instrs, b.inputs);
+            let map: Vec<usize> = local.into_iter().map(|k| inputs.slot(k)).collect();
+            for ins in &mut instrs {
+                if let InstrKind::Leaf(LeafSource::Chunks { chunks, .. }) = &mut ins.kind {
+                    for c in chunks {
+                        c.input = map[c.input];
+                    }
+                }
+            }
+            let kernel = tessera_kernels::FusedKernel {
+                instrs,
+                root,
+                reduce: None,
+            };
+            return Ok(MatOperand::Fused(Box::new(kernel)));
+        }
+        let m = self.materialize(node, Some(grid.clone()))?;
+        let key = m.keys[grid::flat_index(idx, &grid::counts(grid))];
+        Ok(MatOperand::Input(InputRef::whole(inputs.slot(key))))
+    }
+
+    /// The grid of a product's output: one block when it fits a chunk (each output block
+    /// reads a whole panel of both operands, so splitting a small output multiplies the
+    /// reads of a large operand), else `a`'s rows by `b`'s columns.
+    pub(super) fn matmul_grid(&self, a: &Node, b: &Node) -> Result<Grid> {
+        let (m, n) = (a.shape[0], b.shape[1]);
+        if m.saturating_mul(n) <= self.chunk_elems {
+            return Ok(vec![vec![m], vec![n]]);
+        }
+        Ok(vec![
+            self.natural_grid(a)?[0].clone(),
+            self.natural_grid(b)?[1].clone(),
+        ])
+    }
+
+    /// One task per output block of `a · b`, summing over the shared axis in a tree.
+    pub(super) fn matmul(
+        &mut self,
+        a: &Arc<Node>,
+        b: &Arc<Node>,
+        out: Grid,
+    ) -> Result<Materialized> {
+        // Split the shared axis as the larger operand is split, so it is read in place.
+        let k_grid = if a.numel() >= b.numel() {
+            self.natural_grid(a)?[1].clone()
+        } else {
+            self.natural_grid(b)?[0].clone()
+        };
+        let a_grid = vec![out[0].clone(), k_grid.clone()];
+        let b_grid = vec![k_grid.clone(), out[1].clone()];
+        let mut keys = Vec::new();
+        for i in 0..out[0].len() {
+            for j in 0..out[1].len() {
+                let mut partials = Vec::new();
+                let ks: Vec<usize> = (0..k_grid.len()).collect();
+                for group in ks.chunks(FAN_IN) {
+                    let mut inputs = TaskInputs::default();
+                    let mut pairs = Vec::with_capacity(group.len());
+                    for &kk in group {
+                        let x = self.operand(a, &a_grid, &[i, kk], &mut inputs)?;
+                        let y = self.operand(b, &b_grid, &[kk, j], &mut inputs)?;
+                        pairs.push((x, y));
+                    }
+                    partials
+                        .push(self.add(ChunkOp::Linalg(LinalgOp::MatMul { pairs }), inputs.keys));
+                }
+                keys.push(self.sum_tree(partials));
+            }
+        }
+        Ok(Materialized { grid: out, keys })
+    }
+
+    /// Sums same-shaped tensors in a tree of fan-in [`FAN_IN`].
+    fn sum_tree(&mut self, mut level: Vec<ChunkKey>) -> ChunkKey {
+        while level.len() > 1 {
+            level = level
+                .chunks(FAN_IN)
+                .map(|g| match g {
+                    [one] => *one,
+                    _ => {
+                        let refs = (0..g.len()).map(InputRef::whole).collect();
+                        self.add(ChunkOp::Linalg(LinalgOp::Sum(refs)), g.to_vec())
+                    }
+                })
+                .collect();
+        }
+        level[0]
+    }
+
+    /// The grids of a factorization's outputs.
+    pub(super) fn factor_grid(&self, f: &Factorization, output: usize) -> Result<Grid> {
+        let n = f.x.shape[1];
+        let rows = self.natural_grid(&f.x)?[0].clone();
+        Ok(match (f.kind, output) {
+            (_, 0) => vec![rows, vec![n]],
+            (FactorKind::Svd, 1) => vec![vec![n]],
+            _ => vec![vec![n], vec![n]],
+        })
+    }
+
+    /// TSQR: QR of each row block, QR of the stacked R factors, then Q (or U) blockwise.
+    pub(super) fn factor(&mut self, f: &Arc<Factorization>) -> Result<Vec<Materialized>> {
+        if let Some(m) = self.factors.get(&f.id) {
+            return Ok(m.clone());
+        }
+        let n = f.x.shape[1];
+        let rows = self.natural_grid(&f.x)?[0].clone();
+        let x = self.materialize(&f.x, Some(vec![rows.clone(), vec![n]]))?;
+        let lin = |op| ChunkOp::Linalg(op);
+        let qr: Vec<ChunkKey> = x
+            .keys
+            .iter()
+            .map(|&k| self.add(lin(LinalgOp::Qr(InputRef::whole(0))), vec![k]))
+            .collect();
+        let stacked = (0..qr.len()).map(|i| InputRef::part(i, 1)).collect();
+        let st = self.add(lin(LinalgOp::StackedQr(stacked)), qr.clone());
+        let heights: Vec<usize> = rows.iter().map(|&m| m.min(n)).collect();
+        let offsets = grid::starts(&heights);
+        // Row block i of the product of the block's Q with the rows of `right` it owns.
+        let blockwise = |t: &mut Tiler, right: ChunkKey, part: Option<usize>| -> Vec<ChunkKey> {
+            qr.iter()
+                .enumerate()
+                .map(|(i, &q)| {
+                    let rows = InputRef {
+                        input: 1,
+                        part,
+                        rows: Some((offsets[i], heights[i])),
+                    };
+                    let pairs = vec![(
+                        MatOperand::Input(InputRef::part(0, 0)),
+                        MatOperand::Input(rows),
+                    )];
+                    t.add(lin(LinalgOp::MatMul { pairs }), vec![q, right])
+                })
+                .collect()
+        };
+        let square = vec![vec![n], vec![n]];
+        let outputs = match f.kind {
+            FactorKind::Qr => {
+                let q = blockwise(self, st, Some(0));
+                let r = self.add(lin(LinalgOp::Take(InputRef::part(0, 1))), vec![st]);
+                vec![
+                    Materialized {
+                        grid: vec![rows, vec![n]],
+                        keys: q,
+                    },
+                    Materialized {
+                        grid: square,
+                        keys: vec![r],
+                    },
+                ]
+            }
+            FactorKind::Svd => {
+                let svd = self.add(lin(LinalgOp::Svd(InputRef::part(0, 1))), vec![st]);
+                let pairs = vec![(
+                    MatOperand::Input(InputRef::part(0, 0)),
+                    MatOperand::Input(InputRef::part(1, 0)),
+                )];
+                let w = self.add(lin(LinalgOp::MatMul { pairs }), vec![st, svd]);
+                let u = blockwise(self, w, None);
+                let s = self.add(lin(LinalgOp::Take(InputRef::part(0, 1))), vec![svd]);
+                let vt = self.add(lin(LinalgOp::Take(InputRef::part(0, 2))), vec![svd]);
+                vec![
+                    Materialized {
+                        grid: vec![rows, vec![n]],
+                        keys: u,
+                    },
+                    Materialized {
+                        grid: vec![vec![n]],
+                        keys: vec![s],
+                    },
+                    Materialized {
+                        grid: square,
+                        keys: vec![vt],
+                    },
+                ]
+            }
+        };
+        self.factors.insert(f.id, outputs.clone());
+        Ok(outputs)
+    }
+}
