@@ -5,10 +5,13 @@
 //! ```text
 //! tessera-bench pi --engine tessera --size 1e9 --repeat 3 >> tessera.jsonl
 //! tessera-bench slice_sum --size 20000 --chunk 5000 --threads 1
+//! tessera-bench svd_tall --size 2000000x20 --repeat 3
+//! tessera-bench svd_compressed --size 100000x5000 --chunk 10000
 //! ```
 //!
 //! The timed region is building the expression plus executing it (random generation
-//! included, as in the peers); the session is started before the first run and kept, so run
+//! included, as in the peers; the SVDs' input is generated and persisted before the first
+//! run, as the peers do); the session is started before the first run and kept, so run
 //! 0 includes warm-up as a peer's run 0 does. `RUST_LOG=tessera=info` logs each job's chunk
 //! count and wall time on stderr.
 
@@ -22,7 +25,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 use tessera::{Progress, Session};
 use tracing_subscriber::EnvFilter;
-use workloads::{parse_count, Workload};
+use workloads::{parse_count, parse_size, Size, Workload};
 
 /// Run a peers' array workload on Tessera and print one JSON result line per run.
 #[derive(Parser, Debug)]
@@ -33,14 +36,16 @@ struct Args {
     /// Engine name written in the result lines: `tessera`, or `tessera-SUFFIX` to label a variant.
     #[arg(long, default_value = "tessera", value_parser = parse_engine)]
     engine: String,
-    /// Problem size: points for `pi` (`1e8`), the matrix side for the others (`10000`)
-    /// [default: the peers' default for the workload].
-    #[arg(long, value_parser = parse_count)]
-    size: Option<usize>,
+    /// Problem size: points for `pi` (`1e8`), the matrix side for `sincos` and `slice_sum`
+    /// (`10000`), `ROWSxCOLS` for the SVDs (`2000000x20`) [default: the peers' default for
+    /// the workload].
+    #[arg(long, value_parser = parse_size)]
+    size: Option<Size>,
     /// Timed runs in this process (one JSON line each).
     #[arg(long, default_value_t = 1, value_parser = parse_count)]
     repeat: usize,
-    /// Chunk extent: rows for `pi`, the side of a square chunk otherwise [default: automatic].
+    /// Chunk extent: rows for `pi`, the long side for the SVDs, the side of a square chunk
+    /// otherwise [default: automatic].
     #[arg(long, value_parser = parse_count)]
     chunk: Option<usize>,
     /// Worker threads [default: every core this process may use].
@@ -61,16 +66,20 @@ fn parse_engine(s: &str) -> Result<String, String> {
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let workload = args.workload;
     let n = args.size.unwrap_or_else(|| workload.default_size());
+    workload.check_size(n)?;
     let mut builder = Session::builder().progress(Progress::Never);
     if let Some(t) = args.threads {
         builder = builder.threads(t);
     }
     let session = builder.build()?;
+    let input = workload.prepare(&session, n, args.chunk)?;
 
     for run in 0..args.repeat {
         let before = rss_mb();
         let started = Instant::now();
-        let result = workload.build(n, args.chunk).execute(&session)?;
+        let result = workload
+            .build(n, args.chunk, input.as_ref())
+            .execute(&session)?;
         let seconds = started.elapsed().as_secs_f64();
         let record = Record {
             workload: workload.name(),
@@ -78,7 +87,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
             size: workload.size_label(n),
             seconds: round_decimals(seconds, 4),
             peak_rss_mb: round_decimals(peak_rss_mb(), 1),
-            result_digest: workload.digest(&result)?,
+            result_digest: workload.digest(n, &result)?,
             run,
             rss_before_mb: round_decimals(before, 1),
             load1: load1(),
@@ -99,10 +108,11 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            let size = args.size.unwrap_or_else(|| args.workload.default_size());
             eprintln!(
-                "tessera-bench: {} (size {:?}): {e}",
+                "tessera-bench: {} (size {}): {e}",
                 args.workload.name(),
-                args.size
+                args.workload.size_label(size)
             );
             ExitCode::FAILURE
         }

@@ -70,6 +70,15 @@ pub fn session_with_chunks(chunk_bytes: usize) -> TestSession {
     }
 }
 
+/// A lazy session built from `b` (start from [`builder`] for the test defaults).
+pub fn session_from(b: SessionBuilder) -> TestSession {
+    let guard = read_guard();
+    TestSession {
+        session: Some(b.build().expect("session starts")),
+        _guard: guard,
+    }
+}
+
 /// Executes `t`, panicking with the error if the job fails.
 pub fn run(s: &Session, t: &Tensor) -> HostTensor {
     match t.execute(s) {

@@ -63,17 +63,66 @@ pub(crate) fn run(
     kernel: &FusedKernel,
     inputs: &[Arc<ChunkData>],
 ) -> Result<ChunkData, KernelError> {
-    let plan = Plan::new(kernel, inputs)?;
+    Plan::new(kernel, inputs)?.execute()
+}
+
+/// A fused kernel with a 2-D `f64` root, evaluated a range of rows at a time (a generated
+/// matrix operand consumed in cache-sized strips instead of materialized whole).
+pub(crate) struct RowSource<'a> {
+    plan: Plan<'a>,
+    /// Rows and columns of the root.
+    pub shape: (usize, usize),
+}
+
+impl<'a> RowSource<'a> {
+    /// Prepares `kernel`, whose root must be a 2-D `f64` matrix without a reduction.
+    pub fn new(
+        kernel: &'a FusedKernel,
+        inputs: &'a [Arc<ChunkData>],
+    ) -> Result<RowSource<'a>, KernelError> {
+        let plan = Plan::new(kernel, inputs)?;
+        let root = &kernel.instrs[kernel.root];
+        match (root.shape.as_slice(), root.dtype, &kernel.reduce) {
+            (&[m, n], DType::F64, None) => Ok(RowSource {
+                plan,
+                shape: (m, n),
+            }),
+            _ => Err(bad(format!(
+                "a matrix operand needs a 2-D float64 kernel, got {} {:?}",
+                root.dtype, root.shape
+            ))),
+        }
+    }
+
+    /// Rows `r0..r1` into `out` (row-major, resized to fit).
+    pub fn rows(&self, r0: usize, r1: usize, out: &mut Vec<f64>) -> Result<(), KernelError> {
+        let n = self.shape.1;
+        out.clear();
+        blocks(&self.plan, r0 * n, r1 * n, |vals, a, b| match vals {
+            Buffer::F64(v) => {
+                out.extend_from_slice(&v[..b - a]);
+                Ok(())
+            }
+            other => Err(bad(format!("matrix operand produced {}", other.dtype()))),
+        })
+    }
+}
+
+/// [`Plan::run_blocks`] through the widest SIMD entry point this CPU supports.
+fn blocks<F>(plan: &Plan<'_>, lo: usize, hi: usize, sink: F) -> Result<(), KernelError>
+where
+    F: FnMut(&Buffer, usize, usize) -> Result<(), KernelError>,
+{
     #[cfg(target_arch = "x86_64")]
     {
         match simd_level() {
             // SAFETY: the CPU supports the features each entry point is compiled for.
-            SimdLevel::Avx512 => return unsafe { run_avx512(&plan) },
-            SimdLevel::Avx2 => return unsafe { run_avx2(&plan) },
+            SimdLevel::Avx512 => return unsafe { blocks_avx512(plan, lo, hi, sink) },
+            SimdLevel::Avx2 => return unsafe { blocks_avx2(plan, lo, hi, sink) },
             SimdLevel::Baseline => {}
         }
     }
-    plan.execute()
+    plan.run_blocks(lo, hi, sink)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -104,14 +153,25 @@ fn simd_level() -> SimdLevel {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,bmi2")]
-unsafe fn run_avx512(plan: &Plan<'_>) -> Result<ChunkData, KernelError> {
-    plan.execute()
+unsafe fn blocks_avx512<F>(
+    plan: &Plan<'_>,
+    lo: usize,
+    hi: usize,
+    sink: F,
+) -> Result<(), KernelError>
+where
+    F: FnMut(&Buffer, usize, usize) -> Result<(), KernelError>,
+{
+    plan.run_blocks(lo, hi, sink)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi2")]
-unsafe fn run_avx2(plan: &Plan<'_>) -> Result<ChunkData, KernelError> {
-    plan.execute()
+unsafe fn blocks_avx2<F>(plan: &Plan<'_>, lo: usize, hi: usize, sink: F) -> Result<(), KernelError>
+where
+    F: FnMut(&Buffer, usize, usize) -> Result<(), KernelError>,
+{
+    plan.run_blocks(lo, hi, sink)
 }
 
 impl<'a> Plan<'a> {
@@ -248,8 +308,13 @@ impl<'a> Plan<'a> {
         })
     }
 
+    /// Evaluates the root over its flat range `lo..hi` block by block, handing each block's
+    /// values to `sink(values, block_start, block_end)`.
     #[inline(always)]
-    fn execute(&self) -> Result<ChunkData, KernelError> {
+    fn run_blocks<F>(&self, lo: usize, hi: usize, mut sink: F) -> Result<(), KernelError>
+    where
+        F: FnMut(&Buffer, usize, usize) -> Result<(), KernelError>,
+    {
         let k = self.kernel;
         let max_factor = self.factors.iter().copied().max().unwrap_or(1);
         let block = (BLOCK_ELEMS / max_factor).max(1).min(self.root_len);
@@ -264,31 +329,36 @@ impl<'a> Plan<'a> {
                 bufs[i] = Buffer::filled(*v, block * self.factors[i]);
             }
         }
-        let root = &k.instrs[k.root];
-        let mut reducer = match &k.reduce {
-            Some(r) => Some(Reducer::new(r, &root.shape, root.dtype)?),
-            None => None,
-        };
-        let mut out = match reducer {
-            Some(_) => Buffer::with_capacity(root.dtype, 0),
-            None => Buffer::with_capacity(root.dtype, self.root_len),
-        };
-        let mut a = 0;
-        while a < self.root_len {
-            let b = (a + block).min(self.root_len);
+        let mut a = lo;
+        while a < hi {
+            let b = (a + block).min(hi);
             for i in 0..k.instrs.len() {
                 self.eval(i, a * self.factors[i], b * self.factors[i], &mut bufs)?;
             }
-            let vals = &bufs[k.root];
-            match reducer.as_mut() {
-                Some(r) => r.fold(vals, a, b)?,
-                None => append(&mut out, vals, b - a)?,
-            }
+            sink(&bufs[k.root], a, b)?;
             a = b;
         }
-        match reducer {
-            Some(r) => Ok(ChunkData::Partial(r.finish()?)),
-            None => Ok(ChunkData::Tensor(HostTensor::new(root.shape.clone(), out)?)),
+        Ok(())
+    }
+
+    /// The whole chunk: its values, or its partial reduction.
+    fn execute(&self) -> Result<ChunkData, KernelError> {
+        let root = &self.kernel.instrs[self.kernel.root];
+        match &self.kernel.reduce {
+            Some(r) => {
+                let mut reducer = Reducer::new(r, &root.shape, root.dtype)?;
+                blocks(self, 0, self.root_len, |vals, a, b| {
+                    reducer.fold(vals, a, b)
+                })?;
+                Ok(ChunkData::Partial(reducer.finish()?))
+            }
+            None => {
+                let mut out = Buffer::with_capacity(root.dtype, self.root_len);
+                blocks(self, 0, self.root_len, |vals, a, b| {
+                    append(&mut out, vals, b - a)
+                })?;
+                Ok(ChunkData::Tensor(HostTensor::new(root.shape.clone(), out)?))
+            }
         }
     }
 
@@ -442,6 +512,20 @@ fn copy_run<T: Element>(dst: &mut [T], src: &Buffer, run: Run) -> Result<(), Ker
     Ok(())
 }
 
+/// Fills `o` with local elements `lo..hi`, run by run, through `fill(first, stride, out)`.
+fn fill_runs<T: Copy + Default>(
+    runs: &FlatRuns,
+    lo: usize,
+    hi: usize,
+    o: &mut Vec<T>,
+    fill: impl Fn(u64, i64, &mut [T]),
+) {
+    o.resize(hi - lo, T::default());
+    runs.for_each(lo, hi, |r| {
+        fill(r.src as u64, r.stride, &mut o[r.out..r.out + r.len])
+    });
+}
+
 fn fill_random(
     dist: Distribution,
     seed: u64,
@@ -451,49 +535,21 @@ fn fill_random(
     hi: usize,
     out: &mut Buffer,
 ) {
-    let len = hi - lo;
     match (dist, out) {
         (Distribution::Uniform { low, high }, Buffer::F64(o)) => {
-            o.resize(len, 0.0);
-            runs.for_each(lo, hi, |r| {
-                philox::uniform_f64(
-                    seed,
-                    stream,
-                    low,
-                    high,
-                    r.src as u64,
-                    r.stride,
-                    &mut o[r.out..r.out + r.len],
-                )
-            });
+            fill_runs(runs, lo, hi, o, |start, stride, out| {
+                philox::uniform_f64(seed, stream, low, high, start, stride, out)
+            })
         }
         (Distribution::Normal { mean, std }, Buffer::F64(o)) => {
-            o.resize(len, 0.0);
-            runs.for_each(lo, hi, |r| {
-                philox::normal_f64(
-                    seed,
-                    stream,
-                    mean,
-                    std,
-                    r.src as u64,
-                    r.stride,
-                    &mut o[r.out..r.out + r.len],
-                )
-            });
+            fill_runs(runs, lo, hi, o, |start, stride, out| {
+                philox::normal_f64(seed, stream, mean, std, start, stride, out)
+            })
         }
         (Distribution::RandInt { low, high }, Buffer::I64(o)) => {
-            o.resize(len, 0);
-            runs.for_each(lo, hi, |r| {
-                philox::randint_i64(
-                    seed,
-                    stream,
-                    low,
-                    high,
-                    r.src as u64,
-                    r.stride,
-                    &mut o[r.out..r.out + r.len],
-                )
-            });
+            fill_runs(runs, lo, hi, o, |start, stride, out| {
+                philox::randint_i64(seed, stream, low, high, start, stride, out)
+            })
         }
         // Plan::leaf checked the dtype.
         _ => {}

@@ -205,39 +205,122 @@ fn zeros(rows: usize, cols: usize) -> Result<Vec<f64>, KernelError> {
     Ok(vec![0.0; len])
 }
 
-/// `Σ a_t · b_t`, accumulated in place into one row-major output.
-fn matmul_sum(
-    pairs: &[(MatOperand, MatOperand)],
-    inputs: &[Arc<ChunkData>],
-) -> Result<HostTensor, KernelError> {
-    let mut out: Option<(usize, usize, Vec<f64>)> = None;
-    for (t, (a, b)) in pairs.iter().enumerate() {
-        let a = operand(inputs, a, &format!("matmul pair {t} left operand"))?;
-        let b = operand(inputs, b, &format!("matmul pair {t} right operand"))?;
-        if a.cols != b.rows {
+/// Elements of a generated operand evaluated at a time (4 MiB): the strip is consumed by the
+/// product while it is still in cache, and its buffer is reused.
+const STRIP_ELEMS: usize = 512 * 1024;
+/// Fewest rows per strip, so each strip is a real matrix product.
+const MIN_STRIP_ROWS: usize = 16;
+
+/// The output of `Σ a_t · b_t`: created by the first pair, checked against by the others.
+struct Accumulator {
+    shape: Option<(usize, usize)>,
+    data: Vec<f64>,
+}
+
+impl Accumulator {
+    fn for_product(
+        &mut self,
+        t: usize,
+        m: usize,
+        k: usize,
+        k2: usize,
+        n: usize,
+    ) -> Result<MatMut<'_, f64>, KernelError> {
+        if k != k2 {
             return Err(KernelError::ShapeMismatch(format!(
-                "matmul pair {t}: inner dimensions differ ({} × {} times {} × {})",
-                a.rows, a.cols, b.rows, b.cols
+                "matmul pair {t}: inner dimensions differ ({m} × {k} times {k2} × {n})"
             )));
         }
-        let (m, n) = (a.rows, b.cols);
-        let (_, _, acc) = match &mut out {
-            Some((om, on, _)) if (*om, *on) != (m, n) => {
+        match self.shape {
+            Some((om, on)) if (om, on) != (m, n) => {
                 return Err(KernelError::ShapeMismatch(format!(
                     "matmul pair {t}: product is {m} × {n}, earlier products are {om} × {on}"
                 )))
             }
-            Some(o) => o,
-            None => out.insert((m, n, zeros(m, n)?)),
-        };
-        if m == 0 || n == 0 || a.cols == 0 {
-            continue;
+            Some(_) => {}
+            None => {
+                self.data = zeros(m, n)?;
+                self.shape = Some((m, n));
+            }
         }
-        let dst = MatMut::from_row_major_slice_mut(acc.as_mut_slice(), m, n);
-        matmul(dst, Accum::Add, a.view(), b.view(), 1.0, Par::Seq);
+        Ok(MatMut::from_row_major_slice_mut(
+            self.data.as_mut_slice(),
+            m,
+            n,
+        ))
     }
-    let (m, n, data) = out.ok_or_else(|| bad("matmul needs at least one operand pair".into()))?;
-    tensor(vec![m, n], data)
+}
+
+/// Rows per strip of a generated operand with `cols` columns.
+fn strip_rows(cols: usize) -> usize {
+    (STRIP_ELEMS / cols.max(1)).max(MIN_STRIP_ROWS)
+}
+
+/// `Σ a_t · b_t`, accumulated in place into one row-major output. A generated operand
+/// ([`MatOperand::Fused`]) next to an input is evaluated and multiplied strip by strip.
+fn matmul_sum(
+    pairs: &[(MatOperand, MatOperand)],
+    inputs: &[Arc<ChunkData>],
+) -> Result<HostTensor, KernelError> {
+    let mut acc = Accumulator {
+        shape: None,
+        data: Vec::new(),
+    };
+    let mut strip = Vec::new();
+    for (t, (a, b)) in pairs.iter().enumerate() {
+        match (a, b) {
+            (MatOperand::Fused(ka), MatOperand::Input(rb)) => {
+                let src = fused::RowSource::new(ka, inputs)?;
+                let b = input_matrix(inputs, rb, &format!("matmul pair {t} right operand"))?;
+                let ((m, k), n) = (src.shape, b.cols);
+                let mut dst = acc.for_product(t, m, k, b.rows, n)?;
+                for r0 in (0..m).step_by(strip_rows(k)) {
+                    let r1 = (r0 + strip_rows(k)).min(m);
+                    src.rows(r0, r1, &mut strip)?;
+                    let a = MatRef::from_row_major_slice(&strip, r1 - r0, k);
+                    matmul(
+                        dst.as_mut().subrows_mut(r0, r1 - r0),
+                        Accum::Add,
+                        a,
+                        b.view(),
+                        1.0,
+                        Par::Seq,
+                    );
+                }
+            }
+            (MatOperand::Input(ra), MatOperand::Fused(kb)) => {
+                let a = input_matrix(inputs, ra, &format!("matmul pair {t} left operand"))?;
+                let src = fused::RowSource::new(kb, inputs)?;
+                let (m, (k, n)) = (a.rows, src.shape);
+                let mut dst = acc.for_product(t, m, a.cols, k, n)?;
+                for r0 in (0..k).step_by(strip_rows(n)) {
+                    let r1 = (r0 + strip_rows(n)).min(k);
+                    src.rows(r0, r1, &mut strip)?;
+                    let b = MatRef::from_row_major_slice(&strip, r1 - r0, n);
+                    matmul(
+                        dst.as_mut(),
+                        Accum::Add,
+                        a.view().subcols(r0, r1 - r0),
+                        b,
+                        1.0,
+                        Par::Seq,
+                    );
+                }
+            }
+            (a, b) => {
+                let a = operand(inputs, a, &format!("matmul pair {t} left operand"))?;
+                let b = operand(inputs, b, &format!("matmul pair {t} right operand"))?;
+                let dst = acc.for_product(t, a.rows, a.cols, b.rows, b.cols)?;
+                if a.rows > 0 && b.cols > 0 && a.cols > 0 {
+                    matmul(dst, Accum::Add, a.view(), b.view(), 1.0, Par::Seq);
+                }
+            }
+        }
+    }
+    let (m, n) = acc
+        .shape
+        .ok_or_else(|| bad("matmul needs at least one operand pair".into()))?;
+    tensor(vec![m, n], acc.data)
 }
 
 /// A faer matrix written out row-major.
@@ -588,6 +671,47 @@ mod tests {
         );
         assert!(vals(&got)[0].is_nan());
         assert_eq!(vals(&got)[1], 1.0);
+    }
+
+    #[test]
+    fn generated_operands_are_multiplied_strip_by_strip_on_either_side() {
+        // A ramp big enough for several strips: (3000 × 400), values flat * 1e-6.
+        let (m, k) = (3000usize, 400usize);
+        let ramp = |rows: usize, cols: usize| FusedKernel {
+            instrs: vec![Instr {
+                shape: vec![rows, cols],
+                dtype: DType::F64,
+                kind: InstrKind::Leaf(LeafSource::Ramp {
+                    start: Scalar::F64(0.0),
+                    step: Scalar::F64(1e-6),
+                    pin: None,
+                    map: FlatMap {
+                        base: 0,
+                        strides: vec![cols as i64, 1],
+                    },
+                }),
+            }],
+            root: 0,
+            reduce: None,
+        };
+        assert!(m > strip_rows(k), "the ramp must span several strips");
+        let dense = t(m, k, (0..m * k).map(|i| i as f64 * 1e-6).collect());
+        let right = Lcg(5).mat(k, 3);
+        let got = run_tensor(
+            LinalgOp::MatMul {
+                pairs: vec![(MatOperand::Fused(Box::new(ramp(m, k))), input(0))],
+            },
+            &tensors(&[&right]),
+        );
+        assert_close(&got, &naive(&dense, &right), 1e-9);
+        let left = Lcg(6).mat(3, m);
+        let got = run_tensor(
+            LinalgOp::MatMul {
+                pairs: vec![(input(0), MatOperand::Fused(Box::new(ramp(m, k))))],
+            },
+            &tensors(&[&left]),
+        );
+        assert_close(&got, &naive(&left, &dense), 1e-9);
     }
 
     #[test]

@@ -91,18 +91,34 @@ impl Tiler {
         Ok(MatOperand::Input(InputRef::whole(inputs.slot(key))))
     }
 
-    /// The grid of a product's output: one block when it fits a chunk (each output block
-    /// reads a whole panel of both operands, so splitting a small output multiplies the
-    /// reads of a large operand), else `a`'s rows by `b`'s columns.
+    /// The split of the shared axis: as the larger operand is split, so it is read in place.
+    fn k_grid(&self, a: &Node, b: &Node) -> Result<Vec<usize>> {
+        Ok(if a.numel() >= b.numel() {
+            self.natural_grid(a)?[1].clone()
+        } else {
+            self.natural_grid(b)?[0].clone()
+        })
+    }
+
+    /// The grid of a product's output. Each output block reads a whole panel of both
+    /// operands, so an axis stays whole when the *other* operand is the larger one (it is
+    /// then read once, not once per block) and the operand blocks stay a few chunks;
+    /// otherwise it follows the operand's own split.
     pub(super) fn matmul_grid(&self, a: &Node, b: &Node) -> Result<Grid> {
+        let k_max = self.k_grid(a, b)?.into_iter().max().unwrap_or(1);
+        let fits = |side: usize| side.saturating_mul(k_max) <= self.chunk_elems.saturating_mul(4);
         let (m, n) = (a.shape[0], b.shape[1]);
-        if m.saturating_mul(n) <= self.chunk_elems {
-            return Ok(vec![vec![m], vec![n]]);
-        }
-        Ok(vec![
-            self.natural_grid(a)?[0].clone(),
-            self.natural_grid(b)?[1].clone(),
-        ])
+        let rows = if b.numel() >= a.numel() && fits(m) {
+            vec![m]
+        } else {
+            self.natural_grid(a)?[0].clone()
+        };
+        let cols = if a.numel() >= b.numel() && fits(n) {
+            vec![n]
+        } else {
+            self.natural_grid(b)?[1].clone()
+        };
+        Ok(vec![rows, cols])
     }
 
     /// One task per output block of `a · b`, summing over the shared axis in a tree.
@@ -112,12 +128,7 @@ impl Tiler {
         b: &Arc<Node>,
         out: Grid,
     ) -> Result<Materialized> {
-        // Split the shared axis as the larger operand is split, so it is read in place.
-        let k_grid = if a.numel() >= b.numel() {
-            self.natural_grid(a)?[1].clone()
-        } else {
-            self.natural_grid(b)?[0].clone()
-        };
+        let k_grid = self.k_grid(a, b)?;
         let a_grid = vec![out[0].clone(), k_grid.clone()];
         let b_grid = vec![k_grid.clone(), out[1].clone()];
         let mut keys = Vec::new();
