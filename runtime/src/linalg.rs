@@ -11,6 +11,11 @@ use crate::tensor::{random, Slice, Tensor};
 use std::sync::Arc;
 use tessera_kernels::DType;
 
+/// Dask's default number of power iterations for [`svd_compressed`].
+pub const DEFAULT_N_POWER_ITER: usize = 0;
+/// Dask's default oversampling for [`svd_compressed`].
+pub const DEFAULT_N_OVERSAMPLES: usize = 10;
+
 /// Largest small side of a matrix that TSQR factors (its R factor, n × n, is one chunk).
 pub const MAX_TSQR_COLUMNS: usize = 4096;
 
@@ -156,7 +161,8 @@ fn svd_tall(x: &Tensor) -> (Tensor, Tensor, Tensor) {
 /// Randomized SVD (Halko, Martinsson & Tropp), Dask's `svd_compressed`: the top `k`
 /// singular triplets `(U (m × k), S (k), Vt (k × n))` from a random projection onto
 /// `k + n_oversamples` dimensions refined by `n_power_iter` power iterations (Dask's
-/// defaults: `n_power_iter = 0`, `n_oversamples = 10`). The algorithm is written with
+/// defaults: [`DEFAULT_N_POWER_ITER`], [`DEFAULT_N_OVERSAMPLES`]); the random projection is
+/// drawn from `default_rng(seed)`. The algorithm is written with
 /// the tensor operations themselves: a random input larger than memory is generated again
 /// for each pass instead of being kept.
 pub fn svd_compressed(

@@ -35,6 +35,56 @@ impl TaskInputs {
     }
 }
 
+/// A sum of same-shaped tensors built as its terms are emitted: every [`FAN_IN`] terms of
+/// a level are summed at once, so the planner (lowest task first) adds them up and releases
+/// them early instead of holding every term until the end.
+#[derive(Default)]
+struct SumTree {
+    levels: Vec<Vec<ChunkKey>>,
+}
+
+impl SumTree {
+    fn push(&mut self, t: &mut Tiler, key: ChunkKey) {
+        self.push_at(t, 0, key);
+    }
+
+    fn push_at(&mut self, t: &mut Tiler, level: usize, key: ChunkKey) {
+        if self.levels.len() == level {
+            self.levels.push(Vec::new());
+        }
+        self.levels[level].push(key);
+        if self.levels[level].len() == FAN_IN {
+            let terms = std::mem::take(&mut self.levels[level]);
+            let sum = Self::sum(t, terms);
+            self.push_at(t, level + 1, sum);
+        }
+    }
+
+    fn sum(t: &mut Tiler, terms: Vec<ChunkKey>) -> ChunkKey {
+        match terms.as_slice() {
+            [one] => *one,
+            _ => {
+                let refs = (0..terms.len()).map(InputRef::whole).collect();
+                t.add(ChunkOp::Linalg(LinalgOp::Sum(refs)), terms)
+            }
+        }
+    }
+
+    /// The key of the whole sum (at least one term was pushed).
+    fn finish(self, t: &mut Tiler) -> ChunkKey {
+        let rest: Vec<ChunkKey> = self.levels.into_iter().flatten().collect();
+        if rest.len() <= FAN_IN {
+            Self::sum(t, rest)
+        } else {
+            let mut again = SumTree::default();
+            for k in rest {
+                again.push(t, k);
+            }
+            again.finish(t)
+        }
+    }
+}
+
 /// True for nodes computed by fused kernels (as opposed to materialized stages).
 fn is_fusable(node: &Node) -> bool {
     !matches!(
@@ -134,7 +184,7 @@ impl Tiler {
         let mut keys = Vec::new();
         for i in 0..out[0].len() {
             for j in 0..out[1].len() {
-                let mut partials = Vec::new();
+                let mut sum = SumTree::default();
                 let ks: Vec<usize> = (0..k_grid.len()).collect();
                 for group in ks.chunks(FAN_IN) {
                     let mut inputs = TaskInputs::default();
@@ -144,30 +194,14 @@ impl Tiler {
                         let y = self.operand(b, &b_grid, &[kk, j], &mut inputs)?;
                         pairs.push((x, y));
                     }
-                    partials
-                        .push(self.add(ChunkOp::Linalg(LinalgOp::MatMul { pairs }), inputs.keys));
+                    let partial =
+                        self.add(ChunkOp::Linalg(LinalgOp::MatMul { pairs }), inputs.keys);
+                    sum.push(self, partial);
                 }
-                keys.push(self.sum_tree(partials));
+                keys.push(sum.finish(self));
             }
         }
         Ok(Materialized { grid: out, keys })
-    }
-
-    /// Sums same-shaped tensors in a tree of fan-in [`FAN_IN`].
-    fn sum_tree(&mut self, mut level: Vec<ChunkKey>) -> ChunkKey {
-        while level.len() > 1 {
-            level = level
-                .chunks(FAN_IN)
-                .map(|g| match g {
-                    [one] => *one,
-                    _ => {
-                        let refs = (0..g.len()).map(InputRef::whole).collect();
-                        self.add(ChunkOp::Linalg(LinalgOp::Sum(refs)), g.to_vec())
-                    }
-                })
-                .collect();
-        }
-        level[0]
     }
 
     /// The grids of a factorization's outputs.
