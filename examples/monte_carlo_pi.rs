@@ -6,6 +6,10 @@
 //! RUST_LOG=tessera=info cargo run --release -p tessera-examples --example monte_carlo_pi -- --points 1e9 --chunk-rows 10000000
 //! ```
 
+/// Keeps freed chunk buffers instead of unmapping them (see tessera-bench).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::Parser;
 use std::error::Error;
 use std::process::ExitCode;

@@ -12,6 +12,10 @@
 //! cargo run --release -p tessera-examples --example svd -- --input matrix.npy --top 5
 //! ```
 
+/// Keeps freed chunk buffers instead of unmapping them (see tessera-bench).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::Parser;
 use std::error::Error;
 use std::path::{Path, PathBuf};

@@ -18,6 +18,11 @@
 mod record;
 mod workloads;
 
+/// Freed chunk buffers stay with the allocator instead of going back to the kernel: glibc
+/// unmaps every large buffer, and each unmap costs page faults and TLB shootdowns.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::Parser;
 use record::{load1, peak_rss_mb, round_decimals, rss_mb, Record};
 use std::error::Error;
