@@ -15,7 +15,7 @@ use std::error::Error;
 use std::process::ExitCode;
 use std::time::Instant;
 use tessera::{tensor, DType, Progress, Session};
-use tracing_subscriber::EnvFilter;
+use tessera_examples::{exit_code, init_logging, parse_count};
 
 /// Estimate pi from random points with a chunked Tessera tensor expression.
 #[derive(Parser, Debug)]
@@ -33,24 +33,6 @@ struct Args {
     /// Seed of the random generator.
     #[arg(long, default_value_t = 42)]
     seed: u64,
-}
-
-/// A positive integer written plainly (`250000`) or in scientific notation (`1e9`, `2.5e7`).
-fn parse_count(s: &str) -> Result<usize, String> {
-    let n = match s.parse::<usize>() {
-        Ok(n) => n,
-        Err(_) => {
-            let x: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
-            if !(x.is_finite() && x.fract() == 0.0 && x >= 0.0 && x < usize::MAX as f64) {
-                return Err(format!("{s:?} is not a whole number in range"));
-            }
-            x as usize
-        }
-    };
-    if n == 0 {
-        return Err("must be at least 1".into());
-    }
-    Ok(n)
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
@@ -91,16 +73,6 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("monte_carlo_pi: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    init_logging();
+    exit_code("monte_carlo_pi", run(&args))
 }

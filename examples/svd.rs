@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 use tessera::linalg::{self, MAX_TSQR_COLUMNS};
 use tessera::{tensor, Progress, Session, Tensor, DEFAULT_CHUNK_BYTES};
-use tracing_subscriber::EnvFilter;
+use tessera_examples::{exit_code, init_logging, parse_count};
 
 /// Print the top singular values of a random or `.npy` matrix, computed by a chunked
 /// Tessera SVD, and the time it took.
@@ -62,24 +62,6 @@ struct Args {
     /// Worker threads [default: every core this process may use].
     #[arg(long, value_parser = parse_count)]
     threads: Option<usize>,
-}
-
-/// A positive integer written plainly (`250000`) or in scientific notation (`2e6`).
-fn parse_count(s: &str) -> Result<usize, String> {
-    let n = match s.parse::<usize>() {
-        Ok(n) => n,
-        Err(_) => {
-            let x: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
-            if !(x.is_finite() && x.fract() == 0.0 && x >= 0.0 && x < usize::MAX as f64) {
-                return Err(format!("{s:?} is not a whole number in range"));
-            }
-            x as usize
-        }
-    };
-    if n == 0 {
-        return Err("must be at least 1".into());
-    }
-    Ok(n)
 }
 
 /// The element type of an `.npy` file this example reads.
@@ -336,18 +318,8 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("svd: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    init_logging();
+    exit_code("svd", run(&args))
 }
 
 #[cfg(test)]

@@ -29,8 +29,8 @@ use std::error::Error;
 use std::process::ExitCode;
 use std::time::Instant;
 use tessera::{Progress, Session};
-use tracing_subscriber::EnvFilter;
-use workloads::{parse_count, parse_size, Size, Workload};
+use tessera_examples::parse_count;
+use workloads::{parse_size, Size, Workload};
 
 /// Run a peers' array workload on Tessera and print one JSON result line per run.
 #[derive(Parser, Debug)]
@@ -105,11 +105,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+    tessera_examples::init_logging();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -8,6 +8,7 @@ use clap::ValueEnum;
 use serde_json::Value;
 use tessera::tensor::random::default_rng;
 use tessera::{linalg, tensor, DType, HostTensor, Scalar, Session, Slice, Tensor};
+use tessera_examples::parse_count;
 
 /// Seed of every generated input (the peers' `common.SEED`).
 pub const SEED: u64 = 42;
@@ -279,24 +280,6 @@ fn flat_concat(s: &Tensor, u: &Tensor, vt: &Tensor) -> Tensor {
     tensor::concatenate(&[s, &u.reshape(&[-1]), &vt.reshape(&[-1])], 0)
 }
 
-/// A positive count written plainly (`20000`) or in scientific notation (`1e9`, `2.5e7`).
-pub fn parse_count(s: &str) -> Result<usize, String> {
-    let n = match s.parse::<usize>() {
-        Ok(n) => n,
-        Err(_) => {
-            let x: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
-            if !(x.is_finite() && x.fract() == 0.0 && x >= 0.0 && x < usize::MAX as f64) {
-                return Err(format!("{s:?} is not a whole number in range"));
-            }
-            x as usize
-        }
-    };
-    if n == 0 {
-        return Err(format!("{s:?}: must be at least 1"));
-    }
-    Ok(n)
-}
-
 /// The peers' `fmt_size`: one mantissa digit where that is exact (`100000000` -> `1e8`,
 /// `20000000` -> `2e7`), else the plain integer (`25000000`).
 fn fmt_size(n: usize) -> String {
@@ -393,16 +376,5 @@ mod tests {
                 s[0]
             );
         }
-    }
-
-    #[test]
-    fn counts_parse() {
-        assert_eq!(parse_count("1e9"), Ok(1_000_000_000));
-        assert_eq!(parse_count("2.5e7"), Ok(25_000_000));
-        assert_eq!(parse_count("10000"), Ok(10_000));
-        assert!(parse_count("0").is_err());
-        assert!(parse_count("1.5").is_err());
-        assert!(parse_count("ten").is_err());
-        assert!(parse_count("-3").is_err());
     }
 }
