@@ -2,6 +2,7 @@
 //! never on the actor's event loop, turns a kernel panic into
 //! [`KernelError::Panicked`], and reports every task with [`ChunkFinished`].
 
+use crate::faults::FaultInjector;
 use crate::messages::{ChunkFinished, DeviceId, ExecuteChunk};
 use crate::pool::WorkerPool;
 use actix::{Actor, Context, Handler};
@@ -22,14 +23,20 @@ const SLOTS_PER_THREAD: usize = 2;
 pub struct DeviceActor {
     id: DeviceId,
     pool: WorkerPool,
+    faults: Option<Arc<FaultInjector>>,
 }
 
 impl DeviceActor {
-    /// A CPU pool of `threads` workers named `{prefix}-cpu{i}`.
-    pub fn cpu(prefix: &str, threads: usize) -> io::Result<DeviceActor> {
+    /// A CPU pool of `threads` workers named `{prefix}-cpu{i}`, injecting `faults` if given.
+    pub fn cpu(
+        prefix: &str,
+        threads: usize,
+        faults: Option<Arc<FaultInjector>>,
+    ) -> io::Result<DeviceActor> {
         Ok(DeviceActor {
             id: CPU_DEVICE,
             pool: WorkerPool::new(threads, |i| format!("{prefix}-cpu{i}"))?,
+            faults,
         })
     }
 
@@ -55,12 +62,13 @@ impl Handler<ExecuteChunk> for DeviceActor {
             reply_to,
         } = msg;
         let on_refusal = reply_to.clone();
+        let faults = self.faults.clone();
         let task = Box::new(move || {
             let span = tracing::debug_span!("chunk", %job, %key, op = op.name());
             let result = span.in_scope(|| match op.as_ref() {
                 // Data already in memory: hand over the same allocation.
                 ChunkOp::Literal(data) => Ok(data.clone()),
-                op => run_kernel(op, &inputs).map(Arc::new),
+                op => run_kernel(op, &inputs, faults.as_deref()).map(Arc::new),
             });
             reply_to.do_send(ChunkFinished { job, key, result });
         });
@@ -76,8 +84,17 @@ impl Handler<ExecuteChunk> for DeviceActor {
 }
 
 /// Runs one kernel on the calling thread; a panic becomes [`KernelError::Panicked`].
-fn run_kernel(op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
-    catch_panic(|| cpu::execute(op, inputs))
+fn run_kernel(
+    op: &ChunkOp,
+    inputs: &[Arc<ChunkData>],
+    faults: Option<&FaultInjector>,
+) -> Result<ChunkData, KernelError> {
+    catch_panic(|| {
+        if let Some(f) = faults {
+            f.before_kernel(op.name())?;
+        }
+        cpu::execute(op, inputs)
+    })
 }
 
 fn catch_panic<T>(f: impl FnOnce() -> Result<T, KernelError>) -> Result<T, KernelError> {

@@ -36,6 +36,8 @@ pub struct JobStats {
     /// Chunks the plan computes again for a later pass instead of keeping them (set by the
     /// submitter, which knows its plan).
     pub chunks_recomputed: u64,
+    /// Chunk tasks run again after a retryable failure.
+    pub retries: u64,
 }
 
 /// A finished job's result.

@@ -9,6 +9,7 @@
 
 pub mod codec;
 pub mod device;
+pub mod faults;
 pub mod graph;
 pub mod job;
 pub mod messages;
@@ -21,6 +22,7 @@ pub mod supervisor;
 pub mod system;
 
 pub use device::DeviceActor;
+pub use faults::{FaultInjector, FaultKind, FaultRule};
 pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError};
 pub use job::{JobError, JobEvent, JobId, JobOutput, JobStats};
 pub use planner::GraphPlannerActor;

@@ -20,6 +20,9 @@ use tessera_kernels::{ChunkData, ChunkOp, KernelError};
 /// The shortest time between two progress reports of one job.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
+/// Runs of one chunk task at most (the first and its retries) before its job fails.
+pub const MAX_ATTEMPTS: u32 = 3;
+
 /// What the planner's owner must do next, in order.
 #[derive(Clone, Debug)]
 pub enum PlannerAction {
@@ -102,6 +105,8 @@ struct Task {
     readers_left: usize,
     is_output: bool,
     status: Status,
+    /// Times the task failed and was run again.
+    retries: u32,
 }
 
 #[derive(Debug)]
@@ -231,6 +236,7 @@ impl PlannerState {
                 waiting_on: index.inputs(pos).len(),
                 readers_left: index.consumers(pos).len(),
                 status: Status::Pending,
+                retries: 0,
             })
             .collect::<Vec<_>>();
         self.ready.extend(
@@ -305,14 +311,33 @@ impl PlannerState {
         actions
     }
 
-    /// A device's kernel failed on `key` of `job`: the job fails with the chunk's key, op
-    /// name and the cause.
+    /// A device's kernel failed on `key` of `job`. A retryable failure (a panic, a lost
+    /// device, an injected fault) runs the task again, up to [`MAX_ATTEMPTS`] runs in all;
+    /// otherwise the job fails with the chunk's key, op name and the cause.
     pub fn on_chunk_failed(
         &mut self,
         job: JobId,
         key: ChunkKey,
         cause: KernelError,
     ) -> Vec<PlannerAction> {
+        let pos = self.jobs.get(&job).and_then(|s| s.index.position(key));
+        let retry = match pos {
+            Some(pos) if cause.is_retryable() && self.in_flight.contains_key(&(job, key)) => self
+                .jobs
+                .get(&job)
+                .is_some_and(|s| s.tasks[pos].retries + 1 < MAX_ATTEMPTS),
+            _ => false,
+        };
+        if let (true, Some(pos)) = (retry, pos) {
+            self.take_in_flight(job, key);
+            if let Some(state) = self.jobs.get_mut(&job) {
+                state.tasks[pos].retries += 1;
+                state.stats.retries += 1;
+                tracing::warn!(%job, %key, %cause, attempt = state.tasks[pos].retries + 1, "retrying chunk");
+            }
+            self.ready.insert((job, pos));
+            return self.dispatch_ready();
+        }
         self.abort_task(job, key, |op| JobError::ChunkFailed {
             key,
             op: op.to_string(),
@@ -581,6 +606,47 @@ mod tests {
         // The sibling still running reports later: ignored, its slot freed.
         assert!(done(&mut p, job, 3, 1).is_empty());
         assert_eq!(p.in_flight(), 0);
+    }
+
+    #[test]
+    fn retryable_failures_run_the_task_again_until_the_attempt_limit() {
+        let g = graph(&[(1, &[])], &[1]);
+        let mut p = planner(1);
+        let (job, a) = p.submit(g, Instant::now());
+        assert_eq!(dispatched(&a), vec![1]);
+        for attempt in 1..MAX_ATTEMPTS {
+            let a = p.on_chunk_failed(
+                job,
+                ChunkKey(1),
+                KernelError::Panicked(format!("try {attempt}")),
+            );
+            assert_eq!(dispatched(&a), vec![1], "attempt {attempt} is retried");
+            assert!(finished_result(&a).is_none());
+        }
+        let a = p.on_chunk_failed(job, ChunkKey(1), KernelError::Injected("last".into()));
+        let err = finished_result(&a).unwrap().clone().unwrap_err();
+        assert!(matches!(
+            err,
+            JobError::ChunkFailed {
+                source: KernelError::Injected(_),
+                ..
+            }
+        ));
+        assert!(!p.is_running(job));
+        assert_eq!(p.in_flight(), 0);
+
+        // One retry, then success: the statistics count it.
+        let g = graph(&[(1, &[])], &[1]);
+        let (job, _) = p.submit(g, Instant::now());
+        let a = p.on_chunk_failed(
+            job,
+            ChunkKey(1),
+            KernelError::DeviceUnavailable("gone".into()),
+        );
+        assert_eq!(dispatched(&a), vec![1]);
+        let a = done(&mut p, job, 1, 8);
+        let FinishedJob { stats, .. } = finished_result(&a).unwrap().clone().unwrap();
+        assert_eq!((stats.retries, stats.chunks_run), (1, 1));
     }
 
     #[test]

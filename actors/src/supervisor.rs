@@ -32,7 +32,11 @@ impl Supervisor {
     /// registers the pool with the planner.
     pub fn start_children(config: &SystemConfig) -> io::Result<Children> {
         let storage = StorageActor::launch(config.host_memory_budget);
-        let cpu = DeviceActor::cpu(&config.thread_prefix, config.cpu_threads)?;
+        let cpu = DeviceActor::cpu(
+            &config.thread_prefix,
+            config.cpu_threads,
+            config.faults.clone(),
+        )?;
         let slots = cpu.slots();
         let cpu = cpu.start();
         let planner = GraphPlannerActor::new(storage.clone()).start();

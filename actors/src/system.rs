@@ -3,6 +3,7 @@
 //! thread and returns a [`JobHandle`] per job; shutting down (or dropping it) stops the
 //! actors and joins all of those threads, with bounded waits.
 
+use crate::faults::FaultInjector;
 use crate::graph::{ChunkGraph, GraphError};
 use crate::job::{JobError, JobEvent, JobOutput};
 use crate::messages::{Shutdown, SubmitJob};
@@ -10,6 +11,7 @@ use crate::planner::GraphPlannerActor;
 use crate::supervisor::Supervisor;
 use actix::{Actor, Addr, System};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -20,7 +22,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How to build an actor system.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct SystemConfig {
     /// Worker threads of the CPU pool (at least 1).
     pub cpu_threads: usize,
@@ -28,6 +30,8 @@ pub struct SystemConfig {
     pub host_memory_budget: u64,
     /// Start of every thread name; keep it to 9 bytes so `-cpu{i}` fits Linux's 15.
     pub thread_prefix: String,
+    /// Faults to inject into kernel executions (tests and fault drills).
+    pub faults: Option<Arc<FaultInjector>>,
 }
 
 impl Default for SystemConfig {
@@ -37,6 +41,7 @@ impl Default for SystemConfig {
             cpu_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             host_memory_budget: u64::MAX,
             thread_prefix: "tessera".to_string(),
+            faults: None,
         }
     }
 }

@@ -8,6 +8,7 @@ mod chunking;
 mod creation;
 mod elementwise;
 mod errors;
+mod faults;
 mod linalg;
 mod random;
 mod reductions;

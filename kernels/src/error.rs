@@ -31,4 +31,19 @@ pub enum KernelError {
     /// The operation needs a device that is not available.
     #[error("device unavailable: {0}")]
     DeviceUnavailable(String),
+    /// A fault injected on purpose (see `tessera_actors::FaultInjector`).
+    #[error("injected fault: {0}")]
+    Injected(String),
+}
+
+impl KernelError {
+    /// True for failures that running the same task again may not repeat (a panic, a lost
+    /// device, an injected fault); false for errors the inputs determine (bad shapes or
+    /// values), which would fail again.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            KernelError::Panicked(_) | KernelError::DeviceUnavailable(_) | KernelError::Injected(_)
+        )
+    }
 }

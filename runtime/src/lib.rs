@@ -33,5 +33,5 @@ pub use error::{Error, Result};
 pub use progress::Progress;
 pub use session::{Session, SessionBuilder, SessionConfig, DEFAULT_CHUNK_BYTES};
 pub use tensor::{Slice, Tensor};
-pub use tessera_actors::JobStats;
-pub use tessera_kernels::{DType, HostTensor, ReduceOp, Scalar};
+pub use tessera_actors::{FaultInjector, FaultKind, JobStats};
+pub use tessera_kernels::{DType, HostTensor, KernelError, ReduceOp, Scalar};

@@ -9,7 +9,7 @@ use crate::tensor::Tensor;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tessera_actors::{ActorSystem, JobError, JobEvent, JobStats, SystemConfig};
+use tessera_actors::{ActorSystem, FaultInjector, JobError, JobEvent, JobStats, SystemConfig};
 use tessera_kernels::cuda::GpuProbe;
 use tessera_kernels::{ChunkData, HostTensor};
 
@@ -39,6 +39,7 @@ pub struct SessionBuilder {
     chunk_bytes: Option<usize>,
     progress: Progress,
     eager: bool,
+    faults: Option<Arc<FaultInjector>>,
 }
 
 impl SessionBuilder {
@@ -65,6 +66,13 @@ impl SessionBuilder {
     /// Run every operation at once while this session lives (default: lazy).
     pub fn eager(mut self, on: bool) -> Self {
         self.eager = on;
+        self
+    }
+
+    /// Injects `faults` into kernel executions (fault drills and tests); the job retries
+    /// a chunk task whose failure is retryable up to 3 runs in all.
+    pub fn faults(mut self, faults: Arc<FaultInjector>) -> Self {
+        self.faults = Some(faults);
         self
     }
 
@@ -97,6 +105,7 @@ impl SessionBuilder {
             cpu_threads: threads,
             host_memory_budget: config.memory_budget,
             thread_prefix: prefix.clone(),
+            faults: self.faults,
         })
         .map_err(|e| Error::Runtime(format!("starting the actor system: {e}")))?;
         match tessera_kernels::cuda::probe() {
