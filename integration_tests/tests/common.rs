@@ -4,7 +4,9 @@
 #![allow(dead_code)]
 
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
-use tessera::{DType, HostTensor, Progress, Scalar, Session, SessionBuilder, Tensor};
+use tessera::{
+    tensor, DType, Error, HostTensor, Progress, Scalar, Session, SessionBuilder, Tensor,
+};
 
 /// Serializes the eager-mode test against every other session: while an eager session
 /// lives, every tensor operation in the process runs on it, and its shutdown would fail
@@ -375,4 +377,44 @@ fn bits32(h: &HostTensor) -> Vec<u32> {
         .iter()
         .map(|v| v.to_bits())
         .collect()
+}
+
+/// Checks that `t` carries an error matching `pred` whose message mentions every string in
+/// `mentions`, that `execute` returns exactly that error, and that later operations (on
+/// either side) pass it on.
+pub fn expect_carried_error(
+    s: &Session,
+    what: &str,
+    t: &Tensor,
+    pred: impl Fn(&Error) -> bool,
+    mentions: &[&str],
+) {
+    let built = t
+        .error()
+        .cloned()
+        .unwrap_or_else(|| panic!("{what}: no error carried (shape {:?})", t.shape()));
+    assert!(pred(&built), "{what}: unexpected error {built:?}");
+    let msg = built.to_string();
+    for m in mentions {
+        assert!(
+            msg.contains(m),
+            "{what}: message {msg:?} does not mention {m:?}"
+        );
+    }
+    assert!(t.shape().is_err() && t.dtype().is_err());
+    match t.execute(s) {
+        Err(e) => assert_eq!(e, built, "{what}: execute returns the carried error"),
+        Ok(h) => panic!("{what}: executed to {h:?}"),
+    }
+    // Later operations pass the same error on.
+    let later = (t + 1i64).sum().reshape(&[1]);
+    assert_eq!(later.error(), Some(&built), "{what}: error not passed on");
+    assert_eq!(later.execute(s).err(), Some(built.clone()));
+    let other = tensor::ones(&[3], DType::F64);
+    assert_eq!(
+        (&other * t).error(),
+        Some(&built),
+        "{what}: error not passed on from the right"
+    );
+    assert_eq!(tensor::concatenate(&[&other, t], 0).error(), Some(&built));
 }

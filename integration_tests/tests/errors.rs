@@ -11,9 +11,7 @@ fn good_job(s: &Session) {
     assert_eq!(h.item().unwrap().as_i64(), 9900);
 }
 
-/// Checks that `t` carries an error matching `pred` both at build time and when executed,
-/// that its message mentions every string in `mentions`, that a later operation passes it
-/// on, and that the session still runs a good job.
+/// Checks the error `t` carries (see [`expect_carried_error`]), then runs a good job.
 fn expect_err(
     s: &Session,
     what: &str,
@@ -21,34 +19,7 @@ fn expect_err(
     pred: impl Fn(&Error) -> bool,
     mentions: &[&str],
 ) {
-    let built = t
-        .error()
-        .cloned()
-        .unwrap_or_else(|| panic!("{what}: no error carried (shape {:?})", t.shape()));
-    assert!(pred(&built), "{what}: unexpected error {built:?}");
-    let msg = built.to_string();
-    for m in mentions {
-        assert!(
-            msg.contains(m),
-            "{what}: message {msg:?} does not mention {m:?}"
-        );
-    }
-    assert!(t.shape().is_err() && t.dtype().is_err());
-    match t.execute(s) {
-        Err(e) => assert_eq!(e, built, "{what}: execute returns the carried error"),
-        Ok(h) => panic!("{what}: executed to {h:?}"),
-    }
-    // Later operations pass the same error on.
-    let later = (&t + 1i64).sum().reshape(&[1]);
-    assert_eq!(later.error(), Some(&built), "{what}: error not passed on");
-    assert_eq!(later.execute(s).err(), Some(built.clone()));
-    let other = tensor::ones(&[3], DType::F64);
-    assert_eq!(
-        (&other * &t).error(),
-        Some(&built),
-        "{what}: error not passed on from the right"
-    );
-    assert_eq!(tensor::concatenate(&[&other, &t], 0).error(), Some(&built));
+    expect_carried_error(s, what, &t, pred, mentions);
     good_job(s);
 }
 

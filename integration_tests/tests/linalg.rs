@@ -627,9 +627,7 @@ fn svd_compressed_out_of_core_recomputes_and_agrees() {
     assert!(close(small[0], s1, 0.01, 0.0), "s1 = {} vs ~{s1}", small[0]);
 }
 
-/// Checks that `t` carries an error matching `pred` at build time, that executing it
-/// returns the same error, that its message mentions each of `mentions`, and that the
-/// session still works.
+/// Checks the error `t` carries (see [`expect_carried_error`]), then runs a good product.
 fn expect_err(
     s: &Session,
     what: &str,
@@ -637,20 +635,7 @@ fn expect_err(
     pred: impl Fn(&Error) -> bool,
     mentions: &[&str],
 ) {
-    let built = t
-        .error()
-        .cloned()
-        .unwrap_or_else(|| panic!("{what}: no error carried (shape {:?})", t.shape()));
-    assert!(pred(&built), "{what}: unexpected error {built:?}");
-    let msg = built.to_string();
-    for m in mentions {
-        assert!(
-            msg.contains(m),
-            "{what}: message {msg:?} does not mention {m:?}"
-        );
-    }
-    assert_eq!(t.execute(s).err(), Some(built.clone()), "{what}: execute");
-    assert_eq!((t * 2.0).sum().error(), Some(&built), "{what}: passed on");
+    expect_carried_error(s, what, t, pred, mentions);
     good_job(s);
 }
 
