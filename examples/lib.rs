@@ -1,8 +1,11 @@
 //! What Tessera's command-line programs (the examples and `tessera-bench`) share: count
-//! arguments in scientific notation, logging to stderr, and exiting with a message.
+//! arguments in scientific notation, logging to stderr, a job summary, and exiting with a
+//! message.
 
 use std::fmt::Display;
 use std::process::ExitCode;
+use std::time::Duration;
+use tessera::JobStats;
 use tracing_subscriber::EnvFilter;
 
 /// A positive count written plainly (`250000`) or in scientific notation (`1e9`, `2.5e7`).
@@ -41,6 +44,17 @@ pub fn exit_code<E: Display>(context: &str, result: Result<(), E>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Prints the lines every example ends with: wall time, time in the job, threads, chunks.
+pub fn print_job_summary(elapsed: Duration, stats: &JobStats, threads: usize) {
+    println!(
+        "time:     {:.3} s ({:.3} s in the job)",
+        elapsed.as_secs_f64(),
+        stats.wall_time.as_secs_f64()
+    );
+    println!("threads:  {threads}");
+    println!("chunks:   {}", stats.chunks_run);
 }
 
 #[cfg(test)]

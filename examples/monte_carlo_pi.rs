@@ -15,7 +15,7 @@ use std::error::Error;
 use std::process::ExitCode;
 use std::time::Instant;
 use tessera::{tensor, DType, Progress, Session};
-use tessera_examples::{exit_code, init_logging, parse_count};
+use tessera_examples::{exit_code, init_logging, parse_count, print_job_summary};
 
 /// Estimate pi from random points with a chunked Tessera tensor expression.
 #[derive(Parser, Debug)]
@@ -61,13 +61,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     println!("points:   {n}");
     println!("pi ~      {estimate:.8}");
     println!("error:    {:+.3e}", estimate - std::f64::consts::PI);
-    println!(
-        "time:     {:.3} s ({:.3} s in the job)",
-        elapsed.as_secs_f64(),
-        stats.wall_time.as_secs_f64()
-    );
-    println!("threads:  {}", session.config().threads);
-    println!("chunks:   {}", stats.chunks_run);
+    print_job_summary(elapsed, &stats, session.config().threads);
     Ok(())
 }
 

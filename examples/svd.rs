@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 use tessera::linalg::{self, MAX_TSQR_COLUMNS};
 use tessera::{tensor, Progress, Session, Tensor, DEFAULT_CHUNK_BYTES};
-use tessera_examples::{exit_code, init_logging, parse_count};
+use tessera_examples::{exit_code, init_logging, parse_count, print_job_summary};
 
 /// Print the top singular values of a random or `.npy` matrix, computed by a chunked
 /// Tessera SVD, and the time it took.
@@ -306,13 +306,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     for (i, v) in values.iter().take(args.top).enumerate() {
         println!("  s{:<4} {v:.6}", i + 1);
     }
-    println!(
-        "time:     {:.3} s ({:.3} s in the job)",
-        elapsed.as_secs_f64(),
-        stats.wall_time.as_secs_f64()
-    );
-    println!("threads:  {}", session.config().threads);
-    println!("chunks:   {}", stats.chunks_run);
+    print_job_summary(elapsed, &stats, session.config().threads);
     Ok(())
 }
 

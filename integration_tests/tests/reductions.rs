@@ -593,41 +593,19 @@ fn named_reductions_agree_with_reduce() {
     let s = session();
     let x = sample3();
     let t = tensor::from_slice(&x.data, &x.shape).rechunk(&[2, 2, 2]);
-    assert_exact(
-        &run(&s, &t.sum_axis(1)),
-        &x.reduce(&[1], false, sum),
-        DType::F64,
-    );
-    assert_exact(
-        &run(&s, &t.prod_axis(-1)),
-        &x.reduce(&[2], false, prod),
-        DType::F64,
-    );
-    assert_exact(
-        &run(&s, &t.min_axis(0)),
-        &x.reduce(&[0], false, min),
-        DType::F64,
-    );
-    assert_exact(
-        &run(&s, &t.max_axis(2)),
-        &x.reduce(&[2], false, max),
-        DType::F64,
-    );
-    assert_exact(
-        &run(&s, &t.all_axis(1)),
-        &x.reduce(&[1], false, all),
-        DType::Bool,
-    );
-    assert_exact(
-        &run(&s, &t.any_axis(0)),
-        &x.reduce(&[0], false, any),
-        DType::Bool,
-    );
-    assert_exact(
-        &run(&s, &t.count_nonzero_axis(2)),
-        &x.reduce(&[2], false, count),
-        DType::I64,
-    );
+    type Reference = fn(&[f64]) -> f64;
+    let cases: [(Tensor, usize, Reference, DType); 7] = [
+        (t.sum_axis(1), 1, sum, DType::F64),
+        (t.prod_axis(-1), 2, prod, DType::F64),
+        (t.min_axis(0), 0, min, DType::F64),
+        (t.max_axis(2), 2, max, DType::F64),
+        (t.all_axis(1), 1, all, DType::Bool),
+        (t.any_axis(0), 0, any, DType::Bool),
+        (t.count_nonzero_axis(2), 2, count, DType::I64),
+    ];
+    for (got, axis, reference, dtype) in cases {
+        assert_exact(&run(&s, &got), &x.reduce(&[axis], false, reference), dtype);
+    }
     assert_close(
         &run(&s, &t.mean_axis(-2)),
         &x.reduce(&[1], false, mean),

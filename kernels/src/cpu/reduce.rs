@@ -201,25 +201,21 @@ impl Accumulator {
                 }
                 (ReduceOp::All, [Buffer::Bool(s)], [Buffer::Bool(t)]) => s[slot] &= t[slot],
                 (ReduceOp::Any, [Buffer::Bool(s)], [Buffer::Bool(t)]) => s[slot] |= t[slot],
-                (ReduceOp::Min | ReduceOp::Max, [acc], [t]) => {
-                    let mut one = Accumulator::one_slot(op, self.dtype, acc, slot, first);
-                    one.fold_segment(0, &slot_value(t, slot), 0, 1, 0)?;
-                    write_back(acc, slot, &one.parts[0])?;
-                }
+                (ReduceOp::Min | ReduceOp::Max, [acc], [t]) => with_buffer!(acc, a => {
+                    let x = element(t, slot).ok_or_else(|| wrong_state(op))?;
+                    a[slot] = if first { x } else { merge_extreme(op, a[slot], x) };
+                }),
                 (
                     ReduceOp::ArgMin | ReduceOp::ArgMax,
                     [val, Buffer::I64(idx)],
                     [tv, Buffer::I64(ti)],
-                ) => {
-                    let better = with_buffer!(val, v => {
-                        let x = element(tv, slot).ok_or_else(|| wrong_state(op))?;
-                        first || arg_better(op, x, ti[slot], v[slot], idx[slot])
-                    });
-                    if better {
-                        write_back(val, slot, &slot_value(tv, slot))?;
+                ) => with_buffer!(val, v => {
+                    let x = element(tv, slot).ok_or_else(|| wrong_state(op))?;
+                    if first || arg_better(op, x, ti[slot], v[slot], idx[slot]) {
+                        v[slot] = x;
                         idx[slot] = ti[slot];
                     }
-                }
+                }),
                 (
                     ReduceOp::Var { .. } | ReduceOp::Std { .. },
                     [Buffer::I64(n), Buffer::F64(m), Buffer::F64(q)],
@@ -237,16 +233,6 @@ impl Accumulator {
             }
         }
         Ok(())
-    }
-
-    fn one_slot(op: ReduceOp, dtype: DType, acc: &Buffer, slot: usize, first: bool) -> Accumulator {
-        Accumulator {
-            op,
-            dtype,
-            slots: 1,
-            parts: vec![slot_value(acc, slot)],
-            seen: vec![!first],
-        }
     }
 
     /// The state as a [`Partial`] whose parts have `shape`.
@@ -339,6 +325,15 @@ fn extreme<T: Element>(v: &[T], init: T, better: impl Fn(T, T) -> bool) -> T {
     })
 }
 
+/// The minimum (for `ReduceOp::Min`) or maximum of two partial results, NaN-propagating.
+fn merge_extreme<T: Element>(op: ReduceOp, acc: T, x: T) -> T {
+    if op == ReduceOp::Min {
+        extreme(&[x], acc, |x, best| x < best)
+    } else {
+        extreme(&[x], acc, |x, best| x > best)
+    }
+}
+
 /// Chan et al.'s merge of (count, mean, M2) moments.
 fn merge_moments(a: (&mut i64, &mut f64, &mut f64), b: (i64, f64, f64)) {
     let (na, ma, qa) = a;
@@ -381,21 +376,8 @@ fn zeros(dtype: DType, n: usize) -> Buffer {
     b
 }
 
-fn slot_value(b: &Buffer, slot: usize) -> Buffer {
-    with_buffer!(b, v => Element::into_buffer(vec![v[slot]]))
-}
-
 fn element<T: Element>(b: &Buffer, i: usize) -> Option<T> {
     T::slice(b).and_then(|s| s.get(i).copied())
-}
-
-/// Copies the single value of `src` into `dst[slot]` (same dtype).
-fn write_back(dst: &mut Buffer, slot: usize, src: &Buffer) -> Result<(), KernelError> {
-    let dtype = dst.dtype();
-    with_buffer!(dst, d => {
-        d[slot] = element(src, 0).ok_or_else(|| KernelError::BadInput(format!("expected one {dtype} value")))?;
-    });
-    Ok(())
 }
 
 #[cfg(test)]

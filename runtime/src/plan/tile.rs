@@ -170,7 +170,7 @@ impl Tiler {
         Ok(m)
     }
 
-    /// One fused kernel per chunk of `grid` computing `node` (a reduction with `reduce`).
+    /// One fused kernel per chunk of `grid` computing `node`.
     fn fused(&mut self, node: &Arc<Node>, grid: Grid) -> Result<Materialized> {
         let keys = grid::chunk_boxes(&grid)
             .into_iter()
