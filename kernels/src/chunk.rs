@@ -2,8 +2,11 @@
 
 use crate::dtype::DType;
 use crate::expr::{CombineSpec, FusedKernel, ReduceOp, ReshapeSpec};
+use crate::frame::ops::FrameOp;
+use crate::frame::table::batch_bytes;
 use crate::linalg::LinalgOp;
 use crate::tensor::HostTensor;
+use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -31,6 +34,10 @@ pub enum ChunkData {
     Partial(Partial),
     /// Several tensors produced together (the factors of a QR or an SVD).
     Parts(Vec<HostTensor>),
+    /// A block of rows of a dataframe (or a groupby partial).
+    Table(#[serde(with = "crate::frame::table::ipc_one")] RecordBatch),
+    /// A table cut into parts (a hash partition, read part by part by later tasks).
+    Tables(#[serde(with = "crate::frame::table::ipc_many")] Vec<RecordBatch>),
 }
 
 impl ChunkData {
@@ -40,6 +47,19 @@ impl ChunkData {
             ChunkData::Tensor(t) => t.nbytes(),
             ChunkData::Partial(p) => p.parts.iter().map(HostTensor::nbytes).sum(),
             ChunkData::Parts(parts) => parts.iter().map(HostTensor::nbytes).sum(),
+            ChunkData::Table(t) => batch_bytes(t),
+            ChunkData::Tables(parts) => parts.iter().map(batch_bytes).sum(),
+        }
+    }
+
+    /// What kind of chunk this is, for error messages.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            ChunkData::Tensor(_) => "tensor",
+            ChunkData::Partial(_) => "partial reduction",
+            ChunkData::Parts(_) => "multi-part tensor",
+            ChunkData::Table(_) => "table",
+            ChunkData::Tables(_) => "partitioned table",
         }
     }
 
@@ -47,7 +67,7 @@ impl ChunkData {
     pub fn as_tensor(&self) -> Option<&HostTensor> {
         match self {
             ChunkData::Tensor(t) => Some(t),
-            ChunkData::Partial(_) | ChunkData::Parts(_) => None,
+            _ => None,
         }
     }
 }
@@ -63,6 +83,8 @@ pub enum ChunkOp {
     Reshape(ReshapeSpec),
     /// Dense linear algebra on blocks.
     Linalg(LinalgOp),
+    /// A dataframe op.
+    Frame(FrameOp),
     /// Data the user supplied (or an earlier step computed). Devices hand the same `Arc`
     /// on; [`crate::cpu::execute`] alone, having to return an owned chunk, copies it.
     Literal(Arc<ChunkData>),
@@ -78,6 +100,7 @@ impl ChunkOp {
             ChunkOp::Reshape(_) => "reshape",
             ChunkOp::Literal(_) => "literal",
             ChunkOp::Linalg(op) => op.name(),
+            ChunkOp::Frame(op) => op.name(),
         }
     }
 }

@@ -31,6 +31,9 @@ pub enum KernelError {
     /// The operation needs a device that is not available.
     #[error("device unavailable: {0}")]
     DeviceUnavailable(String),
+    /// A dataframe kernel failed (bad input data, unknown columns, I/O).
+    #[error(transparent)]
+    Frame(#[from] crate::frame::FrameError),
     /// A fault injected on purpose (see `tessera_actors::FaultInjector`).
     #[error("injected fault: {0}")]
     Injected(String),

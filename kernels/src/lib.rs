@@ -11,6 +11,7 @@ pub mod cuda;
 pub mod dtype;
 pub mod error;
 pub mod expr;
+pub mod frame;
 pub mod linalg;
 pub mod tensor;
 

@@ -82,9 +82,10 @@ fn input_tensor<'a>(
             r.input,
             parts.len()
         ))),
-        (ChunkData::Partial(_), _) => Err(bad(format!(
-            "{what}: expected a tensor, input {} is a partial reduction",
-            r.input
+        (other, _) => Err(bad(format!(
+            "{what}: expected a tensor, input {} is a {}",
+            r.input,
+            other.kind_name()
         ))),
     }
 }
@@ -154,7 +155,7 @@ fn operand<'a>(
         MatOperand::Fused(kernel) => {
             let t = match fused::run(kernel, inputs)? {
                 ChunkData::Tensor(t) => t,
-                ChunkData::Partial(_) | ChunkData::Parts(_) => {
+                _ => {
                     return Err(bad(format!(
                         "{what}: expected the fused kernel to produce a tensor"
                     )))

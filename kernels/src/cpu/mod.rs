@@ -21,5 +21,6 @@ pub fn execute(op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, Ker
         ChunkOp::Reshape(spec) => reshape::run(spec, inputs),
         ChunkOp::Literal(data) => Ok(data.as_ref().clone()),
         ChunkOp::Linalg(op) => linalg::run(op, inputs),
+        ChunkOp::Frame(op) => crate::frame::ops::run(op, inputs),
     }
 }

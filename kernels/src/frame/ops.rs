@@ -1,0 +1,262 @@
+//! The dataframe chunk ops: what one chunk task of a frame job runs.
+//!
+//! Row-wise work on one chunk is one [`Pipeline`]: a source (the input chunk, or a byte
+//! range of a CSV file, or row groups of a Parquet file), the fused [`MapStep`]s, and a sink
+//! (keep the table, aggregate it into a groupby partial, cut it into hash partitions, or
+//! write it out). Ops over several chunks — merging partials, joins, sorting, concatenation —
+//! read whole tables, or one part of each partitioned input.
+
+use super::csv::{self, CsvOptions};
+use super::error::{FrameError, FrameResult};
+use super::groupby::{self, GroupBySpec};
+use super::join::{self, JoinSpec};
+use super::map::{apply_steps, MapStep};
+use super::parquet::{self, ParquetScan};
+use super::partition::hash_partition;
+use super::sort::{sort_batches, SortKey};
+use super::table::concat;
+use crate::{ChunkData, KernelError};
+use arrow::array::{Int64Array, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// A byte range of a CSV file (see [`csv::read_range`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CsvScan {
+    /// The file.
+    pub path: String,
+    /// First byte of the range.
+    pub start: u64,
+    /// One past the last byte of the range.
+    pub end: u64,
+    /// Where the data starts (after the header).
+    pub data_start: u64,
+    /// The whole file's schema.
+    pub schema: Schema,
+    /// Columns to parse, by index into `schema` (all when `None`).
+    pub projection: Option<Vec<usize>>,
+    /// Parsing options.
+    pub options: CsvOptions,
+}
+
+/// Where a pipeline's rows come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Source {
+    /// The task's one input chunk.
+    Input,
+    /// A byte range of a CSV file.
+    Csv(CsvScan),
+    /// Row groups of a Parquet file.
+    Parquet(ParquetScan),
+}
+
+/// What a pipeline does with its rows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Sink {
+    /// Keep them as the chunk.
+    Table,
+    /// Aggregate them into a groupby partial table.
+    GroupPartial(GroupBySpec),
+    /// Cut them into `parts` tables by the hash of `keys`.
+    Partition {
+        /// Key columns.
+        keys: Vec<String>,
+        /// Number of parts.
+        parts: usize,
+    },
+    /// Write them to a file; the chunk is a one-row table `rows`.
+    Write {
+        /// The file.
+        path: String,
+        /// Its format.
+        format: FileFormat,
+    },
+}
+
+/// A file format for output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FileFormat {
+    /// Comma-separated values with a header.
+    Csv,
+    /// Parquet, zstd-compressed.
+    Parquet,
+}
+
+/// Source, fused row-wise steps, sink: the work of one chunk task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pipeline {
+    /// Where rows come from.
+    pub source: Source,
+    /// Row-wise steps, in order.
+    pub steps: Vec<MapStep>,
+    /// What becomes of them.
+    pub sink: Sink,
+}
+
+/// One chunk-level dataframe operation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum FrameOp {
+    /// Row-wise work on one chunk.
+    Pipeline(Pipeline),
+    /// Merge groupby partials (of part `part` of each input when they are partitioned),
+    /// finalizing the result when `finalize`.
+    GroupMerge {
+        /// The groupby.
+        spec: GroupBySpec,
+        /// Produce the result rather than a partial.
+        finalize: bool,
+        /// Which part of partitioned inputs to read.
+        part: Option<usize>,
+    },
+    /// Join the first `n_left` inputs (concatenated) with the rest.
+    Join {
+        /// The join.
+        spec: JoinSpec,
+        /// How many inputs belong to the left side.
+        n_left: usize,
+        /// Which part of partitioned inputs to read.
+        part: Option<usize>,
+    },
+    /// Concatenate the inputs and sort them, keeping the first `limit` rows when given.
+    Sort {
+        /// Sort keys.
+        by: Vec<SortKey>,
+        /// Rows to keep.
+        limit: Option<usize>,
+    },
+    /// Concatenate the inputs, keeping the first `limit` rows when given.
+    Concat {
+        /// Rows to keep.
+        limit: Option<usize>,
+    },
+}
+
+impl FrameOp {
+    /// A short name for logs, statistics and fault injection.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FrameOp::Pipeline(p) => match (&p.source, &p.sink) {
+                (_, Sink::GroupPartial(_)) => "group_partial",
+                (_, Sink::Partition { .. }) => "partition",
+                (_, Sink::Write { .. }) => "write",
+                (Source::Csv(_), Sink::Table) => "read_csv",
+                (Source::Parquet(_), Sink::Table) => "read_parquet",
+                (Source::Input, Sink::Table) => "map",
+            },
+            FrameOp::GroupMerge { .. } => "group_merge",
+            FrameOp::Join { .. } => "join",
+            FrameOp::Sort { .. } => "sort",
+            FrameOp::Concat { .. } => "concat",
+        }
+    }
+}
+
+/// The tables of `inputs`: each a table, or part `part` of a partitioned chunk.
+fn tables(inputs: &[Arc<ChunkData>], part: Option<usize>) -> FrameResult<Vec<RecordBatch>> {
+    inputs
+        .iter()
+        .map(|c| match (c.as_ref(), part) {
+            (ChunkData::Table(t), None) => Ok(t.clone()),
+            (ChunkData::Tables(parts), Some(p)) => parts.get(p).cloned().ok_or_else(|| {
+                FrameError::InvalidArgument(format!("part {p} of a {}-part chunk", parts.len()))
+            }),
+            _ => Err(FrameError::InvalidArgument(
+                "a frame op was given a chunk of the wrong kind".into(),
+            )),
+        })
+        .collect()
+}
+
+/// Concatenates tables that share the first table's schema.
+fn concat_all(batches: &[RecordBatch]) -> FrameResult<RecordBatch> {
+    let schema = batches
+        .first()
+        .map(|b| b.schema())
+        .ok_or_else(|| FrameError::InvalidArgument("no input tables".into()))?;
+    concat(&schema, batches)
+}
+
+fn run_pipeline(p: &Pipeline, inputs: &[Arc<ChunkData>]) -> FrameResult<ChunkData> {
+    let batch = match &p.source {
+        Source::Input => concat_all(&tables(inputs, None)?)?,
+        Source::Csv(s) => csv::read_range(
+            &s.path,
+            s.start,
+            s.end,
+            s.data_start,
+            &s.schema,
+            s.projection.as_deref(),
+            &s.options,
+        )?,
+        Source::Parquet(scan) => parquet::read(scan)?,
+    };
+    let batch = apply_steps(&batch, &p.steps)?;
+    Ok(match &p.sink {
+        Sink::Table => ChunkData::Table(batch),
+        Sink::GroupPartial(spec) => ChunkData::Table(groupby::partial(spec, &batch)?),
+        Sink::Partition { keys, parts } => ChunkData::Tables(hash_partition(&batch, keys, *parts)?),
+        Sink::Write { path, format } => {
+            match format {
+                FileFormat::Csv => csv::write_csv(path, std::slice::from_ref(&batch))?,
+                FileFormat::Parquet => {
+                    parquet::write(path, batch.schema_ref(), std::slice::from_ref(&batch))?
+                }
+            }
+            ChunkData::Table(row_count_table(batch.num_rows())?)
+        }
+    })
+}
+
+/// A one-row table holding `rows` in column `rows`.
+pub fn row_count_table(rows: usize) -> FrameResult<RecordBatch> {
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "rows",
+        DataType::Int64,
+        false,
+    )]));
+    Ok(RecordBatch::try_new(
+        schema,
+        vec![Arc::new(Int64Array::from(vec![rows as i64]))],
+    )?)
+}
+
+/// Runs one frame op on the calling thread.
+pub fn run(op: &FrameOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
+    let out = match op {
+        FrameOp::Pipeline(p) => run_pipeline(p, inputs),
+        FrameOp::GroupMerge {
+            spec,
+            finalize,
+            part,
+        } => tables(inputs, *part).and_then(|t| {
+            let merged = groupby::merge(spec, &t)?;
+            Ok(ChunkData::Table(if *finalize {
+                groupby::finalize(spec, &merged)?
+            } else {
+                merged
+            }))
+        }),
+        FrameOp::Join { spec, n_left, part } => tables(inputs, *part).and_then(|t| {
+            let (left, right) = t.split_at((*n_left).min(t.len()));
+            let left = concat_all(left)?;
+            let right = concat_all(right)?;
+            Ok(ChunkData::Table(join::hash_join(spec, &left, &right)?))
+        }),
+        FrameOp::Sort { by, limit } => tables(inputs, None).and_then(|t| {
+            let schema = t
+                .first()
+                .map(|b| b.schema())
+                .ok_or_else(|| FrameError::InvalidArgument("no input tables".into()))?;
+            Ok(ChunkData::Table(sort_batches(&schema, &t, by, *limit)?))
+        }),
+        FrameOp::Concat { limit } => tables(inputs, None).and_then(|t| {
+            let all = concat_all(&t)?;
+            Ok(ChunkData::Table(match limit {
+                Some(n) => all.slice(0, (*n).min(all.num_rows())),
+                None => all,
+            }))
+        }),
+    };
+    out.map_err(KernelError::Frame)
+}

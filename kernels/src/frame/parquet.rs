@@ -1,0 +1,245 @@
+//! Parquet input and output: metadata (row groups with their statistics), reading row
+//! groups with column projection, pruning row groups by a predicate, and writing.
+
+use super::error::{FrameError, FrameResult};
+use super::expr::{BinaryOperator, Expr, Literal};
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::file::metadata::RowGroupMetaData;
+use parquet::file::properties::WriterProperties;
+use parquet::file::statistics::Statistics;
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use std::fs::File;
+
+/// What a Parquet file holds, read from its footer.
+#[derive(Clone, Debug)]
+pub struct ParquetInfo {
+    /// The Arrow schema of the whole file.
+    pub schema: SchemaRef,
+    /// Its row groups, in file order.
+    pub row_groups: Vec<RowGroupInfo>,
+}
+
+/// One row group: its size and, per column, the minimum and maximum where the file
+/// records them.
+#[derive(Clone, Debug)]
+pub struct RowGroupInfo {
+    /// Rows.
+    pub rows: u64,
+    /// Uncompressed bytes.
+    pub bytes: u64,
+    /// Per column of the Arrow schema (top-level columns only): (min, max).
+    pub bounds: Vec<Option<(Literal, Literal)>>,
+}
+
+/// The row groups and columns of one file that one chunk reads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParquetScan {
+    /// The file.
+    pub path: String,
+    /// Row groups, in file order.
+    pub row_groups: Vec<usize>,
+    /// Columns to read, by name (all when `None`), in this order.
+    pub columns: Option<Vec<String>>,
+}
+
+fn open(path: &str) -> FrameResult<File> {
+    File::open(path).map_err(|e| FrameError::Io {
+        path: path.to_string(),
+        message: e.to_string(),
+    })
+}
+
+fn parquet_error(path: &str, e: parquet::errors::ParquetError) -> FrameError {
+    FrameError::Parquet(format!("{path}: {e}"))
+}
+
+/// Reads the footer of `path`.
+pub fn inspect(path: &str) -> FrameResult<ParquetInfo> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
+        .map_err(|e| parquet_error(path, e))?;
+    let schema = builder.schema().clone();
+    let descr = builder.parquet_schema();
+    // Top-level Arrow columns map to leaf columns one-to-one only for flat schemas; others
+    // get no bounds.
+    let flat = descr.num_columns() == schema.fields().len();
+    let row_groups = builder
+        .metadata()
+        .row_groups()
+        .iter()
+        .map(|rg| RowGroupInfo {
+            rows: rg.num_rows().max(0) as u64,
+            bytes: rg.total_byte_size().max(0) as u64,
+            bounds: if flat {
+                column_bounds(rg)
+            } else {
+                vec![None; schema.fields().len()]
+            },
+        })
+        .collect();
+    Ok(ParquetInfo { schema, row_groups })
+}
+
+fn column_bounds(rg: &RowGroupMetaData) -> Vec<Option<(Literal, Literal)>> {
+    rg.columns()
+        .iter()
+        .map(|c| match c.statistics()? {
+            Statistics::Int32(s) => Some((
+                Literal::Int(i64::from(*s.min_opt()?)),
+                Literal::Int(i64::from(*s.max_opt()?)),
+            )),
+            Statistics::Int64(s) => {
+                Some((Literal::Int(*s.min_opt()?), Literal::Int(*s.max_opt()?)))
+            }
+            Statistics::Double(s) => {
+                Some((Literal::Float(*s.min_opt()?), Literal::Float(*s.max_opt()?)))
+            }
+            Statistics::ByteArray(s) if s.min_is_exact() && s.max_is_exact() => Some((
+                Literal::Str(std::str::from_utf8(s.min_opt()?.data()).ok()?.to_string()),
+                Literal::Str(std::str::from_utf8(s.max_opt()?.data()).ok()?.to_string()),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Orders two literals of the same kind (ints and floats compare as numbers).
+fn compare(a: &Literal, b: &Literal) -> Option<Ordering> {
+    match (a, b) {
+        (Literal::Int(x), Literal::Int(y)) => Some(x.cmp(y)),
+        (Literal::Str(x), Literal::Str(y)) => Some(x.cmp(y)),
+        (Literal::Int(x), Literal::Float(y)) => (*x as f64).partial_cmp(y),
+        (Literal::Float(x), Literal::Int(y)) => x.partial_cmp(&(*y as f64)),
+        (Literal::Float(x), Literal::Float(y)) => x.partial_cmp(y),
+        _ => None,
+    }
+}
+
+impl ParquetInfo {
+    /// The row groups that may hold rows where `predicate` is true: a row group is skipped
+    /// only when its statistics prove that a conjunct `column <op> literal` (or
+    /// `literal <op> column`) is false for every row; anything else keeps it.
+    pub fn prune(&self, predicate: &Expr) -> Vec<usize> {
+        (0..self.row_groups.len())
+            .filter(|&rg| self.may_match(rg, predicate))
+            .collect()
+    }
+
+    fn may_match(&self, rg: usize, predicate: &Expr) -> bool {
+        let Expr::Binary { op, left, right } = predicate else {
+            return true;
+        };
+        if *op == BinaryOperator::And {
+            return self.may_match(rg, left) && self.may_match(rg, right);
+        }
+        let (name, value, op) = match (left.as_ref(), right.as_ref()) {
+            (Expr::Column(c), Expr::Literal(v)) => (c, v, *op),
+            (Expr::Literal(v), Expr::Column(c)) => match flip(*op) {
+                Some(op) => (c, v, op),
+                None => return true,
+            },
+            _ => return true,
+        };
+        let Some((min, max)) = self
+            .schema
+            .index_of(name)
+            .ok()
+            .and_then(|i| self.row_groups.get(rg)?.bounds.get(i)?.as_ref())
+        else {
+            return true;
+        };
+        let (Some(lo), Some(hi)) = (compare(value, min), compare(value, max)) else {
+            return true;
+        };
+        match op {
+            BinaryOperator::Eq => lo.is_ge() && hi.is_le(),
+            BinaryOperator::Lt => compare(min, value).is_some_and(Ordering::is_lt),
+            BinaryOperator::LtEq => compare(min, value).is_some_and(Ordering::is_le),
+            BinaryOperator::Gt => compare(max, value).is_some_and(Ordering::is_gt),
+            BinaryOperator::GtEq => compare(max, value).is_some_and(Ordering::is_ge),
+            _ => true,
+        }
+    }
+}
+
+/// `lit op col` as `col op' lit`.
+fn flip(op: BinaryOperator) -> Option<BinaryOperator> {
+    use BinaryOperator::*;
+    Some(match op {
+        Eq => Eq,
+        Lt => Gt,
+        LtEq => GtEq,
+        Gt => Lt,
+        GtEq => LtEq,
+        _ => return None,
+    })
+}
+
+/// Reads the row groups and columns of `scan` as one batch.
+pub fn read(scan: &ParquetScan) -> FrameResult<RecordBatch> {
+    let path = scan.path.as_str();
+    let mut builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
+        .map_err(|e| parquet_error(path, e))?;
+    let rows: i64 = scan
+        .row_groups
+        .iter()
+        .map(|&i| {
+            builder
+                .metadata()
+                .row_groups()
+                .get(i)
+                .map(RowGroupMetaData::num_rows)
+                .ok_or_else(|| FrameError::InvalidArgument(format!("{path} has no row group {i}")))
+        })
+        .sum::<FrameResult<i64>>()?;
+    let schema = builder.schema().clone();
+    let mut out_schema = schema.clone();
+    if let Some(columns) = &scan.columns {
+        let indices = columns
+            .iter()
+            .map(|c| super::schema::column_index(&schema, c))
+            .collect::<FrameResult<Vec<_>>>()?;
+        let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
+        out_schema = std::sync::Arc::new(schema.project(&indices)?);
+        builder = builder.with_projection(mask);
+    }
+    let reader = builder
+        .with_row_groups(scan.row_groups.clone())
+        .with_batch_size(rows.max(1) as usize)
+        .build()
+        .map_err(|e| parquet_error(path, e))?;
+    let batches = reader.collect::<Result<Vec<_>, _>>()?;
+    // The projection mask keeps file order; put the columns in the order asked for.
+    let read_schema = batches
+        .first()
+        .map(|b| b.schema())
+        .unwrap_or_else(|| out_schema.clone());
+    let batch = super::table::concat(&read_schema, &batches)?;
+    let order = out_schema
+        .fields()
+        .iter()
+        .map(|f| super::schema::column_index(batch.schema_ref(), f.name()))
+        .collect::<FrameResult<Vec<_>>>()?;
+    Ok(batch.project(&order)?)
+}
+
+/// Writes `batches` (all of `schema`) as one zstd-compressed Parquet file.
+pub fn write(path: &str, schema: &SchemaRef, batches: &[RecordBatch]) -> FrameResult<()> {
+    let file = File::create(path).map_err(|e| FrameError::Io {
+        path: path.to_string(),
+        message: e.to_string(),
+    })?;
+    let props = WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::ZSTD(Default::default()))
+        .build();
+    let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+        .map_err(|e| parquet_error(path, e))?;
+    for b in batches {
+        writer.write(b).map_err(|e| parquet_error(path, e))?;
+    }
+    writer.close().map_err(|e| parquet_error(path, e))?;
+    Ok(())
+}
