@@ -40,6 +40,22 @@ pub struct JobStats {
     pub retries: u64,
 }
 
+impl JobStats {
+    /// Adds the counters of `later`, a job that ran after this one as a later stage of the
+    /// same computation (wall times add; the peak is the larger of the two).
+    pub fn absorb(&mut self, later: &JobStats) {
+        self.chunks_run += later.chunks_run;
+        self.bytes_produced += later.bytes_produced;
+        self.wall_time += later.wall_time;
+        for (op, n) in &later.chunks_by_op {
+            *self.chunks_by_op.entry(op.clone()).or_default() += n;
+        }
+        self.peak_stored_bytes = self.peak_stored_bytes.max(later.peak_stored_bytes);
+        self.chunks_recomputed += later.chunks_recomputed;
+        self.retries += later.retries;
+    }
+}
+
 /// A finished job's result.
 #[derive(Clone, Debug)]
 pub struct JobOutput {

@@ -6,6 +6,7 @@ mod common;
 
 mod chunking;
 mod creation;
+mod dataframes;
 mod elementwise;
 mod errors;
 mod faults;

@@ -47,6 +47,10 @@ pub enum Error {
         /// What went wrong.
         cause: KernelError,
     },
+    /// A dataframe operation or its data was invalid (unknown column, type mismatch,
+    /// malformed file…); the error names the file, line and column where it applies.
+    #[error(transparent)]
+    Frame(#[from] tessera_kernels::frame::FrameError),
     /// The actor system could not start, or stopped while a job ran.
     #[error("runtime: {0}")]
     Runtime(String),
@@ -58,6 +62,7 @@ impl From<KernelError> for Error {
             KernelError::ShapeMismatch(m) => Error::Shape(m),
             KernelError::UnsupportedDType { op, dtype } => Error::UnsupportedDType { op, dtype },
             KernelError::SizeOverflow(m) => Error::Overflow(m),
+            KernelError::Frame(e) => Error::Frame(e),
             other => Error::Runtime(other.to_string()),
         }
     }

@@ -20,6 +20,7 @@
 //! one kernel per chunk that streams through cache — and runs them on every core.
 
 mod assemble;
+pub mod dataframe;
 mod eager;
 mod error;
 pub mod linalg;

@@ -1,6 +1,7 @@
 //! Sessions: the embedded actor system that runs jobs, and its configuration.
 
 use crate::assemble::assemble;
+use crate::dataframe::{node::FrameNode, plan::FramePlanner};
 use crate::error::{Error, Result};
 use crate::plan::{self, grid::Grid};
 use crate::progress::{JobProgress, Progress};
@@ -9,8 +10,11 @@ use crate::tensor::Tensor;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tessera_actors::{ActorSystem, FaultInjector, JobError, JobEvent, JobStats, SystemConfig};
+use tessera_actors::{
+    ActorSystem, ChunkGraph, FaultInjector, JobError, JobEvent, JobStats, SystemConfig,
+};
 use tessera_kernels::cuda::GpuProbe;
+use tessera_kernels::frame::ops::FileFormat;
 use tessera_kernels::{ChunkData, HostTensor};
 
 /// Default bytes per chunk (as float64 elements) when the user gives no chunk shape.
@@ -29,7 +33,16 @@ pub struct SessionConfig {
     pub progress: Progress,
     /// Run every operation at once (Mars's eager mode).
     pub eager: bool,
+    /// Groupby partial rows (all chunks together) above which the merge is a hash shuffle
+    /// rather than a tree.
+    pub shuffle_rows: usize,
+    /// Estimated bytes of a join's right side up to which it is broadcast to every left
+    /// chunk rather than shuffled.
+    pub broadcast_bytes: u64,
 }
+
+/// Default [`SessionConfig::shuffle_rows`].
+pub const DEFAULT_SHUFFLE_ROWS: usize = 1 << 20;
 
 /// Builds a [`Session`] with non-default settings.
 #[derive(Clone, Debug, Default)]
@@ -40,6 +53,8 @@ pub struct SessionBuilder {
     progress: Progress,
     eager: bool,
     faults: Option<Arc<FaultInjector>>,
+    shuffle_rows: Option<usize>,
+    broadcast_bytes: Option<u64>,
 }
 
 impl SessionBuilder {
@@ -66,6 +81,18 @@ impl SessionBuilder {
     /// Run every operation at once while this session lives (default: lazy).
     pub fn eager(mut self, on: bool) -> Self {
         self.eager = on;
+        self
+    }
+
+    /// Groupby partial rows above which merges go through a hash shuffle (default 2^20).
+    pub fn shuffle_rows(mut self, rows: usize) -> Self {
+        self.shuffle_rows = Some(rows);
+        self
+    }
+
+    /// Largest estimated right side of a join that is broadcast (default: the chunk size).
+    pub fn broadcast_bytes(mut self, bytes: u64) -> Self {
+        self.broadcast_bytes = Some(bytes);
         self
     }
 
@@ -98,6 +125,8 @@ impl SessionBuilder {
             chunk_bytes,
             progress: self.progress,
             eager: self.eager,
+            shuffle_rows: self.shuffle_rows.unwrap_or(DEFAULT_SHUFFLE_ROWS),
+            broadcast_bytes: self.broadcast_bytes.unwrap_or(chunk_bytes as u64),
         };
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let prefix = format!("ts{}", NEXT.fetch_add(1, Ordering::Relaxed));
@@ -158,7 +187,7 @@ pub struct Session {
 #[derive(Debug)]
 pub(crate) struct SessionInner {
     system: Mutex<Option<ActorSystem>>,
-    config: SessionConfig,
+    pub(crate) config: SessionConfig,
     prefix: String,
     last_stats: Mutex<Option<JobStats>>,
 }
@@ -204,6 +233,30 @@ impl Session {
         self.inner.run(node)
     }
 
+    /// Runs a frame's jobs and returns its chunks as tables, with the stages' statistics.
+    pub(crate) fn run_frame(
+        &self,
+        node: &Arc<FrameNode>,
+    ) -> Result<(Vec<arrow::array::RecordBatch>, JobStats)> {
+        let mut planner = FramePlanner::new(&self.inner);
+        let batches = planner.execute(node)?;
+        self.inner.record(&planner.stats);
+        Ok((batches, planner.stats))
+    }
+
+    /// Writes a frame's chunks to one file each (in parallel) and returns the rows written.
+    pub(crate) fn write_frame(
+        &self,
+        node: &Arc<FrameNode>,
+        path: &std::path::Path,
+        format: FileFormat,
+    ) -> Result<usize> {
+        let mut planner = FramePlanner::new(&self.inner);
+        let rows = planner.write(node, path, format)?;
+        self.inner.record(&planner.stats);
+        Ok(rows)
+    }
+
     /// Statistics of the last job this session finished.
     pub fn last_job_stats(&self) -> Option<JobStats> {
         self.inner.last_stats.lock().ok().and_then(|s| s.clone())
@@ -229,6 +282,14 @@ impl SessionInner {
         let tiled = plan::tile(node, self.config.chunk_bytes, self.config.memory_budget)?;
         let span = tracing::info_span!("job", tasks = tiled.graph.tasks.len(), shape = ?node.shape);
         let _enter = span.enter();
+        let (chunks, mut stats) = self.run_graph(tiled.graph)?;
+        stats.chunks_recomputed = tiled.recomputed;
+        self.record(&stats);
+        Ok((tiled.grid, chunks, stats))
+    }
+
+    /// Runs a chunk graph and returns its output chunks (in `graph.outputs` order).
+    pub(crate) fn run_graph(&self, graph: ChunkGraph) -> Result<(Vec<Arc<ChunkData>>, JobStats)> {
         let handle = {
             let system = self
                 .system
@@ -238,7 +299,7 @@ impl SessionInner {
                 .as_ref()
                 .ok_or_else(|| Error::Runtime("the session was shut down".into()))?;
             system
-                .submit(tiled.graph)
+                .submit(graph)
                 .map_err(|e| Error::Runtime(e.to_string()))?
         };
         let mut progress = JobProgress::new(self.config.progress);
@@ -251,7 +312,7 @@ impl SessionInner {
             }
         };
         progress.finish();
-        let mut output = result.map_err(|e| match e {
+        let output = result.map_err(|e| match e {
             JobError::ChunkFailed { key, op, source } => Error::ChunkFailed {
                 key: key.0,
                 op,
@@ -259,13 +320,16 @@ impl SessionInner {
             },
             other => Error::Runtime(other.to_string()),
         })?;
-        output.stats.chunks_recomputed = tiled.recomputed;
         tracing::info!(chunks = output.stats.chunks_run, bytes = output.stats.bytes_produced, wall = ?output.stats.wall_time, "job finished");
-        if let Ok(mut s) = self.last_stats.lock() {
-            *s = Some(output.stats.clone());
-        }
         let chunks = output.outputs.into_iter().map(|(_, c)| c).collect();
-        Ok((tiled.grid, chunks, output.stats))
+        Ok((chunks, output.stats))
+    }
+
+    /// Keeps `stats` as the statistics of the last job.
+    pub(crate) fn record(&self, stats: &JobStats) {
+        if let Ok(mut s) = self.last_stats.lock() {
+            *s = Some(stats.clone());
+        }
     }
 
     /// True once the session has been shut down.

@@ -1,0 +1,324 @@
+//! Reading frames from CSV and Parquet files and from Arrow or tensor data, and writing
+//! them out.
+
+use super::node::{CsvFile, CsvSource, FrameKind, FrameNode, ParquetSource};
+use super::DataFrame;
+use crate::error::{Error, Result};
+use crate::session::Session;
+use arrow::array::{
+    ArrayRef, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch,
+    UInt8Array,
+};
+use arrow::datatypes::{Field, Schema};
+use std::path::Path;
+use std::sync::Arc;
+use tessera_kernels::frame::csv::{infer_schema, CsvOptions};
+use tessera_kernels::frame::expr::Expr;
+use tessera_kernels::frame::ops::FileFormat;
+use tessera_kernels::frame::parquet::inspect;
+use tessera_kernels::frame::FrameError;
+use tessera_kernels::{Buffer, HostTensor};
+
+/// Options of [`read_csv_with`] beyond the parser's.
+#[derive(Clone, Debug, Default)]
+pub struct ReadCsv {
+    /// Parsing options (delimiter, quoting, nulls, type overrides, inference sample).
+    pub csv: CsvOptions,
+    /// Bytes of file per chunk (default: the session's chunk size).
+    pub chunk_bytes: Option<u64>,
+}
+
+/// Options of [`read_parquet_with`].
+#[derive(Clone, Debug, Default)]
+pub struct ReadParquet {
+    /// Columns to read (all when `None`).
+    pub columns: Option<Vec<String>>,
+    /// Rows to keep: row groups whose statistics rule the predicate out are not read, and
+    /// the rest are filtered.
+    pub filter: Option<Expr>,
+    /// Uncompressed bytes of row groups per chunk (default 32 MiB).
+    pub chunk_bytes: Option<u64>,
+}
+
+/// Reads a CSV file lazily (a path, or a glob such as `data/part-*.csv` for many files of
+/// one schema): the header and the first MiB are read now to know the schema; the rest is
+/// cut into byte ranges parsed in parallel when the frame is executed.
+pub fn read_csv(path: impl AsRef<Path>) -> DataFrame {
+    read_csv_with(path, ReadCsv::default())
+}
+
+/// [`read_csv`] with options.
+pub fn read_csv_with(path: impl AsRef<Path>, options: ReadCsv) -> DataFrame {
+    DataFrame::build(|| {
+        let paths = expand_glob(path.as_ref())?;
+        let mut files = Vec::with_capacity(paths.len());
+        let mut schema: Option<Schema> = None;
+        for p in paths {
+            let (s, data_start) = infer_schema(&p, &options.csv)?;
+            let len = std::fs::metadata(&p)
+                .map_err(|e| FrameError::Io {
+                    path: p.clone(),
+                    message: e.to_string(),
+                })?
+                .len();
+            match &schema {
+                Some(first) if first.fields() != s.fields() => {
+                    return Err(Error::Frame(FrameError::TypeMismatch(format!(
+                        "{p} has columns {s} but the first file has {first}"
+                    ))))
+                }
+                Some(_) => {}
+                None => schema = Some(s),
+            }
+            files.push(CsvFile {
+                path: p,
+                len,
+                data_start,
+            });
+        }
+        let schema = schema.ok_or_else(|| FrameError::Io {
+            path: path.as_ref().display().to_string(),
+            message: "no file matches".into(),
+        })?;
+        Ok(FrameNode::new(
+            Arc::new(schema.clone()),
+            FrameKind::Csv(CsvSource {
+                files,
+                schema,
+                options: options.csv.clone(),
+                chunk_bytes: options.chunk_bytes,
+            }),
+        ))
+    })
+}
+
+/// Reads a Parquet file lazily, one chunk per run of row groups; the footer is read now.
+pub fn read_parquet(path: impl AsRef<Path>) -> DataFrame {
+    read_parquet_with(path, ReadParquet::default())
+}
+
+/// [`read_parquet`] with column projection, a predicate pushed down to row groups, and the
+/// chunk size.
+pub fn read_parquet_with(path: impl AsRef<Path>, options: ReadParquet) -> DataFrame {
+    let df = DataFrame::build(|| {
+        let path = path.as_ref().display().to_string();
+        let info = inspect(&path)?;
+        let row_groups = match &options.filter {
+            Some(f) => {
+                f.data_type(&info.schema)?;
+                info.prune(f)
+            }
+            None => (0..info.row_groups.len()).collect(),
+        };
+        let target = options
+            .chunk_bytes
+            .unwrap_or(crate::session::DEFAULT_CHUNK_BYTES as u64)
+            .max(1);
+        let mut chunks: Vec<Vec<usize>> = Vec::new();
+        let (mut acc, mut bytes) = (0u64, 0u64);
+        for rg in row_groups {
+            let b = info.row_groups.get(rg).map_or(0, |r| r.bytes);
+            bytes += b;
+            match chunks.last_mut() {
+                Some(last) if acc + b <= target => last.push(rg),
+                _ => {
+                    chunks.push(vec![rg]);
+                    acc = 0;
+                }
+            }
+            acc += b;
+        }
+        Ok(FrameNode::new(
+            info.schema.clone(),
+            FrameKind::Parquet(ParquetSource {
+                path,
+                chunks,
+                bytes,
+            }),
+        ))
+    });
+    let df = match options.filter {
+        Some(f) => df.filter(f),
+        None => df,
+    };
+    match options.columns {
+        Some(cols) => df.select(&cols.iter().map(String::as_str).collect::<Vec<_>>()),
+        None => df,
+    }
+}
+
+/// A frame over Arrow record batches already in memory, one chunk per batch.
+pub fn from_batches(batches: Vec<RecordBatch>) -> DataFrame {
+    DataFrame::build(|| {
+        let schema = batches.first().map(RecordBatch::schema).ok_or_else(|| {
+            FrameError::InvalidArgument("from_batches needs at least one batch".into())
+        })?;
+        if let Some(other) = batches
+            .iter()
+            .find(|b| b.schema().fields() != schema.fields())
+        {
+            return Err(Error::Frame(FrameError::TypeMismatch(format!(
+                "batches of different schemas: {} and {}",
+                schema,
+                other.schema()
+            ))));
+        }
+        Ok(FrameNode::new(schema, FrameKind::Batches(batches)))
+    })
+}
+
+/// A frame over one Arrow record batch, cut into chunks of `rows_per_chunk` rows (one
+/// chunk when `None`).
+pub fn from_arrow(batch: RecordBatch, rows_per_chunk: Option<usize>) -> DataFrame {
+    let n = batch.num_rows();
+    let step = rows_per_chunk.unwrap_or(n).max(1);
+    let batches = if n == 0 {
+        vec![batch]
+    } else {
+        (0..n)
+            .step_by(step)
+            .map(|s| batch.slice(s, step.min(n - s)))
+            .collect()
+    };
+    from_batches(batches)
+}
+
+/// A frame whose columns are 1-D tensors' values, one chunk of `rows_per_chunk` rows each.
+pub fn from_columns(columns: Vec<(&str, HostTensor)>, rows_per_chunk: Option<usize>) -> DataFrame {
+    let built = (|| -> Result<RecordBatch> {
+        let mut fields = Vec::with_capacity(columns.len());
+        let mut arrays = Vec::with_capacity(columns.len());
+        for (name, t) in &columns {
+            if t.shape().len() != 1 {
+                return Err(Error::Shape(format!(
+                    "column {name:?} must be 1-D, its shape is {:?}",
+                    t.shape()
+                )));
+            }
+            let array = tensor_array(t);
+            fields.push(Field::new(*name, array.data_type().clone(), false));
+            arrays.push(array);
+        }
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
+            .map_err(|e| Error::Frame(e.into()))
+    })();
+    match built {
+        Ok(batch) => from_arrow(batch, rows_per_chunk),
+        Err(e) => DataFrame::failed(e),
+    }
+}
+
+/// A tensor's values as an Arrow array of the matching type.
+fn tensor_array(t: &HostTensor) -> ArrayRef {
+    match t.data() {
+        Buffer::F64(v) => Arc::new(Float64Array::from(v.to_vec())),
+        Buffer::F32(v) => Arc::new(Float32Array::from(v.to_vec())),
+        Buffer::I64(v) => Arc::new(Int64Array::from(v.to_vec())),
+        Buffer::I32(v) => Arc::new(Int32Array::from(v.to_vec())),
+        Buffer::U8(v) => Arc::new(UInt8Array::from(v.to_vec())),
+        Buffer::Bool(v) => Arc::new(BooleanArray::from(v.to_vec())),
+    }
+}
+
+/// The files a path names: itself, or for a file name with `*` or `?`, the matching files
+/// of its folder in name order.
+fn expand_glob(path: &Path) -> Result<Vec<String>> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if !name.contains(['*', '?']) {
+        return Ok(vec![path.display().to_string()]);
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let io = |e: std::io::Error| FrameError::Io {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    };
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        if let Some(n) = entry.file_name().to_str() {
+            if glob_match(name.as_bytes(), n.as_bytes()) && entry.path().is_file() {
+                out.push(entry.path().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    if out.is_empty() {
+        return Err(Error::Frame(FrameError::Io {
+            path: path.display().to_string(),
+            message: "no file matches".into(),
+        }));
+    }
+    Ok(out)
+}
+
+/// Matches `name` against a pattern of literal bytes, `?` (one byte) and `*` (any run).
+fn glob_match(pattern: &[u8], name: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => name.is_empty(),
+        Some((b'*', rest)) => (0..=name.len()).any(|i| glob_match(rest, &name[i..])),
+        Some((&p, rest)) => name
+            .split_first()
+            .is_some_and(|(&c, tail)| (p == b'?' || p == c) && glob_match(rest, tail)),
+    }
+}
+
+impl DataFrame {
+    /// Computes the frame and writes it to `path` as CSV: one file, or with `per_chunk`
+    /// one file per chunk named `path` with `-00000`, `-00001`… before the extension
+    /// (written in parallel). Returns the number of rows written.
+    pub fn to_csv(
+        &self,
+        session: &Session,
+        path: impl AsRef<Path>,
+        per_chunk: bool,
+    ) -> Result<usize> {
+        self.write(session, path.as_ref(), FileFormat::Csv, per_chunk)
+    }
+
+    /// Computes the frame and writes it to `path` as zstd-compressed Parquet, one file or
+    /// one per chunk (as [`DataFrame::to_csv`]). Returns the number of rows written.
+    pub fn to_parquet(
+        &self,
+        session: &Session,
+        path: impl AsRef<Path>,
+        per_chunk: bool,
+    ) -> Result<usize> {
+        self.write(session, path.as_ref(), FileFormat::Parquet, per_chunk)
+    }
+}
+
+/// `path` with `-NNNNN` inserted before its extension.
+pub(crate) fn part_path(path: &Path, i: usize) -> String {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("part");
+    let name = match path.extension().and_then(|e| e.to_str()) {
+        Some(ext) => format!("{stem}-{i:05}.{ext}"),
+        None => format!("{stem}-{i:05}"),
+    };
+    path.with_file_name(name).display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_literal_runs_and_single_bytes() {
+        assert!(glob_match(b"part-*.csv", b"part-001.csv"));
+        assert!(glob_match(b"*", b""));
+        assert!(glob_match(b"a?c", b"abc"));
+        assert!(!glob_match(b"a?c", b"ac"));
+        assert!(!glob_match(b"part-*.csv", b"part-001.parquet"));
+    }
+
+    #[test]
+    fn part_paths_number_before_the_extension() {
+        assert_eq!(part_path(Path::new("/t/out.csv"), 3), "/t/out-00003.csv");
+        assert_eq!(part_path(Path::new("out"), 12), "out-00012");
+    }
+}

@@ -1,0 +1,551 @@
+//! Lazy chunked dataframes with pandas' names, on Arrow record batches.
+//!
+//! A [`DataFrame`] is a handle on a node of a lazy graph whose schema is known when it is
+//! built: unknown columns and type mismatches are errors at once (the frame carries the
+//! error, and `execute` returns it), before anything runs. `execute` plans chunk tasks —
+//! reading CSV byte ranges or Parquet row groups in parallel, row-wise steps fused into the
+//! reads, groupby partials merged by a tree or a hash shuffle, broadcast or shuffle joins —
+//! and returns one Arrow `RecordBatch`.
+//!
+//! ```no_run
+//! use tessera::dataframe::{self, col, Agg};
+//! # fn main() -> tessera::Result<()> {
+//! let session = tessera::Session::local()?;
+//! let ratings = dataframe::read_csv("ratings.csv");
+//! let out = ratings
+//!     .groupby(&["userId"])
+//!     .agg(&[("rating", &[Agg::Sum, Agg::Mean, Agg::Max, Agg::Min])])
+//!     .execute(&session)?;
+//! let good = ratings.filter(col("rating").ge(4.0)).len(&session)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Row order: a frame keeps the order of its chunks (file order for reads) and, within a
+//! chunk, of its rows; groupby results come sorted by their keys unless `.sort(false)` is
+//! asked (then their order is unspecified), and joins keep the order of the left side's
+//! chunks for a broadcast join and are unordered after a shuffle join.
+
+mod groupby;
+mod io;
+pub(crate) mod node;
+pub(crate) mod plan;
+
+pub use groupby::GroupBy;
+pub use io::{
+    from_arrow, from_batches, from_columns, read_csv, read_csv_with, read_parquet,
+    read_parquet_with, ReadCsv, ReadParquet,
+};
+pub use tessera_kernels::frame::csv::CsvOptions;
+pub use tessera_kernels::frame::expr::{col, lit, BinaryOperator, DatePart, Expr, Literal};
+pub use tessera_kernels::frame::groupby::AggFunc as Agg;
+pub use tessera_kernels::frame::join::JoinHow as How;
+pub use tessera_kernels::frame::sort::SortKey;
+pub use tessera_kernels::frame::FrameError;
+
+use crate::error::{Error, Result};
+use crate::session::Session;
+use arrow::array::{Array, RecordBatch};
+use arrow::datatypes::{DataType, SchemaRef};
+use node::{FrameKind, FrameNode};
+use std::path::Path;
+use std::sync::Arc;
+use tessera_actors::JobStats;
+use tessera_kernels::frame::groupby::{AggFunc, AggSpec};
+use tessera_kernels::frame::join::JoinSpec;
+use tessera_kernels::frame::map::{steps_schema, MapStep};
+use tessera_kernels::frame::ops::FileFormat;
+use tessera_kernels::frame::schema::is_numeric;
+use tessera_kernels::frame::sort::check_keys;
+
+/// A lazy, chunked table.
+#[derive(Clone, Debug)]
+pub struct DataFrame {
+    node: Result<Arc<FrameNode>>,
+}
+
+impl DataFrame {
+    /// A frame from a node builder, carrying its error if it fails.
+    fn build(f: impl FnOnce() -> Result<Arc<FrameNode>>) -> DataFrame {
+        DataFrame { node: f() }
+    }
+
+    /// A frame that carries `error`.
+    fn failed(error: Error) -> DataFrame {
+        DataFrame { node: Err(error) }
+    }
+
+    fn node(&self) -> Result<&Arc<FrameNode>> {
+        self.node.as_ref().map_err(Clone::clone)
+    }
+
+    /// A new frame from this one's node, or this one's error.
+    fn derive(&self, f: impl FnOnce(&Arc<FrameNode>) -> Result<Arc<FrameNode>>) -> DataFrame {
+        DataFrame {
+            node: self.node().and_then(f),
+        }
+    }
+
+    /// The error this frame carries, if building it failed.
+    pub fn error(&self) -> Option<&Error> {
+        self.node.as_ref().err()
+    }
+
+    /// The schema (column names and Arrow types), or the error this frame carries.
+    pub fn schema(&self) -> Result<SchemaRef> {
+        Ok(self.node()?.schema.clone())
+    }
+
+    /// The column names.
+    pub fn columns(&self) -> Result<Vec<String>> {
+        Ok(self
+            .node()?
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect())
+    }
+
+    /// Each column's name and type (pandas' `dtypes`).
+    pub fn dtypes(&self) -> Result<Vec<(String, DataType)>> {
+        Ok(self
+            .node()?
+            .schema
+            .fields()
+            .iter()
+            .map(|f| (f.name().clone(), f.data_type().clone()))
+            .collect())
+    }
+
+    /// Applies row-wise steps, checking them against the schema now.
+    fn map(&self, step: MapStep) -> DataFrame {
+        self.derive(|node| {
+            let schema = steps_schema(&node.schema, std::slice::from_ref(&step))?;
+            // Consecutive row-wise steps share one node.
+            let (input, mut steps) = match &node.kind {
+                FrameKind::Map { input, steps } => (input.clone(), steps.clone()),
+                _ => (node.clone(), Vec::new()),
+            };
+            steps.push(step);
+            Ok(FrameNode::new(
+                Arc::new(schema),
+                FrameKind::Map { input, steps },
+            ))
+        })
+    }
+
+    /// The rows where `predicate` is true (null counts as false).
+    pub fn filter(&self, predicate: Expr) -> DataFrame {
+        self.map(MapStep::Filter(predicate))
+    }
+
+    /// These columns, in this order.
+    pub fn select(&self, columns: &[&str]) -> DataFrame {
+        self.select_exprs(columns.iter().map(|c| col(c)).collect())
+    }
+
+    /// Columns computed by expressions (each named by its alias, or the column it reads).
+    pub fn select_exprs(&self, exprs: Vec<Expr>) -> DataFrame {
+        self.map(MapStep::Select(exprs))
+    }
+
+    /// Adds column `name` (or replaces it) with the values of `expr`.
+    pub fn with_column(&self, name: &str, expr: Expr) -> DataFrame {
+        self.map(MapStep::WithColumn {
+            name: name.to_string(),
+            expr,
+        })
+    }
+
+    /// Without these columns.
+    pub fn drop(&self, columns: &[&str]) -> DataFrame {
+        self.map(MapStep::Drop(
+            columns.iter().map(|c| c.to_string()).collect(),
+        ))
+    }
+
+    /// With columns renamed, `(old, new)`.
+    pub fn rename(&self, pairs: &[(&str, &str)]) -> DataFrame {
+        self.map(MapStep::Rename(
+            pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+        ))
+    }
+
+    /// The first `n` rows.
+    pub fn head(&self, n: usize) -> DataFrame {
+        self.derive(|node| {
+            Ok(FrameNode::new(
+                node.schema.clone(),
+                FrameKind::Head {
+                    input: node.clone(),
+                    n,
+                },
+            ))
+        })
+    }
+
+    /// Groups rows by the values of these columns.
+    pub fn groupby(&self, keys: &[&str]) -> GroupBy {
+        GroupBy::new(self.clone(), keys.iter().map(|k| col(k)).collect())
+    }
+
+    /// Groups rows by computed keys (each named by its alias or the column it reads).
+    pub fn groupby_expr(&self, keys: Vec<Expr>) -> GroupBy {
+        GroupBy::new(self.clone(), keys)
+    }
+
+    /// Joins with `right` on columns of the same name (pandas' `merge(on=…)`), suffixes
+    /// `_x` and `_y` for other shared names.
+    pub fn merge(&self, right: &DataFrame, on: &[&str], how: How) -> DataFrame {
+        self.merge_on(right, on, on, how, ("_x", "_y"))
+    }
+
+    /// Joins with `right` where `left_on` equals `right_on`, with suffixes for shared names.
+    pub fn merge_on(
+        &self,
+        right: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+        how: How,
+        suffixes: (&str, &str),
+    ) -> DataFrame {
+        let spec = JoinSpec {
+            left_on: left_on.iter().map(|c| c.to_string()).collect(),
+            right_on: right_on.iter().map(|c| c.to_string()).collect(),
+            how,
+            suffixes: (suffixes.0.to_string(), suffixes.1.to_string()),
+        };
+        self.derive(|left| {
+            let right = right.node()?;
+            let schema = spec.output_schema(&left.schema, &right.schema)?;
+            Ok(FrameNode::new(
+                Arc::new(schema),
+                FrameKind::Join {
+                    left: left.clone(),
+                    right: right.clone(),
+                    spec,
+                },
+            ))
+        })
+    }
+
+    /// Sorted by these columns, all ascending or all descending (nulls last).
+    pub fn sort_values(&self, by: &[&str], ascending: bool) -> DataFrame {
+        let keys = by
+            .iter()
+            .map(|c| {
+                if ascending {
+                    SortKey::ascending(c)
+                } else {
+                    SortKey::descending(c)
+                }
+            })
+            .collect();
+        self.sort_by(keys)
+    }
+
+    /// Sorted by several keys, each with its own direction and null placement.
+    pub fn sort_by(&self, by: Vec<SortKey>) -> DataFrame {
+        self.derive(|node| {
+            check_keys(&node.schema, &by)?;
+            Ok(FrameNode::new(
+                node.schema.clone(),
+                FrameKind::Sort {
+                    input: node.clone(),
+                    by,
+                    limit: None,
+                },
+            ))
+        })
+    }
+
+    /// How often each value of `column` occurs: columns `column` and `count`, most
+    /// frequent first (nulls not counted, as in pandas).
+    pub fn value_counts(&self, column: &str) -> DataFrame {
+        self.groupby(&[column])
+            .sort(false)
+            .agg_named(vec![AggSpec {
+                column: column.to_string(),
+                func: AggFunc::Size,
+                output: "count".to_string(),
+            }])
+            .sort_by(vec![
+                SortKey::descending("count"),
+                SortKey::ascending(column),
+            ])
+    }
+
+    /// One row per distinct combination of `subset` (all columns when `None`), keeping the
+    /// first non-null value of each other column in row order; rows with a null in
+    /// `subset` are dropped. Rows come sorted by `subset`.
+    pub fn drop_duplicates(&self, subset: Option<&[&str]>) -> DataFrame {
+        let columns = match self.columns() {
+            Ok(c) => c,
+            Err(e) => return DataFrame::failed(e),
+        };
+        let keys: Vec<String> = match subset {
+            Some(s) => s.iter().map(|c| c.to_string()).collect(),
+            None => columns.clone(),
+        };
+        let aggs = columns
+            .iter()
+            .filter(|c| !keys.contains(c))
+            .map(|c| AggSpec {
+                column: c.clone(),
+                func: AggFunc::First,
+                output: c.clone(),
+            })
+            .collect();
+        let key_refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let col_refs: Vec<&str> = columns.iter().map(String::as_str).collect();
+        self.groupby(&key_refs).agg_named(aggs).select(&col_refs)
+    }
+
+    /// Reduces columns to one row: `func` of every column it applies to (numeric columns
+    /// for sum, mean, std and var; every column for min, max, count and nunique).
+    fn reduce_all(&self, func: AggFunc) -> DataFrame {
+        let schema = match self.schema() {
+            Ok(s) => s,
+            Err(e) => return DataFrame::failed(e),
+        };
+        let numeric_only = matches!(
+            func,
+            AggFunc::Sum | AggFunc::Mean | AggFunc::Std | AggFunc::Var
+        );
+        let aggs = schema
+            .fields()
+            .iter()
+            .filter(|f| {
+                !numeric_only || is_numeric(f.data_type()) || *f.data_type() == DataType::Boolean
+            })
+            .map(|f| AggSpec {
+                column: f.name().clone(),
+                func,
+                output: f.name().clone(),
+            })
+            .collect();
+        self.groupby(&[]).agg_named(aggs)
+    }
+
+    /// The sum of each numeric column, as a one-row frame.
+    pub fn sum(&self) -> DataFrame {
+        self.reduce_all(AggFunc::Sum)
+    }
+
+    /// The mean of each numeric column, as a one-row frame.
+    pub fn mean(&self) -> DataFrame {
+        self.reduce_all(AggFunc::Mean)
+    }
+
+    /// The minimum of each column, as a one-row frame.
+    pub fn min(&self) -> DataFrame {
+        self.reduce_all(AggFunc::Min)
+    }
+
+    /// The maximum of each column, as a one-row frame.
+    pub fn max(&self) -> DataFrame {
+        self.reduce_all(AggFunc::Max)
+    }
+
+    /// The non-null count of each column, as a one-row frame.
+    pub fn count(&self) -> DataFrame {
+        self.reduce_all(AggFunc::Count)
+    }
+
+    /// The sample standard deviation (ddof 1) of each numeric column, as a one-row frame.
+    pub fn std(&self) -> DataFrame {
+        self.reduce_all(AggFunc::Std)
+    }
+
+    /// The sample variance (ddof 1) of each numeric column, as a one-row frame.
+    pub fn var(&self) -> DataFrame {
+        self.reduce_all(AggFunc::Var)
+    }
+
+    /// The number of distinct non-null values of each column, as a one-row frame.
+    pub fn nunique(&self) -> DataFrame {
+        self.reduce_all(AggFunc::NUnique)
+    }
+
+    /// Several aggregations over the whole frame, as one row (`(column, funcs)` pairs,
+    /// named as in [`GroupBy::agg`]).
+    pub fn agg(&self, aggs: &[(&str, &[Agg])]) -> DataFrame {
+        self.groupby(&[]).agg(aggs)
+    }
+
+    /// The number of rows (runs a job).
+    pub fn len(&self, session: &Session) -> Result<usize> {
+        let counts = self
+            .groupby(&[])
+            .agg_named(vec![AggSpec {
+                column: String::new(),
+                func: AggFunc::Size,
+                output: "rows".into(),
+            }])
+            .execute(session)?;
+        scalar_i64(&counts, "rows").map(|n| n.max(0) as usize)
+    }
+
+    /// True when the frame has no rows (runs a job).
+    pub fn is_empty(&self, session: &Session) -> Result<bool> {
+        Ok(self.len(session)? == 0)
+    }
+
+    /// Summary statistics of the numeric columns (runs a job): a column `statistic` with
+    /// the rows count, mean, std, min and max, then one Float64 column per numeric column.
+    pub fn describe(&self, session: &Session) -> Result<RecordBatch> {
+        describe(self, session)
+    }
+
+    /// Computes the frame and returns its rows as one Arrow table.
+    pub fn execute(&self, session: &Session) -> Result<RecordBatch> {
+        self.execute_with_stats(session).map(|(b, _)| b)
+    }
+
+    /// Computes the frame and returns its rows with the statistics of the job's stages.
+    pub fn execute_with_stats(&self, session: &Session) -> Result<(RecordBatch, JobStats)> {
+        let node = self.node()?;
+        let (batches, stats) = session.run_frame(node)?;
+        let batch =
+            tessera_kernels::frame::table::concat(&node.schema, &batches).map_err(Error::Frame)?;
+        // Chunks may carry equivalent schemas with other metadata; present the frame's.
+        let batch = RecordBatch::try_new(node.schema.clone(), batch.columns().to_vec())
+            .map_err(|e| Error::Frame(e.into()))?;
+        Ok((batch, stats))
+    }
+
+    /// Computes the frame and returns its chunks as they came (no concatenation).
+    pub fn execute_chunks(&self, session: &Session) -> Result<Vec<RecordBatch>> {
+        Ok(session.run_frame(self.node()?)?.0)
+    }
+
+    /// Computes the frame and returns a frame over its chunks, kept in memory (Dask's
+    /// `persist`): later queries read them instead of computing them again.
+    pub fn persist(&self, session: &Session) -> Result<DataFrame> {
+        let node = self.node()?;
+        let (batches, _) = session.run_frame(node)?;
+        Ok(DataFrame {
+            node: Ok(FrameNode::new(
+                node.schema.clone(),
+                FrameKind::Batches(batches),
+            )),
+        })
+    }
+
+    /// Writes the frame's chunks (see `to_csv` / `to_parquet`).
+    fn write(
+        &self,
+        session: &Session,
+        path: &Path,
+        format: FileFormat,
+        per_chunk: bool,
+    ) -> Result<usize> {
+        if !per_chunk {
+            let batch = self.execute(session)?;
+            let p = path.display().to_string();
+            let one = std::slice::from_ref(&batch);
+            match format {
+                FileFormat::Csv => tessera_kernels::frame::csv::write_csv(&p, one)?,
+                FileFormat::Parquet => {
+                    tessera_kernels::frame::parquet::write(&p, batch.schema_ref(), one)?
+                }
+            }
+            return Ok(batch.num_rows());
+        }
+        let node = self.node()?;
+        let written = session.write_frame(node, path, format)?;
+        Ok(written)
+    }
+}
+
+/// Stacks frames of one schema, in order (pandas' `concat`).
+pub fn concat(frames: &[DataFrame]) -> DataFrame {
+    DataFrame::build(|| {
+        let nodes = frames
+            .iter()
+            .map(|f| f.node().cloned())
+            .collect::<Result<Vec<_>>>()?;
+        let first = nodes
+            .first()
+            .ok_or_else(|| FrameError::InvalidArgument("concat needs at least one frame".into()))?;
+        if let Some(other) = nodes
+            .iter()
+            .find(|n| n.schema.fields() != first.schema.fields())
+        {
+            return Err(Error::Frame(FrameError::TypeMismatch(format!(
+                "concat of frames with different columns: {} and {}",
+                first.schema, other.schema
+            ))));
+        }
+        Ok(FrameNode::new(
+            first.schema.clone(),
+            FrameKind::Concat(nodes),
+        ))
+    })
+}
+
+/// The one value of an Int64 column of a one-row table.
+fn scalar_i64(batch: &RecordBatch, name: &str) -> Result<i64> {
+    let column = tessera_kernels::frame::schema::column(batch, name)?;
+    column
+        .as_any()
+        .downcast_ref::<arrow::array::Int64Array>()
+        .filter(|a| a.len() == 1 && a.is_valid(0))
+        .map(|a| a.value(0))
+        .ok_or_else(|| Error::Runtime(format!("expected one Int64 value in column {name:?}")))
+}
+
+fn describe(df: &DataFrame, session: &Session) -> Result<RecordBatch> {
+    use arrow::array::{Float64Array, StringArray};
+    use arrow::compute::cast;
+    use arrow::datatypes::{Field, Schema};
+    const STATS: [AggFunc; 5] = [
+        AggFunc::Count,
+        AggFunc::Mean,
+        AggFunc::Std,
+        AggFunc::Min,
+        AggFunc::Max,
+    ];
+    let schema = df.schema()?;
+    let numeric: Vec<String> = schema
+        .fields()
+        .iter()
+        .filter(|f| is_numeric(f.data_type()))
+        .map(|f| f.name().clone())
+        .collect();
+    let aggs = numeric
+        .iter()
+        .flat_map(|c| {
+            STATS.iter().map(move |f| AggSpec {
+                column: c.clone(),
+                func: *f,
+                output: format!("{c}\u{1f}{}", f.name()),
+            })
+        })
+        .collect();
+    let row = df.groupby(&[]).agg_named(aggs).execute(session)?;
+    let mut fields = vec![Field::new("statistic", DataType::Utf8, false)];
+    let mut columns: Vec<arrow::array::ArrayRef> = vec![Arc::new(StringArray::from(
+        STATS.iter().map(|f| f.name()).collect::<Vec<_>>(),
+    ))];
+    for c in &numeric {
+        let mut values = Vec::with_capacity(STATS.len());
+        for f in STATS {
+            let array =
+                tessera_kernels::frame::schema::column(&row, &format!("{c}\u{1f}{}", f.name()))?;
+            let array = cast(array, &DataType::Float64).map_err(|e| Error::Frame(e.into()))?;
+            let array = array
+                .as_any()
+                .downcast_ref::<Float64Array>()
+                .ok_or_else(|| Error::Runtime("describe: cast to Float64 failed".into()))?;
+            values.push(array.is_valid(0).then(|| array.value(0)));
+        }
+        fields.push(Field::new(c, DataType::Float64, true));
+        columns.push(Arc::new(Float64Array::from(values)));
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| Error::Frame(e.into()))
+}

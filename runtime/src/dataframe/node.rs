@@ -1,0 +1,128 @@
+//! The lazy graph of a dataframe: nodes with their schema, known when they are built.
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::{Schema, SchemaRef};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tessera_kernels::frame::csv::CsvOptions;
+use tessera_kernels::frame::groupby::GroupBySpec;
+use tessera_kernels::frame::join::JoinSpec;
+use tessera_kernels::frame::map::MapStep;
+use tessera_kernels::frame::sort::SortKey;
+
+/// One CSV file of a `read_csv`.
+#[derive(Clone, Debug)]
+pub(crate) struct CsvFile {
+    pub path: String,
+    pub len: u64,
+    pub data_start: u64,
+}
+
+/// The files of a `read_csv`, all of one schema.
+#[derive(Clone, Debug)]
+pub(crate) struct CsvSource {
+    pub files: Vec<CsvFile>,
+    /// The files' full schema (before projection).
+    pub schema: Schema,
+    pub options: CsvOptions,
+    /// Bytes per chunk; the session's chunk size when `None`.
+    pub chunk_bytes: Option<u64>,
+}
+
+/// A Parquet file cut into chunks of whole row groups.
+#[derive(Clone, Debug)]
+pub(crate) struct ParquetSource {
+    pub path: String,
+    /// Row groups per chunk (after pruning by the predicate).
+    pub chunks: Vec<Vec<usize>>,
+    /// Uncompressed bytes of the chosen row groups.
+    pub bytes: u64,
+}
+
+/// What a node computes.
+#[derive(Clone, Debug)]
+pub(crate) enum FrameKind {
+    Csv(CsvSource),
+    Parquet(ParquetSource),
+    /// Tables in memory, one chunk each.
+    Batches(Vec<RecordBatch>),
+    /// Row-wise steps, fused into the chunk tasks of the input.
+    Map {
+        input: Arc<FrameNode>,
+        steps: Vec<MapStep>,
+    },
+    GroupBy {
+        input: Arc<FrameNode>,
+        spec: GroupBySpec,
+        /// Sort the result by the keys.
+        sort: bool,
+    },
+    Join {
+        left: Arc<FrameNode>,
+        right: Arc<FrameNode>,
+        spec: JoinSpec,
+    },
+    Sort {
+        input: Arc<FrameNode>,
+        by: Vec<SortKey>,
+        limit: Option<usize>,
+    },
+    Concat(Vec<Arc<FrameNode>>),
+    Head {
+        input: Arc<FrameNode>,
+        n: usize,
+    },
+}
+
+/// A node of the lazy graph.
+#[derive(Debug)]
+pub(crate) struct FrameNode {
+    /// Unique within the process.
+    pub id: u64,
+    /// The schema of its rows.
+    pub schema: SchemaRef,
+    pub kind: FrameKind,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl FrameNode {
+    pub fn new(schema: SchemaRef, kind: FrameKind) -> Arc<FrameNode> {
+        Arc::new(FrameNode {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            schema,
+            kind,
+        })
+    }
+
+    /// The nodes this one reads.
+    pub fn inputs(&self) -> Vec<&Arc<FrameNode>> {
+        match &self.kind {
+            FrameKind::Csv(_) | FrameKind::Parquet(_) | FrameKind::Batches(_) => Vec::new(),
+            FrameKind::Map { input, .. }
+            | FrameKind::GroupBy { input, .. }
+            | FrameKind::Sort { input, .. }
+            | FrameKind::Head { input, .. } => vec![input],
+            FrameKind::Join { left, right, .. } => vec![left, right],
+            FrameKind::Concat(inputs) => inputs.iter().collect(),
+        }
+    }
+
+    /// An upper bound of the bytes its rows take in memory, from file sizes and row-group
+    /// metadata (used to choose between a broadcast and a shuffle join).
+    pub fn estimated_bytes(&self) -> u64 {
+        match &self.kind {
+            FrameKind::Csv(s) => s.files.iter().map(|f| f.len).sum(),
+            FrameKind::Parquet(p) => p.bytes,
+            FrameKind::Batches(b) => b.iter().map(|b| b.get_array_memory_size() as u64).sum(),
+            FrameKind::Join { left, right, .. } => left
+                .estimated_bytes()
+                .saturating_add(right.estimated_bytes()),
+            _ => self
+                .inputs()
+                .iter()
+                .map(|n| n.estimated_bytes())
+                .fold(0u64, u64::saturating_add),
+        }
+    }
+}

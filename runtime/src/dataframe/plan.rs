@@ -1,0 +1,615 @@
+//! The frame planner: turns a lazy frame into chunk tasks, stage by stage.
+//!
+//! Row-wise steps fuse into the task that produces their chunk (a CSV range, Parquet row
+//! groups or an earlier result), with column projection pushed into the reader. A groupby
+//! runs its per-chunk partial aggregation as one stage, then looks at the partials it got
+//! (their row counts) to choose the rest: a tree of merges when the groups are few, a hash
+//! shuffle of the partials into parallel merges when they are many. A join broadcasts a
+//! small right side to every left chunk, and otherwise hash-partitions both sides.
+
+use super::node::{FrameKind, FrameNode};
+use crate::error::{Error, Result};
+use crate::session::SessionInner;
+use arrow::array::RecordBatch;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, JobStats};
+use tessera_kernels::frame::csv::split_ranges;
+use tessera_kernels::frame::groupby::GroupBySpec;
+use tessera_kernels::frame::join::{JoinHow, JoinSpec};
+use tessera_kernels::frame::map::MapStep;
+use tessera_kernels::frame::ops::{CsvScan, FileFormat, FrameOp, Pipeline, Sink, Source};
+use tessera_kernels::frame::parquet::ParquetScan;
+use tessera_kernels::{ChunkData, ChunkOp};
+
+/// Partials merged per task in a merge tree.
+const FAN_IN: usize = 8;
+/// Partial rows per shuffle partition aimed at.
+const ROWS_PER_PART: usize = 1 << 20;
+/// Most partitions of a shuffle.
+const MAX_PARTS: usize = 256;
+
+/// A chunk not yet given a task: rows from a source, with steps still to apply.
+#[derive(Clone, Debug)]
+enum Pending {
+    /// A chunk that has a task.
+    Emitted(ChunkKey),
+    /// Rows to read from `source` (for `Source::Input`, from chunk `input`) and the steps
+    /// to apply to them.
+    Open {
+        source: Source,
+        input: Option<ChunkKey>,
+        steps: Vec<MapStep>,
+    },
+}
+
+/// Plans and runs one frame job.
+pub(crate) struct FramePlanner<'s> {
+    session: &'s SessionInner,
+    chunk_bytes: u64,
+    threads: usize,
+    shuffle_rows: usize,
+    broadcast_bytes: u64,
+    tasks: Vec<ChunkTask>,
+    next_key: u64,
+    /// Chunks of nodes read more than once, kept rather than recomputed.
+    memo: HashMap<u64, Vec<ChunkKey>>,
+    /// How many consumers each node has in the graph being planned.
+    uses: HashMap<u64, usize>,
+    /// Statistics of the stages run so far.
+    pub stats: JobStats,
+}
+
+impl<'s> FramePlanner<'s> {
+    pub fn new(session: &'s SessionInner) -> FramePlanner<'s> {
+        FramePlanner {
+            session,
+            chunk_bytes: session.config.chunk_bytes.max(1) as u64,
+            threads: session.config.threads.max(1),
+            shuffle_rows: session.config.shuffle_rows,
+            broadcast_bytes: session.config.broadcast_bytes,
+            tasks: Vec::new(),
+            next_key: 0,
+            memo: HashMap::new(),
+            uses: HashMap::new(),
+            stats: JobStats::default(),
+        }
+    }
+
+    /// Computes `root` and returns its chunks as tables, in order.
+    pub fn execute(&mut self, root: &Arc<FrameNode>) -> Result<Vec<RecordBatch>> {
+        count_uses(root, &mut self.uses, &mut HashSet::new());
+        let keys = self.tables(root)?;
+        let chunks = self.run_stage(&keys)?;
+        chunks
+            .iter()
+            .map(|c| match c.as_ref() {
+                ChunkData::Table(t) => Ok(t.clone()),
+                _ => Err(Error::Runtime(
+                    "a frame job produced a non-table chunk".into(),
+                )),
+            })
+            .collect()
+    }
+
+    /// Writes the chunks of `root` to one file each (`path` numbered by
+    /// [`super::io::part_path`]) and returns the rows written.
+    pub fn write(
+        &mut self,
+        root: &Arc<FrameNode>,
+        path: &Path,
+        format: FileFormat,
+    ) -> Result<usize> {
+        count_uses(root, &mut self.uses, &mut HashSet::new());
+        let pending = self.pending(root)?;
+        let keys: Vec<ChunkKey> = pending
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let sink = Sink::Write {
+                    path: super::io::part_path(path, i),
+                    format,
+                };
+                self.emit(p, sink)
+            })
+            .collect();
+        let counts = self.run_stage(&keys)?;
+        Ok(counts.iter().map(|c| chunk_rows_written(c)).sum())
+    }
+
+    fn add(&mut self, op: ChunkOp, inputs: Vec<ChunkKey>) -> ChunkKey {
+        let key = ChunkKey(self.next_key);
+        self.next_key += 1;
+        self.tasks.push(ChunkTask { key, op, inputs });
+        key
+    }
+
+    fn frame(&mut self, op: FrameOp, inputs: Vec<ChunkKey>) -> ChunkKey {
+        self.add(ChunkOp::Frame(op), inputs)
+    }
+
+    /// Runs the tasks planned so far and returns the chunks `wanted`. Every chunk that the
+    /// stage produced and did not consume is kept for later stages (as a literal task under
+    /// the same key), so plans made before the stage stay valid.
+    fn run_stage(&mut self, wanted: &[ChunkKey]) -> Result<Vec<Arc<ChunkData>>> {
+        let consumed: HashSet<ChunkKey> = self
+            .tasks
+            .iter()
+            .flat_map(|t| t.inputs.iter().copied())
+            .collect();
+        let mut outputs: Vec<ChunkKey> = wanted.to_vec();
+        let wanted_set: HashSet<ChunkKey> = wanted.iter().copied().collect();
+        let kept: Vec<ChunkKey> = self
+            .tasks
+            .iter()
+            .map(|t| t.key)
+            .filter(|k| !consumed.contains(k) && !wanted_set.contains(k))
+            .collect();
+        outputs.extend(&kept);
+        let graph = ChunkGraph {
+            tasks: std::mem::take(&mut self.tasks),
+            outputs,
+        };
+        let (chunks, stats) = self.session.run_graph(graph).map_err(frame_error)?;
+        self.stats.absorb(&stats);
+        // `chunks` holds the wanted chunks, then the kept ones.
+        let (wanted_data, kept_data) = chunks.split_at(wanted.len());
+        for (key, data) in wanted
+            .iter()
+            .zip(wanted_data)
+            .chain(kept.iter().zip(kept_data))
+        {
+            self.tasks.push(ChunkTask {
+                key: *key,
+                op: ChunkOp::Literal(data.clone()),
+                inputs: Vec::new(),
+            });
+        }
+        Ok(wanted_data.to_vec())
+    }
+
+    /// The chunks of `node` as table tasks.
+    fn tables(&mut self, node: &Arc<FrameNode>) -> Result<Vec<ChunkKey>> {
+        let pending = self.pending(node)?;
+        Ok(pending
+            .into_iter()
+            .map(|p| self.emit(p, Sink::Table))
+            .collect())
+    }
+
+    /// The chunks of `node`, with row-wise work left open for fusion where possible.
+    fn pending(&mut self, node: &Arc<FrameNode>) -> Result<Vec<Pending>> {
+        if let Some(keys) = self.memo.get(&node.id) {
+            return Ok(keys.iter().map(|&k| Pending::Emitted(k)).collect());
+        }
+        let pending = self.plan(node)?;
+        if self.uses.get(&node.id).copied().unwrap_or(0) > 1 {
+            let keys: Vec<ChunkKey> = pending
+                .into_iter()
+                .map(|p| self.emit(p, Sink::Table))
+                .collect();
+            self.memo.insert(node.id, keys.clone());
+            return Ok(keys.into_iter().map(Pending::Emitted).collect());
+        }
+        Ok(pending)
+    }
+
+    fn plan(&mut self, node: &Arc<FrameNode>) -> Result<Vec<Pending>> {
+        Ok(match &node.kind {
+            FrameKind::Csv(src) => {
+                let chunk = src.chunk_bytes.unwrap_or(self.chunk_bytes);
+                let mut out = Vec::new();
+                for f in &src.files {
+                    for (start, end) in split_ranges(f.data_start, f.len, chunk) {
+                        out.push(Pending::Open {
+                            source: Source::Csv(CsvScan {
+                                path: f.path.clone(),
+                                start,
+                                end,
+                                data_start: f.data_start,
+                                schema: src.schema.clone(),
+                                projection: None,
+                                options: src.options.clone(),
+                            }),
+                            input: None,
+                            steps: Vec::new(),
+                        });
+                    }
+                }
+                out
+            }
+            FrameKind::Parquet(src) => src
+                .chunks
+                .iter()
+                .map(|rgs| Pending::Open {
+                    source: Source::Parquet(ParquetScan {
+                        path: src.path.clone(),
+                        row_groups: rgs.clone(),
+                        columns: Some(
+                            node.schema
+                                .fields()
+                                .iter()
+                                .map(|f| f.name().clone())
+                                .collect(),
+                        ),
+                    }),
+                    input: None,
+                    steps: Vec::new(),
+                })
+                .collect(),
+            FrameKind::Batches(batches) => batches
+                .iter()
+                .map(|b| {
+                    Pending::Emitted(self.add(
+                        ChunkOp::Literal(Arc::new(ChunkData::Table(b.clone()))),
+                        vec![],
+                    ))
+                })
+                .collect(),
+            FrameKind::Map { input, steps } => self
+                .pending(input)?
+                .into_iter()
+                .map(|p| match p {
+                    Pending::Emitted(k) => Pending::Open {
+                        source: Source::Input,
+                        input: Some(k),
+                        steps: steps.clone(),
+                    },
+                    Pending::Open {
+                        source,
+                        input,
+                        steps: mut s,
+                    } => {
+                        s.extend(steps.iter().cloned());
+                        Pending::Open {
+                            source,
+                            input,
+                            steps: s,
+                        }
+                    }
+                })
+                .collect(),
+            FrameKind::GroupBy { input, spec, sort } => {
+                let keys = self.groupby(input, spec)?;
+                let keys = if *sort && !spec.keys.is_empty() {
+                    let by = spec
+                        .keys
+                        .iter()
+                        .map(|k| tessera_kernels::frame::sort::SortKey::ascending(k))
+                        .collect();
+                    vec![self.frame(FrameOp::Sort { by, limit: None }, keys)]
+                } else {
+                    keys
+                };
+                keys.into_iter().map(Pending::Emitted).collect()
+            }
+            FrameKind::Join { left, right, spec } => self
+                .join(left, right, spec)?
+                .into_iter()
+                .map(Pending::Emitted)
+                .collect(),
+            FrameKind::Sort { input, by, limit } => {
+                let keys = self.tables(input)?;
+                vec![Pending::Emitted(self.frame(
+                    FrameOp::Sort {
+                        by: by.clone(),
+                        limit: *limit,
+                    },
+                    keys,
+                ))]
+            }
+            FrameKind::Concat(inputs) => {
+                let mut out = Vec::new();
+                for i in inputs {
+                    out.extend(self.pending(i)?);
+                }
+                out
+            }
+            FrameKind::Head { input, n } => {
+                let keys = self.tables(input)?;
+                vec![Pending::Emitted(
+                    self.frame(FrameOp::Concat { limit: Some(*n) }, keys),
+                )]
+            }
+        })
+    }
+
+    /// Gives `pending` a task ending in `sink`, pushing the columns the steps and the sink
+    /// need into the reader.
+    fn emit(&mut self, pending: Pending, sink: Sink) -> ChunkKey {
+        let (mut source, input, steps) = match pending {
+            Pending::Emitted(k) if sink == Sink::Table => return k,
+            Pending::Emitted(k) => (Source::Input, Some(k), Vec::new()),
+            Pending::Open {
+                source,
+                input,
+                steps,
+            } => (source, input, steps),
+        };
+        let sink_columns = match &sink {
+            Sink::GroupPartial(spec) => Some(groupby_columns(spec)),
+            _ => None,
+        };
+        let steps = match &mut source {
+            Source::Csv(scan) => {
+                let names: Vec<String> = scan
+                    .schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect();
+                let (kept, steps) = project(&names, steps, sink_columns);
+                scan.projection = Some(kept);
+                steps
+            }
+            Source::Parquet(scan) => {
+                let names = scan.columns.clone().unwrap_or_default();
+                let (kept, steps) = project(&names, steps, sink_columns);
+                scan.columns = Some(kept.iter().map(|&i| names[i].clone()).collect());
+                steps
+            }
+            Source::Input => steps,
+        };
+        let op = FrameOp::Pipeline(Pipeline {
+            source,
+            steps,
+            sink,
+        });
+        self.frame(op, input.into_iter().collect())
+    }
+
+    /// Plans a groupby: partials, then (decided from them) a merge tree or a shuffle.
+    fn groupby(&mut self, input: &Arc<FrameNode>, spec: &GroupBySpec) -> Result<Vec<ChunkKey>> {
+        let partials: Vec<ChunkKey> = self
+            .pending(input)?
+            .into_iter()
+            .map(|p| self.emit(p, Sink::GroupPartial(spec.clone())))
+            .collect();
+        if partials.len() <= 1 {
+            return Ok(vec![self.merge(spec, partials, true, None)]);
+        }
+        let data = self.run_stage(&partials)?;
+        let rows: usize = data.iter().map(|c| chunk_rows(c)).sum();
+        if spec.keys.is_empty() || rows <= self.shuffle_rows {
+            tracing::debug!(partials = partials.len(), rows, "groupby: tree merge");
+            return Ok(vec![self.merge_tree(spec, partials)]);
+        }
+        let parts = rows
+            .div_ceil(ROWS_PER_PART)
+            .max(self.threads * 2)
+            .min(MAX_PARTS);
+        tracing::debug!(partials = partials.len(), rows, parts, "groupby: shuffle");
+        let split: Vec<ChunkKey> = partials
+            .into_iter()
+            .map(|k| {
+                self.emit(
+                    Pending::Emitted(k),
+                    Sink::Partition {
+                        keys: spec.keys.clone(),
+                        parts,
+                    },
+                )
+            })
+            .collect();
+        Ok((0..parts)
+            .map(|p| self.merge(spec, split.clone(), true, Some(p)))
+            .collect())
+    }
+
+    fn merge(
+        &mut self,
+        spec: &GroupBySpec,
+        inputs: Vec<ChunkKey>,
+        finalize: bool,
+        part: Option<usize>,
+    ) -> ChunkKey {
+        let op = FrameOp::GroupMerge {
+            spec: spec.clone(),
+            finalize,
+            part,
+        };
+        self.frame(op, inputs)
+    }
+
+    fn merge_tree(&mut self, spec: &GroupBySpec, mut level: Vec<ChunkKey>) -> ChunkKey {
+        while level.len() > FAN_IN {
+            level = level
+                .chunks(FAN_IN)
+                .map(|group| self.merge(spec, group.to_vec(), false, None))
+                .collect();
+        }
+        self.merge(spec, level, true, None)
+    }
+
+    /// Plans a join: broadcast of a small right side, or a hash shuffle of both sides.
+    fn join(
+        &mut self,
+        left: &Arc<FrameNode>,
+        right: &Arc<FrameNode>,
+        spec: &JoinSpec,
+    ) -> Result<Vec<ChunkKey>> {
+        let left_chunks = self.pending(left)?;
+        let broadcast = matches!(spec.how, JoinHow::Inner | JoinHow::Left)
+            && right.estimated_bytes() <= self.broadcast_bytes;
+        if broadcast {
+            let right_keys = self.tables(right)?;
+            tracing::debug!(left = left_chunks.len(), "join: broadcast");
+            return Ok(left_chunks
+                .into_iter()
+                .map(|p| {
+                    let l = self.emit(p, Sink::Table);
+                    let mut inputs = vec![l];
+                    inputs.extend(&right_keys);
+                    let op = FrameOp::Join {
+                        spec: spec.clone(),
+                        n_left: 1,
+                        part: None,
+                    };
+                    self.frame(op, inputs)
+                })
+                .collect());
+        }
+        let right_chunks = self.pending(right)?;
+        let parts = left_chunks
+            .len()
+            .max(right_chunks.len())
+            .max(self.threads * 2)
+            .min(MAX_PARTS);
+        tracing::debug!(parts, "join: shuffle");
+        let mut side = |chunks: Vec<Pending>, keys: &[String]| -> Vec<ChunkKey> {
+            chunks
+                .into_iter()
+                .map(|p| {
+                    self.emit(
+                        p,
+                        Sink::Partition {
+                            keys: keys.to_vec(),
+                            parts,
+                        },
+                    )
+                })
+                .collect()
+        };
+        let l = side(left_chunks, &spec.left_on);
+        let r = side(right_chunks, &spec.right_on);
+        let n_left = l.len();
+        let inputs: Vec<ChunkKey> = l.into_iter().chain(r).collect();
+        Ok((0..parts)
+            .map(|p| {
+                let op = FrameOp::Join {
+                    spec: spec.clone(),
+                    n_left,
+                    part: Some(p),
+                };
+                self.frame(op, inputs.clone())
+            })
+            .collect())
+    }
+}
+
+/// Counts the consumers of every node under `node`.
+fn count_uses(node: &Arc<FrameNode>, uses: &mut HashMap<u64, usize>, seen: &mut HashSet<u64>) {
+    if !seen.insert(node.id) {
+        return;
+    }
+    for input in node.inputs() {
+        *uses.entry(input.id).or_default() += 1;
+        count_uses(input, uses, seen);
+    }
+}
+
+/// Rows of a table chunk.
+fn chunk_rows(c: &ChunkData) -> usize {
+    match c {
+        ChunkData::Table(t) => t.num_rows(),
+        ChunkData::Tables(parts) => parts.iter().map(RecordBatch::num_rows).sum(),
+        _ => 0,
+    }
+}
+
+/// The rows a write task reports (its one-row `rows` table).
+fn chunk_rows_written(c: &ChunkData) -> usize {
+    let ChunkData::Table(t) = c else { return 0 };
+    t.column_by_name("rows")
+        .and_then(|a| a.as_any().downcast_ref::<arrow::array::Int64Array>())
+        .map_or(0, |a| a.values().iter().map(|&v| v.max(0) as usize).sum())
+}
+
+/// The input columns a groupby reads.
+fn groupby_columns(spec: &GroupBySpec) -> Vec<String> {
+    let mut cols = spec.keys.clone();
+    for a in &spec.aggs {
+        if a.func != tessera_kernels::frame::groupby::AggFunc::Size && !cols.contains(&a.column) {
+            cols.push(a.column.clone());
+        }
+    }
+    cols
+}
+
+/// The source columns (by index, in source order) that `steps` and then a sink reading
+/// `sink_columns` (all columns when `None`) need, and the steps rewritten for a source
+/// that holds only those: `Drop`s of columns never read are removed.
+fn project(
+    names: &[String],
+    steps: Vec<MapStep>,
+    sink_columns: Option<Vec<String>>,
+) -> (Vec<usize>, Vec<MapStep>) {
+    // Walk back from the sink: which names must exist before each step.
+    let mut needed: Option<HashSet<String>> = sink_columns.map(|c| c.into_iter().collect());
+    for step in steps.iter().rev() {
+        needed = match (step, needed) {
+            (MapStep::Select(exprs), _) => Some(exprs.iter().flat_map(|e| e.columns()).collect()),
+            (_, None) => None,
+            (MapStep::Filter(e), Some(mut n)) => {
+                n.extend(e.columns());
+                Some(n)
+            }
+            (MapStep::WithColumn { name, expr }, Some(mut n)) => {
+                n.remove(name);
+                n.extend(expr.columns());
+                Some(n)
+            }
+            (MapStep::Drop(_), Some(n)) => Some(n),
+            (MapStep::Rename(pairs), Some(n)) => Some(
+                n.into_iter()
+                    .map(|c| {
+                        pairs
+                            .iter()
+                            .find(|(_, new)| *new == c)
+                            .map_or(c, |(old, _)| old.clone())
+                    })
+                    .collect(),
+            ),
+        };
+    }
+    let kept: Vec<usize> = (0..names.len())
+        .filter(|&i| needed.as_ref().is_none_or(|n| n.contains(&names[i])))
+        .collect();
+    // Walk forward: drop names that the projection already removed from `Drop` steps.
+    let mut present: HashSet<String> = kept.iter().map(|&i| names[i].clone()).collect();
+    let mut out = Vec::with_capacity(steps.len());
+    for step in steps {
+        match step {
+            MapStep::Drop(cols) => {
+                let cols: Vec<String> = cols.into_iter().filter(|c| present.contains(c)).collect();
+                for c in &cols {
+                    present.remove(c);
+                }
+                if !cols.is_empty() {
+                    out.push(MapStep::Drop(cols));
+                }
+            }
+            MapStep::WithColumn { name, expr } => {
+                present.insert(name.clone());
+                out.push(MapStep::WithColumn { name, expr });
+            }
+            MapStep::Select(exprs) => {
+                present = exprs.iter().map(|e| e.output_name()).collect();
+                out.push(MapStep::Select(exprs));
+            }
+            MapStep::Rename(pairs) => {
+                for (old, new) in &pairs {
+                    if present.remove(old) {
+                        present.insert(new.clone());
+                    }
+                }
+                out.push(MapStep::Rename(pairs));
+            }
+            other => out.push(other),
+        }
+    }
+    (kept, out)
+}
+
+/// Job errors of a frame job: a kernel's frame error is the error itself (it names the
+/// file, line and column); others keep the chunk and op.
+fn frame_error(e: Error) -> Error {
+    match e {
+        Error::ChunkFailed {
+            cause: tessera_kernels::KernelError::Frame(f),
+            ..
+        } => Error::Frame(f),
+        other => other,
+    }
+}
