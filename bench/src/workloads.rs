@@ -282,7 +282,7 @@ fn flat_concat(s: &Tensor, u: &Tensor, vt: &Tensor) -> Tensor {
 
 /// The peers' `fmt_size`: one mantissa digit where that is exact (`100000000` -> `1e8`,
 /// `20000000` -> `2e7`), else the plain integer (`25000000`).
-fn fmt_size(n: usize) -> String {
+pub(crate) fn fmt_size(n: usize) -> String {
     let short = format!("{:.0e}", n as f64);
     match short.parse::<f64>() {
         Ok(x) if x == n as f64 => short,

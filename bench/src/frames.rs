@@ -1,0 +1,283 @@
+//! The dataframe workloads of the peers' harness (`shared/peers/{read_csv,groupby,ratings,
+//! join,reductions}.py`) on Tessera, reading the peers' data files (`gen_data.py`).
+//!
+//! As in the peers, the input is loaded from Parquet and kept in memory (`persist`) before
+//! timing, and only the query is timed — except `read_csv`, which times the load. Results
+//! stay in memory: groupbys and reductions return one table, joins and `read_csv` keep
+//! their chunks (as Dask's `persist`).
+
+use crate::record::{load1, peak_rss_mb, round_decimals, round_significant, Record};
+use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::datatypes::{DataType, Float64Type, Int64Type};
+use clap::ValueEnum;
+use serde_json::{json, Value};
+use std::error::Error;
+use tessera::dataframe::{self, Agg, DataFrame, How};
+use tessera::Session;
+
+/// A dataframe workload (named as the peers' result lines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FrameWorkload {
+    /// The G1 CSV into memory.
+    #[value(name = "read_csv")]
+    ReadCsv,
+    /// G1 groupby id1: sum v1.
+    #[value(name = "groupby_q1")]
+    GroupbyQ1,
+    /// G1 groupby id1, id2: sum v1.
+    #[value(name = "groupby_q2")]
+    GroupbyQ2,
+    /// G1 groupby id6: sum v1, v2, v3.
+    #[value(name = "groupby_q3")]
+    GroupbyQ3,
+    /// G1 groupby id3: mean v1, v3.
+    #[value(name = "groupby_q4")]
+    GroupbyQ4,
+    /// G1 groupby id3: max v1, min v2.
+    #[value(name = "groupby_q5")]
+    GroupbyQ5,
+    /// ratings groupby userId: rating sum, mean, max, min.
+    #[value(name = "ratings_groupby")]
+    RatingsGroupby,
+    /// G1 inner-join Y on id1.
+    #[value(name = "join_g1_y")]
+    JoinG1Y,
+    /// xy inner-join xy on y.
+    #[value(name = "join_self")]
+    JoinSelf,
+    /// xy: mean of x.
+    #[value(name = "reduce_mean")]
+    ReduceMean,
+    /// xy groupby y: mean of x.
+    #[value(name = "groupby_mean")]
+    GroupbyMean,
+}
+
+impl FrameWorkload {
+    /// The `workload` string of the result line.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameWorkload::ReadCsv => "read_csv",
+            FrameWorkload::GroupbyQ1 => "groupby_q1",
+            FrameWorkload::GroupbyQ2 => "groupby_q2",
+            FrameWorkload::GroupbyQ3 => "groupby_q3",
+            FrameWorkload::GroupbyQ4 => "groupby_q4",
+            FrameWorkload::GroupbyQ5 => "groupby_q5",
+            FrameWorkload::RatingsGroupby => "ratings_groupby",
+            FrameWorkload::JoinG1Y => "join_g1_y",
+            FrameWorkload::JoinSelf => "join_self",
+            FrameWorkload::ReduceMean => "reduce_mean",
+            FrameWorkload::GroupbyMean => "groupby_mean",
+        }
+    }
+
+    /// The peers' default size (rows).
+    pub fn default_size(self) -> usize {
+        match self {
+            FrameWorkload::RatingsGroupby => 20_000_000,
+            _ => 10_000_000,
+        }
+    }
+
+    /// The input, loaded and kept in memory before timing (none for `read_csv`).
+    fn prepare(self, session: &Session, data: &str, n: &str) -> tessera::Result<Vec<DataFrame>> {
+        let g1 = || dataframe::read_parquet(format!("{data}/G1_{n}_1e2_0_0.parquet"));
+        let xy = || dataframe::read_parquet(format!("{data}/xy_{n}.parquet"));
+        let frames = match self {
+            FrameWorkload::ReadCsv => Vec::new(),
+            FrameWorkload::GroupbyQ1
+            | FrameWorkload::GroupbyQ2
+            | FrameWorkload::GroupbyQ3
+            | FrameWorkload::GroupbyQ4
+            | FrameWorkload::GroupbyQ5 => vec![g1()],
+            FrameWorkload::RatingsGroupby => {
+                vec![dataframe::read_parquet(format!(
+                    "{data}/ratings_{n}.parquet"
+                ))]
+            }
+            FrameWorkload::JoinG1Y => {
+                vec![
+                    g1(),
+                    dataframe::read_parquet(format!("{data}/Y_1e2.parquet")),
+                ]
+            }
+            FrameWorkload::JoinSelf | FrameWorkload::ReduceMean | FrameWorkload::GroupbyMean => {
+                vec![xy()]
+            }
+        };
+        frames.iter().map(|f| f.persist(session)).collect()
+    }
+
+    /// Runs the timed query; the result's chunks.
+    fn query(
+        self,
+        session: &Session,
+        data: &str,
+        n: &str,
+        input: &[DataFrame],
+    ) -> tessera::Result<Vec<RecordBatch>> {
+        let first = || {
+            input
+                .first()
+                .cloned()
+                .unwrap_or_else(|| dataframe::from_batches(vec![]))
+        };
+        let group = |keys: &[&str], aggs: &[(&str, &[Agg])]| {
+            first().groupby(keys).sort(false).agg(aggs).execute(session)
+        };
+        let one = |b: tessera::Result<RecordBatch>| b.map(|b| vec![b]);
+        let chunks = |f: DataFrame| f.execute_chunks(session);
+        match self {
+            FrameWorkload::ReadCsv => {
+                chunks(dataframe::read_csv(format!("{data}/G1_{n}_1e2_0_0.csv")))
+            }
+            FrameWorkload::GroupbyQ1 => one(group(&["id1"], &[("v1", &[Agg::Sum])])),
+            FrameWorkload::GroupbyQ2 => one(group(&["id1", "id2"], &[("v1", &[Agg::Sum])])),
+            FrameWorkload::GroupbyQ3 => one(group(
+                &["id6"],
+                &[
+                    ("v1", &[Agg::Sum]),
+                    ("v2", &[Agg::Sum]),
+                    ("v3", &[Agg::Sum]),
+                ],
+            )),
+            FrameWorkload::GroupbyQ4 => one(group(
+                &["id3"],
+                &[("v1", &[Agg::Mean]), ("v3", &[Agg::Mean])],
+            )),
+            FrameWorkload::GroupbyQ5 => {
+                one(group(&["id3"], &[("v1", &[Agg::Max]), ("v2", &[Agg::Min])]))
+            }
+            FrameWorkload::RatingsGroupby => one(group(
+                &["userId"],
+                &[("rating", &[Agg::Sum, Agg::Mean, Agg::Max, Agg::Min])],
+            )),
+            FrameWorkload::JoinG1Y | FrameWorkload::JoinSelf => {
+                let key = if self == FrameWorkload::JoinG1Y {
+                    "id1"
+                } else {
+                    "y"
+                };
+                let right = input.get(1).cloned().unwrap_or_else(first);
+                chunks(first().merge(&right, &[key], How::Inner))
+            }
+            FrameWorkload::ReduceMean => one(first().select(&["x"]).mean().execute(session)),
+            FrameWorkload::GroupbyMean => {
+                one(first().groupby(&["y"]).sort(false).mean().execute(session))
+            }
+        }
+    }
+
+    /// The peers' digest of a result.
+    fn digest(self, chunks: &[RecordBatch]) -> Result<Value, String> {
+        let rows: usize = chunks.iter().map(RecordBatch::num_rows).sum();
+        let sums = |pred: &dyn Fn(&str) -> bool| -> Result<Vec<Value>, String> {
+            let Some(first) = chunks.first() else {
+                return Ok(Vec::new());
+            };
+            first
+                .schema()
+                .fields()
+                .iter()
+                .filter(|f| pred(f.name()))
+                .map(|f| column_sum(chunks, f.name()).map(dval))
+                .collect()
+        };
+        let mut out = vec![json!(rows)];
+        match self {
+            FrameWorkload::ReadCsv => {
+                out.push(json!(column_sum(chunks, "v1")? as i64));
+                out.push(json!(round_significant(column_sum(chunks, "v3")?, 7)));
+            }
+            FrameWorkload::ReduceMean => {
+                return Ok(json!(round_significant(column_sum(chunks, "x")?, 10)))
+            }
+            FrameWorkload::JoinG1Y => out.extend(sums(&|c| c == "v1" || c == "v4")?),
+            FrameWorkload::JoinSelf => out.extend(sums(&|c| c.starts_with('x'))?),
+            FrameWorkload::RatingsGroupby => out.extend(sums(&|c| c.starts_with("rating"))?),
+            FrameWorkload::GroupbyMean => out.extend(sums(&|c| c == "x")?),
+            _ => out.extend(sums(&|c| c.starts_with('v'))?),
+        }
+        Ok(Value::Array(out))
+    }
+
+    /// Loads the input, then runs and prints `repeat` timed runs.
+    pub fn run(
+        self,
+        session: &Session,
+        engine: &str,
+        size: usize,
+        repeat: usize,
+        data: &str,
+    ) -> Result<(), Box<dyn Error>> {
+        let n = crate::workloads::fmt_size(size);
+        let input = self.prepare(session, data, &n)?;
+        for run in 0..repeat {
+            let before = crate::record::rss_mb();
+            let started = std::time::Instant::now();
+            let result = self.query(session, data, &n, &input)?;
+            let seconds = started.elapsed().as_secs_f64();
+            let record = Record {
+                workload: self.name(),
+                engine: engine.to_string(),
+                size: n.clone(),
+                seconds: round_decimals(seconds, 4),
+                peak_rss_mb: round_decimals(peak_rss_mb(), 1),
+                result_digest: self.digest(&result)?,
+                run,
+                rss_before_mb: round_decimals(before, 1),
+                load1: load1(),
+            };
+            drop(result);
+            println!("{}", record.to_line()?);
+        }
+        Ok(())
+    }
+}
+
+/// The sum of a numeric column over all chunks, as f64 (integers summed exactly first).
+fn column_sum(chunks: &[RecordBatch], name: &str) -> Result<f64, String> {
+    let mut int_sum: i128 = 0;
+    let mut float_sum = 0.0;
+    for b in chunks {
+        let a = b
+            .column_by_name(name)
+            .ok_or_else(|| format!("the result has no column {name:?}"))?;
+        match a.data_type() {
+            DataType::Int64 => {
+                int_sum += a
+                    .as_primitive::<Int64Type>()
+                    .iter()
+                    .flatten()
+                    .map(i128::from)
+                    .sum::<i128>()
+            }
+            DataType::Float64 => {
+                float_sum += a
+                    .as_primitive::<Float64Type>()
+                    .iter()
+                    .flatten()
+                    .sum::<f64>()
+            }
+            other => {
+                let cast = arrow::compute::cast(a, &DataType::Float64)
+                    .map_err(|e| format!("{name}: {other}: {e}"))?;
+                float_sum += cast
+                    .as_primitive::<Float64Type>()
+                    .iter()
+                    .flatten()
+                    .sum::<f64>()
+            }
+        }
+    }
+    Ok(int_sum as f64 + float_sum)
+}
+
+/// The peers' `dval`: an exact integer when integral, else 7 significant digits.
+fn dval(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 2f64.powi(53) {
+        json!(x as i64)
+    } else {
+        json!(round_significant(x, 7))
+    }
+}
