@@ -302,23 +302,42 @@ fn parquet_predicates_prune_row_groups_and_filter_rows() {
     let batch =
         RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(ids)) as ArrayRef]).unwrap();
     let path = dir.0.join("ids.parquet");
-    // Four chunks, one file each, then read the first back with a predicate.
-    from_arrow(batch, Some(1000))
-        .to_parquet(&s, &path, false)
-        .unwrap();
-    let df = read_parquet_with(
-        &path,
-        ReadParquet {
-            filter: Some(col("id").ge(3990).and_(col("id").lt(3995))),
-            ..ReadParquet::default()
-        },
+    // Four chunks of 1000 rows: one file of four row groups.
+    assert_eq!(
+        from_arrow(batch, Some(1000))
+            .to_parquet(&s, &path, false)
+            .unwrap(),
+        4000
     );
-    let out = df.execute(&s).unwrap();
+    let read = |filter| {
+        read_parquet_with(
+            &path,
+            ReadParquet {
+                filter: Some(filter),
+                chunk_bytes: Some(1),
+                ..ReadParquet::default()
+            },
+        )
+    };
+    let df = read(col("id").ge(3990).and_(col("id").lt(3995)));
+    let (out, stats) = df.execute_with_stats(&s).unwrap();
     assert_eq!(
         rows(&out),
         table(&[&["3990"], &["3991"], &["3992"], &["3993"], &["3994"]])
     );
+    // Three of the four row groups are ruled out by their statistics and not read.
+    assert_eq!(stats.chunks_by_op.get("read_parquet"), Some(&1));
     assert_eq!(df.len(&s).unwrap(), 5);
+
+    // Every row group pruned: an empty frame of the schema, whose sum is 0 and whose
+    // groupby has no groups (as pandas).
+    let none = read(col("id").gt(10_000));
+    let (out, stats) = none.execute_with_stats(&s).unwrap();
+    assert_eq!((out.num_rows(), out.num_columns()), (0, 1));
+    assert_eq!(stats.chunks_by_op.get("read_parquet"), None);
+    assert_eq!(rows(&none.sum().execute(&s).unwrap()), table(&[&["0"]]));
+    let grouped = none.groupby(&["id"]).size().execute(&s).unwrap();
+    assert_eq!(grouped.num_rows(), 0);
 }
 
 /// Left and right tables for the join tests: duplicate keys, a null key, keys on one side only.

@@ -226,7 +226,9 @@ pub fn read(scan: &ParquetScan) -> FrameResult<RecordBatch> {
     Ok(batch.project(&order)?)
 }
 
-/// Writes `batches` (all of `schema`) as one zstd-compressed Parquet file.
+/// Writes `batches` (all of `schema`) as one zstd-compressed Parquet file, one row group
+/// per batch (a batch longer than the writer's row-group limit of 1M rows is split), so
+/// that reading the file back gives the same chunks and row-group pruning can skip them.
 pub fn write(path: &str, schema: &SchemaRef, batches: &[RecordBatch]) -> FrameResult<()> {
     let file = File::create(path).map_err(|e| FrameError::Io {
         path: path.to_string(),
@@ -239,6 +241,7 @@ pub fn write(path: &str, schema: &SchemaRef, batches: &[RecordBatch]) -> FrameRe
         .map_err(|e| parquet_error(path, e))?;
     for b in batches {
         writer.write(b).map_err(|e| parquet_error(path, e))?;
+        writer.flush().map_err(|e| parquet_error(path, e))?;
     }
     writer.close().map_err(|e| parquet_error(path, e))?;
     Ok(())

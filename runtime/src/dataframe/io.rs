@@ -281,8 +281,8 @@ impl DataFrame {
         self.write(session, path.as_ref(), FileFormat::Csv, per_chunk)
     }
 
-    /// Computes the frame and writes it to `path` as zstd-compressed Parquet, one file or
-    /// one per chunk (as [`DataFrame::to_csv`]). Returns the number of rows written.
+    /// Computes the frame and writes it to `path` as zstd-compressed Parquet, one file (one
+    /// row group per chunk) or one file per chunk (as [`DataFrame::to_csv`]). Returns the number of rows written.
     pub fn to_parquet(
         &self,
         session: &Session,

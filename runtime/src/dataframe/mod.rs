@@ -445,16 +445,16 @@ impl DataFrame {
         per_chunk: bool,
     ) -> Result<usize> {
         if !per_chunk {
-            let batch = self.execute(session)?;
+            let node = self.node()?;
+            let batches = self.execute_chunks(session)?;
             let p = path.display().to_string();
-            let one = std::slice::from_ref(&batch);
             match format {
-                FileFormat::Csv => tessera_kernels::frame::csv::write_csv(&p, one)?,
+                FileFormat::Csv => tessera_kernels::frame::csv::write_csv(&p, &batches)?,
                 FileFormat::Parquet => {
-                    tessera_kernels::frame::parquet::write(&p, batch.schema_ref(), one)?
+                    tessera_kernels::frame::parquet::write(&p, &node.schema, &batches)?
                 }
             }
-            return Ok(batch.num_rows());
+            return Ok(batches.iter().map(RecordBatch::num_rows).sum());
         }
         let node = self.node()?;
         let written = session.write_frame(node, path, format)?;

@@ -183,7 +183,14 @@ impl<'s> FramePlanner<'s> {
         if let Some(keys) = self.memo.get(&node.id) {
             return Ok(keys.iter().map(|&k| Pending::Emitted(k)).collect());
         }
-        let pending = self.plan(node)?;
+        let mut pending = self.plan(node)?;
+        if pending.is_empty() {
+            // No chunks (every row group pruned, a header-only CSV): one empty table, so
+            // that reductions and groupbys over it still have an input.
+            let empty = RecordBatch::new_empty(node.schema.clone());
+            let key = self.add(ChunkOp::Literal(Arc::new(ChunkData::Table(empty))), vec![]);
+            pending.push(Pending::Emitted(key));
+        }
         if self.uses.get(&node.id).copied().unwrap_or(0) > 1 {
             let keys: Vec<ChunkKey> = pending
                 .into_iter()
