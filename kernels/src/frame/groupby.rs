@@ -491,7 +491,7 @@ fn nan_to_null(a: &ArrayRef) -> ArrayRef {
         let has_nan = a
             .values()
             .chunks(1024)
-            .any(|block| block.iter().fold(false, |seen, v| seen | v.is_nan()));
+            .any(|block| block.iter().fold(0u8, |seen, &v| seen | u8::from(v.is_nan())) != 0);
         if !has_nan {
             return None;
         }
@@ -1173,6 +1173,9 @@ fn partial_columns(
     Ok(columns)
 }
 
+/// Rows aggregated at a time when there are no keys.
+const BLOCK_ROWS: usize = 1 << 14;
+
 /// Aggregates one chunk into a partial table: the key columns, then the state columns of each agg.
 pub fn partial(spec: &GroupBySpec, batch: &RecordBatch) -> FrameResult<RecordBatch> {
     let schema = Arc::new(spec.partial_schema(batch.schema_ref())?);
@@ -1184,32 +1187,57 @@ pub fn partial(spec: &GroupBySpec, batch: &RecordBatch) -> FrameResult<RecordBat
         .collect::<FrameResult<Vec<_>>>()?;
     let (batch, keys) = drop_null_keys(batch, &key_at)?;
     let mut encoder = key_encoder(keys.iter().map(|k| k.data_type().clone()).collect())?;
-    let (ids, n_groups) = group_ids(&mut encoder, &keys, batch.num_rows())?;
-    let rows = Rows {
-        ids: &ids,
-        n_groups,
-        single: keys.is_empty(),
-        sizes: OnceCell::new(),
+    let n = batch.num_rows();
+    let mut accs = spec
+        .aggs
+        .iter()
+        .map(|agg| match agg.func {
+            AggFunc::Size => accumulator(agg.func, &DataType::Null),
+            _ => accumulator(
+                agg.func,
+                batch.column(column_index(input, &agg.column)?).data_type(),
+            ),
+        })
+        .collect::<FrameResult<Vec<_>>>()?;
+    // Without keys every row is in group 0: the rows go through in cache-sized blocks (the
+    // NaN scan and every aggregation of a column read it from cache, not memory), with one
+    // block of zero ids. With keys, the whole chunk at once.
+    let (ids, n_groups, block) = match &mut encoder {
+        Some(e) => (e.encode(&keys)?, e.len(), n.max(1)),
+        None => (vec![0; n.min(BLOCK_ROWS)], 1, BLOCK_ROWS),
     };
-    let mut accs = Vec::with_capacity(spec.aggs.len());
-    // Each input column made NaN-free once, however many aggregations read it.
-    let mut cleaned: Vec<Option<ArrayRef>> = vec![None; batch.num_columns()];
-    for agg in &spec.aggs {
-        let values = match agg.func {
-            AggFunc::Size => new_null_array(&DataType::Null, batch.num_rows()),
-            _ => {
-                let at = column_index(input, &agg.column)?;
-                match cleaned.get_mut(at) {
-                    Some(slot) => slot
-                        .get_or_insert_with(|| nan_to_null(batch.column(at)))
-                        .clone(),
-                    None => nan_to_null(batch.column(at)),
-                }
-            }
+    let mut start = 0;
+    loop {
+        let len = block.min(n - start);
+        let rows = Rows {
+            ids: match encoder {
+                Some(_) => ids.get(start..start + len).unwrap_or_default(),
+                None => ids.get(..len).unwrap_or_default(),
+            },
+            n_groups,
+            single: keys.is_empty(),
+            sizes: OnceCell::new(),
         };
-        let mut acc = accumulator(agg.func, values.data_type())?;
-        acc.update(&values, &rows)?;
-        accs.push(acc);
+        // Each input column made NaN-free once, however many aggregations read it.
+        let mut cleaned: Vec<Option<ArrayRef>> = vec![None; batch.num_columns()];
+        for (agg, acc) in spec.aggs.iter().zip(&mut accs) {
+            let values = match agg.func {
+                AggFunc::Size => new_null_array(&DataType::Null, len),
+                _ => {
+                    let at = column_index(input, &agg.column)?;
+                    let column = || nan_to_null(&batch.column(at).slice(start, len));
+                    match cleaned.get_mut(at) {
+                        Some(slot) => slot.get_or_insert_with(column).clone(),
+                        None => column(),
+                    }
+                }
+            };
+            acc.update(&values, &rows)?;
+        }
+        start += len;
+        if start >= n {
+            break;
+        }
     }
     batch_of(schema, partial_columns(encoder, &mut accs)?, n_groups)
 }
@@ -1656,6 +1684,17 @@ mod tests {
                 assert_same(&out, &naive(&spec, &batch), &format!("{keys:?} n={n}"));
             }
         }
+        // Without keys, rows go through in blocks: several blocks and a partial one.
+        let batch = random_batch(&mut rng, 2 * BLOCK_ROWS + 5);
+        let spec = GroupBySpec {
+            keys: Vec::new(),
+            aggs: all_aggs()
+                .into_iter()
+                .filter(|a| matches!(a.column.as_str(), "v_int" | "v_f" | "v_str"))
+                .collect(),
+        };
+        let out = finalize(&spec, &partial(&spec, &batch).unwrap()).unwrap();
+        assert_same(&out, &naive(&spec, &batch), "no keys, blocks");
     }
 
     /// Null-free columns with many rows per group take the laned sum: sorted runs of keys

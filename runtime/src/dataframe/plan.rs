@@ -373,12 +373,16 @@ impl<'s> FramePlanner<'s> {
             .into_iter()
             .map(|p| self.emit(p, Sink::GroupPartial(spec.clone())))
             .collect();
+        if spec.keys.is_empty() {
+            // One group: nothing to decide, the partials merge in a tree in the same job.
+            return Ok(vec![self.merge_tree(spec, partials)]);
+        }
         if partials.len() <= 1 {
             return Ok(vec![self.merge(spec, partials, true, None)]);
         }
         let data = self.run_stage(&partials)?;
         let rows: usize = data.iter().map(|c| chunk_rows(c)).sum();
-        if spec.keys.is_empty() || rows <= self.shuffle_rows {
+        if rows <= self.shuffle_rows {
             tracing::debug!(partials = partials.len(), rows, "groupby: tree merge");
             return Ok(vec![self.merge_tree(spec, partials)]);
         }
