@@ -488,10 +488,12 @@ fn nan_to_null(a: &ArrayRef) -> ArrayRef {
         T::Native: Num,
     {
         // Blocks folded without short-circuit vectorize; stop at the first block with a NaN.
-        let has_nan = a
-            .values()
-            .chunks(1024)
-            .any(|block| block.iter().fold(0u8, |seen, &v| seen | u8::from(v.is_nan())) != 0);
+        let has_nan = a.values().chunks(1024).any(|block| {
+            block
+                .iter()
+                .fold(0u8, |seen, &v| seen | u8::from(v.is_nan()))
+                != 0
+        });
         if !has_nan {
             return None;
         }

@@ -3,9 +3,11 @@
 
 use super::error::{FrameError, FrameResult};
 use super::expr::{BinaryOperator, Expr, Literal};
-use arrow::array::RecordBatch;
-use arrow::datatypes::SchemaRef;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use arrow::array::{ArrayRef, RecordBatch};
+use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::file::metadata::RowGroupMetaData;
 use parquet::file::properties::WriterProperties;
@@ -13,6 +15,7 @@ use parquet::file::statistics::Statistics;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::fs::File;
+use std::sync::Arc;
 
 /// What a Parquet file holds, read from its footer.
 #[derive(Clone, Debug)]
@@ -57,10 +60,41 @@ fn parquet_error(path: &str, e: parquet::errors::ParquetError) -> FrameError {
     FrameError::Parquet(format!("{path}: {e}"))
 }
 
-/// Reads the footer of `path`.
-pub fn inspect(path: &str) -> FrameResult<ParquetInfo> {
+/// A reader of `path` that reads large (64-bit offset) strings and binaries as their 32-bit
+/// offset types, which halve the offsets' memory: a chunk holds far less than the 2 GiB of
+/// string data one such array can address (a chunk that does not is a `Parquet` error).
+fn reader_builder(path: &str) -> FrameResult<ParquetRecordBatchReaderBuilder<File>> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
         .map_err(|e| parquet_error(path, e))?;
+    let narrow = |f: &FieldRef| -> FieldRef {
+        match f.data_type() {
+            DataType::LargeUtf8 => Arc::new(f.as_ref().clone().with_data_type(DataType::Utf8)),
+            DataType::LargeBinary => Arc::new(f.as_ref().clone().with_data_type(DataType::Binary)),
+            _ => f.clone(),
+        }
+    };
+    let schema = builder.schema();
+    if !schema
+        .fields()
+        .iter()
+        .any(|f| matches!(f.data_type(), DataType::LargeUtf8 | DataType::LargeBinary))
+    {
+        return Ok(builder);
+    }
+    let fields: Vec<FieldRef> = schema.fields().iter().map(narrow).collect();
+    let narrowed = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let options = ArrowReaderOptions::new().with_schema(narrowed);
+    let metadata = ArrowReaderMetadata::try_new(builder.metadata().clone(), options)
+        .map_err(|e| parquet_error(path, e))?;
+    Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
+        open(path)?,
+        metadata,
+    ))
+}
+
+/// Reads the footer of `path`.
+pub fn inspect(path: &str) -> FrameResult<ParquetInfo> {
+    let builder = reader_builder(path)?;
     let schema = builder.schema().clone();
     let descr = builder.parquet_schema();
     // Top-level Arrow columns map to leaf columns one-to-one only for flat schemas; others
@@ -181,8 +215,7 @@ fn flip(op: BinaryOperator) -> Option<BinaryOperator> {
 /// Reads the row groups and columns of `scan` as one batch.
 pub fn read(scan: &ParquetScan) -> FrameResult<RecordBatch> {
     let path = scan.path.as_str();
-    let mut builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
-        .map_err(|e| parquet_error(path, e))?;
+    let mut builder = reader_builder(path)?;
     let rows: i64 = scan
         .row_groups
         .iter()
@@ -203,7 +236,7 @@ pub fn read(scan: &ParquetScan) -> FrameResult<RecordBatch> {
             .map(|c| super::schema::column_index(&schema, c))
             .collect::<FrameResult<Vec<_>>>()?;
         let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
-        out_schema = std::sync::Arc::new(schema.project(&indices)?);
+        out_schema = Arc::new(schema.project(&indices)?);
         builder = builder.with_projection(mask);
     }
     let reader = builder
@@ -218,12 +251,23 @@ pub fn read(scan: &ParquetScan) -> FrameResult<RecordBatch> {
         .map(|b| b.schema())
         .unwrap_or_else(|| out_schema.clone());
     let batch = super::table::concat(&read_schema, &batches)?;
+    drop(batches);
     let order = out_schema
         .fields()
         .iter()
         .map(|f| super::schema::column_index(batch.schema_ref(), f.name()))
         .collect::<FrameResult<Vec<_>>>()?;
-    Ok(batch.project(&order)?)
+    let batch = batch.project(&order)?;
+    // Decoding leaves spare capacity in the buffers; the chunk may be kept long.
+    let schema = batch.schema();
+    let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+    drop(batch);
+    for c in &mut columns {
+        if let Some(a) = Arc::get_mut(c) {
+            a.shrink_to_fit();
+        }
+    }
+    Ok(RecordBatch::try_new(schema, columns)?)
 }
 
 /// Writes `batches` (all of `schema`) as one zstd-compressed Parquet file, one row group
@@ -245,4 +289,61 @@ pub fn write(path: &str, schema: &SchemaRef, batches: &[RecordBatch]) -> FrameRe
     }
     writer.close().map_err(|e| parquet_error(path, e))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, AsArray, Int64Array, LargeStringArray};
+    use arrow::datatypes::{Field, Int64Type};
+
+    /// Large strings come back as 32-bit offset strings, projected in the order asked for,
+    /// from the row groups asked for (one per written batch).
+    #[test]
+    fn large_strings_read_narrowed_by_row_group_and_projection() {
+        let dir = std::env::temp_dir().join(format!("tessera-pq-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.parquet").display().to_string();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("s", DataType::LargeUtf8, true),
+            Field::new("i", DataType::Int64, false),
+        ]));
+        let batch = |s: Vec<Option<&str>>, i: Vec<i64>| {
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(LargeStringArray::from(s)) as ArrayRef,
+                    Arc::new(Int64Array::from(i)),
+                ],
+            )
+            .unwrap()
+        };
+        let batches = [
+            batch(vec![Some("a"), None], vec![1, 2]),
+            batch(vec![Some("ccc")], vec![3]),
+        ];
+        write(&path, &schema, &batches).unwrap();
+
+        let info = inspect(&path).unwrap();
+        assert_eq!(info.row_groups.len(), 2);
+        assert_eq!(info.schema.field(0).data_type(), &DataType::Utf8);
+        let out = read(&ParquetScan {
+            path: path.clone(),
+            row_groups: vec![1],
+            columns: Some(vec!["i".into(), "s".into()]),
+        })
+        .unwrap();
+        assert_eq!(out.num_rows(), 1);
+        assert_eq!(out.column(0).as_primitive::<Int64Type>().value(0), 3);
+        assert_eq!(out.column(1).as_string::<i32>().value(0), "ccc");
+        let all = read(&ParquetScan {
+            path,
+            row_groups: vec![0, 1],
+            columns: None,
+        })
+        .unwrap();
+        let s = all.column(0).as_string::<i32>();
+        assert_eq!((s.value(0), s.is_null(1), s.value(2)), ("a", true, "ccc"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
