@@ -6,7 +6,7 @@
 //! stay in memory: groupbys and reductions return one table, joins and `read_csv` keep
 //! their chunks (as Dask's `persist`).
 
-use crate::record::{load1, peak_rss_mb, round_decimals, round_significant, Record};
+use crate::record::{round_significant, Record};
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Float64Type, Int64Type};
 use clap::ValueEnum;
@@ -217,17 +217,15 @@ impl FrameWorkload {
             let started = std::time::Instant::now();
             let result = self.query(session, data, &n, &input)?;
             let seconds = started.elapsed().as_secs_f64();
-            let record = Record {
-                workload: self.name(),
-                engine: engine.to_string(),
-                size: n.clone(),
-                seconds: round_decimals(seconds, 4),
-                peak_rss_mb: round_decimals(peak_rss_mb(), 1),
-                result_digest: self.digest(&result)?,
+            let record = Record::measured(
+                self.name(),
+                engine.to_string(),
+                n.clone(),
                 run,
-                rss_before_mb: round_decimals(before, 1),
-                load1: load1(),
-            };
+                seconds,
+                before,
+                self.digest(&result)?,
+            );
             drop(result);
             println!("{}", record.to_line()?);
         }

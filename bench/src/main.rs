@@ -32,7 +32,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::Parser;
 use frames::FrameWorkload;
-use record::{load1, peak_rss_mb, round_decimals, rss_mb, Record};
+use record::{rss_mb, Record};
 use std::error::Error;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -134,17 +134,15 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
             .build(n, args.chunk, input.as_ref())
             .execute(&session)?;
         let seconds = started.elapsed().as_secs_f64();
-        let record = Record {
-            workload: workload.name(),
-            engine: args.engine.clone(),
-            size: workload.size_label(n),
-            seconds: round_decimals(seconds, 4),
-            peak_rss_mb: round_decimals(peak_rss_mb(), 1),
-            result_digest: workload.digest(n, &result)?,
+        let record = Record::measured(
+            workload.name(),
+            args.engine.clone(),
+            workload.size_label(n),
             run,
-            rss_before_mb: round_decimals(before, 1),
-            load1: load1(),
-        };
+            seconds,
+            before,
+            workload.digest(n, &result)?,
+        );
         drop(result);
         println!("{}", record.to_line()?);
     }

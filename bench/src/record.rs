@@ -29,6 +29,30 @@ pub struct Record {
 }
 
 impl Record {
+    /// The record of run `run` that took `seconds`, with `rss_before_mb` measured before
+    /// it; rounds as the peers do and reads the peak memory and load now.
+    pub fn measured(
+        workload: &'static str,
+        engine: String,
+        size: String,
+        run: usize,
+        seconds: f64,
+        rss_before_mb: f64,
+        result_digest: Value,
+    ) -> Record {
+        Record {
+            workload,
+            engine,
+            size,
+            seconds: round_decimals(seconds, 4),
+            peak_rss_mb: round_decimals(peak_rss_mb(), 1),
+            result_digest,
+            run,
+            rss_before_mb: round_decimals(rss_before_mb, 1),
+            load1: load1(),
+        }
+    }
+
     /// The record as one line of JSON.
     pub fn to_line(&self) -> Result<String, serde_json::Error> {
         serde_json::to_string(self)

@@ -1375,23 +1375,7 @@ mod tests {
     use arrow::datatypes::Int32Type;
     use std::collections::HashMap;
 
-    /// A small deterministic generator (xorshift64*).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-        /// `Some(f())` except one time in `null_every`.
-        fn maybe<T>(&mut self, null_every: u64, f: impl FnOnce(&mut Self) -> T) -> Option<T> {
-            (self.below(null_every) != 0).then(|| f(self))
-        }
-    }
+    use crate::frame::test_rng::Rng;
 
     /// A cell of a table, for the naive implementation and for comparing results.
     #[derive(Clone, Debug, PartialEq, PartialOrd)]

@@ -1030,15 +1030,7 @@ mod tests {
 
     // ---- random tables against a naive nested-loop join ----
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-    }
+    use crate::frame::test_rng::Rng;
 
     type Key = (Option<i64>, Option<&'static str>);
 

@@ -1461,19 +1461,7 @@ mod tests {
     };
     use std::collections::HashMap;
 
-    /// A small deterministic generator (xorshift64*).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
+    use crate::frame::test_rng::Rng;
 
     /// Ids in order of first appearance, by a hash map over the rows.
     fn naive_ids<K: std::hash::Hash + Eq + Clone>(

@@ -16,5 +16,7 @@ pub mod partition;
 pub mod schema;
 pub mod sort;
 pub mod table;
+#[cfg(test)]
+mod test_rng;
 
 pub use error::{FrameError, FrameResult};
