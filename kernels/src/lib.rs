@@ -13,6 +13,7 @@ pub mod error;
 pub mod expr;
 pub mod frame;
 pub mod linalg;
+pub mod spill;
 pub mod tensor;
 
 pub use chunk::{ChunkData, ChunkOp, Partial};
