@@ -1,11 +1,14 @@
 //! `DeviceActor` for the CPU pool: runs each chunk kernel on a [`WorkerPool`] thread,
 //! never on the actor's event loop, turns a kernel panic into
-//! [`KernelError::Panicked`], and reports every task with [`ChunkFinished`].
+//! [`KernelError::Panicked`], and reports every task with [`ChunkFinished`]. An injected
+//! [`FaultKind::KillDevice`] stops it (its queued tasks are dropped, running ones finish
+//! and report to a planner that no longer waits for them); it then reports [`ActorDied`]
+//! to its supervisor.
 
-use crate::faults::FaultInjector;
-use crate::messages::{ChunkFinished, DeviceId, ExecuteChunk};
+use crate::faults::{FaultInjector, FaultKind, FaultPoint};
+use crate::messages::{ActorDied, ActorName, ChunkFinished, DeviceId, ExecuteChunk};
 use crate::pool::WorkerPool;
-use actix::{Actor, Context, Handler};
+use actix::{Actor, ActorContext, Context, Handler, Recipient};
 use std::any::Any;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -24,6 +27,8 @@ pub struct DeviceActor {
     id: DeviceId,
     pool: WorkerPool,
     faults: Option<Arc<FaultInjector>>,
+    supervisor: Option<Recipient<ActorDied>>,
+    killed: bool,
 }
 
 impl DeviceActor {
@@ -37,7 +42,15 @@ impl DeviceActor {
             id: CPU_DEVICE,
             pool: WorkerPool::new(threads, |i| format!("{prefix}-cpu{i}"))?,
             faults,
+            supervisor: None,
+            killed: false,
         })
+    }
+
+    /// Reports this actor's death (from an injected kill) to `supervisor`.
+    pub fn supervised_by(mut self, supervisor: Recipient<ActorDied>) -> DeviceActor {
+        self.supervisor = Some(supervisor);
+        self
     }
 
     /// How many tasks the planner may have in flight here.
@@ -48,52 +61,76 @@ impl DeviceActor {
 
 impl Actor for DeviceActor {
     type Context = Context<Self>;
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        if let (true, Some(supervisor)) = (self.killed, &self.supervisor) {
+            supervisor.do_send(ActorDied {
+                actor: ActorName::Device(self.id),
+            });
+        }
+    }
 }
 
 impl Handler<ExecuteChunk> for DeviceActor {
     type Result = ();
 
-    fn handle(&mut self, msg: ExecuteChunk, _: &mut Self::Context) {
+    fn handle(&mut self, msg: ExecuteChunk, ctx: &mut Self::Context) {
         let ExecuteChunk {
             job,
             key,
+            attempt,
             op,
             inputs,
             reply_to,
         } = msg;
+        let fault = self
+            .faults
+            .as_ref()
+            .and_then(|f| f.at(FaultPoint::Kernel, op.name()));
+        if fault == Some(FaultKind::KillDevice) {
+            tracing::warn!(device = %self.id, %job, %key, "injected: device actor killed");
+            self.killed = true;
+            ctx.stop();
+            return;
+        }
         let on_refusal = reply_to.clone();
-        let faults = self.faults.clone();
         let task = Box::new(move || {
             let span = tracing::debug_span!("chunk", %job, %key, op = op.name());
-            let result = span.in_scope(|| match op.as_ref() {
-                // Data already in memory: hand over the same allocation.
-                ChunkOp::Literal(data) => Ok(data.clone()),
-                op => run_kernel(op, &inputs, faults.as_deref()).map(Arc::new),
+            let result = span.in_scope(|| run_kernel(&op, &inputs, fault));
+            reply_to.do_send(ChunkFinished {
+                job,
+                key,
+                attempt,
+                result,
             });
-            reply_to.do_send(ChunkFinished { job, key, result });
         });
         if self.pool.execute(task).is_err() {
             let error = KernelError::DeviceUnavailable(format!("{} has no worker left", self.id));
             on_refusal.do_send(ChunkFinished {
                 job,
                 key,
+                attempt,
                 result: Err(error),
             });
         }
     }
 }
 
-/// Runs one kernel on the calling thread; a panic becomes [`KernelError::Panicked`].
+/// Runs one kernel on the calling thread, striking the injected `fault` first; a panic
+/// becomes [`KernelError::Panicked`]. Literal data is handed over as the same allocation.
 fn run_kernel(
     op: &ChunkOp,
     inputs: &[Arc<ChunkData>],
-    faults: Option<&FaultInjector>,
-) -> Result<ChunkData, KernelError> {
+    fault: Option<FaultKind>,
+) -> Result<Arc<ChunkData>, KernelError> {
     catch_panic(|| {
-        if let Some(f) = faults {
-            f.before_kernel(op.name())?;
+        if let Some(kind) = fault {
+            FaultInjector::strike(kind, op.name())?;
         }
-        cpu::execute(op, inputs)
+        match op {
+            ChunkOp::Literal(data) => Ok(Arc::clone(data)),
+            op => cpu::execute(op, inputs).map(Arc::new),
+        }
     })
 }
 

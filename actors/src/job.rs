@@ -2,6 +2,7 @@
 //! chunks with statistics, and the typed errors that end it.
 
 use crate::graph::{ChunkKey, GraphError};
+use crate::store::StorageStats;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -33,11 +34,22 @@ pub struct JobStats {
     pub chunks_by_op: BTreeMap<String, u64>,
     /// The most bytes of this job's chunks held in storage at once.
     pub peak_stored_bytes: u64,
-    /// Chunks the plan computes again for a later pass instead of keeping them (set by the
-    /// submitter, which knows its plan).
+    /// Chunks computed again: by the plan, for a later pass instead of keeping them (added
+    /// by the submitter, which knows its plan), and from lineage after a loss.
     pub chunks_recomputed: u64,
     /// Chunk tasks run again after a retryable failure.
     pub retries: u64,
+    /// Stored chunks lost (dropped, unreadable spill files, a storage actor that died).
+    pub chunks_lost: u64,
+    /// Device or storage actors that died and were restarted while the job ran.
+    pub restarts: u64,
+    /// Times a ready task waited because the host memory budget was reserved (back-pressure).
+    pub held_back: u64,
+    /// The most host-memory bytes reserved at once while the job ran (stored chunks and
+    /// running tasks' outputs, of every job), sampled at each chunk event.
+    pub peak_host_reserved: u64,
+    /// What the storage tiers did for the job (spilled and read-back bytes, disk peak).
+    pub storage: StorageStats,
 }
 
 impl JobStats {
@@ -53,6 +65,11 @@ impl JobStats {
         self.peak_stored_bytes = self.peak_stored_bytes.max(later.peak_stored_bytes);
         self.chunks_recomputed += later.chunks_recomputed;
         self.retries += later.retries;
+        self.chunks_lost += later.chunks_lost;
+        self.restarts += later.restarts;
+        self.held_back += later.held_back;
+        self.peak_host_reserved = self.peak_host_reserved.max(later.peak_host_reserved);
+        self.storage.absorb(&later.storage);
     }
 }
 
@@ -92,9 +109,26 @@ pub enum JobError {
         /// The kernel's error.
         source: KernelError,
     },
-    /// A chunk needed by the job was no longer in storage.
-    #[error("chunk {0} was lost from storage")]
-    ChunkLost(ChunkKey),
+    /// A chunk was lost more often than lineage recomputation allows.
+    #[error("chunk {key} ({op}) was lost {losses} times; giving up (last cause: {cause})")]
+    ChunkLost {
+        /// The chunk.
+        key: ChunkKey,
+        /// The op that produces it.
+        op: String,
+        /// How often it was lost.
+        losses: u32,
+        /// Why it was lost the last time.
+        cause: String,
+    },
+    /// A device or the storage actor kept dying and was not restarted again.
+    #[error("{actor} died and was restarted {restarts} times; giving up")]
+    ActorLost {
+        /// Which actor (`storage`, `device0`…).
+        actor: String,
+        /// Restarts made before giving up.
+        restarts: u32,
+    },
     /// The graph is malformed.
     #[error("invalid chunk graph: {0}")]
     InvalidGraph(#[from] GraphError),

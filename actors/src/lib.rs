@@ -9,9 +9,11 @@
 
 pub mod codec;
 pub mod device;
+pub mod disk;
 pub mod faults;
 pub mod graph;
 pub mod job;
+pub mod memory;
 pub mod messages;
 pub mod planner;
 pub mod planner_state;
@@ -22,13 +24,15 @@ pub mod supervisor;
 pub mod system;
 
 pub use device::DeviceActor;
-pub use faults::{FaultInjector, FaultKind, FaultRule};
+pub use faults::{FaultInjector, FaultKind, FaultPoint, FaultRule, MemoryReading};
 pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError};
 pub use job::{JobError, JobEvent, JobId, JobOutput, JobStats};
+pub use memory::{MemoryPool, Reservation};
+pub use messages::ActorName;
 pub use planner::GraphPlannerActor;
-pub use planner_state::{PlannerAction, PlannerState};
+pub use planner_state::{PlannerAction, PlannerState, MAX_ATTEMPTS, MAX_LOSSES};
 pub use pool::WorkerPool;
 pub use storage::StorageActor;
-pub use store::{ChunkId, ChunkStore, StorageError};
-pub use supervisor::Supervisor;
+pub use store::{ChunkId, ChunkStore, StorageError, StorageStats, StoreConfig};
+pub use supervisor::{Supervisor, BACKOFF, MAX_RESTARTS};
 pub use system::{ActorError, ActorSystem, JobHandle, SystemConfig};

@@ -6,8 +6,9 @@
 
 use crate::graph::{ChunkGraph, ChunkKey};
 use crate::job::{JobEvent, JobId};
-use crate::store::{ChunkId, StorageError};
-use actix::{Message, Recipient};
+use crate::storage::StorageActor;
+use crate::store::{ChunkId, StorageError, StorageStats};
+use actix::{Addr, Message, Recipient};
 use crossbeam_channel::Sender;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -54,6 +55,8 @@ pub struct ExecuteChunk {
     pub job: JobId,
     /// The chunk to compute.
     pub key: ChunkKey,
+    /// Which dispatch of the chunk this is (a report of an older one is stale).
+    pub attempt: u64,
     /// The op.
     pub op: Arc<ChunkOp>,
     /// Its input chunks, in the op's order.
@@ -70,6 +73,8 @@ pub struct ChunkFinished {
     pub job: JobId,
     /// The chunk.
     pub key: ChunkKey,
+    /// The dispatch this reports on ([`ExecuteChunk::attempt`]).
+    pub attempt: u64,
     /// The chunk's data, or why the kernel failed.
     pub result: Result<Arc<ChunkData>, KernelError>,
 }
@@ -82,6 +87,13 @@ pub struct PutChunk {
     pub id: ChunkId,
     /// Its data.
     pub data: Arc<ChunkData>,
+    /// The name of the op that produced it (for fault rules and logs).
+    pub op: &'static str,
+    /// Graph position of the next task to read it (larger: needed later; spilled first).
+    pub next_use: u64,
+    /// The data is also held outside Tessera (a literal's user data): it is kept without a
+    /// reservation and never spilled.
+    pub shared: bool,
 }
 
 /// Planner → storage: hand out chunks (and drop them from storage with `release`).
@@ -92,6 +104,25 @@ pub struct GetChunks {
     pub ids: Vec<ChunkId>,
     /// Remove them from storage once handed out.
     pub release: bool,
+}
+
+/// Planner → storage: hand out a finished job's output chunks, remove them, and report what
+/// storage did for the job (its counters are then forgotten).
+#[derive(Debug, Message, Serialize, Deserialize)]
+#[rtype(result = "Result<(Vec<Arc<ChunkData>>, StorageStats), StorageError>")]
+pub struct TakeOutputs {
+    /// The job.
+    pub job: JobId,
+    /// Its output chunks, in delivery order.
+    pub ids: Vec<ChunkId>,
+}
+
+/// Planner → storage: a job ended without a result; drop its chunks and counters.
+#[derive(Debug, Message, Serialize, Deserialize)]
+#[rtype(result = "()")]
+pub struct ForgetJob {
+    /// The job.
+    pub job: JobId,
 }
 
 /// Planner → storage: drop chunks no longer needed.
@@ -106,3 +137,50 @@ pub struct ReleaseChunks {
 #[derive(Debug, Message, Serialize, Deserialize)]
 #[rtype(result = "()")]
 pub struct Shutdown;
+
+/// A supervised actor, as the supervisor names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ActorName {
+    /// The storage actor.
+    Storage,
+    /// A device actor.
+    Device(DeviceId),
+}
+
+impl fmt::Display for ActorName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ActorName::Storage => write!(f, "storage"),
+            ActorName::Device(id) => write!(f, "{id}"),
+        }
+    }
+}
+
+/// Storage or device → supervisor: the actor stopped without being asked to.
+#[derive(Debug, Message, Serialize, Deserialize)]
+#[rtype(result = "()")]
+pub struct ActorDied {
+    /// Which actor.
+    pub actor: ActorName,
+}
+
+/// Supervisor → planner: an actor died; its tasks and chunks are gone. A restart (if any)
+/// follows as [`AddDevice`] or [`StorageRestarted`].
+#[derive(Debug, Message, Serialize, Deserialize)]
+#[rtype(result = "()")]
+pub struct ActorDown {
+    /// Which actor.
+    pub actor: ActorName,
+    /// False once the supervisor has given up restarting it.
+    pub restarting: bool,
+    /// Restarts made so far.
+    pub restarts: u32,
+}
+
+/// Supervisor → planner: a new, empty storage actor replaced the one that died.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StorageRestarted {
+    /// The new storage actor.
+    pub storage: Addr<StorageActor>,
+}

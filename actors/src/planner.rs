@@ -1,25 +1,25 @@
 //! `GraphPlannerActor`: the actix wrapper around [`PlannerState`]. It feeds the state
 //! machine its events and carries out its actions: fetch a task's inputs from storage and
-//! send it to a device, store and release chunks, and report progress and results to the
-//! job's owner.
+//! send it to a device, store and release chunks, take a finished job's outputs out of
+//! storage, and report progress and results to the job's owner. Lost chunks, unreachable
+//! storage and actor deaths go back into the state machine, which re-plans.
 
 use crate::graph::ChunkKey;
 use crate::job::{JobError, JobEvent, JobId, JobOutput};
+use crate::memory::MemoryPool;
 use crate::messages::{
-    AddDevice, ChunkFinished, DeviceId, ExecuteChunk, GetChunks, PutChunk, ReleaseChunks, SubmitJob,
+    ActorDown, ActorName, AddDevice, ChunkFinished, DeviceId, ExecuteChunk, ForgetJob, GetChunks,
+    PutChunk, ReleaseChunks, StorageRestarted, SubmitJob, TakeOutputs,
 };
-use crate::planner_state::{FinishedJob, PlannerAction, PlannerState};
+use crate::planner_state::{PlannerAction, PlannerState};
 use crate::storage::StorageActor;
 use crate::store::{ChunkId, StorageError};
-use actix::{
-    Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, MailboxError, Recipient,
-    WrapFuture,
-};
+use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Recipient, WrapFuture};
 use crossbeam_channel::Sender;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
-use tessera_kernels::{ChunkData, ChunkOp, KernelError};
+use tessera_kernels::ChunkOp;
 
 /// Plans and drives every submitted job.
 #[derive(Debug)]
@@ -31,10 +31,11 @@ pub struct GraphPlannerActor {
 }
 
 impl GraphPlannerActor {
-    /// A planner with no devices yet (see [`AddDevice`]), keeping chunks in `storage`.
-    pub fn new(storage: Addr<StorageActor>) -> GraphPlannerActor {
+    /// A planner with no devices yet (see [`AddDevice`]), keeping chunks in `storage` and
+    /// reserving task outputs in the host memory `pool`.
+    pub fn new(storage: Addr<StorageActor>, pool: Arc<MemoryPool>) -> GraphPlannerActor {
         GraphPlannerActor {
-            state: PlannerState::new(),
+            state: PlannerState::new(pool),
             storage,
             devices: BTreeMap::new(),
             events: HashMap::new(),
@@ -47,13 +48,27 @@ impl GraphPlannerActor {
                 PlannerAction::Dispatch {
                     job,
                     key,
+                    attempt,
                     device,
                     op,
                     inputs,
-                } => self.dispatch(job, key, device, op, inputs, ctx),
-                PlannerAction::Store { job, key, data } => {
+                } => self.dispatch(Task { job, key, attempt }, device, op, inputs, ctx),
+                PlannerAction::Store {
+                    job,
+                    key,
+                    data,
+                    op,
+                    next_use,
+                    shared,
+                } => {
                     let id = ChunkId { job, key };
-                    self.storage.do_send(PutChunk { id, data });
+                    self.storage.do_send(PutChunk {
+                        id,
+                        data,
+                        op,
+                        next_use,
+                        shared,
+                    });
                 }
                 PlannerAction::Release { job, keys } => {
                     let ids = chunk_ids(job, &keys);
@@ -62,7 +77,18 @@ impl GraphPlannerActor {
                 PlannerAction::Progress { job, done, total } => {
                     self.report(job, JobEvent::Progress { done, total });
                 }
-                PlannerAction::JobFinished { job, result } => self.deliver(job, result, ctx),
+                PlannerAction::Deliver {
+                    job,
+                    outputs,
+                    attempt,
+                } => self.deliver(job, outputs, attempt, ctx),
+                PlannerAction::JobFailed { job, error } => {
+                    tracing::debug!(%job, %error, "job failed");
+                    self.storage.do_send(ForgetJob { job });
+                    if let Some(events) = self.events.remove(&job) {
+                        let _ = events.send(JobEvent::Finished(Err(error)));
+                    }
+                }
             }
         }
     }
@@ -77,114 +103,131 @@ impl GraphPlannerActor {
     /// Fetches the task's inputs from storage, then hands the task to the device.
     fn dispatch(
         &mut self,
-        job: JobId,
-        key: ChunkKey,
+        task: Task,
         device: DeviceId,
         op: Arc<ChunkOp>,
         inputs: Vec<ChunkKey>,
         ctx: &mut Context<Self>,
     ) {
         if inputs.is_empty() {
-            return self.execute(job, key, device, op, Vec::new(), ctx);
+            return self.execute(task, device, op, Vec::new(), ctx);
         }
         let request = GetChunks {
-            ids: chunk_ids(job, &inputs),
+            ids: chunk_ids(task.job, &inputs),
             release: false,
         };
         let fetch = self.storage.send(request).into_actor(self);
-        ctx.spawn(
-            fetch.map(move |fetched, act, ctx| match storage_result(fetched) {
-                Ok(inputs) => act.execute(job, key, device, op, inputs, ctx),
-                Err(error) => {
-                    let actions = act.state.on_dispatch_failed(job, key, error);
-                    act.apply(actions, ctx);
+        ctx.spawn(fetch.map(move |fetched, act, ctx| {
+            let Task { job, key, attempt } = task;
+            let actions = match fetched {
+                Ok(Ok(inputs)) => return act.execute(task, device, op, inputs, ctx),
+                Ok(Err(StorageError::Lost { ids, cause })) => {
+                    let lost = keys_of(&ids);
+                    act.state.on_inputs_lost(job, key, attempt, &lost, &cause)
                 }
-            }),
-        );
+                Err(_) => act.state.on_storage_unreachable(job, key, attempt),
+            };
+            act.apply(actions, ctx);
+        }));
     }
 
     fn execute(
         &mut self,
-        job: JobId,
-        key: ChunkKey,
+        task: Task,
         device: DeviceId,
         op: Arc<ChunkOp>,
-        inputs: Vec<Arc<ChunkData>>,
+        inputs: Vec<Arc<tessera_kernels::ChunkData>>,
         ctx: &mut Context<Self>,
     ) {
-        let reply_to = ctx.address().recipient();
+        let Task { job, key, attempt } = task;
         let msg = ExecuteChunk {
             job,
             key,
+            attempt,
             op,
             inputs,
-            reply_to,
+            reply_to: ctx.address().recipient(),
         };
-        let sent = match self.devices.get(&device) {
-            Some(addr) => addr.try_send(msg).is_ok(),
-            None => false,
-        };
-        if !sent {
-            let cause = KernelError::DeviceUnavailable(format!("{device} is not running"));
-            let actions = self.state.on_chunk_failed(job, key, cause);
-            self.apply(actions, ctx);
+        match self.devices.get(&device) {
+            // The device's mailbox takes every task the planner's slots allow.
+            Some(addr) if addr.connected() => addr.do_send(msg),
+            _ => {
+                let actions = self.state.on_device_unreachable(job, key, attempt, device);
+                self.apply(actions, ctx);
+            }
         }
     }
 
-    /// Reports a failed job, or takes a finished job's outputs out of storage and reports
-    /// them.
+    /// Takes a finished job's outputs out of storage and reports them; lost outputs go back
+    /// to the state machine to be recomputed.
     fn deliver(
         &mut self,
         job: JobId,
-        result: Result<FinishedJob, JobError>,
+        outputs: Vec<ChunkKey>,
+        attempt: u64,
         ctx: &mut Context<Self>,
     ) {
-        let Some(events) = self.events.remove(&job) else {
-            return;
-        };
-        let FinishedJob { outputs, stats } = match result {
-            Ok(finished) => finished,
-            Err(error) => {
-                let _ = events.send(JobEvent::Finished(Err(error)));
-                return;
-            }
-        };
-        let ids = chunk_ids(job, &outputs);
-        let take = GetChunks {
-            ids: ids.clone(),
-            release: true,
+        let take = TakeOutputs {
+            job,
+            ids: chunk_ids(job, &outputs),
         };
         let fetch = self.storage.send(take).into_actor(self);
-        ctx.spawn(fetch.map(move |fetched, act, _| {
-            let result = storage_result(fetched).map(|chunks| JobOutput {
-                outputs: outputs.into_iter().zip(chunks).collect(),
-                stats,
-            });
-            if result.is_err() {
-                act.storage.do_send(ReleaseChunks { ids });
-            }
-            let _ = events.send(JobEvent::Finished(result));
+        ctx.spawn(fetch.map(move |fetched, act, ctx| {
+            let actions = match fetched {
+                Ok(Ok((chunks, storage))) => {
+                    let Some(mut stats) = act.state.on_delivered(job, attempt, Instant::now())
+                    else {
+                        return; // superseded: the outputs are being recomputed
+                    };
+                    stats.storage.absorb(&storage);
+                    let output = JobOutput {
+                        outputs: outputs.into_iter().zip(chunks).collect(),
+                        stats,
+                    };
+                    if let Some(events) = act.events.remove(&job) {
+                        let _ = events.send(JobEvent::Finished(Ok(output)));
+                    }
+                    return;
+                }
+                Ok(Err(StorageError::Lost { ids, cause })) => {
+                    act.state
+                        .on_delivery_failed(job, attempt, &keys_of(&ids), &cause)
+                }
+                Err(_) => act
+                    .state
+                    .on_delivery_failed(job, attempt, &[], "storage unreachable"),
+            };
+            act.apply(actions, ctx);
         }));
     }
+}
+
+/// One dispatch of a chunk task.
+#[derive(Clone, Copy, Debug)]
+struct Task {
+    job: JobId,
+    key: ChunkKey,
+    attempt: u64,
 }
 
 fn chunk_ids(job: JobId, keys: &[ChunkKey]) -> Vec<ChunkId> {
     keys.iter().map(|&key| ChunkId { job, key }).collect()
 }
 
-/// A storage reply as the job sees it.
-fn storage_result(
-    reply: Result<Result<Vec<Arc<ChunkData>>, StorageError>, MailboxError>,
-) -> Result<Vec<Arc<ChunkData>>, JobError> {
-    match reply {
-        Ok(Ok(chunks)) => Ok(chunks),
-        Ok(Err(StorageError::Missing(id))) => Err(JobError::ChunkLost(id.key)),
-        Err(e) => Err(JobError::SystemStopped(format!("storage unreachable: {e}"))),
-    }
+fn keys_of(ids: &[ChunkId]) -> Vec<ChunkKey> {
+    ids.iter().map(|id| id.key).collect()
 }
 
 impl Actor for GraphPlannerActor {
     type Context = Context<Self>;
+
+    /// Jobs still running when the actor system stops end with an error.
+    fn stopped(&mut self, _: &mut Self::Context) {
+        for (_, events) in self.events.drain() {
+            let error = JobError::SystemStopped("the actor system was shut down".into());
+            let _ = events.send(JobEvent::Finished(Err(error)));
+        }
+    }
 }
 
 impl Handler<AddDevice> for GraphPlannerActor {
@@ -212,14 +255,45 @@ impl Handler<ChunkFinished> for GraphPlannerActor {
     type Result = ();
 
     fn handle(&mut self, msg: ChunkFinished, ctx: &mut Self::Context) {
-        let ChunkFinished { job, key, result } = msg;
+        let ChunkFinished {
+            job,
+            key,
+            attempt,
+            result,
+        } = msg;
         let actions = match result {
-            Ok(data) => self.state.on_chunk_done(job, key, data, Instant::now()),
+            Ok(data) => self
+                .state
+                .on_chunk_done(job, key, attempt, data, Instant::now()),
             Err(cause) => {
                 tracing::debug!(%job, %key, %cause, "chunk failed");
-                self.state.on_chunk_failed(job, key, cause)
+                self.state.on_chunk_failed(job, key, attempt, cause)
             }
         };
+        self.apply(actions, ctx);
+    }
+}
+
+impl Handler<ActorDown> for GraphPlannerActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: ActorDown, ctx: &mut Self::Context) {
+        if let ActorName::Device(id) = msg.actor {
+            self.devices.remove(&id);
+        }
+        let actions = self
+            .state
+            .on_actor_down(msg.actor, msg.restarting, msg.restarts);
+        self.apply(actions, ctx);
+    }
+}
+
+impl Handler<StorageRestarted> for GraphPlannerActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: StorageRestarted, ctx: &mut Self::Context) {
+        self.storage = msg.storage;
+        let actions = self.state.on_storage_restarted();
         self.apply(actions, ctx);
     }
 }

@@ -1,12 +1,24 @@
-//! The storage actor's state: the host memory tier, chunk id → `Arc<ChunkData>`, with byte
-//! accounting against a budget (current and peak bytes). Nothing is spilled or refused yet:
-//! going over the budget is only reported.
+//! The storage actor's state: chunks in the host memory tier (each holding a
+//! [`Reservation`] in the host [`MemoryPool`]) and in the disk tier (spill files in a private
+//! [`SpillDir`], made on first use).
+//!
+//! Whenever the pool is over budget (stored chunks plus the planner's reservations for
+//! running tasks) the store spills the least valuable chunks: only chunks nobody else
+//! holds (no running task reads them, so spilling really frees memory), the one needed
+//! last first (largest next use, then largest). A spilled chunk is read back, checksum
+//! verified, when it is asked for. A spill that fails (disk full, unwritable, over the
+//! disk budget) leaves the chunk in memory; the planner's back-pressure then holds new work.
+//! A chunk that cannot be read back is reported lost, for the planner to recompute.
 
+use crate::disk::{self, SpillDir, SpillFile};
+use crate::faults::{FaultInjector, FaultKind, FaultPoint};
 use crate::graph::ChunkKey;
 use crate::job::JobId;
+use crate::memory::{MemoryPool, Reservation};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use tessera_kernels::ChunkData;
 use thiserror::Error;
@@ -29,110 +41,376 @@ impl fmt::Display for ChunkId {
 /// Why storage could not serve a request.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum StorageError {
-    /// The chunk is not stored.
-    #[error("chunk {0} is not in storage")]
-    Missing(ChunkId),
+    /// Chunks are not stored, or could not be read back from disk.
+    #[error("{} chunk(s) lost from storage (first {}): {cause}", ids.len(), ids[0])]
+    Lost {
+        /// The lost chunks (never empty).
+        ids: Vec<ChunkId>,
+        /// Why: not in storage, or the disk tier's read error.
+        cause: String,
+    },
 }
 
-/// Chunks held in host memory, with byte accounting.
+/// What storage did for one job's chunks (reported in the job's statistics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorageStats {
+    /// Chunk bytes written to the disk tier.
+    pub bytes_spilled: u64,
+    /// Chunk bytes read back from the disk tier.
+    pub bytes_read_back: u64,
+    /// Chunks written to the disk tier.
+    pub chunks_spilled: u64,
+    /// Spills that failed (the chunk stayed in memory).
+    pub spill_failures: u64,
+    /// The most bytes the disk tier held at once while the job spilled.
+    pub peak_disk_bytes: u64,
+}
+
+impl StorageStats {
+    /// Adds the counters of a later stage of the same computation (peaks: the larger).
+    pub fn absorb(&mut self, later: &StorageStats) {
+        self.bytes_spilled += later.bytes_spilled;
+        self.bytes_read_back += later.bytes_read_back;
+        self.chunks_spilled += later.chunks_spilled;
+        self.spill_failures += later.spill_failures;
+        self.peak_disk_bytes = self.peak_disk_bytes.max(later.peak_disk_bytes);
+    }
+}
+
+/// How a store is set up.
+#[derive(Clone, Debug)]
+pub struct StoreConfig {
+    /// The host memory tier's pool (shared with the planner's reservations).
+    pub pool: Arc<MemoryPool>,
+    /// Where the private spill folder is made.
+    pub spill_parent: PathBuf,
+    /// Bytes the disk tier may hold.
+    pub disk_budget: u64,
+    /// Faults to inject at puts and spills.
+    pub faults: Option<Arc<FaultInjector>>,
+}
+
+/// What happened to a put chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PutOutcome {
+    /// Kept (in memory, or spilled).
+    Stored,
+    /// Discarded by an injected [`FaultKind::DropChunk`].
+    Dropped,
+    /// An injected [`FaultKind::KillStorage`]: the storage actor must die now.
+    Kill,
+}
+
+#[derive(Debug)]
+enum Place {
+    /// In memory, with its reservation (none for data shared with the user).
+    Memory {
+        data: Arc<ChunkData>,
+        _reservation: Option<Reservation>,
+    },
+    Disk(SpillFile),
+}
+
+#[derive(Debug)]
+struct Entry {
+    place: Place,
+    nbytes: u64,
+    op: &'static str,
+    next_use: u64,
+}
+
+/// Chunks held in the host memory and disk tiers (see the module docs).
 #[derive(Debug)]
 pub struct ChunkStore {
-    chunks: HashMap<ChunkId, Arc<ChunkData>>,
-    bytes: u64,
-    peak_bytes: u64,
-    budget: u64,
-}
-
-fn nbytes(data: &ChunkData) -> u64 {
-    data.nbytes() as u64
+    config: StoreConfig,
+    entries: HashMap<ChunkId, Entry>,
+    dir: Option<SpillDir>,
+    disk_bytes: u64,
+    jobs: HashMap<JobId, StorageStats>,
+    warned_spill_failure: bool,
 }
 
 impl ChunkStore {
-    /// An empty store with a host memory budget in bytes.
-    pub fn new(budget: u64) -> ChunkStore {
+    /// An empty store; nothing is written to disk until a chunk is spilled.
+    pub fn new(config: StoreConfig) -> ChunkStore {
         ChunkStore {
-            chunks: HashMap::new(),
-            bytes: 0,
-            peak_bytes: 0,
-            budget,
+            config,
+            entries: HashMap::new(),
+            dir: None,
+            disk_bytes: 0,
+            jobs: HashMap::new(),
+            warned_spill_failure: false,
         }
     }
 
-    /// Stores a chunk (replacing one with the same id).
-    pub fn put(&mut self, id: ChunkId, data: Arc<ChunkData>) {
-        let before = self.bytes;
-        self.bytes += nbytes(&data);
-        if let Some(old) = self.chunks.insert(id, data) {
-            self.bytes -= nbytes(&old);
+    /// Stores chunk `id` (replacing one with the same id), produced by op `op` and next read
+    /// by the task at graph position `next_use` (larger: needed later), then spills what the
+    /// budget asks for. A `shared` chunk (user data held outside Tessera too) is kept
+    /// without a reservation and never spilled: that would free no memory.
+    pub fn put(
+        &mut self,
+        id: ChunkId,
+        data: Arc<ChunkData>,
+        op: &'static str,
+        next_use: u64,
+        shared: bool,
+    ) -> PutOutcome {
+        match self.fault(FaultPoint::Put, op) {
+            Some(FaultKind::KillStorage) => return PutOutcome::Kill,
+            Some(FaultKind::DropChunk) => return PutOutcome::Dropped,
+            _ => {}
         }
-        self.peak_bytes = self.peak_bytes.max(self.bytes);
-        if before <= self.budget && self.bytes > self.budget {
-            tracing::warn!(
-                bytes = self.bytes,
-                budget = self.budget,
-                "host memory tier over budget (spilling is not implemented yet)"
-            );
+        let nbytes = data.nbytes() as u64;
+        let entry = Entry {
+            place: Place::Memory {
+                _reservation: (!shared).then(|| self.config.pool.reserve(nbytes)),
+                data,
+            },
+            nbytes,
+            op,
+            next_use,
+        };
+        if let Some(old) = self.entries.insert(id, entry) {
+            self.forget_file(old);
         }
+        self.make_room();
+        PutOutcome::Stored
     }
 
-    /// The chunks `ids` in order (a repeated id yields the same chunk again); with
-    /// `release`, they are removed afterwards. Nothing changes when one is missing.
+    /// The chunks `ids` in order (a repeated id yields the same chunk again), read back from
+    /// disk where spilled; with `release`, they are removed from the store. All or nothing:
+    /// if any chunk is missing or unreadable, the error lists those (unreadable ones are
+    /// forgotten) and nothing is removed.
     pub fn get(
         &mut self,
         ids: &[ChunkId],
         release: bool,
     ) -> Result<Vec<Arc<ChunkData>>, StorageError> {
+        let missing: Vec<ChunkId> = distinct(ids)
+            .filter(|id| !self.entries.contains_key(id))
+            .collect();
+        if !missing.is_empty() {
+            return Err(StorageError::Lost {
+                ids: missing,
+                cause: "not in storage".into(),
+            });
+        }
+        let mut unreadable = Vec::new();
+        let mut cause = String::new();
+        for id in distinct(ids) {
+            if let Err(e) = self.read_back(id) {
+                unreadable.push(id);
+                cause = e;
+            }
+        }
+        if !unreadable.is_empty() {
+            return Err(StorageError::Lost {
+                ids: unreadable,
+                cause,
+            });
+        }
         let found = ids
             .iter()
-            .map(|id| {
-                self.chunks
-                    .get(id)
-                    .cloned()
-                    .ok_or(StorageError::Missing(*id))
+            .filter_map(|id| match self.entries.get(id).map(|e| &e.place) {
+                Some(Place::Memory { data, .. }) => Some(Arc::clone(data)),
+                _ => None,
             })
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect();
         if release {
             self.release(ids);
+        } else {
+            // Chunks just read back are held by the caller now, so only others can go.
+            self.make_room();
         }
         Ok(found)
     }
 
-    /// Drops the chunks `ids` that are stored; returns how many were.
+    /// Drops the chunks `ids` that are stored (deleting their spill files); returns how
+    /// many were.
     pub fn release(&mut self, ids: &[ChunkId]) -> usize {
         let mut released = 0;
         for id in ids {
-            if let Some(old) = self.chunks.remove(id) {
-                self.bytes -= nbytes(&old);
+            if let Some(old) = self.entries.remove(id) {
+                self.forget_file(old);
                 released += 1;
             }
         }
         released
     }
 
-    /// Chunks stored.
+    /// Drops every chunk of `job` and returns what storage did for it.
+    pub fn forget_job(&mut self, job: JobId) -> StorageStats {
+        let ids: Vec<ChunkId> = self
+            .entries
+            .keys()
+            .filter(|id| id.job == job)
+            .copied()
+            .collect();
+        self.release(&ids);
+        self.jobs.remove(&job).unwrap_or_default()
+    }
+
+    /// Chunks stored (in either tier).
     pub fn len(&self) -> usize {
-        self.chunks.len()
+        self.entries.len()
     }
 
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.chunks.is_empty()
+        self.entries.is_empty()
     }
 
-    /// Bytes stored now.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
+    /// Chunks now in the disk tier.
+    pub fn spilled(&self) -> usize {
+        let on_disk = |e: &&Entry| matches!(e.place, Place::Disk(_));
+        self.entries.values().filter(on_disk).count()
     }
 
-    /// The most bytes stored at once.
-    pub fn peak_bytes(&self) -> u64 {
-        self.peak_bytes
+    /// Bytes the disk tier holds now.
+    pub fn disk_bytes(&self) -> u64 {
+        self.disk_bytes
     }
 
-    /// The host memory budget.
-    pub fn budget(&self) -> u64 {
-        self.budget
+    /// The spill folder, once one was made.
+    pub fn spill_dir(&self) -> Option<&std::path::Path> {
+        self.dir.as_ref().map(SpillDir::path)
     }
+
+    fn fault(&self, point: FaultPoint, op: &str) -> Option<FaultKind> {
+        self.config.faults.as_ref().and_then(|f| f.at(point, op))
+    }
+
+    fn forget_file(&mut self, old: Entry) {
+        if let (Place::Disk(file), Some(dir)) = (old.place, &self.dir) {
+            self.disk_bytes -= file.bytes();
+            dir.remove(file);
+        }
+    }
+
+    /// Spills chunks while the pool is over budget and something can be spilled.
+    fn make_room(&mut self) {
+        while self.config.pool.over_budget() {
+            let Some(victim) = self.pick_victim() else {
+                return;
+            };
+            if let Err(cause) = self.spill(victim) {
+                self.stats(victim.job).spill_failures += 1;
+                if !std::mem::replace(&mut self.warned_spill_failure, true) {
+                    tracing::warn!(chunk = %victim, %cause, "cannot spill to disk; holding chunks in memory");
+                }
+                return;
+            }
+        }
+    }
+
+    /// The in-memory chunk nobody else holds that is needed last (then the largest).
+    fn pick_victim(&self) -> Option<ChunkId> {
+        self.entries
+            .iter()
+            .filter(|(_, e)| {
+                matches!(&e.place, Place::Memory { data, _reservation: Some(_) } if Arc::strong_count(data) == 1)
+            })
+            .max_by_key(|(id, e)| (e.next_use, e.nbytes, **id))
+            .map(|(id, _)| *id)
+    }
+
+    /// Writes one in-memory chunk to the disk tier and frees its memory.
+    fn spill(&mut self, id: ChunkId) -> Result<(), String> {
+        let Some(entry) = self.entries.get(&id) else {
+            return Ok(());
+        };
+        let Place::Memory { data, .. } = &entry.place else {
+            return Ok(());
+        };
+        let (data, nbytes) = (Arc::clone(data), entry.nbytes);
+        if self.disk_bytes.saturating_add(nbytes) > self.config.disk_budget {
+            return Err(format!(
+                "the disk tier's budget of {} bytes is full",
+                self.config.disk_budget
+            ));
+        }
+        let fault = self.fault(FaultPoint::Spill, entry.op);
+        if fault == Some(FaultKind::SpillWriteFails) {
+            return Err("injected: the disk is full".into());
+        }
+        if self.dir.is_none() {
+            self.dir =
+                Some(SpillDir::create(&self.config.spill_parent).map_err(|e| e.to_string())?);
+        }
+        let Some(dir) = &self.dir else {
+            return Ok(());
+        };
+        let file = dir
+            .write(&format!("{}-chunk{}", id.job, id.key), &data)
+            .map_err(|e| e.to_string())?;
+        let damaged = match fault {
+            Some(FaultKind::CorruptSpill) => disk::corrupt_file(&file),
+            Some(FaultKind::DeleteSpill) => disk::delete_file(&file),
+            _ => Ok(()),
+        };
+        if let Err(e) = damaged {
+            tracing::warn!(chunk = %id, error = %e, "could not inject the spill-file fault");
+        }
+        self.disk_bytes += file.bytes();
+        let disk_now = self.disk_bytes;
+        if let Some(entry) = self.entries.get_mut(&id) {
+            entry.place = Place::Disk(file);
+        }
+        let stats = self.stats(id.job);
+        stats.bytes_spilled += nbytes;
+        stats.chunks_spilled += 1;
+        stats.peak_disk_bytes = stats.peak_disk_bytes.max(disk_now);
+        tracing::debug!(chunk = %id, bytes = nbytes, "spilled");
+        Ok(())
+    }
+
+    /// Brings a spilled chunk back into memory (reserving it); on failure the chunk is
+    /// forgotten and the error says why.
+    fn read_back(&mut self, id: ChunkId) -> Result<(), String> {
+        let (Some(entry), Some(dir)) = (self.entries.get(&id), &self.dir) else {
+            return Ok(());
+        };
+        let Place::Disk(file) = &entry.place else {
+            return Ok(());
+        };
+        match dir.read(file) {
+            Ok(data) => {
+                let nbytes = entry.nbytes;
+                let memory = Place::Memory {
+                    _reservation: Some(self.config.pool.reserve(nbytes)),
+                    data: Arc::new(data),
+                };
+                if let Some(entry) = self.entries.get_mut(&id) {
+                    let old = std::mem::replace(&mut entry.place, memory);
+                    if let Place::Disk(file) = old {
+                        self.disk_bytes -= file.bytes();
+                        dir.remove(file);
+                    }
+                }
+                self.stats(id.job).bytes_read_back += nbytes;
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(chunk = %id, error = %e, "spilled chunk lost");
+                if let Some(old) = self.entries.remove(&id) {
+                    self.forget_file(old);
+                }
+                Err(e.to_string())
+            }
+        }
+    }
+
+    fn stats(&mut self, job: JobId) -> &mut StorageStats {
+        self.jobs.entry(job).or_default()
+    }
+}
+
+/// The ids of `ids` without repeats, in first-seen order.
+fn distinct(ids: &[ChunkId]) -> impl Iterator<Item = ChunkId> + '_ {
+    ids.iter()
+        .enumerate()
+        .filter(|(i, id)| !ids[..*i].contains(id))
+        .map(|(_, id)| *id)
 }
 
 #[cfg(test)]
@@ -154,42 +432,144 @@ pub(crate) mod tests {
         }
     }
 
-    #[test]
-    fn accounts_bytes_and_peak() {
-        let mut store = ChunkStore::new(100);
-        store.put(id(0, 1), chunk(4));
-        store.put(id(0, 2), chunk(10));
-        store.put(id(1, 1), chunk(2)); // same key, other job: a different chunk
-        assert_eq!(
-            (store.len(), store.bytes(), store.peak_bytes()),
-            (3, 128, 128)
-        );
-        assert!(store.bytes() > store.budget(), "over budget is accepted");
-        store.put(id(0, 2), chunk(1)); // replace
-        assert_eq!(store.bytes(), 56);
-        assert_eq!(store.release(&[id(0, 1), id(0, 9)]), 1);
-        assert_eq!(
-            (store.len(), store.bytes(), store.peak_bytes()),
-            (2, 24, 128)
-        );
+    fn store(budget: u64, faults: Option<FaultInjector>) -> ChunkStore {
+        ChunkStore::new(StoreConfig {
+            pool: MemoryPool::new(budget),
+            spill_parent: std::env::temp_dir(),
+            disk_budget: u64::MAX,
+            faults: faults.map(Arc::new),
+        })
     }
 
     #[test]
     fn get_is_all_or_nothing_and_release_removes() {
-        let mut store = ChunkStore::new(u64::MAX);
+        let mut store = store(u64::MAX, None);
         let a = chunk(3);
-        store.put(id(0, 1), a.clone());
-        store.put(id(0, 2), chunk(1));
-        assert_eq!(
-            store.get(&[id(0, 1), id(0, 5)], true),
-            Err(StorageError::Missing(id(0, 5)))
-        );
+        store.put(id(0, 1), a.clone(), "fused", 0, false);
+        store.put(id(0, 2), chunk(1), "fused", 0, false);
+        let err = store.get(&[id(0, 1), id(0, 5)], true).unwrap_err();
+        assert!(matches!(&err, StorageError::Lost { ids, .. } if ids == &[id(0, 5)]));
         assert_eq!(store.len(), 2);
         let got = store.get(&[id(0, 1), id(0, 1)], false).unwrap();
         assert!(Arc::ptr_eq(&got[0], &a) && Arc::ptr_eq(&got[1], &a));
         let taken = store.get(&[id(0, 1), id(0, 1), id(0, 2)], true).unwrap();
         assert_eq!(taken.len(), 3);
         assert!(store.is_empty());
-        assert_eq!(store.bytes(), 0);
+        assert_eq!(store.config.pool.used(), 0, "reservations returned");
+    }
+
+    #[test]
+    fn over_budget_spills_the_chunk_needed_last_and_reads_it_back() {
+        let mut store = store(200, None); // room for two 80-byte chunks
+        store.put(id(0, 1), chunk(10), "fused", 5, false);
+        store.put(id(0, 2), chunk(10), "fused", 9, false);
+        assert_eq!(store.spilled(), 0);
+        let held = chunk(10);
+        store.put(id(0, 3), Arc::clone(&held), "fused", 99, false); // held elsewhere: pinned
+        assert_eq!(store.spilled(), 1, "one chunk went to disk");
+        assert!(store.config.pool.used() <= 200);
+        let dir = store.spill_dir().unwrap().to_path_buf();
+        assert!(dir.exists());
+        // Chunk 2 (next use 9) went, not 3 (pinned) nor 1 (needed sooner).
+        let back = store.get(&[id(0, 2)], false).unwrap();
+        assert_eq!(*back[0], *chunk(10));
+        // Reading 2 back pushed the pool over again: another unpinned chunk was spilled.
+        assert_eq!(store.spilled(), 1);
+        let stats = store.forget_job(JobId(0));
+        assert_eq!((stats.chunks_spilled, stats.bytes_spilled), (2, 160));
+        assert_eq!(stats.bytes_read_back, 80);
+        assert!(stats.peak_disk_bytes > 80);
+        assert!(store.is_empty() && store.disk_bytes() == 0);
+        drop(back);
+        drop(store);
+        assert!(!dir.exists(), "the spill folder goes with the store");
+    }
+
+    #[test]
+    fn failed_spills_keep_chunks_in_memory() {
+        let faults = FaultInjector::new().on_nth(None, 0, FaultKind::SpillWriteFails);
+        let mut store = store(100, Some(faults));
+        store.put(id(0, 1), chunk(10), "fused", 0, false);
+        store.put(id(0, 2), chunk(10), "fused", 0, false);
+        assert_eq!((store.spilled(), store.len()), (0, 2));
+        assert_eq!(store.config.pool.used(), 160, "over budget, nothing lost");
+        assert!(store.get(&[id(0, 1), id(0, 2)], true).is_ok());
+        assert!(store.forget_job(JobId(0)).spill_failures >= 1);
+    }
+
+    #[test]
+    fn damaged_spill_files_are_reported_lost() {
+        for kind in [FaultKind::CorruptSpill, FaultKind::DeleteSpill] {
+            let faults = FaultInjector::new().on_nth(None, 1, kind);
+            let mut store = store(100, Some(faults));
+            store.put(id(0, 1), chunk(10), "fused", 7, false);
+            store.put(id(0, 2), chunk(10), "fused", 1, false);
+            assert_eq!(store.spilled(), 1);
+            let err = store.get(&[id(0, 2), id(0, 1)], false).unwrap_err();
+            assert!(
+                matches!(&err, StorageError::Lost { ids, .. } if ids == &[id(0, 1)]),
+                "{kind:?}: {err}"
+            );
+            assert_eq!(store.len(), 1, "{kind:?}: the lost chunk is forgotten");
+            assert_eq!(store.get(&[id(0, 2)], true).unwrap().len(), 1);
+        }
+    }
+
+    #[test]
+    fn put_faults_drop_chunks_or_kill_the_store() {
+        let faults = FaultInjector::new()
+            .on_nth(None, 1, FaultKind::DropChunk)
+            .on_nth(None, 2, FaultKind::KillStorage);
+        let mut store = store(u64::MAX, Some(faults));
+        assert_eq!(
+            store.put(id(0, 1), chunk(1), "f", 0, false),
+            PutOutcome::Dropped
+        );
+        assert_eq!(
+            store.put(id(0, 2), chunk(1), "f", 0, false),
+            PutOutcome::Kill
+        );
+        assert_eq!(
+            store.put(id(0, 3), chunk(1), "f", 0, false),
+            PutOutcome::Stored
+        );
+        assert_eq!(store.len(), 1);
+    }
+
+    #[test]
+    fn shared_user_data_is_neither_reserved_nor_spilled() {
+        let mut store = store(100, None);
+        let user = chunk(50); // 400 bytes, held by the user too
+        store.put(id(0, 1), Arc::clone(&user), "literal", 9, true);
+        assert_eq!(store.config.pool.used(), 0);
+        store.put(id(0, 2), chunk(10), "fused", 1, false);
+        assert_eq!((store.spilled(), store.config.pool.used()), (0, 80));
+        drop(user);
+        store.put(id(0, 3), chunk(10), "fused", 2, false);
+        assert_eq!(
+            store.spilled(),
+            1,
+            "a reserved chunk went, never the shared one"
+        );
+        assert!(store.get(&[id(0, 1)], false).is_ok());
+    }
+
+    #[test]
+    fn the_disk_budget_bounds_spilling() {
+        let mut store = ChunkStore::new(StoreConfig {
+            pool: MemoryPool::new(100),
+            spill_parent: std::env::temp_dir(),
+            disk_budget: 150,
+            faults: None,
+        });
+        for k in 0..4 {
+            store.put(id(0, k), chunk(10), "fused", k, false);
+        }
+        assert_eq!(
+            store.spilled(),
+            1,
+            "only one 80-byte chunk (plus header) fits"
+        );
+        assert_eq!(store.len(), 4);
     }
 }

@@ -1,14 +1,26 @@
-//! `Supervisor`: starts the storage, device and planner actors, holds their addresses,
-//! and stops the whole actor system when it stops. Restarting a child that died would be
-//! added here, through [`Children`].
+//! `Supervisor`: starts the storage, device and planner actors, restarts a device or the
+//! storage actor that dies (at most [`MAX_RESTARTS`] times each, waiting [`BACKOFF`]
+//! doubled at every restart), tells the planner what died and what replaced it, and stops
+//! the whole actor system when it stops.
 
 use crate::device::{DeviceActor, CPU_DEVICE};
-use crate::messages::{AddDevice, Shutdown};
+use crate::memory::MemoryPool;
+use crate::messages::{ActorDied, ActorDown, ActorName, AddDevice, Shutdown, StorageRestarted};
 use crate::planner::GraphPlannerActor;
 use crate::storage::StorageActor;
+use crate::store::StoreConfig;
 use crate::system::SystemConfig;
-use actix::{Actor, ActorContext, Addr, Context, Handler, System};
+use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, System};
+use std::collections::HashMap;
 use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Restarts of one actor at most; after that its death fails every job.
+pub const MAX_RESTARTS: u32 = 3;
+
+/// The wait before the first restart of an actor; each later one waits twice as long.
+pub const BACKOFF: Duration = Duration::from_millis(10);
 
 /// The addresses of the supervised actors.
 #[derive(Debug, Clone)]
@@ -24,53 +36,150 @@ pub struct Children {
 /// Owns the other actors' lifetimes.
 #[derive(Debug)]
 pub struct Supervisor {
+    config: SystemConfig,
+    store: StoreConfig,
     children: Children,
+    restarts: HashMap<ActorName, u32>,
+    stopping: bool,
 }
 
 impl Supervisor {
-    /// Starts storage, the CPU pool and the planner (inside a running actix `System`) and
-    /// registers the pool with the planner.
-    pub fn start_children(config: &SystemConfig) -> io::Result<Children> {
-        let storage = StorageActor::launch(config.host_memory_budget);
-        let cpu = DeviceActor::cpu(
-            &config.thread_prefix,
-            config.cpu_threads,
-            config.faults.clone(),
-        )?;
-        let slots = cpu.slots();
-        let cpu = cpu.start();
-        let planner = GraphPlannerActor::new(storage.clone()).start();
-        planner.do_send(AddDevice {
-            id: CPU_DEVICE,
-            slots,
-            device: cpu.clone().recipient(),
+    /// Starts the supervisor with storage, the CPU pool and the planner (inside a running
+    /// actix `System`), all accounting host memory in `pool`; registers the CPU pool with
+    /// the planner, and returns the supervisor's and the planner's addresses.
+    pub fn launch(
+        config: SystemConfig,
+        pool: Arc<MemoryPool>,
+    ) -> io::Result<(Addr<Supervisor>, Addr<GraphPlannerActor>)> {
+        let cpu = cpu_device(&config)?;
+        let store = StoreConfig {
+            pool: Arc::clone(&pool),
+            spill_parent: config.spill_dir.clone(),
+            disk_budget: config.disk_budget,
+            faults: config.faults.clone(),
+        };
+        let mut started_planner = None;
+        let supervisor = Supervisor::create(|ctx| {
+            let me = ctx.address().recipient();
+            let storage = StorageActor::launch(store.clone(), me.clone());
+            let planner = GraphPlannerActor::new(storage.clone(), pool).start();
+            let cpu = start_device(cpu, me, &planner);
+            started_planner = Some(planner.clone());
+            Supervisor {
+                config,
+                store,
+                children: Children {
+                    planner,
+                    storage,
+                    cpu,
+                },
+                restarts: HashMap::new(),
+                stopping: false,
+            }
         });
-        Ok(Children {
-            planner,
-            storage,
-            cpu,
-        })
-    }
-
-    /// A supervisor of already started children.
-    pub fn new(children: Children) -> Supervisor {
-        Supervisor { children }
+        let planner =
+            started_planner.ok_or_else(|| io::Error::other("the planner did not start"))?;
+        Ok((supervisor, planner))
     }
 
     /// The supervised actors.
     pub fn children(&self) -> &Children {
         &self.children
     }
+
+    /// Starts a new actor in place of `actor`, which died, and tells the planner.
+    fn restart(&mut self, actor: ActorName, ctx: &mut Context<Self>) {
+        if self.stopping {
+            return;
+        }
+        let me = ctx.address().recipient();
+        match actor {
+            ActorName::Storage => {
+                let storage = StorageActor::launch(self.store.clone(), me);
+                self.children.planner.do_send(StorageRestarted {
+                    storage: storage.clone(),
+                });
+                self.children.storage = storage;
+            }
+            ActorName::Device(_) => match cpu_device(&self.config) {
+                Ok(cpu) => self.children.cpu = start_device(cpu, me, &self.children.planner),
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot restart the CPU pool");
+                    self.give_up(actor);
+                    return;
+                }
+            },
+        }
+        tracing::info!(%actor, "restarted");
+    }
+
+    fn give_up(&mut self, actor: ActorName) {
+        let restarts = self.restarts.get(&actor).copied().unwrap_or(0);
+        tracing::error!(%actor, restarts, "giving up on an actor that keeps dying");
+        self.children.planner.do_send(ActorDown {
+            actor,
+            restarting: false,
+            restarts,
+        });
+    }
+}
+
+fn cpu_device(config: &SystemConfig) -> io::Result<DeviceActor> {
+    DeviceActor::cpu(
+        &config.thread_prefix,
+        config.cpu_threads,
+        config.faults.clone(),
+    )
+}
+
+/// Starts a device supervised by `supervisor` and registers it with the planner.
+fn start_device(
+    device: DeviceActor,
+    supervisor: actix::Recipient<ActorDied>,
+    planner: &Addr<GraphPlannerActor>,
+) -> Addr<DeviceActor> {
+    let slots = device.slots();
+    let addr = device.supervised_by(supervisor).start();
+    planner.do_send(AddDevice {
+        id: CPU_DEVICE,
+        slots,
+        device: addr.clone().recipient(),
+    });
+    addr
 }
 
 impl Actor for Supervisor {
     type Context = Context<Self>;
 
     /// Stopping the supervisor stops the system, which drops every actor (the CPU pool
-    /// joins its threads as it drops).
+    /// joins its threads as it drops, the store removes its spill folder).
     fn stopped(&mut self, _: &mut Self::Context) {
         tracing::debug!("supervisor stopped; stopping the actor system");
         System::current().stop();
+    }
+}
+
+impl Handler<ActorDied> for Supervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: ActorDied, ctx: &mut Self::Context) {
+        if self.stopping {
+            return;
+        }
+        let actor = msg.actor;
+        let made = self.restarts.entry(actor).or_default();
+        if *made >= MAX_RESTARTS {
+            return self.give_up(actor);
+        }
+        let delay = BACKOFF * 2u32.pow(*made);
+        *made += 1;
+        tracing::warn!(%actor, restart = *made, ?delay, "actor died; restarting it");
+        self.children.planner.do_send(ActorDown {
+            actor,
+            restarting: true,
+            restarts: *made,
+        });
+        ctx.run_later(delay, move |act, ctx| act.restart(actor, ctx));
     }
 }
 
@@ -78,6 +187,7 @@ impl Handler<Shutdown> for Supervisor {
     type Result = ();
 
     fn handle(&mut self, _: Shutdown, ctx: &mut Self::Context) {
+        self.stopping = true;
         ctx.stop();
     }
 }

@@ -6,11 +6,13 @@
 use crate::faults::FaultInjector;
 use crate::graph::{ChunkGraph, GraphError};
 use crate::job::{JobError, JobEvent, JobOutput};
+use crate::memory::MemoryPool;
 use crate::messages::{Shutdown, SubmitJob};
 use crate::planner::GraphPlannerActor;
 use crate::supervisor::Supervisor;
-use actix::{Actor, Addr, System};
+use actix::{Addr, System};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -26,20 +28,28 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct SystemConfig {
     /// Worker threads of the CPU pool (at least 1).
     pub cpu_threads: usize,
-    /// Bytes of chunk data the host memory tier should hold.
+    /// Bytes of chunk data (and running tasks' outputs) the host memory tier may hold;
+    /// beyond it chunks are spilled to disk and new work waits.
     pub host_memory_budget: u64,
+    /// Bytes the disk tier may hold.
+    pub disk_budget: u64,
+    /// Where the private spill folder is made (on first spill; removed at shutdown).
+    pub spill_dir: PathBuf,
     /// Start of every thread name; keep it to 9 bytes so `-cpu{i}` fits Linux's 15.
     pub thread_prefix: String,
-    /// Faults to inject into kernel executions (tests and fault drills).
+    /// Faults to inject (tests and fault drills).
     pub faults: Option<Arc<FaultInjector>>,
 }
 
 impl Default for SystemConfig {
-    /// All cores, no memory limit, prefix `tessera`.
+    /// All cores, no memory or disk limit, spilling under the system's temporary folder,
+    /// prefix `tessera`.
     fn default() -> SystemConfig {
         SystemConfig {
             cpu_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             host_memory_budget: u64::MAX,
+            disk_budget: u64::MAX,
+            spill_dir: std::env::temp_dir(),
             thread_prefix: "tessera".to_string(),
             faults: None,
         }
@@ -70,6 +80,7 @@ pub enum ActorError {
 #[derive(Debug)]
 pub struct ActorSystem {
     running: Option<Running>,
+    pool: Arc<MemoryPool>,
 }
 
 #[derive(Debug)]
@@ -93,9 +104,11 @@ impl ActorSystem {
             ));
         }
         let (started_tx, started_rx) = crossbeam_channel::bounded(1);
+        let pool = MemoryPool::new(config.host_memory_budget);
+        let actors_pool = Arc::clone(&pool);
         let thread = std::thread::Builder::new()
             .name(format!("{}-actix", config.thread_prefix))
-            .spawn(move || run_actors(&config, &started_tx))
+            .spawn(move || run_actors(config, actors_pool, &started_tx))
             .map_err(|e| ActorError::StartFailed(format!("cannot spawn the actor thread: {e}")))?;
         let (system, supervisor, planner) = match started_rx.recv_timeout(START_TIMEOUT) {
             Ok(Ok(started)) => started,
@@ -120,7 +133,13 @@ impl ActorSystem {
                 planner,
                 thread,
             }),
+            pool,
         })
+    }
+
+    /// Host-memory bytes reserved now: chunks held in memory and running tasks' outputs.
+    pub fn reserved_bytes(&self) -> u64 {
+        self.pool.used()
     }
 
     /// Validates `graph` and submits it; the handle receives its progress and result.
@@ -176,12 +195,14 @@ impl Drop for ActorSystem {
 
 /// The actix thread: starts the actors, reports them, runs until stopped. Every actor is
 /// dropped before this returns (the CPU pool joins its workers as it drops).
-fn run_actors(config: &SystemConfig, started: &Sender<Result<Started, String>>) {
+fn run_actors(
+    config: SystemConfig,
+    pool: Arc<MemoryPool>,
+    started: &Sender<Result<Started, String>>,
+) {
     let runner = System::new();
     let up = runner.block_on(async {
-        let children = Supervisor::start_children(config)?;
-        let planner = children.planner.clone();
-        let supervisor = Supervisor::new(children).start();
+        let (supervisor, planner) = Supervisor::launch(config, pool)?;
         Ok::<_, std::io::Error>((System::current(), supervisor, planner))
     });
     match up {

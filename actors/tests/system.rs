@@ -22,7 +22,7 @@ fn config(prefix: &str, cpu_threads: usize) -> SystemConfig {
         cpu_threads,
         host_memory_budget: 1 << 30,
         thread_prefix: prefix.to_string(),
-        faults: None,
+        ..SystemConfig::default()
     }
 }
 

@@ -12,6 +12,7 @@ mod errors;
 mod faults;
 mod linalg;
 mod random;
+mod recovery;
 mod reductions;
 mod sessions;
 mod shape_ops;

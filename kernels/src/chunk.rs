@@ -103,4 +103,22 @@ impl ChunkOp {
             ChunkOp::Frame(op) => op.name(),
         }
     }
+
+    /// The new bytes this op allocates for its chunk, where the op alone says: an
+    /// elementwise program's output, nothing for literal data (it exists already); `None`
+    /// where it depends on the inputs or the data.
+    pub fn output_bytes_hint(&self) -> Option<u64> {
+        match self {
+            ChunkOp::Fused(k) if k.reduce.is_none() => {
+                let root = k.instrs.get(k.root)?;
+                let numel = root
+                    .shape
+                    .iter()
+                    .try_fold(1u64, |n, &d| n.checked_mul(d as u64))?;
+                numel.checked_mul(root.dtype.size_bytes() as u64)
+            }
+            ChunkOp::Literal(_) => Some(0),
+            _ => None,
+        }
+    }
 }

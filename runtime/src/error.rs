@@ -47,6 +47,26 @@ pub enum Error {
         /// What went wrong.
         cause: KernelError,
     },
+    /// A chunk was lost (from memory or disk) more often than lineage recomputation allows.
+    #[error("chunk {key} ({op}) was lost {losses} times; giving up (last cause: {cause})")]
+    ChunkLost {
+        /// The chunk's key in the job's graph.
+        key: u64,
+        /// The op producing it.
+        op: String,
+        /// How often it was lost.
+        losses: u32,
+        /// Why it was lost the last time.
+        cause: String,
+    },
+    /// A device or the storage actor kept dying and was not restarted again.
+    #[error("{actor} died and was restarted {restarts} times; giving up")]
+    ActorLost {
+        /// Which actor (`storage`, `device0`…).
+        actor: String,
+        /// Restarts made before giving up.
+        restarts: u32,
+    },
     /// A dataframe operation or its data was invalid (unknown column, type mismatch,
     /// malformed file…); the error names the file, line and column where it applies.
     #[error(transparent)]

@@ -34,5 +34,7 @@ pub use error::{Error, Result};
 pub use progress::Progress;
 pub use session::{Session, SessionBuilder, SessionConfig, DEFAULT_CHUNK_BYTES};
 pub use tensor::{Slice, Tensor};
-pub use tessera_actors::{FaultInjector, FaultKind, JobStats};
+pub use tessera_actors::{
+    FaultInjector, FaultKind, FaultPoint, JobStats, MemoryReading, StorageStats,
+};
 pub use tessera_kernels::{DType, HostTensor, KernelError, ReduceOp, Scalar};

@@ -7,11 +7,13 @@ use crate::plan::{self, grid::Grid};
 use crate::progress::{JobProgress, Progress};
 use crate::tensor::node::Node;
 use crate::tensor::Tensor;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tessera_actors::{
-    ActorSystem, ChunkGraph, FaultInjector, JobError, JobEvent, JobStats, SystemConfig,
+    ActorSystem, ChunkGraph, FaultInjector, JobError, JobEvent, JobStats, MemoryReading,
+    SystemConfig,
 };
 use tessera_kernels::cuda::GpuProbe;
 use tessera_kernels::frame::ops::FileFormat;
@@ -25,8 +27,13 @@ pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
 pub struct SessionConfig {
     /// Worker threads of the CPU pool.
     pub threads: usize,
-    /// Bytes of host memory the session may hold in chunks.
+    /// Bytes of host memory the session may hold in chunks (and running tasks' outputs);
+    /// beyond it chunks spill to disk and new work waits.
     pub memory_budget: u64,
+    /// Bytes the disk tier may hold.
+    pub disk_budget: u64,
+    /// Where the private spill folder is made (on the first spill; removed at shutdown).
+    pub spill_dir: PathBuf,
     /// Target bytes per chunk for automatic chunking (elements counted as 8 bytes).
     pub chunk_bytes: usize,
     /// When to draw a progress bar.
@@ -49,6 +56,8 @@ pub const DEFAULT_SHUFFLE_ROWS: usize = 1 << 20;
 pub struct SessionBuilder {
     threads: Option<usize>,
     memory_budget: Option<u64>,
+    disk_budget: Option<u64>,
+    spill_dir: Option<PathBuf>,
     chunk_bytes: Option<usize>,
     progress: Progress,
     eager: bool,
@@ -66,6 +75,17 @@ impl SessionBuilder {
     /// Host memory budget in bytes (default: 70% of the memory this process may use).
     pub fn memory_budget(mut self, bytes: u64) -> Self {
         self.memory_budget = Some(bytes);
+        self
+    }
+    /// Bytes the disk tier may hold (default: half the free space where it spills).
+    pub fn disk_budget(mut self, bytes: u64) -> Self {
+        self.disk_budget = Some(bytes);
+        self
+    }
+    /// Folder in which the session makes its private spill folder (default: the system's
+    /// temporary folder).
+    pub fn spill_dir(mut self, parent: impl Into<PathBuf>) -> Self {
+        self.spill_dir = Some(parent.into());
         self
     }
     /// Target bytes per automatically sized chunk (default 32 MiB).
@@ -96,8 +116,10 @@ impl SessionBuilder {
         self
     }
 
-    /// Injects `faults` into kernel executions (fault drills and tests); the job retries
-    /// a chunk task whose failure is retryable up to 3 runs in all.
+    /// Injects `faults` (fault drills and tests): failing or panicking kernels, killed
+    /// device or storage actors, dropped chunks, damaged spill files, a full disk, fake
+    /// memory readings. The job retries a failed chunk task up to 3 runs in all, restarts
+    /// dead actors up to 3 times, and recomputes lost chunks from lineage.
     pub fn faults(mut self, faults: Arc<FaultInjector>) -> Self {
         self.faults = Some(faults);
         self
@@ -119,9 +141,17 @@ impl SessionBuilder {
                 "chunk_bytes {chunk_bytes} is below one element"
             )));
         }
+        let reading = self.faults.as_ref().and_then(|f| f.memory_reading());
+        let spill_dir = self.spill_dir.unwrap_or_else(std::env::temp_dir);
         let config = SessionConfig {
             threads,
-            memory_budget: self.memory_budget.unwrap_or_else(default_memory_budget),
+            memory_budget: self
+                .memory_budget
+                .unwrap_or_else(|| default_memory_budget(reading)),
+            disk_budget: self
+                .disk_budget
+                .unwrap_or_else(|| default_disk_budget(&spill_dir)),
+            spill_dir,
             chunk_bytes,
             progress: self.progress,
             eager: self.eager,
@@ -133,6 +163,8 @@ impl SessionBuilder {
         let system = ActorSystem::start(SystemConfig {
             cpu_threads: threads,
             host_memory_budget: config.memory_budget,
+            disk_budget: config.disk_budget,
+            spill_dir: config.spill_dir.clone(),
             thread_prefix: prefix.clone(),
             faults: self.faults,
         })
@@ -166,15 +198,32 @@ impl SessionBuilder {
     }
 }
 
-/// 70% of the host memory this process may use (the container's limit where one is set).
-fn default_memory_budget() -> u64 {
-    let mut sys = sysinfo::System::new();
-    sys.refresh_memory();
-    let total = match sys.cgroup_limits() {
-        Some(c) if c.total_memory > 0 => c.total_memory.min(sys.total_memory()),
-        _ => sys.total_memory(),
-    };
+/// 70% of the host memory this process may use (the container's limit where one is set),
+/// or of `reading`'s where a fault drill fakes one.
+fn default_memory_budget(reading: Option<MemoryReading>) -> u64 {
+    let total = reading.map_or_else(
+        || {
+            let mut sys = sysinfo::System::new();
+            sys.refresh_memory();
+            match sys.cgroup_limits() {
+                Some(c) if c.total_memory > 0 => c.total_memory.min(sys.total_memory()),
+                _ => sys.total_memory(),
+            }
+        },
+        |r| r.total,
+    );
     total / 10 * 7
+}
+
+/// Half the free space of the disk holding `dir` (unlimited where that is unknown).
+fn default_disk_budget(dir: &Path) -> u64 {
+    let disks = sysinfo::Disks::new_with_refreshed_list();
+    disks
+        .list()
+        .iter()
+        .filter(|d| dir.starts_with(d.mount_point()))
+        .max_by_key(|d| d.mount_point().as_os_str().len())
+        .map_or(u64::MAX, |d| d.available_space() / 2)
 }
 
 /// A running Tessera: an actor system with a CPU pool, plus settings. Dropping it shuts
@@ -257,6 +306,17 @@ impl Session {
         Ok(rows)
     }
 
+    /// Host-memory bytes the session holds reserved now (chunks kept in memory and running
+    /// tasks' outputs); 0 when no job runs.
+    pub fn reserved_bytes(&self) -> u64 {
+        self.inner
+            .system
+            .lock()
+            .ok()
+            .and_then(|s| s.as_ref().map(ActorSystem::reserved_bytes))
+            .unwrap_or(0)
+    }
+
     /// Statistics of the last job this session finished.
     pub fn last_job_stats(&self) -> Option<JobStats> {
         self.inner.last_stats.lock().ok().and_then(|s| s.clone())
@@ -283,7 +343,7 @@ impl SessionInner {
         let span = tracing::info_span!("job", tasks = tiled.graph.tasks.len(), shape = ?node.shape);
         let _enter = span.enter();
         let (chunks, mut stats) = self.run_graph(tiled.graph)?;
-        stats.chunks_recomputed = tiled.recomputed;
+        stats.chunks_recomputed += tiled.recomputed;
         self.record(&stats);
         Ok((tiled.grid, chunks, stats))
     }
@@ -318,6 +378,18 @@ impl SessionInner {
                 op,
                 cause: source,
             },
+            JobError::ChunkLost {
+                key,
+                op,
+                losses,
+                cause,
+            } => Error::ChunkLost {
+                key: key.0,
+                op,
+                losses,
+                cause,
+            },
+            JobError::ActorLost { actor, restarts } => Error::ActorLost { actor, restarts },
             other => Error::Runtime(other.to_string()),
         })?;
         tracing::info!(chunks = output.stats.chunks_run, bytes = output.stats.bytes_produced, wall = ?output.stats.wall_time, "job finished");

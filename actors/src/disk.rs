@@ -1,0 +1,368 @@
+//! The disk tier's private folder: spilled chunks, one file each, in the format of
+//! [`tessera_kernels::spill`].
+
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use tessera_kernels::spill::{self, SpillError};
+use tessera_kernels::ChunkData;
+use thiserror::Error;
+use tracing::{debug, warn};
+
+/// Numbers the spill folders this process creates.
+static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
+/// Names tried before giving up when folders of the same name already exist.
+const CREATE_ATTEMPTS: u32 = 1000;
+/// Buffer size of spill file writers and readers.
+const IO_BUFFER: usize = 1 << 20;
+
+/// Why a spill folder or a spilled chunk could not be created, written or read.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum DiskError {
+    /// The spill folder could not be created.
+    #[error("cannot create spill folder {path}: {cause}")]
+    Create {
+        /// The folder.
+        path: String,
+        /// The I/O error's text.
+        cause: String,
+    },
+    /// A chunk could not be written.
+    #[error("cannot write spilled chunk {path}: {cause}")]
+    Write {
+        /// The file.
+        path: String,
+        /// The I/O or encoding error's text.
+        cause: String,
+    },
+    /// A spilled chunk could not be read (missing file, I/O failure).
+    #[error("cannot read spilled chunk {path}: {cause}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error's text.
+        cause: String,
+    },
+    /// A spilled chunk's file does not hold what was written (truncated, checksum mismatch…).
+    #[error("spilled chunk {path} is corrupt: {cause}")]
+    Corrupt {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        cause: String,
+    },
+}
+
+/// A private folder for spilled chunks (mode 0700), removed with everything in it when dropped.
+#[derive(Debug)]
+pub struct SpillDir {
+    path: PathBuf,
+}
+
+/// One spilled chunk on disk.
+#[derive(Debug)]
+pub struct SpillFile {
+    path: PathBuf,
+    bytes: u64,
+}
+
+impl SpillFile {
+    /// Bytes the file holds (header included).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl SpillDir {
+    /// Creates `{parent}/tessera-spill-{pid}-{n}` (`n` a process-wide counter, the next one
+    /// tried while the name is taken), mode 0700 on unix. `parent` must exist.
+    pub fn create(parent: &Path) -> Result<SpillDir, DiskError> {
+        let pid = std::process::id();
+        let mut builder = DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        for _ in 0..CREATE_ATTEMPTS {
+            let n = NEXT_DIR.fetch_add(1, Ordering::Relaxed);
+            let path = parent.join(format!("tessera-spill-{pid}-{n}"));
+            match builder.create(&path) {
+                Ok(()) => {
+                    debug!(path = %path.display(), "created spill folder");
+                    return Ok(SpillDir { path });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(create_error(&path, e.to_string())),
+            }
+        }
+        Err(create_error(
+            parent,
+            format!("{CREATE_ATTEMPTS} folder names were all taken"),
+        ))
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes one chunk to a new file (mode 0600, never replacing one) named from `name`
+    /// (e.g. `job3-chunk17`, one path component); on any error the partial file is removed.
+    /// Not synced: spilled data need not survive a crash.
+    pub fn write(&self, name: &str, data: &ChunkData) -> Result<SpillFile, DiskError> {
+        let path = self.file_path(name)?;
+        let write_error = |cause: String| DiskError::Write {
+            path: path.display().to_string(),
+            cause,
+        };
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options
+            .open(&path)
+            .map_err(|e| write_error(e.to_string()))?;
+        match write_to(file, data) {
+            Ok(bytes) => Ok(SpillFile { path, bytes }),
+            Err(cause) => {
+                remove_quietly(&path);
+                Err(write_error(cause))
+            }
+        }
+    }
+
+    /// Reads a chunk back (its length and checksum verified).
+    pub fn read(&self, file: &SpillFile) -> Result<ChunkData, DiskError> {
+        let path = file.path.display().to_string();
+        let read_error = |e: io::Error| DiskError::Read {
+            path: path.clone(),
+            cause: e.to_string(),
+        };
+        let f = File::open(&file.path).map_err(read_error)?;
+        let len = f.metadata().map_err(read_error)?.len();
+        if len != file.bytes {
+            return Err(DiskError::Corrupt {
+                path,
+                cause: format!("file holds {len} bytes, {} were written", file.bytes),
+            });
+        }
+        let mut reader = BufReader::with_capacity(IO_BUFFER, f.take(file.bytes));
+        spill::read_chunk(&mut reader).map_err(|e| match e {
+            SpillError::Corrupt(cause) => DiskError::Corrupt { path, cause },
+            SpillError::Io(cause) | SpillError::Encode(cause) => DiskError::Read { path, cause },
+        })
+    }
+
+    /// Deletes a spilled file (one already gone is fine).
+    pub fn remove(&self, file: SpillFile) {
+        remove_quietly(&file.path);
+    }
+
+    /// The path of the file for `name`, which must be a plain file name.
+    fn file_path(&self, name: &str) -> Result<PathBuf, DiskError> {
+        let plain =
+            !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
+        if !plain {
+            return Err(DiskError::Write {
+                path: self.path.join(name).display().to_string(),
+                cause: format!("{name:?} is not a plain file name"),
+            });
+        }
+        Ok(self.path.join(format!("{name}.spill")))
+    }
+}
+
+impl Drop for SpillDir {
+    fn drop(&mut self) {
+        match fs::remove_dir_all(&self.path) {
+            Ok(()) => debug!(path = %self.path.display(), "removed spill folder"),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => warn!(path = %self.path.display(), error = %e, "cannot remove spill folder"),
+        }
+    }
+}
+
+fn create_error(path: &Path, cause: String) -> DiskError {
+    DiskError::Create {
+        path: path.display().to_string(),
+        cause,
+    }
+}
+
+/// Writes `data` through a buffer; returns bytes written, or the error's text.
+fn write_to(file: File, data: &ChunkData) -> Result<u64, String> {
+    let mut w = BufWriter::with_capacity(IO_BUFFER, file);
+    let bytes = spill::write_chunk(data, &mut w).map_err(|e| e.to_string())?;
+    w.into_inner().map_err(|e| e.error().to_string())?;
+    Ok(bytes)
+}
+
+/// Removes a file, logging failures other than its being gone already.
+fn remove_quietly(path: &Path) {
+    match fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => warn!(path = %path.display(), error = %e, "cannot remove spilled chunk file"),
+    }
+}
+
+/// Fault injection, used by the store when a fault rule fires: flips one byte in the middle
+/// of the file's payload, in place, so that reading it back fails as corrupt.
+pub fn corrupt_file(file: &SpillFile) -> io::Result<()> {
+    let mut f = OpenOptions::new().read(true).write(true).open(&file.path)?;
+    let len = f.metadata()?.len();
+    let payload = len
+        .checked_sub(spill::HEADER_LEN)
+        .filter(|&n| n > 0)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no payload to corrupt"))?;
+    let at = spill::HEADER_LEN + payload / 2;
+    let mut byte = [0u8; 1];
+    f.seek(SeekFrom::Start(at))?;
+    f.read_exact(&mut byte)?;
+    byte[0] ^= 0xFF;
+    f.seek(SeekFrom::Start(at))?;
+    f.write_all(&byte)
+}
+
+/// Fault injection, used by the store when a fault rule fires: deletes the file, so that
+/// reading it back fails.
+pub fn delete_file(file: &SpillFile) -> io::Result<()> {
+    fs::remove_file(&file.path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+    use tessera_kernels::{Buffer, HostTensor};
+
+    fn tensor() -> ChunkData {
+        let n = 10_000;
+        ChunkData::Tensor(
+            HostTensor::new(
+                vec![100, n / 100],
+                Buffer::F64((0..n).map(|i| i as f64 / 3.0).collect()),
+            )
+            .unwrap(),
+        )
+    }
+
+    fn table() -> ChunkData {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(vec![Some(1), None, Some(3)])),
+            Arc::new(StringArray::from(vec![Some("x"), None, Some("zz")])),
+        ];
+        ChunkData::Table(RecordBatch::try_from_iter(["a", "b"].into_iter().zip(columns)).unwrap())
+    }
+
+    fn dir() -> SpillDir {
+        SpillDir::create(&std::env::temp_dir()).unwrap()
+    }
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn folder_and_files_are_private() {
+        let dir = dir();
+        assert_eq!(mode(dir.path()), 0o700);
+        let file = dir.write("job1-chunk1", &tensor()).unwrap();
+        assert_eq!(mode(file.path()), 0o600);
+    }
+
+    #[test]
+    fn tensors_and_tables_round_trip() {
+        let dir = dir();
+        for (name, data) in [("t", tensor()), ("tab", table())] {
+            let file = dir.write(name, &data).unwrap();
+            assert_eq!(file.bytes(), fs::metadata(file.path()).unwrap().len());
+            assert!(file.path().starts_with(dir.path()));
+            assert_eq!(dir.read(&file).unwrap(), data);
+            let path = file.path().to_path_buf();
+            dir.remove(file);
+            assert!(!path.exists());
+        }
+    }
+
+    #[test]
+    fn a_corrupted_file_reads_as_corrupt() {
+        let dir = dir();
+        for (name, data) in [("t", tensor()), ("tab", table())] {
+            let file = dir.write(name, &data).unwrap();
+            corrupt_file(&file).unwrap();
+            let err = dir.read(&file).unwrap_err();
+            assert!(matches!(err, DiskError::Corrupt { .. }), "{err:?}");
+        }
+    }
+
+    #[test]
+    fn a_truncated_file_reads_as_corrupt() {
+        let dir = dir();
+        let file = dir.write("t", &tensor()).unwrap();
+        let f = OpenOptions::new().write(true).open(file.path()).unwrap();
+        f.set_len(file.bytes() / 2).unwrap();
+        assert!(matches!(dir.read(&file), Err(DiskError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn a_deleted_file_reads_as_an_error_and_removes_quietly() {
+        let dir = dir();
+        let file = dir.write("t", &tensor()).unwrap();
+        delete_file(&file).unwrap();
+        assert!(matches!(dir.read(&file), Err(DiskError::Read { .. })));
+        dir.remove(file);
+    }
+
+    #[test]
+    fn drop_removes_the_folder_and_its_files() {
+        let dir = dir();
+        let path = dir.path().to_path_buf();
+        let file = dir.write("t", &tensor()).unwrap();
+        let file_path = file.path().to_path_buf();
+        drop(dir);
+        assert!(!file_path.exists());
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn folders_are_distinct() {
+        let (a, b) = (dir(), dir());
+        assert_ne!(a.path(), b.path());
+    }
+
+    #[test]
+    fn names_must_be_plain_and_new() {
+        let dir = dir();
+        for bad in ["", ".", "..", "../escape", "a/b"] {
+            let err = dir.write(bad, &tensor()).unwrap_err();
+            assert!(matches!(err, DiskError::Write { .. }), "{bad:?}: {err:?}");
+        }
+        let first = dir.write("same", &tensor()).unwrap();
+        assert!(matches!(
+            dir.write("same", &table()),
+            Err(DiskError::Write { .. })
+        ));
+        // The existing file is kept intact.
+        assert_eq!(dir.read(&first).unwrap(), tensor());
+    }
+
+    #[test]
+    fn creating_under_a_regular_file_fails() {
+        let dir = dir();
+        let plain = dir.path().join("plain");
+        fs::write(&plain, b"not a folder").unwrap();
+        assert!(matches!(
+            SpillDir::create(&plain),
+            Err(DiskError::Create { .. })
+        ));
+    }
+}

@@ -1,0 +1,120 @@
+//! Memory accounting by reservation (DataFusion's `MemoryPool` / `MemoryReservation`
+//! pattern): one [`MemoryPool`] per tier holds a byte budget; the planner reserves a
+//! task's estimated output before it runs, the store reserves every chunk it keeps in
+//! memory, and each [`Reservation`] gives its bytes back when dropped.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A tier's byte budget and what is reserved against it.
+#[derive(Debug)]
+pub struct MemoryPool {
+    budget: u64,
+    used: AtomicU64,
+    peak: AtomicU64,
+}
+
+impl MemoryPool {
+    /// A pool of `budget` bytes, nothing reserved.
+    pub fn new(budget: u64) -> Arc<MemoryPool> {
+        Arc::new(MemoryPool {
+            budget,
+            used: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
+        })
+    }
+
+    /// Reserves `bytes` if they fit in the budget.
+    pub fn try_reserve(self: &Arc<Self>, bytes: u64) -> Option<Reservation> {
+        let granted = self
+            .used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                used.checked_add(bytes)
+                    .filter(|&after| after <= self.budget)
+            });
+        granted
+            .ok()
+            .map(|before| self.granted(before + bytes, bytes))
+    }
+
+    /// Reserves `bytes` whether or not they fit: for data that exists already (a chunk
+    /// handed to the store) and for the one task that must run for a job to progress.
+    pub fn reserve(self: &Arc<Self>, bytes: u64) -> Reservation {
+        let before = self.used.fetch_add(bytes, Ordering::AcqRel);
+        self.granted(before.saturating_add(bytes), bytes)
+    }
+
+    fn granted(self: &Arc<Self>, after: u64, bytes: u64) -> Reservation {
+        self.peak.fetch_max(after, Ordering::AcqRel);
+        Reservation {
+            pool: Arc::clone(self),
+            bytes,
+        }
+    }
+
+    /// The budget in bytes.
+    pub fn budget(&self) -> u64 {
+        self.budget
+    }
+
+    /// Bytes reserved now.
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Acquire)
+    }
+
+    /// True while more is reserved than the budget allows.
+    pub fn over_budget(&self) -> bool {
+        self.used() > self.budget
+    }
+
+    /// The most bytes ever reserved at once.
+    pub fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Acquire)
+    }
+}
+
+/// Bytes reserved in a [`MemoryPool`], given back on drop.
+#[derive(Debug)]
+pub struct Reservation {
+    pool: Arc<MemoryPool>,
+    bytes: u64,
+}
+
+impl Reservation {
+    /// The bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.pool.used.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservations_fit_the_budget_and_return_on_drop() {
+        let pool = MemoryPool::new(100);
+        let a = pool.try_reserve(60).expect("fits");
+        assert!(pool.try_reserve(41).is_none(), "would exceed the budget");
+        let b = pool.try_reserve(40).expect("fits exactly");
+        assert_eq!((pool.used(), pool.over_budget()), (100, false));
+        let forced = pool.reserve(30);
+        assert_eq!((pool.used(), pool.over_budget()), (130, true));
+        assert!(
+            pool.try_reserve(0).is_none(),
+            "nothing fits while over budget"
+        );
+        drop((a, forced));
+        assert_eq!((pool.used(), pool.peak()), (40, 130));
+        assert_eq!(b.bytes(), 40);
+        drop(b);
+        assert_eq!(pool.used(), 0);
+        assert!(pool.try_reserve(u64::MAX).is_none(), "no overflow");
+    }
+}
