@@ -1,6 +1,6 @@
 //! What Tessera's command-line programs (the examples and `tessera-bench`) share: count
-//! arguments in scientific notation, logging to stderr, a job summary, and exiting with a
-//! message.
+//! arguments in scientific notation, byte sizes with K/M/G suffixes, logging to stderr, a
+//! job summary, and exiting with a message.
 
 use std::fmt::Display;
 use std::process::ExitCode;
@@ -24,6 +24,50 @@ pub fn parse_count(s: &str) -> Result<usize, String> {
         return Err(format!("{s:?}: must be at least 1"));
     }
     Ok(n)
+}
+
+/// A byte size written plainly (`33554432`), in scientific notation (`1e8`), or with a
+/// binary suffix `K`, `M`, `G` or `T` (powers of 1024; `KiB`/`KB`/`k` are read alike and a
+/// fraction is allowed: `32M`, `32MiB`, `1.5G`).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits_end = t
+        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits_end);
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?} (use K, M, G or T)")),
+    };
+    let x: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a byte size"))?;
+    let bytes = x * (1u64 << shift) as f64;
+    if !(bytes.is_finite() && bytes >= 1.0 && bytes < u64::MAX as f64 && bytes.fract() == 0.0) {
+        return Err(format!("{s:?} is not a whole number of bytes in range"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Bytes in binary units for people (`32.0 MiB`, `1.50 GiB`).
+pub fn fmt_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut x = bytes as f64;
+    let mut unit = 0;
+    while x >= 1024.0 && unit + 1 < UNITS.len() {
+        x /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{x:.1} {}", UNITS[unit])
+    }
 }
 
 /// Logs to stderr, filtered by `RUST_LOG` (default: warnings).
@@ -69,5 +113,22 @@ mod tests {
         assert!(parse_count("0").is_err());
         assert!(parse_count("1.5").is_err());
         assert!(parse_count("x").is_err());
+    }
+
+    #[test]
+    fn byte_sizes_parse_with_suffixes() {
+        assert_eq!(parse_bytes("33554432"), Ok(32 << 20));
+        assert_eq!(parse_bytes("32M"), Ok(32 << 20));
+        assert_eq!(parse_bytes("32MiB"), Ok(32 << 20));
+        assert_eq!(parse_bytes("32mb"), Ok(32 << 20));
+        assert_eq!(parse_bytes("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_bytes("4k"), Ok(4096));
+        assert_eq!(parse_bytes("1e8"), Ok(100_000_000));
+        assert!(parse_bytes("0").is_err());
+        assert!(parse_bytes("12Q").is_err());
+        assert!(parse_bytes("M").is_err());
+        assert!(parse_bytes("0.3").is_err());
+        assert_eq!(fmt_bytes(512), "512 B");
+        assert_eq!(fmt_bytes(32 << 20), "32.0 MiB");
     }
 }

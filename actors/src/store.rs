@@ -16,7 +16,7 @@ use crate::graph::ChunkKey;
 use crate::job::JobId;
 use crate::memory::{MemoryPool, Reservation};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -186,7 +186,10 @@ impl ChunkStore {
         ids: &[ChunkId],
         release: bool,
     ) -> Result<Vec<Arc<ChunkData>>, StorageError> {
-        let missing: Vec<ChunkId> = distinct(ids)
+        let wanted = distinct(ids);
+        let missing: Vec<ChunkId> = wanted
+            .iter()
+            .copied()
             .filter(|id| !self.entries.contains_key(id))
             .collect();
         if !missing.is_empty() {
@@ -197,7 +200,7 @@ impl ChunkStore {
         }
         let mut unreadable = Vec::new();
         let mut cause = String::new();
-        for id in distinct(ids) {
+        for id in wanted {
             if let Err(e) = self.read_back(id) {
                 unreadable.push(id);
                 cause = e;
@@ -406,11 +409,9 @@ impl ChunkStore {
 }
 
 /// The ids of `ids` without repeats, in first-seen order.
-fn distinct(ids: &[ChunkId]) -> impl Iterator<Item = ChunkId> + '_ {
-    ids.iter()
-        .enumerate()
-        .filter(|(i, id)| !ids[..*i].contains(id))
-        .map(|(_, id)| *id)
+fn distinct(ids: &[ChunkId]) -> Vec<ChunkId> {
+    let mut seen = HashSet::with_capacity(ids.len());
+    ids.iter().copied().filter(|id| seen.insert(*id)).collect()
 }
 
 #[cfg(test)]

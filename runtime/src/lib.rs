@@ -18,6 +18,11 @@
 //! Building a tensor is lazy and checks shapes and dtypes at once; `execute` tiles the
 //! graph into chunk tasks — fusing elementwise chains and the reductions at their end into
 //! one kernel per chunk that streams through cache — and runs them on every core.
+//!
+//! A session holds chunks within a host memory budget ([`SessionBuilder::memory_budget`]),
+//! spilling to a private disk folder beyond it and holding new work back when nothing can
+//! spill; failed chunk tasks are retried, dead actors restarted, and lost chunks computed
+//! again from lineage. [`FaultInjector`] drills all of it.
 
 mod assemble;
 pub mod dataframe;
