@@ -1,8 +1,12 @@
 //! What Tessera's command-line programs (the examples and `tessera-bench`) share: count
-//! arguments in scientific notation, byte sizes with K/M/G suffixes, logging to stderr, a
-//! job summary, and exiting with a message.
+//! arguments in scientific notation, byte sizes with K/M/G suffixes, the keyed CSV table of
+//! the out-of-core example and benchmarks, logging to stderr, a job summary, and exiting
+//! with a message.
 
 use std::fmt::Display;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 use tessera::JobStats;
@@ -70,6 +74,58 @@ pub fn fmt_bytes(bytes: u64) -> String {
     }
 }
 
+/// A small deterministic generator (SplitMix64) for synthetic tables.
+#[derive(Clone, Debug)]
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+}
+
+/// Writes the keyed table to `path`: `rows` rows of `k,v1,v2,v3` with `k` uniform in
+/// `0..groups`, `v1` in 1..=100, `v2` a quarter in [0, 100) (so every sum of it is exact
+/// in `f64`), `v3` in 0..1e6; seeded, so the same arguments write the same file.
+pub fn write_keyed_csv(path: &Path, rows: usize, groups: usize) -> std::io::Result<()> {
+    let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+    writeln!(out, "k,v1,v2,v3")?;
+    let mut rng = SplitMix(2024);
+    let groups = groups.max(1) as u64;
+    for _ in 0..rows {
+        let k = rng.below(groups);
+        let v1 = rng.below(100) + 1;
+        let v2 = rng.below(400) as f64 / 4.0;
+        let v3 = rng.below(1_000_000);
+        writeln!(out, "{k},{v1},{v2},{v3}")?;
+    }
+    out.flush()
+}
+
+/// The keyed table of `rows` rows and `groups` keys in `dir`
+/// (`tessera-keyed_{rows}_{groups}.csv`), written first (through a temporary name) if it
+/// is not there yet; whether it was written.
+pub fn keyed_csv(dir: &Path, rows: usize, groups: usize) -> std::io::Result<(PathBuf, bool)> {
+    let path = dir.join(format!("tessera-keyed_{rows}_{groups}.csv"));
+    if path.exists() {
+        return Ok((path, false));
+    }
+    let partial = path.with_extension(format!("csv.part{}", std::process::id()));
+    write_keyed_csv(&partial, rows, groups)?;
+    std::fs::rename(&partial, &path)?;
+    Ok((path, true))
+}
+
 /// Logs to stderr, filtered by `RUST_LOG` (default: warnings).
 pub fn init_logging() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
@@ -130,5 +186,27 @@ mod tests {
         assert!(parse_bytes("0.3").is_err());
         assert_eq!(fmt_bytes(512), "512 B");
         assert_eq!(fmt_bytes(32 << 20), "32.0 MiB");
+    }
+
+    #[test]
+    fn keyed_tables_are_seeded() {
+        let dir = std::env::temp_dir().join(format!("tessera-keyed-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let (a, written) = keyed_csv(&dir, 1000, 10).expect("written");
+        assert!(written);
+        let (b, again) = keyed_csv(&dir, 1000, 10).expect("found");
+        assert!(!again && a == b);
+        let text = std::fs::read_to_string(&a).expect("read");
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("k,v1,v2,v3"));
+        let rows: Vec<&str> = lines.collect();
+        assert_eq!(rows.len(), 1000);
+        for r in rows {
+            let f: Vec<&str> = r.split(',').collect();
+            assert!(f[0].parse::<u64>().expect("k") < 10);
+            assert!((1..=100).contains(&f[1].parse::<u64>().expect("v1")));
+            assert_eq!((f[2].parse::<f64>().expect("v2") * 4.0).fract(), 0.0);
+        }
+        std::fs::remove_dir_all(&dir).expect("cleaned");
     }
 }

@@ -8,18 +8,29 @@
 //! tessera-bench svd_tall --size 2000000x20 --repeat 3
 //! tessera-bench svd_compressed --size 100000x5000 --chunk 10000
 //! tessera-bench groupby_q1 --size 1e7 --repeat 3 --data /tmp/peers-data
+//! tessera-bench groupby_keyed --size 1e7 --repeat 3 --data /tmp --stats
+//! tessera-bench groupby_keyed --size 1e7 --engine tessera-spill --memory-budget 5G --spill-dir /tmp
+//! tessera-bench pi --size 1e8 --engine tessera-kill --kill-device-at 28 --stats
 //! ```
 //!
 //! Dataframe workloads (`read_csv`, `groupby_q1`…`groupby_q5`, `ratings_groupby`,
 //! `join_g1_y`, `join_self`, `reduce_mean`, `groupby_mean`) read the files that the peers'
-//! `gen_data.py` writes (`--data`, default `$PEERS_DATA` or `/tmp/peers-data`); see
-//! `frames.rs` for what is timed.
+//! `gen_data.py` writes (`--data`, default `$PEERS_DATA` or `/tmp/peers-data`);
+//! `groupby_keyed`, Tessera's own, writes its CSV there first if it is missing (no Python
+//! needed). See `frames.rs` for what is timed.
 //!
 //! The timed region is building the expression plus executing it (random generation
 //! included, as in the peers; the SVDs' input is generated and persisted before the first
 //! run, as the peers do); the session is started before the first run and kept, so run
 //! 0 includes warm-up as a peer's run 0 does. `RUST_LOG=tessera=info` logs each job's chunk
 //! count and wall time on stderr.
+//!
+//! Memory tiers and recovery: `--memory-budget` and `--spill-dir` set the session's host
+//! memory budget and where it spills; `--kill-device-at N` kills the CPU device actor at
+//! the Nth kernel execution of every timed run (the fault rule is re-armed before each
+//! run, and a run in which it did not fire exactly once is an error); `--stats` prints each
+//! run's job statistics (spilled bytes, restarts, peak reserved memory…) as one JSON line
+//! on stderr. Label such runs with `--engine tessera-spill`, `tessera-kill`…
 
 mod frames;
 mod record;
@@ -33,11 +44,14 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::Parser;
 use frames::FrameWorkload;
 use record::{rss_mb, Record};
+use serde_json::json;
 use std::error::Error;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
-use tessera::{Progress, Session};
-use tessera_examples::parse_count;
+use tessera::{FaultInjector, FaultKind, Progress, Session};
+use tessera_examples::{parse_bytes, parse_count};
 use workloads::{parse_size, Size, Workload};
 
 /// Run a peers' array workload on Tessera and print one JSON result line per run.
@@ -46,7 +60,7 @@ use workloads::{parse_size, Size, Workload};
 struct Args {
     /// The workload: pi, sincos, slice_sum, svd_tall, svd_compressed, read_csv,
     /// groupby_q1..groupby_q5, ratings_groupby, join_g1_y, join_self, reduce_mean,
-    /// groupby_mean.
+    /// groupby_mean, groupby_keyed.
     #[arg(value_parser = parse_job)]
     workload: Job,
     /// Engine name written in the result lines: `tessera`, or `tessera-SUFFIX` to label a variant.
@@ -71,6 +85,81 @@ struct Args {
     /// /tmp/peers-data].
     #[arg(long)]
     data: Option<String>,
+    /// Host memory budget of the session (bytes, or with a K/M/G suffix) [default: 70% of
+    /// the memory this process may use].
+    #[arg(long, value_parser = parse_bytes)]
+    memory_budget: Option<u64>,
+    /// Folder in which the session makes its spill folder [default: the system's temporary
+    /// folder].
+    #[arg(long)]
+    spill_dir: Option<PathBuf>,
+    /// Kill the CPU device actor at the Nth kernel execution of every timed run (it is
+    /// restarted and its tasks run again); a run in which this did not happen exactly once
+    /// fails. `--stats` shows a run's kernel executions (`chunks_run`). A session restarts
+    /// an actor at most 3 times, so at most 3 repeats; the count also runs while a persisted
+    /// input is prepared, before the first run.
+    #[arg(long, value_parser = parse_count)]
+    kill_device_at: Option<usize>,
+    /// Print each run's job statistics as one JSON line on stderr.
+    #[arg(long)]
+    stats: bool,
+}
+
+/// Restarts of one actor a session allows in its life (`tessera_actors::MAX_RESTARTS`).
+const SESSION_RESTARTS: usize = 3;
+
+/// What is done around each timed run: re-arming the fault drill before it, checking that
+/// the drill fired and printing the job's statistics after it.
+#[derive(Debug)]
+pub struct RunChecks {
+    workload: &'static str,
+    engine: String,
+    faults: Option<Arc<FaultInjector>>,
+    stats: bool,
+}
+
+impl RunChecks {
+    /// Called just before a timed run: re-arms the fault rule; the faults injected so far.
+    pub fn before(&self) -> u64 {
+        self.faults.as_ref().map_or(0, |f| {
+            f.rearm();
+            f.injected()
+        })
+    }
+
+    /// Called after timed run `run` (outside the timed region), with what
+    /// [`RunChecks::before`] returned: an error unless the drill fired exactly once in the
+    /// run; prints the job statistics when asked.
+    pub fn after(&self, session: &Session, run: usize, injected_before: u64) -> Result<(), String> {
+        let stats = session.last_job_stats();
+        if self.stats {
+            let line = json!({
+                "workload": self.workload,
+                "engine": self.engine,
+                "run": run,
+                "injected": self.faults.as_ref().map_or(0, |f| f.injected() - injected_before),
+                "stats": stats,
+            });
+            eprintln!("{line}");
+        }
+        if let Some(f) = &self.faults {
+            let fired = f.injected() - injected_before;
+            if fired != 1 {
+                return Err(format!(
+                    "run {run}: --kill-device-at fired {fired} times instead of once (the run \
+                     had {} kernel executions; see --stats)",
+                    f.events(tessera::FaultPoint::Kernel)
+                ));
+            }
+            let restarts = stats.map_or(0, |s| s.restarts);
+            if restarts == 0 {
+                return Err(format!(
+                    "run {run}: the device actor was killed but the job reports no restart"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// An array or a dataframe workload.
@@ -112,7 +201,34 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     if let Some(t) = args.threads {
         builder = builder.threads(t);
     }
+    if let Some(bytes) = args.memory_budget {
+        builder = builder.memory_budget(bytes);
+    }
+    if let Some(dir) = &args.spill_dir {
+        builder = builder.spill_dir(dir);
+    }
+    if args.kill_device_at.is_some() && args.repeat > SESSION_RESTARTS {
+        return Err(format!(
+            "--kill-device-at with --repeat {}: a session restarts its device actor at most \
+             {SESSION_RESTARTS} times in its life (then the next death fails the job); run \
+             at most {SESSION_RESTARTS} repeats per process",
+            args.repeat
+        )
+        .into());
+    }
+    let faults = args
+        .kill_device_at
+        .map(|n| Arc::new(FaultInjector::new().on_nth(None, n as u64, FaultKind::KillDevice)));
+    if let Some(f) = &faults {
+        builder = builder.faults(f.clone());
+    }
     let session = builder.build()?;
+    let checks = RunChecks {
+        workload: args.workload.name(),
+        engine: args.engine.clone(),
+        faults,
+        stats: args.stats,
+    };
     let workload = match args.workload {
         Job::Array(w) => w,
         Job::Frame(w) => {
@@ -120,7 +236,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
             let data = args.data.clone().unwrap_or_else(|| {
                 std::env::var("PEERS_DATA").unwrap_or_else(|_| "/tmp/peers-data".into())
             });
-            return w.run(&session, &args.engine, rows, args.repeat, &data);
+            return w.run(&session, &args.engine, rows, args.repeat, &data, &checks);
         }
     };
     let n = args.size.unwrap_or_else(|| workload.default_size());
@@ -128,12 +244,14 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let input = workload.prepare(&session, n, args.chunk)?;
 
     for run in 0..args.repeat {
+        let injected = checks.before();
         let before = rss_mb();
         let started = Instant::now();
         let result = workload
             .build(n, args.chunk, input.as_ref())
             .execute(&session)?;
         let seconds = started.elapsed().as_secs_f64();
+        checks.after(&session, run, injected)?;
         let record = Record::measured(
             workload.name(),
             args.engine.clone(),
