@@ -34,5 +34,5 @@ pub use planner_state::{PlannerAction, PlannerState, MAX_ATTEMPTS, MAX_LOSSES};
 pub use pool::WorkerPool;
 pub use storage::StorageActor;
 pub use store::{ChunkId, ChunkStore, StorageError, StorageStats, StoreConfig};
-pub use supervisor::{Supervisor, BACKOFF, MAX_RESTARTS};
+pub use supervisor::{Supervisor, BACKOFF, MAX_RESTARTS, RESTART_WINDOW};
 pub use system::{ActorError, ActorSystem, JobHandle, SystemConfig};

@@ -304,8 +304,9 @@ impl Job {
         Ok(())
     }
 
-    /// Bytes to reserve for the output of the task at `pos`: what its op says, else the
-    /// size of its inputs, else the job's mean chunk so far.
+    /// Bytes to reserve for the output of the task at `pos`: what its op says, else its
+    /// largest input (elementwise ops and merges of partitions produce about a chunk;
+    /// reductions less), else the job's mean chunk so far.
     fn estimate(&self, pos: usize) -> u64 {
         let task = &self.tasks[pos];
         if let Some(bytes) = task.op.output_bytes_hint() {
@@ -319,7 +320,8 @@ impl Job {
                     Status::Stored(n) => n,
                     _ => 0,
                 })
-                .sum();
+                .max()
+                .unwrap_or(0);
         }
         self.stats
             .bytes_produced

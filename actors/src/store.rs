@@ -103,10 +103,13 @@ pub enum PutOutcome {
 
 #[derive(Debug)]
 enum Place {
-    /// In memory, with its reservation (none for data shared with the user).
+    /// In memory, with its reservation (none for data shared with the user), and, for a
+    /// chunk read back from disk, its still valid spill file: spilling it again writes
+    /// nothing.
     Memory {
         data: Arc<ChunkData>,
         _reservation: Option<Reservation>,
+        file: Option<SpillFile>,
     },
     Disk(SpillFile),
 }
@@ -165,6 +168,7 @@ impl ChunkStore {
             place: Place::Memory {
                 _reservation: (!shared).then(|| self.config.pool.reserve(nbytes)),
                 data,
+                file: None,
             },
             nbytes,
             op,
@@ -284,7 +288,14 @@ impl ChunkStore {
     }
 
     fn forget_file(&mut self, old: Entry) {
-        if let (Place::Disk(file), Some(dir)) = (old.place, &self.dir) {
+        let file = match old.place {
+            Place::Disk(file)
+            | Place::Memory {
+                file: Some(file), ..
+            } => file,
+            Place::Memory { file: None, .. } => return,
+        };
+        if let Some(dir) = &self.dir {
             self.disk_bytes -= file.bytes();
             dir.remove(file);
         }
@@ -311,7 +322,7 @@ impl ChunkStore {
         self.entries
             .iter()
             .filter(|(_, e)| {
-                matches!(&e.place, Place::Memory { data, _reservation: Some(_) } if Arc::strong_count(data) == 1)
+                matches!(&e.place, Place::Memory { data, _reservation: Some(_), .. } if Arc::strong_count(data) == 1)
             })
             .max_by_key(|(id, e)| (e.next_use, e.nbytes, **id))
             .map(|(id, _)| *id)
@@ -319,20 +330,27 @@ impl ChunkStore {
 
     /// Writes one in-memory chunk to the disk tier and frees its memory.
     fn spill(&mut self, id: ChunkId) -> Result<(), String> {
-        let Some(entry) = self.entries.get(&id) else {
+        let Some(entry) = self.entries.get_mut(&id) else {
             return Ok(());
         };
+        // Read back earlier and unchanged since: its file is still there.
+        if let Place::Memory { file, .. } = &mut entry.place {
+            if let Some(file) = file.take() {
+                entry.place = Place::Disk(file);
+                return Ok(());
+            }
+        }
         let Place::Memory { data, .. } = &entry.place else {
             return Ok(());
         };
-        let (data, nbytes) = (Arc::clone(data), entry.nbytes);
+        let (data, nbytes, op) = (Arc::clone(data), entry.nbytes, entry.op);
         if self.disk_bytes.saturating_add(nbytes) > self.config.disk_budget {
             return Err(format!(
                 "the disk tier's budget of {} bytes is full",
                 self.config.disk_budget
             ));
         }
-        let fault = self.fault(FaultPoint::Spill, entry.op);
+        let fault = self.fault(FaultPoint::Spill, op);
         if fault == Some(FaultKind::SpillWriteFails) {
             return Err("injected: the disk is full".into());
         }
@@ -367,8 +385,8 @@ impl ChunkStore {
         Ok(())
     }
 
-    /// Brings a spilled chunk back into memory (reserving it); on failure the chunk is
-    /// forgotten and the error says why.
+    /// Brings a spilled chunk back into memory (reserving it; its file stays, so spilling
+    /// it again writes nothing); on failure the chunk is forgotten and the error says why.
     fn read_back(&mut self, id: ChunkId) -> Result<(), String> {
         let (Some(entry), Some(dir)) = (self.entries.get(&id), &self.dir) else {
             return Ok(());
@@ -376,29 +394,43 @@ impl ChunkStore {
         let Place::Disk(file) = &entry.place else {
             return Ok(());
         };
-        match dir.read(file) {
-            Ok(data) => {
-                let nbytes = entry.nbytes;
-                let memory = Place::Memory {
+        let read = dir.read(file);
+        let Some(Entry {
+            place,
+            nbytes,
+            op,
+            next_use,
+        }) = self.entries.remove(&id)
+        else {
+            return Ok(());
+        };
+        match (read, place) {
+            (Ok(data), Place::Disk(file)) => {
+                let place = Place::Memory {
                     _reservation: Some(self.config.pool.reserve(nbytes)),
                     data: Arc::new(data),
+                    file: Some(file),
                 };
-                if let Some(entry) = self.entries.get_mut(&id) {
-                    let old = std::mem::replace(&mut entry.place, memory);
-                    if let Place::Disk(file) = old {
-                        self.disk_bytes -= file.bytes();
-                        dir.remove(file);
-                    }
-                }
+                let entry = Entry {
+                    place,
+                    nbytes,
+                    op,
+                    next_use,
+                };
+                self.entries.insert(id, entry);
                 self.stats(id.job).bytes_read_back += nbytes;
                 Ok(())
             }
-            Err(e) => {
-                tracing::warn!(chunk = %id, error = %e, "spilled chunk lost");
-                if let Some(old) = self.entries.remove(&id) {
-                    self.forget_file(old);
-                }
-                Err(e.to_string())
+            (read, place) => {
+                let cause = read.err().map_or_else(String::new, |e| e.to_string());
+                tracing::warn!(chunk = %id, %cause, "spilled chunk lost");
+                self.forget_file(Entry {
+                    place,
+                    nbytes,
+                    op,
+                    next_use,
+                });
+                Err(cause)
             }
         }
     }
@@ -535,6 +567,22 @@ pub(crate) mod tests {
             PutOutcome::Stored
         );
         assert_eq!(store.len(), 1);
+    }
+
+    #[test]
+    fn a_chunk_read_back_is_spilled_again_without_rewriting_its_file() {
+        let mut store = store(100, None);
+        store.put(id(0, 1), chunk(10), "fused", 9, false);
+        store.put(id(0, 2), chunk(10), "fused", 1, false); // 1 goes to disk
+        let back = store.get(&[id(0, 1)], false).unwrap(); // 2 goes to disk
+        drop(back);
+        let disk = store.disk_bytes();
+        store.put(id(0, 3), chunk(10), "fused", 5, false); // 1 again: its file is reused
+        assert_eq!(store.disk_bytes(), disk);
+        assert_eq!(store.spilled(), 2);
+        let stats = store.forget_job(JobId(0));
+        assert_eq!((stats.chunks_spilled, stats.bytes_spilled), (2, 160));
+        assert_eq!(store.disk_bytes(), 0);
     }
 
     #[test]

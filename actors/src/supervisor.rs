@@ -1,7 +1,8 @@
 //! `Supervisor`: starts the storage, device and planner actors, restarts a device or the
-//! storage actor that dies (at most [`MAX_RESTARTS`] times each, waiting [`BACKOFF`]
-//! doubled at every restart), tells the planner what died and what replaced it, and stops
-//! the whole actor system when it stops.
+//! storage actor that dies (at most [`MAX_RESTARTS`] times each within
+//! [`RESTART_WINDOW`], as Erlang supervisors bound restart intensity, waiting [`BACKOFF`]
+//! doubled for each recent restart), tells the planner what died and what replaced it, and
+//! stops the whole actor system when it stops.
 
 use crate::device::{DeviceActor, CPU_DEVICE};
 use crate::memory::MemoryPool;
@@ -14,10 +15,14 @@ use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, System};
 use std::collections::HashMap;
 use std::io;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Restarts of one actor at most; after that its death fails every job.
+/// Restarts of one actor at most within [`RESTART_WINDOW`]; one more death fails every job.
 pub const MAX_RESTARTS: u32 = 3;
+
+/// The period over which restarts are counted: an actor that dies now and then, in a long
+/// session, is restarted every time.
+pub const RESTART_WINDOW: Duration = Duration::from_secs(60);
 
 /// The wait before the first restart of an actor; each later one waits twice as long.
 pub const BACKOFF: Duration = Duration::from_millis(10);
@@ -39,7 +44,8 @@ pub struct Supervisor {
     config: SystemConfig,
     store: StoreConfig,
     children: Children,
-    restarts: HashMap<ActorName, u32>,
+    /// When each actor was restarted, within the last [`RESTART_WINDOW`].
+    restarts: HashMap<ActorName, Vec<Instant>>,
     stopping: bool,
 }
 
@@ -114,7 +120,7 @@ impl Supervisor {
     }
 
     fn give_up(&mut self, actor: ActorName) {
-        let restarts = self.restarts.get(&actor).copied().unwrap_or(0);
+        let restarts = self.restarts.get(&actor).map_or(0, Vec::len) as u32;
         tracing::error!(%actor, restarts, "giving up on an actor that keeps dying");
         self.children.planner.do_send(ActorDown {
             actor,
@@ -167,17 +173,20 @@ impl Handler<ActorDied> for Supervisor {
             return;
         }
         let actor = msg.actor;
-        let made = self.restarts.entry(actor).or_default();
-        if *made >= MAX_RESTARTS {
+        let now = Instant::now();
+        let recent = self.restarts.entry(actor).or_default();
+        recent.retain(|&t| now.duration_since(t) < RESTART_WINDOW);
+        let made = recent.len() as u32;
+        if made >= MAX_RESTARTS {
             return self.give_up(actor);
         }
-        let delay = BACKOFF * 2u32.pow(*made);
-        *made += 1;
-        tracing::warn!(%actor, restart = *made, ?delay, "actor died; restarting it");
+        recent.push(now);
+        let delay = BACKOFF * 2u32.pow(made);
+        tracing::warn!(%actor, restart = made + 1, ?delay, "actor died; restarting it");
         self.children.planner.do_send(ActorDown {
             actor,
             restarting: true,
-            restarts: *made,
+            restarts: made + 1,
         });
         ctx.run_later(delay, move |act, ctx| act.restart(actor, ctx));
     }

@@ -96,8 +96,8 @@ struct Args {
     /// Kill the CPU device actor at the Nth kernel execution of every timed run (it is
     /// restarted and its tasks run again); a run in which this did not happen exactly once
     /// fails. `--stats` shows a run's kernel executions (`chunks_run`). A session restarts
-    /// an actor at most 3 times, so at most 3 repeats; the count also runs while a persisted
-    /// input is prepared, before the first run.
+    /// an actor at most 3 times a minute, so at most 3 repeats; the count also runs while a
+    /// persisted input is prepared, before the first run.
     #[arg(long, value_parser = parse_count)]
     kill_device_at: Option<usize>,
     /// Print each run's job statistics as one JSON line on stderr.
@@ -105,7 +105,7 @@ struct Args {
     stats: bool,
 }
 
-/// Restarts of one actor a session allows in its life (`tessera_actors::MAX_RESTARTS`).
+/// Restarts of one actor a session allows within a minute (`tessera_actors::MAX_RESTARTS`).
 const SESSION_RESTARTS: usize = 3;
 
 /// What is done around each timed run: re-arming the fault drill before it, checking that
@@ -210,7 +210,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     if args.kill_device_at.is_some() && args.repeat > SESSION_RESTARTS {
         return Err(format!(
             "--kill-device-at with --repeat {}: a session restarts its device actor at most \
-             {SESSION_RESTARTS} times in its life (then the next death fails the job); run \
+             {SESSION_RESTARTS} times a minute (then the next death fails the job); run \
              at most {SESSION_RESTARTS} repeats per process",
             args.repeat
         )

@@ -21,6 +21,20 @@ pub fn batch_bytes(batch: &RecordBatch) -> usize {
     batch.get_array_memory_size()
 }
 
+/// Bytes of the part of its buffers a batch uses: for slices of one shared table (the parts
+/// of a hash partition), whose buffers [`batch_bytes`] would count once per slice.
+pub fn slice_bytes(batch: &RecordBatch) -> usize {
+    batch
+        .columns()
+        .iter()
+        .map(|c| {
+            c.to_data()
+                .get_slice_memory_size()
+                .unwrap_or_else(|_| c.get_array_memory_size())
+        })
+        .sum()
+}
+
 /// Encodes batches as one Arrow IPC stream (the first batch's schema; none: an empty stream).
 fn to_ipc(batches: &[RecordBatch]) -> Result<Vec<u8>, arrow::error::ArrowError> {
     let mut bytes = Vec::new();
