@@ -3,7 +3,7 @@
 use crate::dtype::DType;
 use crate::expr::{CombineSpec, FusedKernel, ReduceOp, ReshapeSpec};
 use crate::frame::ops::FrameOp;
-use crate::frame::table::{batch_bytes, slice_bytes};
+use crate::frame::table::batch_bytes;
 use crate::linalg::LinalgOp;
 use crate::tensor::HostTensor;
 use arrow::array::RecordBatch;
@@ -48,8 +48,7 @@ impl ChunkData {
             ChunkData::Partial(p) => p.parts.iter().map(HostTensor::nbytes).sum(),
             ChunkData::Parts(parts) => parts.iter().map(HostTensor::nbytes).sum(),
             ChunkData::Table(t) => batch_bytes(t),
-            // Parts are slices of one partitioned table: count what each uses.
-            ChunkData::Tables(parts) => parts.iter().map(slice_bytes).sum(),
+            ChunkData::Tables(parts) => parts.iter().map(batch_bytes).sum(),
         }
     }
 

@@ -16,14 +16,11 @@ pub fn concat(schema: &SchemaRef, batches: &[RecordBatch]) -> FrameResult<Record
     }
 }
 
-/// Bytes held by a batch's buffers.
+/// Bytes of the buffers a batch uses. Counted per column over the part of each buffer the
+/// column uses: Arrow's own `get_array_memory_size` counts a shared buffer once per column
+/// or batch that slices it (the parts of a hash partition, every column of a table decoded
+/// from one IPC message), which would charge a spilled-and-read-back table many times over.
 pub fn batch_bytes(batch: &RecordBatch) -> usize {
-    batch.get_array_memory_size()
-}
-
-/// Bytes of the part of its buffers a batch uses: for slices of one shared table (the parts
-/// of a hash partition), whose buffers [`batch_bytes`] would count once per slice.
-pub fn slice_bytes(batch: &RecordBatch) -> usize {
     batch
         .columns()
         .iter()
@@ -105,5 +102,41 @@ pub mod ipc_many {
             .into_iter()
             .map(|o| o.0)
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{ArrayRef, Float64Array, Int64Array};
+    use std::sync::Arc;
+
+    #[test]
+    fn tables_decoded_from_one_buffer_and_partition_slices_are_counted_once() {
+        let n = 10_000;
+        let batch = RecordBatch::try_from_iter([
+            (
+                "a",
+                Arc::new(Int64Array::from_iter_values(0..n)) as ArrayRef,
+            ),
+            (
+                "b",
+                Arc::new(Float64Array::from_iter_values((0..n).map(|i| i as f64))),
+            ),
+            ("c", Arc::new(Int64Array::from_iter_values(0..n))),
+        ])
+        .unwrap();
+        let own = batch_bytes(&batch);
+        assert_eq!(own, 3 * 8 * n as usize);
+        // Every column of a decoded batch slices the one message buffer.
+        let decoded = from_ipc(&to_ipc(std::slice::from_ref(&batch)).unwrap()).unwrap();
+        assert_eq!(batch_bytes(&decoded[0]), own);
+        assert!(
+            decoded[0].get_array_memory_size() >= 2 * own,
+            "arrow counts it per column"
+        );
+        // Slices of one table add up to the table.
+        let halves = [batch.slice(0, 4000), batch.slice(4000, 6000)];
+        assert_eq!(halves.iter().map(batch_bytes).sum::<usize>(), own);
     }
 }
