@@ -34,6 +34,10 @@ pub enum KernelError {
     /// A dataframe kernel failed (bad input data, unknown columns, I/O).
     #[error(transparent)]
     Frame(#[from] crate::frame::FrameError),
+    /// Generated device code was rejected by the device compiler (NVRTC's log): a bug in the
+    /// code generator, which running again would repeat.
+    #[error("device code did not compile: {0}")]
+    DeviceCompile(String),
     /// A fault injected on purpose (see `tessera_actors::FaultInjector`).
     #[error("injected fault: {0}")]
     Injected(String),

@@ -1,6 +1,17 @@
 //! CUDA devices, loaded at run time: nothing of CUDA is needed to build, and a machine
-//! without a driver runs CPU-only. This module only discovers devices so far; GPU device
-//! actors and kernels build on it.
+//! without a driver runs CPU-only. This module discovers devices ([`probe`]), generates
+//! one CUDA C kernel per fused chunk task from the CPU's IR ([`codegen`]) and compiles it
+//! with NVRTC ([`nvrtc`]); GPU device actors build on these.
+
+pub mod codegen;
+pub mod nvrtc;
+
+#[cfg(test)]
+mod corpus;
+#[cfg(test)]
+mod host_emu;
+#[cfg(test)]
+mod tests_codegen;
 
 /// What the CUDA probe found.
 #[derive(Clone, Debug, PartialEq, Eq)]
