@@ -26,6 +26,9 @@ use tessera_kernels::ChunkOp;
 pub struct GraphPlannerActor {
     state: PlannerState,
     storage: Addr<StorageActor>,
+    /// Counts storage restarts: a failed request to an older storage actor says nothing
+    /// about the one in use.
+    storage_epoch: u64,
     devices: BTreeMap<DeviceId, Recipient<ExecuteChunk>>,
     events: HashMap<JobId, Sender<JobEvent>>,
 }
@@ -37,6 +40,7 @@ impl GraphPlannerActor {
         GraphPlannerActor {
             state: PlannerState::new(pool),
             storage,
+            storage_epoch: 0,
             devices: BTreeMap::new(),
             events: HashMap::new(),
         }
@@ -117,6 +121,7 @@ impl GraphPlannerActor {
             release: false,
         };
         let fetch = self.storage.send(request).into_actor(self);
+        let epoch = self.storage_epoch;
         ctx.spawn(fetch.map(move |fetched, act, ctx| {
             let Task { job, key, attempt } = task;
             let actions = match fetched {
@@ -125,7 +130,10 @@ impl GraphPlannerActor {
                     let lost = keys_of(&ids);
                     act.state.on_inputs_lost(job, key, attempt, &lost, &cause)
                 }
-                Err(_) => act.state.on_storage_unreachable(job, key, attempt),
+                Err(_) => {
+                    act.storage_unreachable(epoch);
+                    act.state.on_storage_unreachable(job, key, attempt)
+                }
             };
             act.apply(actions, ctx);
         }));
@@ -172,6 +180,7 @@ impl GraphPlannerActor {
             ids: chunk_ids(job, &outputs),
         };
         let fetch = self.storage.send(take).into_actor(self);
+        let epoch = self.storage_epoch;
         ctx.spawn(fetch.map(move |fetched, act, ctx| {
             let actions = match fetched {
                 Ok(Ok((chunks, storage))) => {
@@ -193,12 +202,24 @@ impl GraphPlannerActor {
                     act.state
                         .on_delivery_failed(job, attempt, &keys_of(&ids), &cause)
                 }
-                Err(_) => act
-                    .state
-                    .on_delivery_failed(job, attempt, &[], "storage unreachable"),
+                Err(_) => {
+                    act.storage_unreachable(epoch);
+                    act.state
+                        .on_delivery_failed(job, attempt, &[], "storage unreachable")
+                }
             };
             act.apply(actions, ctx);
         }));
+    }
+}
+
+impl GraphPlannerActor {
+    /// A request sent at storage `epoch` found no storage actor: if that is the one in use,
+    /// the planner waits for its restart.
+    fn storage_unreachable(&mut self, epoch: u64) {
+        if epoch == self.storage_epoch {
+            self.state.storage_gone();
+        }
     }
 }
 
@@ -293,6 +314,7 @@ impl Handler<StorageRestarted> for GraphPlannerActor {
 
     fn handle(&mut self, msg: StorageRestarted, ctx: &mut Self::Context) {
         self.storage = msg.storage;
+        self.storage_epoch += 1;
         let actions = self.state.on_storage_restarted();
         self.apply(actions, ctx);
     }

@@ -539,8 +539,16 @@ impl PlannerState {
         actions
     }
 
+    /// The storage actor in use stopped answering (it died; the supervisor's
+    /// [`Self::on_actor_down`] and a restart follow): nothing is dispatched or delivered
+    /// until [`Self::on_storage_restarted`]. Retrying at once would spin on the dead actor
+    /// and starve the supervisor, which shares the planner's thread.
+    pub fn storage_gone(&mut self) {
+        self.storage_up = false;
+    }
+
     /// Dispatch `attempt` of `key` of `job` could not reach storage: the task waits in
-    /// line (storage is being restarted; see [`Self::on_actor_down`]).
+    /// line (storage is being restarted; see [`Self::storage_gone`]).
     pub fn on_storage_unreachable(
         &mut self,
         job: JobId,
@@ -1403,5 +1411,30 @@ mod tests {
         let a = done(&mut p, job, 1, 1);
         let stats = deliver(&mut p, job, &a);
         assert_eq!((stats.retries, stats.restarts), (0, 1));
+    }
+
+    #[test]
+    fn nothing_is_dispatched_or_delivered_while_storage_is_gone() {
+        let mut p = planner(2);
+        let job = chain(&mut p); // 1 stored, 2 dispatched
+        let a2 = attempt(&p, job, 2);
+        p.storage_gone();
+        assert!(
+            p.on_storage_unreachable(job, ChunkKey(2), a2).is_empty(),
+            "no spin"
+        );
+        let a = p.on_storage_restarted();
+        // 1 was lost with the storage actor and is computed again first.
+        assert_eq!(dispatched(&a), vec![1]);
+        assert_eq!(dispatched(&done(&mut p, job, 1, 1)), vec![2]);
+        assert_eq!(dispatched(&done(&mut p, job, 2, 1)), vec![3]);
+        let a = done(&mut p, job, 3, 1);
+        let (_, d) = delivery(&a).unwrap();
+        p.storage_gone();
+        assert!(p
+            .on_delivery_failed(job, d, &[], "storage unreachable")
+            .is_empty());
+        let a = p.on_storage_restarted();
+        assert_eq!(dispatched(&a), vec![1], "the outputs died with storage");
     }
 }
