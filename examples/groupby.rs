@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 use tessera::dataframe::{self, Agg, DataFrame};
 use tessera::{Progress, Session};
-use tessera_examples::{exit_code, init_logging, parse_count};
+use tessera_examples::{exit_code, init_logging, parse_count, SplitMix};
 
 /// Run the db-benchmark groupby queries on a CSV file with Tessera dataframes.
 #[derive(Parser, Debug)]
@@ -45,24 +45,6 @@ struct Args {
     show: usize,
 }
 
-/// A small deterministic generator (SplitMix64) for the synthetic table.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in 1..=n.
-    fn int(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize + 1
-    }
-}
-
 /// Writes an h2o G1-style table: `id1`,`id2` in id001..idK, `id3` in id0000000001..
 /// (N/K values), `id4`,`id5` in 1..K, `id6` in 1..N/K, `v1` 1..5, `v2` 1..15, `v3` in
 /// [0, 100) with 6 decimals.
@@ -72,18 +54,18 @@ fn generate(path: &PathBuf, rows: usize, k: usize) -> std::io::Result<()> {
     let mut rng = SplitMix(108);
     let nk = (rows / k).max(1);
     for _ in 0..rows {
-        let v3 = (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * 100.0;
+        let v3 = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 100.0;
         writeln!(
             out,
             "id{:03},id{:03},id{:010},{},{},{},{},{},{v3:.6}",
-            rng.int(k),
-            rng.int(k),
-            rng.int(nk),
-            rng.int(k),
-            rng.int(k),
-            rng.int(nk),
-            rng.int(5),
-            rng.int(15),
+            rng.below(k as u64) + 1,
+            rng.below(k as u64) + 1,
+            rng.below(nk as u64) + 1,
+            rng.below(k as u64) + 1,
+            rng.below(k as u64) + 1,
+            rng.below(nk as u64) + 1,
+            rng.below(5) + 1,
+            rng.below(15) + 1,
         )?;
     }
     out.flush()

@@ -166,6 +166,14 @@ impl GraphPlannerActor {
         }
     }
 
+    /// A request sent at storage `epoch` found no storage actor: if that is the one in use,
+    /// the planner waits for its restart.
+    fn storage_unreachable(&mut self, epoch: u64) {
+        if epoch == self.storage_epoch {
+            self.state.storage_gone();
+        }
+    }
+
     /// Takes a finished job's outputs out of storage and reports them; lost outputs go back
     /// to the state machine to be recomputed.
     fn deliver(
@@ -210,16 +218,6 @@ impl GraphPlannerActor {
             };
             act.apply(actions, ctx);
         }));
-    }
-}
-
-impl GraphPlannerActor {
-    /// A request sent at storage `epoch` found no storage actor: if that is the one in use,
-    /// the planner waits for its restart.
-    fn storage_unreachable(&mut self, epoch: u64) {
-        if epoch == self.storage_epoch {
-            self.state.storage_gone();
-        }
     }
 }
 

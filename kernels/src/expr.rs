@@ -6,6 +6,8 @@
 //! block before moving on, so intermediates never reach main memory.
 
 use crate::dtype::{DType, Scalar};
+use crate::error::KernelError;
+use crate::tensor::checked_numel;
 use serde::{Deserialize, Serialize};
 
 /// Elementwise functions of one operand.
@@ -409,4 +411,37 @@ pub struct ReshapeSpec {
     pub out_start: Vec<usize>,
     /// Shape of the output chunk.
     pub out_shape: Vec<usize>,
+}
+
+impl FusedKernel {
+    /// The root instruction and its element count: every evaluator's first check (the
+    /// root exists and its chunk is not empty).
+    pub fn root_instr(&self) -> Result<(&Instr, usize), KernelError> {
+        let root = self.instrs.get(self.root).ok_or_else(|| {
+            KernelError::BadInput(format!(
+                "root {} of {} instructions",
+                self.root,
+                self.instrs.len()
+            ))
+        })?;
+        let root_len = checked_numel(&root.shape)?;
+        if root_len == 0 {
+            return Err(KernelError::BadInput("empty chunk".into()));
+        }
+        Ok((root, root_len))
+    }
+}
+
+impl Distribution {
+    /// The dtype of the values drawn: `i64` for `RandInt` (whose bounds must satisfy
+    /// `low < high`), `f64` otherwise.
+    pub fn dtype(&self) -> Result<DType, KernelError> {
+        match *self {
+            Distribution::RandInt { low, high } if high > low => Ok(DType::I64),
+            Distribution::RandInt { low, high } => Err(KernelError::InvalidValue(format!(
+                "randint needs low < high, got [{low}, {high})"
+            ))),
+            _ => Ok(DType::F64),
+        }
+    }
 }

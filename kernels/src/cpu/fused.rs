@@ -177,17 +177,7 @@ where
 impl<'a> Plan<'a> {
     fn new(kernel: &'a FusedKernel, inputs: &'a [Arc<ChunkData>]) -> Result<Plan<'a>, KernelError> {
         let instrs = &kernel.instrs;
-        let root = instrs.get(kernel.root).ok_or_else(|| {
-            bad(format!(
-                "root {} of {} instructions",
-                kernel.root,
-                instrs.len()
-            ))
-        })?;
-        let root_len = checked_numel(&root.shape)?;
-        if root_len == 0 {
-            return Err(bad("empty chunk".into()));
-        }
+        let (root, root_len) = kernel.root_instr()?;
         let mut factors = Vec::with_capacity(instrs.len());
         let mut leaves = Vec::with_capacity(instrs.len());
         for (i, ins) in instrs.iter().enumerate() {
@@ -254,15 +244,7 @@ impl<'a> Plan<'a> {
                 stream,
                 map,
             } => {
-                let want = match dist {
-                    Distribution::RandInt { low, high } if high > low => DType::I64,
-                    Distribution::RandInt { low, high } => {
-                        return Err(KernelError::InvalidValue(format!(
-                            "randint needs low < high, got [{low}, {high})"
-                        )))
-                    }
-                    _ => DType::F64,
-                };
+                let want = dist.dtype()?;
                 if want != dtype {
                     return Err(bad(format!("random leaf of {dtype}, expected {want}")));
                 }

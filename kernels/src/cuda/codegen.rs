@@ -220,17 +220,7 @@ impl<'a> Gen<'a> {
     /// every instruction's C.
     fn new(kernel: &'a FusedKernel) -> Result<Gen<'a>, KernelError> {
         let instrs = &kernel.instrs;
-        let root = instrs.get(kernel.root).ok_or_else(|| {
-            bad(format!(
-                "root {} of {} instructions",
-                kernel.root,
-                instrs.len()
-            ))
-        })?;
-        let root_len = checked_numel(&root.shape)?;
-        if root_len == 0 {
-            return Err(bad("empty chunk".into()));
-        }
+        let (_, root_len) = kernel.root_instr()?;
         let mut g = Gen {
             kernel,
             root_len,

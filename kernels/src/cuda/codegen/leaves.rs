@@ -83,15 +83,7 @@ pub(crate) fn plan(
             stream,
             map,
         } => {
-            let want = match dist {
-                Distribution::RandInt { low, high } if high > low => DType::I64,
-                Distribution::RandInt { low, high } => {
-                    return Err(KernelError::InvalidValue(format!(
-                        "randint needs low < high, got [{low}, {high})"
-                    )))
-                }
-                _ => DType::F64,
-            };
+            let want = dist.dtype()?;
             if want != dtype {
                 return Err(bad(format!("random leaf of {dtype}, expected {want}")));
             }
