@@ -29,6 +29,40 @@ pub enum UnaryOp {
     Cos,
     /// Logical not (bool).
     Not,
+    /// Largest integer not above `x` (floats).
+    Floor,
+    /// Smallest integer not below `x` (floats).
+    Ceil,
+    /// Integer part, rounding toward zero (floats).
+    Trunc,
+    /// Nearest integer, halves to even (floats).
+    Rint,
+    /// Tangent (floats).
+    Tan,
+    /// Inverse sine (floats).
+    Arcsin,
+    /// Inverse cosine (floats).
+    Arccos,
+    /// Inverse tangent (floats).
+    Arctan,
+    /// Hyperbolic sine (floats).
+    Sinh,
+    /// Hyperbolic cosine (floats).
+    Cosh,
+    /// Hyperbolic tangent (floats).
+    Tanh,
+    /// Base-2 logarithm (floats).
+    Log2,
+    /// Base-10 logarithm (floats).
+    Log10,
+    /// `ln(1 + x)`, accurate near 0 (floats).
+    Log1p,
+    /// `e^x - 1`, accurate near 0 (floats).
+    Expm1,
+    /// `2^x` (floats).
+    Exp2,
+    /// Bitwise not (integers).
+    BitNot,
 }
 
 impl UnaryOp {
@@ -43,14 +77,55 @@ impl UnaryOp {
             UnaryOp::Sin => "sin",
             UnaryOp::Cos => "cos",
             UnaryOp::Not => "logical_not",
+            UnaryOp::Floor => "floor",
+            UnaryOp::Ceil => "ceil",
+            UnaryOp::Trunc => "trunc",
+            UnaryOp::Rint => "rint",
+            UnaryOp::Tan => "tan",
+            UnaryOp::Arcsin => "arcsin",
+            UnaryOp::Arccos => "arccos",
+            UnaryOp::Arctan => "arctan",
+            UnaryOp::Sinh => "sinh",
+            UnaryOp::Cosh => "cosh",
+            UnaryOp::Tanh => "tanh",
+            UnaryOp::Log2 => "log2",
+            UnaryOp::Log10 => "log10",
+            UnaryOp::Log1p => "log1p",
+            UnaryOp::Expm1 => "expm1",
+            UnaryOp::Exp2 => "exp2",
+            UnaryOp::BitNot => "invert",
         }
     }
 
-    /// True for the functions that take and return floats.
+    /// True for the functions that take and return floats (integers are cast to `f64`).
     pub fn is_float_fn(self) -> bool {
         matches!(
             self,
-            UnaryOp::Sqrt | UnaryOp::Exp | UnaryOp::Log | UnaryOp::Sin | UnaryOp::Cos
+            UnaryOp::Sqrt
+                | UnaryOp::Exp
+                | UnaryOp::Log
+                | UnaryOp::Sin
+                | UnaryOp::Cos
+                | UnaryOp::Tan
+                | UnaryOp::Arcsin
+                | UnaryOp::Arccos
+                | UnaryOp::Arctan
+                | UnaryOp::Sinh
+                | UnaryOp::Cosh
+                | UnaryOp::Tanh
+                | UnaryOp::Log2
+                | UnaryOp::Log10
+                | UnaryOp::Log1p
+                | UnaryOp::Expm1
+                | UnaryOp::Exp2
+        )
+    }
+
+    /// True for the roundings (`floor ceil trunc rint`), which keep integer dtypes as they are.
+    pub fn is_rounding(self) -> bool {
+        matches!(
+            self,
+            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Rint
         )
     }
 }
@@ -88,6 +163,26 @@ pub enum BinaryOp {
     And,
     /// Logical or (bool)
     Or,
+    /// `a // b`, rounding toward minus infinity (integers by zero give 0, as in NumPy)
+    FloorDiv,
+    /// `a % b` with the sign of `b` (NumPy's `remainder`; integers by zero give 0)
+    Remainder,
+    /// C's `fmod`: the remainder with the sign of `a` (integers by zero give 0)
+    Fmod,
+    /// Bitwise and (integers)
+    BitAnd,
+    /// Bitwise or (integers)
+    BitOr,
+    /// Bitwise exclusive or (integers)
+    BitXor,
+    /// `a << b` (integers; shifts past the width or negative give 0, as in NumPy)
+    Shl,
+    /// `a >> b`, arithmetic (integers; shifts past the width give 0, or -1 for negative `a`)
+    Shr,
+    /// `atan2(a, b)`: the angle of the point `(b, a)` (floats)
+    Arctan2,
+    /// `sqrt(a² + b²)` without undue overflow (floats)
+    Hypot,
 }
 
 impl BinaryOp {
@@ -109,6 +204,16 @@ impl BinaryOp {
             BinaryOp::Ge => "greater_equal",
             BinaryOp::And => "logical_and",
             BinaryOp::Or => "logical_or",
+            BinaryOp::FloorDiv => "floor_divide",
+            BinaryOp::Remainder => "remainder",
+            BinaryOp::Fmod => "fmod",
+            BinaryOp::BitAnd => "bitwise_and",
+            BinaryOp::BitOr => "bitwise_or",
+            BinaryOp::BitXor => "bitwise_xor",
+            BinaryOp::Shl => "left_shift",
+            BinaryOp::Shr => "right_shift",
+            BinaryOp::Arctan2 => "arctan2",
+            BinaryOp::Hypot => "hypot",
         }
     }
 
@@ -123,6 +228,14 @@ impl BinaryOp {
     /// True for the logical operations, which take and return bool.
     pub fn is_logical(self) -> bool {
         matches!(self, BinaryOp::And | BinaryOp::Or)
+    }
+
+    /// True for the bitwise operations and shifts, which take and return integers.
+    pub fn is_bitwise(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor | BinaryOp::Shl | BinaryOp::Shr
+        )
     }
 }
 

@@ -137,6 +137,55 @@ fn arith_unary<T: Arith>(op: UnaryOp, x: &[T], out: &mut Vec<T>) -> Result<(), K
     Ok(())
 }
 
+/// Integer unary functions: the roundings leave integers as they are (NumPy 2).
+#[inline(always)]
+fn int_unary<T: Arith>(op: UnaryOp, x: &[T], out: &mut Vec<T>) -> Result<(), KernelError> {
+    match op {
+        UnaryOp::BitNot => set(out, x.iter().map(|&v| T::from_i64(!v.to_i64()))),
+        _ if op.is_rounding() => set(out, x.iter().copied()),
+        _ => arith_unary(op, x, out)?,
+    }
+    Ok(())
+}
+
+/// Float unary functions other than the vectorized ones: Rust's std (the platform's libm
+/// for the transcendental ones), value by value.
+macro_rules! float_unary {
+    ($name:ident, $t:ty) => {
+        #[inline(always)]
+        fn $name(op: UnaryOp, x: &[$t], out: &mut Vec<$t>) -> Result<(), KernelError> {
+            let f: fn($t) -> $t = match op {
+                UnaryOp::Sqrt => <$t>::sqrt,
+                UnaryOp::Floor => <$t>::floor,
+                UnaryOp::Ceil => <$t>::ceil,
+                UnaryOp::Trunc => <$t>::trunc,
+                UnaryOp::Rint => <$t>::round_ties_even,
+                UnaryOp::Tan => <$t>::tan,
+                UnaryOp::Arcsin => <$t>::asin,
+                UnaryOp::Arccos => <$t>::acos,
+                UnaryOp::Arctan => <$t>::atan,
+                UnaryOp::Sinh => <$t>::sinh,
+                UnaryOp::Cosh => <$t>::cosh,
+                UnaryOp::Tanh => <$t>::tanh,
+                UnaryOp::Log2 => <$t>::log2,
+                UnaryOp::Log10 => <$t>::log10,
+                UnaryOp::Log1p => <$t>::ln_1p,
+                UnaryOp::Expm1 => <$t>::exp_m1,
+                UnaryOp::Exp2 => <$t>::exp2,
+                UnaryOp::Exp => <$t>::exp,
+                UnaryOp::Log => <$t>::ln,
+                UnaryOp::Sin => <$t>::sin,
+                UnaryOp::Cos => <$t>::cos,
+                _ => return arith_unary(op, x, out),
+            };
+            set(out, x.iter().map(|&v| f(v)));
+            Ok(())
+        }
+    };
+}
+float_unary!(f64_unary, f64);
+float_unary!(f32_unary, f32);
+
 /// `out = op(x)` for the first `len` values; `out` has the result dtype.
 #[inline(always)]
 pub(crate) fn unary(
@@ -150,29 +199,18 @@ pub(crate) fn unary(
             let x = &x[..len];
             o.resize(len, 0.0);
             match op {
-                UnaryOp::Sqrt => set(o, x.iter().map(|v| v.sqrt())),
                 UnaryOp::Exp => vmath::exp(x, o),
                 UnaryOp::Log => vmath::ln(x, o),
                 UnaryOp::Sin => vmath::sin(x, o),
                 UnaryOp::Cos => vmath::cos(x, o),
-                _ => arith_unary(op, x, o)?,
+                _ => f64_unary(op, x, o)?,
             }
         }
-        (Buffer::F32(x), Buffer::F32(o)) => {
-            let x = &x[..len];
-            match op {
-                UnaryOp::Sqrt => set(o, x.iter().map(|v| v.sqrt())),
-                UnaryOp::Exp => set(o, x.iter().map(|v| v.exp())),
-                UnaryOp::Log => set(o, x.iter().map(|v| v.ln())),
-                UnaryOp::Sin => set(o, x.iter().map(|v| v.sin())),
-                UnaryOp::Cos => set(o, x.iter().map(|v| v.cos())),
-                _ => arith_unary(op, x, o)?,
-            }
-        }
-        (Buffer::I64(x), Buffer::I64(o)) => arith_unary(op, &x[..len], o)?,
-        (Buffer::I32(x), Buffer::I32(o)) => arith_unary(op, &x[..len], o)?,
-        (Buffer::U8(x), Buffer::U8(o)) => arith_unary(op, &x[..len], o)?,
-        (Buffer::Bool(x), Buffer::Bool(o)) if op == UnaryOp::Not => {
+        (Buffer::F32(x), Buffer::F32(o)) => f32_unary(op, &x[..len], o)?,
+        (Buffer::I64(x), Buffer::I64(o)) => int_unary(op, &x[..len], o)?,
+        (Buffer::I32(x), Buffer::I32(o)) => int_unary(op, &x[..len], o)?,
+        (Buffer::U8(x), Buffer::U8(o)) => int_unary(op, &x[..len], o)?,
+        (Buffer::Bool(x), Buffer::Bool(o)) if matches!(op, UnaryOp::Not | UnaryOp::BitNot) => {
             set(o, x[..len].iter().map(|v| !v))
         }
         (x, _) => return Err(unsupported(op.name(), x.dtype())),
@@ -228,6 +266,46 @@ fn arith<T: Arith>(op: BinaryOp, a: &[T], b: &[T], out: &mut Vec<T>) -> Result<(
     Ok(())
 }
 
+/// NumPy's integer `floor_divide`, `remainder` and `fmod` (by zero: 0; `MIN // -1` wraps),
+/// and its shifts, in `i64` (exact for every integer dtype once truncated back to it).
+#[inline(always)]
+fn int_op(op: BinaryOp, a: i64, b: i64, bits: i64) -> i64 {
+    match op {
+        _ if b == 0
+            && matches!(
+                op,
+                BinaryOp::FloorDiv | BinaryOp::Remainder | BinaryOp::Fmod
+            ) =>
+        {
+            0
+        }
+        BinaryOp::FloorDiv => {
+            let q = a.wrapping_div(b);
+            if a.wrapping_rem(b) != 0 && ((a < 0) != (b < 0)) {
+                q - 1
+            } else {
+                q
+            }
+        }
+        BinaryOp::Remainder => {
+            let r = a.wrapping_rem(b);
+            if r != 0 && ((r < 0) != (b < 0)) {
+                r + b
+            } else {
+                r
+            }
+        }
+        BinaryOp::Fmod => a.wrapping_rem(b),
+        BinaryOp::BitAnd => a & b,
+        BinaryOp::BitOr => a | b,
+        BinaryOp::BitXor => a ^ b,
+        BinaryOp::Shl if (0..bits).contains(&b) => a << b,
+        BinaryOp::Shr if (0..bits).contains(&b) => a >> b,
+        BinaryOp::Shr if a < 0 => -1,
+        _ => 0,
+    }
+}
+
 #[inline(always)]
 fn int_binary<T: IntPow>(
     op: BinaryOp,
@@ -235,8 +313,23 @@ fn int_binary<T: IntPow>(
     b: &[T],
     out: &mut Vec<T>,
 ) -> Result<(), KernelError> {
-    if op != BinaryOp::Pow {
-        return arith(op, a, b, out);
+    match op {
+        BinaryOp::Pow => {}
+        BinaryOp::FloorDiv
+        | BinaryOp::Remainder
+        | BinaryOp::Fmod
+        | BinaryOp::BitAnd
+        | BinaryOp::BitOr
+        | BinaryOp::BitXor
+        | BinaryOp::Shl
+        | BinaryOp::Shr => {
+            let bits = 8 * T::DTYPE.size_bytes() as i64;
+            zip(a, b, out, |x, y| {
+                T::from_i64(int_op(op, x.to_i64(), y.to_i64(), bits))
+            });
+            return Ok(());
+        }
+        _ => return arith(op, a, b, out),
     }
     out.clear();
     for (&x, &y) in a.iter().zip(b) {
@@ -250,21 +343,63 @@ fn int_binary<T: IntPow>(
     Ok(())
 }
 
-macro_rules! float_binary {
+/// NumPy's float `divmod` (`npy_divmod`): the floored quotient and the remainder with the
+/// sign of `b`; by zero, `a / b` and `fmod(a, b)` (NaN).
+macro_rules! float_divmod {
     ($name:ident, $t:ty) => {
+        #[inline(always)]
+        fn $name(a: $t, b: $t) -> ($t, $t) {
+            let m = a % b;
+            if b == 0.0 {
+                return (a / b, m);
+            }
+            let mut div = (a - m) / b;
+            let mut m = m;
+            if m != 0.0 {
+                if (b < 0.0) != (m < 0.0) {
+                    m += b;
+                    div -= 1.0;
+                }
+            } else {
+                m = (0.0 as $t).copysign(b);
+            }
+            let q = if div != 0.0 {
+                let f = div.floor();
+                if div - f > 0.5 {
+                    f + 1.0
+                } else {
+                    f
+                }
+            } else {
+                (0.0 as $t).copysign(a / b)
+            };
+            (q, m)
+        }
+    };
+}
+float_divmod!(f64_divmod, f64);
+float_divmod!(f32_divmod, f32);
+
+macro_rules! float_binary {
+    ($name:ident, $t:ty, $divmod:ident) => {
         #[inline(always)]
         fn $name(op: BinaryOp, a: &[$t], b: &[$t], out: &mut Vec<$t>) -> Result<(), KernelError> {
             match op {
                 BinaryOp::Div => zip(a, b, out, |x, y| x / y),
                 BinaryOp::Pow => zip(a, b, out, |x: $t, y: $t| x.powf(y)),
+                BinaryOp::FloorDiv => zip(a, b, out, |x, y| $divmod(x, y).0),
+                BinaryOp::Remainder => zip(a, b, out, |x, y| $divmod(x, y).1),
+                BinaryOp::Fmod => zip(a, b, out, |x, y| x % y),
+                BinaryOp::Arctan2 => zip(a, b, out, |x: $t, y: $t| x.atan2(y)),
+                BinaryOp::Hypot => zip(a, b, out, |x: $t, y: $t| x.hypot(y)),
                 _ => arith(op, a, b, out)?,
             }
             Ok(())
         }
     };
 }
-float_binary!(f64_binary, f64);
-float_binary!(f32_binary, f32);
+float_binary!(f64_binary, f64, f64_divmod);
+float_binary!(f32_binary, f32, f32_divmod);
 
 /// `out = op(a, b)` for the first `len` values; `out` has the result dtype.
 #[inline(always)]
@@ -299,8 +434,9 @@ pub(crate) fn binary(
         (Buffer::Bool(a), Buffer::Bool(b), Buffer::Bool(o)) => {
             let (a, b) = (&a[..len], &b[..len]);
             match op {
-                BinaryOp::And | BinaryOp::Minimum => zip(a, b, o, |x, y| x & y),
-                BinaryOp::Or | BinaryOp::Maximum => zip(a, b, o, |x, y| x | y),
+                BinaryOp::And | BinaryOp::BitAnd | BinaryOp::Minimum => zip(a, b, o, |x, y| x & y),
+                BinaryOp::Or | BinaryOp::BitOr | BinaryOp::Maximum => zip(a, b, o, |x, y| x | y),
+                BinaryOp::BitXor => zip(a, b, o, |x, y| x ^ y),
                 _ => return Err(unsupported(op.name(), DType::Bool)),
             }
             Ok(())
