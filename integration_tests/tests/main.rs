@@ -11,6 +11,7 @@ mod elementwise;
 mod errors;
 mod faults;
 mod linalg;
+mod numpy_ops;
 mod random;
 mod recovery;
 mod reductions;

@@ -42,4 +42,4 @@ pub use tensor::{Slice, Tensor};
 pub use tessera_actors::{
     FaultInjector, FaultKind, FaultPoint, JobStats, MemoryReading, StorageStats,
 };
-pub use tessera_kernels::{DType, HostTensor, KernelError, ReduceOp, Scalar};
+pub use tessera_kernels::{DType, Element, HostTensor, KernelError, ReduceOp, Scalar};

@@ -6,6 +6,8 @@
 //! (or at once, in an eager session).
 
 mod create;
+mod math;
+mod nanreduce;
 pub(crate) mod node;
 mod ops;
 pub mod random;

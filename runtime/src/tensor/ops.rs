@@ -112,8 +112,26 @@ pub(crate) fn binary_nodes(op: BinaryOp, a: &Arc<Node>, b: &Arc<Node>) -> Result
             }
             (DType::Bool, DType::Bool)
         }
+        _ if op.is_bitwise() => {
+            if let Some(bad) = [a.dtype, b.dtype].into_iter().find(|d| d.is_float()) {
+                return Err(unsupported(op.name(), bad));
+            }
+            if common == DType::Bool {
+                // On bools NumPy's bitwise operators are the logical ones.
+                let logical = match op {
+                    BinaryOp::BitAnd => BinaryOp::And,
+                    BinaryOp::BitOr => BinaryOp::Or,
+                    BinaryOp::BitXor => BinaryOp::Ne,
+                    _ => return Err(unsupported(op.name(), DType::Bool)),
+                };
+                return binary_nodes(logical, a, b);
+            }
+            (common, common)
+        }
         _ if op.is_comparison() => (common, DType::Bool),
-        BinaryOp::Div => (common.float_result(), common.float_result()),
+        BinaryOp::Div | BinaryOp::Arctan2 | BinaryOp::Hypot => {
+            (common.float_result(), common.float_result())
+        }
         BinaryOp::Maximum | BinaryOp::Minimum => (common, common),
         _ if common == DType::Bool => return Err(unsupported(op.name(), DType::Bool)),
         _ => (common, common),
@@ -126,7 +144,7 @@ pub(crate) fn binary_nodes(op: BinaryOp, a: &Arc<Node>, b: &Arc<Node>) -> Result
 }
 
 impl Tensor {
-    fn binary(&self, op: BinaryOp, rhs: impl Into<Operand>) -> Tensor {
+    pub(super) fn binary(&self, op: BinaryOp, rhs: impl Into<Operand>) -> Tensor {
         let built = self.node().and_then(|a| {
             let b = operand_node(a, rhs.into())?;
             binary_nodes(op, a, &b)
@@ -149,11 +167,15 @@ impl Tensor {
         }
     }
 
-    fn unary(&self, op: UnaryOp) -> Tensor {
+    pub(super) fn unary(&self, op: UnaryOp) -> Tensor {
         let built = self.node().and_then(|x| {
             let input = match op {
                 _ if op.is_float_fn() => x.dtype.float_result(),
                 UnaryOp::Not => DType::Bool,
+                UnaryOp::BitNot if x.dtype.is_float() => {
+                    return Err(unsupported(op.name(), x.dtype))
+                }
+                UnaryOp::BitNot => x.dtype,
                 _ if x.dtype == DType::Bool => return Err(unsupported(op.name(), DType::Bool)),
                 _ => x.dtype,
             };
@@ -380,6 +402,12 @@ operator!(Add, add, BinaryOp::Add);
 operator!(Sub, sub, BinaryOp::Sub);
 operator!(Mul, mul, BinaryOp::Mul);
 operator!(Div, div, BinaryOp::Div);
+operator!(Rem, rem, BinaryOp::Remainder);
+operator!(BitAnd, bitand, BinaryOp::BitAnd);
+operator!(BitOr, bitor, BinaryOp::BitOr);
+operator!(BitXor, bitxor, BinaryOp::BitXor);
+operator!(Shl, shl, BinaryOp::Shl);
+operator!(Shr, shr, BinaryOp::Shr);
 
 impl std::ops::Neg for &Tensor {
     type Output = Tensor;
@@ -395,23 +423,17 @@ impl std::ops::Neg for Tensor {
     }
 }
 
+/// `!x` is NumPy's `~x`: logical not of bools, bitwise not of integers (floats: an error).
 impl std::ops::Not for &Tensor {
     type Output = Tensor;
     fn not(self) -> Tensor {
-        self.unary(UnaryOp::Not)
+        self.bitwise_not()
     }
 }
 
-impl std::ops::BitAnd for &Tensor {
+impl std::ops::Not for Tensor {
     type Output = Tensor;
-    fn bitand(self, rhs: &Tensor) -> Tensor {
-        self.binary(BinaryOp::And, rhs)
-    }
-}
-
-impl std::ops::BitOr for &Tensor {
-    type Output = Tensor;
-    fn bitor(self, rhs: &Tensor) -> Tensor {
-        self.binary(BinaryOp::Or, rhs)
+    fn not(self) -> Tensor {
+        self.bitwise_not()
     }
 }
