@@ -75,6 +75,18 @@ fn integer_floor_divide_remainder_fmod_follow_python_and_numpy() {
     assert_eq!(u8s(&r), vec![5, 0, 0, 3]);
     let q = run(&s, &chunked(&u, 3).floor_divide(0i64));
     assert_eq!(u8s(&q), vec![0; 4], "integer division by zero gives 0");
+    // i64::MIN // -1 wraps to MIN and leaves 0, as NumPy's int64 does.
+    let m = chunked(&[i64::MIN, i64::MIN, i64::MAX], 2);
+    assert_eq!(
+        i64s(&run(&s, &m.floor_divide(-1i64))),
+        vec![i64::MIN, i64::MIN, -i64::MAX]
+    );
+    assert_eq!(i64s(&run(&s, &m.remainder(-1i64))), vec![0, 0, 0]);
+    assert_eq!(
+        i64s(&run(&s, &(&m % 10i64))),
+        vec![2, 2, 7],
+        "Python: MIN % 10 == 2"
+    );
     // Scalars on the left.
     let r = run(&s, &(17i64 % chunked(&[5i64, -5, 3], 2)));
     assert_eq!(i64s(&r), vec![2, -3, 2]);
