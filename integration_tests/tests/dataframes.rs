@@ -40,7 +40,7 @@ impl Drop for TempDir {
 }
 
 /// Every row of a table as strings ("" for null), in order.
-fn rows(b: &RecordBatch) -> Vec<Vec<String>> {
+pub(crate) fn rows(b: &RecordBatch) -> Vec<Vec<String>> {
     (0..b.num_rows())
         .map(|r| {
             b.columns()
@@ -58,13 +58,13 @@ fn rows(b: &RecordBatch) -> Vec<Vec<String>> {
 }
 
 /// The rows, sorted (for results whose order is unspecified).
-fn sorted_rows(b: &RecordBatch) -> Vec<Vec<String>> {
+pub(crate) fn sorted_rows(b: &RecordBatch) -> Vec<Vec<String>> {
     let mut r = rows(b);
     r.sort();
     r
 }
 
-fn table(rows: &[&[&str]]) -> Vec<Vec<String>> {
+pub(crate) fn table(rows: &[&[&str]]) -> Vec<Vec<String>> {
     rows.iter()
         .map(|r| r.iter().map(|s| s.to_string()).collect())
         .collect()

@@ -10,6 +10,7 @@ mod dataframes;
 mod elementwise;
 mod errors;
 mod faults;
+mod frame_semantics;
 mod linalg;
 mod numpy_ops;
 mod random;

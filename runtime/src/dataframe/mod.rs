@@ -205,6 +205,12 @@ impl DataFrame {
     }
 
     /// Joins with `right` where `left_on` equals `right_on`, with suffixes for shared names.
+    ///
+    /// Keys match by value across numeric types, as in pandas: integers of any width and
+    /// signedness match each other, and an integer or float key paired with a float key of
+    /// another type is promoted to `Float64` on both sides (so `1` matches `1.0`, `1.5`
+    /// matches no integer, and the output key column is `Float64`). A string key paired with
+    /// a numeric one is a `TypeMismatch` naming both columns and both types.
     pub fn merge_on(
         &self,
         right: &DataFrame,
@@ -213,13 +219,14 @@ impl DataFrame {
         how: How,
         suffixes: (&str, &str),
     ) -> DataFrame {
+        let (left, right) = promote_float_keys(self, right, left_on, right_on);
         let spec = JoinSpec {
             left_on: left_on.iter().map(|c| c.to_string()).collect(),
             right_on: right_on.iter().map(|c| c.to_string()).collect(),
             how,
             suffixes: (suffixes.0.to_string(), suffixes.1.to_string()),
         };
-        self.derive(|left| {
+        left.derive(|left| {
             let right = right.node()?;
             let schema = spec.output_schema(&left.schema, &right.schema)?;
             Ok(FrameNode::new(
@@ -548,4 +555,33 @@ fn describe(df: &DataFrame, session: &Session) -> Result<RecordBatch> {
         columns.push(Arc::new(Float64Array::from(values)));
     }
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| Error::Frame(e.into()))
+}
+
+/// Casts each paired join key to `Float64` on both sides where the two are numeric of
+/// different types and at least one is a float (pandas' common type for such keys), so
+/// hashing and comparison see the same value on both sides, broadcast or shuffled. Other
+/// pairs are left as they are (the join checks them); a frame carrying an error is returned
+/// unchanged.
+fn promote_float_keys(
+    left: &DataFrame,
+    right: &DataFrame,
+    left_on: &[&str],
+    right_on: &[&str],
+) -> (DataFrame, DataFrame) {
+    let (Ok(ls), Ok(rs)) = (left.schema(), right.schema()) else {
+        return (left.clone(), right.clone());
+    };
+    let (mut left, mut right) = (left.clone(), right.clone());
+    for (l, r) in left_on.iter().zip(right_on) {
+        let (Ok(lf), Ok(rf)) = (ls.field_with_name(l), rs.field_with_name(r)) else {
+            continue;
+        };
+        let (lt, rt) = (lf.data_type(), rf.data_type());
+        let numeric = |t: &DataType| t.is_integer() || t.is_floating();
+        if lt != rt && numeric(lt) && numeric(rt) && (lt.is_floating() || rt.is_floating()) {
+            left = left.with_column(l, col(l).cast(DataType::Float64));
+            right = right.with_column(r, col(r).cast(DataType::Float64));
+        }
+    }
+    (left, right)
 }
