@@ -8,6 +8,7 @@ mod chunking;
 mod creation;
 mod dataframes;
 mod elementwise;
+mod empty;
 mod errors;
 mod faults;
 mod frame_semantics;

@@ -17,9 +17,16 @@ pub enum Error {
         /// The tensor's number of dimensions.
         ndim: usize,
     },
-    /// A zero or negative size, an empty slice or a malformed shape.
+    /// A negative size or a malformed shape.
     #[error("invalid size: {0}")]
     InvalidSize(String),
+    /// A reduction without an identity (`min`, `max`, `argmin`, `argmax`) over no elements,
+    /// as NumPy raises.
+    #[error("zero-size array to reduction operation {op}, which has no identity")]
+    EmptyReduction {
+        /// The reduction's NumPy name.
+        op: &'static str,
+    },
     /// A chunk shape that does not fit the tensor.
     #[error("invalid chunk shape: {0}")]
     InvalidChunks(String),

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::tensor::node::{next_id, FactorKind, Factorization, Node, NodeKind};
 use crate::tensor::{random, Slice, Tensor};
 use std::sync::Arc;
-use tessera_kernels::DType;
+use tessera_kernels::{DType, Scalar};
 
 /// Dask's default number of power iterations for [`svd_compressed`].
 pub const DEFAULT_N_POWER_ITER: usize = 0;
@@ -52,7 +52,12 @@ impl Tensor {
                 )));
             }
             let shape = vec![a2.shape[0], b2.shape[1]];
-            let product = Tensor::from_node(Node::new(shape, DType::F64, NodeKind::MatMul(a2, b2)));
+            // A sum over an empty inner axis is zero everywhere (NumPy's answer).
+            let kind = match a2.shape[1] {
+                0 => NodeKind::Full(Scalar::F64(0.0)),
+                _ => NodeKind::MatMul(a2, b2),
+            };
+            let product = Tensor::from_node(Node::new(shape, DType::F64, kind));
             Ok(match (a_vec, b_vec) {
                 (false, false) => product,
                 (true, false) => product.reshape(&[-1]),

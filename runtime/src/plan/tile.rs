@@ -9,7 +9,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask};
 use tessera_kernels::{
-    ChunkOp, ChunkReduce, CombineSpec, FusedKernel, ReduceOp, ReshapeSpec, SourceChunk,
+    Buffer, ChunkData, ChunkOp, ChunkReduce, CombineSpec, FusedKernel, HostTensor, ReduceOp,
+    ReshapeSpec, SourceChunk,
 };
 
 /// Partials merged per combine task in a reduction tree (and products per sum).
@@ -83,6 +84,9 @@ impl Tiler {
 
     /// The grid a node has when nothing asks for another.
     pub(super) fn natural_grid(&self, node: &Node) -> Result<Grid> {
+        if node.numel() == 0 {
+            return Ok(node.shape.iter().map(|&n| vec![n]).collect());
+        }
         match &node.kind {
             NodeKind::Data(s) if node.chunks.is_none() => Ok(s.grid.clone()),
             NodeKind::Reduce {
@@ -137,7 +141,9 @@ impl Tiler {
         if let Some(m) = self.done.get(&(node.id, grid.clone())) {
             return Ok(m.clone());
         }
-        let m = if grid != natural {
+        let m = if node.numel() == 0 {
+            self.empty(node, &grid, &natural)?
+        } else if grid != natural {
             // Another grid than the node's own: copy through a fused identity over it.
             self.fused(node, grid.clone())?
         } else {
@@ -168,6 +174,26 @@ impl Tiler {
         };
         self.done.insert((node.id, grid), m.clone());
         Ok(m)
+    }
+
+    /// A tensor with no elements: one empty literal chunk. Constructors keep empty operands
+    /// away from every other chunk op, so only the job's root can be empty here.
+    fn empty(&mut self, node: &Node, grid: &Grid, natural: &Grid) -> Result<Materialized> {
+        if grid != natural {
+            return Err(Error::InvalidChunks(format!(
+                "an empty tensor of shape {:?} has one chunk, not the grid {grid:?}",
+                node.shape
+            )));
+        }
+        let empty = HostTensor::new(node.shape.clone(), Buffer::with_capacity(node.dtype, 0))?;
+        let key = self.add(
+            ChunkOp::Literal(Arc::new(ChunkData::Tensor(empty))),
+            Vec::new(),
+        );
+        Ok(Materialized {
+            grid: grid.clone(),
+            keys: vec![key],
+        })
     }
 
     /// One fused kernel per chunk of `grid` computing `node`.

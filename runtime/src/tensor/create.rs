@@ -6,13 +6,8 @@ use crate::error::{Error, Result};
 use std::sync::Arc;
 use tessera_kernels::{checked_numel, ChunkData, DType, Element, HostTensor, Scalar};
 
-/// Checks that every extent is positive and that the byte count fits.
+/// Checks that the element and byte counts of `shape` fit (zero extents are allowed).
 pub(crate) fn check_shape(shape: &[usize], dtype: DType) -> Result<()> {
-    if let Some(d) = shape.iter().position(|&n| n == 0) {
-        return Err(Error::InvalidSize(format!(
-            "shape {shape:?} has a zero extent on axis {d}"
-        )));
-    }
     let n = checked_numel(shape)
         .map_err(|_| Error::Overflow(format!("shape {shape:?} has too many elements")))?;
     n.checked_mul(dtype.size_bytes())
@@ -56,12 +51,7 @@ pub fn arange(start: i64, stop: i64, step: i64) -> Tensor {
         ));
     }
     let span = i128::from(stop) - i128::from(start);
-    let n = (span + i128::from(step) - i128::from(step.signum())) / i128::from(step);
-    if n <= 0 {
-        return Tensor::failed(Error::InvalidSize(format!(
-            "arange({start}, {stop}, {step}) is empty"
-        )));
-    }
+    let n = ((span + i128::from(step) - i128::from(step.signum())) / i128::from(step)).max(0);
     let Ok(n) = usize::try_from(n) else {
         return Tensor::failed(Error::Overflow(format!("arange({start}, {stop}, {step})")));
     };
@@ -83,12 +73,7 @@ pub fn arange_f64(start: f64, stop: f64, step: f64) -> Tensor {
             "arange({start}, {stop}, {step}) needs finite bounds and a non-zero step"
         )));
     }
-    let n = ((stop - start) / step).ceil();
-    if n < 1.0 {
-        return Tensor::failed(Error::InvalidSize(format!(
-            "arange({start}, {stop}, {step}) is empty"
-        )));
-    }
+    let n = ((stop - start) / step).ceil().max(0.0);
     if n > usize::MAX as f64 / 16.0 {
         return Tensor::failed(Error::Overflow(format!("arange({start}, {stop}, {step})")));
     }
@@ -103,11 +88,8 @@ pub fn arange_f64(start: f64, stop: f64, step: f64) -> Tensor {
     )
 }
 
-/// `num` evenly spaced `float64` values from `start` to `stop` inclusive.
+/// `num` evenly spaced `float64` values from `start` to `stop` inclusive (none for 0).
 pub fn linspace(start: f64, stop: f64, num: usize) -> Tensor {
-    if num == 0 {
-        return Tensor::failed(Error::InvalidSize("linspace with num = 0".into()));
-    }
     let step = if num > 1 {
         (stop - start) / (num - 1) as f64
     } else {

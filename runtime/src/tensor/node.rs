@@ -105,8 +105,16 @@ pub(crate) fn next_id() -> u64 {
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Node {
-    /// A new node with a fresh id.
+    /// A new node with a fresh id. A node with no elements becomes an empty constant
+    /// whatever it computes, so that no chunk task ever sees a zero-size operand: the
+    /// constructors whose result has elements while an operand has none (reductions, the
+    /// matrix product over an empty inner axis, concatenation) resolve those cases first.
     pub fn new(shape: Vec<usize>, dtype: DType, kind: NodeKind) -> Arc<Node> {
+        let kind = if shape.contains(&0) {
+            NodeKind::Full(Scalar::I64(0).cast(dtype))
+        } else {
+            kind
+        };
         Arc::new(Node {
             id: next_id(),
             shape,

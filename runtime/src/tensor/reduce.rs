@@ -4,7 +4,7 @@
 use super::node::{Node, NodeKind};
 use super::Tensor;
 use crate::error::{Error, Result};
-use tessera_kernels::ReduceOp;
+use tessera_kernels::{ReduceOp, Scalar};
 
 /// Normalizes possibly negative axes to sorted, distinct positions.
 pub(crate) fn normalize_axes(axes: &[isize], ndim: usize) -> Result<Vec<usize>> {
@@ -26,9 +26,24 @@ pub(crate) fn normalize_axes(axes: &[isize], ndim: usize) -> Result<Vec<usize>> 
     Ok(out)
 }
 
+/// NumPy's result of reducing no elements with `op`: the identity (`sum` 0, `prod` 1, `all`
+/// true, `any` false, `count_nonzero` 0), NaN for the means and spreads, and an error for
+/// the reductions without an identity (`min`, `max`, `argmin`, `argmax`).
+fn empty_reduction(op: ReduceOp) -> Result<Scalar> {
+    match op {
+        ReduceOp::Sum | ReduceOp::Any | ReduceOp::CountNonzero => Ok(Scalar::I64(0)),
+        ReduceOp::Prod | ReduceOp::All => Ok(Scalar::I64(1)),
+        ReduceOp::Mean | ReduceOp::Var { .. } | ReduceOp::Std { .. } => Ok(Scalar::F64(f64::NAN)),
+        ReduceOp::Min | ReduceOp::Max | ReduceOp::ArgMin | ReduceOp::ArgMax => {
+            Err(Error::EmptyReduction { op: op.name() })
+        }
+    }
+}
+
 impl Tensor {
     /// Reduces with `op` over `axes` (`None`: all axes), keeping reduced axes as size 1 when
-    /// `keepdims` is set. The named methods (`sum`, `mean_axis`, …) call this.
+    /// `keepdims` is set. Reducing no elements gives NumPy's answer (see the named methods);
+    /// `min`/`max`/`argmin`/`argmax` of nothing is [`Error::EmptyReduction`]. The named methods (`sum`, `mean_axis`, …) call this.
     pub fn reduce(&self, op: ReduceOp, axes: Option<&[isize]>, keepdims: bool) -> Tensor {
         let built = self.node().and_then(|x| {
             let nd = x.shape.len();
@@ -50,9 +65,15 @@ impl Tensor {
                     (true, false) => None,
                 })
                 .collect();
+            let dtype = op.result_dtype(x.dtype);
+            let reduced: usize = axes.iter().map(|&d| x.shape[d]).product();
+            if reduced == 0 && shape.iter().product::<usize>() > 0 {
+                let value = empty_reduction(op)?.cast(dtype);
+                return Ok(Node::new(shape, dtype, NodeKind::Full(value)));
+            }
             Ok(Node::new(
                 shape,
-                op.result_dtype(x.dtype),
+                dtype,
                 NodeKind::Reduce {
                     x: x.clone(),
                     op,

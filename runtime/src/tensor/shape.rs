@@ -113,7 +113,7 @@ fn build(r: Result<Tensor>) -> Tensor {
 
 impl Tensor {
     /// `x[s0, s1, …]`: one [`Slice`] per leading axis (missing trailing axes are whole).
-    /// An empty result is an error, as Tessera has no zero-size tensors.
+    /// A slice that selects nothing (`x[5:5]`, `x[10:2]`) gives an empty axis, as in NumPy.
     pub fn slice(&self, slices: &[Slice]) -> Tensor {
         build((|| {
             let x = self.node()?;
@@ -129,11 +129,6 @@ impl Tensor {
             for (d, &n) in x.shape.iter().enumerate() {
                 let s = slices.get(d).copied().unwrap_or_else(Slice::all);
                 let (start, len) = s.resolve(n)?;
-                if len == 0 {
-                    return Err(Error::InvalidSize(format!(
-                        "slice {s:?} of axis {d} (length {n}) is empty"
-                    )));
-                }
                 shape.push(len as usize);
                 maps.push(AxisMap {
                     offset: start,
@@ -217,9 +212,16 @@ impl Tensor {
                 .map(|&d| d.max(0) as usize)
                 .product();
             let inferred = shape.iter().filter(|&&d| d == -1).count();
-            if inferred > 1 || shape.iter().any(|&d| d < -1 || d == 0) {
+            if inferred > 1 || shape.iter().any(|&d| d < -1) {
                 return Err(Error::InvalidSize(format!(
-                    "reshape to {shape:?}: extents must be positive, with at most one -1"
+                    "reshape to {shape:?}: extents must not be negative, with at most one -1"
+                )));
+            }
+            if inferred == 1 && known == 0 {
+                // NumPy: the -1 extent is ambiguous when the others multiply to zero.
+                return Err(Error::Shape(format!(
+                    "cannot reshape {:?} ({n} elements) into {shape:?}: -1 is ambiguous next to a zero extent",
+                    x.shape
                 )));
             }
             let new: Vec<usize> = shape
@@ -284,7 +286,15 @@ pub fn concatenate(tensors: &[&Tensor], axis: isize) -> Tensor {
             shape[axis] += n.shape[axis];
             dtype = DType::promote(dtype, n.dtype);
         }
-        let inputs = nodes.iter().map(|n| cast_node(n, dtype)).collect();
+        // Empty pieces add nothing but their dtype (NumPy promotes over them too).
+        let mut inputs: Vec<Arc<Node>> = nodes
+            .iter()
+            .filter(|n| n.numel() > 0)
+            .map(|n| cast_node(n, dtype))
+            .collect();
+        if inputs.len() == 1 {
+            return Ok(Tensor::from_node(inputs.remove(0)));
+        }
         Ok(Tensor::from_node(Node::new(
             shape,
             dtype,
