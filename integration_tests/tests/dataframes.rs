@@ -16,17 +16,17 @@ use tessera::dataframe::{
 use tessera::{Error, Session};
 
 /// A fresh folder for one test's files, removed when dropped.
-struct TempDir(PathBuf);
+pub(crate) struct TempDir(pub(crate) PathBuf);
 
 impl TempDir {
-    fn new(name: &str) -> TempDir {
+    pub(crate) fn new(name: &str) -> TempDir {
         let p = std::env::temp_dir().join(format!("tessera-it-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         TempDir(p)
     }
 
-    fn file(&self, name: &str, text: &str) -> PathBuf {
+    pub(crate) fn file(&self, name: &str, text: &str) -> PathBuf {
         let p = self.0.join(name);
         std::fs::write(&p, text).unwrap();
         p

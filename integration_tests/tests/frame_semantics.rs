@@ -3,13 +3,15 @@
 //! one is a typed error naming both, and a frame a filter emptied flows on.
 
 use crate::common::{builder, session, session_from};
-use crate::dataframes::{sorted_rows, table};
+use crate::dataframes::{rows, sorted_rows, table, TempDir};
 use arrow::array::{
     Array, ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
 };
 use arrow::datatypes::{DataType, Field, Schema};
 use std::sync::Arc;
-use tessera::dataframe::{col, concat, from_arrow, Agg, FrameError, How};
+use tessera::dataframe::{
+    col, concat, from_arrow, read_csv, read_parquet, Agg, DataFrame, FrameError, How,
+};
 use tessera::Error;
 
 /// The rows of a hand-written table, sorted like `sorted_rows`.
@@ -193,4 +195,252 @@ fn a_filter_that_keeps_nothing_flows_through_merge_sort_groupby_and_concat() {
     assert_eq!(grouped.schema().fields().len(), 4);
     let both = concat(&[none.clone(), df.clone()]).execute(&s).unwrap();
     assert_eq!(sorted_rows(&both), sorted_rows(&data));
+}
+
+/// A small frame and the same frame with every row filtered away, in chunks of `rows`.
+fn frame_and_empty(rows: usize) -> (DataFrame, DataFrame) {
+    let data = batch(vec![
+        ("k", Arc::new(Int64Array::from(vec![1, 2, 2, 3]))),
+        ("s", Arc::new(StringArray::from(vec!["a", "b", "b", "c"]))),
+        ("v", Arc::new(Float64Array::from(vec![0.5, 1.5, 2.5, 3.5]))),
+    ]);
+    let df = from_arrow(data, Some(rows));
+    let none = df.filter(col("v").gt(100.0));
+    (df, none)
+}
+
+#[test]
+fn merges_with_an_empty_side_for_every_how() {
+    let s = session();
+    for rows in [1, 3] {
+        let (df, none) = frame_and_empty(rows);
+        let other = df.select(&["k", "v"]).rename(&[("v", "w")]);
+        let none_other = none.select(&["k", "v"]).rename(&[("v", "w")]);
+        // pandas: an inner merge with an empty side is empty; left keeps the left rows with
+        // NaN on the right; right mirrors it; outer keeps the non-empty side's rows.
+        let n = |f: DataFrame| f.execute(&s).unwrap();
+        for how in [How::Inner, How::Left, How::Right, How::Outer] {
+            let both_empty = n(none.merge(&none_other, &["k"], how));
+            assert_eq!(both_empty.num_rows(), 0, "{how:?} of two empties");
+            assert_eq!(both_empty.num_columns(), 4, "{how:?}: k, s, v, w");
+        }
+        assert_eq!(n(none.merge(&other, &["k"], How::Inner)).num_rows(), 0);
+        assert_eq!(n(df.merge(&none_other, &["k"], How::Inner)).num_rows(), 0);
+        assert_eq!(n(none.merge(&other, &["k"], How::Left)).num_rows(), 0);
+        assert_eq!(n(df.merge(&none_other, &["k"], How::Right)).num_rows(), 0);
+        let kept = sorted_table(&[
+            &["1", "a", "0.5", ""],
+            &["2", "b", "1.5", ""],
+            &["2", "b", "2.5", ""],
+            &["3", "c", "3.5", ""],
+        ]);
+        assert_eq!(
+            sorted_rows(&n(df.merge(&none_other, &["k"], How::Left))),
+            kept
+        );
+        assert_eq!(
+            sorted_rows(&n(df.merge(&none_other, &["k"], How::Outer))),
+            kept
+        );
+        let right_kept = sorted_table(&[
+            &["1", "", "", "0.5"],
+            &["2", "", "", "1.5"],
+            &["2", "", "", "2.5"],
+            &["3", "", "", "3.5"],
+        ]);
+        assert_eq!(
+            sorted_rows(&n(none.merge(&other, &["k"], How::Right))),
+            right_kept
+        );
+        assert_eq!(
+            sorted_rows(&n(none.merge(&other, &["k"], How::Outer))),
+            right_kept
+        );
+    }
+}
+
+#[test]
+fn every_aggregation_and_table_op_accepts_an_empty_frame() {
+    let s = session();
+    let (_, none) = frame_and_empty(2);
+    let all = [
+        Agg::Sum,
+        Agg::Mean,
+        Agg::Min,
+        Agg::Max,
+        Agg::Count,
+        Agg::Size,
+        Agg::Std,
+        Agg::Var,
+        Agg::First,
+        Agg::Last,
+        Agg::NUnique,
+    ];
+    let grouped = none
+        .groupby(&["s"])
+        .agg(&[("v", &all)])
+        .execute(&s)
+        .unwrap();
+    assert_eq!(grouped.num_rows(), 0);
+    assert_eq!(grouped.num_columns(), 1 + all.len());
+    for t in [
+        none.value_counts("s"),
+        none.drop_duplicates(None),
+        none.drop_duplicates(Some(&["k"])),
+        none.head(5),
+        none.sort_values(&["s", "v"], false),
+        none.groupby(&["k", "s"]).size(),
+    ] {
+        assert_eq!(t.execute(&s).unwrap().num_rows(), 0);
+    }
+    assert_eq!(none.len(&s).unwrap(), 0);
+    assert!(none.is_empty(&s).unwrap());
+    // pandas: an empty frame sums to 0, counts 0, and its mean, min and max are NaN.
+    let sum = none.sum().execute(&s).unwrap();
+    assert_eq!(rows(&sum), table(&[&["0", "0.0"]]), "sum of k and v");
+    let count = none.count().execute(&s).unwrap();
+    assert_eq!(rows(&count), table(&[&["0", "0", "0"]]));
+    for f in [none.mean(), none.min(), none.max(), none.std(), none.var()] {
+        let r = f.execute(&s).unwrap();
+        assert_eq!(r.num_rows(), 1);
+        for c in r.columns() {
+            assert!(c.is_null(0) || float_is_nan(c), "{r:?}");
+        }
+    }
+    let described = none.describe(&s).unwrap();
+    assert!(described.num_rows() >= 1);
+    let persisted = none.persist(&s).unwrap();
+    assert_eq!(persisted.len(&s).unwrap(), 0);
+}
+
+fn float_is_nan(c: &ArrayRef) -> bool {
+    c.as_any()
+        .downcast_ref::<Float64Array>()
+        .is_some_and(|a| a.value(0).is_nan())
+}
+
+#[test]
+fn empty_frames_write_and_read_back_in_both_formats() {
+    let s = session();
+    let dir = TempDir::new("empty-frames");
+    let (_, none) = frame_and_empty(2);
+    // Writing nothing writes the header (CSV) or the schema (Parquet), as pandas does.
+    let csv = dir.0.join("none.csv");
+    assert_eq!(none.to_csv(&s, &csv, false).unwrap(), 0);
+    let back = read_csv(&csv).execute(&s).unwrap();
+    assert_eq!(back.num_rows(), 0);
+    assert_eq!(back.num_columns(), 3);
+    let pq = dir.0.join("none.parquet");
+    assert_eq!(none.to_parquet(&s, &pq, false).unwrap(), 0);
+    let back = read_parquet(&pq).execute(&s).unwrap();
+    assert_eq!(back.num_rows(), 0);
+    assert_eq!(back.schema().field(2).data_type(), &DataType::Float64);
+    // A CSV with a header and no rows reads as an empty frame with those columns, which
+    // flows through groupby, sort, merge and write.
+    for text in ["a,b\n", "a,b", "a,b\r\n"] {
+        let p = dir.file("header.csv", text);
+        let df = read_csv(&p);
+        let got = df.execute(&s).unwrap();
+        assert_eq!(got.num_rows(), 0, "{text:?}");
+        assert_eq!(got.num_columns(), 2, "{text:?}");
+        let g = df.groupby(&["a"]).agg(&[("b", &[Agg::Count])]);
+        assert_eq!(g.execute(&s).unwrap().num_rows(), 0);
+        assert_eq!(
+            df.sort_values(&["a"], true).execute(&s).unwrap().num_rows(),
+            0
+        );
+        assert_eq!(
+            df.merge(&df, &["a"], How::Outer)
+                .execute(&s)
+                .unwrap()
+                .num_rows(),
+            0
+        );
+        assert_eq!(df.to_csv(&s, dir.0.join("out.csv"), false).unwrap(), 0);
+    }
+    // A file with no header at all has no columns to parse: a typed error naming the file.
+    let p = dir.file("nothing.csv", "");
+    match read_csv(&p).execute(&s) {
+        Err(Error::Frame(e)) => assert!(e.to_string().contains("nothing.csv"), "{e}"),
+        other => panic!("a zero-byte CSV: {other:?}"),
+    }
+}
+
+#[test]
+fn concat_aligns_columns_by_name_and_promotes_numbers() {
+    let s = session();
+    for per_chunk in [1, 2, 5] {
+        let ints = from_arrow(
+            batch(vec![
+                ("k", Arc::new(Int32Array::from(vec![1, 2, 3]))),
+                ("v", Arc::new(Int64Array::from(vec![10, 20, 30]))),
+            ]),
+            Some(per_chunk),
+        );
+        // Columns in another order, a float key, and a column the first frame lacks.
+        let floats = from_arrow(
+            batch(vec![
+                ("x", Arc::new(StringArray::from(vec!["p", "q"]))),
+                ("v", Arc::new(Int32Array::from(vec![40, 50]))),
+                ("k", Arc::new(Float64Array::from(vec![1.5, 4.0]))),
+            ]),
+            Some(per_chunk),
+        );
+        // pandas: pd.concat([ints, floats]) has columns k (float64), v (int64), x (object,
+        // NaN for the first frame's rows), rows in order.
+        let got = concat(&[ints.clone(), floats.clone()]).execute(&s).unwrap();
+        let types: Vec<_> = got
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| (f.name().clone(), f.data_type().clone()))
+            .collect();
+        assert_eq!(
+            types,
+            vec![
+                ("k".to_string(), DataType::Float64),
+                ("v".to_string(), DataType::Int64),
+                ("x".to_string(), DataType::Utf8),
+            ]
+        );
+        assert_eq!(
+            rows(&got),
+            table(&[
+                &["1.0", "10", ""],
+                &["2.0", "20", ""],
+                &["3.0", "30", ""],
+                &["1.5", "40", "p"],
+                &["4.0", "50", "q"],
+            ]),
+            "rows per chunk {per_chunk}"
+        );
+        // The promoted key joins by value afterwards.
+        let joined = concat(&[ints.clone(), floats.clone()])
+            .merge(&ints.select(&["k"]), &["k"], How::Inner)
+            .execute(&s)
+            .unwrap();
+        assert_eq!(
+            joined.num_rows(),
+            3,
+            "1.0, 2.0 and 3.0 match; 1.5 and 4.0 do not"
+        );
+    }
+    // A string column against a numeric one: a typed error naming the column and both types.
+    let a = from_arrow(
+        batch(vec![("k", Arc::new(Int64Array::from(vec![1])))]),
+        None,
+    );
+    let b = from_arrow(
+        batch(vec![("k", Arc::new(StringArray::from(vec!["1"])))]),
+        None,
+    );
+    match concat(&[a, b]).execute(&s) {
+        Err(Error::Frame(FrameError::TypeMismatch(m))) => {
+            assert!(
+                m.contains("\"k\"") && m.contains("Int64") && m.contains("Utf8"),
+                "{m}"
+            )
+        }
+        other => panic!("concat of Int64 and Utf8: {other:?}"),
+    }
 }

@@ -26,11 +26,13 @@
 //! asked (then their order is unspecified), and joins keep the order of the left side's
 //! chunks for a broadcast join and are unordered after a shuffle join.
 
+mod concat;
 mod groupby;
 mod io;
 pub(crate) mod node;
 pub(crate) mod plan;
 
+pub use concat::concat;
 pub use groupby::GroupBy;
 pub use io::{
     from_arrow, from_batches, from_columns, read_csv, read_csv_with, read_parquet,
@@ -467,32 +469,6 @@ impl DataFrame {
         let written = session.write_frame(node, path, format)?;
         Ok(written)
     }
-}
-
-/// Stacks frames of one schema, in order (pandas' `concat`).
-pub fn concat(frames: &[DataFrame]) -> DataFrame {
-    DataFrame::build(|| {
-        let nodes = frames
-            .iter()
-            .map(|f| f.node().cloned())
-            .collect::<Result<Vec<_>>>()?;
-        let first = nodes
-            .first()
-            .ok_or_else(|| FrameError::InvalidArgument("concat needs at least one frame".into()))?;
-        if let Some(other) = nodes
-            .iter()
-            .find(|n| n.schema.fields() != first.schema.fields())
-        {
-            return Err(Error::Frame(FrameError::TypeMismatch(format!(
-                "concat of frames with different columns: {} and {}",
-                first.schema, other.schema
-            ))));
-        }
-        Ok(FrameNode::new(
-            first.schema.clone(),
-            FrameKind::Concat(nodes),
-        ))
-    })
 }
 
 /// The one value of an Int64 column of a one-row table.
