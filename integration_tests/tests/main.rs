@@ -4,6 +4,7 @@
 
 mod common;
 
+mod array_ops;
 mod chunking;
 mod creation;
 mod dataframes;

@@ -1,5 +1,6 @@
 //! Chunk payloads and the chunk-level operation set.
 
+use crate::array::ArrayOp;
 use crate::dtype::DType;
 use crate::expr::{CombineSpec, FusedKernel, ReduceOp, ReshapeSpec};
 use crate::frame::ops::FrameOp;
@@ -83,6 +84,8 @@ pub enum ChunkOp {
     Reshape(ReshapeSpec),
     /// Dense linear algebra on blocks.
     Linalg(LinalgOp),
+    /// Scans, sorts, gathers, membership and distinct values.
+    Array(ArrayOp),
     /// A dataframe op.
     Frame(FrameOp),
     /// Data the user supplied (or an earlier step computed). Devices hand the same `Arc`
@@ -100,6 +103,7 @@ impl ChunkOp {
             ChunkOp::Reshape(_) => "reshape",
             ChunkOp::Literal(_) => "literal",
             ChunkOp::Linalg(op) => op.name(),
+            ChunkOp::Array(op) => op.name(),
             ChunkOp::Frame(op) => op.name(),
         }
     }

@@ -5,6 +5,7 @@
 //! per-device implementations live in [`cpu`] and, loaded at run time, [`cuda`].
 //! This crate knows nothing of actors, graphs or users.
 
+pub mod array;
 pub mod chunk;
 pub mod cpu;
 pub mod cuda;
@@ -16,6 +17,7 @@ pub mod linalg;
 pub mod spill;
 pub mod tensor;
 
+pub use array::{ArrayOp, ScanOp};
 pub use chunk::{ChunkData, ChunkOp, Partial};
 pub use dtype::{DType, Scalar};
 pub use error::KernelError;

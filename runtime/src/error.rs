@@ -27,6 +27,16 @@ pub enum Error {
         /// The reduction's NumPy name.
         op: &'static str,
     },
+    /// An index outside an axis (NumPy's `IndexError`).
+    #[error("index {index} is out of bounds for axis {axis} with size {size}")]
+    IndexOutOfRange {
+        /// The index given.
+        index: i64,
+        /// The axis indexed.
+        axis: usize,
+        /// The axis' length.
+        size: usize,
+    },
     /// A chunk shape that does not fit the tensor.
     #[error("invalid chunk shape: {0}")]
     InvalidChunks(String),

@@ -282,6 +282,14 @@ impl Session {
         self.inner.run(node)
     }
 
+    /// Runs a tiled chunk graph (a job whose result shape depends on the data, such as
+    /// `unique`) and returns its output chunks.
+    pub(crate) fn run_chunk_graph(&self, graph: ChunkGraph) -> Result<Vec<Arc<ChunkData>>> {
+        let (chunks, stats) = self.inner.run_graph(graph)?;
+        self.inner.record(&stats);
+        Ok(chunks)
+    }
+
     /// Runs a frame's jobs and returns its chunks as tables, with the stages' statistics.
     pub(crate) fn run_frame(
         &self,

@@ -1,5 +1,6 @@
 //! CPU implementations of the chunk ops.
 
+mod array;
 mod combine;
 mod elementwise;
 mod fused;
@@ -21,6 +22,7 @@ pub fn execute(op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, Ker
         ChunkOp::Reshape(spec) => reshape::run(spec, inputs),
         ChunkOp::Literal(data) => Ok(data.as_ref().clone()),
         ChunkOp::Linalg(op) => linalg::run(op, inputs),
+        ChunkOp::Array(op) => array::run(op, inputs),
         ChunkOp::Frame(op) => crate::frame::ops::run(op, inputs),
     }
 }

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 pub(crate) type Grid = Vec<Vec<usize>>;
 
 /// Cuts `n` into pieces of `c` (the last may be smaller).
-fn split(n: usize, c: usize) -> Vec<usize> {
+pub(crate) fn split(n: usize, c: usize) -> Vec<usize> {
     let c = c.clamp(1, n.max(1));
     let mut v = vec![c; n / c];
     if !n.is_multiple_of(c) {

@@ -3,11 +3,14 @@
 //! Elementwise operations, views (slices, transposes, broadcasts) and trailing-axis
 //! reductions are fused into one kernel per output chunk ([`fuse`]); reductions become a
 //! fused partial per input chunk plus a tree of combines; reshapes and concatenations
-//! materialize their inputs ([`tile`]).
+//! materialize their inputs ([`tile`]); scans, sorts, gathers and membership tests are
+//! array ops per chunk ([`array`]).
 
+mod array;
 pub(crate) mod fuse;
 pub(crate) mod grid;
 mod linalg;
 pub(crate) mod tile;
 
+pub(crate) use array::unique_graph;
 pub(crate) use tile::tile;

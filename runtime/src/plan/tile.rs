@@ -49,15 +49,7 @@ pub(crate) struct Tiler {
 /// operands larger than a quarter of `memory_budget` are recomputed rather than kept.
 pub(crate) fn tile(root: &Arc<Node>, chunk_bytes: usize, memory_budget: u64) -> Result<Tiled> {
     let _span = tracing::debug_span!("tile", node = root.id).entered();
-    let mut t = Tiler {
-        chunk_elems: (chunk_bytes / 8).max(1),
-        memory_budget,
-        tasks: Vec::new(),
-        done: HashMap::new(),
-        factors: HashMap::new(),
-        generated: HashSet::new(),
-        recomputed: 0,
-    };
+    let mut t = Tiler::new(chunk_bytes, memory_budget);
     let out = t.materialize(root, None)?;
     tracing::debug!(
         tasks = t.tasks.len(),
@@ -65,17 +57,36 @@ pub(crate) fn tile(root: &Arc<Node>, chunk_bytes: usize, memory_budget: u64) -> 
         recomputed = t.recomputed,
         "tiled"
     );
+    let recomputed = t.recomputed;
     Ok(Tiled {
-        graph: ChunkGraph {
-            tasks: t.tasks,
-            outputs: out.keys,
-        },
+        graph: t.into_graph(out.keys),
         grid: out.grid,
-        recomputed: t.recomputed,
+        recomputed,
     })
 }
 
 impl Tiler {
+    /// An empty plan with chunks of about `chunk_bytes`.
+    pub(super) fn new(chunk_bytes: usize, memory_budget: u64) -> Tiler {
+        Tiler {
+            chunk_elems: (chunk_bytes / 8).max(1),
+            memory_budget,
+            tasks: Vec::new(),
+            done: HashMap::new(),
+            factors: HashMap::new(),
+            generated: HashSet::new(),
+            recomputed: 0,
+        }
+    }
+
+    /// The tasks added so far, as a graph whose outputs are `outputs`.
+    pub(super) fn into_graph(self, outputs: Vec<ChunkKey>) -> ChunkGraph {
+        ChunkGraph {
+            tasks: self.tasks,
+            outputs,
+        }
+    }
+
     pub(super) fn add(&mut self, op: ChunkOp, inputs: Vec<ChunkKey>) -> ChunkKey {
         let key = ChunkKey(self.tasks.len() as u64);
         self.tasks.push(ChunkTask { key, op, inputs });
@@ -117,6 +128,19 @@ impl Tiler {
             }
             NodeKind::Binary(_, a, b) if node.chunks.is_none() => self.operand_grid(node, &[a, b]),
             NodeKind::MatMul(a, b) if node.chunks.is_none() => self.matmul_grid(a, b),
+            NodeKind::Scan { x, .. } | NodeKind::IsIn { x, .. } if node.chunks.is_none() => {
+                self.natural_grid(x)
+            }
+            NodeKind::Sort { x, axis, .. } => {
+                let mut g = self.natural_grid(x)?;
+                g[*axis] = vec![x.shape[*axis]];
+                Ok(g)
+            }
+            NodeKind::Take { x, axis, indices } => {
+                let mut g = self.natural_grid(x)?;
+                g[*axis] = grid::split(indices.len(), g[*axis].first().copied().unwrap_or(1));
+                Ok(g)
+            }
             NodeKind::Factor(f, output) => self.factor_grid(f, *output),
             NodeKind::Where(c, a, b) if node.chunks.is_none() => {
                 self.operand_grid(node, &[c, a, b])
@@ -169,6 +193,12 @@ impl Tiler {
                 NodeKind::Concat(xs, axis) => self.concat(xs, *axis, grid.clone())?,
                 NodeKind::MatMul(a, b) => self.matmul(a, b, grid.clone())?,
                 NodeKind::Factor(f, output) => self.factor(f)?[*output].clone(),
+                NodeKind::Scan { x, op, axis } => self.scan(x, *op, *axis, grid.clone())?,
+                NodeKind::Sort { x, axis, arg } => self.sort(x, *axis, *arg, grid.clone())?,
+                NodeKind::Take { x, axis, indices } => {
+                    self.take(x, *axis, indices, grid.clone())?
+                }
+                NodeKind::IsIn { x, test, invert } => self.isin(x, test, *invert, grid.clone())?,
                 _ => self.fused(node, grid.clone())?,
             }
         };

@@ -5,6 +5,7 @@
 //! operation passes on and [`Tensor::execute`] returns), and nothing runs until `execute`
 //! (or at once, in an eager session).
 
+mod array;
 mod create;
 mod math;
 mod nanreduce;
@@ -14,6 +15,7 @@ pub mod random;
 mod reduce;
 mod shape;
 
+pub use array::outer;
 pub use create::{arange, arange_f64, from_slice, from_vec, full, linspace, ones, zeros};
 pub(crate) use ops::cast_node as ops_cast;
 pub use ops::{where_, Operand};

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tessera_kernels::{
-    AxisMap, BinaryOp, ChunkData, DType, Distribution, ReduceOp, Scalar, UnaryOp,
+    AxisMap, BinaryOp, ChunkData, DType, Distribution, ReduceOp, Scalar, ScanOp, UnaryOp,
 };
 
 /// A logical tensor operation.
@@ -75,6 +75,30 @@ pub(crate) enum NodeKind {
     MatMul(Arc<Node>, Arc<Node>),
     /// Output `output` of a factorization computed once for all its outputs.
     Factor(Arc<Factorization>, usize),
+    /// A running sum or product along `axis`.
+    Scan {
+        x: Arc<Node>,
+        op: ScanOp,
+        axis: usize,
+    },
+    /// Every lane along `axis` sorted (its sorting positions with `arg`).
+    Sort {
+        x: Arc<Node>,
+        axis: usize,
+        arg: bool,
+    },
+    /// The positions `indices` (in range, non-negative) along `axis`.
+    Take {
+        x: Arc<Node>,
+        axis: usize,
+        indices: Arc<Vec<usize>>,
+    },
+    /// Whether each element equals some element of the 1-D `test`.
+    IsIn {
+        x: Arc<Node>,
+        test: Arc<Node>,
+        invert: bool,
+    },
 }
 
 /// A factorization of a tall-and-skinny `f64` matrix by TSQR.

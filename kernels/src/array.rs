@@ -1,0 +1,94 @@
+//! Array operations on whole chunks that are neither elementwise nor reductions: cumulative
+//! sums and products, sorting along an axis, gathering by index, membership tests and
+//! distinct values. [`crate::cpu`] implements them.
+
+use crate::dtype::DType;
+use serde::{Deserialize, Serialize};
+
+/// A cumulative operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScanOp {
+    /// Running sum (NumPy's `cumsum`).
+    Sum,
+    /// Running product (NumPy's `cumprod`).
+    Prod,
+}
+
+impl ScanOp {
+    /// NumPy's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanOp::Sum => "cumsum",
+            ScanOp::Prod => "cumprod",
+        }
+    }
+
+    /// The dtype values accumulate in: integers and bools in `int64`, floats as they are.
+    pub fn result_dtype(self, dtype: DType) -> DType {
+        match dtype {
+            DType::F32 | DType::F64 => dtype,
+            _ => DType::I64,
+        }
+    }
+}
+
+/// One array operation on chunks (see each variant for its inputs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ArrayOp {
+    /// The running `op` along `axis` of input 0, starting from input 1 (the carry: the
+    /// chunk's shape without `axis`, in the result dtype) when there is one.
+    Scan {
+        /// Sum or product.
+        op: ScanOp,
+        /// The axis the values accumulate along.
+        axis: usize,
+    },
+    /// The carry after a chunk: the `op` of the last input along `axis`, combined with the
+    /// carry before it (the first input) when there are two inputs.
+    ScanCarry {
+        /// Sum or product.
+        op: ScanOp,
+        /// The axis the values accumulate along.
+        axis: usize,
+    },
+    /// Every lane along `axis` sorted ascending, NaN last, ties in index order (stable);
+    /// with `arg`, the `int64` positions that sort it instead of the values.
+    Sort {
+        /// The axis sorted along (whole in the chunk).
+        axis: usize,
+        /// Positions instead of values (NumPy's `argsort`).
+        arg: bool,
+    },
+    /// Gathers along `axis`: output position `p` is position `sources[p].1` of input
+    /// `sources[p].0` (inputs are chunks that agree on every other axis).
+    Take {
+        /// The axis gathered along.
+        axis: usize,
+        /// Per output position: (input, position in that input along `axis`).
+        sources: Vec<(u32, u64)>,
+    },
+    /// `bool`: whether each element of input 0 equals some element of input 1 (compared
+    /// in the two dtypes' promoted type; NaN equals nothing), negated with `invert`.
+    IsIn {
+        /// NumPy's `invert`.
+        invert: bool,
+    },
+    /// The distinct values of all inputs (same dtype), sorted, as one 1-D chunk; NaNs
+    /// collapse into one, last (NumPy 2's `unique`, `equal_nan=True`).
+    Unique,
+}
+
+impl ArrayOp {
+    /// A short name for logs, statistics and fault injection.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ArrayOp::Scan { op, .. } => op.name(),
+            ArrayOp::ScanCarry { .. } => "scan_carry",
+            ArrayOp::Sort { arg: false, .. } => "sort",
+            ArrayOp::Sort { arg: true, .. } => "argsort",
+            ArrayOp::Take { .. } => "take",
+            ArrayOp::IsIn { .. } => "isin",
+            ArrayOp::Unique => "unique",
+        }
+    }
+}
