@@ -563,3 +563,40 @@ fn nan_reductions_skip_nan_under_any_chunking() {
         0.0
     ));
 }
+
+#[test]
+fn nanargmin_and_nanargmax_skip_nan_and_refuse_all_nan_slices() {
+    let s = session();
+    let nan = f64::NAN;
+    // np.nanargmin([nan, 3, inf, nan, -1, -1]) == 4; np.nanargmax(...) == 2
+    // np.nanargmax([nan, inf]) == 1 (a NaN is never taken for an infinity)
+    let x = [nan, 3.0, f64::INFINITY, nan, -1.0, -1.0];
+    for c in CHUNKS {
+        let t = chunked(&x, c);
+        assert_eq!(i64s(&run(&s, &t.nanargmin())), vec![4], "chunks {c}");
+        assert_eq!(i64s(&run(&s, &t.nanargmax())), vec![2], "chunks {c}");
+        let u = chunked(&[nan, f64::INFINITY], c);
+        assert_eq!(i64s(&run(&s, &u.nanargmax())), vec![1], "chunks {c}");
+    }
+    // Along an axis: [[nan, 2, 1], [5, nan, 5]] -> nanargmin(axis=1) == [2, 0],
+    // nanargmax(axis=1) == [1, 0], nanargmin(axis=0) == [1, 0, 0].
+    let m = tensor::from_slice(&[nan, 2.0, 1.0, 5.0, nan, 5.0], &[2, 3]);
+    for c in [1, 2, 3] {
+        let t = m.rechunk(&[c.min(2), c]);
+        assert_eq!(i64s(&run(&s, &t.nanargmin_axis(1))), vec![2, 0]);
+        assert_eq!(i64s(&run(&s, &t.nanargmax_axis(-1))), vec![1, 0]);
+        assert_eq!(i64s(&run(&s, &t.nanargmin_axis(0))), vec![1, 0, 0]);
+    }
+    // Integers have no NaN: the plain argmin. An all-NaN slice fails the job with NumPy's
+    // message, and the session goes on.
+    let ints = tensor::from_slice(&[4i64, 1, 1, 9], &[4]);
+    assert_eq!(i64s(&run(&s, &ints.nanargmin())), vec![1]);
+    let bad = tensor::from_slice(&[1.0, nan, 2.0, nan], &[2, 2]).nanargmax_axis(0);
+    match bad.execute(&s) {
+        Err(Error::ChunkFailed { cause, .. }) => {
+            assert!(cause.to_string().contains("All-NaN slice"), "{cause}")
+        }
+        other => panic!("an all-NaN column: {other:?}"),
+    }
+    assert_eq!(i64s(&run(&s, &ints.argmax())), vec![3]);
+}

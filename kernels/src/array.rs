@@ -76,6 +76,12 @@ pub enum ArrayOp {
     /// The distinct values of all inputs (same dtype), sorted, as one 1-D chunk; NaNs
     /// collapse into one, last (NumPy 2's `unique`, `equal_nan=True`).
     Unique,
+    /// Input 0 unchanged if every element of input 1 (`bool`) is true; otherwise the task
+    /// fails with `message` (a check that depends on the data, such as an all-NaN slice).
+    Require {
+        /// Why the data is refused.
+        message: String,
+    },
 }
 
 impl ArrayOp {
@@ -89,6 +95,7 @@ impl ArrayOp {
             ArrayOp::Take { .. } => "take",
             ArrayOp::IsIn { .. } => "isin",
             ArrayOp::Unique => "unique",
+            ArrayOp::Require { .. } => "require",
         }
     }
 }

@@ -15,6 +15,7 @@ pub(crate) fn run(op: &ArrayOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, 
         ArrayOp::Take { axis, sources } => take(inputs, *axis, sources)?,
         ArrayOp::IsIn { invert } => isin(tensor(inputs, 0)?, tensor(inputs, 1)?, *invert)?,
         ArrayOp::Unique => unique(inputs)?,
+        ArrayOp::Require { message } => require(tensor(inputs, 0)?, tensor(inputs, 1)?, message)?,
     };
     Ok(ChunkData::Tensor(out))
 }
@@ -291,6 +292,17 @@ fn unique(inputs: &[Arc<ChunkData>]) -> Result<HostTensor, KernelError> {
         out.dedup_by(|a, b| nan_last(a, b) == Ordering::Equal);
     });
     HostTensor::new(vec![all.len()], all)
+}
+
+fn require(x: &HostTensor, ok: &HostTensor, message: &str) -> Result<HostTensor, KernelError> {
+    let ok = ok
+        .as_slice::<bool>()
+        .ok_or_else(|| KernelError::BadInput("require: the condition is not bool".into()))?;
+    if ok.iter().all(|&b| b) {
+        Ok(x.clone())
+    } else {
+        Err(KernelError::InvalidValue(message.to_string()))
+    }
 }
 
 #[cfg(test)]

@@ -133,6 +133,30 @@ impl Tiler {
     }
 }
 
+impl Tiler {
+    /// Each chunk of `x` on `grid`, passed on once the same chunk of `ok` is all true.
+    pub(super) fn require(
+        &mut self,
+        x: &Arc<Node>,
+        ok: &Arc<Node>,
+        message: &str,
+        grid: Grid,
+    ) -> Result<Materialized> {
+        let xm = self.materialize(x, Some(grid.clone()))?;
+        let okm = self.materialize(ok, Some(grid.clone()))?;
+        let op = ChunkOp::Array(ArrayOp::Require {
+            message: message.to_string(),
+        });
+        let keys = xm
+            .keys
+            .iter()
+            .zip(&okm.keys)
+            .map(|(&k, &o)| self.add(op.clone(), vec![k, o]))
+            .collect();
+        Ok(Materialized { grid, keys })
+    }
+}
+
 /// A job computing the sorted distinct values of `x` as one 1-D chunk: each chunk's
 /// distinct values, merged in a tree.
 pub(crate) fn unique_graph(

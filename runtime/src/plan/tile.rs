@@ -128,7 +128,9 @@ impl Tiler {
             }
             NodeKind::Binary(_, a, b) if node.chunks.is_none() => self.operand_grid(node, &[a, b]),
             NodeKind::MatMul(a, b) if node.chunks.is_none() => self.matmul_grid(a, b),
-            NodeKind::Scan { x, .. } | NodeKind::IsIn { x, .. } if node.chunks.is_none() => {
+            NodeKind::Scan { x, .. } | NodeKind::IsIn { x, .. } | NodeKind::Require { x, .. }
+                if node.chunks.is_none() =>
+            {
                 self.natural_grid(x)
             }
             NodeKind::Sort { x, axis, .. } => {
@@ -199,6 +201,9 @@ impl Tiler {
                     self.take(x, *axis, indices, grid.clone())?
                 }
                 NodeKind::IsIn { x, test, invert } => self.isin(x, test, *invert, grid.clone())?,
+                NodeKind::Require { x, ok, message } => {
+                    self.require(x, ok, message, grid.clone())?
+                }
                 _ => self.fused(node, grid.clone())?,
             }
         };

@@ -2,7 +2,9 @@
 //! elementwise operations and plain reductions so they fuse and chunk like them. Integers
 //! have no NaN: their nan-reductions are the plain ones (in float for mean, var and std).
 
+use super::node::{Node, NodeKind};
 use super::ops::where_;
+use super::reduce::reductions;
 use super::Tensor;
 use tessera_kernels::ReduceOp;
 
@@ -13,32 +15,23 @@ enum NanOp {
     Mean,
     Min,
     Max,
+    ArgMin,
+    ArgMax,
     Var(u32),
     Std(u32),
 }
 
-macro_rules! nan_reductions {
-    ($($all:ident, $axis:ident, $op:expr, $what:literal;)*) => {
-        impl Tensor {$(
-            #[doc = concat!("The ", $what, ".")]
-            pub fn $all(&self) -> Tensor {
-                self.nan_reduce($op, None, false)
-            }
-            #[doc = concat!("Along `axis` (negative counts from the end): the ", $what, ".")]
-            pub fn $axis(&self, axis: isize) -> Tensor {
-                self.nan_reduce($op, Some(&[axis]), false)
-            }
-        )*}
-    };
-}
-
-nan_reductions! {
-    nansum, nansum_axis, NanOp::Sum, "sum of the values that are not NaN (0 when there are none)";
-    nanmean, nanmean_axis, NanOp::Mean, "mean of the values that are not NaN (NaN when there are none)";
+reductions! { nan_reduce:
+    nansum, nansum_axis, NanOp::Sum, "sum, skipping NaN (0 when nothing is left),";
+    nanmean, nanmean_axis, NanOp::Mean, "mean, skipping NaN (NaN when nothing is left),";
     nanmin, nanmin_axis, NanOp::Min,
-        "minimum of the values that are not NaN (NaN when there are none, where NumPy also warns)";
+        "minimum, skipping NaN (NaN when nothing is left, where NumPy also warns),";
     nanmax, nanmax_axis, NanOp::Max,
-        "maximum of the values that are not NaN (NaN when there are none, where NumPy also warns)";
+        "maximum, skipping NaN (NaN when nothing is left, where NumPy also warns),";
+    nanargmin, nanargmin_axis, NanOp::ArgMin,
+        "index of the first minimum, skipping NaN (an all-NaN slice fails the job, as NumPy raises),";
+    nanargmax, nanargmax_axis, NanOp::ArgMax,
+        "index of the first maximum, skipping NaN (an all-NaN slice fails the job, as NumPy raises),";
 }
 
 impl Tensor {
@@ -71,6 +64,10 @@ impl Tensor {
             }
             NanOp::Min => self.reduce(ReduceOp::Min, axes, keepdims),
             NanOp::Max => self.reduce(ReduceOp::Max, axes, keepdims),
+            NanOp::ArgMin if float => self.nan_arg(NanOp::Min, axes, keepdims),
+            NanOp::ArgMax if float => self.nan_arg(NanOp::Max, axes, keepdims),
+            NanOp::ArgMin => self.reduce(ReduceOp::ArgMin, axes, keepdims),
+            NanOp::ArgMax => self.reduce(ReduceOp::ArgMax, axes, keepdims),
             NanOp::Var(ddof) => {
                 let x = match self.dtype() {
                     Ok(d) => self.astype(d.float_result()),
@@ -91,6 +88,29 @@ impl Tensor {
                 where_(&dof.gt(0.0), squares.div(&dof), f64::NAN)
             }
             NanOp::Std(ddof) => self.nan_reduce(NanOp::Var(ddof), axes, keepdims).sqrt(),
+        }
+    }
+
+    /// The first position of the NaN-skipping minimum (`extreme` Min) or maximum along
+    /// `axes`: the first element that is not NaN and equals it. A slice with nothing but NaN
+    /// fails the job (NumPy raises `ValueError: All-NaN slice encountered`).
+    fn nan_arg(&self, extreme: NanOp, axes: Option<&[isize]>, keepdims: bool) -> Tensor {
+        let valid = self.eq(self);
+        let target = self.nan_reduce(extreme, axes, true);
+        let hit = valid.logical_and(self.eq(&target));
+        let index = hit.reduce(ReduceOp::ArgMax, axes, keepdims);
+        let ok = valid.reduce(ReduceOp::Any, axes, keepdims);
+        match (index.node(), ok.node()) {
+            (Ok(x), Ok(ok)) => Tensor::from_node(Node::new(
+                x.shape.clone(),
+                x.dtype,
+                NodeKind::Require {
+                    x: x.clone(),
+                    ok: ok.clone(),
+                    message: "All-NaN slice encountered",
+                },
+            )),
+            (Err(e), _) | (_, Err(e)) => Tensor::failed(e),
         }
     }
 

@@ -93,6 +93,13 @@ pub(crate) enum NodeKind {
         axis: usize,
         indices: Arc<Vec<usize>>,
     },
+    /// `x`, once every element of `ok` (`bool`, `x`'s shape) is true; otherwise the job
+    /// fails with `message`.
+    Require {
+        x: Arc<Node>,
+        ok: Arc<Node>,
+        message: &'static str,
+    },
     /// Whether each element equals some element of the 1-D `test`.
     IsIn {
         x: Arc<Node>,

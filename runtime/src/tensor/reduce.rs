@@ -89,22 +89,25 @@ impl Tensor {
     }
 }
 
+/// Defines, per reduction, a method over all elements and an `_axis` one, both calling
+/// `self.$via(op, axes, keepdims)` (the plain and the NaN-skipping reductions share it).
 macro_rules! reductions {
-    ($($all:ident, $axis:ident, $op:expr, $what:literal;)*) => {
+    ($via:ident: $($all:ident, $axis:ident, $op:expr, $what:literal;)*) => {
         impl Tensor {$(
             #[doc = concat!("The ", $what, " of all elements.")]
             pub fn $all(&self) -> Tensor {
-                self.reduce($op, None, false)
+                self.$via($op, None, false)
             }
             #[doc = concat!("The ", $what, " along `axis` (negative counts from the end).")]
             pub fn $axis(&self, axis: isize) -> Tensor {
-                self.reduce($op, Some(&[axis]), false)
+                self.$via($op, Some(&[axis]), false)
             }
         )*}
     };
 }
+pub(crate) use reductions;
 
-reductions! {
+reductions! { reduce:
     sum, sum_axis, ReduceOp::Sum, "sum";
     prod, prod_axis, ReduceOp::Prod, "product";
     mean, mean_axis, ReduceOp::Mean, "mean";
