@@ -444,3 +444,54 @@ fn concat_aligns_columns_by_name_and_promotes_numbers() {
         other => panic!("concat of Int64 and Utf8: {other:?}"),
     }
 }
+
+#[test]
+fn drop_duplicates_keeps_null_and_nan_keys_as_pandas_does() {
+    let s = session();
+    let data = batch(vec![
+        (
+            "k",
+            Arc::new(Float64Array::from(vec![
+                Some(1.0),
+                None,
+                Some(1.0),
+                Some(f64::NAN),
+                None,
+                Some(f64::NAN),
+            ])),
+        ),
+        (
+            "s",
+            Arc::new(StringArray::from(vec![
+                Some("a"),
+                None,
+                Some("a"),
+                Some("b"),
+                None,
+                Some("b"),
+            ])),
+        ),
+        ("v", Arc::new(Int64Array::from(vec![1, 2, 3, 4, 5, 6]))),
+    ]);
+    for per_chunk in [1, 2, 6] {
+        let df = from_arrow(data.clone(), Some(per_chunk));
+        // pd.DataFrame(...).drop_duplicates(subset=["k"]): 1.0, NaN and None (as NaN in
+        // pandas) each once; here null and NaN stay distinct kinds of missing.
+        let by_k = df.drop_duplicates(Some(&["k"])).execute(&s).unwrap();
+        assert_eq!(
+            sorted_rows(&by_k),
+            sorted_table(&[&["", "", "2"], &["1.0", "a", "1"], &["NaN", "b", "4"]]),
+            "rows per chunk {per_chunk}"
+        );
+        // On every column: the null string row and each (k, s) pair once.
+        let all = df
+            .select(&["k", "s"])
+            .drop_duplicates(None)
+            .execute(&s)
+            .unwrap();
+        assert_eq!(
+            sorted_rows(&all),
+            sorted_table(&[&["", ""], &["1.0", "a"], &["NaN", "b"]])
+        );
+    }
+}

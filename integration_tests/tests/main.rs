@@ -18,5 +18,6 @@ mod numpy_ops;
 mod random;
 mod recovery;
 mod reductions;
+mod series;
 mod sessions;
 mod shape_ops;

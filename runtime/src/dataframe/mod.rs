@@ -31,6 +31,7 @@ mod groupby;
 mod io;
 pub(crate) mod node;
 pub(crate) mod plan;
+mod series;
 
 pub use concat::concat;
 pub use groupby::GroupBy;
@@ -38,8 +39,11 @@ pub use io::{
     from_arrow, from_batches, from_columns, read_csv, read_csv_with, read_parquet,
     read_parquet_with, ReadCsv, ReadParquet,
 };
+pub use series::{DtAccessor, Series, SeriesOperand, StrAccessor};
 pub use tessera_kernels::frame::csv::CsvOptions;
-pub use tessera_kernels::frame::expr::{col, lit, BinaryOperator, DatePart, Expr, Literal};
+pub use tessera_kernels::frame::expr::{
+    col, lit, when, BinaryOperator, DatePart, Expr, FloorUnit, Literal, StrFunction, Then, When,
+};
 pub use tessera_kernels::frame::groupby::AggFunc as Agg;
 pub use tessera_kernels::frame::join::JoinHow as How;
 pub use tessera_kernels::frame::sort::SortKey;
@@ -289,17 +293,57 @@ impl DataFrame {
     }
 
     /// One row per distinct combination of `subset` (all columns when `None`), keeping the
-    /// first non-null value of each other column in row order; rows with a null in
-    /// `subset` are dropped. Rows come sorted by `subset`.
+    /// first non-null value of each other column in row order (pandas keeps the first row
+    /// as it is, nulls included). Null and NaN keys are kept and equal each other, as in
+    /// pandas. Rows come sorted by `subset`, missing keys last.
     pub fn drop_duplicates(&self, subset: Option<&[&str]>) -> DataFrame {
-        let columns = match self.columns() {
-            Ok(c) => c,
+        let schema = match self.schema() {
+            Ok(s) => s,
             Err(e) => return DataFrame::failed(e),
         };
+        let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
         let keys: Vec<String> = match subset {
             Some(s) => s.iter().map(|c| c.to_string()).collect(),
             None => columns.clone(),
         };
+        // A groupby drops missing keys, so each key is grouped as (which kind of missing,
+        // the value with a placeholder where missing) and put back together afterwards.
+        let mut prepared = self.clone();
+        let mut grouped_by = Vec::new();
+        let mut restore = Vec::new();
+        for k in &keys {
+            let Some(t) = schema
+                .field_with_name(k)
+                .ok()
+                .map(|f| f.data_type().clone())
+            else {
+                grouped_by.push(k.clone());
+                continue;
+            };
+            let Some(placeholder) = missing_placeholder(&t) else {
+                grouped_by.push(k.clone());
+                continue;
+            };
+            let flag = format!("\u{1f}missing\u{1f}{k}");
+            let missing = when(col(k).is_null())
+                .then(lit(1))
+                .when(col(k).ne(col(k)))
+                .then(lit(2))
+                .otherwise(lit(0));
+            let filled = when(missing.clone().ne(0))
+                .then(placeholder.cast(t.clone()))
+                .otherwise(col(k));
+            prepared = prepared.with_column(&flag, missing).with_column(k, filled);
+            let mut back = when(col(&flag).eq(1)).then(lit(Literal::Null).cast(t.clone()));
+            if t.is_floating() {
+                back = back
+                    .when(col(&flag).eq(2))
+                    .then(lit(f64::NAN).cast(t.clone()));
+            }
+            restore.push((k.clone(), back.otherwise(col(k))));
+            grouped_by.push(flag);
+            grouped_by.push(k.clone());
+        }
         let aggs = columns
             .iter()
             .filter(|c| !keys.contains(c))
@@ -309,9 +353,13 @@ impl DataFrame {
                 output: c.clone(),
             })
             .collect();
-        let key_refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let key_refs: Vec<&str> = grouped_by.iter().map(String::as_str).collect();
+        let mut out = prepared.groupby(&key_refs).agg_named(aggs);
+        for (k, e) in restore {
+            out = out.with_column(&k, e);
+        }
         let col_refs: Vec<&str> = columns.iter().map(String::as_str).collect();
-        self.groupby(&key_refs).agg_named(aggs).select(&col_refs)
+        out.select(&col_refs)
     }
 
     /// Reduces columns to one row: `func` of every column it applies to (numeric columns
@@ -468,6 +516,17 @@ impl DataFrame {
         let node = self.node()?;
         let written = session.write_frame(node, path, format)?;
         Ok(written)
+    }
+}
+
+/// A value of type `t` that stands in for a missing key while grouping, if `t` has one.
+fn missing_placeholder(t: &DataType) -> Option<Expr> {
+    let numeric = t.is_integer() || t.is_floating() || t.is_temporal();
+    match t {
+        _ if numeric => Some(lit(0)),
+        DataType::Boolean => Some(lit(false)),
+        _ if tessera_kernels::frame::schema::is_string(t) => Some(lit("")),
+        _ => None,
     }
 }
 

@@ -60,6 +60,14 @@ impl Expr {
                 let part = part.to_arrow();
                 v.map(|a| Ok(date_part(a, part)?))
             }
+            Expr::Function { func, args } => {
+                let values = args
+                    .iter()
+                    .map(|a| a.evaluate(batch))
+                    .collect::<FrameResult<Vec<_>>>()?;
+                let out = self.data_type(&batch.schema())?;
+                Ok(Value::Array(func.evaluate(&values, &out)?))
+            }
             Expr::Alias { expr, .. } => expr.eval(batch),
         }
     }

@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{FrameError, FrameResult};
 use super::schema::{column, column_index, is_numeric, is_string};
 use eval::Plan;
+pub use functions::{FloorUnit, Function, StrFunction};
 
 /// A scalar constant.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -107,6 +108,10 @@ pub enum DatePart {
     Second,
     /// The day of the week, Monday = 0 to Sunday = 6, as pandas.
     Weekday,
+    /// The day of the year, 1 to 366.
+    DayOfYear,
+    /// The quarter, 1 to 4.
+    Quarter,
 }
 
 /// An expression over the columns of a frame.
@@ -161,6 +166,13 @@ pub enum Expr {
         /// The field.
         part: DatePart,
     },
+    /// A function of several expressions (`if_else`, the `str` functions, `dt.floor`).
+    Function {
+        /// What it computes.
+        func: Function,
+        /// Its arguments.
+        args: Vec<Expr>,
+    },
     /// `expr` under another name.
     Alias {
         /// The values.
@@ -177,12 +189,66 @@ const STRICT: CastOptions<'static> = CastOptions {
 };
 
 mod eval;
+mod functions;
 #[cfg(test)]
 mod tests;
 
 /// A column by name: `col("fare_amount")`.
 pub fn col(name: &str) -> Expr {
     Expr::Column(name.to_string())
+}
+
+/// The start of a conditional column (NumPy's `where` for columns):
+/// `when(cond).then(a).otherwise(b)`, and `when(c1).then(a).when(c2).then(b).otherwise(c)`
+/// for several conditions, taken in order (a null condition counts as false).
+pub fn when(condition: Expr) -> When {
+    When {
+        branches: Vec::new(),
+        condition,
+    }
+}
+
+/// A conditional waiting for the value its last condition selects ([`when`]).
+#[derive(Clone, Debug)]
+pub struct When {
+    branches: Vec<(Expr, Expr)>,
+    condition: Expr,
+}
+
+/// A conditional with a value for each condition so far ([`when`]).
+#[derive(Clone, Debug)]
+pub struct Then {
+    branches: Vec<(Expr, Expr)>,
+}
+
+impl When {
+    /// The value where the condition holds.
+    pub fn then(self, value: impl Into<Expr>) -> Then {
+        let mut branches = self.branches;
+        branches.push((self.condition, value.into()));
+        Then { branches }
+    }
+}
+
+impl Then {
+    /// Another condition, tested where the earlier ones do not hold.
+    pub fn when(self, condition: Expr) -> When {
+        When {
+            branches: self.branches,
+            condition,
+        }
+    }
+
+    /// The value where no condition holds.
+    pub fn otherwise(self, value: impl Into<Expr>) -> Expr {
+        self.branches
+            .into_iter()
+            .rev()
+            .fold(value.into(), |rest, (condition, value)| Expr::Function {
+                func: Function::IfElse,
+                args: vec![condition, value, rest],
+            })
+    }
 }
 
 /// A constant: `lit(0)`, `lit(2.5)`, `lit("abc")`, `lit(Literal::Null)`.
@@ -412,6 +478,60 @@ impl Expr {
         self.date_part(DatePart::Weekday)
     }
 
+    /// The day of the year, 1 to 366 (pandas' `dt.dayofyear`).
+    pub fn dt_dayofyear(self) -> Expr {
+        self.date_part(DatePart::DayOfYear)
+    }
+
+    /// The quarter, 1 to 4 (pandas' `dt.quarter`).
+    pub fn dt_quarter(self) -> Expr {
+        self.date_part(DatePart::Quarter)
+    }
+
+    /// A timestamp rounded down to a whole `unit` (pandas' `dt.floor`); dates stay as they are.
+    pub fn dt_floor(self, unit: FloorUnit) -> Expr {
+        self.function(Function::Floor(unit), vec![])
+    }
+
+    /// A string function of this column (pandas' `str` accessor); null stays null.
+    pub fn str(self, func: StrFunction) -> Expr {
+        self.function(Function::Str(func), vec![])
+    }
+
+    /// Whether the value equals one of `values` (pandas' `isin`): false for null.
+    pub fn isin(self, values: &[Literal]) -> Expr {
+        let any = values
+            .iter()
+            .map(|v| self.clone().eq(Expr::Literal(v.clone())))
+            .reduce(|a, b| a.or_(b))
+            .unwrap_or_else(|| self.clone().is_null().and_(lit(false)));
+        any.fill_null(false)
+    }
+
+    /// Whether `low <= value <= high` (pandas' `between`, both ends included); null for null.
+    pub fn between(self, low: impl Into<Expr>, high: impl Into<Expr>) -> Expr {
+        self.clone().ge(low).and_(self.le(high))
+    }
+
+    /// The value mapped through `pairs` (pandas' `map` with a dict): a value no pair names,
+    /// or null, becomes null.
+    pub fn map_values(self, pairs: &[(Literal, Literal)]) -> Expr {
+        pairs
+            .iter()
+            .rev()
+            .fold(lit(Literal::Null), |rest, (from, to)| {
+                when(self.clone().eq(Expr::Literal(from.clone())))
+                    .then(Expr::Literal(to.clone()))
+                    .otherwise(rest)
+            })
+    }
+
+    fn function(self, func: Function, more: Vec<Expr>) -> Expr {
+        let mut args = vec![self];
+        args.extend(more);
+        Expr::Function { func, args }
+    }
+
     /// The same values under the name `name`.
     pub fn alias(self, name: &str) -> Expr {
         Expr::Alias {
@@ -464,6 +584,7 @@ impl Expr {
             | Expr::StrContains { expr: e, .. }
             | Expr::DatePart { expr: e, .. }
             | Expr::Alias { expr: e, .. } => e.collect_columns(out),
+            Expr::Function { args, .. } => args.iter().for_each(|a| a.collect_columns(out)),
         }
     }
 
@@ -509,6 +630,13 @@ impl Expr {
             }
             Expr::StrContains { expr, .. } => self.contains_type(&expr.data_type(schema)?),
             Expr::DatePart { expr, .. } => self.date_part_type(&expr.data_type(schema)?),
+            Expr::Function { func, args } => {
+                let types = args
+                    .iter()
+                    .map(|a| a.data_type(schema))
+                    .collect::<FrameResult<Vec<_>>>()?;
+                func.data_type(&types, self)
+            }
             Expr::Alias { expr, .. } => expr.data_type(schema),
         }
     }
@@ -694,6 +822,8 @@ impl DatePart {
             DatePart::Minute => ArrowDatePart::Minute,
             DatePart::Second => ArrowDatePart::Second,
             DatePart::Weekday => ArrowDatePart::DayOfWeekMonday0,
+            DatePart::DayOfYear => ArrowDatePart::DayOfYear,
+            DatePart::Quarter => ArrowDatePart::Quarter,
         }
     }
 
@@ -706,6 +836,8 @@ impl DatePart {
             DatePart::Minute => "dt_minute",
             DatePart::Second => "dt_second",
             DatePart::Weekday => "dt_weekday",
+            DatePart::DayOfYear => "dt_dayofyear",
+            DatePart::Quarter => "dt_quarter",
         }
     }
 }
@@ -841,6 +973,10 @@ impl fmt::Display for Expr {
             Expr::Cast { expr, to } => write!(f, "{expr}.cast({to})"),
             Expr::StrContains { expr, pattern } => write!(f, "{expr}.str_contains({pattern:?})"),
             Expr::DatePart { expr, part } => write!(f, "{expr}.{}()", part.method()),
+            Expr::Function { func, args } => {
+                let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+                write!(f, "{func}({})", args.join(", "))
+            }
             Expr::Alias { expr, name } => write!(f, "{expr}.alias({name:?})"),
         }
     }

@@ -1,0 +1,395 @@
+//! pandas' Series on Tessera frames: arithmetic and comparisons, reductions, value_counts,
+//! unique, isin, between, fillna, astype, map, the `str` and `dt` accessors, to_frame, and
+//! `when(...).then(...).otherwise(...)` — against pandas' answers written beside each case,
+//! under several chunkings.
+
+use crate::common::session;
+use crate::dataframes::{rows, sorted_rows, table};
+use arrow::array::{
+    Array, ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+    TimestampMicrosecondArray,
+};
+use arrow::datatypes::{DataType, Field, Schema};
+use std::sync::Arc;
+use tessera::dataframe::{col, from_arrow, lit, when, DataFrame, FloorUnit, FrameError, Literal};
+use tessera::Error;
+
+/// A small frame: names with case and spaces, ints with a null, floats, timestamps.
+fn frame(rows_per_chunk: usize) -> DataFrame {
+    let ts = |s: &str| {
+        // "2021-03-04T05:06:07" as microseconds since the epoch.
+        let days = match &s[..10] {
+            "2021-03-04" => 18690,
+            "2021-12-31" => 18992,
+            _ => 18628, // 2021-01-01
+        };
+        let h: i64 = s[11..13].parse().unwrap();
+        let m: i64 = s[14..16].parse().unwrap();
+        let sec: i64 = s[17..19].parse().unwrap();
+        ((days * 24 + h) * 60 + m) * 60_000_000 + sec * 1_000_000
+    };
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        (
+            "name",
+            Arc::new(StringArray::from(vec![
+                Some("  Alice "),
+                Some("bob"),
+                None,
+                Some("CAROL"),
+                Some("bob"),
+            ])),
+        ),
+        (
+            "x",
+            Arc::new(Int64Array::from(vec![
+                Some(1),
+                Some(2),
+                None,
+                Some(4),
+                Some(2),
+            ])),
+        ),
+        (
+            "y",
+            Arc::new(Float64Array::from(vec![0.5, 1.5, 2.5, 3.5, 4.5])),
+        ),
+        (
+            "t",
+            Arc::new(TimestampMicrosecondArray::from(vec![
+                ts("2021-03-04T05:06:07"),
+                ts("2021-12-31T23:59:59"),
+                ts("2021-01-01T00:00:00"),
+                ts("2021-03-04T18:30:00"),
+                ts("2021-12-31T00:00:01"),
+            ])),
+        ),
+    ];
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
+        .collect();
+    let batch = RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        columns.into_iter().map(|(_, a)| a).collect(),
+    )
+    .unwrap();
+    from_arrow(batch, Some(rows_per_chunk))
+}
+
+fn strings(a: &ArrayRef) -> Vec<Option<String>> {
+    let s = arrow::compute::cast(a, &DataType::Utf8).unwrap();
+    let s = s.as_any().downcast_ref::<StringArray>().unwrap();
+    s.iter().map(|v| v.map(str::to_string)).collect()
+}
+
+fn ints(a: &ArrayRef) -> Vec<Option<i64>> {
+    let s = arrow::compute::cast(a, &DataType::Int64).unwrap();
+    s.as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap()
+        .iter()
+        .collect()
+}
+
+fn floats(a: &ArrayRef) -> Vec<Option<f64>> {
+    a.as_any()
+        .downcast_ref::<Float64Array>()
+        .unwrap()
+        .iter()
+        .collect()
+}
+
+fn bools(a: &ArrayRef) -> Vec<Option<bool>> {
+    a.as_any()
+        .downcast_ref::<BooleanArray>()
+        .unwrap()
+        .iter()
+        .collect()
+}
+
+fn owned(v: &[Option<&str>]) -> Vec<Option<String>> {
+    v.iter().map(|s| s.map(str::to_string)).collect()
+}
+
+#[test]
+fn arithmetic_comparisons_and_reductions() {
+    let s = session();
+    for per_chunk in [1, 2, 5] {
+        let df = frame(per_chunk);
+        let (x, y) = (df.column("x"), df.column("y"));
+        // (df["x"] + df["y"]) * 2 == [3, 7, NaN, 15, 13]
+        let z = (&x + &y) * 2.0;
+        assert_eq!(
+            floats(&z.execute(&s).unwrap()),
+            vec![Some(3.0), Some(7.0), None, Some(15.0), Some(13.0)]
+        );
+        // df["y"] > 2 ; df["x"] == 2 ; ~(df["y"] > 2)
+        assert_eq!(
+            bools(&y.gt(2.0).execute(&s).unwrap()),
+            vec![Some(false), Some(false), Some(true), Some(true), Some(true)]
+        );
+        assert_eq!(
+            bools(&x.eq(2).execute(&s).unwrap()),
+            vec![Some(false), Some(true), None, Some(false), Some(true)]
+        );
+        assert_eq!(
+            bools(&(!&y.gt(2.0)).execute(&s).unwrap()),
+            vec![
+                Some(true),
+                Some(true),
+                Some(false),
+                Some(false),
+                Some(false)
+            ]
+        );
+        // df["x"].sum() == 9, .mean() == 2.25, .min() == 1, .max() == 4, .count() == 4,
+        // .nunique() == 3, df["y"].std() == sqrt(2.5)
+        assert_eq!(x.sum().item(&s).unwrap(), Literal::Int(9));
+        assert_eq!(x.mean().item(&s).unwrap(), Literal::Float(2.25));
+        assert_eq!(x.min().item(&s).unwrap(), Literal::Int(1));
+        assert_eq!(x.max().item(&s).unwrap(), Literal::Int(4));
+        assert_eq!(x.count().item(&s).unwrap(), Literal::Int(4));
+        assert_eq!(x.nunique().item(&s).unwrap(), Literal::Int(3));
+        match y.std().item(&s).unwrap() {
+            Literal::Float(v) => assert!((v - 2.5f64.sqrt()).abs() < 1e-12, "{v}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(y.len(&s).unwrap(), 5);
+        // A series used to filter its frame, and added to it.
+        let big = df.filter(y.gt(2.0).expr()).with_column("z", z.expr());
+        assert_eq!(big.len(&s).unwrap(), 3);
+        // to_frame keeps the (new) name.
+        let named = z.rename("z2").to_frame().execute(&s).unwrap();
+        assert_eq!(named.schema().field(0).name(), "z2");
+    }
+}
+
+#[test]
+fn series_of_different_frames_and_unknown_columns_are_typed_errors() {
+    let s = session();
+    let (a, b) = (frame(2), frame(2));
+    let mixed = &a.column("x") + &b.column("x");
+    match mixed.execute(&s) {
+        Err(Error::Frame(FrameError::InvalidArgument(m))) => {
+            assert!(m.contains("different frames"), "{m}")
+        }
+        other => panic!("series of two frames: {other:?}"),
+    }
+    match a.column("nope").execute(&s) {
+        Err(Error::Frame(FrameError::ColumnNotFound { .. })) => {}
+        other => panic!("unknown column: {other:?}"),
+    }
+    // Strings in arithmetic: a typed error from the expression.
+    assert!(matches!(
+        (&a.column("name") + 1).execute(&s),
+        Err(Error::Frame(FrameError::TypeMismatch(_)))
+    ));
+}
+
+#[test]
+fn value_counts_unique_isin_between_fillna_astype_and_map() {
+    let s = session();
+    for per_chunk in [1, 2, 5] {
+        let df = frame(per_chunk);
+        let x = df.column("x");
+        // df["x"].value_counts(): 2 -> 2, 1 -> 1, 4 -> 1 (nulls dropped)
+        let counts = x.value_counts().execute(&s).unwrap();
+        assert_eq!(
+            sorted_rows(&counts),
+            table(&[&["1", "1"], &["2", "2"], &["4", "1"]])
+        );
+        assert_eq!(rows(&counts)[0], vec!["2", "2"], "most frequent first");
+        // df["name"].unique(): 4 values, the null included (pandas keeps it)
+        let mut names = strings(&df.column("name").unique().execute(&s).unwrap());
+        names.sort();
+        assert_eq!(
+            names,
+            owned(&[None, Some("  Alice "), Some("CAROL"), Some("bob")])
+        );
+        // df["x"].isin([2, 4]) == [F, T, F, T, T] (null is not in the list)
+        let isin = x.isin(&[Literal::Int(2), Literal::Int(4)]);
+        assert_eq!(
+            bools(&isin.execute(&s).unwrap()),
+            vec![Some(false), Some(true), Some(false), Some(true), Some(true)]
+        );
+        // df["y"].between(1.5, 3.5) == [F, T, T, T, F]
+        assert_eq!(
+            bools(&df.column("y").between(1.5, 3.5).execute(&s).unwrap()),
+            vec![Some(false), Some(true), Some(true), Some(true), Some(false)]
+        );
+        // df["x"].fillna(0).astype("float64") == [1., 2., 0., 4., 2.]
+        let filled = x.fillna(0).astype(DataType::Float64);
+        assert_eq!(
+            floats(&filled.execute(&s).unwrap()),
+            vec![Some(1.0), Some(2.0), Some(0.0), Some(4.0), Some(2.0)]
+        );
+        // df["x"].map({1: "one", 2: "two"}) == ["one", "two", NaN, NaN, "two"]
+        let mapped = x.map_values(&[
+            (Literal::Int(1), Literal::Str("one".into())),
+            (Literal::Int(2), Literal::Str("two".into())),
+        ]);
+        assert_eq!(
+            strings(&mapped.execute(&s).unwrap()),
+            owned(&[Some("one"), Some("two"), None, None, Some("two")])
+        );
+    }
+}
+
+#[test]
+fn the_str_accessor() {
+    let s = session();
+    for per_chunk in [1, 3] {
+        let name = frame(per_chunk).column("name");
+        let run = |t: tessera::dataframe::Series| t.execute(&s).unwrap();
+        // pandas: .str.lower(), .upper(), .strip(), .len(), .startswith("b"),
+        // .endswith("L"), .contains("o"), .replace("b", "B"), .slice(-3, None), .slice(0, 2)
+        assert_eq!(
+            strings(&run(name.str().lower())),
+            owned(&[
+                Some("  alice "),
+                Some("bob"),
+                None,
+                Some("carol"),
+                Some("bob")
+            ])
+        );
+        assert_eq!(
+            strings(&run(name.str().upper())),
+            owned(&[
+                Some("  ALICE "),
+                Some("BOB"),
+                None,
+                Some("CAROL"),
+                Some("BOB")
+            ])
+        );
+        assert_eq!(
+            strings(&run(name.str().strip())),
+            owned(&[Some("Alice"), Some("bob"), None, Some("CAROL"), Some("bob")])
+        );
+        assert_eq!(
+            ints(&run(name.str().len())),
+            vec![Some(8), Some(3), None, Some(5), Some(3)]
+        );
+        assert_eq!(
+            bools(&run(name.str().startswith("b"))),
+            vec![Some(false), Some(true), None, Some(false), Some(true)]
+        );
+        assert_eq!(
+            bools(&run(name.str().endswith("L"))),
+            vec![Some(false), Some(false), None, Some(true), Some(false)]
+        );
+        assert_eq!(
+            bools(&run(name.str().contains("o"))),
+            vec![Some(false), Some(true), None, Some(false), Some(true)]
+        );
+        assert_eq!(
+            strings(&run(name.str().replace("b", "B"))),
+            owned(&[
+                Some("  Alice "),
+                Some("BoB"),
+                None,
+                Some("CAROL"),
+                Some("BoB")
+            ])
+        );
+        assert_eq!(
+            strings(&run(name.str().slice(-3, None))),
+            owned(&[Some("ce "), Some("bob"), None, Some("ROL"), Some("bob")])
+        );
+        assert_eq!(
+            strings(&run(name.str().slice(0, Some(2)))),
+            owned(&[Some("  "), Some("bo"), None, Some("CA"), Some("bo")])
+        );
+    }
+    // A str function of a number is a typed error.
+    assert!(matches!(
+        frame(2).column("x").str().lower().execute(&s),
+        Err(Error::Frame(FrameError::TypeMismatch(_)))
+    ));
+}
+
+#[test]
+fn the_dt_accessor() {
+    let s = session();
+    for per_chunk in [1, 2] {
+        let t = frame(per_chunk).column("t");
+        let run = |x: tessera::dataframe::Series| ints(&x.execute(&s).unwrap());
+        let all = |v: [i64; 5]| v.iter().map(|&x| Some(x)).collect::<Vec<_>>();
+        // 2021-03-04 05:06:07, 2021-12-31 23:59:59, 2021-01-01 00:00:00,
+        // 2021-03-04 18:30:00, 2021-12-31 00:00:01
+        assert_eq!(run(t.dt().year()), all([2021; 5]));
+        assert_eq!(run(t.dt().month()), all([3, 12, 1, 3, 12]));
+        assert_eq!(run(t.dt().day()), all([4, 31, 1, 4, 31]));
+        assert_eq!(run(t.dt().hour()), all([5, 23, 0, 18, 0]));
+        assert_eq!(run(t.dt().minute()), all([6, 59, 0, 30, 0]));
+        assert_eq!(run(t.dt().second()), all([7, 59, 0, 0, 1]));
+        // 2021-03-04 was a Thursday (3), 2021-12-31 a Friday (4), 2021-01-01 a Friday.
+        assert_eq!(run(t.dt().weekday()), all([3, 4, 4, 3, 4]));
+        assert_eq!(run(t.dt().dayofyear()), all([63, 365, 1, 63, 365]));
+        assert_eq!(run(t.dt().quarter()), all([1, 4, 1, 1, 4]));
+        // .dt.floor("h") then .dt.hour/minute: minutes and seconds gone; floor("D") keeps
+        // the day and zeroes the hour.
+        let hourly = t.dt().floor(FloorUnit::Hour);
+        assert_eq!(run(hourly.dt().hour()), all([5, 23, 0, 18, 0]));
+        assert_eq!(run(hourly.dt().minute()), all([0; 5]));
+        assert_eq!(run(hourly.dt().second()), all([0; 5]));
+        let daily = t.dt().floor(FloorUnit::Day);
+        assert_eq!(run(daily.dt().day()), all([4, 31, 1, 4, 31]));
+        assert_eq!(run(daily.dt().hour()), all([0; 5]));
+    }
+}
+
+#[test]
+fn when_then_otherwise_and_expression_isin_between() {
+    let s = session();
+    for per_chunk in [1, 2, 5] {
+        let df = frame(per_chunk);
+        // np.select([y < 1, y < 3], ["low", "mid"], "high")
+        let band = when(col("y").lt(1.0))
+            .then(lit("low"))
+            .when(col("y").lt(3.0))
+            .then(lit("mid"))
+            .otherwise(lit("high"));
+        let out = df.with_column("band", band).execute(&s).unwrap();
+        let b = out.column_by_name("band").unwrap();
+        assert_eq!(
+            strings(b),
+            owned(&[
+                Some("low"),
+                Some("mid"),
+                Some("mid"),
+                Some("high"),
+                Some("high")
+            ])
+        );
+        // np.where(x > 1, x, 0.5): int and float branches meet in float; a null condition
+        // takes the otherwise branch.
+        let w = when(col("x").gt(1)).then(col("x")).otherwise(lit(0.5));
+        let out = df.select_exprs(vec![w.alias("w")]).execute(&s).unwrap();
+        assert_eq!(
+            floats(out.column(0)),
+            vec![Some(0.5), Some(2.0), Some(0.5), Some(4.0), Some(2.0)]
+        );
+        // Expressions: x.isin([1, 4]) & y.between(0, 1)
+        let e = col("x")
+            .isin(&[Literal::Int(1), Literal::Int(4)])
+            .and_(col("y").between(0.0, 1.0));
+        assert_eq!(df.filter(e).len(&s).unwrap(), 1);
+        // isin of nothing is false everywhere.
+        assert_eq!(df.filter(col("x").isin(&[])).len(&s).unwrap(), 0);
+    }
+    // A non-boolean condition, or branches that do not meet, are typed errors at once.
+    let df = frame(2);
+    let bad = df.with_column("b", when(col("x")).then(lit(1)).otherwise(lit(2)));
+    assert!(matches!(
+        bad.error(),
+        Some(Error::Frame(FrameError::TypeMismatch(_)))
+    ));
+    let bad = df.with_column("b", when(col("y").gt(1.0)).then(lit("a")).otherwise(lit(2)));
+    assert!(matches!(
+        bad.error(),
+        Some(Error::Frame(FrameError::TypeMismatch(_)))
+    ));
+    let _ = Int32Array::from(vec![1]);
+}

@@ -1,0 +1,273 @@
+//! Functions of columns beyond the operators: `if_else` (NumPy's `where` for columns, and
+//! with it `when(...).then(...).otherwise(...)` and `map` by a dict), pandas' `str`
+//! accessor and `dt.floor`.
+
+use super::{is_string, Expr, FrameError, FrameResult};
+use arrow::array::{Array, ArrayRef, BooleanArray, Int64Array, StringArray};
+use arrow::compute::cast;
+use arrow::compute::kernels::zip::zip;
+use arrow::datatypes::{DataType, TimeUnit};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::sync::Arc;
+
+/// A function of its argument expressions (see [`Expr::Function`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Function {
+    /// `args[1]` where `args[0]` is true, else `args[2]` (a null condition counts as false);
+    /// the branches meet in a common type.
+    IfElse,
+    /// A string function of `args[0]`.
+    Str(StrFunction),
+    /// `args[0]` (a timestamp) rounded down to a multiple of the unit (pandas' `dt.floor`).
+    Floor(FloorUnit),
+}
+
+/// pandas' `str` accessor functions; null stays null.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum StrFunction {
+    /// Lower case.
+    Lower,
+    /// Upper case.
+    Upper,
+    /// Length in characters (`Int64`).
+    Len,
+    /// Whether it starts with the prefix (`Boolean`).
+    StartsWith(String),
+    /// Whether it ends with the suffix (`Boolean`).
+    EndsWith(String),
+    /// Leading and trailing whitespace removed.
+    Strip,
+    /// Every occurrence of `from` replaced by `to` (plain text, not a regex).
+    Replace {
+        /// The text replaced.
+        from: String,
+        /// Its replacement.
+        to: String,
+    },
+    /// Characters `start..stop` (Python slice bounds: negative counts from the end).
+    Slice {
+        /// First character (negative counts from the end).
+        start: i64,
+        /// One past the last character, or the end.
+        stop: Option<i64>,
+    },
+}
+
+/// A unit to floor timestamps to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FloorUnit {
+    /// Whole days (UTC, or the clock time of a time-zone-free timestamp).
+    Day,
+    /// Whole hours.
+    Hour,
+    /// Whole minutes.
+    Minute,
+    /// Whole seconds.
+    Second,
+}
+
+impl FloorUnit {
+    fn seconds(self) -> i64 {
+        match self {
+            FloorUnit::Day => 86_400,
+            FloorUnit::Hour => 3_600,
+            FloorUnit::Minute => 60,
+            FloorUnit::Second => 1,
+        }
+    }
+}
+
+fn ticks_per_second(unit: &TimeUnit) -> i64 {
+    match unit {
+        TimeUnit::Second => 1,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
+    }
+}
+
+impl Function {
+    /// The result type for arguments of types `args` (`TypeMismatch` naming `expr` where
+    /// they do not fit).
+    pub(super) fn data_type(&self, args: &[DataType], expr: &Expr) -> FrameResult<DataType> {
+        let mismatch = |m: String| FrameError::TypeMismatch(format!("{m} in `{expr}`"));
+        let arg = |i: usize| {
+            args.get(i)
+                .ok_or_else(|| mismatch(format!("{self} needs {} arguments", i + 1)))
+        };
+        match self {
+            Function::IfElse => {
+                let cond = arg(0)?;
+                if !matches!(cond, DataType::Boolean | DataType::Null) {
+                    return Err(mismatch(format!("the condition is {cond}, not Boolean")));
+                }
+                branch_type(arg(1)?, arg(2)?).ok_or_else(|| {
+                    mismatch(format!("branches of types {} and {}", args[1], args[2]))
+                })
+            }
+            Function::Str(f) => {
+                let t = arg(0)?;
+                if !is_string(t) && *t != DataType::Null {
+                    return Err(mismatch(format!("str.{} of {t}", f.name())));
+                }
+                Ok(match f {
+                    StrFunction::Len => DataType::Int64,
+                    StrFunction::StartsWith(_) | StrFunction::EndsWith(_) => DataType::Boolean,
+                    _ => DataType::Utf8,
+                })
+            }
+            Function::Floor(_) => match arg(0)? {
+                t @ (DataType::Timestamp(..) | DataType::Date32 | DataType::Date64) => {
+                    Ok(t.clone())
+                }
+                t => Err(mismatch(format!("dt.floor of {t}"))),
+            },
+        }
+    }
+
+    /// Evaluates on argument columns of `rows` rows (already broadcast).
+    pub(super) fn evaluate(&self, args: &[ArrayRef], out: &DataType) -> FrameResult<ArrayRef> {
+        let arg = |i: usize| {
+            args.get(i)
+                .ok_or_else(|| FrameError::InvalidArgument(format!("{self}: missing argument {i}")))
+        };
+        match self {
+            Function::IfElse => {
+                let cond = arg(0)?;
+                let cond = match cond.as_any().downcast_ref::<BooleanArray>() {
+                    Some(c) if c.null_count() == 0 => c.clone(),
+                    Some(c) => c.iter().map(|v| Some(v == Some(true))).collect(),
+                    // A null literal condition: never true.
+                    None => BooleanArray::from(vec![false; cond.len()]),
+                };
+                let (a, b) = (cast(arg(1)?, out)?, cast(arg(2)?, out)?);
+                Ok(zip(&cond, &a, &b)?)
+            }
+            Function::Str(f) => f.evaluate(arg(0)?),
+            Function::Floor(unit) => floor(arg(0)?, *unit),
+        }
+    }
+}
+
+/// The type two branches of `if_else` meet in.
+fn branch_type(a: &DataType, b: &DataType) -> Option<DataType> {
+    let numeric = |t: &DataType| t.is_integer() || t.is_floating();
+    match (a, b) {
+        _ if a == b => Some(a.clone()),
+        (DataType::Null, t) | (t, DataType::Null) => Some(t.clone()),
+        _ if numeric(a) && numeric(b) => Some(if a.is_floating() || b.is_floating() {
+            DataType::Float64
+        } else {
+            DataType::Int64
+        }),
+        _ if is_string(a) && is_string(b) => Some(DataType::Utf8),
+        _ => None,
+    }
+}
+
+impl StrFunction {
+    fn name(&self) -> &'static str {
+        match self {
+            StrFunction::Lower => "lower",
+            StrFunction::Upper => "upper",
+            StrFunction::Len => "len",
+            StrFunction::StartsWith(_) => "startswith",
+            StrFunction::EndsWith(_) => "endswith",
+            StrFunction::Strip => "strip",
+            StrFunction::Replace { .. } => "replace",
+            StrFunction::Slice { .. } => "slice",
+        }
+    }
+
+    fn evaluate(&self, x: &ArrayRef) -> FrameResult<ArrayRef> {
+        if *x.data_type() == DataType::Null {
+            let out = match self {
+                StrFunction::Len => DataType::Int64,
+                StrFunction::StartsWith(_) | StrFunction::EndsWith(_) => DataType::Boolean,
+                _ => DataType::Utf8,
+            };
+            return Ok(arrow::array::new_null_array(&out, x.len()));
+        }
+        let utf8 = cast(x, &DataType::Utf8)?;
+        let s = utf8
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .ok_or_else(|| FrameError::InvalidArgument("str: not a string column".into()))?;
+        let strings = |f: &dyn Fn(&str) -> String| -> ArrayRef {
+            Arc::new(s.iter().map(|v| v.map(f)).collect::<StringArray>())
+        };
+        Ok(match self {
+            StrFunction::Lower => strings(&|v| v.to_lowercase()),
+            StrFunction::Upper => strings(&|v| v.to_uppercase()),
+            StrFunction::Strip => strings(&|v| v.trim().to_string()),
+            StrFunction::Replace { from, to } if from.is_empty() => {
+                // Python inserts `to` between characters and at both ends.
+                strings(&|v| {
+                    let mut out = to.clone();
+                    for c in v.chars() {
+                        out.push(c);
+                        out.push_str(to);
+                    }
+                    out
+                })
+            }
+            StrFunction::Replace { from, to } => strings(&|v| v.replace(from.as_str(), to)),
+            StrFunction::Slice { start, stop } => strings(&|v| slice_chars(v, *start, *stop)),
+            StrFunction::Len => Arc::new(
+                s.iter()
+                    .map(|v| v.map(|v| v.chars().count() as i64))
+                    .collect::<Int64Array>(),
+            ),
+            StrFunction::StartsWith(p) => Arc::new(
+                s.iter()
+                    .map(|v| v.map(|v| v.starts_with(p.as_str())))
+                    .collect::<BooleanArray>(),
+            ),
+            StrFunction::EndsWith(p) => Arc::new(
+                s.iter()
+                    .map(|v| v.map(|v| v.ends_with(p.as_str())))
+                    .collect::<BooleanArray>(),
+            ),
+        })
+    }
+}
+
+/// Python's `v[start:stop]` on characters.
+fn slice_chars(v: &str, start: i64, stop: Option<i64>) -> String {
+    let n = v.chars().count() as i64;
+    let clamp = |i: i64| if i < 0 { (i + n).max(0) } else { i.min(n) };
+    let (a, b) = (clamp(start), clamp(stop.unwrap_or(n)));
+    if a >= b {
+        return String::new();
+    }
+    v.chars().skip(a as usize).take((b - a) as usize).collect()
+}
+
+fn floor(x: &ArrayRef, unit: FloorUnit) -> FrameResult<ArrayRef> {
+    let DataType::Timestamp(tu, _) = x.data_type() else {
+        // Dates have no time of day: already whole days.
+        return Ok(x.clone());
+    };
+    let step = unit.seconds() * ticks_per_second(tu);
+    let raw = cast(x, &DataType::Int64)?;
+    let raw = raw
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .ok_or_else(|| FrameError::InvalidArgument("dt.floor: not a timestamp".into()))?;
+    let floored: Int64Array = raw
+        .iter()
+        .map(|v| v.map(|t| t.div_euclid(step) * step))
+        .collect();
+    Ok(cast(&(Arc::new(floored) as ArrayRef), x.data_type())?)
+}
+
+impl fmt::Display for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Function::IfElse => write!(f, "if_else"),
+            Function::Str(s) => write!(f, "str.{}", s.name()),
+            Function::Floor(u) => write!(f, "dt.floor[{u:?}]"),
+        }
+    }
+}
