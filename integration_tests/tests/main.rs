@@ -5,6 +5,7 @@
 mod common;
 
 mod array_ops;
+mod categorical;
 mod chunking;
 mod creation;
 mod dataframes;

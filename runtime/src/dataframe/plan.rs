@@ -130,13 +130,17 @@ impl<'s> FramePlanner<'s> {
     }
 
     /// Runs the tasks planned so far and returns the chunks `wanted`. Every chunk that the
-    /// stage produced and did not consume is kept for later stages (as a literal task under
-    /// the same key), so plans made before the stage stay valid.
+    /// stage produced and did not consume, and every chunk of a node read more than once
+    /// (its other readers may be planned already, waiting for a later stage), is kept for
+    /// later stages (as a literal task under the same key), so plans made before the stage
+    /// stay valid.
     fn run_stage(&mut self, wanted: &[ChunkKey]) -> Result<Vec<Arc<ChunkData>>> {
+        let shared: HashSet<ChunkKey> = self.memo.values().flatten().copied().collect();
         let consumed: HashSet<ChunkKey> = self
             .tasks
             .iter()
             .flat_map(|t| t.inputs.iter().copied())
+            .filter(|k| !shared.contains(k))
             .collect();
         let mut outputs: Vec<ChunkKey> = wanted.to_vec();
         let wanted_set: HashSet<ChunkKey> = wanted.iter().copied().collect();
