@@ -70,7 +70,24 @@ pub(crate) fn level() -> Level {
     }
 }
 
+/// The CPU's level, capped by the environment variable `TESSERA_SIMD` (`avx512`, `avx2` or
+/// `scalar`) so that the narrower paths can be measured and checked on a wider CPU; the
+/// variable never raises the level.
 fn detect() -> u8 {
+    cap(detect_cpu(), std::env::var("TESSERA_SIMD").ok().as_deref())
+}
+
+/// `cpu` limited to the level named by `asked` (an unknown name limits nothing).
+fn cap(cpu: u8, asked: Option<&str>) -> u8 {
+    let limit = match asked.map(str::to_ascii_lowercase).as_deref() {
+        Some("scalar") => 0,
+        Some("avx2") => 1,
+        _ => 2,
+    };
+    cpu.min(limit)
+}
+
+fn detect_cpu() -> u8 {
     #[cfg(target_arch = "x86_64")]
     {
         if is_x86_feature_detected!("avx512f")
@@ -97,7 +114,7 @@ pub(crate) fn supported_levels() -> Vec<Level> {
         if is_x86_feature_detected!("avx2") {
             v.push(Level::Avx2);
         }
-        if detect() == 2 {
+        if detect_cpu() == 2 {
             v.push(Level::Avx512);
         }
     }
@@ -402,6 +419,16 @@ pub fn ln(x: &[f64], out: &mut [f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tessera_simd_caps_the_level_and_never_raises_it() {
+        assert_eq!(cap(2, None), 2);
+        assert_eq!(cap(2, Some("avx2")), 1);
+        assert_eq!(cap(2, Some("SCALAR")), 0);
+        assert_eq!(cap(1, Some("avx512")), 1);
+        assert_eq!(cap(0, Some("avx2")), 0);
+        assert_eq!(cap(2, Some("neon")), 2);
+    }
 
     /// Deterministic test inputs (splitmix64).
     struct Rng(u64);

@@ -204,7 +204,17 @@ impl Tiler {
                 NodeKind::Require { x, ok, message } => {
                     self.require(x, ok, message, grid.clone())?
                 }
-                _ => self.fused(node, grid.clone())?,
+                // Elementwise programs and views: one fused kernel per chunk (named one by
+                // one, so that a new kind of node cannot fall in here unplanned).
+                NodeKind::Data(_)
+                | NodeKind::Full(_)
+                | NodeKind::Random { .. }
+                | NodeKind::Ramp { .. }
+                | NodeKind::Unary(..)
+                | NodeKind::Binary(..)
+                | NodeKind::Where(..)
+                | NodeKind::Cast(_)
+                | NodeKind::View(..) => self.fused(node, grid.clone())?,
             }
         };
         self.done.insert((node.id, grid), m.clone());
