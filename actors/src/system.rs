@@ -33,7 +33,8 @@ pub struct SystemConfig {
     pub host_memory_budget: u64,
     /// Bytes the disk tier may hold.
     pub disk_budget: u64,
-    /// Where the private spill folder is made (on first spill; removed at shutdown).
+    /// Where the private spill folder is made (on first spill; removed at shutdown). Starting
+    /// a system removes the spill folders here whose owning process is gone.
     pub spill_dir: PathBuf,
     /// Start of every thread name; keep it to 9 bytes so `-cpu{i}` fits Linux's 15.
     pub thread_prefix: String,
@@ -102,6 +103,14 @@ impl ActorSystem {
             return Err(ActorError::InvalidConfig(
                 "cpu_threads must be at least 1".into(),
             ));
+        }
+        let abandoned = crate::disk::remove_abandoned(&config.spill_dir);
+        if abandoned > 0 {
+            tracing::info!(
+                folders = abandoned,
+                parent = %config.spill_dir.display(),
+                "removed spill folders left by processes that are gone"
+            );
         }
         let (started_tx, started_rx) = crossbeam_channel::bounded(1);
         let pool = MemoryPool::new(config.host_memory_budget);
