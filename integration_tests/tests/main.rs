@@ -4,6 +4,7 @@
 
 mod common;
 
+mod budgets;
 mod chunking;
 mod creation;
 mod dataframes;
