@@ -22,7 +22,7 @@
 //! are reports for unknown jobs or keys and replays.
 
 use crate::graph::{ChunkGraph, ChunkKey, GraphIndex};
-use crate::job::{JobError, JobId, JobStats};
+use crate::job::{JobError, JobId, JobStats, OutOfMemory};
 use crate::memory::{MemoryPool, Reservation};
 use crate::messages::{ActorName, DeviceId};
 use std::cmp::Reverse;
@@ -824,12 +824,12 @@ impl PlannerState {
                 None => match self.pool.disk_full() {
                     None => self.pool.reserve(estimate),
                     Some(disk_budget) => {
-                        let error = JobError::OutOfMemory {
+                        let error = JobError::OutOfMemory(OutOfMemory {
                             host_budget: self.pool.budget(),
                             disk_budget,
                             reserved: self.pool.used(),
                             needed: estimate,
-                        };
+                        });
                         actions.extend(self.fail(job, error));
                         continue;
                     }
@@ -1425,12 +1425,12 @@ mod tests {
         let err = failure(&a).expect("the job fails at once");
         assert!(matches!(
             err,
-            JobError::OutOfMemory {
+            JobError::OutOfMemory(OutOfMemory {
                 host_budget: 100,
                 disk_budget: 64,
                 reserved: 500..,
                 ..
-            }
+            })
         ));
         let text = err.to_string();
         assert!(

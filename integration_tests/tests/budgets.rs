@@ -3,10 +3,11 @@
 //! and gives the right answer, and a new session removes the spill folders of processes
 //! that are gone while leaving live ones alone.
 
-use crate::common::{builder, session_from};
+use crate::common::{builder, session_from, TestSession};
 use std::fs;
 use std::path::{Path, PathBuf};
-use tessera::{tensor, Error, HostTensor, Tensor};
+use std::sync::Arc;
+use tessera::{tensor, Error, FaultInjector, HostTensor, MemoryReading, SessionBuilder, Tensor};
 
 /// A private spill parent folder, removed with everything in it at the end.
 struct SpillParent(PathBuf);
@@ -39,8 +40,8 @@ impl Drop for SpillParent {
 
 /// Elements of the workload: 1.6 MB of f64 output, 200 chunks of 8 KiB.
 const N: usize = 200_000;
-/// The host budget: a few chunks.
-const HOST: u64 = 64 << 10;
+/// The host budget: a few chunks (a multiple of 7, so a faked reading gives it exactly).
+const HOST: u64 = 7 << 13;
 
 /// `2·i` for `i` in `0..N`: an output much larger than the host budget, all of it kept
 /// until delivery.
@@ -57,30 +58,33 @@ fn assert_doubled(out: &HostTensor) {
     }
 }
 
+/// A session spilling under `spill`, with 8 KiB chunks and a host budget of [`HOST`] (70%
+/// of a faked memory reading, as a session sizes its default budget).
+fn spilling(spill: &SpillParent, b: SessionBuilder) -> TestSession {
+    let reading = MemoryReading {
+        total: HOST / 7 * 10,
+        available: HOST / 7 * 10,
+    };
+    let faults = Arc::new(FaultInjector::new().fake_memory(reading));
+    session_from(b.chunk_bytes(8 << 10).faults(faults).spill_dir(&spill.0))
+}
+
 #[test]
 fn over_both_budgets_a_job_ends_with_a_typed_error_naming_them() {
     let spill = SpillParent::new("oom");
     let disk = 96u64 << 10;
-    let s = session_from(
-        builder()
-            .chunk_bytes(8 << 10)
-            .memory_budget(HOST)
-            .disk_budget(disk)
-            .spill_dir(&spill.0),
+    let s = spilling(&spill, builder().disk_budget(disk));
+    assert_eq!(
+        s.config().memory_budget,
+        HOST,
+        "the budget follows the reading"
     );
     let err = doubled().execute(&s).unwrap_err();
-    match &err {
-        Error::OutOfMemory {
-            host_budget,
-            disk_budget,
-            reserved,
-            needed,
-        } => {
-            assert_eq!((*host_budget, *disk_budget), (HOST, disk));
-            assert!(*reserved + *needed > HOST, "{err}");
-        }
-        other => panic!("expected OutOfMemory, got {other:?}"),
-    }
+    let Error::OutOfMemory(oom) = &err else {
+        panic!("expected OutOfMemory, got {err:?}");
+    };
+    assert_eq!((oom.host_budget, oom.disk_budget), (HOST, disk));
+    assert!(oom.reserved + oom.needed > HOST, "{err}");
     let text = err.to_string();
     assert!(
         text.contains(&format!("{HOST} bytes")) && text.contains(&format!("{disk} bytes")),
@@ -99,13 +103,7 @@ fn over_both_budgets_a_job_ends_with_a_typed_error_naming_them() {
 #[test]
 fn within_the_disk_budget_the_same_job_spills_and_is_right() {
     let spill = SpillParent::new("fits");
-    let s = session_from(
-        builder()
-            .chunk_bytes(8 << 10)
-            .memory_budget(HOST)
-            .disk_budget(16 << 20)
-            .spill_dir(&spill.0),
-    );
+    let s = spilling(&spill, builder().disk_budget(16 << 20));
     let (out, stats) = s.execute_with_stats(&doubled()).unwrap();
     assert_doubled(&out);
     assert!(stats.storage.chunks_spilled > 0, "{stats:?}");
@@ -131,12 +129,7 @@ fn abandoned_folder(parent: &Path, name: &str) -> PathBuf {
 fn a_new_session_removes_dead_owners_spill_folders_and_never_a_live_one() {
     let spill = SpillParent::new("cleanup");
     // A live session that has spilled: its folder holds data it still needs.
-    let live = session_from(
-        builder()
-            .chunk_bytes(8 << 10)
-            .memory_budget(HOST)
-            .spill_dir(&spill.0),
-    );
+    let live = spilling(&spill, builder());
     let (out, stats) = live.execute_with_stats(&doubled()).unwrap();
     assert_doubled(&out);
     assert!(stats.storage.chunks_spilled > 0);

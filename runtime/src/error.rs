@@ -69,21 +69,8 @@ pub enum Error {
     },
     /// The host memory budget and the disk budget were both full: nothing more could be
     /// spilled, so the job ended rather than grow past them.
-    #[error(
-        "out of memory after spilling: a task needs {needed} bytes, {reserved} of the host \
-         memory budget of {host_budget} bytes are reserved, and the disk budget of \
-         {disk_budget} bytes is full"
-    )]
-    OutOfMemory {
-        /// The session's host memory budget in bytes.
-        host_budget: u64,
-        /// The session's disk budget in bytes.
-        disk_budget: u64,
-        /// Bytes reserved in host memory when the job ended.
-        reserved: u64,
-        /// The estimated output of the task that did not fit.
-        needed: u64,
-    },
+    #[error(transparent)]
+    OutOfMemory(#[from] crate::OutOfMemory),
     /// A dataframe operation or its data was invalid (unknown column, type mismatch,
     /// malformed file…); the error names the file, line and column where it applies.
     #[error(transparent)]

@@ -390,17 +390,7 @@ impl SessionInner {
                 cause,
             },
             JobError::ActorLost { actor, restarts } => Error::ActorLost { actor, restarts },
-            JobError::OutOfMemory {
-                host_budget,
-                disk_budget,
-                reserved,
-                needed,
-            } => Error::OutOfMemory {
-                host_budget,
-                disk_budget,
-                reserved,
-                needed,
-            },
+            JobError::OutOfMemory(oom) => Error::OutOfMemory(oom),
             other => Error::Runtime(other.to_string()),
         })?;
         tracing::info!(chunks = output.stats.chunks_run, bytes = output.stats.bytes_produced, wall = ?output.stats.wall_time, "job finished");
