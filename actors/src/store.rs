@@ -253,14 +253,19 @@ impl ChunkStore {
     }
 
     /// Drops the chunks `ids` that are stored (deleting their spill files); returns how
-    /// many were. Disk space freed lets spilling resume where the pool is still over budget.
+    /// many were. Disk space freed lifts the disk budget's block and lets spilling resume
+    /// where the pool is still over budget.
     pub fn release(&mut self, ids: &[ChunkId]) -> usize {
+        let disk_before = self.disk_bytes;
         let mut released = 0;
         for id in ids {
             if let Some(old) = self.entries.remove(id) {
                 self.forget_file(old);
                 released += 1;
             }
+        }
+        if self.disk_bytes < disk_before {
+            self.config.pool.set_disk_full(None);
         }
         if released > 0 {
             self.make_room();
@@ -666,5 +671,30 @@ pub(crate) mod tests {
         store.release(&[id(0, 0), id(0, 1), id(0, 2), id(0, 3)]);
         assert_eq!(store.config.pool.used(), 0);
         assert_eq!(store.config.pool.disk_full(), None, "room again");
+    }
+
+    #[test]
+    fn freed_disk_lifts_the_block_even_with_nothing_to_spill() {
+        let mut store = ChunkStore::new(StoreConfig {
+            pool: MemoryPool::new(100),
+            spill_parent: std::env::temp_dir(),
+            disk_budget: 150,
+            faults: None,
+        });
+        store.put(id(0, 0), chunk(10), "fused", 9, false);
+        let held: Vec<Arc<ChunkData>> = (1..3).map(|_| chunk(10)).collect();
+        for (k, c) in (1..).zip(&held) {
+            store.put(id(0, k), Arc::clone(c), "fused", 0, false);
+        }
+        // Chunk 0 went to disk; the held ones cannot go; the next unheld one finds no room.
+        store.put(id(0, 3), chunk(10), "fused", 5, false);
+        assert_eq!(store.spilled(), 1);
+        assert_eq!(store.config.pool.disk_full(), Some(150));
+        store.release(&[id(0, 0), id(0, 3)]);
+        // Only held chunks are left in memory: nothing to spill, yet the disk budget is no
+        // longer what blocks spilling.
+        assert_eq!((store.spilled(), store.disk_bytes()), (0, 0));
+        assert_eq!(store.config.pool.disk_full(), None);
+        assert!(store.config.pool.over_budget());
     }
 }
