@@ -1,5 +1,11 @@
 //! The disk tier's private folder: spilled chunks, one file each, in the format of
 //! [`tessera_kernels::spill`].
+//!
+//! Each folder holds a lock file ([`LOCK_FILE`], the owner's pid inside) that its
+//! [`SpillDir`] keeps exclusively locked (an advisory `flock` on unix, through std's
+//! [`File::try_lock`]) for as long as it lives. The operating system drops the lock when the
+//! owning process ends, however it ends, so [`remove_abandoned`] can tell a crashed owner's
+//! folder (lock free) from a live one (lock held), as Dask's worker directories do.
 
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -16,6 +22,10 @@ static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
 const CREATE_ATTEMPTS: u32 = 1000;
 /// Buffer size of spill file writers and readers.
 const IO_BUFFER: usize = 1 << 20;
+/// Start of every spill folder's name.
+const DIR_PREFIX: &str = "tessera-spill-";
+/// The lock file in every spill folder, held locked by its owner while it lives.
+pub const LOCK_FILE: &str = "owner.lock";
 
 /// Why a spill folder or a spilled chunk could not be created, written or read.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -54,10 +64,13 @@ pub enum DiskError {
     },
 }
 
-/// A private folder for spilled chunks (mode 0700), removed with everything in it when dropped.
+/// A private folder for spilled chunks (mode 0700), locked while it lives and removed with
+/// everything in it when dropped.
 #[derive(Debug)]
 pub struct SpillDir {
     path: PathBuf,
+    /// The locked [`LOCK_FILE`]: closing it (on drop or process death) frees the lock.
+    _lock: File,
 }
 
 /// One spilled chunk on disk.
@@ -81,7 +94,8 @@ impl SpillFile {
 
 impl SpillDir {
     /// Creates `{parent}/tessera-spill-{pid}-{n}` (`n` a process-wide counter, the next one
-    /// tried while the name is taken), mode 0700 on unix. `parent` must exist.
+    /// tried while the name is taken), mode 0700 on unix, and locks its [`LOCK_FILE`].
+    /// `parent` must exist.
     pub fn create(parent: &Path) -> Result<SpillDir, DiskError> {
         let pid = std::process::id();
         let mut builder = DirBuilder::new();
@@ -89,11 +103,18 @@ impl SpillDir {
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         for _ in 0..CREATE_ATTEMPTS {
             let n = NEXT_DIR.fetch_add(1, Ordering::Relaxed);
-            let path = parent.join(format!("tessera-spill-{pid}-{n}"));
+            let path = parent.join(format!("{DIR_PREFIX}{pid}-{n}"));
             match builder.create(&path) {
                 Ok(()) => {
+                    let lock = match lock_new(&path, pid) {
+                        Ok(lock) => lock,
+                        Err(e) => {
+                            let _ = fs::remove_dir_all(&path);
+                            return Err(create_error(&path, format!("cannot lock it: {e}")));
+                        }
+                    };
                     debug!(path = %path.display(), "created spill folder");
-                    return Ok(SpillDir { path });
+                    return Ok(SpillDir { path, _lock: lock });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(create_error(&path, e.to_string())),
@@ -184,6 +205,64 @@ impl Drop for SpillDir {
             Err(e) => warn!(path = %self.path.display(), error = %e, "cannot remove spill folder"),
         }
     }
+}
+
+/// Creates and locks `{dir}/{LOCK_FILE}`, writing `pid` into it for people reading the folder.
+/// The file is locked under another name and then renamed (the lock stays with it), so
+/// [`remove_abandoned`] never finds it unlocked while its owner lives.
+fn lock_new(dir: &Path, pid: u32) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let making = dir.join(format!("{LOCK_FILE}.new"));
+    let mut file = options.open(&making)?;
+    file.try_lock().map_err(io::Error::from)?;
+    writeln!(file, "{pid}")?;
+    fs::rename(&making, dir.join(LOCK_FILE))?;
+    Ok(file)
+}
+
+/// Removes the spill folders under `parent` whose owner is gone: those whose [`LOCK_FILE`]
+/// nobody holds locked. A folder whose lock is held (a live owner, in this process or
+/// another), that has no lock file (one being created this instant, or left by a version
+/// without locks) or that cannot be opened (another user's) is left alone, as is anything
+/// not a real folder named like a spill folder. Returns the folders removed; failures are
+/// logged, never raised: a leftover must not stop a session from starting.
+pub fn remove_abandoned(parent: &Path) -> usize {
+    let entries = match fs::read_dir(parent) {
+        Ok(entries) => entries,
+        Err(e) => {
+            warn!(path = %parent.display(), error = %e, "cannot list the spill parent folder");
+            return 0;
+        }
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let is_spill = entry.file_name().to_string_lossy().starts_with(DIR_PREFIX);
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if !(is_spill && is_dir) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(lock) = OpenOptions::new().write(true).open(path.join(LOCK_FILE)) else {
+            continue;
+        };
+        if lock.try_lock().is_err() {
+            continue;
+        }
+        // Locked now by us: an owner cannot come back, and nobody else will remove it.
+        match fs::remove_dir_all(&path) {
+            Ok(()) => {
+                removed += 1;
+                debug!(path = %path.display(), "removed an abandoned spill folder");
+            }
+            Err(e) => {
+                warn!(path = %path.display(), error = %e, "cannot remove an abandoned spill folder")
+            }
+        }
+    }
+    removed
 }
 
 fn create_error(path: &Path, cause: String) -> DiskError {
@@ -353,6 +432,43 @@ mod tests {
         ));
         // The existing file is kept intact.
         assert_eq!(dir.read(&first).unwrap(), tensor());
+    }
+
+    #[test]
+    fn abandoned_folders_are_removed_and_live_ones_kept() {
+        let parent = dir(); // a private parent, so other tests' folders are not in play
+        let live = SpillDir::create(parent.path()).unwrap();
+        let live_file = live.write("t", &tensor()).unwrap();
+        // A crashed owner's folder: a lock file nobody holds, and spilled data.
+        let dead = parent.path().join("tessera-spill-999999-0");
+        fs::create_dir(&dead).unwrap();
+        fs::write(dead.join(LOCK_FILE), "999999\n").unwrap();
+        fs::write(dead.join("job0-chunk1.spill"), vec![0u8; 4096]).unwrap();
+        // Left alone: a folder without a lock file, and a file named like a folder.
+        let unlocked = parent.path().join("tessera-spill-999999-1");
+        fs::create_dir(&unlocked).unwrap();
+        let plain = parent.path().join("tessera-spill-999999-2");
+        fs::write(&plain, b"not a folder").unwrap();
+        let other = parent.path().join("someone-else");
+        fs::create_dir(&other).unwrap();
+        fs::write(other.join(LOCK_FILE), "1\n").unwrap();
+
+        assert_eq!(remove_abandoned(parent.path()), 1);
+        assert!(!dead.exists(), "the dead owner's folder is gone");
+        assert!(live.path().exists() && unlocked.exists() && plain.exists() && other.exists());
+        assert_eq!(
+            live.read(&live_file).unwrap(),
+            tensor(),
+            "the live folder is intact"
+        );
+        let pid = fs::read_to_string(live.path().join(LOCK_FILE)).unwrap();
+        assert_eq!(pid.trim(), std::process::id().to_string());
+        // Once its owner drops it, the lock is free and its folder removed with it.
+        let live_path = live.path().to_path_buf();
+        drop(live);
+        assert!(!live_path.exists());
+        assert_eq!(remove_abandoned(parent.path()), 0);
+        assert_eq!(remove_abandoned(&parent.path().join("missing")), 0);
     }
 
     #[test]

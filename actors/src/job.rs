@@ -96,6 +96,26 @@ pub enum JobEvent {
     Finished(Result<JobOutput, JobError>),
 }
 
+/// Both memory tiers were full: the host budget could not take the next task's output
+/// and the disk tier's budget took no more spilled chunks, so the job ended rather than
+/// grow past them.
+#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
+#[error(
+    "out of memory after spilling: a task needs {needed} bytes, {reserved} of the host \
+     memory budget of {host_budget} bytes are reserved, and the disk budget of \
+     {disk_budget} bytes is full"
+)]
+pub struct OutOfMemory {
+    /// The host memory budget in bytes.
+    pub host_budget: u64,
+    /// The disk tier's budget in bytes.
+    pub disk_budget: u64,
+    /// Bytes reserved in host memory when the job ended.
+    pub reserved: u64,
+    /// The estimated output of the task that did not fit.
+    pub needed: u64,
+}
+
 /// Why a job ended without a result.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum JobError {
@@ -129,6 +149,9 @@ pub enum JobError {
         /// Restarts made before giving up.
         restarts: u32,
     },
+    /// Both memory tiers are full (see [`OutOfMemory`]).
+    #[error(transparent)]
+    OutOfMemory(#[from] OutOfMemory),
     /// The graph is malformed.
     #[error("invalid chunk graph: {0}")]
     InvalidGraph(#[from] GraphError),

@@ -26,7 +26,7 @@ pub mod system;
 pub use device::DeviceActor;
 pub use faults::{FaultInjector, FaultKind, FaultPoint, FaultRule, MemoryReading};
 pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError};
-pub use job::{JobError, JobEvent, JobId, JobOutput, JobStats};
+pub use job::{JobError, JobEvent, JobId, JobOutput, JobStats, OutOfMemory};
 pub use memory::{MemoryPool, Reservation};
 pub use messages::ActorName;
 pub use planner::GraphPlannerActor;

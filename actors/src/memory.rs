@@ -2,8 +2,12 @@
 //! pattern): one [`MemoryPool`] per tier holds a byte budget; the planner reserves a
 //! task's estimated output before it runs, the store reserves every chunk it keeps in
 //! memory, and each [`Reservation`] gives its bytes back when dropped.
+//!
+//! The pool also carries the store's word that spilling is blocked because the disk tier's
+//! budget is full ([`MemoryPool::disk_full`]): with both tiers full, the planner fails a job
+//! that cannot progress instead of reserving past the host budget.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// A tier's byte budget and what is reserved against it.
@@ -12,6 +16,8 @@ pub struct MemoryPool {
     budget: u64,
     used: AtomicU64,
     peak: AtomicU64,
+    disk_full: AtomicBool,
+    disk_budget: AtomicU64,
 }
 
 impl MemoryPool {
@@ -21,6 +27,8 @@ impl MemoryPool {
             budget,
             used: AtomicU64::new(0),
             peak: AtomicU64::new(0),
+            disk_full: AtomicBool::new(false),
+            disk_budget: AtomicU64::new(0),
         })
     }
 
@@ -71,6 +79,23 @@ impl MemoryPool {
     pub fn peak(&self) -> u64 {
         self.peak.load(Ordering::Acquire)
     }
+
+    /// Records whether the store, over budget, found the disk tier's budget (`Some`, in
+    /// bytes) too full to spill anything more, or (`None`) could spill again.
+    pub fn set_disk_full(&self, disk_budget: Option<u64>) {
+        if let Some(budget) = disk_budget {
+            self.disk_budget.store(budget, Ordering::Release);
+        }
+        self.disk_full
+            .store(disk_budget.is_some(), Ordering::Release);
+    }
+
+    /// The disk tier's budget while spilling is blocked by it being full, else `None`.
+    pub fn disk_full(&self) -> Option<u64> {
+        self.disk_full
+            .load(Ordering::Acquire)
+            .then(|| self.disk_budget.load(Ordering::Acquire))
+    }
 }
 
 /// Bytes reserved in a [`MemoryPool`], given back on drop.
@@ -116,5 +141,10 @@ mod tests {
         drop(b);
         assert_eq!(pool.used(), 0);
         assert!(pool.try_reserve(u64::MAX).is_none(), "no overflow");
+        assert_eq!(pool.disk_full(), None);
+        pool.set_disk_full(Some(0));
+        assert_eq!(pool.disk_full(), Some(0));
+        pool.set_disk_full(None);
+        assert_eq!(pool.disk_full(), None);
     }
 }

@@ -7,7 +7,9 @@
 //! depth-first order); each device has a fixed number of slots; a task's output is
 //! reserved in the host [`MemoryPool`] before it is dispatched, and when the reservation
 //! is refused the task waits (back-pressure), unless nothing is running, so a job always
-//! progresses. A chunk is released as soon as its last consumer has completed, except
+//! progresses; but when nothing is running and the disk tier's budget is full too (the
+//! store cannot spill), the job fails with [`JobError::OutOfMemory`] instead of growing
+//! past both budgets. A chunk is released as soon as its last consumer has completed, except
 //! output chunks, which stay until the job is delivered.
 //!
 //! Recovery: a retryable task failure (a panic, an injected fault, a lost device) runs
@@ -20,7 +22,7 @@
 //! are reports for unknown jobs or keys and replays.
 
 use crate::graph::{ChunkGraph, ChunkKey, GraphIndex};
-use crate::job::{JobError, JobId, JobStats};
+use crate::job::{JobError, JobId, JobStats, OutOfMemory};
 use crate::memory::{MemoryPool, Reservation};
 use crate::messages::{ActorName, DeviceId};
 use std::cmp::Reverse;
@@ -815,11 +817,23 @@ impl PlannerState {
             let estimate = state.estimate(pos);
             let reservation = match self.pool.try_reserve(estimate) {
                 Some(r) => r,
-                None if self.in_flight.is_empty() => self.pool.reserve(estimate),
-                None => {
+                None if !self.in_flight.is_empty() => {
                     state.stats.held_back += 1;
                     break;
                 }
+                None => match self.pool.disk_full() {
+                    None => self.pool.reserve(estimate),
+                    Some(disk_budget) => {
+                        let error = JobError::OutOfMemory(OutOfMemory {
+                            host_budget: self.pool.budget(),
+                            disk_budget,
+                            reserved: self.pool.used(),
+                            needed: estimate,
+                        });
+                        actions.extend(self.fail(job, error));
+                        continue;
+                    }
+                },
             };
             self.ready.pop_first();
             let task = &state.tasks[pos];
@@ -1394,6 +1408,41 @@ mod tests {
         let stats = deliver(&mut p, job, &a);
         assert!(stats.held_back >= 1);
         assert_eq!(stats.peak_host_reserved, 1080);
+    }
+
+    #[test]
+    fn with_both_tiers_full_a_job_that_cannot_progress_fails_naming_both_budgets() {
+        let pool = MemoryPool::new(100);
+        let mut p = PlannerState::new(pool.clone());
+        p.add_device(CPU, 1);
+        let (job, a) = p.submit(graph(&[(1, &[]), (2, &[1])], &[2]), Instant::now());
+        assert_eq!(dispatched(&a), vec![1]);
+        // The stored chunks fill the host budget and the store found the disk budget full.
+        let stored = pool.reserve(500);
+        pool.set_disk_full(Some(64));
+        let a = done(&mut p, job, 1, 10);
+        assert!(dispatched(&a).is_empty(), "nothing over both budgets");
+        let err = failure(&a).expect("the job fails at once");
+        assert!(matches!(
+            err,
+            JobError::OutOfMemory(OutOfMemory {
+                host_budget: 100,
+                disk_budget: 64,
+                reserved: 500..,
+                ..
+            })
+        ));
+        let text = err.to_string();
+        assert!(
+            text.contains("100 bytes") && text.contains("64 bytes"),
+            "{text}"
+        );
+        assert!(!p.is_running(job));
+        // Once the store can spill again, a new job is forced through as before.
+        pool.set_disk_full(None);
+        let (_, a) = p.submit(graph(&[(1, &[])], &[1]), Instant::now());
+        assert_eq!(dispatched(&a), vec![1]);
+        drop(stored);
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! holds (no running task reads them, so spilling really frees memory), the one needed
 //! last first (largest next use, then largest). A spilled chunk is read back, checksum
 //! verified, when it is asked for. A spill that fails (disk full, unwritable, over the
-//! disk budget) leaves the chunk in memory; the planner's back-pressure then holds new work.
+//! disk budget) leaves the chunk in memory; the planner's back-pressure then holds new work,
+//! and when the disk budget is what blocks spilling the store says so in the pool
+//! ([`MemoryPool::set_disk_full`]), for the planner to fail a job that cannot progress.
 //! A chunk that cannot be read back is reported lost, for the planner to recompute.
 
 use crate::disk::{self, SpillDir, SpillFile};
@@ -99,6 +101,24 @@ pub enum PutOutcome {
     Dropped,
     /// An injected [`FaultKind::KillStorage`]: the storage actor must die now.
     Kill,
+}
+
+/// Why a chunk was not spilled.
+#[derive(Debug, PartialEq, Eq)]
+enum SpillRefused {
+    /// The disk tier's budget has no room for it.
+    DiskBudget,
+    /// Creating the folder or writing the file failed (the error's text).
+    Failed(String),
+}
+
+impl fmt::Display for SpillRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpillRefused::DiskBudget => f.write_str("the disk tier's budget is full"),
+            SpillRefused::Failed(cause) => f.write_str(cause),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -233,14 +253,22 @@ impl ChunkStore {
     }
 
     /// Drops the chunks `ids` that are stored (deleting their spill files); returns how
-    /// many were.
+    /// many were. Disk space freed lifts the disk budget's block and lets spilling resume
+    /// where the pool is still over budget.
     pub fn release(&mut self, ids: &[ChunkId]) -> usize {
+        let disk_before = self.disk_bytes;
         let mut released = 0;
         for id in ids {
             if let Some(old) = self.entries.remove(id) {
                 self.forget_file(old);
                 released += 1;
             }
+        }
+        if self.disk_bytes < disk_before {
+            self.config.pool.set_disk_full(None);
+        }
+        if released > 0 {
+            self.make_room();
         }
         released
     }
@@ -301,20 +329,30 @@ impl ChunkStore {
         }
     }
 
-    /// Spills chunks while the pool is over budget and something can be spilled.
+    /// Spills chunks while the pool is over budget and something can be spilled, and tells
+    /// the pool whether the disk tier's budget now blocks spilling.
     fn make_room(&mut self) {
         while self.config.pool.over_budget() {
             let Some(victim) = self.pick_victim() else {
                 return;
             };
-            if let Err(cause) = self.spill(victim) {
-                self.stats(victim.job).spill_failures += 1;
-                if !std::mem::replace(&mut self.warned_spill_failure, true) {
-                    tracing::warn!(chunk = %victim, %cause, "cannot spill to disk; holding chunks in memory");
+            match self.spill(victim) {
+                Ok(()) => self.config.pool.set_disk_full(None),
+                Err(refused) => {
+                    if refused == SpillRefused::DiskBudget {
+                        self.config
+                            .pool
+                            .set_disk_full(Some(self.config.disk_budget));
+                    }
+                    self.stats(victim.job).spill_failures += 1;
+                    if !std::mem::replace(&mut self.warned_spill_failure, true) {
+                        tracing::warn!(chunk = %victim, cause = %refused, "cannot spill to disk; holding chunks in memory");
+                    }
+                    return;
                 }
-                return;
             }
         }
+        self.config.pool.set_disk_full(None);
     }
 
     /// The in-memory chunk nobody else holds that is needed last (then the largest).
@@ -329,7 +367,7 @@ impl ChunkStore {
     }
 
     /// Writes one in-memory chunk to the disk tier and frees its memory.
-    fn spill(&mut self, id: ChunkId) -> Result<(), String> {
+    fn spill(&mut self, id: ChunkId) -> Result<(), SpillRefused> {
         let Some(entry) = self.entries.get_mut(&id) else {
             return Ok(());
         };
@@ -345,25 +383,22 @@ impl ChunkStore {
         };
         let (data, nbytes, op) = (Arc::clone(data), entry.nbytes, entry.op);
         if self.disk_bytes.saturating_add(nbytes) > self.config.disk_budget {
-            return Err(format!(
-                "the disk tier's budget of {} bytes is full",
-                self.config.disk_budget
-            ));
+            return Err(SpillRefused::DiskBudget);
         }
         let fault = self.fault(FaultPoint::Spill, op);
         if fault == Some(FaultKind::SpillWriteFails) {
-            return Err("injected: the disk is full".into());
+            return Err(SpillRefused::Failed("injected: the disk is full".into()));
         }
+        let failed = |e: disk::DiskError| SpillRefused::Failed(e.to_string());
         if self.dir.is_none() {
-            self.dir =
-                Some(SpillDir::create(&self.config.spill_parent).map_err(|e| e.to_string())?);
+            self.dir = Some(SpillDir::create(&self.config.spill_parent).map_err(failed)?);
         }
         let Some(dir) = &self.dir else {
             return Ok(());
         };
         let file = dir
             .write(&format!("{}-chunk{}", id.job, id.key), &data)
-            .map_err(|e| e.to_string())?;
+            .map_err(failed)?;
         let damaged = match fault {
             Some(FaultKind::CorruptSpill) => disk::corrupt_file(&file),
             Some(FaultKind::DeleteSpill) => disk::delete_file(&file),
@@ -620,5 +655,46 @@ pub(crate) mod tests {
             "only one 80-byte chunk (plus header) fits"
         );
         assert_eq!(store.len(), 4);
+        assert_eq!(
+            store.config.pool.disk_full(),
+            Some(150),
+            "the pool learns that the disk budget blocks spilling"
+        );
+        // Releasing the spilled chunk frees the disk tier: spilling resumes.
+        let on_disk: Vec<ChunkId> = (0..4)
+            .map(|k| id(0, k))
+            .filter(|i| matches!(store.entries[i].place, Place::Disk(_)))
+            .collect();
+        store.release(&on_disk);
+        assert_eq!((store.spilled(), store.len()), (1, 3));
+        assert_eq!(store.config.pool.disk_full(), Some(150), "still over both");
+        store.release(&[id(0, 0), id(0, 1), id(0, 2), id(0, 3)]);
+        assert_eq!(store.config.pool.used(), 0);
+        assert_eq!(store.config.pool.disk_full(), None, "room again");
+    }
+
+    #[test]
+    fn freed_disk_lifts_the_block_even_with_nothing_to_spill() {
+        let mut store = ChunkStore::new(StoreConfig {
+            pool: MemoryPool::new(100),
+            spill_parent: std::env::temp_dir(),
+            disk_budget: 150,
+            faults: None,
+        });
+        store.put(id(0, 0), chunk(10), "fused", 9, false);
+        let held: Vec<Arc<ChunkData>> = (1..3).map(|_| chunk(10)).collect();
+        for (k, c) in (1..).zip(&held) {
+            store.put(id(0, k), Arc::clone(c), "fused", 0, false);
+        }
+        // Chunk 0 went to disk; the held ones cannot go; the next unheld one finds no room.
+        store.put(id(0, 3), chunk(10), "fused", 5, false);
+        assert_eq!(store.spilled(), 1);
+        assert_eq!(store.config.pool.disk_full(), Some(150));
+        store.release(&[id(0, 0), id(0, 3)]);
+        // Only held chunks are left in memory: nothing to spill, yet the disk budget is no
+        // longer what blocks spilling.
+        assert_eq!((store.spilled(), store.disk_bytes()), (0, 0));
+        assert_eq!(store.config.pool.disk_full(), None);
+        assert!(store.config.pool.over_budget());
     }
 }

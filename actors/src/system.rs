@@ -6,7 +6,7 @@
 use crate::faults::FaultInjector;
 use crate::graph::{ChunkGraph, GraphError};
 use crate::job::{JobError, JobEvent, JobOutput};
-use crate::memory::MemoryPool;
+use crate::memory::{MemoryPool, Reservation};
 use crate::messages::{Shutdown, SubmitJob};
 use crate::planner::GraphPlannerActor;
 use crate::supervisor::Supervisor;
@@ -33,7 +33,8 @@ pub struct SystemConfig {
     pub host_memory_budget: u64,
     /// Bytes the disk tier may hold.
     pub disk_budget: u64,
-    /// Where the private spill folder is made (on first spill; removed at shutdown).
+    /// Where the private spill folder is made (on first spill; removed at shutdown). Starting
+    /// a system removes the spill folders here whose owning process is gone.
     pub spill_dir: PathBuf,
     /// Start of every thread name; keep it to 9 bytes so `-cpu{i}` fits Linux's 15.
     pub thread_prefix: String,
@@ -103,6 +104,14 @@ impl ActorSystem {
                 "cpu_threads must be at least 1".into(),
             ));
         }
+        let abandoned = crate::disk::remove_abandoned(&config.spill_dir);
+        if abandoned > 0 {
+            tracing::info!(
+                folders = abandoned,
+                parent = %config.spill_dir.display(),
+                "removed spill folders left by processes that are gone"
+            );
+        }
         let (started_tx, started_rx) = crossbeam_channel::bounded(1);
         let pool = MemoryPool::new(config.host_memory_budget);
         let actors_pool = Arc::clone(&pool);
@@ -140,6 +149,13 @@ impl ActorSystem {
     /// Host-memory bytes reserved now: chunks held in memory and running tasks' outputs.
     pub fn reserved_bytes(&self) -> u64 {
         self.pool.used()
+    }
+
+    /// Reserves `bytes` of host memory, whether or not they fit, for data the caller holds
+    /// between jobs (a staged job's partial results): the store spills and the planner holds
+    /// back work to make room for them until the reservation is dropped.
+    pub fn reserve(&self, bytes: u64) -> Reservation {
+        self.pool.reserve(bytes)
     }
 
     /// Validates `graph` and submits it; the handle receives its progress and result.

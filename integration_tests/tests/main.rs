@@ -5,6 +5,7 @@
 mod common;
 
 mod array_ops;
+mod budgets;
 mod categorical;
 mod chunking;
 mod creation;

@@ -84,6 +84,10 @@ pub enum Error {
         /// Restarts made before giving up.
         restarts: u32,
     },
+    /// The host memory budget and the disk budget were both full: nothing more could be
+    /// spilled, so the job ended rather than grow past them.
+    #[error(transparent)]
+    OutOfMemory(#[from] crate::OutOfMemory),
     /// A dataframe operation or its data was invalid (unknown column, type mismatch,
     /// malformed file…); the error names the file, line and column where it applies.
     #[error(transparent)]

@@ -40,6 +40,6 @@ pub use progress::Progress;
 pub use session::{Session, SessionBuilder, SessionConfig, DEFAULT_CHUNK_BYTES};
 pub use tensor::{Slice, Tensor};
 pub use tessera_actors::{
-    FaultInjector, FaultKind, FaultPoint, JobStats, MemoryReading, StorageStats,
+    FaultInjector, FaultKind, FaultPoint, JobStats, MemoryReading, OutOfMemory, StorageStats,
 };
 pub use tessera_kernels::{DType, Element, HostTensor, KernelError, ReduceOp, Scalar};

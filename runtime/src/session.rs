@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tessera_actors::{
     ActorSystem, ChunkGraph, FaultInjector, JobError, JobEvent, JobStats, MemoryReading,
-    SystemConfig,
+    Reservation, SystemConfig,
 };
 use tessera_kernels::cuda::GpuProbe;
 use tessera_kernels::frame::ops::FileFormat;
@@ -230,7 +230,7 @@ fn default_disk_budget(dir: &Path) -> u64 {
 /// the system down and joins every thread it started.
 #[derive(Debug)]
 pub struct Session {
-    inner: Arc<SessionInner>,
+    pub(crate) inner: Arc<SessionInner>,
 }
 
 #[derive(Debug)]
@@ -398,11 +398,19 @@ impl SessionInner {
                 cause,
             },
             JobError::ActorLost { actor, restarts } => Error::ActorLost { actor, restarts },
+            JobError::OutOfMemory(oom) => Error::OutOfMemory(oom),
             other => Error::Runtime(other.to_string()),
         })?;
         tracing::info!(chunks = output.stats.chunks_run, bytes = output.stats.bytes_produced, wall = ?output.stats.wall_time, "job finished");
         let chunks = output.outputs.into_iter().map(|(_, c)| c).collect();
         Ok((chunks, output.stats))
+    }
+
+    /// Reserves `bytes` of host memory for data held between jobs (see
+    /// [`ActorSystem::reserve`]); `None` once the session is shut down.
+    pub(crate) fn reserve(&self, bytes: u64) -> Option<Reservation> {
+        let system = self.system.lock().ok()?;
+        system.as_ref().map(|s| s.reserve(bytes))
     }
 
     /// Keeps `stats` as the statistics of the last job.

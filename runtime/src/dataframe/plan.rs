@@ -14,7 +14,7 @@ use arrow::array::RecordBatch;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
-use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, JobStats};
+use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, JobStats, Reservation};
 use tessera_kernels::frame::csv::split_ranges;
 use tessera_kernels::frame::groupby::GroupBySpec;
 use tessera_kernels::frame::join::{JoinHow, JoinSpec};
@@ -57,6 +57,9 @@ pub(crate) struct FramePlanner<'s> {
     memo: HashMap<u64, Vec<ChunkKey>>,
     /// How many consumers each node has in the graph being planned.
     uses: HashMap<u64, usize>,
+    /// Host memory reserved for the chunks the last stage handed on (held here as literal
+    /// tasks), so later stages spill and hold back work around them.
+    handed_on: Option<Reservation>,
     /// Statistics of the stages run so far.
     pub stats: JobStats,
 }
@@ -73,6 +76,7 @@ impl<'s> FramePlanner<'s> {
             next_key: 0,
             memo: HashMap::new(),
             uses: HashMap::new(),
+            handed_on: None,
             stats: JobStats::default(),
         }
     }
@@ -133,7 +137,8 @@ impl<'s> FramePlanner<'s> {
     /// stage produced and did not consume, and every chunk of a node read more than once
     /// (its other readers may be planned already, waiting for a later stage), is kept for
     /// later stages (as a literal task under the same key), so plans made before the stage
-    /// stay valid.
+    /// stay valid; their bytes stay reserved in the session's host memory budget until the
+    /// next stage hands on its own.
     fn run_stage(&mut self, wanted: &[ChunkKey]) -> Result<Vec<Arc<ChunkData>>> {
         let shared: HashSet<ChunkKey> = self.memo.values().flatten().copied().collect();
         let consumed: HashSet<ChunkKey> = self
@@ -158,6 +163,8 @@ impl<'s> FramePlanner<'s> {
         let (chunks, stats) = self.session.run_graph(graph).map_err(frame_error)?;
         self.stats.absorb(&stats);
         // `chunks` holds the wanted chunks, then the kept ones.
+        let held: u64 = chunks.iter().map(|c| c.nbytes() as u64).sum();
+        self.handed_on = self.session.reserve(held);
         let (wanted_data, kept_data) = chunks.split_at(wanted.len());
         for (key, data) in wanted
             .iter()
@@ -626,5 +633,49 @@ fn frame_error(e: Error) -> Error {
             ..
         } => Error::Frame(f),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataframe::{from_arrow, Agg};
+    use crate::{Progress, Session};
+    use arrow::array::Int64Array;
+
+    #[test]
+    fn chunks_handed_on_between_stages_stay_reserved_until_the_planner_ends() {
+        let session = Session::builder()
+            .threads(1)
+            .progress(Progress::Never)
+            .shuffle_rows(0)
+            .build()
+            .unwrap();
+        let k: Vec<i64> = (0..2000).map(|i| (i * 7) % 500).collect();
+        let a: Vec<i64> = (0..2000).collect();
+        let batch = RecordBatch::try_from_iter([
+            ("k", Arc::new(Int64Array::from(k)) as _),
+            ("a", Arc::new(Int64Array::from(a)) as _),
+        ])
+        .unwrap();
+        let frame = from_arrow(batch, Some(100))
+            .groupby(&["k"])
+            .agg(&[("a", &[Agg::Sum])]);
+        let mut planner = FramePlanner::new(&session.inner);
+        let out = planner.execute(&frame.node.clone().unwrap()).unwrap();
+        assert_eq!(out.iter().map(RecordBatch::num_rows).sum::<usize>(), 500);
+        let out_bytes: u64 = out
+            .iter()
+            .map(|b| ChunkData::Table(b.clone()).nbytes() as u64)
+            .sum();
+        // The last stage's chunks are held by the planner and reserved; nothing else is.
+        assert!(out_bytes > 0);
+        assert!(
+            session.reserved_bytes() >= out_bytes,
+            "{} reserved, {out_bytes} held",
+            session.reserved_bytes()
+        );
+        drop(planner);
+        assert_eq!(session.reserved_bytes(), 0);
     }
 }
