@@ -3,7 +3,8 @@
 
 use super::*;
 
-pub(super) const UNARY: [UnaryOp; 8] = [
+/// Every unary op.
+pub(super) const UNARY: [UnaryOp; 25] = [
     UnaryOp::Neg,
     UnaryOp::Abs,
     UnaryOp::Sqrt,
@@ -12,9 +13,27 @@ pub(super) const UNARY: [UnaryOp; 8] = [
     UnaryOp::Sin,
     UnaryOp::Cos,
     UnaryOp::Not,
+    UnaryOp::Floor,
+    UnaryOp::Ceil,
+    UnaryOp::Trunc,
+    UnaryOp::Rint,
+    UnaryOp::Tan,
+    UnaryOp::Arcsin,
+    UnaryOp::Arccos,
+    UnaryOp::Arctan,
+    UnaryOp::Sinh,
+    UnaryOp::Cosh,
+    UnaryOp::Tanh,
+    UnaryOp::Log2,
+    UnaryOp::Log10,
+    UnaryOp::Log1p,
+    UnaryOp::Expm1,
+    UnaryOp::Exp2,
+    UnaryOp::BitNot,
 ];
 
-pub(super) const BINARY: [BinaryOp; 15] = [
+/// Every binary op.
+pub(super) const BINARY: [BinaryOp; 25] = [
     BinaryOp::Add,
     BinaryOp::Sub,
     BinaryOp::Mul,
@@ -30,13 +49,24 @@ pub(super) const BINARY: [BinaryOp; 15] = [
     BinaryOp::Ge,
     BinaryOp::And,
     BinaryOp::Or,
+    BinaryOp::FloorDiv,
+    BinaryOp::Remainder,
+    BinaryOp::Fmod,
+    BinaryOp::BitAnd,
+    BinaryOp::BitOr,
+    BinaryOp::BitXor,
+    BinaryOp::Shl,
+    BinaryOp::Shr,
+    BinaryOp::Arctan2,
+    BinaryOp::Hypot,
 ];
+
 /// The CPU evaluator's support for `op` on `dtype` (see `cpu::elementwise::unary`).
 pub fn unary_supported(op: UnaryOp, dtype: DType) -> bool {
     match dtype {
-        DType::F32 | DType::F64 => op != UnaryOp::Not,
-        DType::Bool => op == UnaryOp::Not,
-        _ => matches!(op, UnaryOp::Neg | UnaryOp::Abs),
+        DType::F32 | DType::F64 => !matches!(op, UnaryOp::Not | UnaryOp::BitNot),
+        DType::Bool => matches!(op, UnaryOp::Not | UnaryOp::BitNot),
+        _ => matches!(op, UnaryOp::Neg | UnaryOp::Abs | UnaryOp::BitNot) || op.is_rounding(),
     }
 }
 
@@ -46,12 +76,18 @@ pub fn binary_supported(op: BinaryOp, dtype: DType) -> bool {
         return true;
     }
     match dtype {
-        DType::F32 | DType::F64 => !op.is_logical(),
+        DType::F32 | DType::F64 => !op.is_logical() && !op.is_bitwise(),
         DType::Bool => matches!(
             op,
-            BinaryOp::And | BinaryOp::Or | BinaryOp::Maximum | BinaryOp::Minimum
+            BinaryOp::And
+                | BinaryOp::Or
+                | BinaryOp::Maximum
+                | BinaryOp::Minimum
+                | BinaryOp::BitAnd
+                | BinaryOp::BitOr
+                | BinaryOp::BitXor
         ),
-        _ => !op.is_logical() && op != BinaryOp::Div,
+        _ => !op.is_logical() && !matches!(op, BinaryOp::Div | BinaryOp::Arctan2 | BinaryOp::Hypot),
     }
 }
 

@@ -2,11 +2,13 @@
 //! reduction the CUDA generator supports, and IR it must refuse (tests only).
 //!
 //! [`cases`] walks the parts: elementwise ops and constants (`elementwise`), leaf sources
-//! (`leaves`), run folds and trailing reductions (`reductions`); [`refused`] lists IR the
-//! generator must reject; `values` fills the inputs.
+//! (`leaves`), the NumPy operators of issue 13 over edge values and in fused chains
+//! (`numpy_ops`), run folds and trailing reductions (`reductions`); [`refused`] lists IR
+//! the generator must reject; `values` fills the inputs.
 
 mod elementwise;
 mod leaves;
+mod numpy_ops;
 mod reductions;
 mod refused;
 mod values;
@@ -140,6 +142,8 @@ pub fn cases() -> Vec<Case> {
     leaves::random(&mut out);
     leaves::ramps(&mut out);
     leaves::chunks(&mut out);
+    numpy_ops::edges(&mut out);
+    numpy_ops::compositions(&mut out);
     reductions::trailing(&mut out);
     reductions::reductions(&mut out);
     out

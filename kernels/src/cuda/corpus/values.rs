@@ -15,6 +15,64 @@ impl Rng {
     }
 }
 
+/// The input slot holding the edge cases of the division, remainder, shift and rounding
+/// rules, in turn: [`EDGE_INTS`] (wrapped to the dtype) or [`EDGE_FLOATS`].
+pub const EDGE_SLOT: usize = 7;
+
+/// Integer edge cases: both ends of every integer dtype, by-zero and `MIN // -1`, shift
+/// counts at and past every width, and negative counts.
+pub const EDGE_INTS: [i64; 22] = [
+    i64::MIN,
+    i64::MAX,
+    -1,
+    0,
+    1,
+    2,
+    -2,
+    3,
+    -7,
+    7,
+    8,
+    31,
+    32,
+    63,
+    64,
+    i32::MIN as i64,
+    i32::MAX as i64,
+    255,
+    256,
+    -129,
+    100,
+    -100,
+];
+
+/// Float edge cases: NaN, both zeros and infinities, halves (round half to even), a
+/// subnormal, values past `f32`'s range and beyond the last fraction bit.
+pub const EDGE_FLOATS: [f64; 22] = [
+    f64::NAN,
+    -0.0,
+    0.0,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    0.5,
+    -0.5,
+    1.5,
+    -1.5,
+    2.5,
+    -2.5,
+    1.0,
+    -1.0,
+    3.0,
+    -7.25,
+    1e300,
+    -1e300,
+    5e-324,
+    0.1,
+    2.0,
+    1e-10,
+    4503599627370497.0,
+];
+
 /// `n` values of `dtype` for input `slot`: slot 0 mixes extremes, NaN, infinities and
 /// signed zeros into its values; the other slots hold small values (integers in `0..6`,
 /// so integer powers stay defined).
@@ -69,6 +127,12 @@ pub fn values(dtype: DType, n: usize, slot: usize) -> crate::tensor::Buffer {
             }
         })
         .collect();
+    let (f64s, ints) = if slot == EDGE_SLOT {
+        let f = (0..n).map(|k| EDGE_FLOATS[k % EDGE_FLOATS.len()]).collect();
+        (f, (0..n).map(|k| EDGE_INTS[k % EDGE_INTS.len()]).collect())
+    } else {
+        (f64s, ints)
+    };
     match dtype {
         DType::Bool => Buffer::Bool(ints.iter().map(|v| v & 1 == 1).collect()),
         DType::U8 => Buffer::U8(ints.iter().map(|&v| v as u8).collect()),
