@@ -160,7 +160,7 @@ pub(crate) fn unary(op: UnaryOp, x: &str, dtype: DType) -> Result<String, Kernel
         // NumPy 2 keeps integers as they are under the roundings.
         (op, DType::U8 | DType::I32 | DType::I64) if op.is_rounding() => x.to_string(),
         (op, DType::F64) => match libdevice(op) {
-            Some(name) => f64_fn(name),
+            Some(name) => f64_fn(&name),
             None => return Err(unsupported(op.name(), dtype)),
         },
         (op, DType::F32) => match libdevice(op) {
@@ -172,27 +172,10 @@ pub(crate) fn unary(op: UnaryOp, x: &str, dtype: DType) -> Result<String, Kernel
 }
 
 /// The libdevice function (its `f64` name; `f32` appends `f`) for the float functions
-/// the CPU computes with the platform's libm, or exactly (the roundings).
-fn libdevice(op: UnaryOp) -> Option<&'static str> {
-    Some(match op {
-        UnaryOp::Floor => "floor",
-        UnaryOp::Ceil => "ceil",
-        UnaryOp::Trunc => "trunc",
-        UnaryOp::Rint => "rint",
-        UnaryOp::Tan => "tan",
-        UnaryOp::Arcsin => "asin",
-        UnaryOp::Arccos => "acos",
-        UnaryOp::Arctan => "atan",
-        UnaryOp::Sinh => "sinh",
-        UnaryOp::Cosh => "cosh",
-        UnaryOp::Tanh => "tanh",
-        UnaryOp::Log2 => "log2",
-        UnaryOp::Log10 => "log10",
-        UnaryOp::Log1p => "log1p",
-        UnaryOp::Expm1 => "expm1",
-        UnaryOp::Exp2 => "exp2",
-        _ => return None,
-    })
+/// the CPU computes with the platform's libm, or exactly (the roundings): NumPy's name,
+/// `arc` shortened to `a` (`arcsin` is `asin`).
+fn libdevice(op: UnaryOp) -> Option<String> {
+    (op.is_float_fn() || op.is_rounding()).then(|| op.name().replacen("arc", "a", 1))
 }
 
 /// NumPy's integer `op` in `i64` (`ts_i*` in the prelude), truncated back to `dtype`.

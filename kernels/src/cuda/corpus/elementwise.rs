@@ -3,7 +3,7 @@
 
 use super::*;
 
-/// Every unary op.
+/// Every unary op; issue 13's start at `Floor`, index 8 (see `numpy_ops`).
 pub(super) const UNARY: [UnaryOp; 25] = [
     UnaryOp::Neg,
     UnaryOp::Abs,
@@ -32,7 +32,7 @@ pub(super) const UNARY: [UnaryOp; 25] = [
     UnaryOp::BitNot,
 ];
 
-/// Every binary op.
+/// Every binary op; issue 13's start at `FloorDiv`, index 15 (see `numpy_ops`).
 pub(super) const BINARY: [BinaryOp; 25] = [
     BinaryOp::Add,
     BinaryOp::Sub,

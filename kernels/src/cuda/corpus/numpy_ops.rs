@@ -4,44 +4,15 @@
 //! API builds from them (`round(x, d)`, `clip`, `sign`, `isnan` / `isinf` / `isfinite`,
 //! `divmod`) fused with run folds and trailing reductions.
 
-use super::elementwise::{binary_supported, unary_supported};
+use super::elementwise::{binary_supported, unary_supported, BINARY, UNARY};
 use super::values::{EDGE_INTS, EDGE_SLOT};
 use super::*;
 
-/// The unary ops issue 13 added.
-const NEW_UNARY: [UnaryOp; 17] = [
-    UnaryOp::Floor,
-    UnaryOp::Ceil,
-    UnaryOp::Trunc,
-    UnaryOp::Rint,
-    UnaryOp::Tan,
-    UnaryOp::Arcsin,
-    UnaryOp::Arccos,
-    UnaryOp::Arctan,
-    UnaryOp::Sinh,
-    UnaryOp::Cosh,
-    UnaryOp::Tanh,
-    UnaryOp::Log2,
-    UnaryOp::Log10,
-    UnaryOp::Log1p,
-    UnaryOp::Expm1,
-    UnaryOp::Exp2,
-    UnaryOp::BitNot,
-];
+/// The unary ops issue 13 added (the tail of [`UNARY`]).
+const NEW_UNARY: &[UnaryOp] = UNARY.split_at(8).1;
 
-/// The binary ops issue 13 added.
-const NEW_BINARY: [BinaryOp; 10] = [
-    BinaryOp::FloorDiv,
-    BinaryOp::Remainder,
-    BinaryOp::Fmod,
-    BinaryOp::BitAnd,
-    BinaryOp::BitOr,
-    BinaryOp::BitXor,
-    BinaryOp::Shl,
-    BinaryOp::Shr,
-    BinaryOp::Arctan2,
-    BinaryOp::Hypot,
-];
+/// The binary ops issue 13 added (the tail of [`BINARY`]).
+const NEW_BINARY: &[BinaryOp] = BINARY.split_at(15).1;
 
 /// How many edge values there are (the float list has as many as the integer one).
 const N: usize = EDGE_INTS.len();
@@ -119,6 +90,16 @@ impl Prog {
         self.push(dtype, InstrKind::Where { cond, a, b })
     }
 
+    /// The largest of each run of `k` trailing values of `x`; later instructions have the
+    /// runs' shape.
+    fn max_of_runs(&mut self, x: usize, k: usize) -> usize {
+        let dtype = self.instrs[x].dtype;
+        let runs = self.shape.len() - 1;
+        self.shape.truncate(runs);
+        let op = ReduceOp::Max;
+        self.push(dtype, InstrKind::ReduceTrailing { op, x, k })
+    }
+
     /// The kernel whose root is the last instruction, reduced over all axes by `op`.
     fn done(self, label: String, reduce: Option<ReduceOp>, out: &mut Vec<Case>) {
         let reduce = reduce.map(|op| all_axes(&self.shape, op));
@@ -132,13 +113,21 @@ impl Prog {
 /// Every new op on every dtype it accepts, over all pairs of edge values.
 pub(super) fn edges(out: &mut Vec<Case>) {
     for d in DTYPES {
-        for op in NEW_UNARY.into_iter().filter(|&op| unary_supported(op, d)) {
+        for op in NEW_UNARY
+            .iter()
+            .copied()
+            .filter(|&op| unary_supported(op, d))
+        {
             let mut p = Prog::new(&[N]);
             let x = p.edge(d, 0);
             p.unary(op, x);
             p.done(format!("edge/unary/{}/{d}", op.name()), None, out);
         }
-        for op in NEW_BINARY.into_iter().filter(|&op| binary_supported(op, d)) {
+        for op in NEW_BINARY
+            .iter()
+            .copied()
+            .filter(|&op| binary_supported(op, d))
+        {
             let mut p = Prog::new(&[N, N]);
             let (a, b) = (p.edge(d, 0), p.edge(d, 1));
             p.binary(op, a, b);
@@ -182,15 +171,7 @@ pub(super) fn compositions(out: &mut Vec<Case>) {
         let r = p.binary(BinaryOp::Remainder, a, b);
         let qb = p.binary(BinaryOp::Mul, q, b);
         let back = p.binary(BinaryOp::Add, qb, r);
-        p.shape = vec![3];
-        p.push(
-            d,
-            InstrKind::ReduceTrailing {
-                op: ReduceOp::Max,
-                x: back,
-                k: 5,
-            },
-        );
+        p.max_of_runs(back, 5);
         p.done(format!("chain/divmod/{d}"), Some(ReduceOp::Min), out);
     }
     for d in [DType::F32, DType::F64] {
@@ -235,15 +216,7 @@ pub(super) fn compositions(out: &mut Vec<Case>) {
         let h = p.binary(BinaryOp::Hypot, a, b);
         let f = p.unary(UnaryOp::Floor, b);
         let t = p.binary(BinaryOp::Arctan2, h, f);
-        p.shape = vec![3];
-        p.push(
-            d,
-            InstrKind::ReduceTrailing {
-                op: ReduceOp::Max,
-                x: t,
-                k: 5,
-            },
-        );
+        p.max_of_runs(t, 5);
         p.done(format!("chain/arctan2_hypot/{d}"), None, out);
     }
     for d in [DType::U8, DType::I32, DType::I64] {
