@@ -145,12 +145,20 @@ pub(super) fn compositions(out: &mut Vec<Case>) {
         } else {
             ReduceOp::Sum
         };
-        let mut p = Prog::new(&SHAPE);
-        let x = p.leaf(d, 0);
-        let (lo, hi) = (p.constant(-2.0, d), p.constant(3.0, d));
-        let m = p.binary(BinaryOp::Maximum, x, lo);
-        p.binary(BinaryOp::Minimum, m, hi);
-        p.done(format!("chain/clip/{d}"), Some(reduce), out);
+        // Value by value on the edge values (NaN stays NaN) and reduced on slot 0's.
+        for reduce in [None, Some(reduce)] {
+            let mut p = Prog::new(if reduce.is_some() { &SHAPE } else { &[N] });
+            let x = if reduce.is_some() {
+                p.leaf(d, 0)
+            } else {
+                p.edge(d, 0)
+            };
+            let (lo, hi) = (p.constant(-2.0, d), p.constant(3.0, d));
+            let m = p.binary(BinaryOp::Maximum, x, lo);
+            p.binary(BinaryOp::Minimum, m, hi);
+            let suffix = if reduce.is_some() { "/reduced" } else { "" };
+            p.done(format!("chain/clip/{d}{suffix}"), reduce, out);
+        }
 
         // sign(x) = where(x > 0, 1, where(x < 0, -1, x)).
         let mut p = Prog::new(&[N]);
