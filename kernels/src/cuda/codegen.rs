@@ -27,7 +27,11 @@
 //! (`KernelError::BadInput`, `UnsupportedDType`, `InvalidValue`, `SizeOverflow`, raised
 //! at generation time): all six dtypes; every [`crate::UnaryOp`] and [`crate::BinaryOp`]
 //! on the dtypes the CPU supports (integer arithmetic wraps; integer `pow` faults on a
-//! negative exponent; NaN-propagating `maximum` / `minimum`); `Where`; every `Cast`
+//! negative exponent; NaN-propagating `maximum` / `minimum`; NumPy's integer
+//! `floor_divide` / `remainder` / `fmod` with 0 by zero and `MIN // -1` wrapping, its
+//! shifts with 0 (or -1 for `>>` of a negative) past the width or for negative counts,
+//! bitwise ops on bool as logical ones, roundings that keep integers, float `divmod` as
+//! `npy_divmod`); `Where`; every `Cast`
 //! (Rust `as` semantics: truncating, saturating, NaN to 0); `ReduceTrailing` with the
 //! CPU's op / dtype pairs; leaves `Const`, `Random` (Uniform, Normal, RandInt), `Ramp`
 //! (integer and float, with a pin) and `Chunks` (one chunk through a flat map, several
@@ -48,7 +52,14 @@
 //!   polynomials); ramps; `ReduceTrailing` runs (same order).
 //! * May differ in the last ulps: `f32` `exp` / `log` / `sin` / `cos` and `pow` of both
 //!   float types (CUDA's libdevice against Rust's libm), `f64` `sin` / `cos` beyond
-//!   `2^17` and of non-finite values; float sums, products, means and variances of the
+//!   `2^17` and of non-finite values; the libdevice functions standing for the CPU's
+//!   libm calls, within CUDA's documented maximum ulp errors (CUDA Programming Guide,
+//!   "Mathematical Functions"; the CPU's glibc adds its own, at most a few ulps) — `f64`:
+//!   `tan asin acos atan sinh atan2 hypot` 2, `cosh tanh log2 log10 log1p expm1 exp2` 1;
+//!   `f32`: `tanf` 4, `sinhf atan2f hypotf` 3, `asinf acosf atanf coshf tanhf log10f
+//!   exp2f` 2, `log2f log1pf expm1f` 1. `floor ceil trunc rint fmod` and the float
+//!   `floor_divide` / `remainder` are exact (0 ulp), so bit-identical;
+//!   float sums, products, means and variances of the
 //!   trailing reduction (a tree instead of the CPU's order; Welford per thread, Chan's
 //!   merge across threads); which NaN (payload) and which zero (sign) min / max return.
 

@@ -86,6 +86,77 @@ static __device__ __forceinline__ ts_i64 ts_ipow(ts_i64 a, ts_i64 b, int* faults
 }
 
 // ---------------------------------------------------------------------------------------
+// NumPy's integer division, remainders and shifts (cpu::elementwise::int_op), in i64:
+// exact for every integer dtype once truncated back to it.
+// ---------------------------------------------------------------------------------------
+
+// `a // b` rounding toward minus infinity; by zero 0; `MIN // -1` wraps to MIN.
+static __device__ __forceinline__ ts_i64 ts_ifloordiv(ts_i64 a, ts_i64 b) {
+    if (b == 0) return 0;
+    if (b == -1) return ts_wsub((ts_i64)0, a);
+    ts_i64 q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+// C's `%` (the sign of `a`); by zero 0.
+static __device__ __forceinline__ ts_i64 ts_ifmod(ts_i64 a, ts_i64 b) {
+    return (b == 0 || b == -1) ? 0 : a % b;
+}
+// NumPy's `remainder` (the sign of `b`); by zero 0.
+static __device__ __forceinline__ ts_i64 ts_iremainder(ts_i64 a, ts_i64 b) {
+    ts_i64 r = ts_ifmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+// `a << b` for a `bits`-wide type: 0 for counts outside `0..bits`.
+static __device__ __forceinline__ ts_i64 ts_ishl(ts_i64 a, ts_i64 b, ts_i64 bits) {
+    return (b >= 0 && b < bits) ? (ts_i64)((ts_u64)a << b) : 0;
+}
+// Arithmetic `a >> b`: for counts outside `0..bits`, -1 for negative `a`, else 0.
+static __device__ __forceinline__ ts_i64 ts_ishr(ts_i64 a, ts_i64 b, ts_i64 bits) {
+    if (b >= 0 && b < bits) return a >> b;
+    return a < 0 ? -1 : 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// NumPy's float `divmod` (`npy_divmod`, cpu::elementwise::float_divmod): the floored
+// quotient and the remainder with the sign of `b`; by zero `a / b` and `fmod(a, b)`.
+// ---------------------------------------------------------------------------------------
+
+static __device__ __forceinline__ double ts_fmod(double a, double b) { return fmod(a, b); }
+static __device__ __forceinline__ float ts_fmod(float a, float b) { return fmodf(a, b); }
+static __device__ __forceinline__ double ts_floor(double a) { return floor(a); }
+static __device__ __forceinline__ float ts_floor(float a) { return floorf(a); }
+static __device__ __forceinline__ double ts_copysign(double a, double b) { return copysign(a, b); }
+static __device__ __forceinline__ float ts_copysign(float a, float b) { return copysignf(a, b); }
+
+template <class T> struct ts_divmod_t { T q; T m; };
+template <class T> static __device__ __forceinline__ ts_divmod_t<T> ts_divmod(T a, T b) {
+    ts_divmod_t<T> r;
+    T m = ts_fmod(a, b);
+    if (b == (T)0) {
+        r.q = ts_div(a, b);
+        r.m = m;
+        return r;
+    }
+    T div = ts_div(ts_sub(a, m), b);
+    if (m != (T)0) {
+        if ((b < (T)0) != (m < (T)0)) {
+            m = ts_add(m, b);
+            div = ts_sub(div, (T)1);
+        }
+    } else {
+        m = ts_copysign((T)0, b);
+    }
+    if (div != (T)0) {
+        T f = ts_floor(div);
+        r.q = ts_sub(div, f) > (T)0.5 ? ts_add(f, (T)1) : f;
+    } else {
+        r.q = ts_copysign((T)0, ts_div(a, b));
+    }
+    r.m = m;
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------
 // Tessera's f64 math (ports of kernels/src/cpu/vmath.rs, same operations, same order).
 // ---------------------------------------------------------------------------------------
 

@@ -155,9 +155,45 @@ pub(crate) fn unary(op: UnaryOp, x: &str, dtype: DType) -> Result<String, Kernel
         (UnaryOp::Log, DType::F32) => f64_fn("logf"),
         (UnaryOp::Sin, DType::F32) => f64_fn("sinf"),
         (UnaryOp::Cos, DType::F32) => f64_fn("cosf"),
-        (UnaryOp::Not, DType::Bool) => format!("(!{x})"),
+        (UnaryOp::Not | UnaryOp::BitNot, DType::Bool) => format!("(!{x})"),
+        (UnaryOp::BitNot, DType::U8 | DType::I32 | DType::I64) => format!("(({t})~{x})"),
+        // NumPy 2 keeps integers as they are under the roundings.
+        (op, DType::U8 | DType::I32 | DType::I64) if op.is_rounding() => x.to_string(),
+        (op, DType::F64) => match libdevice(op) {
+            Some(name) => f64_fn(&name),
+            None => return Err(unsupported(op.name(), dtype)),
+        },
+        (op, DType::F32) => match libdevice(op) {
+            Some(name) => format!("{name}f({x})"),
+            None => return Err(unsupported(op.name(), dtype)),
+        },
         _ => return Err(unsupported(op.name(), dtype)),
     })
+}
+
+/// The libdevice function (its `f64` name; `f32` appends `f`) for the float functions
+/// the CPU computes with the platform's libm, or exactly (the roundings): NumPy's name,
+/// `arc` shortened to `a` (`arcsin` is `asin`).
+fn libdevice(op: UnaryOp) -> Option<String> {
+    (op.is_float_fn() || op.is_rounding()).then(|| op.name().replacen("arc", "a", 1))
+}
+
+/// NumPy's integer `op` in `i64` (`ts_i*` in the prelude), truncated back to `dtype`.
+fn int_op(op: BinaryOp, a: &str, b: &str, dtype: DType) -> Option<String> {
+    let t = ctype(dtype);
+    let bits = 8 * dtype.size_bytes();
+    let f = match op {
+        BinaryOp::FloorDiv => "ts_ifloordiv",
+        BinaryOp::Remainder => "ts_iremainder",
+        BinaryOp::Fmod => "ts_ifmod",
+        BinaryOp::BitAnd => return Some(format!("(({t})({a} & {b}))")),
+        BinaryOp::BitOr => return Some(format!("(({t})({a} | {b}))")),
+        BinaryOp::BitXor => return Some(format!("(({t})({a} ^ {b}))")),
+        BinaryOp::Shl => return Some(format!("(({t})ts_ishl((ts_i64){a}, (ts_i64){b}, {bits}))")),
+        BinaryOp::Shr => return Some(format!("(({t})ts_ishr((ts_i64){a}, (ts_i64){b}, {bits}))")),
+        _ => return None,
+    };
+    Some(format!("(({t}){f}((ts_i64){a}, (ts_i64){b}))"))
 }
 
 /// NumPy's NaN-propagating `maximum` (`greater`) or `minimum`: `a` when `a` is NaN or
@@ -200,6 +236,11 @@ pub(crate) fn binary(
             op.name()
         )));
     }
+    if dtype.is_int() {
+        if let Some(e) = int_op(op, a, b, dtype) {
+            return Ok(e);
+        }
+    }
     let t = ctype(dtype);
     Ok(match (op, dtype) {
         (BinaryOp::Add, DType::F32 | DType::F64) => format!("ts_add({a}, {b})"),
@@ -217,8 +258,20 @@ pub(crate) fn binary(
         (BinaryOp::Maximum | BinaryOp::Minimum, d) if d != DType::Bool => {
             nan_extreme(a, b, d, op == BinaryOp::Maximum)
         }
-        (BinaryOp::And | BinaryOp::Minimum, DType::Bool) => format!("({a} && {b})"),
-        (BinaryOp::Or | BinaryOp::Maximum, DType::Bool) => format!("({a} || {b})"),
+        (BinaryOp::FloorDiv, DType::F32 | DType::F64) => format!("ts_divmod({a}, {b}).q"),
+        (BinaryOp::Remainder, DType::F32 | DType::F64) => format!("ts_divmod({a}, {b}).m"),
+        (BinaryOp::Fmod, DType::F32 | DType::F64) => format!("ts_fmod({a}, {b})"),
+        (BinaryOp::Arctan2, DType::F64) => format!("atan2({a}, {b})"),
+        (BinaryOp::Arctan2, DType::F32) => format!("atan2f({a}, {b})"),
+        (BinaryOp::Hypot, DType::F64) => format!("hypot({a}, {b})"),
+        (BinaryOp::Hypot, DType::F32) => format!("hypotf({a}, {b})"),
+        (BinaryOp::And | BinaryOp::Minimum | BinaryOp::BitAnd, DType::Bool) => {
+            format!("({a} && {b})")
+        }
+        (BinaryOp::Or | BinaryOp::Maximum | BinaryOp::BitOr, DType::Bool) => {
+            format!("({a} || {b})")
+        }
+        (BinaryOp::BitXor, DType::Bool) => format!("({a} != {b})"),
         _ => return Err(unsupported(op.name(), dtype)),
     })
 }
