@@ -5,6 +5,7 @@
 //! lower first. [`ChunkGraph::index`] validates the graph and builds the position-based
 //! adjacency the planner works with.
 
+use crate::store::ChunkId;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
@@ -33,19 +34,37 @@ pub struct ChunkTask {
     pub inputs: Vec<ChunkKey>,
 }
 
+/// A chunk an earlier job kept in storage (persisted data), read by this graph's tasks
+/// under `key`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredInput {
+    /// The key this graph's tasks name it by.
+    pub key: ChunkKey,
+    /// Where storage keeps it (see [`crate::KeptChunk`]); the submitter holds the handle
+    /// while the job runs.
+    pub id: ChunkId,
+    /// Its size in bytes.
+    pub nbytes: u64,
+}
+
 /// A job's chunk tasks in topological order (position = priority) and its result chunks.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChunkGraph {
+    /// Chunks kept by earlier jobs that the tasks read (they come before every task).
+    pub stored: Vec<StoredInput>,
     /// Every task, each after the tasks producing its inputs.
     pub tasks: Vec<ChunkTask>,
     /// The chunks delivered to the caller, in this order.
     pub outputs: Vec<ChunkKey>,
+    /// Keep the outputs in storage for the caller (as [`crate::KeptChunk`]s, spillable)
+    /// instead of handing out their data: Dask's `persist`.
+    pub keep_outputs: bool,
 }
 
 /// Why a [`ChunkGraph`] is malformed.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum GraphError {
-    /// Two tasks produce the same chunk.
+    /// Two tasks (or stored inputs) produce the same chunk.
     #[error("chunk {0} is produced by more than one task")]
     DuplicateKey(ChunkKey),
     /// A task reads a chunk that no earlier task produces.
@@ -86,15 +105,22 @@ impl ChunkGraph {
             .collect()
     }
 
-    /// Validates the graph and indexes it by task position.
+    /// Validates the graph and indexes it by position: the stored inputs first, then the
+    /// tasks.
     pub fn index(&self) -> Result<GraphIndex, GraphError> {
-        let n = self.tasks.len();
+        let k = self.stored.len();
+        let n = k + self.tasks.len();
         let mut index = GraphIndex {
             position: HashMap::with_capacity(n),
-            inputs: Vec::with_capacity(n),
+            inputs: vec![Vec::new(); k],
             consumers: vec![Vec::new(); n],
         };
-        for (pos, task) in self.tasks.iter().enumerate() {
+        for (pos, stored) in self.stored.iter().enumerate() {
+            if index.position.insert(stored.key, pos).is_some() {
+                return Err(GraphError::DuplicateKey(stored.key));
+            }
+        }
+        for (pos, task) in (k..).zip(&self.tasks) {
             let mut inputs = Vec::with_capacity(task.inputs.len());
             for &input in &task.inputs {
                 let Some(&from) = index.position.get(&input) else {
@@ -124,7 +150,7 @@ impl ChunkGraph {
     }
 }
 
-/// A validated graph's adjacency by task position.
+/// A validated graph's adjacency by position (stored inputs, then tasks).
 #[derive(Clone, Debug)]
 pub struct GraphIndex {
     position: HashMap<ChunkKey, usize>,
@@ -179,7 +205,34 @@ pub(crate) mod tests {
                 })
                 .collect(),
             outputs: outputs.iter().map(|&k| ChunkKey(k)).collect(),
+            ..Default::default()
         }
+    }
+
+    #[test]
+    fn stored_inputs_come_first_and_are_read_like_tasks() {
+        let mut g = graph(&[(1, &[9]), (2, &[1, 9])], &[2]);
+        let stored = StoredInput {
+            key: ChunkKey(9),
+            id: ChunkId {
+                job: crate::job::JobId(3),
+                key: ChunkKey(0),
+            },
+            nbytes: 8,
+        };
+        g.stored = vec![stored];
+        let index = g.index().unwrap();
+        assert_eq!(index.position(ChunkKey(9)), Some(0));
+        assert_eq!(index.position(ChunkKey(2)), Some(2));
+        assert_eq!(index.consumers(0), &[1, 2]);
+        assert_eq!(index.inputs(2), &[1, 0]);
+        g.stored.push(stored);
+        assert_eq!(g.validate(), Err(GraphError::DuplicateKey(ChunkKey(9))));
+        g.stored.clear();
+        assert!(matches!(
+            g.validate(),
+            Err(GraphError::UndefinedInput { input, .. }) if input == ChunkKey(9)
+        ));
     }
 
     #[test]

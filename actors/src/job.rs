@@ -76,8 +76,12 @@ impl JobStats {
 /// A finished job's result.
 #[derive(Clone, Debug)]
 pub struct JobOutput {
-    /// The output chunks, in `ChunkGraph::outputs` order.
+    /// The output chunks, in `ChunkGraph::outputs` order (none when the graph keeps its
+    /// outputs).
     pub outputs: Vec<(ChunkKey, Arc<ChunkData>)>,
+    /// Handles on the outputs kept in storage, in `ChunkGraph::outputs` order (only when
+    /// the graph keeps its outputs).
+    pub kept: Vec<Arc<crate::KeptChunk>>,
     /// What it took.
     pub stats: JobStats,
 }

@@ -13,6 +13,7 @@ pub mod disk;
 pub mod faults;
 pub mod graph;
 pub mod job;
+pub mod kept;
 pub mod memory;
 pub mod messages;
 pub mod planner;
@@ -25,8 +26,9 @@ pub mod system;
 
 pub use device::DeviceActor;
 pub use faults::{FaultInjector, FaultKind, FaultPoint, FaultRule, MemoryReading};
-pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError};
+pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError, StoredInput};
 pub use job::{JobError, JobEvent, JobId, JobOutput, JobStats, OutOfMemory};
+pub use kept::KeptChunk;
 pub use memory::{MemoryPool, Reservation};
 pub use messages::ActorName;
 pub use planner::GraphPlannerActor;

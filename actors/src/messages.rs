@@ -117,6 +117,26 @@ pub struct TakeOutputs {
     pub ids: Vec<ChunkId>,
 }
 
+/// Planner → storage: keep a finished job's output chunks in storage for the caller
+/// (persisted data), report their sizes in bytes and what storage did for the job.
+#[derive(Debug, Message, Serialize, Deserialize)]
+#[rtype(result = "Result<(Vec<u64>, StorageStats), StorageError>")]
+pub struct KeepOutputs {
+    /// The job.
+    pub job: JobId,
+    /// Its output chunks, in delivery order.
+    pub ids: Vec<ChunkId>,
+}
+
+/// A dropped [`crate::KeptChunk`] handle → planner → storage: give up one hold on kept
+/// chunks (dropped when nobody holds them).
+#[derive(Debug, Message, Serialize, Deserialize)]
+#[rtype(result = "()")]
+pub struct Unkeep {
+    /// The chunks.
+    pub ids: Vec<ChunkId>,
+}
+
 /// Planner → storage: a job ended without a result; drop its chunks and counters.
 #[derive(Debug, Message, Serialize, Deserialize)]
 #[rtype(result = "()")]

@@ -6,10 +6,11 @@
 
 use crate::graph::ChunkKey;
 use crate::job::{JobError, JobEvent, JobId, JobOutput};
+use crate::kept::KeptChunk;
 use crate::memory::MemoryPool;
 use crate::messages::{
     ActorDown, ActorName, AddDevice, ChunkFinished, DeviceId, ExecuteChunk, ForgetJob, GetChunks,
-    PutChunk, ReleaseChunks, StorageRestarted, SubmitJob, TakeOutputs,
+    KeepOutputs, PutChunk, ReleaseChunks, StorageRestarted, SubmitJob, TakeOutputs, Unkeep,
 };
 use crate::planner_state::{PlannerAction, PlannerState};
 use crate::storage::StorageActor;
@@ -84,8 +85,15 @@ impl GraphPlannerActor {
                 PlannerAction::Deliver {
                     job,
                     outputs,
+                    keep: false,
                     attempt,
                 } => self.deliver(job, outputs, attempt, ctx),
+                PlannerAction::Deliver {
+                    job,
+                    outputs,
+                    keep: true,
+                    attempt,
+                } => self.keep(job, outputs, attempt, ctx),
                 PlannerAction::JobFailed { job, error } => {
                     tracing::debug!(%job, %error, "job failed");
                     self.storage.do_send(ForgetJob { job });
@@ -110,14 +118,14 @@ impl GraphPlannerActor {
         task: Task,
         device: DeviceId,
         op: Arc<ChunkOp>,
-        inputs: Vec<ChunkKey>,
+        inputs: Vec<ChunkId>,
         ctx: &mut Context<Self>,
     ) {
         if inputs.is_empty() {
             return self.execute(task, device, op, Vec::new(), ctx);
         }
         let request = GetChunks {
-            ids: chunk_ids(task.job, &inputs),
+            ids: inputs,
             release: false,
         };
         let fetch = self.storage.send(request).into_actor(self);
@@ -127,7 +135,7 @@ impl GraphPlannerActor {
             let actions = match fetched {
                 Ok(Ok(inputs)) => return act.execute(task, device, op, inputs, ctx),
                 Ok(Err(StorageError::Lost { ids, cause })) => {
-                    let lost = keys_of(&ids);
+                    let lost = act.state.keys_of(job, &ids);
                     act.state.on_inputs_lost(job, key, attempt, &lost, &cause)
                 }
                 Err(_) => {
@@ -179,13 +187,13 @@ impl GraphPlannerActor {
     fn deliver(
         &mut self,
         job: JobId,
-        outputs: Vec<ChunkKey>,
+        outputs: Vec<ChunkId>,
         attempt: u64,
         ctx: &mut Context<Self>,
     ) {
         let take = TakeOutputs {
             job,
-            ids: chunk_ids(job, &outputs),
+            ids: outputs.clone(),
         };
         let fetch = self.storage.send(take).into_actor(self);
         let epoch = self.storage_epoch;
@@ -198,26 +206,84 @@ impl GraphPlannerActor {
                     };
                     stats.storage.absorb(&storage);
                     let output = JobOutput {
-                        outputs: outputs.into_iter().zip(chunks).collect(),
+                        outputs: outputs.iter().map(|id| id.key).zip(chunks).collect(),
+                        kept: Vec::new(),
                         stats,
                     };
-                    if let Some(events) = act.events.remove(&job) {
-                        let _ = events.send(JobEvent::Finished(Ok(output)));
-                    }
-                    return;
+                    return act.finish(job, output);
                 }
                 Ok(Err(StorageError::Lost { ids, cause })) => {
-                    act.state
-                        .on_delivery_failed(job, attempt, &keys_of(&ids), &cause)
+                    act.delivery_failed(job, attempt, &ids, &cause)
                 }
-                Err(_) => {
-                    act.storage_unreachable(epoch);
-                    act.state
-                        .on_delivery_failed(job, attempt, &[], "storage unreachable")
-                }
+                Err(_) => act.delivery_unreachable(job, attempt, epoch),
             };
             act.apply(actions, ctx);
         }));
+    }
+
+    /// Keeps a finished job's outputs in storage and reports handles on them; lost outputs
+    /// go back to the state machine to be recomputed.
+    fn keep(&mut self, job: JobId, outputs: Vec<ChunkId>, attempt: u64, ctx: &mut Context<Self>) {
+        let keep = KeepOutputs {
+            job,
+            ids: outputs.clone(),
+        };
+        let fetch = self.storage.send(keep).into_actor(self);
+        let epoch = self.storage_epoch;
+        ctx.spawn(fetch.map(move |kept, act, ctx| {
+            let actions = match kept {
+                Ok(Ok((sizes, storage))) => {
+                    let owner = ctx.address().recipient();
+                    let kept: Vec<Arc<KeptChunk>> = outputs
+                        .iter()
+                        .zip(sizes)
+                        .map(|(&id, nbytes)| Arc::new(KeptChunk::new(id, nbytes, owner.clone())))
+                        .collect();
+                    let Some(mut stats) = act.state.on_delivered(job, attempt, Instant::now())
+                    else {
+                        return; // superseded (the handles give the chunks up again)
+                    };
+                    stats.storage.absorb(&storage);
+                    let output = JobOutput {
+                        outputs: Vec::new(),
+                        kept,
+                        stats,
+                    };
+                    return act.finish(job, output);
+                }
+                Ok(Err(StorageError::Lost { ids, cause })) => {
+                    act.delivery_failed(job, attempt, &ids, &cause)
+                }
+                Err(_) => act.delivery_unreachable(job, attempt, epoch),
+            };
+            act.apply(actions, ctx);
+        }));
+    }
+
+    /// Reports a delivered job's output to its owner.
+    fn finish(&mut self, job: JobId, output: JobOutput) {
+        if let Some(events) = self.events.remove(&job) {
+            let _ = events.send(JobEvent::Finished(Ok(output)));
+        }
+    }
+
+    /// A delivery found outputs `ids` lost (`cause`): they are recomputed.
+    fn delivery_failed(
+        &mut self,
+        job: JobId,
+        attempt: u64,
+        ids: &[ChunkId],
+        cause: &str,
+    ) -> Vec<PlannerAction> {
+        let lost = self.state.keys_of(job, ids);
+        self.state.on_delivery_failed(job, attempt, &lost, cause)
+    }
+
+    /// A delivery found no storage actor (sent at storage `epoch`).
+    fn delivery_unreachable(&mut self, job: JobId, attempt: u64, epoch: u64) -> Vec<PlannerAction> {
+        self.storage_unreachable(epoch);
+        self.state
+            .on_delivery_failed(job, attempt, &[], "storage unreachable")
     }
 }
 
@@ -231,10 +297,6 @@ struct Task {
 
 fn chunk_ids(job: JobId, keys: &[ChunkKey]) -> Vec<ChunkId> {
     keys.iter().map(|&key| ChunkId { job, key }).collect()
-}
-
-fn keys_of(ids: &[ChunkId]) -> Vec<ChunkKey> {
-    ids.iter().map(|id| id.key).collect()
 }
 
 impl Actor for GraphPlannerActor {
@@ -304,6 +366,15 @@ impl Handler<ActorDown> for GraphPlannerActor {
             .state
             .on_actor_down(msg.actor, msg.restarting, msg.restarts);
         self.apply(actions, ctx);
+    }
+}
+
+impl Handler<Unkeep> for GraphPlannerActor {
+    type Result = ();
+
+    /// A kept chunk's handle was dropped: storage (whichever actor is in use) gives it up.
+    fn handle(&mut self, msg: Unkeep, _: &mut Self::Context) {
+        self.storage.do_send(msg);
     }
 }
 

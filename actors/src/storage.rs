@@ -3,7 +3,8 @@
 //! [`ActorDied`] to the supervisor, which starts an empty one in its place.
 
 use crate::messages::{
-    ActorDied, ActorName, ForgetJob, GetChunks, PutChunk, ReleaseChunks, TakeOutputs,
+    ActorDied, ActorName, ForgetJob, GetChunks, KeepOutputs, PutChunk, ReleaseChunks, TakeOutputs,
+    Unkeep,
 };
 use crate::store::{ChunkStore, PutOutcome, StorageError, StorageStats, StoreConfig};
 use actix::{Actor, ActorContext, Addr, Context, Handler, Recipient};
@@ -86,6 +87,23 @@ impl Handler<TakeOutputs> for StorageActor {
     fn handle(&mut self, msg: TakeOutputs, _: &mut Self::Context) -> Self::Result {
         let chunks = self.store.get(&msg.ids, true)?;
         Ok((chunks, self.store.forget_job(msg.job)))
+    }
+}
+
+impl Handler<KeepOutputs> for StorageActor {
+    type Result = Result<(Vec<u64>, StorageStats), StorageError>;
+
+    fn handle(&mut self, msg: KeepOutputs, _: &mut Self::Context) -> Self::Result {
+        let sizes = self.store.keep(&msg.ids)?;
+        Ok((sizes, self.store.forget_job(msg.job)))
+    }
+}
+
+impl Handler<Unkeep> for StorageActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Unkeep, _: &mut Self::Context) {
+        self.store.unkeep(&msg.ids);
     }
 }
 

@@ -147,6 +147,9 @@ struct Entry {
 pub struct ChunkStore {
     config: StoreConfig,
     entries: HashMap<ChunkId, Entry>,
+    /// Chunks kept for the caller after their job (persisted data), with how many handles
+    /// hold each: jobs' releases leave them alone; [`ChunkStore::unkeep`] drops them.
+    kept: HashMap<ChunkId, u32>,
     dir: Option<SpillDir>,
     disk_bytes: u64,
     jobs: HashMap<JobId, StorageStats>,
@@ -159,6 +162,7 @@ impl ChunkStore {
         ChunkStore {
             config,
             entries: HashMap::new(),
+            kept: HashMap::new(),
             dir: None,
             disk_bytes: 0,
             jobs: HashMap::new(),
@@ -202,7 +206,7 @@ impl ChunkStore {
     }
 
     /// The chunks `ids` in order (a repeated id yields the same chunk again), read back from
-    /// disk where spilled; with `release`, they are removed from the store. All or nothing:
+    /// disk where spilled; with `release`, they are removed from the store (kept ones stay). All or nothing:
     /// if any chunk is missing or unreadable, the error lists those (unreadable ones are
     /// forgotten) and nothing is removed.
     pub fn get(
@@ -252,13 +256,60 @@ impl ChunkStore {
         Ok(found)
     }
 
-    /// Drops the chunks `ids` that are stored (deleting their spill files); returns how
-    /// many were. Disk space freed lifts the disk budget's block and lets spilling resume
-    /// where the pool is still over budget.
+    /// Keeps the chunks `ids` after their job (persisted data: spillable like any chunk, but
+    /// dropped only by [`Self::unkeep`], once for every time they were kept) and returns
+    /// their sizes in bytes. All or nothing: missing chunks are reported lost.
+    pub fn keep(&mut self, ids: &[ChunkId]) -> Result<Vec<u64>, StorageError> {
+        let missing: Vec<ChunkId> = distinct(ids)
+            .into_iter()
+            .filter(|id| !self.entries.contains_key(id))
+            .collect();
+        if !missing.is_empty() {
+            return Err(StorageError::Lost {
+                ids: missing,
+                cause: "not in storage".into(),
+            });
+        }
+        Ok(ids
+            .iter()
+            .map(|id| {
+                *self.kept.entry(*id).or_default() += 1;
+                self.entries.get(id).map_or(0, |e| e.nbytes)
+            })
+            .collect())
+    }
+
+    /// Gives up one hold on each of the kept chunks `ids`; a chunk nobody keeps any more is
+    /// dropped (its spill file deleted).
+    pub fn unkeep(&mut self, ids: &[ChunkId]) {
+        let mut unused = Vec::new();
+        for id in ids {
+            if let Some(holds) = self.kept.get_mut(id) {
+                *holds -= 1;
+                if *holds == 0 {
+                    self.kept.remove(id);
+                    unused.push(*id);
+                }
+            }
+        }
+        self.release(&unused);
+    }
+
+    /// Chunks kept for the caller (see [`Self::keep`]).
+    pub fn kept(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// Drops the chunks `ids` that are stored and not kept (deleting their spill files);
+    /// returns how many were. Disk space freed lifts the disk budget's block and lets
+    /// spilling resume where the pool is still over budget.
     pub fn release(&mut self, ids: &[ChunkId]) -> usize {
         let disk_before = self.disk_bytes;
         let mut released = 0;
         for id in ids {
+            if self.kept.contains_key(id) {
+                continue;
+            }
             if let Some(old) = self.entries.remove(id) {
                 self.forget_file(old);
                 released += 1;
@@ -273,7 +324,7 @@ impl ChunkStore {
         released
     }
 
-    /// Drops every chunk of `job` and returns what storage did for it.
+    /// Drops every chunk of `job` that is not kept and returns what storage did for it.
     pub fn forget_job(&mut self, job: JobId) -> StorageStats {
         let ids: Vec<ChunkId> = self
             .entries
@@ -551,6 +602,35 @@ pub(crate) mod tests {
         drop(back);
         drop(store);
         assert!(!dir.exists(), "the spill folder goes with the store");
+    }
+
+    #[test]
+    fn kept_chunks_outlive_their_job_spill_and_go_with_their_last_hold() {
+        let mut store = store(100, None);
+        store.put(id(0, 1), chunk(10), "fused", u64::MAX, false);
+        store.put(id(0, 2), chunk(10), "fused", u64::MAX, false);
+        let lost = store.keep(&[id(0, 1), id(0, 9)]).unwrap_err();
+        assert!(matches!(&lost, StorageError::Lost { ids, .. } if ids == &[id(0, 9)]));
+        assert_eq!(store.kept(), 0, "all or nothing");
+        assert_eq!(store.keep(&[id(0, 1), id(0, 2)]).unwrap(), vec![80, 80]);
+        assert_eq!(store.keep(&[id(0, 1)]).unwrap(), vec![80], "a second hold");
+        // Over a budget of 100 bytes, one of the two is on disk, its memory freed.
+        assert_eq!(store.spilled(), 1);
+        assert_eq!(store.config.pool.used(), 80);
+        // Neither the job's end, nor a release, nor a taking get drops a kept chunk.
+        store.forget_job(JobId(0));
+        store.release(&[id(0, 1)]);
+        let both = store.get(&[id(0, 1), id(0, 2)], true).unwrap();
+        assert_eq!(both.len(), 2);
+        drop(both);
+        assert_eq!(store.len(), 2);
+        store.unkeep(&[id(0, 1), id(0, 2)]);
+        assert_eq!(store.len(), 1, "chunk 2's only hold is gone");
+        store.unkeep(&[id(0, 1)]);
+        assert!(store.is_empty());
+        assert_eq!((store.disk_bytes(), store.config.pool.used()), (0, 0));
+        store.unkeep(&[id(0, 1)]); // a hold given up twice changes nothing
+        assert_eq!(store.kept(), 0);
     }
 
     #[test]

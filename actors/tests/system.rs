@@ -134,6 +134,7 @@ fn constant_chunk_runs_end_to_end_and_threads_are_joined() {
     let graph = ChunkGraph {
         tasks: vec![task(1, const_op(3), &[])],
         outputs: vec![ChunkKey(1)],
+        ..Default::default()
     };
     let output = system.submit(graph).unwrap().wait().unwrap();
     assert_eq!(output.outputs.len(), 1);
@@ -167,6 +168,7 @@ fn chained_graph_delivers_outputs_in_order() {
         .submit(ChunkGraph {
             tasks,
             outputs: outputs.clone(),
+            ..Default::default()
         })
         .unwrap();
     let output = finish(&handle).unwrap();
@@ -204,6 +206,7 @@ fn failing_kernel_names_chunk_and_op_and_the_system_stays_usable() {
             task(3, const_op(2), &[2]),
         ],
         outputs: vec![ChunkKey(3)],
+        ..Default::default()
     };
     match system.submit(graph).unwrap().wait() {
         Err(JobError::ChunkFailed { key, op, source }) => {
@@ -222,6 +225,7 @@ fn failing_kernel_names_chunk_and_op_and_the_system_stays_usable() {
     let graph = ChunkGraph {
         tasks: vec![task(7, combine, &[])],
         outputs: vec![ChunkKey(7)],
+        ..Default::default()
     };
     let err = system.submit(graph).unwrap().wait().unwrap_err();
     assert!(
@@ -232,6 +236,7 @@ fn failing_kernel_names_chunk_and_op_and_the_system_stays_usable() {
     let graph = ChunkGraph {
         tasks: vec![task(1, const_op(5), &[])],
         outputs: vec![ChunkKey(1)],
+        ..Default::default()
     };
     let output = system.submit(graph).unwrap().wait().unwrap();
     assert_eq!(values(&output.outputs[0].1), [5; 4]);
@@ -244,6 +249,7 @@ fn invalid_graphs_are_refused_at_submit() {
     let graph = ChunkGraph {
         tasks: vec![task(1, const_op(1), &[9])],
         outputs: vec![ChunkKey(1)],
+        ..Default::default()
     };
     assert_eq!(
         system.submit(graph).unwrap_err(),
@@ -277,6 +283,7 @@ fn drop_stops_everything_and_handles_see_the_system_go() {
         .submit(ChunkGraph {
             tasks: vec![task(1, const_op(1), &[])],
             outputs: vec![ChunkKey(1)],
+            ..Default::default()
         })
         .unwrap();
     drop(system);
@@ -302,6 +309,7 @@ fn system_and_handles_can_be_shared_across_threads() {
                 let graph = ChunkGraph {
                     tasks: vec![task(1, const_op(i), &[]), task(2, add_op(100), &[1])],
                     outputs: vec![ChunkKey(2)],
+                    ..Default::default()
                 };
                 let output = system.submit(graph).unwrap().wait().unwrap();
                 values(&output.outputs[0].1)

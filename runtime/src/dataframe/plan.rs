@@ -159,6 +159,7 @@ impl<'s> FramePlanner<'s> {
         let graph = ChunkGraph {
             tasks: std::mem::take(&mut self.tasks),
             outputs,
+            ..Default::default()
         };
         let (chunks, stats) = self.session.run_graph(graph).map_err(frame_error)?;
         self.stats.absorb(&stats);

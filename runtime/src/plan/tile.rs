@@ -84,6 +84,7 @@ impl Tiler {
         ChunkGraph {
             tasks: self.tasks,
             outputs,
+            ..Default::default()
         }
     }
 

@@ -1,0 +1,47 @@
+//! [`KeptChunk`]: the caller's handle on a chunk kept in storage after its job (persisted
+//! data). The chunk lives in the store like any other, under the host memory budget and
+//! spilled to disk when memory is short; dropping the last handle drops it from storage.
+
+use crate::messages::Unkeep;
+use crate::store::ChunkId;
+use actix::Recipient;
+use std::fmt;
+
+/// A chunk kept in storage for the caller; later graphs read it through
+/// [`crate::graph::StoredInput`]. Dropping the handle gives the chunk up.
+pub struct KeptChunk {
+    id: ChunkId,
+    nbytes: u64,
+    owner: Recipient<Unkeep>,
+}
+
+impl KeptChunk {
+    /// A handle on chunk `id` (of `nbytes` bytes) that tells `owner` when it is dropped.
+    pub(crate) fn new(id: ChunkId, nbytes: u64, owner: Recipient<Unkeep>) -> KeptChunk {
+        KeptChunk { id, nbytes, owner }
+    }
+
+    /// Where storage keeps the chunk.
+    pub fn id(&self) -> ChunkId {
+        self.id
+    }
+
+    /// The chunk's size in bytes.
+    pub fn nbytes(&self) -> u64 {
+        self.nbytes
+    }
+}
+
+impl fmt::Debug for KeptChunk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "KeptChunk({}, {} bytes)", self.id, self.nbytes)
+    }
+}
+
+impl Drop for KeptChunk {
+    /// Gives the chunk up (nothing happens once the actor system has stopped: its store
+    /// and spill folder are gone already).
+    fn drop(&mut self) {
+        self.owner.do_send(Unkeep { ids: vec![self.id] });
+    }
+}
