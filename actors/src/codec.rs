@@ -86,6 +86,7 @@ mod tests {
         stats.chunks_by_op.insert("fused".into(), 4);
         round_trip(stats);
         let bytes = encode(&GetChunks {
+            reader: JobId(3),
             ids: vec![id],
             release: true,
         })

@@ -45,3 +45,7 @@ impl Drop for KeptChunk {
         self.owner.do_send(Unkeep { ids: vec![self.id] });
     }
 }
+
+/// The op name a job failure gives a kept chunk that storage lost
+/// ([`crate::JobError::ChunkLost`]): its owner computes it again from its own lineage.
+pub const KEPT_OP: &str = "persisted";

@@ -100,6 +100,8 @@ pub struct PutChunk {
 #[derive(Debug, Message, Serialize, Deserialize)]
 #[rtype(result = "Result<Vec<Arc<ChunkData>>, StorageError>")]
 pub struct GetChunks {
+    /// The job reading them (its statistics count the bytes read back from disk).
+    pub reader: JobId,
     /// The chunks, in the order wanted.
     pub ids: Vec<ChunkId>,
     /// Remove them from storage once handed out.

@@ -125,6 +125,7 @@ impl GraphPlannerActor {
             return self.execute(task, device, op, Vec::new(), ctx);
         }
         let request = GetChunks {
+            reader: task.job,
             ids: inputs,
             release: false,
         };

@@ -134,7 +134,7 @@ impl Work {
     fn name(&self) -> &'static str {
         match self {
             Work::Run(op) => op.name(),
-            Work::Kept(_) => "persisted",
+            Work::Kept(_) => crate::kept::KEPT_OP,
         }
     }
 }

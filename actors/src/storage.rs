@@ -77,7 +77,7 @@ impl Handler<GetChunks> for StorageActor {
     type Result = Result<Vec<Arc<ChunkData>>, StorageError>;
 
     fn handle(&mut self, msg: GetChunks, _: &mut Self::Context) -> Self::Result {
-        self.store.get(&msg.ids, msg.release)
+        self.store.get_for(Some(msg.reader), &msg.ids, msg.release)
     }
 }
 

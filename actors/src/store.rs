@@ -214,22 +214,23 @@ impl ChunkStore {
         ids: &[ChunkId],
         release: bool,
     ) -> Result<Vec<Arc<ChunkData>>, StorageError> {
+        self.get_for(None, ids, release)
+    }
+
+    /// [`Self::get`] for job `reader`, whose statistics count the bytes read back (by
+    /// default the statistics of each chunk's own job; a kept chunk's job is over).
+    pub fn get_for(
+        &mut self,
+        reader: Option<JobId>,
+        ids: &[ChunkId],
+        release: bool,
+    ) -> Result<Vec<Arc<ChunkData>>, StorageError> {
         let wanted = distinct(ids);
-        let missing: Vec<ChunkId> = wanted
-            .iter()
-            .copied()
-            .filter(|id| !self.entries.contains_key(id))
-            .collect();
-        if !missing.is_empty() {
-            return Err(StorageError::Lost {
-                ids: missing,
-                cause: "not in storage".into(),
-            });
-        }
+        self.all_stored(&wanted)?;
         let mut unreadable = Vec::new();
         let mut cause = String::new();
         for id in wanted {
-            if let Err(e) = self.read_back(id) {
+            if let Err(e) = self.read_back(id, reader.unwrap_or(id.job)) {
                 unreadable.push(id);
                 cause = e;
             }
@@ -260,16 +261,7 @@ impl ChunkStore {
     /// dropped only by [`Self::unkeep`], once for every time they were kept) and returns
     /// their sizes in bytes. All or nothing: missing chunks are reported lost.
     pub fn keep(&mut self, ids: &[ChunkId]) -> Result<Vec<u64>, StorageError> {
-        let missing: Vec<ChunkId> = distinct(ids)
-            .into_iter()
-            .filter(|id| !self.entries.contains_key(id))
-            .collect();
-        if !missing.is_empty() {
-            return Err(StorageError::Lost {
-                ids: missing,
-                cause: "not in storage".into(),
-            });
-        }
+        self.all_stored(&distinct(ids))?;
         Ok(ids
             .iter()
             .map(|id| {
@@ -293,6 +285,28 @@ impl ChunkStore {
             }
         }
         self.release(&unused);
+        // Counters of spills of kept chunks after their job ended go with the last of them.
+        for id in unused {
+            if !self.entries.keys().any(|e| e.job == id.job) {
+                self.jobs.remove(&id.job);
+            }
+        }
+    }
+
+    /// An error naming those of the distinct chunks `ids` that are not stored.
+    fn all_stored(&self, ids: &[ChunkId]) -> Result<(), StorageError> {
+        let missing: Vec<ChunkId> = ids
+            .iter()
+            .copied()
+            .filter(|id| !self.entries.contains_key(id))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(StorageError::Lost {
+            ids: missing,
+            cause: "not in storage".into(),
+        })
     }
 
     /// Chunks kept for the caller (see [`Self::keep`]).
@@ -473,7 +487,7 @@ impl ChunkStore {
 
     /// Brings a spilled chunk back into memory (reserving it; its file stays, so spilling
     /// it again writes nothing); on failure the chunk is forgotten and the error says why.
-    fn read_back(&mut self, id: ChunkId) -> Result<(), String> {
+    fn read_back(&mut self, id: ChunkId, reader: JobId) -> Result<(), String> {
         let (Some(entry), Some(dir)) = (self.entries.get(&id), &self.dir) else {
             return Ok(());
         };
@@ -504,7 +518,7 @@ impl ChunkStore {
                     next_use,
                 };
                 self.entries.insert(id, entry);
-                self.stats(id.job).bytes_read_back += nbytes;
+                self.stats(reader).bytes_read_back += nbytes;
                 Ok(())
             }
             (read, place) => {

@@ -3,40 +3,11 @@
 //! and gives the right answer, and a new session removes the spill folders of processes
 //! that are gone while leaving live ones alone.
 
-use crate::common::{builder, session_from, TestSession};
+use crate::common::{builder, session_from, SpillParent, TestSession};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tessera::{tensor, Error, FaultInjector, HostTensor, MemoryReading, SessionBuilder, Tensor};
-
-/// A private spill parent folder, removed with everything in it at the end.
-struct SpillParent(PathBuf);
-
-impl SpillParent {
-    fn new(name: &str) -> SpillParent {
-        let dir =
-            std::env::temp_dir().join(format!("tessera-budgets-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        SpillParent(dir)
-    }
-
-    /// The names of the entries in the folder, sorted.
-    fn entries(&self) -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(&self.0)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-}
-
-impl Drop for SpillParent {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Elements of the workload: 1.6 MB of f64 output, 200 chunks of 8 KiB.
 const N: usize = 200_000;
@@ -71,7 +42,7 @@ fn spilling(spill: &SpillParent, b: SessionBuilder) -> TestSession {
 
 #[test]
 fn over_both_budgets_a_job_ends_with_a_typed_error_naming_them() {
-    let spill = SpillParent::new("oom");
+    let spill = SpillParent::new("budgets-oom");
     let disk = 96u64 << 10;
     let s = spilling(&spill, builder().disk_budget(disk));
     assert_eq!(
@@ -102,7 +73,7 @@ fn over_both_budgets_a_job_ends_with_a_typed_error_naming_them() {
 
 #[test]
 fn within_the_disk_budget_the_same_job_spills_and_is_right() {
-    let spill = SpillParent::new("fits");
+    let spill = SpillParent::new("budgets-fits");
     let s = spilling(&spill, builder().disk_budget(16 << 20));
     let (out, stats) = s.execute_with_stats(&doubled()).unwrap();
     assert_doubled(&out);
@@ -127,7 +98,7 @@ fn abandoned_folder(parent: &Path, name: &str) -> PathBuf {
 
 #[test]
 fn a_new_session_removes_dead_owners_spill_folders_and_never_a_live_one() {
-    let spill = SpillParent::new("cleanup");
+    let spill = SpillParent::new("budgets-cleanup");
     // A live session that has spilled: its folder holds data it still needs.
     let live = spilling(&spill, builder());
     let (out, stats) = live.execute_with_stats(&doubled()).unwrap();

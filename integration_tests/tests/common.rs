@@ -418,3 +418,49 @@ pub fn expect_carried_error(
     );
     assert_eq!(tensor::concatenate(&[&other, t], 0).error(), Some(&built));
 }
+
+/// A private spill parent folder for one test, removed with everything in it at the end.
+pub struct SpillParent(pub std::path::PathBuf);
+
+impl SpillParent {
+    /// A fresh, empty folder named after `name` and this process.
+    pub fn new(name: &str) -> SpillParent {
+        let dir = std::env::temp_dir().join(format!("tessera-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        SpillParent(dir)
+    }
+
+    /// The names of the entries in the folder, sorted.
+    pub fn entries(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Bytes of every file under the folder.
+    pub fn bytes(&self) -> u64 {
+        fn walk(p: &std::path::Path) -> u64 {
+            std::fs::read_dir(p).map_or(0, |entries| {
+                entries
+                    .flatten()
+                    .map(|e| match e.metadata() {
+                        Ok(m) if m.is_dir() => walk(&e.path()),
+                        Ok(m) => m.len(),
+                        Err(_) => 0,
+                    })
+                    .sum()
+            })
+        }
+        walk(&self.0)
+    }
+}
+
+impl Drop for SpillParent {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -17,6 +17,7 @@ mod faults;
 mod frame_semantics;
 mod linalg;
 mod numpy_ops;
+mod persist;
 mod random;
 mod recovery;
 mod reductions;

@@ -5,45 +5,17 @@
 //! error; tiny budgets spill and finish; a session leaves no threads, spill files or
 //! reservations behind.
 
-use crate::common::{builder, session_from};
+use crate::common::{builder, session_from, SpillParent};
 use arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use tessera::dataframe::{from_arrow, Agg, How};
 use tessera::{
     tensor, Error, FaultInjector, FaultKind, FaultPoint, HostTensor, JobStats, KernelError,
     MemoryReading, SessionBuilder, Tensor,
 };
-
-/// A spill parent folder of its own, removed (with a check that the session left it empty)
-/// at the end of the test.
-struct SpillParent(PathBuf);
-
-impl SpillParent {
-    fn new(name: &str) -> SpillParent {
-        let dir =
-            std::env::temp_dir().join(format!("tessera-recovery-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        SpillParent(dir)
-    }
-
-    /// Entries left in the folder.
-    fn leftovers(&self) -> Vec<String> {
-        std::fs::read_dir(&self.0)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect()
-    }
-}
-
-impl Drop for SpillParent {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// What a workload computes: a tensor or a table.
 #[derive(Debug, PartialEq)]
@@ -209,7 +181,7 @@ fn assert_recovered(kind: FaultKind, stats: &JobStats, label: &str) {
 
 #[test]
 fn every_fault_at_random_positions_leaves_the_result_unchanged() {
-    let spill = SpillParent::new("random");
+    let spill = SpillParent::new("recovery-random");
     let references: Vec<(Answer, [u64; 3])> = WORKLOADS.iter().map(|&w| reference(w)).collect();
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut recovered_losses = HashSet::new();
@@ -254,9 +226,9 @@ fn every_fault_at_random_positions_leaves_the_result_unchanged() {
         }
         assert_eq!(reserved, 0, "{label}: reservations left after the job");
         assert!(
-            spill.leftovers().is_empty(),
+            spill.entries().is_empty(),
             "{label}: spill files left: {:?}",
-            spill.leftovers()
+            spill.entries()
         );
     }
     for kind in [
@@ -273,7 +245,7 @@ fn every_fault_at_random_positions_leaves_the_result_unchanged() {
 
 #[test]
 fn a_budget_ten_times_below_the_working_set_spills_and_finishes() {
-    let spill = SpillParent::new("budget");
+    let spill = SpillParent::new("recovery-budget");
     // Pi keeps only counters; every other workload stores much more than a chunk.
     for w in [Workload::Centered, Workload::Groupby, Workload::Join] {
         let (want, unlimited, _) = w.run(builder()).unwrap();
@@ -291,7 +263,7 @@ fn a_budget_ten_times_below_the_working_set_spills_and_finishes() {
             "{label} did not spill: {stats:?}"
         );
         assert!(stats.storage.bytes_read_back > 0, "{label}: {stats:?}");
-        assert!(spill.leftovers().is_empty(), "{label}");
+        assert!(spill.entries().is_empty(), "{label}");
     }
     // A fake memory reading sizes the default budget: 70% of 32 KiB, so it spills too.
     let faults = Arc::new(FaultInjector::new().fake_memory(MemoryReading {
@@ -310,7 +282,7 @@ fn a_budget_ten_times_below_the_working_set_spills_and_finishes() {
 
 #[test]
 fn an_unwritable_spill_folder_holds_chunks_in_memory_and_finishes() {
-    let spill = SpillParent::new("unwritable");
+    let spill = SpillParent::new("recovery-unwritable");
     let not_a_folder = spill.0.join("file");
     std::fs::write(&not_a_folder, b"x").unwrap();
     let (want, _, _) = Workload::Centered.run(builder()).unwrap();
@@ -369,7 +341,7 @@ fn repeated_faults_end_in_the_documented_errors() {
 
 #[test]
 fn sessions_leave_no_threads_spill_files_or_reservations_behind() {
-    let spill = SpillParent::new("cleanup");
+    let spill = SpillParent::new("recovery-cleanup");
     let faults = Arc::new(
         FaultInjector::new()
             .on_nth(None, 3, FaultKind::KillDevice)
@@ -395,9 +367,9 @@ fn sessions_leave_no_threads_spill_files_or_reservations_behind() {
         .collect();
     assert!(threads.is_empty(), "threads left: {threads:?}");
     assert!(
-        spill.leftovers().is_empty(),
+        spill.entries().is_empty(),
         "spill files left: {:?}",
-        spill.leftovers()
+        spill.entries()
     );
     assert!(Path::new(&spill.0).exists());
 }

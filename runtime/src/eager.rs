@@ -2,7 +2,7 @@
 //! runs at once and its result replaces the lazy node.
 
 use crate::session::SessionInner;
-use crate::tensor::node::{Node, NodeKind, Stored};
+use crate::tensor::node::{Node, NodeKind, Stored, StoredChunks};
 use crate::tensor::Tensor;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -43,7 +43,10 @@ pub(crate) fn apply(t: Tensor) -> Tensor {
             node: Ok(Node::new(
                 node.shape.clone(),
                 node.dtype,
-                NodeKind::Data(Stored { grid, chunks }),
+                NodeKind::Data(Stored {
+                    grid,
+                    chunks: StoredChunks::Held(chunks),
+                }),
             )),
         },
         // The eager session shut down while this ran: stay lazy rather than fail.

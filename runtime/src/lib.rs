@@ -28,6 +28,7 @@ mod assemble;
 pub mod dataframe;
 mod eager;
 mod error;
+mod kept;
 pub mod linalg;
 mod plan;
 mod progress;

@@ -1,19 +1,22 @@
 //! Sessions: the embedded actor system that runs jobs, and its configuration.
 
 use crate::assemble::assemble;
-use crate::dataframe::{node::FrameNode, plan::FramePlanner};
+use crate::dataframe::node::{FrameKind, FrameNode};
+use crate::dataframe::plan::FramePlanner;
 use crate::error::{Error, Result};
+use crate::kept::MAX_RESTORES;
 use crate::plan::{self, grid::Grid};
 use crate::progress::{JobProgress, Progress};
-use crate::tensor::node::Node;
+use crate::tensor::node::{Node, NodeKind, Stored, StoredChunks};
 use crate::tensor::Tensor;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tessera_actors::{
-    ActorSystem, ChunkGraph, FaultInjector, JobError, JobEvent, JobStats, MemoryReading,
-    Reservation, SystemConfig,
+    ActorSystem, ChunkGraph, FaultInjector, JobError, JobEvent, JobOutput, JobStats, KeptChunk,
+    MemoryReading, Reservation, SystemConfig, KEPT_OP,
 };
 use tessera_kernels::cuda::GpuProbe;
 use tessera_kernels::frame::ops::FileFormat;
@@ -159,7 +162,8 @@ impl SessionBuilder {
             broadcast_bytes: self.broadcast_bytes.unwrap_or(chunk_bytes as u64),
         };
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let prefix = format!("ts{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        let prefix = format!("ts{id}");
         let system = ActorSystem::start(SystemConfig {
             cpu_threads: threads,
             host_memory_budget: config.memory_budget,
@@ -186,6 +190,7 @@ impl SessionBuilder {
             "session started ({prefix})"
         );
         let inner = Arc::new(SessionInner {
+            id,
             system: Mutex::new(Some(system)),
             config,
             prefix,
@@ -235,6 +240,8 @@ pub struct Session {
 
 #[derive(Debug)]
 pub(crate) struct SessionInner {
+    /// Unique within the process (persisted data names the session holding it).
+    pub(crate) id: u64,
     system: Mutex<Option<ActorSystem>>,
     pub(crate) config: SessionConfig,
     prefix: String,
@@ -274,20 +281,24 @@ impl Session {
         Ok((assemble(&node.shape, node.dtype, &grid, chunks)?, stats))
     }
 
-    /// Runs `node` and returns its output chunks on their grid.
-    pub(crate) fn run_node(
+    /// Runs the chunk graph `plan` makes from `reads` (a job whose result shape depends on
+    /// the data, such as `unique`) and returns its output chunks; persisted data it reads
+    /// is computed again where lost, as for every job.
+    pub(crate) fn run_chunk_graph(
         &self,
-        node: &Arc<Node>,
-    ) -> Result<(Grid, Vec<Arc<ChunkData>>, JobStats)> {
-        self.inner.run(node)
-    }
-
-    /// Runs a tiled chunk graph (a job whose result shape depends on the data, such as
-    /// `unique`) and returns its output chunks.
-    pub(crate) fn run_chunk_graph(&self, graph: ChunkGraph) -> Result<Vec<Arc<ChunkData>>> {
-        let (chunks, stats) = self.inner.run_graph(graph)?;
-        self.inner.record(&stats);
-        Ok(chunks)
+        reads: &Arc<Node>,
+        plan: impl Fn() -> Result<ChunkGraph>,
+    ) -> Result<Vec<Arc<ChunkData>>> {
+        let inner = &self.inner;
+        inner.restore_tensors(reads, false)?;
+        inner.with_restores(
+            || {
+                let (chunks, stats) = inner.run_graph(plan()?)?;
+                inner.record(&stats);
+                Ok(chunks)
+            },
+            || inner.restore_tensors(reads, true),
+        )
     }
 
     /// Runs a frame's jobs and returns its chunks as tables, with the stages' statistics.
@@ -295,10 +306,16 @@ impl Session {
         &self,
         node: &Arc<FrameNode>,
     ) -> Result<(Vec<arrow::array::RecordBatch>, JobStats)> {
-        let mut planner = FramePlanner::new(&self.inner);
-        let batches = planner.execute(node)?;
-        self.inner.record(&planner.stats);
-        Ok((batches, planner.stats))
+        self.inner.frame_job(node, |planner| planner.execute(node))
+    }
+
+    /// Runs a frame's jobs keeping its chunks in the session's storage; returns handles on
+    /// them with the stages' statistics.
+    pub(crate) fn persist_frame(
+        &self,
+        node: &Arc<FrameNode>,
+    ) -> Result<(Vec<Arc<KeptChunk>>, JobStats)> {
+        self.inner.frame_job(node, |planner| planner.persist(node))
     }
 
     /// Writes a frame's chunks to one file each (in parallel) and returns the rows written.
@@ -308,9 +325,9 @@ impl Session {
         path: &std::path::Path,
         format: FileFormat,
     ) -> Result<usize> {
-        let mut planner = FramePlanner::new(&self.inner);
-        let rows = planner.write(node, path, format)?;
-        self.inner.record(&planner.stats);
+        let (rows, _) = self
+            .inner
+            .frame_job(node, |planner| planner.write(node, path, format))?;
         Ok(rows)
     }
 
@@ -347,17 +364,141 @@ impl Drop for Session {
 impl SessionInner {
     /// Tiles `node`, runs the job and returns its output chunks on their grid.
     pub(crate) fn run(&self, node: &Arc<Node>) -> Result<(Grid, Vec<Arc<ChunkData>>, JobStats)> {
-        let tiled = plan::tile(node, self.config.chunk_bytes, self.config.memory_budget)?;
-        let span = tracing::info_span!("job", tasks = tiled.graph.tasks.len(), shape = ?node.shape);
-        let _enter = span.enter();
-        let (chunks, mut stats) = self.run_graph(tiled.graph)?;
-        stats.chunks_recomputed += tiled.recomputed;
-        self.record(&stats);
-        Ok((tiled.grid, chunks, stats))
+        let (grid, output) = self.run_tiled(node, false)?;
+        let chunks = output.outputs.into_iter().map(|(_, c)| c).collect();
+        Ok((grid, chunks, output.stats))
+    }
+
+    /// Tiles `node` and runs the job keeping its chunks in this session's storage (Dask's
+    /// `persist`); returns handles on them, on their grid.
+    pub(crate) fn persist(
+        &self,
+        node: &Arc<Node>,
+    ) -> Result<(Grid, Vec<Arc<KeptChunk>>, JobStats)> {
+        let (grid, output) = self.run_tiled(node, true)?;
+        Ok((grid, output.kept, output.stats))
+    }
+
+    /// Runs `node`'s job (keeping its outputs in storage with `keep`). Persisted data it
+    /// reads that another session holds, or that storage lost, is computed again first.
+    fn run_tiled(&self, node: &Arc<Node>, keep: bool) -> Result<(Grid, JobOutput)> {
+        self.restore_tensors(node, false)?;
+        self.with_restores(
+            || {
+                let tiled = plan::tile(node, self.config.chunk_bytes, self.config.memory_budget)?;
+                let span = tracing::info_span!("job", tasks = tiled.graph.tasks.len(), shape = ?node.shape);
+                let _enter = span.enter();
+                let mut graph = tiled.graph;
+                graph.keep_outputs = keep;
+                let _holds = tiled.holds;
+                let mut output = self.run_graph_output(graph)?;
+                output.stats.chunks_recomputed += tiled.recomputed;
+                self.record(&output.stats);
+                Ok((tiled.grid, output))
+            },
+            || self.restore_tensors(node, true),
+        )
+    }
+
+    /// Computes again the persisted tensors `node` reads (directly, not through other
+    /// persisted data): all of them with `all`, else those another session holds.
+    pub(crate) fn restore_tensors(&self, node: &Arc<Node>, all: bool) -> Result<()> {
+        let mut seen = HashSet::new();
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n.id) {
+                continue;
+            }
+            if let NodeKind::Data(Stored {
+                chunks: StoredChunks::Kept(kept),
+                ..
+            }) = &n.kind
+            {
+                if all || !kept.is_in(self.id)? {
+                    let (_, chunks, _) = self.persist(&kept.lineage)?;
+                    kept.replace(self.id, chunks)?;
+                }
+                continue;
+            }
+            stack.extend(n.operands());
+        }
+        Ok(())
+    }
+
+    /// Runs `job`; when it fails because storage lost persisted data it reads, computes
+    /// that data again (`restore`) and runs `job` again, up to [`MAX_RESTORES`] times.
+    pub(crate) fn with_restores<T>(
+        &self,
+        mut job: impl FnMut() -> Result<T>,
+        mut restore: impl FnMut() -> Result<()>,
+    ) -> Result<T> {
+        let mut restores = 0;
+        loop {
+            match job() {
+                Err(Error::ChunkLost { op, cause, .. })
+                    if op == KEPT_OP && restores < MAX_RESTORES =>
+                {
+                    restores += 1;
+                    tracing::warn!(%cause, restores, "persisted data lost; computing it again");
+                    restore()?;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    /// Runs the frame job `run` over `node` with a fresh planner and returns its result with
+    /// the stages' statistics; persisted frames it reads are computed again where another
+    /// session holds them or storage lost them.
+    pub(crate) fn frame_job<T>(
+        &self,
+        node: &Arc<FrameNode>,
+        run: impl Fn(&mut FramePlanner) -> Result<T>,
+    ) -> Result<(T, JobStats)> {
+        self.restore_frames(node, false)?;
+        self.with_restores(
+            || {
+                let mut planner = FramePlanner::new(self);
+                let result = run(&mut planner)?;
+                self.record(&planner.stats);
+                Ok((result, planner.stats))
+            },
+            || self.restore_frames(node, true),
+        )
+    }
+
+    /// Computes again the persisted frames `node` reads (directly, not through other
+    /// persisted data): all of them with `all`, else those another session holds.
+    fn restore_frames(&self, node: &Arc<FrameNode>, all: bool) -> Result<()> {
+        let mut seen = HashSet::new();
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n.id) {
+                continue;
+            }
+            if let FrameKind::Kept(kept) = &n.kind {
+                if all || !kept.is_in(self.id)? {
+                    let lineage = &kept.lineage;
+                    let (chunks, _) =
+                        self.frame_job(lineage, |planner| planner.persist(lineage))?;
+                    kept.replace(self.id, chunks)?;
+                }
+                continue;
+            }
+            stack.extend(n.inputs());
+        }
+        Ok(())
     }
 
     /// Runs a chunk graph and returns its output chunks (in `graph.outputs` order).
     pub(crate) fn run_graph(&self, graph: ChunkGraph) -> Result<(Vec<Arc<ChunkData>>, JobStats)> {
+        let output = self.run_graph_output(graph)?;
+        let chunks = output.outputs.into_iter().map(|(_, c)| c).collect();
+        Ok((chunks, output.stats))
+    }
+
+    /// Runs a chunk graph and returns what its job delivered.
+    pub(crate) fn run_graph_output(&self, graph: ChunkGraph) -> Result<JobOutput> {
         let handle = {
             let system = self
                 .system
@@ -402,8 +543,7 @@ impl SessionInner {
             other => Error::Runtime(other.to_string()),
         })?;
         tracing::info!(chunks = output.stats.chunks_run, bytes = output.stats.bytes_produced, wall = ?output.stats.wall_time, "job finished");
-        let chunks = output.outputs.into_iter().map(|(_, c)| c).collect();
-        Ok((chunks, output.stats))
+        Ok(output)
     }
 
     /// Reserves `bytes` of host memory for data held between jobs (see

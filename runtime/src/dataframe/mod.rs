@@ -50,6 +50,7 @@ pub use tessera_kernels::frame::sort::SortKey;
 pub use tessera_kernels::frame::FrameError;
 
 use crate::error::{Error, Result};
+use crate::kept::Kept;
 use crate::session::Session;
 use arrow::array::{Array, RecordBatch};
 use arrow::datatypes::{DataType, SchemaRef};
@@ -480,15 +481,19 @@ impl DataFrame {
         Ok(session.run_frame(self.node()?)?.0)
     }
 
-    /// Computes the frame and returns a frame over its chunks, kept in memory (Dask's
-    /// `persist`): later queries read them instead of computing them again.
+    /// Computes the frame and returns a frame over its chunks (Dask's `persist`): later
+    /// queries read them instead of computing them again. The chunks stay in the session's
+    /// storage, under its memory budget and spilled to disk when memory is short; if
+    /// storage loses them, or another session reads them, they are computed again from
+    /// this frame's query. Dropping the frame frees them.
     pub fn persist(&self, session: &Session) -> Result<DataFrame> {
         let node = self.node()?;
-        let (batches, _) = session.run_frame(node)?;
+        let (chunks, _) = session.persist_frame(node)?;
+        let kept = Kept::new(Arc::clone(node), session.inner.id, chunks);
         Ok(DataFrame {
             node: Ok(FrameNode::new(
                 node.schema.clone(),
-                FrameKind::Batches(batches),
+                FrameKind::Kept(Arc::new(kept)),
             )),
         })
     }

@@ -1,5 +1,6 @@
 //! The lazy graph of a dataframe: nodes with their schema, known when they are built.
 
+use crate::kept::Kept;
 use arrow::array::RecordBatch;
 use arrow::datatypes::{Schema, SchemaRef};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,6 +47,8 @@ pub(crate) enum FrameKind {
     Parquet(ParquetSource),
     /// Tables in memory, one chunk each.
     Batches(Vec<RecordBatch>),
+    /// Tables kept in a session's storage by `persist` (spillable), one chunk each.
+    Kept(Arc<Kept<FrameNode>>),
     /// Row-wise steps, fused into the chunk tasks of the input.
     Map {
         input: Arc<FrameNode>,
@@ -98,7 +101,10 @@ impl FrameNode {
     /// The nodes this one reads.
     pub fn inputs(&self) -> Vec<&Arc<FrameNode>> {
         match &self.kind {
-            FrameKind::Csv(_) | FrameKind::Parquet(_) | FrameKind::Batches(_) => Vec::new(),
+            FrameKind::Csv(_)
+            | FrameKind::Parquet(_)
+            | FrameKind::Batches(_)
+            | FrameKind::Kept(_) => Vec::new(),
             FrameKind::Map { input, .. }
             | FrameKind::GroupBy { input, .. }
             | FrameKind::Sort { input, .. }
@@ -115,6 +121,7 @@ impl FrameNode {
             FrameKind::Csv(s) => s.files.iter().map(|f| f.len).sum(),
             FrameKind::Parquet(p) => p.bytes,
             FrameKind::Batches(b) => b.iter().map(|b| b.get_array_memory_size() as u64).sum(),
+            FrameKind::Kept(k) => k.chunks().map_or(0, |c| c.iter().map(|c| c.nbytes()).sum()),
             FrameKind::Join { left, right, .. } => left
                 .estimated_bytes()
                 .saturating_add(right.estimated_bytes()),

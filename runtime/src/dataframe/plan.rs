@@ -9,12 +9,13 @@
 
 use super::node::{FrameKind, FrameNode};
 use crate::error::{Error, Result};
+use crate::kept::StoredInputs;
 use crate::session::SessionInner;
 use arrow::array::RecordBatch;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
-use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, JobStats, Reservation};
+use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, JobStats, KeptChunk, Reservation};
 use tessera_kernels::frame::csv::split_ranges;
 use tessera_kernels::frame::groupby::GroupBySpec;
 use tessera_kernels::frame::join::{JoinHow, JoinSpec};
@@ -52,6 +53,8 @@ pub(crate) struct FramePlanner<'s> {
     shuffle_rows: usize,
     broadcast_bytes: u64,
     tasks: Vec<ChunkTask>,
+    /// Persisted chunks the tasks read.
+    stored: StoredInputs,
     next_key: u64,
     /// Chunks of nodes read more than once, kept rather than recomputed.
     memo: HashMap<u64, Vec<ChunkKey>>,
@@ -73,6 +76,7 @@ impl<'s> FramePlanner<'s> {
             shuffle_rows: session.config.shuffle_rows,
             broadcast_bytes: session.config.broadcast_bytes,
             tasks: Vec::new(),
+            stored: StoredInputs::default(),
             next_key: 0,
             memo: HashMap::new(),
             uses: HashMap::new(),
@@ -95,6 +99,23 @@ impl<'s> FramePlanner<'s> {
                 )),
             })
             .collect()
+    }
+
+    /// Computes `root` keeping its chunks in the session's storage (Dask's `persist`) and
+    /// returns handles on them, in order.
+    pub fn persist(&mut self, root: &Arc<FrameNode>) -> Result<Vec<Arc<KeptChunk>>> {
+        count_uses(root, &mut self.uses, &mut HashSet::new());
+        let keys = self.tables(root)?;
+        let graph = ChunkGraph {
+            stored: self.stored.inputs(),
+            tasks: std::mem::take(&mut self.tasks),
+            outputs: keys,
+            keep_outputs: true,
+        };
+        let output = self.session.run_graph_output(graph).map_err(frame_error)?;
+        self.stats.absorb(&output.stats);
+        self.handed_on = None;
+        Ok(output.kept)
     }
 
     /// Writes the chunks of `root` to one file each (`path` numbered by
@@ -157,9 +178,10 @@ impl<'s> FramePlanner<'s> {
             .collect();
         outputs.extend(&kept);
         let graph = ChunkGraph {
+            stored: self.stored.inputs(),
             tasks: std::mem::take(&mut self.tasks),
             outputs,
-            ..Default::default()
+            keep_outputs: false,
         };
         let (chunks, stats) = self.session.run_graph(graph).map_err(frame_error)?;
         self.stats.absorb(&stats);
@@ -256,6 +278,11 @@ impl<'s> FramePlanner<'s> {
                     input: None,
                     steps: Vec::new(),
                 })
+                .collect(),
+            FrameKind::Kept(kept) => kept
+                .chunks()?
+                .iter()
+                .map(|c| Pending::Emitted(self.stored.add(c)))
                 .collect(),
             FrameKind::Batches(batches) => batches
                 .iter()

@@ -4,10 +4,11 @@
 use super::fuse::{box_view, FuseBuilder};
 use super::grid::{self, Grid};
 use crate::error::{Error, Result};
-use crate::tensor::node::{Node, NodeKind};
+use crate::kept::StoredInputs;
+use crate::tensor::node::{Node, NodeKind, StoredChunks};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask};
+use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, KeptChunk};
 use tessera_kernels::{
     Buffer, ChunkData, ChunkOp, ChunkReduce, CombineSpec, FusedKernel, HostTensor, ReduceOp,
     ReshapeSpec, SourceChunk,
@@ -26,6 +27,8 @@ pub(crate) struct Materialized {
 /// A tiled job: the graph and how its outputs form the root tensor.
 pub(crate) struct Tiled {
     pub graph: ChunkGraph,
+    /// Handles on the persisted chunks the graph reads, to hold while its job runs.
+    pub holds: Vec<Arc<KeptChunk>>,
     pub grid: Grid,
     /// Chunks the plan computes again rather than keeps.
     pub recomputed: u64,
@@ -37,6 +40,7 @@ pub(crate) struct Tiler {
     /// Generated operands larger than a quarter of this are recomputed, not kept.
     pub(super) memory_budget: u64,
     tasks: Vec<ChunkTask>,
+    stored: StoredInputs,
     done: HashMap<(u64, Grid), Materialized>,
     /// Outputs of each factorization, by its id.
     pub(super) factors: HashMap<u64, Vec<Materialized>>,
@@ -59,6 +63,7 @@ pub(crate) fn tile(root: &Arc<Node>, chunk_bytes: usize, memory_budget: u64) -> 
     );
     let recomputed = t.recomputed;
     Ok(Tiled {
+        holds: t.stored.holds(),
         graph: t.into_graph(out.keys),
         grid: out.grid,
         recomputed,
@@ -72,6 +77,7 @@ impl Tiler {
             chunk_elems: (chunk_bytes / 8).max(1),
             memory_budget,
             tasks: Vec::new(),
+            stored: StoredInputs::default(),
             done: HashMap::new(),
             factors: HashMap::new(),
             generated: HashSet::new(),
@@ -82,9 +88,10 @@ impl Tiler {
     /// The tasks added so far, as a graph whose outputs are `outputs`.
     pub(super) fn into_graph(self, outputs: Vec<ChunkKey>) -> ChunkGraph {
         ChunkGraph {
+            stored: self.stored.inputs(),
             tasks: self.tasks,
             outputs,
-            ..Default::default()
+            keep_outputs: false,
         }
     }
 
@@ -176,11 +183,15 @@ impl Tiler {
         } else {
             match &node.kind {
                 NodeKind::Data(s) if node.chunks.is_none() => {
-                    let keys = s
-                        .chunks
-                        .iter()
-                        .map(|c| self.add(ChunkOp::Literal(c.clone()), Vec::new()))
-                        .collect();
+                    let keys = match &s.chunks {
+                        StoredChunks::Held(chunks) => chunks
+                            .iter()
+                            .map(|c| self.add(ChunkOp::Literal(c.clone()), Vec::new()))
+                            .collect(),
+                        StoredChunks::Kept(kept) => {
+                            kept.chunks()?.iter().map(|c| self.stored.add(c)).collect()
+                        }
+                    };
                     Materialized {
                         grid: grid.clone(),
                         keys,

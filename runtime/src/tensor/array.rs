@@ -174,9 +174,10 @@ impl Tensor {
     pub fn unique(&self, session: &Session) -> Result<Tensor> {
         let x = self.node()?;
         let cfg = session.config();
-        let graph = crate::plan::unique_graph(x, cfg.chunk_bytes, cfg.memory_budget)?;
         let chunk = session
-            .run_chunk_graph(graph)?
+            .run_chunk_graph(x, || {
+                crate::plan::unique_graph(x, cfg.chunk_bytes, cfg.memory_budget)
+            })?
             .into_iter()
             .next()
             .and_then(|c| c.as_tensor().cloned())

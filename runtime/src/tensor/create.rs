@@ -1,6 +1,6 @@
 //! Creation functions: constants, ranges and tensors from host data.
 
-use super::node::{Node, NodeKind, Stored};
+use super::node::{Node, NodeKind, Stored, StoredChunks};
 use super::Tensor;
 use crate::error::{Error, Result};
 use std::sync::Arc;
@@ -132,7 +132,7 @@ pub(crate) fn from_host(t: HostTensor) -> Tensor {
         dtype,
         NodeKind::Data(Stored {
             grid,
-            chunks: vec![Arc::new(ChunkData::Tensor(t))],
+            chunks: StoredChunks::Held(vec![Arc::new(ChunkData::Tensor(t))]),
         }),
     ))
 }

@@ -22,6 +22,7 @@ pub use ops::{where_, Operand};
 pub use shape::{concatenate, Slice};
 
 use crate::error::{Error, Result};
+use crate::kept::Kept;
 use crate::session::Session;
 use node::Node;
 use std::sync::Arc;
@@ -104,15 +105,23 @@ impl Tensor {
     }
 
     /// Computes the tensor on `session` and returns a tensor over the computed chunks (Dask's
-    /// `persist`): later expressions read them instead of computing them again.
+    /// `persist`): later expressions read them instead of computing them again. The chunks
+    /// stay in the session's storage, under its memory budget and spilled to disk when
+    /// memory is short; if storage loses them, or another session reads them, they are
+    /// computed again from this tensor's expression. Dropping the tensor frees them.
     pub fn persist(&self, session: &Session) -> Result<Tensor> {
         let node = self.node()?;
-        let (grid, chunks, _) = session.run_node(node)?;
+        let inner = &session.inner;
+        let (grid, chunks, _) = inner.persist(node)?;
+        let kept = Kept::new(Arc::clone(node), inner.id, chunks);
         Ok(Tensor {
             node: Ok(Node::new(
                 node.shape.clone(),
                 node.dtype,
-                node::NodeKind::Data(node::Stored { grid, chunks }),
+                node::NodeKind::Data(node::Stored {
+                    grid,
+                    chunks: node::StoredChunks::Kept(kept),
+                }),
             )),
         })
     }

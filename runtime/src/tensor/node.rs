@@ -1,5 +1,6 @@
 //! The lazy graph: each [`Node`] is one logical tensor operation with a known shape and dtype.
 
+use crate::kept::Kept;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tessera_kernels::{
@@ -27,7 +28,16 @@ pub(crate) struct Stored {
     /// Chunk extents per axis (Dask's `chunks` tuple).
     pub grid: Vec<Vec<usize>>,
     /// The chunks, in C-order over the grid.
-    pub chunks: Vec<Arc<ChunkData>>,
+    pub chunks: StoredChunks,
+}
+
+/// Where already-computed chunks are.
+#[derive(Debug)]
+pub(crate) enum StoredChunks {
+    /// In host memory, held outside Tessera too (user data, eager results).
+    Held(Vec<Arc<ChunkData>>),
+    /// Kept in a session's storage by `persist` (spillable), with their lineage.
+    Kept(Kept<Node>),
 }
 
 /// What a node computes.
@@ -158,5 +168,29 @@ impl Node {
     /// Number of elements.
     pub fn numel(&self) -> usize {
         self.shape.iter().product()
+    }
+
+    /// The nodes this one reads (a factorization's matrix for its outputs).
+    pub fn operands(&self) -> Vec<&Arc<Node>> {
+        match &self.kind {
+            NodeKind::Data(_)
+            | NodeKind::Full(_)
+            | NodeKind::Random { .. }
+            | NodeKind::Ramp { .. } => Vec::new(),
+            NodeKind::Unary(_, x)
+            | NodeKind::Cast(x)
+            | NodeKind::View(x, _)
+            | NodeKind::Reduce { x, .. }
+            | NodeKind::Reshape(x)
+            | NodeKind::Scan { x, .. }
+            | NodeKind::Sort { x, .. }
+            | NodeKind::Take { x, .. } => vec![x],
+            NodeKind::Factor(f, _) => vec![&f.x],
+            NodeKind::Binary(_, a, b) | NodeKind::MatMul(a, b) => vec![a, b],
+            NodeKind::Require { x, ok, .. } => vec![x, ok],
+            NodeKind::IsIn { x, test, .. } => vec![x, test],
+            NodeKind::Where(c, a, b) => vec![c, a, b],
+            NodeKind::Concat(xs, _) => xs.iter().collect(),
+        }
     }
 }

@@ -1,0 +1,93 @@
+//! Persisted data: chunks a persist job kept in a session's storage (spillable, under the
+//! memory budget, see [`tessera_actors::KeptChunk`]) together with the lazy node they are
+//! the values of. When storage loses them (a storage actor that died, a damaged spill
+//! file) or another session reads them, they are computed again from that node.
+
+use crate::error::{Error, Result};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tessera_actors::{ChunkKey, KeptChunk, StoredInput};
+
+/// Most times one job recomputes the persisted data it reads after storage lost some.
+pub(crate) const MAX_RESTORES: u32 = 2;
+
+/// Key space of the stored inputs of a graph (far above any task key).
+const STORED_KEYS: u64 = 1 << 62;
+
+/// Persisted chunks of a node of type `N` (a tensor or frame node) and its lineage.
+#[derive(Debug)]
+pub(crate) struct Kept<N> {
+    /// What the chunks are the values of.
+    pub lineage: Arc<N>,
+    held: Mutex<Held>,
+}
+
+#[derive(Debug)]
+struct Held {
+    /// The session whose storage holds the chunks.
+    session: u64,
+    chunks: Vec<Arc<KeptChunk>>,
+}
+
+impl<N> Kept<N> {
+    /// The chunks `chunks` kept in the storage of session `session`, computed by `lineage`.
+    pub fn new(lineage: Arc<N>, session: u64, chunks: Vec<Arc<KeptChunk>>) -> Kept<N> {
+        Kept {
+            lineage,
+            held: Mutex::new(Held { session, chunks }),
+        }
+    }
+
+    fn held(&self) -> Result<MutexGuard<'_, Held>> {
+        self.held
+            .lock()
+            .map_err(|_| Error::Runtime("persisted data's lock poisoned".into()))
+    }
+
+    /// The handles on the chunks, in order.
+    pub fn chunks(&self) -> Result<Vec<Arc<KeptChunk>>> {
+        Ok(self.held()?.chunks.clone())
+    }
+
+    /// True when session `session`'s storage holds the chunks.
+    pub fn is_in(&self, session: u64) -> Result<bool> {
+        Ok(self.held()?.session == session)
+    }
+
+    /// Replaces the chunks by `chunks`, computed again in session `session`.
+    pub fn replace(&self, session: u64, chunks: Vec<Arc<KeptChunk>>) -> Result<()> {
+        *self.held()? = Held { session, chunks };
+        Ok(())
+    }
+}
+
+/// The stored inputs of a graph being planned, and the handles that keep them in storage
+/// while its job runs.
+#[derive(Debug, Default)]
+pub(crate) struct StoredInputs {
+    inputs: Vec<StoredInput>,
+    holds: Vec<Arc<KeptChunk>>,
+}
+
+impl StoredInputs {
+    /// The key under which the graph's tasks read the kept chunk `chunk`.
+    pub fn add(&mut self, chunk: &Arc<KeptChunk>) -> ChunkKey {
+        let key = ChunkKey(STORED_KEYS + self.inputs.len() as u64);
+        self.inputs.push(StoredInput {
+            key,
+            id: chunk.id(),
+            nbytes: chunk.nbytes(),
+        });
+        self.holds.push(Arc::clone(chunk));
+        key
+    }
+
+    /// The inputs, for [`tessera_actors::ChunkGraph::stored`].
+    pub fn inputs(&self) -> Vec<StoredInput> {
+        self.inputs.clone()
+    }
+
+    /// The handles (held by the caller until the job ends).
+    pub fn holds(&self) -> Vec<Arc<KeptChunk>> {
+        self.holds.clone()
+    }
+}
