@@ -495,3 +495,42 @@ fn drop_duplicates_keeps_null_and_nan_keys_as_pandas_does() {
         );
     }
 }
+
+#[test]
+fn drop_duplicates_keeps_the_first_row_as_it_is() {
+    let s = session();
+    let data = batch(vec![
+        ("k", Arc::new(Int64Array::from(vec![1, 1, 2, 2, 1]))),
+        (
+            "a",
+            Arc::new(Float64Array::from(vec![
+                None,
+                Some(5.0),
+                Some(f64::NAN),
+                Some(8.0),
+                Some(9.0),
+            ])),
+        ),
+        (
+            "b",
+            Arc::new(StringArray::from(vec![
+                Some("x"),
+                None,
+                None,
+                Some("y"),
+                Some("z"),
+            ])),
+        ),
+    ]);
+    for per_chunk in [1, 2, 3, 5] {
+        let df = from_arrow(data.clone(), Some(per_chunk));
+        // pd.DataFrame(...).drop_duplicates(subset=["k"]): rows 0 and 2, nulls and NaN kept
+        // (not the first non-null value of each column).
+        let first = df.drop_duplicates(Some(&["k"])).execute(&s).unwrap();
+        assert_eq!(
+            sorted_rows(&first),
+            sorted_table(&[&["1", "", "x"], &["2", "NaN", ""]]),
+            "rows per chunk {per_chunk}"
+        );
+    }
+}

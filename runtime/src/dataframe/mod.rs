@@ -294,9 +294,9 @@ impl DataFrame {
     }
 
     /// One row per distinct combination of `subset` (all columns when `None`), keeping the
-    /// first non-null value of each other column in row order (pandas keeps the first row
-    /// as it is, nulls included). Null and NaN keys are kept and equal each other, as in
-    /// pandas. Rows come sorted by `subset`, missing keys last.
+    /// first such row as it is, nulls included (pandas' `keep="first"`). Null and NaN keys
+    /// are kept and equal each other, as in pandas. Rows come sorted by `subset`, missing
+    /// keys last.
     pub fn drop_duplicates(&self, subset: Option<&[&str]>) -> DataFrame {
         let schema = match self.schema() {
             Ok(s) => s,
@@ -350,7 +350,7 @@ impl DataFrame {
             .filter(|c| !keys.contains(c))
             .map(|c| AggSpec {
                 column: c.clone(),
-                func: AggFunc::First,
+                func: AggFunc::FirstRow,
                 output: c.clone(),
             })
             .collect();

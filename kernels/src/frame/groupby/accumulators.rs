@@ -613,11 +613,13 @@ impl<const MAX: bool> Accumulator for StrMinMaxAcc<MAX> {
 /// No row picked yet.
 const NO_ROW: (u32, u32) = (u32::MAX, u32::MAX);
 
-/// First or last non-null value of any type: remembers (chunk, row) and gathers at the end.
+/// First or last value of any type (non-null, or any with `nulls`): remembers (chunk, row)
+/// and gathers at the end.
 struct PickAcc {
     rows: Vec<(u32, u32)>,
     sources: Vec<ArrayRef>,
     last: bool,
+    nulls: bool,
     /// The input (and result) type.
     out: DataType,
 }
@@ -636,7 +638,10 @@ impl Accumulator for PickAcc {
                 }
             }
         };
-        match values.logical_nulls().filter(|n| n.null_count() > 0) {
+        match values
+            .logical_nulls()
+            .filter(|n| n.null_count() > 0 && !self.nulls)
+        {
             None => (0..values.len()).for_each(&mut visit),
             Some(nulls) => nulls.valid_indices().for_each(&mut visit),
         }
@@ -763,10 +768,11 @@ pub(super) fn accumulator(func: AggFunc, dt: &DataType) -> FrameResult<Box<dyn A
         count: Vec::new(),
         size,
     };
-    let pick = |last| PickAcc {
+    let pick = |last, nulls| PickAcc {
         rows: Vec::new(),
         sources: Vec::new(),
         last,
+        nulls,
         out: dt.clone(),
     };
     Ok(match func {
@@ -781,8 +787,9 @@ pub(super) fn accumulator(func: AggFunc, dt: &DataType) -> FrameResult<Box<dyn A
         AggFunc::Std | AggFunc::Var => Box::new(MomentsAcc::default()),
         AggFunc::Min => min_max::<false>(dt)?,
         AggFunc::Max => min_max::<true>(dt)?,
-        AggFunc::First => Box::new(pick(false)),
-        AggFunc::Last => Box::new(pick(true)),
+        AggFunc::First => Box::new(pick(false, false)),
+        AggFunc::Last => Box::new(pick(true, false)),
+        AggFunc::FirstRow => Box::new(pick(false, true)),
         AggFunc::NUnique => Box::new(NUniqueAcc {
             pairs: KeyEncoder::new(&[DataType::UInt32, dt.clone()])?,
             item: dt.clone(),

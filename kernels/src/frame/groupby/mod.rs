@@ -65,6 +65,9 @@ pub enum AggFunc {
     First,
     /// Last non-null value in row order.
     Last,
+    /// The value of the group's first row, null or not (pandas' `nth(0)`, Polars'
+    /// `first`): taken for every column, it keeps the first row as it is.
+    FirstRow,
     /// Number of distinct non-null values.
     NUnique,
 }
@@ -82,6 +85,7 @@ impl AggFunc {
             AggFunc::Std => "std",
             AggFunc::Var => "var",
             AggFunc::First => "first",
+            AggFunc::FirstRow => "first_row",
             AggFunc::Last => "last",
             AggFunc::NUnique => "nunique",
         }
@@ -97,7 +101,7 @@ impl AggFunc {
             AggFunc::Count => &["count"],
             AggFunc::Size => &["size"],
             AggFunc::Std | AggFunc::Var => &["count", "mean", "m2"],
-            AggFunc::First => &["first"],
+            AggFunc::First | AggFunc::FirstRow => &["first"],
             AggFunc::Last => &["last"],
             AggFunc::NUnique => &["distinct"],
         }
@@ -164,7 +168,7 @@ fn output_type(func: AggFunc, column: &str, dt: &DataType) -> FrameResult<DataTy
         AggFunc::Sum | AggFunc::Mean | AggFunc::Std | AggFunc::Var => is_summable(dt),
         AggFunc::Min | AggFunc::Max => is_orderable(dt),
         AggFunc::NUnique => KeyEncoder::new(std::slice::from_ref(dt)).is_ok(),
-        AggFunc::Count | AggFunc::Size | AggFunc::First | AggFunc::Last => true,
+        AggFunc::Count | AggFunc::Size | AggFunc::First | AggFunc::Last | AggFunc::FirstRow => true,
     };
     if !ok {
         return Err(type_error(func, column, dt));
@@ -173,7 +177,9 @@ fn output_type(func: AggFunc, column: &str, dt: &DataType) -> FrameResult<DataTy
         AggFunc::Sum if dt.is_floating() => DataType::Float64,
         AggFunc::Sum | AggFunc::Count | AggFunc::Size | AggFunc::NUnique => DataType::Int64,
         AggFunc::Mean | AggFunc::Std | AggFunc::Var => DataType::Float64,
-        AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => dt.clone(),
+        AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last | AggFunc::FirstRow => {
+            dt.clone()
+        }
     })
 }
 
@@ -189,7 +195,9 @@ fn state_types(func: AggFunc, column: &str, dt: &DataType) -> FrameResult<Vec<Da
         AggFunc::Sum | AggFunc::Count | AggFunc::Size => vec![out],
         AggFunc::Mean => vec![DataType::Float64, DataType::Int64],
         AggFunc::Std | AggFunc::Var => vec![DataType::Int64, DataType::Float64, DataType::Float64],
-        AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => vec![dt.clone()],
+        AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last | AggFunc::FirstRow => {
+            vec![dt.clone()]
+        }
         AggFunc::NUnique => vec![DataType::List(list_item(dt))],
     })
 }
@@ -199,9 +207,15 @@ fn state_types(func: AggFunc, column: &str, dt: &DataType) -> FrameResult<Vec<Da
 fn input_type_of_states(func: AggFunc, types: &[DataType]) -> FrameResult<DataType> {
     let first = types.first().cloned().unwrap_or(DataType::Null);
     Ok(match (func, first) {
-        (AggFunc::Sum, dt) | (AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last, dt) => {
-            dt
-        }
+        (
+            AggFunc::Sum
+            | AggFunc::Min
+            | AggFunc::Max
+            | AggFunc::First
+            | AggFunc::Last
+            | AggFunc::FirstRow,
+            dt,
+        ) => dt,
         (AggFunc::NUnique, DataType::List(item)) => item.data_type().clone(),
         (AggFunc::NUnique, dt) => {
             return Err(FrameError::TypeMismatch(format!(
@@ -416,6 +430,11 @@ pub fn partial(spec: &GroupBySpec, batch: &RecordBatch) -> FrameResult<RecordBat
         for (agg, acc) in spec.aggs.iter().zip(&mut accs) {
             let values = match agg.func {
                 AggFunc::Size => new_null_array(&DataType::Null, len),
+                // The row as it is: NaN stays NaN.
+                AggFunc::FirstRow => {
+                    let at = column_index(input, &agg.column)?;
+                    batch.column(at).slice(start, len)
+                }
                 _ => {
                     let at = column_index(input, &agg.column)?;
                     let column = || nan_to_null(&batch.column(at).slice(start, len));

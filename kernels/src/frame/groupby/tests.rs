@@ -97,6 +97,7 @@ fn naive_agg(func: AggFunc, values: &[Val], int_sum: bool) -> Val {
         AggFunc::Std => Val::F(var.sqrt()),
         AggFunc::First => present.first().map_or(Val::Null, |v| (*v).clone()),
         AggFunc::Last => present.last().map_or(Val::Null, |v| (*v).clone()),
+        AggFunc::FirstRow => values.first().map_or(Val::Null, |v| (*v).clone()),
         AggFunc::NUnique => {
             Val::I(present.iter().map(|v| v.id()).collect::<HashSet<_>>().len() as i64)
         }
@@ -223,7 +224,7 @@ fn random_batch(rng: &mut Rng, n: usize) -> RecordBatch {
     RecordBatch::try_from_iter(columns).unwrap()
 }
 
-const ALL: [AggFunc; 11] = [
+const ALL: [AggFunc; 12] = [
     AggFunc::Sum,
     AggFunc::Mean,
     AggFunc::Min,
@@ -234,6 +235,7 @@ const ALL: [AggFunc; 11] = [
     AggFunc::Var,
     AggFunc::First,
     AggFunc::Last,
+    AggFunc::FirstRow,
     AggFunc::NUnique,
 ];
 
@@ -623,6 +625,19 @@ fn names() {
     let names: Vec<&str> = ALL.iter().map(|f| f.name()).collect();
     assert_eq!(
         names,
-        ["sum", "mean", "min", "max", "count", "size", "std", "var", "first", "last", "nunique"]
+        [
+            "sum",
+            "mean",
+            "min",
+            "max",
+            "count",
+            "size",
+            "std",
+            "var",
+            "first",
+            "last",
+            "first_row",
+            "nunique"
+        ]
     );
 }
