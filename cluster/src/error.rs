@@ -36,9 +36,10 @@ pub enum WireError {
     /// The holder does not have the chunk (released, lost, or never computed there).
     #[error("chunk not found: {0}")]
     NotFound(String),
-    /// The peer refused the ticket as malformed.
-    #[error("chunk ticket refused: {0}")]
-    InvalidTicket(String),
+    /// The peer refused the request as invalid (a malformed or oversized ticket, a
+    /// malformed chunk stream, an unknown compression).
+    #[error("request refused as invalid: {0}")]
+    InvalidRequest(String),
     /// The peer speaks another protocol version.
     #[error("protocol version mismatch: {0}")]
     VersionMismatch(String),
@@ -82,7 +83,7 @@ impl WireError {
         let message = status.message().to_string();
         match status.code() {
             Code::NotFound => WireError::NotFound(message),
-            Code::InvalidArgument => WireError::InvalidTicket(message),
+            Code::InvalidArgument => WireError::InvalidRequest(message),
             Code::FailedPrecondition => WireError::VersionMismatch(message),
             Code::OutOfRange | Code::ResourceExhausted
                 if message.contains("message length too large") =>
@@ -112,14 +113,22 @@ impl WireError {
 
     /// The gRPC status a server answers with for this error.
     pub fn to_status(&self) -> tonic::Status {
-        let message = self.to_string();
+        // The variants a client makes of a status carry the status's text: send that
+        // text alone, so it is not prefixed twice.
+        let message = match self {
+            WireError::NotFound(m)
+            | WireError::InvalidRequest(m)
+            | WireError::VersionMismatch(m)
+            | WireError::MessageTooLarge(m) => m.clone(),
+            other => other.to_string(),
+        };
         match self {
             WireError::NotFound(_) => tonic::Status::not_found(message),
             WireError::Ticket(TicketError::WrongVersion { .. }) | WireError::VersionMismatch(_) => {
                 tonic::Status::failed_precondition(message)
             }
             WireError::Ticket(_)
-            | WireError::InvalidTicket(_)
+            | WireError::InvalidRequest(_)
             | WireError::Malformed(_)
             | WireError::Header(_)
             | WireError::Tensor(_)

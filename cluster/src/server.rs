@@ -158,7 +158,7 @@ fn requested_compression<T>(request: &Request<T>) -> Result<Option<Compression>,
         .map(Some)
         .ok_or_else(|| {
             refuse(
-                WireError::InvalidTicket(format!(
+                WireError::InvalidRequest(format!(
                     "unknown {COMPRESSION_HEADER} {value:?} (expected lz4_frame or zstd)"
                 )),
                 "do_get",

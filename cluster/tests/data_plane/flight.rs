@@ -187,7 +187,7 @@ async fn malformed_and_oversized_tickets_are_invalid_arguments() {
     ] {
         let status = raw.do_get(Ticket::new(bytes)).await.unwrap_err();
         match WireError::from_status(&status) {
-            WireError::InvalidTicket(message) => assert!(message.contains(says), "{message}"),
+            WireError::InvalidRequest(message) => assert!(message.contains(says), "{message}"),
             other => panic!("{other}"),
         }
     }
