@@ -23,6 +23,7 @@ use arrow_flight::{
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 use tessera_kernels::ChunkData;
 use tessera_proto::{decode_ticket, ChunkTicket};
 use thiserror::Error;
@@ -126,13 +127,16 @@ impl ChunkFlightService {
     }
 }
 
-/// Serves `service` on `listener` until `shutdown` completes.
+/// Serves `service` on `listener` until `shutdown` completes. HTTP/2 keep-alive pings
+/// find clients that vanished mid-transfer, so their requests end instead of waiting.
 pub async fn serve(
     listener: TcpListener,
     service: ChunkFlightService,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(Duration::from_secs(10)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(20)))
         .add_service(service.into_server())
         .serve_with_incoming_shutdown(
             tonic::transport::server::TcpIncoming::from(listener),
