@@ -165,6 +165,16 @@ pub fn every_chunk() -> Vec<(String, ChunkData)> {
         ChunkData::Tables(vec![table(9, 0), table(0, 0), table(4, 100), table(0, 0)]),
     ));
     chunks.push(("no tables".into(), ChunkData::Tables(vec![])));
+    let no_columns = RecordBatch::try_new_with_options(
+        Arc::new(Schema::empty()),
+        vec![],
+        &arrow::array::RecordBatchOptions::new().with_row_count(Some(5)),
+    )
+    .unwrap();
+    chunks.push((
+        "table of rows without columns".into(),
+        ChunkData::Table(no_columns),
+    ));
     chunks
 }
 
