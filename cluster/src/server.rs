@@ -85,6 +85,9 @@ pub struct ServerConfig {
     pub max_chunk_bytes: usize,
     /// Target size of one Flight message served.
     pub max_flight_data_size: usize,
+    /// This worker's incarnation, once registered: a ticket naming another one (an
+    /// earlier life of this worker) names nothing here. `None` accepts any.
+    pub incarnation: Option<u64>,
 }
 
 impl Default for ServerConfig {
@@ -93,6 +96,7 @@ impl Default for ServerConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_chunk_bytes: DEFAULT_MAX_CHUNK_BYTES,
             max_flight_data_size: WireOptions::default().max_flight_data_size,
+            incarnation: None,
         }
     }
 }
@@ -115,6 +119,21 @@ impl ChunkFlightService {
             source,
             sink,
             config,
+        }
+    }
+
+    /// The ticket in `bytes`, if it is well-formed, of this protocol version, and for
+    /// this worker's incarnation.
+    fn check_ticket(&self, bytes: &[u8], method: &str) -> Result<ChunkTicket, Status> {
+        let ticket = decode_ticket(bytes).map_err(|e| refuse(e.into(), method))?;
+        match self.config.incarnation {
+            Some(ours) if ours != ticket.incarnation => Err(refuse(
+                WireError::NotFound(format!(
+                    "{ticket} names another incarnation of this worker (now {ours})"
+                )),
+                method,
+            )),
+            _ => Ok(ticket),
         }
     }
 
@@ -192,8 +211,7 @@ impl FlightService for ChunkFlightService {
         request: Request<Ticket>,
     ) -> Result<Response<Self::DoGetStream>, Status> {
         let compression = requested_compression(&request)?;
-        let ticket =
-            decode_ticket(&request.get_ref().ticket).map_err(|e| refuse(e.into(), "do_get"))?;
+        let ticket = self.check_ticket(&request.get_ref().ticket, "do_get")?;
         let source = Arc::clone(&self.source);
         let lookup = ticket;
         let found = tokio::task::spawn_blocking(move || source.chunk(&lookup))
@@ -236,7 +254,7 @@ impl FlightService for ChunkFlightService {
             .as_ref()
             .map(|d| d.cmd.clone())
             .unwrap_or_default();
-        let ticket = decode_ticket(&cmd).map_err(|e| refuse(e.into(), "do_put"))?;
+        let ticket = self.check_ticket(&cmd, "do_put")?;
         let rest = messages.map_err(|status| FlightError::Tonic(Box::new(status)));
         let all = stream::once(async move { Ok(first) }).chain(rest);
         let chunk = decode_chunk(all, self.config.max_chunk_bytes)

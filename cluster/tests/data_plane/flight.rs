@@ -156,6 +156,38 @@ async fn an_unknown_chunk_is_not_found_by_name() {
 }
 
 #[tokio::test]
+async fn a_ticket_for_another_incarnation_names_nothing() {
+    let server = start(ServerConfig {
+        incarnation: Some(7),
+        ..ServerConfig::default()
+    })
+    .await;
+    let old = ChunkTicket::new(1, 5, 0, 6);
+    hold(&server, &old, large_tensor(8));
+    match fetch_chunk(&server.endpoint, &old, PATIENCE).await {
+        Err(WireError::NotFound(message)) => {
+            assert!(
+                message.contains("incarnation 6") && message.contains("now 7"),
+                "{message}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    let err = put_chunk(&server.endpoint, &old, &large_tensor(8), PATIENCE)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, WireError::NotFound(_)), "{err}");
+    let current = ChunkTicket::new(1, 5, 0, 7);
+    put_chunk(&server.endpoint, &current, &large_tensor(8), PATIENCE)
+        .await
+        .unwrap();
+    let got = fetch_chunk(&server.endpoint, &current, PATIENCE)
+        .await
+        .unwrap();
+    assert_bit_exact("current incarnation", &got, &large_tensor(8));
+}
+
+#[tokio::test]
 async fn a_ticket_of_another_protocol_version_is_refused_naming_both() {
     let server = start(ServerConfig::default()).await;
     let mut ticket = ChunkTicket::new(1, 5, 0, 1);
