@@ -1,0 +1,213 @@
+//! Fetching chunks from a worker (do_get) and sending chunks to one (do_put).
+//!
+//! Nothing waits forever: connecting has [`ClientConfig::connect_timeout`], and a whole
+//! transfer (request, every message, decoding) has [`ClientConfig::request_timeout`];
+//! HTTP/2 keep-alive pings notice a peer that vanished without closing its connection.
+
+use crate::error::WireError;
+use crate::server::{COMPRESSION_HEADER, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_MESSAGE_BYTES};
+use crate::wire::{decode_chunk, encode_chunk, Compression, WireOptions};
+use arrow_flight::error::FlightError;
+use arrow_flight::flight_service_client::FlightServiceClient;
+use arrow_flight::{FlightDescriptor, Ticket};
+use futures::stream::{StreamExt, TryStreamExt};
+use std::future::Future;
+use std::time::Duration;
+use tessera_kernels::ChunkData;
+use tessera_proto::{encode_ticket, ChunkTicket};
+use tonic::metadata::MetadataValue;
+use tonic::transport::{Channel, Endpoint};
+
+/// Timeouts and limits of a client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// How long connecting may take.
+    pub connect_timeout: Duration,
+    /// How long one whole transfer may take.
+    pub request_timeout: Duration,
+    /// The largest gRPC message decoded or encoded.
+    pub max_message_bytes: usize,
+    /// The largest chunk fetched.
+    pub max_chunk_bytes: usize,
+    /// Compression asked of the server (fetch) or applied (put).
+    pub compression: Option<Compression>,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(300),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_chunk_bytes: DEFAULT_MAX_CHUNK_BYTES,
+            compression: None,
+        }
+    }
+}
+
+impl ClientConfig {
+    /// The default limits, connecting and transferring within `timeout`.
+    pub fn within(timeout: Duration) -> ClientConfig {
+        ClientConfig {
+            connect_timeout: timeout,
+            request_timeout: timeout,
+            ..ClientConfig::default()
+        }
+    }
+}
+
+/// A connection to one worker's Flight service.
+#[derive(Clone, Debug)]
+pub struct ChunkClient {
+    endpoint: String,
+    client: FlightServiceClient<Channel>,
+    config: ClientConfig,
+}
+
+impl ChunkClient {
+    /// Connects to `endpoint` (`http://host:port`).
+    pub async fn connect(endpoint: &str, config: ClientConfig) -> Result<ChunkClient, WireError> {
+        let invalid = |reason: String| WireError::InvalidEndpoint {
+            endpoint: endpoint.to_string(),
+            reason,
+        };
+        let channel = Endpoint::from_shared(endpoint.to_string())
+            .map_err(|e| invalid(e.to_string()))?
+            .connect_timeout(config.connect_timeout)
+            .http2_keep_alive_interval(Duration::from_secs(10))
+            .keep_alive_timeout(Duration::from_secs(20))
+            .keep_alive_while_idle(true);
+        let channel = with_timeout(endpoint, config.connect_timeout, channel.connect())
+            .await?
+            .map_err(|e| WireError::Connect {
+                endpoint: endpoint.to_string(),
+                reason: source_chain(&e),
+            })?;
+        let client = FlightServiceClient::new(channel)
+            .max_decoding_message_size(config.max_message_bytes)
+            .max_encoding_message_size(config.max_message_bytes);
+        Ok(ChunkClient {
+            endpoint: endpoint.to_string(),
+            client,
+            config,
+        })
+    }
+
+    /// Fetches the chunk `ticket` names.
+    pub async fn fetch(&mut self, ticket: &ChunkTicket) -> Result<ChunkData, WireError> {
+        let mut request = tonic::Request::new(Ticket::new(encode_ticket(ticket)));
+        if let Some(c) = self.config.compression {
+            request
+                .metadata_mut()
+                .insert(COMPRESSION_HEADER, MetadataValue::from_static(c.name()));
+        }
+        let client = &mut self.client;
+        let max_chunk = self.config.max_chunk_bytes;
+        let transfer = async move {
+            let response = client
+                .do_get(request)
+                .await
+                .map_err(|s| WireError::from_status(&s))?;
+            let messages = response
+                .into_inner()
+                .map_err(|status| FlightError::Tonic(Box::new(status)));
+            decode_chunk(messages, max_chunk).await
+        };
+        with_timeout(&self.endpoint, self.config.request_timeout, transfer).await?
+    }
+
+    /// Sends `data` to be stored under the chunk `ticket` names.
+    pub async fn put(&mut self, ticket: &ChunkTicket, data: &ChunkData) -> Result<(), WireError> {
+        let options = WireOptions {
+            compression: self.config.compression,
+            ..WireOptions::default()
+        };
+        let descriptor = FlightDescriptor::new_cmd(encode_ticket(ticket));
+        let messages = encode_chunk(data, &options, Some(descriptor))?;
+        // The first encoding error ends the upload; it is reported instead of the server's
+        // answer to the truncated stream.
+        let (error_tx, mut error_rx) = tokio::sync::oneshot::channel();
+        let mut error_tx = Some(error_tx);
+        let messages = messages
+            .scan((), move |_, m| {
+                futures::future::ready(match m {
+                    Ok(m) => Some(m),
+                    Err(e) => {
+                        if let Some(tx) = error_tx.take() {
+                            let _ = tx.send(e);
+                        }
+                        None
+                    }
+                })
+            })
+            .boxed();
+        let client = &mut self.client;
+        let transfer = async move {
+            let outcome = client.do_put(messages).await;
+            if let Ok(e) = error_rx.try_recv() {
+                return Err(WireError::from_flight(e));
+            }
+            let mut results = outcome
+                .map_err(|s| WireError::from_status(&s))?
+                .into_inner();
+            while results
+                .message()
+                .await
+                .map_err(|s| WireError::from_status(&s))?
+                .is_some()
+            {}
+            Ok(())
+        };
+        with_timeout(&self.endpoint, self.config.request_timeout, transfer).await?
+    }
+}
+
+/// Fetches one chunk from `endpoint` on a new connection, all within `timeout`.
+pub async fn fetch_chunk(
+    endpoint: &str,
+    ticket: &ChunkTicket,
+    timeout: Duration,
+) -> Result<ChunkData, WireError> {
+    ChunkClient::connect(endpoint, ClientConfig::within(timeout))
+        .await?
+        .fetch(ticket)
+        .await
+}
+
+/// Sends one chunk to `endpoint` on a new connection, all within `timeout`.
+pub async fn put_chunk(
+    endpoint: &str,
+    ticket: &ChunkTicket,
+    data: &ChunkData,
+    timeout: Duration,
+) -> Result<(), WireError> {
+    ChunkClient::connect(endpoint, ClientConfig::within(timeout))
+        .await?
+        .put(ticket, data)
+        .await
+}
+
+async fn with_timeout<T>(
+    endpoint: &str,
+    after: Duration,
+    future: impl Future<Output = T>,
+) -> Result<T, WireError> {
+    tokio::time::timeout(after, future)
+        .await
+        .map_err(|_| WireError::Timeout {
+            endpoint: endpoint.to_string(),
+            after,
+        })
+}
+
+/// An error with its sources ("transport error: connection refused").
+fn source_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        source = e.source();
+    }
+    text
+}
