@@ -1,14 +1,20 @@
-//! `StorageActor`: the actix wrapper around [`ChunkStore`]. An injected
-//! [`crate::FaultKind::KillStorage`] stops it, losing every chunk it held; it then reports
-//! [`ActorDied`] to the supervisor, which starts an empty one in its place.
+//! `StorageActor`: the actix wrapper around [`ChunkStore`], on a thread of its own
+//! (`{prefix}-store`, with its own actix system), so that spill writes and read-backs never
+//! hold up the planner and the supervisor. An injected [`crate::FaultKind::KillStorage`]
+//! stops it, losing every chunk it held; it then reports [`ActorDied`] to the supervisor,
+//! which starts an empty one (on a new thread) in its place.
 
+use crate::messages::Shutdown;
 use crate::messages::{
     ActorDied, ActorName, ForgetJob, GetChunks, KeepOutputs, PutChunk, ReleaseChunks, TakeOutputs,
     Unkeep,
 };
 use crate::store::{ChunkStore, PutOutcome, StorageError, StorageStats, StoreConfig};
-use actix::{Actor, ActorContext, Addr, Context, Handler, Recipient};
-use std::sync::Arc;
+use actix::{Actor, ActorContext, Addr, Context, Handler, Recipient, System};
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 use tessera_kernels::ChunkData;
 
 /// Holds chunk data for the other actors.
@@ -19,21 +25,84 @@ pub struct StorageActor {
     killed: bool,
 }
 
+/// The threads storage actors run on (a restart starts a new one), joined when the actor
+/// system stops.
+#[derive(Clone, Debug, Default)]
+pub struct StorageThreads(Arc<Mutex<Vec<JoinHandle<()>>>>);
+
+impl StorageThreads {
+    fn add(&self, thread: JoinHandle<()>) {
+        if let Ok(mut threads) = self.0.lock() {
+            threads.retain(|t| !t.is_finished());
+            threads.push(thread);
+        }
+    }
+
+    /// Waits until `deadline` for every storage thread to end (each drops its store, which
+    /// removes the spill folder) and joins them; false if one is still running.
+    pub fn join(&self, deadline: Instant) -> bool {
+        let Ok(mut threads) = self.0.lock() else {
+            return false;
+        };
+        while threads.iter().any(|t| !t.is_finished()) {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        for thread in threads.drain(..) {
+            if thread.join().is_err() {
+                tracing::error!("a storage thread panicked");
+            }
+        }
+        true
+    }
+}
+
 impl StorageActor {
-    /// Starts a storage actor that reports its death to `supervisor`.
+    /// Starts a storage actor on a new thread named `thread` (recorded in `threads`) that
+    /// reports its death to `supervisor`.
     ///
     /// Its mailbox is unbounded: a bounded one can make `Addr::send` queue a request behind
     /// later `do_send`s, and the planner relies on storage seeing its puts, gets and
     /// releases in the order they were sent.
-    pub fn launch(config: StoreConfig, supervisor: Recipient<ActorDied>) -> Addr<StorageActor> {
-        StorageActor::create(|ctx| {
-            ctx.set_mailbox_capacity(0);
-            StorageActor {
-                store: ChunkStore::new(config),
-                supervisor,
-                killed: false,
+    pub fn launch(
+        config: StoreConfig,
+        supervisor: Recipient<ActorDied>,
+        thread: String,
+        threads: &StorageThreads,
+    ) -> io::Result<Addr<StorageActor>> {
+        let (started, addr) = crossbeam_channel::bounded(1);
+        let handle = std::thread::Builder::new().name(thread).spawn(move || {
+            let system = System::new();
+            system.block_on(async {
+                let addr = StorageActor::create(|ctx| {
+                    ctx.set_mailbox_capacity(0);
+                    StorageActor {
+                        store: ChunkStore::new(config),
+                        supervisor,
+                        killed: false,
+                    }
+                });
+                let _ = started.send(addr);
+            });
+            if let Err(e) = system.run() {
+                tracing::error!(error = %e, "storage thread");
             }
-        })
+        })?;
+        threads.add(handle);
+        addr.recv()
+            .map_err(|_| io::Error::other("the storage thread exited before its actor started"))
+    }
+}
+
+impl Handler<Shutdown> for StorageActor {
+    type Result = ();
+
+    /// The actor system is stopping: drop the store (and its spill folder) and end the
+    /// thread.
+    fn handle(&mut self, _: Shutdown, ctx: &mut Self::Context) {
+        ctx.stop();
     }
 }
 
@@ -51,6 +120,8 @@ impl Actor for StorageActor {
                 actor: ActorName::Storage,
             });
         }
+        // Ends the storage thread; its store drops as the system's runtime does.
+        System::current().stop();
     }
 }
 

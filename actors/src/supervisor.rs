@@ -8,7 +8,7 @@ use crate::device::{DeviceActor, CPU_DEVICE};
 use crate::memory::MemoryPool;
 use crate::messages::{ActorDied, ActorDown, ActorName, AddDevice, Shutdown, StorageRestarted};
 use crate::planner::GraphPlannerActor;
-use crate::storage::StorageActor;
+use crate::storage::{StorageActor, StorageThreads};
 use crate::store::StoreConfig;
 use crate::system::SystemConfig;
 use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, System};
@@ -43,6 +43,7 @@ pub struct Children {
 pub struct Supervisor {
     config: SystemConfig,
     store: StoreConfig,
+    storage_threads: StorageThreads,
     children: Children,
     /// When each actor was restarted, within the last [`RESTART_WINDOW`].
     restarts: HashMap<ActorName, Vec<Instant>>,
@@ -50,12 +51,14 @@ pub struct Supervisor {
 }
 
 impl Supervisor {
-    /// Starts the supervisor with storage, the CPU pool and the planner (inside a running
-    /// actix `System`), all accounting host memory in `pool`; registers the CPU pool with
-    /// the planner, and returns the supervisor's and the planner's addresses.
+    /// Starts the supervisor with storage (on its own thread, recorded in
+    /// `storage_threads`), the CPU pool and the planner (inside a running actix `System`),
+    /// all accounting host memory in `pool`; registers the CPU pool with the planner, and
+    /// returns the supervisor's and the planner's addresses.
     pub fn launch(
         config: SystemConfig,
         pool: Arc<MemoryPool>,
+        storage_threads: StorageThreads,
     ) -> io::Result<(Addr<Supervisor>, Addr<GraphPlannerActor>)> {
         let cpu = cpu_device(&config)?;
         let store = StoreConfig {
@@ -64,27 +67,28 @@ impl Supervisor {
             disk_budget: config.disk_budget,
             faults: config.faults.clone(),
         };
-        let mut started_planner = None;
-        let supervisor = Supervisor::create(|ctx| {
-            let me = ctx.address().recipient();
-            let storage = StorageActor::launch(store.clone(), me.clone());
-            let planner = GraphPlannerActor::new(storage.clone(), pool).start();
-            let cpu = start_device(cpu, me, &planner);
-            started_planner = Some(planner.clone());
-            Supervisor {
-                config,
-                store,
-                children: Children {
-                    planner,
-                    storage,
-                    cpu,
-                },
-                restarts: HashMap::new(),
-                stopping: false,
-            }
+        let ctx = Context::<Supervisor>::new();
+        let me = ctx.address().recipient();
+        let storage = StorageActor::launch(
+            store.clone(),
+            me.clone(),
+            storage_thread(&config),
+            &storage_threads,
+        )?;
+        let planner = GraphPlannerActor::new(storage.clone(), pool).start();
+        let cpu = start_device(cpu, me, &planner);
+        let supervisor = ctx.run(Supervisor {
+            config,
+            store,
+            storage_threads,
+            children: Children {
+                planner: planner.clone(),
+                storage,
+                cpu,
+            },
+            restarts: HashMap::new(),
+            stopping: false,
         });
-        let planner =
-            started_planner.ok_or_else(|| io::Error::other("the planner did not start"))?;
         Ok((supervisor, planner))
     }
 
@@ -101,11 +105,20 @@ impl Supervisor {
         let me = ctx.address().recipient();
         match actor {
             ActorName::Storage => {
-                let storage = StorageActor::launch(self.store.clone(), me);
-                self.children.planner.do_send(StorageRestarted {
-                    storage: storage.clone(),
-                });
-                self.children.storage = storage;
+                let thread = storage_thread(&self.config);
+                match StorageActor::launch(self.store.clone(), me, thread, &self.storage_threads) {
+                    Ok(storage) => {
+                        self.children.planner.do_send(StorageRestarted {
+                            storage: storage.clone(),
+                        });
+                        self.children.storage = storage;
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot restart the storage actor");
+                        self.give_up(actor);
+                        return;
+                    }
+                }
             }
             ActorName::Device(_) => match cpu_device(&self.config) {
                 Ok(cpu) => self.children.cpu = start_device(cpu, me, &self.children.planner),
@@ -128,6 +141,11 @@ impl Supervisor {
             restarts,
         });
     }
+}
+
+/// The name of the storage actor's thread.
+fn storage_thread(config: &SystemConfig) -> String {
+    format!("{}-store", config.thread_prefix)
 }
 
 fn cpu_device(config: &SystemConfig) -> io::Result<DeviceActor> {
@@ -157,10 +175,12 @@ fn start_device(
 impl Actor for Supervisor {
     type Context = Context<Self>;
 
-    /// Stopping the supervisor stops the system, which drops every actor (the CPU pool
-    /// joins its threads as it drops, the store removes its spill folder).
+    /// Stopping the supervisor stops storage (its thread ends as its store removes the
+    /// spill folder) and the system, which drops every other actor (the CPU pool joins its
+    /// threads as it drops).
     fn stopped(&mut self, _: &mut Self::Context) {
         tracing::debug!("supervisor stopped; stopping the actor system");
+        self.children.storage.do_send(Shutdown);
         System::current().stop();
     }
 }

@@ -1,5 +1,6 @@
-//! The entry point the runtime uses: [`ActorSystem`] runs every actor on one thread named
-//! `{prefix}-actix` (the CPU pool's workers are `{prefix}-cpu{i}`), takes graphs from any
+//! The entry point the runtime uses: [`ActorSystem`] runs the supervisor, planner and device
+//! actors on one thread named `{prefix}-actix`, the storage actor on `{prefix}-store` (the
+//! CPU pool's workers are `{prefix}-cpu{i}`), takes graphs from any
 //! thread and returns a [`JobHandle`] per job; shutting down (or dropping it) stops the
 //! actors and joins all of those threads, with bounded waits.
 
@@ -9,6 +10,7 @@ use crate::job::{JobError, JobEvent, JobOutput};
 use crate::memory::{MemoryPool, Reservation};
 use crate::messages::{Shutdown, SubmitJob};
 use crate::planner::GraphPlannerActor;
+use crate::storage::StorageThreads;
 use crate::supervisor::Supervisor;
 use actix::{Addr, System};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -90,6 +92,7 @@ struct Running {
     supervisor: Addr<Supervisor>,
     planner: Addr<GraphPlannerActor>,
     thread: JoinHandle<()>,
+    storage_threads: StorageThreads,
 }
 
 /// What the actix thread hands back once its actors are up.
@@ -115,9 +118,11 @@ impl ActorSystem {
         let (started_tx, started_rx) = crossbeam_channel::bounded(1);
         let pool = MemoryPool::new(config.host_memory_budget);
         let actors_pool = Arc::clone(&pool);
+        let storage_threads = StorageThreads::default();
+        let threads = storage_threads.clone();
         let thread = std::thread::Builder::new()
             .name(format!("{}-actix", config.thread_prefix))
-            .spawn(move || run_actors(config, actors_pool, &started_tx))
+            .spawn(move || run_actors(config, actors_pool, threads, &started_tx))
             .map_err(|e| ActorError::StartFailed(format!("cannot spawn the actor thread: {e}")))?;
         let (system, supervisor, planner) = match started_rx.recv_timeout(START_TIMEOUT) {
             Ok(Ok(started)) => started,
@@ -141,6 +146,7 @@ impl ActorSystem {
                 supervisor,
                 planner,
                 thread,
+                storage_threads,
             }),
             pool,
         })
@@ -197,7 +203,12 @@ impl ActorSystem {
         running
             .thread
             .join()
-            .map_err(|_| ActorError::Stopped("the actor thread panicked".into()))
+            .map_err(|_| ActorError::Stopped("the actor thread panicked".into()))?;
+        if running.storage_threads.join(deadline) {
+            Ok(())
+        } else {
+            Err(ActorError::ShutdownTimedOut(SHUTDOWN_TIMEOUT))
+        }
     }
 }
 
@@ -214,11 +225,12 @@ impl Drop for ActorSystem {
 fn run_actors(
     config: SystemConfig,
     pool: Arc<MemoryPool>,
+    storage_threads: StorageThreads,
     started: &Sender<Result<Started, String>>,
 ) {
     let runner = System::new();
     let up = runner.block_on(async {
-        let (supervisor, planner) = Supervisor::launch(config, pool)?;
+        let (supervisor, planner) = Supervisor::launch(config, pool, storage_threads)?;
         Ok::<_, std::io::Error>((System::current(), supervisor, planner))
     });
     match up {

@@ -119,7 +119,12 @@ fn finish(handle: &JobHandle) -> Result<tessera_actors::JobOutput, JobError> {
 fn constant_chunk_runs_end_to_end_and_threads_are_joined() {
     let system = ActorSystem::start(config("tsconst", 2)).unwrap();
     // A new thread names itself once it runs: poll briefly.
-    let expected = ["tsconst-actix", "tsconst-cpu0", "tsconst-cpu1"];
+    let expected = [
+        "tsconst-actix",
+        "tsconst-cpu0",
+        "tsconst-cpu1",
+        "tsconst-store",
+    ];
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let mut names = threads_named("tsconst");
