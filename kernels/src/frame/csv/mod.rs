@@ -14,6 +14,7 @@ mod columns;
 mod file;
 mod infer;
 mod parse;
+mod quotes;
 mod ranges;
 #[cfg(test)]
 mod tests;
@@ -23,6 +24,7 @@ mod write;
 
 pub use infer::infer_schema;
 pub use parse::read_range;
+pub use quotes::{quote_ranges, CsvRange, QuoteState};
 pub use ranges::split_ranges;
 pub use write::write_csv;
 

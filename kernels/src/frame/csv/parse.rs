@@ -2,6 +2,7 @@
 
 use super::columns::{Col, Ctx};
 use super::file::{content_end, line_of, open, read_append};
+use super::quotes::{walk, CsvRange, QuoteState, Syntax};
 use super::text::{
     blank_line, byte_at, field_end, field_text, split_record, trim_cr, Record, Separators,
 };
@@ -270,6 +271,38 @@ impl Source<'_> {
         Ok(())
     }
 
+    /// The buffer position of the first row that starts in the range, when the buffer's
+    /// first byte is the one before the range (read in `state`) and the range ends at `end`;
+    /// None when no row starts in the range. Reads on (a block at a time, keeping only the
+    /// last byte) while a quoted field goes on.
+    fn first_row(
+        &mut self,
+        end: u64,
+        mut state: QuoteState,
+        syntax: Syntax,
+    ) -> FrameResult<Option<usize>> {
+        // A line end just before the range, with the range outside quotes, was read
+        // outside quotes (inside, it would have left the range inside): a row starts here.
+        if state == QuoteState::Outside && self.buf.first() == Some(&b'\n') {
+            return Ok(Some(1));
+        }
+        loop {
+            let prev = self.buf.first().copied().unwrap_or(b'\n');
+            let rest = self.buf.get(1..).unwrap_or_default();
+            match walk(rest, state, prev, syntax, true) {
+                (_, Some(p)) => return Ok((self.base + 1 + (p as u64) < end).then_some(p + 1)),
+                (s, None) => {
+                    if self.eof || self.base + self.buf.len() as u64 >= end {
+                        return Ok(None);
+                    }
+                    state = s;
+                    self.slide(self.buf.len().saturating_sub(1));
+                    self.fill(BLOCK)?;
+                }
+            }
+        }
+    }
+
     /// Drops the first `n` bytes of the buffer (parsed rows).
     fn slide(&mut self, n: usize) {
         let n = n.min(self.buf.len());
@@ -278,24 +311,23 @@ impl Source<'_> {
     }
 }
 
-/// Parses the rows that start in [start, end) of the file: a row belongs to the range in
-/// which its first byte lies (so the range first skips a partial row unless `start` is
-/// `data_start` or follows a '\n', and it reads past `end` to finish its last row).
-/// `file_schema` is what [`infer_schema`] returned; `projection` picks columns by index (in
-/// that order), others are skipped without being converted. `data_start` is the offset
-/// [`infer_schema`] returned.
-///
-/// Limitation: a quoted field may hold a newline only if it does not straddle a range
-/// boundary (a range cannot tell a quoted newline from a row end); files with newlines
-/// inside quoted fields must be read as one range (as Dask documents for its reader).
+/// Parses the rows that start in [range.start, range.end) of the file: a row belongs to the
+/// range in which its first byte lies, so the range first skips the rest of a row begun
+/// before it (unless it starts at `data_start`) and reads past its end to finish its last
+/// row. `range.state` says whether `range.start` lies inside a quoted field, which
+/// [`quote_ranges`](super::quote_ranges) finds; with it, quoted fields may hold line ends
+/// anywhere, whatever the range boundaries (a range that lies inside one quoted field owns
+/// no rows).
+/// `file_schema` is what [`infer_schema`](super::infer_schema) returned; `projection` picks
+/// columns by index (in that order), others are skipped without being converted.
+/// `data_start` is the offset [`infer_schema`](super::infer_schema) returned.
 ///
 /// Errors (naming the path; lines are 1-based lines of the whole file): Io, FieldCount,
-/// Parse (with the column name and the text that failed), InvalidArgument for a bad
-/// projection or an unsupported column type.
+/// Parse (with the column name and the text that failed; an unterminated quoted field is
+/// reported at its line), InvalidArgument for a bad projection or an unsupported column type.
 pub fn read_range(
     path: &str,
-    start: u64,
-    end: u64,
+    range: CsvRange,
     data_start: u64,
     file_schema: &Schema,
     projection: Option<&[usize]>,
@@ -337,11 +369,21 @@ pub fn read_range(
     };
     let (file, file_len) = open(path)?;
     let limit = content_end(&file, path, file_len)?;
-    let start = start.max(data_start);
-    let end = end.min(limit);
-    if start < end {
-        let range = (start, end, data_start, limit);
-        if let Some(e) = parse_range(&file, path, range, &mut parser)? {
+    let range = if range.start <= data_start {
+        CsvRange {
+            start: data_start,
+            state: QuoteState::Outside,
+            ..range
+        }
+    } else {
+        range
+    };
+    let range = CsvRange {
+        end: range.end.min(limit),
+        ..range
+    };
+    if range.start < range.end {
+        if let Some(e) = parse_range(&file, path, (range, data_start, limit), &mut parser)? {
             return Err(report(&file, path, file_schema, &parser.ctx, e)?);
         }
     }
@@ -374,15 +416,16 @@ struct Located {
     err: RowErr,
 }
 
-/// Reads and parses the rows starting in [start, end) (`range` is start, end, data_start and
-/// the content's end, with start < end <= content end); returns the first bad row, if any.
+/// Reads and parses the rows starting in the range (`span` is the range, data_start and the
+/// content's end, with start < end <= content end); returns the first bad row, if any.
 fn parse_range(
     file: &File,
     path: &str,
-    range: (u64, u64, u64, u64),
+    span: (CsvRange, u64, u64),
     parser: &mut RowParser,
 ) -> FrameResult<Option<Located>> {
-    let (start, end, data_start, limit) = range;
+    let (range, data_start, limit) = span;
+    let (start, end) = (range.start, range.end);
     let from = if start > data_start { start - 1 } else { start };
     let mut src = Source {
         file,
@@ -394,11 +437,17 @@ fn parse_range(
         eof: false,
     };
     src.fill(BLOCK.min(end - from + MARGIN))?;
-    let mut pos = if start > data_start {
-        memchr::memchr(b'\n', &src.buf).map_or(src.buf.len(), |p| p + 1)
-    } else {
-        0
-    };
+    let mut pos = 0;
+    if start > data_start {
+        let syntax = Syntax {
+            quote: parser.ctx.quote,
+            delim: parser.ctx.delim,
+        };
+        match src.first_row(end, range.state, syntax)? {
+            Some(p) => pos = p,
+            None => return Ok(None),
+        }
+    }
     let mut max_rows = SIZING_ROWS;
     loop {
         let first = pos;

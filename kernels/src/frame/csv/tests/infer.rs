@@ -96,7 +96,7 @@ fn header_only_and_no_header() {
         let ranges = split_ranges(ds, file_len(&f.0), 1 << 20);
         assert_eq!(ranges.len(), 1);
         let (s, e) = ranges[0];
-        let b = read_range(&f.0, s, e, ds, &schema, None, &CsvOptions::default()).unwrap();
+        let b = read_range(&f.0, span(s, e), ds, &schema, None, &CsvOptions::default()).unwrap();
         assert_eq!((b.num_rows(), b.num_columns()), (0, 2));
     }
     let f = Tmp::new(b"1,x\n2,y\n");

@@ -1,6 +1,7 @@
 //! Reading ranges: quoting, line ends, projections, range splits and errors.
 
 use super::*;
+use crate::frame::csv::tests::quotes::state_at;
 use crate::frame::csv::values::NullSet;
 use crate::frame::csv::BLOCK;
 use arrow::array::{Array, AsArray};
@@ -86,7 +87,7 @@ fn projection_picks_columns_in_order() {
     let (schema, ds) = infer_schema(&f.0, &CsvOptions::default()).unwrap();
     let len = file_len(&f.0);
     let o = CsvOptions::default();
-    let b = read_range(&f.0, ds, len, ds, &schema, Some(&[1, 0, 1]), &o).unwrap();
+    let b = read_range(&f.0, span(ds, len), ds, &schema, Some(&[1, 0, 1]), &o).unwrap();
     let names: Vec<_> = b
         .schema()
         .fields()
@@ -95,9 +96,9 @@ fn projection_picks_columns_in_order() {
         .collect();
     assert_eq!(names, ["b", "a", "b"]);
     assert_eq!(cells(&b), [["x", "1", "x"], ["y,z", "2", "y,z"]]);
-    let b = read_range(&f.0, ds, len, ds, &schema, Some(&[]), &o).unwrap();
+    let b = read_range(&f.0, span(ds, len), ds, &schema, Some(&[]), &o).unwrap();
     assert_eq!((b.num_rows(), b.num_columns()), (2, 0));
-    let err = read_range(&f.0, ds, len, ds, &schema, Some(&[3]), &o).unwrap_err();
+    let err = read_range(&f.0, span(ds, len), ds, &schema, Some(&[3]), &o).unwrap_err();
     assert!(matches!(err, FrameError::InvalidArgument(_)));
 }
 
@@ -131,21 +132,26 @@ fn every_range_split_gives_the_same_rows() {
     let o = CsvOptions::default();
     let (schema, ds) = infer_schema(&f.0, &o).unwrap();
     let len = file_len(&f.0);
-    let whole = read_range(&f.0, ds, len, ds, &schema, None, &o).unwrap();
+    let whole = read_range(&f.0, span(ds, len), ds, &schema, None, &o).unwrap();
     assert_eq!(whole.num_rows(), 7);
     let want = cells(&whole);
     for chunk in 1..=len {
-        let ranges = split_ranges(ds, len, chunk);
+        let ranges = quote_ranges(&f.0, ds, len, chunk, &o, 3).unwrap();
         let batches: Vec<_> = ranges
             .iter()
-            .map(|&(s, e)| read_range(&f.0, s, e, ds, &schema, None, &o).unwrap())
+            .map(|&r| read_range(&f.0, r, ds, &schema, None, &o).unwrap())
             .collect();
         let all = concat_batches(&Arc::new(schema.clone()), &batches).unwrap();
         assert_eq!(cells(&all), want, "chunk {chunk}");
     }
     for cut in 0..=len + 2 {
-        let a = read_range(&f.0, ds, cut, ds, &schema, None, &o).unwrap();
-        let b = read_range(&f.0, cut, len + 5, ds, &schema, None, &o).unwrap();
+        let a = read_range(&f.0, span(ds, cut), ds, &schema, None, &o).unwrap();
+        let state = state_at(MIXED, ds, cut, &o);
+        let rest = CsvRange {
+            state,
+            ..span(cut, len + 5)
+        };
+        let b = read_range(&f.0, rest, ds, &schema, None, &o).unwrap();
         let all = concat_batches(&Arc::new(schema.clone()), &[a, b]).unwrap();
         assert_eq!(cells(&all), want, "cut {cut}");
     }
@@ -168,9 +174,9 @@ fn quoted_field_longer_than_a_block() {
     let o = CsvOptions::default();
     let (schema, ds) = infer_schema(&f.0, &o).unwrap();
     let at = ds + short.len() as u64;
-    let b = read_range(&f.0, at, at + 1, ds, &schema, None, &o).unwrap();
+    let b = read_range(&f.0, span(at, at + 1), ds, &schema, None, &o).unwrap();
     assert_eq!(cells(&b), [["1".to_string(), long.clone()]]);
-    let b = read_range(&f.0, ds, at + 1, ds, &schema, None, &o).unwrap();
+    let b = read_range(&f.0, span(ds, at + 1), ds, &schema, None, &o).unwrap();
     assert_eq!(b.num_rows(), 50_001);
     assert_eq!(cells(&b.slice(50_000, 1)), [["1".to_string(), long]]);
 }
@@ -205,8 +211,8 @@ fn many_rows_against_a_naive_sum() {
     let len = file_len(&f.0);
     for chunk in [len, 1_500_007, 100_000, 65_536] {
         let (mut n, mut gi, mut gf, mut gnull, mut quoted) = (0, 0i64, 0i64, 0, 0);
-        for (s, e) in split_ranges(ds, len, chunk) {
-            let b = read_range(&f.0, s, e, ds, &schema, None, &o).unwrap();
+        for r in quote_ranges(&f.0, ds, len, chunk, &o, 2).unwrap() {
+            let b = read_range(&f.0, r, ds, &schema, None, &o).unwrap();
             n += b.num_rows();
             let ints = b.column(1).as_primitive::<Int64Type>();
             gi += ints.iter().flatten().sum::<i64>();
@@ -238,7 +244,7 @@ fn errors_name_path_line_and_column() {
         6,
     );
     let len = file_len(&f.0);
-    let err = read_range(&f.0, ds, len, ds, &schema, None, &o).unwrap_err();
+    let err = read_range(&f.0, span(ds, len), ds, &schema, None, &o).unwrap_err();
     let want = |line, found| FrameError::FieldCount {
         path: f.0.clone(),
         line,
@@ -248,7 +254,7 @@ fn errors_name_path_line_and_column() {
     assert_eq!(err, want(3, 2));
     assert_eq!(infer_schema(&f.0, &o).unwrap_err(), want(3, 2));
     let g = Tmp::new(b"a,b,c\n1,2,3\n\n7,8,9\n4,5,6,\"x,y\",7\n");
-    let err = read_range(&g.0, 13, file_len(&g.0), ds, &schema, None, &o).unwrap_err();
+    let err = read_range(&g.0, span(13, file_len(&g.0)), ds, &schema, None, &o).unwrap_err();
     assert_eq!(
         err,
         FrameError::FieldCount {
@@ -259,7 +265,7 @@ fn errors_name_path_line_and_column() {
         }
     );
     let h = Tmp::new(b"a,b,c\n1,2,3\n4,x5,6\n");
-    let err = read_range(&h.0, 8, file_len(&h.0), ds, &schema, None, &o).unwrap_err();
+    let err = read_range(&h.0, span(8, file_len(&h.0)), ds, &schema, None, &o).unwrap_err();
     assert_eq!(
         err,
         FrameError::Parse {
@@ -270,12 +276,12 @@ fn errors_name_path_line_and_column() {
         }
     );
     let q = Tmp::new(b"a,b,c\n1,2,3\n4,5,\"6\n");
-    let err = read_range(&q.0, ds, file_len(&q.0), ds, &schema, None, &o).unwrap_err();
+    let err = read_range(&q.0, span(ds, file_len(&q.0)), ds, &schema, None, &o).unwrap_err();
     assert!(matches!(err, FrameError::Parse { line: 3, ref column, .. } if column == "c"));
     let missing = "/nonexistent/dir/x.csv";
     let err = infer_schema(missing, &o).unwrap_err();
     assert!(matches!(err, FrameError::Io { ref path, .. } if path == missing));
-    let err = read_range(missing, 0, 1, 0, &schema, None, &o).unwrap_err();
+    let err = read_range(missing, span(0, 1), 0, &schema, None, &o).unwrap_err();
     assert!(matches!(err, FrameError::Io { ref path, .. } if path == missing));
     for text in [&b""[..], b"\n\r\n\n"] {
         let e = Tmp::new(text);
