@@ -336,3 +336,74 @@ fn unterminated_quote_is_an_error_under_every_split() {
     let missing = quote_ranges("/nonexistent/q.csv", 4, 100, 10, &o, 2).unwrap_err();
     assert!(matches!(missing, FrameError::Io { ref path, .. } if path == "/nonexistent/q.csv"));
 }
+
+/// Measures the quote pass against parsing on a quote-free file and on one full of
+/// multi-line quoted fields (prints times, asserts only the row counts):
+/// `cargo test --release -p tessera-kernels --lib measure_quote_pass -- --ignored --nocapture`
+/// (`TESSERA_CSV_MB` sets the size, default 256).
+#[test]
+#[ignore]
+#[allow(clippy::print_stderr)]
+fn measure_quote_pass() {
+    let mb: usize = std::env::var("TESSERA_CSV_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256);
+    let mut rng = Rng(0x00be_4c11);
+    for quoted in [false, true] {
+        let mut text = String::from("id,name,x,y,when\n");
+        let mut rows = 0usize;
+        while text.len() < mb << 20 {
+            let name = if quoted {
+                format!("\"n{},\n\"\"q\"\"\"", rng.below(1000))
+            } else {
+                format!("n{}", rng.below(1000))
+            };
+            let (x, y) = (rng.below(1 << 40), rng.below(1_000_000));
+            text += &format!("{rows},{name},{x},{}.{y:06},2024-01-02\n", y % 977);
+            rows += 1;
+        }
+        let f = Tmp::new(text.as_bytes());
+        drop(text);
+        let o = CsvOptions::default();
+        let (schema, ds) = infer_schema(&f.0, &o).unwrap();
+        let len = file_len(&f.0);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // Warm the page cache, then time the quote pass and a parallel parse.
+        let _ = quote_ranges(&f.0, ds, len, 32 << 20, &o, threads).unwrap();
+        let t = std::time::Instant::now();
+        let ranges = quote_ranges(&f.0, ds, len, 32 << 20, &o, threads).unwrap();
+        let pass = t.elapsed();
+        let t = std::time::Instant::now();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let parsed: usize = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut n = 0;
+                        while let Some(&r) = ranges.get(next.fetch_add(1, Ordering::Relaxed)) {
+                            n += read_range(&f.0, r, ds, &schema, None, &o)
+                                .unwrap()
+                                .num_rows();
+                        }
+                        n
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        let parse = t.elapsed();
+        assert_eq!(parsed, rows);
+        eprintln!(
+            "quoted={quoted} {:.0} MB, {} ranges, {threads} threads: quote pass {:.1} ms \
+             ({:.1} GB/s), parse {:.1} ms ({:.2} GB/s); pass/parse {:.1}%",
+            len as f64 / 1e6,
+            ranges.len(),
+            pass.as_secs_f64() * 1e3,
+            len as f64 / pass.as_secs_f64() / 1e9,
+            parse.as_secs_f64() * 1e3,
+            len as f64 / parse.as_secs_f64() / 1e9,
+            100.0 * pass.as_secs_f64() / parse.as_secs_f64(),
+        );
+    }
+}
