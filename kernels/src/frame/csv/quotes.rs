@@ -2,11 +2,11 @@
 //!
 //! A range cannot tell a newline inside a quoted field from a row end by looking at its
 //! own bytes, so the state at each range's start is found beforehand, exactly as the row
-//! parser reads the file from its data start. The parser's rules are a four-state
-//! automaton over bytes: a quote opens a quoted field only at the start of a field (after
-//! the data start, a delimiter or a line end outside quotes; anywhere else it is a literal
-//! byte, as in `5'10"` or after a closing quote); inside, a doubled quote is one quote and
-//! any other quote closes the field. Counting quotes (their parity) would be wrong for such
+//! parser reads the file from its data start. The parser's rules are a small automaton over
+//! bytes ([`QuoteState`]): a quote opens a quoted field only at the start of a field (after
+//! the data start, a delimiter or a line end outside quotes, which the previous byte tells;
+//! anywhere else it is a literal byte, as in `5'10"` or after a closing quote); inside, a
+//! doubled quote is one quote and any other quote closes the field. Counting quotes (their parity) would be wrong for such
 //! literal quotes, so each range is walked with the automaton instead, from every state it
 //! may start in, in parallel; the walks from different states meet within a few fields in
 //! practice and are then done once, and a block without a quote costs one `memchr` pass.
