@@ -193,7 +193,7 @@ fn range_maps(
     } else {
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
-                .map(|_| std::thread::Builder::new().spawn_scoped(scope, &work))
+                .map(|_| std::thread::Builder::new().spawn_scoped(scope, work))
                 .collect();
             handles
                 .into_iter()
