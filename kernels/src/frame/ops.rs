@@ -6,7 +6,7 @@
 //! write it out). Ops over several chunks — merging partials, joins, sorting, concatenation —
 //! read whole tables, or one part of each partitioned input.
 
-use super::csv::{self, CsvOptions};
+use super::csv::{self, CsvOptions, CsvRange};
 use super::error::{FrameError, FrameResult};
 use super::groupby::{self, GroupBySpec};
 use super::join::{self, JoinSpec};
@@ -26,10 +26,8 @@ use std::sync::Arc;
 pub struct CsvScan {
     /// The file.
     pub path: String,
-    /// First byte of the range.
-    pub start: u64,
-    /// One past the last byte of the range.
-    pub end: u64,
+    /// The byte range and the quoting state at its start.
+    pub range: CsvRange,
     /// Where the data starts (after the header).
     pub data_start: u64,
     /// The whole file's schema.
@@ -182,8 +180,7 @@ fn run_pipeline(p: &Pipeline, inputs: &[Arc<ChunkData>]) -> FrameResult<ChunkDat
         Source::Input => concat_all(&tables(inputs, None)?)?,
         Source::Csv(s) => csv::read_range(
             &s.path,
-            s.start,
-            s.end,
+            s.range,
             s.data_start,
             &s.schema,
             s.projection.as_deref(),

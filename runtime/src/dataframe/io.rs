@@ -42,7 +42,10 @@ pub struct ReadParquet {
 
 /// Reads a CSV file lazily (a path, or a glob such as `data/part-*.csv` for many files of
 /// one schema): the header and the first MiB are read now to know the schema; the rest is
-/// cut into byte ranges parsed in parallel when the frame is executed.
+/// cut into byte ranges parsed in parallel when the frame is executed. Quoted fields may
+/// hold delimiters, doubled quotes and line ends (`\n` or `\r\n`) under any chunk size: when
+/// the frame is executed, one parallel pass over the file finds which ranges start inside a
+/// quoted field, and each range parses the rows that start in it.
 pub fn read_csv(path: impl AsRef<Path>) -> DataFrame {
     read_csv_with(path, ReadCsv::default())
 }

@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, JobStats, KeptChunk, Reservation};
-use tessera_kernels::frame::csv::split_ranges;
+use tessera_kernels::frame::csv::quote_ranges;
 use tessera_kernels::frame::groupby::GroupBySpec;
 use tessera_kernels::frame::join::{JoinHow, JoinSpec};
 use tessera_kernels::frame::map::MapStep;
@@ -242,12 +242,21 @@ impl<'s> FramePlanner<'s> {
                 let chunk = src.chunk_bytes.unwrap_or(self.chunk_bytes);
                 let mut out = Vec::new();
                 for f in &src.files {
-                    for (start, end) in split_ranges(f.data_start, f.len, chunk) {
+                    // Where each range starts with respect to quoted fields (one parallel
+                    // pass over the file), so quoted line ends may straddle ranges.
+                    let ranges = quote_ranges(
+                        &f.path,
+                        f.data_start,
+                        f.len,
+                        chunk,
+                        &src.options,
+                        self.threads,
+                    )?;
+                    for range in ranges {
                         out.push(Pending::Open {
                             source: Source::Csv(CsvScan {
                                 path: f.path.clone(),
-                                start,
-                                end,
+                                range,
                                 data_start: f.data_start,
                                 schema: src.schema.clone(),
                                 projection: None,
