@@ -96,10 +96,15 @@ impl GraphPlannerActor {
                 } => self.keep(job, outputs, attempt, ctx),
                 PlannerAction::JobFailed { job, error } => {
                     tracing::debug!(%job, %error, "job failed");
-                    self.storage.do_send(ForgetJob { job });
-                    if let Some(events) = self.events.remove(&job) {
-                        let _ = events.send(JobEvent::Finished(Err(error)));
-                    }
+                    // Reported once storage dropped the job's chunks (storage runs on its
+                    // own thread): the caller's next job finds their memory free.
+                    let events = self.events.remove(&job);
+                    let forget = self.storage.send(ForgetJob { job }).into_actor(self);
+                    ctx.spawn(forget.map(move |_, _, _| {
+                        if let Some(events) = events {
+                            let _ = events.send(JobEvent::Finished(Err(error)));
+                        }
+                    }));
                 }
             }
         }
