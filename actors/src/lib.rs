@@ -5,7 +5,8 @@
 //! ([`PlannerState`], [`ChunkStore`], [`WorkerPool`]); the actix actors
 //! ([`GraphPlannerActor`], [`DeviceActor`], [`StorageActor`], [`Supervisor`]) are thin
 //! wrappers feeding them messages. [`ActorSystem`] is the entry point: start it, submit
-//! [`ChunkGraph`]s, wait on their [`JobHandle`]s, shut it down.
+//! [`ChunkGraph`]s, wait on their [`JobHandle`]s, shut it down. A graph may keep its
+//! outputs in storage for later graphs ([`KeptChunk`], [`StoredInput`]).
 
 pub mod codec;
 pub mod device;

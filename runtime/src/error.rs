@@ -109,5 +109,5 @@ impl From<KernelError> for Error {
     }
 }
 
-/// `Result` with Tessera's [`Error`].
+/// `Result` with Tessera's [`Error`](enum@Error).
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -22,7 +22,9 @@
 //! A session holds chunks within a host memory budget ([`SessionBuilder::memory_budget`]),
 //! spilling to a private disk folder beyond it and holding new work back when nothing can
 //! spill; failed chunk tasks are retried, dead actors restarted, and lost chunks computed
-//! again from lineage. [`FaultInjector`] drills all of it.
+//! again from lineage. [`FaultInjector`] drills all of it. Persisted tensors and frames
+//! (`persist`) keep their chunks in the session's storage under the same budget, and are
+//! computed again from their expression if storage loses them.
 
 mod assemble;
 pub mod dataframe;
