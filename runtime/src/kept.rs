@@ -4,6 +4,7 @@
 //! file) or another session reads them, they are computed again from that node.
 
 use crate::error::{Error, Result};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tessera_actors::{ChunkKey, KeptChunk, StoredInput};
 
@@ -58,6 +59,43 @@ impl<N> Kept<N> {
         *self.held()? = Held { session, chunks };
         Ok(())
     }
+}
+
+/// A node of a lazy graph that may hold persisted data (tensor and frame nodes).
+pub(crate) trait Lineage: Sized {
+    /// Unique within the process.
+    fn node_id(&self) -> u64;
+    /// The nodes it reads.
+    fn reads(&self) -> Vec<&Arc<Self>>;
+    /// Its persisted chunks, if it is persisted data.
+    fn kept(&self) -> Option<&Kept<Self>>;
+}
+
+/// Computes again, with `persist`, the persisted data `root` reads (directly, not through
+/// other persisted data) and holds it in session `session`: all of it with `all`, else what
+/// another session holds.
+pub(crate) fn restore<N: Lineage>(
+    root: &Arc<N>,
+    session: u64,
+    all: bool,
+    persist: impl Fn(&Arc<N>) -> Result<Vec<Arc<KeptChunk>>>,
+) -> Result<()> {
+    let mut seen = HashSet::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n.node_id()) {
+            continue;
+        }
+        match n.kept() {
+            Some(kept) => {
+                if all || !kept.is_in(session)? {
+                    kept.replace(session, persist(&kept.lineage)?)?;
+                }
+            }
+            None => stack.extend(n.reads()),
+        }
+    }
+    Ok(())
 }
 
 /// The stored inputs of a graph being planned, and the handles that keep them in storage

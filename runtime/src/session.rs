@@ -1,15 +1,14 @@
 //! Sessions: the embedded actor system that runs jobs, and its configuration.
 
 use crate::assemble::assemble;
-use crate::dataframe::node::{FrameKind, FrameNode};
+use crate::dataframe::node::FrameNode;
 use crate::dataframe::plan::FramePlanner;
 use crate::error::{Error, Result};
-use crate::kept::MAX_RESTORES;
+use crate::kept::{restore, MAX_RESTORES};
 use crate::plan::{self, grid::Grid};
 use crate::progress::{JobProgress, Progress};
-use crate::tensor::node::{Node, NodeKind, Stored, StoredChunks};
+use crate::tensor::node::Node;
 use crate::tensor::Tensor;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -403,26 +402,7 @@ impl SessionInner {
     /// Computes again the persisted tensors `node` reads (directly, not through other
     /// persisted data): all of them with `all`, else those another session holds.
     pub(crate) fn restore_tensors(&self, node: &Arc<Node>, all: bool) -> Result<()> {
-        let mut seen = HashSet::new();
-        let mut stack = vec![node];
-        while let Some(n) = stack.pop() {
-            if !seen.insert(n.id) {
-                continue;
-            }
-            if let NodeKind::Data(Stored {
-                chunks: StoredChunks::Kept(kept),
-                ..
-            }) = &n.kind
-            {
-                if all || !kept.is_in(self.id)? {
-                    let (_, chunks, _) = self.persist(&kept.lineage)?;
-                    kept.replace(self.id, chunks)?;
-                }
-                continue;
-            }
-            stack.extend(n.operands());
-        }
-        Ok(())
+        restore(node, self.id, all, |n| Ok(self.persist(n)?.1))
     }
 
     /// Runs `job`; when it fails because storage lost persisted data it reads, computes
@@ -470,24 +450,9 @@ impl SessionInner {
     /// Computes again the persisted frames `node` reads (directly, not through other
     /// persisted data): all of them with `all`, else those another session holds.
     fn restore_frames(&self, node: &Arc<FrameNode>, all: bool) -> Result<()> {
-        let mut seen = HashSet::new();
-        let mut stack = vec![node];
-        while let Some(n) = stack.pop() {
-            if !seen.insert(n.id) {
-                continue;
-            }
-            if let FrameKind::Kept(kept) = &n.kind {
-                if all || !kept.is_in(self.id)? {
-                    let lineage = &kept.lineage;
-                    let (chunks, _) =
-                        self.frame_job(lineage, |planner| planner.persist(lineage))?;
-                    kept.replace(self.id, chunks)?;
-                }
-                continue;
-            }
-            stack.extend(n.inputs());
-        }
-        Ok(())
+        restore(node, self.id, all, |n| {
+            Ok(self.frame_job(n, |planner| planner.persist(n))?.0)
+        })
     }
 
     /// Runs a chunk graph and returns its output chunks (in `graph.outputs` order).

@@ -133,3 +133,18 @@ impl FrameNode {
         }
     }
 }
+
+impl crate::kept::Lineage for FrameNode {
+    fn node_id(&self) -> u64 {
+        self.id
+    }
+    fn reads(&self) -> Vec<&Arc<FrameNode>> {
+        self.inputs()
+    }
+    fn kept(&self) -> Option<&Kept<FrameNode>> {
+        match &self.kind {
+            FrameKind::Kept(kept) => Some(kept),
+            _ => None,
+        }
+    }
+}

@@ -171,7 +171,7 @@ impl Node {
     }
 
     /// The nodes this one reads (a factorization's matrix for its outputs).
-    pub fn operands(&self) -> Vec<&Arc<Node>> {
+    fn operands(&self) -> Vec<&Arc<Node>> {
         match &self.kind {
             NodeKind::Data(_)
             | NodeKind::Full(_)
@@ -191,6 +191,24 @@ impl Node {
             NodeKind::IsIn { x, test, .. } => vec![x, test],
             NodeKind::Where(c, a, b) => vec![c, a, b],
             NodeKind::Concat(xs, _) => xs.iter().collect(),
+        }
+    }
+}
+
+impl crate::kept::Lineage for Node {
+    fn node_id(&self) -> u64 {
+        self.id
+    }
+    fn reads(&self) -> Vec<&Arc<Node>> {
+        self.operands()
+    }
+    fn kept(&self) -> Option<&Kept<Node>> {
+        match &self.kind {
+            NodeKind::Data(Stored {
+                chunks: StoredChunks::Kept(kept),
+                ..
+            }) => Some(kept),
+            _ => None,
         }
     }
 }
