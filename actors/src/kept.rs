@@ -6,18 +6,32 @@ use crate::messages::Unkeep;
 use crate::store::ChunkId;
 use actix::Recipient;
 use std::fmt;
+use std::sync::Arc;
+
+/// Who gives a kept chunk up when its last handle is dropped: the planner of an actor
+/// system, or a cluster client that tells the scheduler.
+pub trait KeptOwner: Send + Sync {
+    /// The handle on chunk `id` was dropped.
+    fn unkeep(&self, id: ChunkId);
+}
+
+impl KeptOwner for Recipient<Unkeep> {
+    fn unkeep(&self, id: ChunkId) {
+        self.do_send(Unkeep { ids: vec![id] });
+    }
+}
 
 /// A chunk kept in storage for the caller; later graphs read it through
 /// [`crate::graph::StoredInput`]. Dropping the handle gives the chunk up.
 pub struct KeptChunk {
     id: ChunkId,
     nbytes: u64,
-    owner: Recipient<Unkeep>,
+    owner: Arc<dyn KeptOwner>,
 }
 
 impl KeptChunk {
     /// A handle on chunk `id` (of `nbytes` bytes) that tells `owner` when it is dropped.
-    pub(crate) fn new(id: ChunkId, nbytes: u64, owner: Recipient<Unkeep>) -> KeptChunk {
+    pub fn new(id: ChunkId, nbytes: u64, owner: Arc<dyn KeptOwner>) -> KeptChunk {
         KeptChunk { id, nbytes, owner }
     }
 
@@ -42,7 +56,7 @@ impl Drop for KeptChunk {
     /// Gives the chunk up (nothing happens once the actor system has stopped: its store
     /// and spill folder are gone already).
     fn drop(&mut self) {
-        self.owner.do_send(Unkeep { ids: vec![self.id] });
+        self.owner.unkeep(self.id);
     }
 }
 

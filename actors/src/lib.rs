@@ -29,7 +29,7 @@ pub use device::DeviceActor;
 pub use faults::{FaultInjector, FaultKind, FaultPoint, FaultRule, MemoryReading};
 pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError, StoredInput};
 pub use job::{JobError, JobEvent, JobId, JobOutput, JobStats, OutOfMemory};
-pub use kept::{KeptChunk, KEPT_OP};
+pub use kept::{KeptChunk, KeptOwner, KEPT_OP};
 pub use memory::{MemoryPool, Reservation};
 pub use messages::ActorName;
 pub use planner::GraphPlannerActor;

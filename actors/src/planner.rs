@@ -6,7 +6,7 @@
 
 use crate::graph::ChunkKey;
 use crate::job::{JobError, JobEvent, JobId, JobOutput};
-use crate::kept::KeptChunk;
+use crate::kept::{KeptChunk, KeptOwner};
 use crate::memory::MemoryPool;
 use crate::messages::{
     ActorDown, ActorName, AddDevice, ChunkFinished, DeviceId, ExecuteChunk, ForgetJob, GetChunks,
@@ -239,11 +239,13 @@ impl GraphPlannerActor {
         ctx.spawn(fetch.map(move |kept, act, ctx| {
             let actions = match kept {
                 Ok(Ok((sizes, storage))) => {
-                    let owner = ctx.address().recipient();
+                    let owner: Arc<dyn KeptOwner> = Arc::new(ctx.address().recipient::<Unkeep>());
                     let kept: Vec<Arc<KeptChunk>> = outputs
                         .iter()
                         .zip(sizes)
-                        .map(|(&id, nbytes)| Arc::new(KeptChunk::new(id, nbytes, owner.clone())))
+                        .map(|(&id, nbytes)| {
+                            Arc::new(KeptChunk::new(id, nbytes, Arc::clone(&owner)))
+                        })
                         .collect();
                     let Some(mut stats) = act.state.on_delivered(job, attempt, Instant::now())
                     else {

@@ -503,21 +503,51 @@ impl PlannerState {
         data: Arc<ChunkData>,
         now: Instant,
     ) -> Vec<PlannerAction> {
+        let nbytes = data.nbytes() as u64;
+        self.chunk_done(job, key, attempt, nbytes, Some(data), now)
+    }
+
+    /// Dispatch `attempt` of `key` of `job` computed its chunk of `nbytes` bytes and the
+    /// device keeps it (a cluster worker holds the chunks it computes): no
+    /// [`PlannerAction::Store`] follows; the owner tracks where the chunk is.
+    pub fn on_chunk_held(
+        &mut self,
+        job: JobId,
+        key: ChunkKey,
+        attempt: u64,
+        nbytes: u64,
+        now: Instant,
+    ) -> Vec<PlannerAction> {
+        self.chunk_done(job, key, attempt, nbytes, None, now)
+    }
+
+    /// A chunk of `nbytes` was computed; `data` is to be stored (`None`: held already).
+    fn chunk_done(
+        &mut self,
+        job: JobId,
+        key: ChunkKey,
+        attempt: u64,
+        nbytes: u64,
+        data: Option<Arc<ChunkData>>,
+        now: Instant,
+    ) -> Vec<PlannerAction> {
         if !self.take_in_flight(job, key, attempt) {
             return Vec::new();
         }
         let mut actions = Vec::new();
         if let Some(state) = self.jobs.get_mut(&job) {
             if let Some(pos) = state.index.position(key) {
-                actions.push(PlannerAction::Store {
-                    job,
-                    key,
-                    data: Arc::clone(&data),
-                    op: state.tasks[pos].work.name(),
-                    next_use: state.next_use(job, pos, &self.in_flight),
-                    shared: matches!(&state.tasks[pos].work, Work::Run(op) if matches!(op.as_ref(), ChunkOp::Literal(_))),
-                });
-                state.complete(job, pos, data.nbytes() as u64, &mut actions);
+                if let Some(data) = data {
+                    actions.push(PlannerAction::Store {
+                        job,
+                        key,
+                        data,
+                        op: state.tasks[pos].work.name(),
+                        next_use: state.next_use(job, pos, &self.in_flight),
+                        shared: matches!(&state.tasks[pos].work, Work::Run(op) if matches!(op.as_ref(), ChunkOp::Literal(_))),
+                    });
+                }
+                state.complete(job, pos, nbytes, &mut actions);
                 for i in 0..state.index.consumers(pos).len() {
                     let consumer = state.index.consumers(pos)[i];
                     if state.is_queued(job, consumer, &self.in_flight) {
@@ -738,6 +768,43 @@ impl PlannerState {
         actions
     }
 
+    /// The stored chunks `lost` of `job` are gone (their holder, a cluster worker, was
+    /// lost; `cause` says how): they are recomputed from lineage, or the job fails (a kept
+    /// chunk, or one lost [`MAX_LOSSES`] times).
+    pub fn on_chunks_lost(
+        &mut self,
+        job: JobId,
+        lost: &[ChunkKey],
+        cause: &str,
+    ) -> Vec<PlannerAction> {
+        if let Some(state) = self.jobs.get_mut(&job) {
+            state.delivering = None;
+        }
+        let mut actions = self.lose_chunks(job, lost, cause);
+        actions.extend(self.deliver_if_done(job));
+        actions.extend(self.dispatch_ready());
+        actions
+    }
+
+    /// Ends every running job with `error` (a cluster without workers past its grace
+    /// period).
+    pub fn fail_all(&mut self, error: &JobError) -> Vec<PlannerAction> {
+        let jobs: Vec<JobId> = self.jobs.keys().copied().collect();
+        jobs.into_iter()
+            .flat_map(|job| self.fail(job, error.clone()))
+            .collect()
+    }
+
+    /// Ends `job` with `error` (cancelled by its owner); nothing if it is not running.
+    pub fn cancel(&mut self, job: JobId, error: JobError) -> Vec<PlannerAction> {
+        self.fail(job, error)
+    }
+
+    /// The running jobs, oldest first.
+    pub fn jobs(&self) -> Vec<JobId> {
+        self.jobs.keys().copied().collect()
+    }
+
     /// The keys by which `job` names the stored chunks `ids` (its own and the kept chunks
     /// it reads); ids it does not read are left out.
     pub fn keys_of(&self, job: JobId, ids: &[ChunkId]) -> Vec<ChunkKey> {
@@ -760,6 +827,11 @@ impl PlannerState {
     /// True while `job` is running.
     pub fn is_running(&self, job: JobId) -> bool {
         self.jobs.contains_key(&job)
+    }
+
+    /// The attempt number of the dispatch of `key` of `job` in flight, if one is.
+    pub fn dispatched(&self, job: JobId, key: ChunkKey) -> Option<u64> {
+        self.in_flight.get(&(job, key)).map(|f| f.attempt)
     }
 
     /// Tasks dispatched and not yet reported back.

@@ -254,6 +254,12 @@ pub struct JobHandle {
 }
 
 impl JobHandle {
+    /// A handle reading a job's events from `events` (a job run elsewhere, such as on a
+    /// cluster, reported through the same events).
+    pub fn from_events(events: Receiver<JobEvent>) -> JobHandle {
+        JobHandle { events }
+    }
+
     /// The next event, or `None` after `timeout`. After [`JobEvent::Finished`] (or when the
     /// actor system has gone away) no event can come and this returns an error.
     pub fn recv_event(&self, timeout: Duration) -> Result<Option<JobEvent>, ActorError> {

@@ -201,7 +201,7 @@ async fn with_timeout<T>(
 }
 
 /// An error with its sources ("transport error: connection refused").
-fn source_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn source_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(e) = source {

@@ -144,3 +144,57 @@ impl WireError {
         }
     }
 }
+
+/// Why a scheduler, worker or cluster client could not do its part.
+#[derive(Debug, Error)]
+pub enum ClusterError {
+    /// No connection to the scheduler could be made.
+    #[error("cannot reach the scheduler at {address}: {reason}")]
+    Unreachable {
+        /// The scheduler's address as given.
+        address: String,
+        /// The transport's complaint.
+        reason: String,
+    },
+    /// The scheduler refused this worker (another protocol version, no threads).
+    #[error("the scheduler at {address} refused this worker: {reason}")]
+    Refused {
+        /// The scheduler's address.
+        address: String,
+        /// The scheduler's reason.
+        reason: String,
+    },
+    /// The scheduler answered a request with an error.
+    #[error("the scheduler at {address} answered {code:?}: {message}")]
+    Scheduler {
+        /// The scheduler's address.
+        address: String,
+        /// The gRPC status code.
+        code: Code,
+        /// The status message.
+        message: String,
+    },
+    /// The connection to the scheduler was lost.
+    #[error("lost the scheduler at {address}: {reason}")]
+    SchedulerLost {
+        /// The scheduler's address.
+        address: String,
+        /// What happened.
+        reason: String,
+    },
+    /// The local actor system (a worker's devices and storage) failed.
+    #[error("the worker's actor system: {0}")]
+    Actors(String),
+    /// A socket could not be opened or an async runtime started.
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+    /// A message's payload could not be encoded or decoded.
+    #[error("payload: {0}")]
+    Payload(#[from] EnvelopeError),
+    /// Serving failed.
+    #[error("serving: {0}")]
+    Transport(#[from] tonic::transport::Error),
+    /// A chunk transfer failed.
+    #[error(transparent)]
+    Wire(#[from] WireError),
+}

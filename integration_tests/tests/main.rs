@@ -8,6 +8,7 @@ mod array_ops;
 mod budgets;
 mod categorical;
 mod chunking;
+mod cluster;
 mod creation;
 mod dataframes;
 mod elementwise;

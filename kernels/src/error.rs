@@ -41,6 +41,16 @@ pub enum KernelError {
     /// A fault injected on purpose (see `tessera_actors::FaultInjector`).
     #[error("injected fault: {0}")]
     Injected(String),
+    /// The task failed on another process (a cluster worker), which reported this.
+    #[error("on worker {worker}: {message}")]
+    Remote {
+        /// The worker that ran the task.
+        worker: String,
+        /// Its error, as text.
+        message: String,
+        /// Whether running the task again may succeed.
+        retryable: bool,
+    },
 }
 
 impl KernelError {
@@ -48,9 +58,14 @@ impl KernelError {
     /// device, an injected fault); false for errors the inputs determine (bad shapes or
     /// values), which would fail again.
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            KernelError::Panicked(_) | KernelError::DeviceUnavailable(_) | KernelError::Injected(_)
-        )
+        match self {
+            KernelError::Remote { retryable, .. } => *retryable,
+            other => matches!(
+                other,
+                KernelError::Panicked(_)
+                    | KernelError::DeviceUnavailable(_)
+                    | KernelError::Injected(_)
+            ),
+        }
     }
 }

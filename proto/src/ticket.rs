@@ -47,7 +47,7 @@ pub enum TicketError {
 
 impl ChunkTicket {
     /// A ticket of this build's protocol version.
-    pub fn new(job_id: u64, chunk_key: u64, attempt: u32, incarnation: u64) -> Self {
+    pub fn new(job_id: u64, chunk_key: u64, attempt: u64, incarnation: u64) -> Self {
         ChunkTicket {
             protocol_version: PROTOCOL_VERSION,
             job_id,

@@ -95,6 +95,16 @@ pub enum Error {
     /// The actor system could not start, or stopped while a job ran.
     #[error("runtime: {0}")]
     Runtime(String),
+    /// A cluster could not be started, reached or used (the scheduler's or worker's
+    /// address and complaint are named).
+    #[error("cluster: {0}")]
+    Cluster(String),
+}
+
+impl From<tessera_cluster::ClusterError> for Error {
+    fn from(e: tessera_cluster::ClusterError) -> Self {
+        Error::Cluster(e.to_string())
+    }
 }
 
 impl From<KernelError> for Error {

@@ -27,6 +27,8 @@
 //! computed again from their expression if storage loses them.
 
 mod assemble;
+mod backend;
+mod cluster;
 pub mod dataframe;
 mod eager;
 mod error;
@@ -38,6 +40,7 @@ pub mod reference;
 mod session;
 pub mod tensor;
 
+pub use cluster::{LocalCluster, LocalClusterBuilder};
 pub use error::{Error, Result};
 pub use progress::Progress;
 pub use session::{Session, SessionBuilder, SessionConfig, DEFAULT_CHUNK_BYTES};

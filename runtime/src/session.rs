@@ -1,6 +1,8 @@
 //! Sessions: the embedded actor system that runs jobs, and its configuration.
 
 use crate::assemble::assemble;
+use crate::backend::Backend;
+use crate::cluster::LocalCluster;
 use crate::dataframe::node::FrameNode;
 use crate::dataframe::plan::FramePlanner;
 use crate::error::{Error, Result};
@@ -66,9 +68,18 @@ pub struct SessionBuilder {
     faults: Option<Arc<FaultInjector>>,
     shuffle_rows: Option<usize>,
     broadcast_bytes: Option<u64>,
+    scheduler: Option<String>,
 }
 
 impl SessionBuilder {
+    /// Runs the session's jobs on the cluster whose scheduler listens at `address`
+    /// (`HOST:PORT`) instead of in this process (see [`Session::connect`]). Threads then
+    /// default to the cluster's, and the memory budget is each worker's own.
+    pub fn scheduler(mut self, address: &str) -> Self {
+        self.scheduler = Some(address.to_string());
+        self
+    }
+
     /// Worker threads of the CPU pool (default: the cores this process may use).
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = Some(n);
@@ -127,10 +138,31 @@ impl SessionBuilder {
         self
     }
 
-    /// Starts the session's actor system.
+    /// Starts the session's actor system (or connects to its cluster).
     pub fn build(self) -> Result<Session> {
+        let cluster = match &self.scheduler {
+            Some(address) => {
+                if self.faults.is_some() {
+                    return Err(Error::InvalidArgument(
+                        "fault injection runs in local sessions only".into(),
+                    ));
+                }
+                let backend = Backend::connect(address)?;
+                let info = match &backend {
+                    Backend::Cluster { client, .. } => Some(client.info()?),
+                    Backend::Local(_) => None,
+                };
+                Some((backend, info))
+            }
+            None => None,
+        };
+        let cluster_threads = cluster
+            .as_ref()
+            .and_then(|(_, info)| info.map(|i| i.nthreads as usize))
+            .filter(|&n| n > 0);
         let threads = self
             .threads
+            .or(cluster_threads)
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         if threads == 0 {
             return Err(Error::InvalidArgument(
@@ -163,15 +195,20 @@ impl SessionBuilder {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
         let prefix = format!("ts{id}");
-        let system = ActorSystem::start(SystemConfig {
-            cpu_threads: threads,
-            host_memory_budget: config.memory_budget,
-            disk_budget: config.disk_budget,
-            spill_dir: config.spill_dir.clone(),
-            thread_prefix: prefix.clone(),
-            faults: self.faults,
-        })
-        .map_err(|e| Error::Runtime(format!("starting the actor system: {e}")))?;
+        let system = match cluster {
+            Some((backend, _)) => backend,
+            None => Backend::Local(
+                ActorSystem::start(SystemConfig {
+                    cpu_threads: threads,
+                    host_memory_budget: config.memory_budget,
+                    disk_budget: config.disk_budget,
+                    spill_dir: config.spill_dir.clone(),
+                    thread_prefix: prefix.clone(),
+                    faults: self.faults,
+                })
+                .map_err(|e| Error::Runtime(format!("starting the actor system: {e}")))?,
+            ),
+        };
         match tessera_kernels::cuda::probe() {
             GpuProbe::Devices(n) if n > 0 => {
                 tracing::info!("{n} CUDA device(s) found; this build runs on the CPU pool only")
@@ -191,6 +228,7 @@ impl SessionBuilder {
         let inner = Arc::new(SessionInner {
             id,
             system: Mutex::new(Some(system)),
+            cluster: Mutex::new(None),
             config,
             prefix,
             last_stats: Mutex::new(None),
@@ -241,7 +279,9 @@ pub struct Session {
 pub(crate) struct SessionInner {
     /// Unique within the process (persisted data names the session holding it).
     pub(crate) id: u64,
-    system: Mutex<Option<ActorSystem>>,
+    system: Mutex<Option<Backend>>,
+    /// The local cluster the session started and stops ([`Session::local_cluster`]).
+    cluster: Mutex<Option<LocalCluster>>,
     pub(crate) config: SessionConfig,
     prefix: String,
     last_stats: Mutex<Option<JobStats>>,
@@ -337,7 +377,7 @@ impl Session {
             .system
             .lock()
             .ok()
-            .and_then(|s| s.as_ref().map(ActorSystem::reserved_bytes))
+            .and_then(|s| s.as_ref().map(Backend::reserved_bytes))
             .unwrap_or(0)
     }
 
@@ -472,9 +512,7 @@ impl SessionInner {
             let system = system
                 .as_ref()
                 .ok_or_else(|| Error::Runtime("the session was shut down".into()))?;
-            system
-                .submit(graph)
-                .map_err(|e| Error::Runtime(e.to_string()))?
+            system.submit(graph)?
         };
         let mut progress = JobProgress::new(self.config.progress);
         let result = loop {
@@ -537,9 +575,19 @@ impl SessionInner {
             .lock()
             .map_err(|_| Error::Runtime("session lock poisoned".into()))?
             .take();
-        match system {
-            Some(s) => s.shutdown().map_err(|e| Error::Runtime(e.to_string())),
+        let stopped = match system {
+            Some(s) => s.shutdown(),
             None => Ok(()),
+        };
+        let cluster = self.cluster.lock().ok().and_then(|mut c| c.take());
+        drop(cluster);
+        stopped
+    }
+
+    /// Makes the session stop `cluster` when it stops.
+    pub(crate) fn own_cluster(&self, cluster: LocalCluster) {
+        if let Ok(mut c) = self.cluster.lock() {
+            *c = Some(cluster);
         }
     }
 }

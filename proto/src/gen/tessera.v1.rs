@@ -45,7 +45,7 @@ pub struct RegisterWorkerReply {
     pub heartbeat_ttl_ms: u32,
 }
 /// Worker -> scheduler, on the worker stream.
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct WorkerMessage {
     /// One of the worker's messages.
     #[prost(oneof = "worker_message::Kind", tags = "1, 2, 3")]
@@ -54,7 +54,7 @@ pub struct WorkerMessage {
 /// Nested message and enum types in `WorkerMessage`.
 pub mod worker_message {
     /// One of the worker's messages.
-    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Oneof)]
+    #[derive(Clone, PartialEq, ::prost::Oneof)]
     pub enum Kind {
         /// Must come first: binds the stream to a registration.
         #[prost(message, tag = "1")]
@@ -94,7 +94,7 @@ pub struct Heartbeat {
     pub tasks_running: u32,
 }
 /// A task changed state.
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct TaskStatus {
     /// The sender's incarnation.
     #[prost(uint64, tag = "1")]
@@ -106,8 +106,8 @@ pub struct TaskStatus {
     #[prost(uint64, tag = "3")]
     pub chunk_key: u64,
     /// Which attempt of that chunk (a retry or a recompute is a new attempt).
-    #[prost(uint32, tag = "4")]
-    pub attempt: u32,
+    #[prost(uint64, tag = "4")]
+    pub attempt: u64,
     /// The new state.
     #[prost(enumeration = "TaskState", tag = "5")]
     pub state: i32,
@@ -117,6 +117,13 @@ pub struct TaskStatus {
     /// Bytes of the chunk it produced (DONE only).
     #[prost(uint64, tag = "7")]
     pub output_bytes: u64,
+    /// FAILED only: whether running the task again may succeed (a panic, an injected
+    /// fault), as opposed to an error its inputs determine.
+    #[prost(bool, tag = "8")]
+    pub retryable: bool,
+    /// INPUT_MISSING only: the inputs that could not be fetched.
+    #[prost(message, repeated, tag = "9")]
+    pub missing: ::prost::alloc::vec::Vec<ChunkLocation>,
 }
 /// Scheduler -> worker, on the worker stream.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -148,14 +155,20 @@ pub struct ChunkLocation {
     #[prost(uint64, tag = "1")]
     pub chunk_key: u64,
     /// The attempt that produced the copy the holder has.
-    #[prost(uint32, tag = "2")]
-    pub attempt: u32,
+    #[prost(uint64, tag = "2")]
+    pub attempt: u64,
     /// The holder's Flight address.
     #[prost(string, tag = "3")]
     pub flight_address: ::prost::alloc::string::String,
     /// The holder's incarnation (its tickets must carry it).
     #[prost(uint64, tag = "4")]
     pub incarnation: u64,
+    /// The job that produced the chunk (an earlier job's, for persisted data).
+    #[prost(uint64, tag = "5")]
+    pub job_id: u64,
+    /// The chunk's size in bytes.
+    #[prost(uint64, tag = "6")]
+    pub nbytes: u64,
 }
 /// Compute one chunk.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -167,8 +180,8 @@ pub struct RunTask {
     #[prost(uint64, tag = "2")]
     pub chunk_key: u64,
     /// Which attempt this is.
-    #[prost(uint32, tag = "3")]
-    pub attempt: u32,
+    #[prost(uint64, tag = "3")]
+    pub attempt: u64,
     /// The chunk task (tessera_actors::ChunkTask), bincode-encoded by
     /// tessera_proto::envelope.
     #[prost(bytes = "vec", tag = "4")]
@@ -205,25 +218,45 @@ pub struct SubmitJobRequest {
     #[prost(bytes = "vec", tag = "2")]
     pub graph: ::prost::alloc::vec::Vec<u8>,
 }
-/// The scheduler's answer to a submission.
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
-pub struct SubmitJobReply {
-    /// False: the job was refused; `reason` says why.
-    #[prost(bool, tag = "1")]
-    pub accepted: bool,
-    /// The job's id (when accepted).
-    #[prost(uint64, tag = "2")]
-    pub job_id: u64,
-    /// Why it was refused.
-    #[prost(string, tag = "3")]
-    pub reason: ::prost::alloc::string::String,
-}
-/// Which job's events to follow.
+/// One chunk of one job.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
-pub struct JobEventsRequest {
+pub struct ChunkRef {
     /// The job.
     #[prost(uint64, tag = "1")]
     pub job_id: u64,
+    /// The chunk.
+    #[prost(uint64, tag = "2")]
+    pub chunk_key: u64,
+}
+/// Chunks to give up.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ReleaseChunksRequest {
+    /// The chunks.
+    #[prost(message, repeated, tag = "1")]
+    pub chunks: ::prost::alloc::vec::Vec<ChunkRef>,
+}
+/// The answer to a release.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ReleaseChunksReply {
+    /// How many of the chunks were held.
+    #[prost(uint32, tag = "1")]
+    pub released: u32,
+}
+/// Asks for the cluster's workers.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ClusterInfoRequest {}
+/// The cluster's workers now.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ClusterInfoReply {
+    /// Workers registered.
+    #[prost(uint32, tag = "1")]
+    pub workers: u32,
+    /// Their threads in all.
+    #[prost(uint32, tag = "2")]
+    pub nthreads: u32,
+    /// Their memory limits in all, in bytes.
+    #[prost(uint64, tag = "3")]
+    pub memory_limit: u64,
 }
 /// Something happened to a job.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -232,7 +265,7 @@ pub struct JobEvent {
     #[prost(uint64, tag = "1")]
     pub job_id: u64,
     /// What happened.
-    #[prost(oneof = "job_event::Kind", tags = "2, 3, 4")]
+    #[prost(oneof = "job_event::Kind", tags = "2, 3, 4, 5, 6")]
     pub kind: ::core::option::Option<job_event::Kind>,
 }
 /// Nested message and enum types in `JobEvent`.
@@ -249,7 +282,26 @@ pub mod job_event {
         /// The job failed.
         #[prost(message, tag = "4")]
         Failed(super::JobFailed),
+        /// How far the job is.
+        #[prost(message, tag = "5")]
+        Progress(super::Progress),
+        /// The job was accepted (first event of RunJob).
+        #[prost(message, tag = "6")]
+        Accepted(super::Accepted),
     }
+}
+/// The job was accepted under `JobEvent.job_id`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct Accepted {}
+/// Completed and total chunk tasks of a job.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct Progress {
+    /// Completed chunk tasks.
+    #[prost(uint64, tag = "1")]
+    pub done: u64,
+    /// All chunk tasks.
+    #[prost(uint64, tag = "2")]
+    pub total: u64,
 }
 /// Progress: one chunk done.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
@@ -281,6 +333,25 @@ pub struct JobFailed {
     /// KilledWorker): the task itself is suspected and not tried again.
     #[prost(bool, tag = "2")]
     pub killed_worker: bool,
+    /// The kind of failure (tessera_actors::JobError's variant, snake case): chunk_failed,
+    /// chunk_lost, actor_lost, out_of_memory, invalid_graph, stopped, cancelled.
+    #[prost(string, tag = "3")]
+    pub kind: ::prost::alloc::string::String,
+    /// The chunk concerned (chunk_failed, chunk_lost).
+    #[prost(uint64, tag = "4")]
+    pub chunk_key: u64,
+    /// Its op's name (chunk_failed, chunk_lost), or the actor (actor_lost).
+    #[prost(string, tag = "5")]
+    pub op: ::prost::alloc::string::String,
+    /// Times the chunk was lost (chunk_lost), or restarts (actor_lost).
+    #[prost(uint32, tag = "6")]
+    pub losses: u32,
+    /// The underlying cause, without the chunk's name.
+    #[prost(string, tag = "7")]
+    pub cause: ::prost::alloc::string::String,
+    /// chunk_failed: whether the kernel's error was retryable.
+    #[prost(bool, tag = "8")]
+    pub retryable: bool,
 }
 /// Cancel a job.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
@@ -310,8 +381,8 @@ pub struct ChunkTicket {
     #[prost(uint64, tag = "3")]
     pub chunk_key: u64,
     /// Which attempt's output.
-    #[prost(uint32, tag = "4")]
-    pub attempt: u32,
+    #[prost(uint64, tag = "4")]
+    pub attempt: u64,
     /// The holder's incarnation (a ticket for an older incarnation names nothing).
     #[prost(uint64, tag = "5")]
     pub incarnation: u64,
@@ -858,31 +929,11 @@ pub mod jobs_client {
             self.inner = self.inner.max_encoding_message_size(limit);
             self
         }
-        /// Submit a chunk graph; literals it reads are sent before with Flight do_put.
-        pub async fn submit_job(
+        /// Run a chunk graph: the stream's first event is `accepted` (naming the job), then
+        /// progress, then `done` or `failed`. A client that drops the stream cancels the job.
+        pub async fn run_job(
             &mut self,
             request: impl tonic::IntoRequest<super::SubmitJobRequest>,
-        ) -> std::result::Result<tonic::Response<super::SubmitJobReply>, tonic::Status> {
-            self.inner
-                .ready()
-                .await
-                .map_err(|e| {
-                    tonic::Status::unknown(
-                        format!("Service was not ready: {}", e.into()),
-                    )
-                })?;
-            let codec = tonic_prost::ProstCodec::default();
-            let path = http::uri::PathAndQuery::from_static(
-                "/tessera.v1.Jobs/SubmitJob",
-            );
-            let mut req = request.into_request();
-            req.extensions_mut().insert(GrpcMethod::new("tessera.v1.Jobs", "SubmitJob"));
-            self.inner.unary(req, path, codec).await
-        }
-        /// Events of one job until it ends.
-        pub async fn job_events(
-            &mut self,
-            request: impl tonic::IntoRequest<super::JobEventsRequest>,
         ) -> std::result::Result<
             tonic::Response<tonic::codec::Streaming<super::JobEvent>>,
             tonic::Status,
@@ -896,11 +947,9 @@ pub mod jobs_client {
                     )
                 })?;
             let codec = tonic_prost::ProstCodec::default();
-            let path = http::uri::PathAndQuery::from_static(
-                "/tessera.v1.Jobs/JobEvents",
-            );
+            let path = http::uri::PathAndQuery::from_static("/tessera.v1.Jobs/RunJob");
             let mut req = request.into_request();
-            req.extensions_mut().insert(GrpcMethod::new("tessera.v1.Jobs", "JobEvents"));
+            req.extensions_mut().insert(GrpcMethod::new("tessera.v1.Jobs", "RunJob"));
             self.inner.server_streaming(req, path, codec).await
         }
         /// Cancel a job; the cancellation reaches every worker.
@@ -924,6 +973,57 @@ pub mod jobs_client {
             req.extensions_mut().insert(GrpcMethod::new("tessera.v1.Jobs", "CancelJob"));
             self.inner.unary(req, path, codec).await
         }
+        /// Give up chunks a finished job left on the workers (its gathered outputs, persisted
+        /// data nobody holds any more).
+        pub async fn release_chunks(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ReleaseChunksRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ReleaseChunksReply>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/tessera.v1.Jobs/ReleaseChunks",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("tessera.v1.Jobs", "ReleaseChunks"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// The workers registered now.
+        pub async fn cluster_info(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ClusterInfoRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ClusterInfoReply>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/tessera.v1.Jobs/ClusterInfo",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("tessera.v1.Jobs", "ClusterInfo"));
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -939,27 +1039,40 @@ pub mod jobs_server {
     /// Generated trait containing gRPC methods that should be implemented for use with JobsServer.
     #[async_trait]
     pub trait Jobs: std::marker::Send + std::marker::Sync + 'static {
-        /// Submit a chunk graph; literals it reads are sent before with Flight do_put.
-        async fn submit_job(
-            &self,
-            request: tonic::Request<super::SubmitJobRequest>,
-        ) -> std::result::Result<tonic::Response<super::SubmitJobReply>, tonic::Status>;
-        /// Server streaming response type for the JobEvents method.
-        type JobEventsStream: tonic::codegen::tokio_stream::Stream<
+        /// Server streaming response type for the RunJob method.
+        type RunJobStream: tonic::codegen::tokio_stream::Stream<
                 Item = std::result::Result<super::JobEvent, tonic::Status>,
             >
             + std::marker::Send
             + 'static;
-        /// Events of one job until it ends.
-        async fn job_events(
+        /// Run a chunk graph: the stream's first event is `accepted` (naming the job), then
+        /// progress, then `done` or `failed`. A client that drops the stream cancels the job.
+        async fn run_job(
             &self,
-            request: tonic::Request<super::JobEventsRequest>,
-        ) -> std::result::Result<tonic::Response<Self::JobEventsStream>, tonic::Status>;
+            request: tonic::Request<super::SubmitJobRequest>,
+        ) -> std::result::Result<tonic::Response<Self::RunJobStream>, tonic::Status>;
         /// Cancel a job; the cancellation reaches every worker.
         async fn cancel_job(
             &self,
             request: tonic::Request<super::CancelJobRequest>,
         ) -> std::result::Result<tonic::Response<super::CancelJobReply>, tonic::Status>;
+        /// Give up chunks a finished job left on the workers (its gathered outputs, persisted
+        /// data nobody holds any more).
+        async fn release_chunks(
+            &self,
+            request: tonic::Request<super::ReleaseChunksRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ReleaseChunksReply>,
+            tonic::Status,
+        >;
+        /// The workers registered now.
+        async fn cluster_info(
+            &self,
+            request: tonic::Request<super::ClusterInfoRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ClusterInfoReply>,
+            tonic::Status,
+        >;
     }
     /// The scheduler's side of a client session.
     #[derive(Debug)]
@@ -1038,14 +1151,17 @@ pub mod jobs_server {
         }
         fn call(&mut self, req: http::Request<B>) -> Self::Future {
             match req.uri().path() {
-                "/tessera.v1.Jobs/SubmitJob" => {
+                "/tessera.v1.Jobs/RunJob" => {
                     #[allow(non_camel_case_types)]
-                    struct SubmitJobSvc<T: Jobs>(pub Arc<T>);
-                    impl<T: Jobs> tonic::server::UnaryService<super::SubmitJobRequest>
-                    for SubmitJobSvc<T> {
-                        type Response = super::SubmitJobReply;
+                    struct RunJobSvc<T: Jobs>(pub Arc<T>);
+                    impl<
+                        T: Jobs,
+                    > tonic::server::ServerStreamingService<super::SubmitJobRequest>
+                    for RunJobSvc<T> {
+                        type Response = super::JobEvent;
+                        type ResponseStream = T::RunJobStream;
                         type Future = BoxFuture<
-                            tonic::Response<Self::Response>,
+                            tonic::Response<Self::ResponseStream>,
                             tonic::Status,
                         >;
                         fn call(
@@ -1054,7 +1170,7 @@ pub mod jobs_server {
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
                             let fut = async move {
-                                <T as Jobs>::submit_job(&inner, request).await
+                                <T as Jobs>::run_job(&inner, request).await
                             };
                             Box::pin(fut)
                         }
@@ -1065,53 +1181,7 @@ pub mod jobs_server {
                     let max_encoding_message_size = self.max_encoding_message_size;
                     let inner = self.inner.clone();
                     let fut = async move {
-                        let method = SubmitJobSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
-                        let mut grpc = tonic::server::Grpc::new(codec)
-                            .apply_compression_config(
-                                accept_compression_encodings,
-                                send_compression_encodings,
-                            )
-                            .apply_max_message_size_config(
-                                max_decoding_message_size,
-                                max_encoding_message_size,
-                            );
-                        let res = grpc.unary(method, req).await;
-                        Ok(res)
-                    };
-                    Box::pin(fut)
-                }
-                "/tessera.v1.Jobs/JobEvents" => {
-                    #[allow(non_camel_case_types)]
-                    struct JobEventsSvc<T: Jobs>(pub Arc<T>);
-                    impl<
-                        T: Jobs,
-                    > tonic::server::ServerStreamingService<super::JobEventsRequest>
-                    for JobEventsSvc<T> {
-                        type Response = super::JobEvent;
-                        type ResponseStream = T::JobEventsStream;
-                        type Future = BoxFuture<
-                            tonic::Response<Self::ResponseStream>,
-                            tonic::Status,
-                        >;
-                        fn call(
-                            &mut self,
-                            request: tonic::Request<super::JobEventsRequest>,
-                        ) -> Self::Future {
-                            let inner = Arc::clone(&self.0);
-                            let fut = async move {
-                                <T as Jobs>::job_events(&inner, request).await
-                            };
-                            Box::pin(fut)
-                        }
-                    }
-                    let accept_compression_encodings = self.accept_compression_encodings;
-                    let send_compression_encodings = self.send_compression_encodings;
-                    let max_decoding_message_size = self.max_decoding_message_size;
-                    let max_encoding_message_size = self.max_encoding_message_size;
-                    let inner = self.inner.clone();
-                    let fut = async move {
-                        let method = JobEventsSvc(inner);
+                        let method = RunJobSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
@@ -1155,6 +1225,94 @@ pub mod jobs_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CancelJobSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/tessera.v1.Jobs/ReleaseChunks" => {
+                    #[allow(non_camel_case_types)]
+                    struct ReleaseChunksSvc<T: Jobs>(pub Arc<T>);
+                    impl<
+                        T: Jobs,
+                    > tonic::server::UnaryService<super::ReleaseChunksRequest>
+                    for ReleaseChunksSvc<T> {
+                        type Response = super::ReleaseChunksReply;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ReleaseChunksRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Jobs>::release_chunks(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ReleaseChunksSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/tessera.v1.Jobs/ClusterInfo" => {
+                    #[allow(non_camel_case_types)]
+                    struct ClusterInfoSvc<T: Jobs>(pub Arc<T>);
+                    impl<T: Jobs> tonic::server::UnaryService<super::ClusterInfoRequest>
+                    for ClusterInfoSvc<T> {
+                        type Response = super::ClusterInfoReply;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ClusterInfoRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Jobs>::cluster_info(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ClusterInfoSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

@@ -1,0 +1,68 @@
+//! `tessera-scheduler`: the cluster's scheduler (planner, lineage, which worker holds
+//! which chunk). Prints `tessera-scheduler listening on HOST:PORT` once it listens; stops
+//! on Ctrl-C or SIGTERM.
+
+use clap::Parser;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+use tessera_cluster::{serve_scheduler, SchedulerConfig};
+
+/// Tessera's scheduler: workers register with it, clients run jobs on it.
+#[derive(Parser, Debug)]
+#[command(version)]
+struct Args {
+    /// Address to listen on (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:8786")]
+    listen: SocketAddr,
+    /// Milliseconds between a worker's heartbeats.
+    #[arg(long, default_value_t = 500)]
+    heartbeat_interval_ms: u64,
+    /// Milliseconds of silence after which a worker is lost.
+    #[arg(long, default_value_t = 10_000)]
+    heartbeat_ttl_ms: u64,
+    /// Seconds running jobs wait for a worker when none is registered.
+    #[arg(long, default_value_t = 30)]
+    no_worker_grace_s: u64,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    let config = SchedulerConfig {
+        heartbeat_interval: Duration::from_millis(args.heartbeat_interval_ms),
+        heartbeat_ttl: Duration::from_millis(args.heartbeat_ttl_ms),
+        no_worker_grace: Duration::from_secs(args.no_worker_grace_s),
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("tessera-scheduler: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.listen).await?;
+        let address = listener.local_addr()?;
+        println!("tessera-scheduler listening on {address}");
+        std::io::stdout().flush()?;
+        serve_scheduler(listener, config, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(std::io::Error::other)
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tessera-scheduler: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! Job events between the actors' types and the wire: a [`JobError`] as a `JobFailed`
+//! message and back, progress as a `Progress` message.
+
+use tessera_actors::{JobError, JobId};
+use tessera_kernels::KernelError;
+use tessera_proto::pb::{self, job_event};
+
+/// The wire event of `job`'s progress.
+pub(crate) fn progress_event(job: JobId, done: u64, total: u64) -> pb::JobEvent {
+    pb::JobEvent {
+        job_id: job.0,
+        kind: Some(job_event::Kind::Progress(pb::Progress { done, total })),
+    }
+}
+
+/// The wire event of `job`'s failure.
+pub(crate) fn failed_event(job: JobId, error: &JobError) -> pb::JobEvent {
+    let mut failed = pb::JobFailed {
+        error: error.to_string(),
+        ..Default::default()
+    };
+    match error {
+        JobError::ChunkFailed { key, op, source } => {
+            failed.kind = "chunk_failed".into();
+            failed.chunk_key = key.0;
+            failed.op = op.clone();
+            failed.retryable = source.is_retryable();
+            failed.killed_worker = matches!(source, KernelError::DeviceUnavailable(_));
+            failed.cause = match source {
+                KernelError::Remote { message, .. } => message.clone(),
+                other => other.to_string(),
+            };
+        }
+        JobError::ChunkLost {
+            key,
+            op,
+            losses,
+            cause,
+        } => {
+            failed.kind = "chunk_lost".into();
+            failed.chunk_key = key.0;
+            failed.op = op.clone();
+            failed.losses = *losses;
+            failed.cause = cause.clone();
+        }
+        JobError::ActorLost { actor, restarts } => {
+            failed.kind = "actor_lost".into();
+            failed.op = actor.clone();
+            failed.losses = *restarts;
+        }
+        JobError::OutOfMemory(_) => failed.kind = "out_of_memory".into(),
+        JobError::InvalidGraph(_) => failed.kind = "invalid_graph".into(),
+        JobError::SystemStopped(why) => {
+            failed.kind = "stopped".into();
+            failed.cause = why.clone();
+        }
+    }
+    pb::JobEvent {
+        job_id: job.0,
+        kind: Some(job_event::Kind::Failed(failed)),
+    }
+}
+
+/// The [`JobError`] a `JobFailed` message describes (`scheduler` names the cluster in
+/// errors that came from a worker).
+pub(crate) fn job_error(failed: pb::JobFailed, scheduler: &str) -> JobError {
+    let key = tessera_actors::ChunkKey(failed.chunk_key);
+    match failed.kind.as_str() {
+        "chunk_failed" => {
+            let source = if failed.killed_worker {
+                KernelError::DeviceUnavailable(failed.cause)
+            } else {
+                KernelError::Remote {
+                    worker: format!("a worker of {scheduler}"),
+                    message: failed.cause,
+                    retryable: failed.retryable,
+                }
+            };
+            JobError::ChunkFailed {
+                key,
+                op: failed.op,
+                source,
+            }
+        }
+        "chunk_lost" => JobError::ChunkLost {
+            key,
+            op: failed.op,
+            losses: failed.losses,
+            cause: failed.cause,
+        },
+        "actor_lost" => JobError::ActorLost {
+            actor: failed.op,
+            restarts: failed.losses,
+        },
+        _ => JobError::SystemStopped(format!("on the cluster at {scheduler}: {}", failed.error)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_actors::ChunkKey;
+
+    fn round_trip(error: &JobError) -> JobError {
+        match failed_event(JobId(4), error).kind {
+            Some(job_event::Kind::Failed(f)) => job_error(f, "s:1"),
+            other => panic!("not a failure: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn typed_failures_survive_the_wire() {
+        let lost = JobError::ChunkLost {
+            key: ChunkKey(7),
+            op: "persisted".into(),
+            losses: 1,
+            cause: "gone".into(),
+        };
+        assert_eq!(round_trip(&lost), lost);
+        let actor = JobError::ActorLost {
+            actor: "every worker".into(),
+            restarts: 0,
+        };
+        assert_eq!(round_trip(&actor), actor);
+        let killed = JobError::ChunkFailed {
+            key: ChunkKey(3),
+            op: "fused".into(),
+            source: KernelError::DeviceUnavailable("worker w1 lost".into()),
+        };
+        assert_eq!(round_trip(&killed), killed);
+        let remote = JobError::ChunkFailed {
+            key: ChunkKey(3),
+            op: "fused".into(),
+            source: KernelError::Remote {
+                worker: "w1".into(),
+                message: "shape mismatch: 2 vs 3".into(),
+                retryable: false,
+            },
+        };
+        match round_trip(&remote) {
+            JobError::ChunkFailed {
+                key,
+                source:
+                    KernelError::Remote {
+                        message, retryable, ..
+                    },
+                ..
+            } => {
+                assert_eq!(key, ChunkKey(3));
+                assert_eq!(message, "shape mismatch: 2 vs 3");
+                assert!(!retryable);
+            }
+            other => panic!("{other:?}"),
+        }
+        match round_trip(&JobError::SystemStopped("x".into())) {
+            JobError::SystemStopped(m) => assert!(m.contains("s:1"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,548 @@
+//! The scheduler's state: the actors' [`PlannerState`] (jobs, lineage, retries) plus what
+//! only a cluster has — the registered workers, and which worker holds which chunk.
+//!
+//! Each worker is one device of the planner (`DeviceId` = its worker id) with
+//! `2 × nthreads` slots. A worker keeps the chunks it computes; the planner learns only
+//! their sizes ([`PlannerState::on_chunk_held`]), and this table records where they are,
+//! so a task's inputs are sent as locations and fetched peer to peer. A lost worker is a
+//! lost device whose running tasks are requeued, plus lost chunks that are recomputed
+//! from lineage ([`PlannerState::on_chunks_lost`]).
+
+use super::convert::{failed_event, progress_event};
+use crate::scheduler::SchedulerConfig;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+use tessera_actors::messages::DeviceId;
+use tessera_actors::{
+    ActorName, ChunkGraph, ChunkId, ChunkKey, JobError, JobId, MemoryPool, PlannerAction,
+    PlannerState,
+};
+use tessera_kernels::{ChunkOp, KernelError};
+use tessera_proto::pb::{
+    self, job_event, scheduler_message, ChunkLocation, SchedulerMessage, TaskState, TaskStatus,
+};
+use tessera_proto::{encode_payload, PROTOCOL_VERSION};
+use tokio::sync::mpsc::UnboundedSender;
+use tonic::Status;
+
+/// Where a client's job events go.
+pub(crate) type EventSender = UnboundedSender<Result<pb::JobEvent, Status>>;
+
+/// One registered worker.
+#[derive(Debug)]
+struct Worker {
+    name: String,
+    flight_address: String,
+    incarnation: u64,
+    nthreads: u32,
+    memory_limit: u64,
+    /// Its stream's sending half, once the stream is open.
+    stream: Option<UnboundedSender<Result<SchedulerMessage, Status>>>,
+    last_seen: Instant,
+}
+
+/// Which worker holds a chunk, and which attempt produced that copy.
+#[derive(Clone, Copy, Debug)]
+struct Holder {
+    worker: u32,
+    attempt: u64,
+    nbytes: u64,
+}
+
+/// The scheduler's state (see the module docs).
+pub(crate) struct Core {
+    planner: PlannerState,
+    config: SchedulerConfig,
+    workers: BTreeMap<u32, Worker>,
+    next_worker: u32,
+    next_incarnation: u64,
+    /// Every chunk held by a worker: running jobs' chunks, delivered outputs not yet
+    /// gathered, persisted data.
+    holders: HashMap<ChunkId, Holder>,
+    clients: HashMap<JobId, EventSender>,
+    /// Since when no worker has been registered (while jobs wait).
+    no_workers_since: Option<Instant>,
+}
+
+/// A registration's outcome.
+pub(crate) struct Registered {
+    pub incarnation: u64,
+}
+
+impl Core {
+    pub fn new(config: SchedulerConfig) -> Core {
+        Core {
+            // Each worker budgets its own memory; the scheduler reserves nothing.
+            planner: PlannerState::new(MemoryPool::new(u64::MAX)),
+            config,
+            workers: BTreeMap::new(),
+            next_worker: 1,
+            next_incarnation: 1,
+            holders: HashMap::new(),
+            clients: HashMap::new(),
+            no_workers_since: Some(Instant::now()),
+        }
+    }
+
+    /// Registers a worker (its stream opens next). A worker of another protocol version is
+    /// refused with both versions named.
+    pub fn register(&mut self, request: &pb::RegisterWorkerRequest) -> Result<Registered, String> {
+        if request.protocol_version != PROTOCOL_VERSION {
+            return Err(format!(
+                "worker {} speaks protocol version {}, this scheduler {}",
+                request.worker_name, request.protocol_version, PROTOCOL_VERSION
+            ));
+        }
+        if request.nthreads == 0 {
+            return Err(format!("worker {} offers no threads", request.worker_name));
+        }
+        let id = self.next_worker;
+        self.next_worker += 1;
+        let incarnation = self.next_incarnation;
+        self.next_incarnation += 1;
+        tracing::info!(worker = %request.worker_name, id, incarnation, address = %request.flight_address, "worker registered");
+        self.workers.insert(
+            id,
+            Worker {
+                name: request.worker_name.clone(),
+                flight_address: request.flight_address.clone(),
+                incarnation,
+                nthreads: request.nthreads,
+                memory_limit: request.memory_limit,
+                stream: None,
+                last_seen: Instant::now(),
+            },
+        );
+        Ok(Registered { incarnation })
+    }
+
+    /// The worker of `incarnation` opened its stream: it takes tasks from now on. `None`
+    /// when that incarnation is not registered (or was declared lost).
+    pub fn open_stream(
+        &mut self,
+        incarnation: u64,
+        stream: UnboundedSender<Result<SchedulerMessage, Status>>,
+    ) -> Option<()> {
+        let (&id, worker) = self
+            .workers
+            .iter_mut()
+            .find(|(_, w)| w.incarnation == incarnation)?;
+        worker.stream = Some(stream);
+        worker.last_seen = Instant::now();
+        let slots = 2 * worker.nthreads as usize;
+        self.no_workers_since = None;
+        let actions = self.planner.add_device(DeviceId(id), slots);
+        self.apply(actions);
+        Some(())
+    }
+
+    /// A heartbeat (or any message) from `incarnation`.
+    pub fn seen(&mut self, incarnation: u64) {
+        if let Some(w) = self
+            .workers
+            .values_mut()
+            .find(|w| w.incarnation == incarnation)
+        {
+            w.last_seen = Instant::now();
+        }
+    }
+
+    /// The worker of `incarnation` is gone (`cause`): its running tasks run elsewhere and
+    /// the chunks only it held are recomputed where still needed.
+    pub fn worker_lost(&mut self, incarnation: u64, cause: &str) {
+        let Some(id) = self
+            .workers
+            .iter()
+            .find(|(_, w)| w.incarnation == incarnation)
+            .map(|(&id, _)| id)
+        else {
+            return;
+        };
+        let Some(worker) = self.workers.remove(&id) else {
+            return;
+        };
+        tracing::warn!(worker = %worker.name, incarnation, cause, "worker lost");
+        if self.workers.is_empty() {
+            self.no_workers_since = Some(Instant::now());
+        }
+        let actions = self
+            .planner
+            .on_actor_down(ActorName::Device(DeviceId(id)), true, 0);
+        self.apply(actions);
+        let lost: Vec<ChunkId> = self
+            .holders
+            .iter()
+            .filter(|(_, h)| h.worker == id)
+            .map(|(&c, _)| c)
+            .collect();
+        for c in &lost {
+            self.holders.remove(c);
+        }
+        let cause = format!("worker {} was lost ({cause})", worker.name);
+        for job in self.planner.jobs() {
+            let keys = self.planner.keys_of(job, &lost);
+            if !keys.is_empty() {
+                let actions = self.planner.on_chunks_lost(job, &keys, &cause);
+                self.apply(actions);
+            }
+        }
+    }
+
+    /// Declares lost every worker silent for longer than the heartbeat TTL, and fails the
+    /// running jobs once no worker has been there for the grace period.
+    pub fn check_liveness(&mut self, now: Instant) {
+        let silent: Vec<u64> = self
+            .workers
+            .values()
+            .filter(|w| now.duration_since(w.last_seen) > self.config.heartbeat_ttl)
+            .map(|w| w.incarnation)
+            .collect();
+        for incarnation in silent {
+            let ttl = self.config.heartbeat_ttl;
+            self.worker_lost(incarnation, &format!("no heartbeat for {ttl:?}"));
+        }
+        if let Some(since) = self.no_workers_since {
+            if now.duration_since(since) > self.config.no_worker_grace
+                && !self.planner.jobs().is_empty()
+            {
+                let error = JobError::ActorLost {
+                    actor: format!(
+                        "every worker (none registered for {:?})",
+                        self.config.no_worker_grace
+                    ),
+                    restarts: 0,
+                };
+                let actions = self.planner.fail_all(&error);
+                self.apply(actions);
+            }
+        }
+    }
+
+    /// A client's graph: runs it, reporting to `events`; returns the job's id. Persisted
+    /// inputs no worker holds any more fail the job when a task would read them
+    /// (`ChunkLost` of a kept chunk), and the client computes them again.
+    pub fn submit(&mut self, graph: ChunkGraph, events: EventSender) -> JobId {
+        let (job, actions) = self.planner.submit(graph, Instant::now());
+        let accepted = pb::JobEvent {
+            job_id: job.0,
+            kind: Some(job_event::Kind::Accepted(pb::Accepted {})),
+        };
+        let _ = events.send(Ok(accepted));
+        self.clients.insert(job, events);
+        self.apply(actions);
+        job
+    }
+
+    /// The client cancelled `job` (or went away).
+    pub fn cancel(&mut self, job: JobId, why: &str) -> bool {
+        let actions = self
+            .planner
+            .cancel(job, JobError::SystemStopped(format!("cancelled: {why}")));
+        let cancelled = !actions.is_empty();
+        self.apply(actions);
+        cancelled
+    }
+
+    /// The client gives up chunks left on the workers; how many were held.
+    pub fn release(&mut self, chunks: &[pb::ChunkRef]) -> u32 {
+        let mut released = 0;
+        for c in chunks {
+            let id = ChunkId {
+                job: JobId(c.job_id),
+                key: ChunkKey(c.chunk_key),
+            };
+            if self.drop_chunk(id) {
+                released += 1;
+            }
+        }
+        released
+    }
+
+    /// The workers now: count, threads, memory limits.
+    pub fn info(&self) -> pb::ClusterInfoReply {
+        pb::ClusterInfoReply {
+            workers: self.workers.len() as u32,
+            nthreads: self.workers.values().map(|w| w.nthreads).sum(),
+            memory_limit: self
+                .workers
+                .values()
+                .fold(0u64, |a, w| a.saturating_add(w.memory_limit)),
+        }
+    }
+
+    /// A task report from the worker of `status.incarnation`.
+    pub fn on_status(&mut self, status: TaskStatus) {
+        let Some((&worker, w)) = self
+            .workers
+            .iter_mut()
+            .find(|(_, w)| w.incarnation == status.incarnation)
+        else {
+            tracing::debug!(
+                incarnation = status.incarnation,
+                "ignoring a report of a lost incarnation"
+            );
+            return;
+        };
+        w.last_seen = Instant::now();
+        let name = w.name.clone();
+        let job = JobId(status.job_id);
+        let key = ChunkKey(status.chunk_key);
+        let attempt = status.attempt;
+        tracing::debug!(%job, %key, attempt, state = ?status.state(), "task status");
+        let actions = match status.state() {
+            TaskState::Done => {
+                let id = ChunkId { job, key };
+                let current = self.planner.dispatched(job, key) == Some(attempt);
+                if !current || !self.planner.is_running(job) {
+                    // A superseded dispatch, or one of a job that ended: nobody will read
+                    // its chunk (the report still frees the dispatch's slot).
+                    let release = scheduler_message::Kind::Release(pb::Release {
+                        job_id: job.0,
+                        chunk_key: key.0,
+                    });
+                    self.send_worker(worker, release);
+                    let actions = self.planner.on_chunk_failed(job, key, attempt, cancelled());
+                    return self.apply(actions);
+                }
+                let holder = Holder {
+                    worker,
+                    attempt,
+                    nbytes: status.output_bytes,
+                };
+                self.holders.insert(id, holder);
+                self.planner
+                    .on_chunk_held(job, key, attempt, status.output_bytes, Instant::now())
+            }
+            TaskState::Failed => {
+                let cause = KernelError::Remote {
+                    worker: name,
+                    message: status.error,
+                    retryable: status.retryable,
+                };
+                self.planner.on_chunk_failed(job, key, attempt, cause)
+            }
+            TaskState::InputMissing => {
+                let ids: Vec<ChunkId> = status
+                    .missing
+                    .iter()
+                    .map(|l| ChunkId {
+                        job: JobId(l.job_id),
+                        key: ChunkKey(l.chunk_key),
+                    })
+                    .collect();
+                for id in &ids {
+                    self.holders.remove(id);
+                }
+                let lost = self.planner.keys_of(job, &ids);
+                self.planner
+                    .on_inputs_lost(job, key, attempt, &lost, &status.error)
+            }
+            TaskState::Cancelled => self.planner.on_chunk_failed(job, key, attempt, cancelled()),
+            _ => Vec::new(),
+        };
+        self.apply(actions);
+    }
+
+    /// Carries out the planner's actions.
+    fn apply(&mut self, actions: Vec<PlannerAction>) {
+        for action in actions {
+            match action {
+                PlannerAction::Dispatch {
+                    job,
+                    key,
+                    attempt,
+                    device,
+                    op,
+                    inputs,
+                } => self.dispatch(job, key, attempt, device, &op, &inputs),
+                PlannerAction::Store { job, key, .. } => {
+                    // Workers keep what they compute; nothing is stored here.
+                    tracing::error!(%job, %key, "a cluster planner was asked to store a chunk");
+                }
+                PlannerAction::Release { job, keys } => {
+                    for key in keys {
+                        self.drop_chunk(ChunkId { job, key });
+                    }
+                }
+                PlannerAction::Progress { job, done, total } => {
+                    self.report(job, progress_event(job, done, total));
+                }
+                PlannerAction::Deliver {
+                    job,
+                    outputs,
+                    attempt,
+                    ..
+                } => self.deliver(job, &outputs, attempt),
+                PlannerAction::JobFailed { job, error } => {
+                    tracing::debug!(%job, %error, "job failed");
+                    if let Some(events) = self.clients.remove(&job) {
+                        let _ = events.send(Ok(failed_event(job, &error)));
+                    }
+                    self.forget_job(job);
+                }
+            }
+        }
+    }
+
+    /// Sends a task to its worker with where each input is.
+    fn dispatch(
+        &mut self,
+        job: JobId,
+        key: ChunkKey,
+        attempt: u64,
+        device: DeviceId,
+        op: &ChunkOp,
+        inputs: &[ChunkId],
+    ) {
+        tracing::debug!(%job, %key, attempt, %device, "dispatch");
+        let mut locations = Vec::with_capacity(inputs.len());
+        let mut missing = Vec::new();
+        for &id in inputs {
+            match self.location(id) {
+                Some(l) => locations.push(l),
+                None => missing.push(id),
+            }
+        }
+        let actions = if !missing.is_empty() {
+            let lost = self.planner.keys_of(job, &missing);
+            self.planner
+                .on_inputs_lost(job, key, attempt, &lost, "no worker holds it any more")
+        } else {
+            match encode_payload(op) {
+                Ok(task) => {
+                    let message = scheduler_message::Kind::RunTask(pb::RunTask {
+                        job_id: job.0,
+                        chunk_key: key.0,
+                        attempt,
+                        task,
+                        inputs: locations,
+                    });
+                    if self.send_worker(device.0, message) {
+                        return;
+                    }
+                    self.planner
+                        .on_device_unreachable(job, key, attempt, device)
+                }
+                Err(e) => self.planner.on_chunk_failed(
+                    job,
+                    key,
+                    attempt,
+                    KernelError::BadInput(format!("cannot encode the task: {e}")),
+                ),
+            }
+        };
+        self.apply(actions);
+    }
+
+    /// Reports a finished job: its outputs stay on their workers until the client gathers
+    /// and releases them (or, persisted, until their handles are dropped).
+    fn deliver(&mut self, job: JobId, outputs: &[ChunkId], attempt: u64) {
+        let mut locations = Vec::with_capacity(outputs.len());
+        let mut lost = Vec::new();
+        for &id in outputs {
+            match self.location(id) {
+                Some(l) => locations.push(l),
+                None => lost.push(id),
+            }
+        }
+        if !lost.is_empty() {
+            let keys = self.planner.keys_of(job, &lost);
+            let actions =
+                self.planner
+                    .on_delivery_failed(job, attempt, &keys, "its worker was lost");
+            return self.apply(actions);
+        }
+        let Some(stats) = self.planner.on_delivered(job, attempt, Instant::now()) else {
+            return;
+        };
+        let stats = encode_payload(&stats).unwrap_or_default();
+        let done = pb::JobEvent {
+            job_id: job.0,
+            kind: Some(job_event::Kind::Done(pb::JobDone {
+                outputs: locations,
+                stats,
+            })),
+        };
+        match self.clients.remove(&job) {
+            Some(events) if events.send(Ok(done)).is_ok() => {}
+            _ => {
+                // Nobody gathers the outputs: give them up.
+                for &id in outputs {
+                    if id.job == job {
+                        self.drop_chunk(id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where chunk `id` can be fetched from.
+    fn location(&self, id: ChunkId) -> Option<ChunkLocation> {
+        let holder = self.holders.get(&id)?;
+        let worker = self.workers.get(&holder.worker)?;
+        Some(ChunkLocation {
+            chunk_key: id.key.0,
+            attempt: holder.attempt,
+            flight_address: worker.flight_address.clone(),
+            incarnation: worker.incarnation,
+            job_id: id.job.0,
+            nbytes: holder.nbytes,
+        })
+    }
+
+    /// Tells the holder of `id` to drop it; true if one held it.
+    fn drop_chunk(&mut self, id: ChunkId) -> bool {
+        let Some(holder) = self.holders.remove(&id) else {
+            return false;
+        };
+        let release = scheduler_message::Kind::Release(pb::Release {
+            job_id: id.job.0,
+            chunk_key: id.key.0,
+        });
+        self.send_worker(holder.worker, release);
+        true
+    }
+
+    /// Drops every chunk of a failed or cancelled job and tells every worker.
+    fn forget_job(&mut self, job: JobId) {
+        self.holders.retain(|id, _| id.job != job);
+        let ids: Vec<u32> = self.workers.keys().copied().collect();
+        for w in ids {
+            self.send_worker(
+                w,
+                scheduler_message::Kind::Cancel(pb::Cancel { job_id: job.0 }),
+            );
+        }
+    }
+
+    fn report(&mut self, job: JobId, event: pb::JobEvent) {
+        if let Some(events) = self.clients.get(&job) {
+            if events.send(Ok(event)).is_err() {
+                self.cancel(job, "the client went away");
+            }
+        }
+    }
+
+    /// Sends a message down worker `id`'s stream; false if it has none or it is closed.
+    fn send_worker(&mut self, id: u32, kind: scheduler_message::Kind) -> bool {
+        let Some(stream) = self.workers.get(&id).and_then(|w| w.stream.as_ref()) else {
+            return false;
+        };
+        stream
+            .send(Ok(SchedulerMessage { kind: Some(kind) }))
+            .is_ok()
+    }
+}
+
+/// The failure reported for a task whose job was cancelled on its worker.
+fn cancelled() -> KernelError {
+    KernelError::Remote {
+        worker: String::new(),
+        message: "its job was cancelled".into(),
+        retryable: true,
+    }
+}
+
+/// Shared handle on the state.
+pub(crate) type SharedCore = Arc<std::sync::Mutex<Core>>;

@@ -1,0 +1,265 @@
+//! The scheduler process's gRPC services: `WorkerControl` (registration and the one
+//! long-lived stream per worker) and `Jobs` (clients run graphs, release gathered
+//! chunks, ask what the cluster has), over the state in [`core`].
+//!
+//! Every handler locks the state briefly and sends what it decided on unbounded channels,
+//! so a slow worker or client never holds the lock. A worker whose stream breaks is lost
+//! at once; a silent one after [`SchedulerConfig::heartbeat_ttl`]. A client that drops
+//! its job's event stream cancels the job.
+
+mod convert;
+mod core;
+
+pub(crate) use convert::job_error;
+
+use crate::scheduler::core::{Core, SharedCore};
+use futures::{Stream, StreamExt};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tessera_actors::{ChunkGraph, JobId};
+use tessera_proto::pb::{
+    self, jobs_server::Jobs, jobs_server::JobsServer, worker_control_server::WorkerControl,
+    worker_control_server::WorkerControlServer, worker_message, SchedulerMessage, WorkerMessage,
+};
+use tessera_proto::{
+    decode_payload, DEFAULT_HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_TTL, PROTOCOL_VERSION,
+};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tonic::{Request, Response, Status, Streaming};
+
+/// How long running jobs wait for a worker when none is registered.
+pub const DEFAULT_NO_WORKER_GRACE: Duration = Duration::from_secs(30);
+
+/// The largest gRPC message the control plane takes (graphs with literals inside).
+pub const MAX_CONTROL_MESSAGE_BYTES: usize = 64 << 20;
+
+/// Liveness settings of a scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedulerConfig {
+    /// How often workers send heartbeats (told at registration).
+    pub heartbeat_interval: Duration,
+    /// A worker silent this long is lost.
+    pub heartbeat_ttl: Duration,
+    /// Running jobs fail after this long without any worker.
+    pub no_worker_grace: Duration,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> SchedulerConfig {
+        SchedulerConfig {
+            heartbeat_interval: DEFAULT_HEARTBEAT_INTERVAL,
+            heartbeat_ttl: DEFAULT_HEARTBEAT_TTL,
+            no_worker_grace: DEFAULT_NO_WORKER_GRACE,
+        }
+    }
+}
+
+/// Runs the scheduler's services on `listener` until `shutdown` completes.
+pub async fn serve_scheduler(
+    listener: TcpListener,
+    config: SchedulerConfig,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), tonic::transport::Error> {
+    let core: SharedCore = Arc::new(Mutex::new(Core::new(config)));
+    let watchdog = tokio::spawn(watch_liveness(Arc::clone(&core), config));
+    let service = Service { core, config };
+    let result = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(Duration::from_secs(5)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(10)))
+        .add_service(
+            WorkerControlServer::new(service.clone())
+                .max_decoding_message_size(MAX_CONTROL_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_CONTROL_MESSAGE_BYTES),
+        )
+        .add_service(
+            JobsServer::new(service)
+                .max_decoding_message_size(MAX_CONTROL_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_CONTROL_MESSAGE_BYTES),
+        )
+        .serve_with_incoming_shutdown(
+            tonic::transport::server::TcpIncoming::from(listener),
+            shutdown,
+        )
+        .await;
+    watchdog.abort();
+    result
+}
+
+/// Checks heartbeats a few times per TTL.
+async fn watch_liveness(core: SharedCore, config: SchedulerConfig) {
+    let period = (config.heartbeat_ttl / 4).max(Duration::from_millis(50));
+    let mut ticks = tokio::time::interval(period);
+    loop {
+        ticks.tick().await;
+        lock(&core).check_liveness(Instant::now());
+    }
+}
+
+/// The state, even if a handler panicked while holding it (its data is still consistent
+/// enough to fail jobs with).
+fn lock(core: &SharedCore) -> MutexGuard<'_, Core> {
+    core.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[derive(Clone)]
+struct Service {
+    core: SharedCore,
+    config: SchedulerConfig,
+}
+
+type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// A stream of what arrives on `rx`.
+fn channel_stream<T: Send + 'static>(
+    rx: mpsc::UnboundedReceiver<Result<T, Status>>,
+) -> BoxStream<T> {
+    Box::pin(futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    }))
+}
+
+#[tonic::async_trait]
+impl WorkerControl for Service {
+    async fn register_worker(
+        &self,
+        request: Request<pb::RegisterWorkerRequest>,
+    ) -> Result<Response<pb::RegisterWorkerReply>, Status> {
+        let request = request.into_inner();
+        let reply = match lock(&self.core).register(&request) {
+            Ok(registered) => pb::RegisterWorkerReply {
+                accepted: true,
+                incarnation: registered.incarnation,
+                reason: String::new(),
+                protocol_version: PROTOCOL_VERSION,
+                heartbeat_interval_ms: millis(self.config.heartbeat_interval),
+                heartbeat_ttl_ms: millis(self.config.heartbeat_ttl),
+            },
+            Err(reason) => {
+                tracing::warn!(worker = %request.worker_name, %reason, "registration refused");
+                pb::RegisterWorkerReply {
+                    accepted: false,
+                    reason,
+                    protocol_version: PROTOCOL_VERSION,
+                    ..Default::default()
+                }
+            }
+        };
+        Ok(Response::new(reply))
+    }
+
+    type WorkerStreamStream = BoxStream<SchedulerMessage>;
+
+    async fn worker_stream(
+        &self,
+        request: Request<Streaming<WorkerMessage>>,
+    ) -> Result<Response<Self::WorkerStreamStream>, Status> {
+        let mut inbound = request.into_inner();
+        let first = inbound
+            .message()
+            .await?
+            .ok_or_else(|| Status::invalid_argument("the worker stream closed before opening"))?;
+        let Some(worker_message::Kind::Open(open)) = first.kind else {
+            return Err(Status::invalid_argument(
+                "a worker stream must start with StreamOpen",
+            ));
+        };
+        if open.protocol_version != PROTOCOL_VERSION {
+            return Err(Status::failed_precondition(format!(
+                "protocol version {} (scheduler: {PROTOCOL_VERSION})",
+                open.protocol_version
+            )));
+        }
+        let incarnation = open.incarnation;
+        let (tx, rx) = mpsc::unbounded_channel();
+        if lock(&self.core).open_stream(incarnation, tx).is_none() {
+            return Err(Status::not_found(format!(
+                "incarnation {incarnation} is not registered (lost or never registered): \
+                 register again"
+            )));
+        }
+        let core = Arc::clone(&self.core);
+        tokio::spawn(async move {
+            let cause = loop {
+                match inbound.next().await {
+                    Some(Ok(message)) => match message.kind {
+                        Some(worker_message::Kind::Heartbeat(_)) => lock(&core).seen(incarnation),
+                        Some(worker_message::Kind::TaskStatus(status)) => {
+                            if status.incarnation == incarnation {
+                                lock(&core).on_status(status);
+                            }
+                        }
+                        _ => {}
+                    },
+                    Some(Err(status)) => break format!("stream broke: {}", status.message()),
+                    None => break "stream closed".to_string(),
+                }
+            };
+            lock(&core).worker_lost(incarnation, &cause);
+        });
+        Ok(Response::new(channel_stream(rx)))
+    }
+}
+
+#[tonic::async_trait]
+impl Jobs for Service {
+    type RunJobStream = BoxStream<pb::JobEvent>;
+
+    async fn run_job(
+        &self,
+        request: Request<pb::SubmitJobRequest>,
+    ) -> Result<Response<Self::RunJobStream>, Status> {
+        let request = request.into_inner();
+        if request.protocol_version != PROTOCOL_VERSION {
+            return Err(Status::failed_precondition(format!(
+                "client protocol version {} (scheduler: {PROTOCOL_VERSION})",
+                request.protocol_version
+            )));
+        }
+        let graph: ChunkGraph = decode_payload(&request.graph)
+            .map_err(|e| Status::invalid_argument(format!("undecodable chunk graph: {e}")))?;
+        graph
+            .validate()
+            .map_err(|e| Status::invalid_argument(format!("invalid chunk graph: {e}")))?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let job = lock(&self.core).submit(graph, tx.clone());
+        tracing::debug!(%job, "job submitted");
+        // Cancel the job when the client drops its stream.
+        let core = Arc::clone(&self.core);
+        tokio::spawn(async move {
+            tx.closed().await;
+            lock(&core).cancel(job, "the client went away");
+        });
+        Ok(Response::new(channel_stream(rx)))
+    }
+
+    async fn cancel_job(
+        &self,
+        request: Request<pb::CancelJobRequest>,
+    ) -> Result<Response<pb::CancelJobReply>, Status> {
+        let job = JobId(request.into_inner().job_id);
+        let cancelled = lock(&self.core).cancel(job, "the client asked");
+        Ok(Response::new(pb::CancelJobReply { cancelled }))
+    }
+
+    async fn release_chunks(
+        &self,
+        request: Request<pb::ReleaseChunksRequest>,
+    ) -> Result<Response<pb::ReleaseChunksReply>, Status> {
+        let released = lock(&self.core).release(&request.into_inner().chunks);
+        Ok(Response::new(pb::ReleaseChunksReply { released }))
+    }
+
+    async fn cluster_info(
+        &self,
+        _: Request<pb::ClusterInfoRequest>,
+    ) -> Result<Response<pb::ClusterInfoReply>, Status> {
+        Ok(Response::new(lock(&self.core).info()))
+    }
+}
+
+fn millis(d: Duration) -> u32 {
+    u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
+}

@@ -1,0 +1,132 @@
+//! The chunks a worker holds for the cluster: each is a [`KeptChunk`] in the worker's own
+//! actor system (so it is under the worker's memory budget and spills like any chunk),
+//! named by the scheduler's job, chunk and attempt. The Flight service serves them to
+//! peers and clients from here.
+
+use crate::server::{ChunkSink, ChunkSource, SourceError};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tessera_actors::{ActorSystem, ChunkGraph, ChunkKey, KeptChunk, StoredInput};
+use tessera_kernels::ChunkData;
+use tessera_proto::ChunkTicket;
+
+/// One held chunk.
+#[derive(Clone, Debug)]
+pub(crate) struct HeldChunk {
+    /// The dispatch that produced it.
+    pub attempt: u64,
+    /// The handle keeping it in the worker's storage.
+    pub kept: Arc<KeptChunk>,
+}
+
+#[derive(Default)]
+struct Table {
+    chunks: HashMap<(u64, u64), HeldChunk>,
+    /// Jobs cancelled here: a task of theirs that finishes late keeps nothing.
+    cancelled: HashSet<u64>,
+}
+
+/// The worker's held chunks and its actor system.
+pub(crate) struct Held {
+    system: Arc<ActorSystem>,
+    table: Mutex<Table>,
+}
+
+impl Held {
+    pub fn new(system: Arc<ActorSystem>) -> Held {
+        Held {
+            system,
+            table: Mutex::new(Table::default()),
+        }
+    }
+
+    pub fn system(&self) -> &Arc<ActorSystem> {
+        &self.system
+    }
+
+    fn table(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The chunk `key` of `job` as produced by `attempt`, if held.
+    pub fn get(&self, job: u64, key: u64, attempt: u64) -> Option<HeldChunk> {
+        self.table()
+            .chunks
+            .get(&(job, key))
+            .filter(|h| h.attempt == attempt)
+            .cloned()
+    }
+
+    /// Holds a computed chunk; false (and nothing kept) when its job was cancelled here.
+    pub fn insert(&self, job: u64, key: u64, chunk: HeldChunk) -> bool {
+        let mut table = self.table();
+        if table.cancelled.contains(&job) {
+            return false;
+        }
+        table.chunks.insert((job, key), chunk);
+        true
+    }
+
+    /// Gives up a chunk (its storage is freed once no running task reads it).
+    pub fn release(&self, job: u64, key: u64) {
+        let dropped = self.table().chunks.remove(&(job, key));
+        drop(dropped);
+    }
+
+    /// Gives up every chunk of a cancelled or failed job.
+    pub fn cancel(&self, job: u64) {
+        let mut table = self.table();
+        table.cancelled.insert(job);
+        table.chunks.retain(|&(j, _), _| j != job);
+    }
+
+    /// The data of a held chunk, read from the worker's storage (back from disk if
+    /// spilled). Blocks.
+    pub fn read(&self, chunk: &HeldChunk) -> Result<Arc<ChunkData>, String> {
+        let key = ChunkKey(0);
+        let graph = ChunkGraph {
+            stored: vec![StoredInput {
+                key,
+                id: chunk.kept.id(),
+                nbytes: chunk.kept.nbytes(),
+            }],
+            outputs: vec![key],
+            ..ChunkGraph::default()
+        };
+        let output = self
+            .system
+            .submit(graph)
+            .map_err(|e| e.to_string())?
+            .wait()
+            .map_err(|e| e.to_string())?;
+        output
+            .outputs
+            .into_iter()
+            .next()
+            .map(|(_, data)| data)
+            .ok_or_else(|| "the read delivered nothing".to_string())
+    }
+}
+
+impl ChunkSource for Held {
+    fn chunk(&self, ticket: &ChunkTicket) -> Result<Option<Arc<ChunkData>>, SourceError> {
+        let Some(chunk) = self.get(ticket.job_id, ticket.chunk_key, ticket.attempt) else {
+            return Ok(None);
+        };
+        self.read(&chunk)
+            .map(Some)
+            .map_err(|reason| SourceError::Unreadable {
+                chunk: ticket.to_string(),
+                reason,
+            })
+    }
+}
+
+impl ChunkSink for Held {
+    fn put(&self, ticket: &ChunkTicket, _: ChunkData) -> Result<(), SourceError> {
+        Err(SourceError::Refused {
+            chunk: ticket.to_string(),
+            reason: "workers take no chunks by do_put yet: literals travel inside the graph".into(),
+        })
+    }
+}

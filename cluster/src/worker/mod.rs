@@ -1,0 +1,410 @@
+//! The worker agent: a process's own actor system (CPU pool, storage with its memory
+//! budget and spill folder) working for a scheduler.
+//!
+//! It registers (getting an incarnation), opens the one stream to the scheduler, sends
+//! heartbeats, and runs each `RunTask` it receives: inputs it holds are read from its own
+//! storage, the others are fetched from the peers that hold them over Flight; the task
+//! then runs as a one-task graph on the local actors, which keep its output (see
+//! [`held`]). Its Flight service serves what it holds to peers and clients. When the
+//! scheduler's stream ends the worker stops: a scheduler that comes back starts from
+//! nothing, and a new worker process registers as a new incarnation.
+
+mod held;
+
+use crate::client::{ChunkClient, ClientConfig};
+use crate::error::ClusterError;
+use crate::scheduler::MAX_CONTROL_MESSAGE_BYTES;
+use crate::server::{serve, ChunkFlightService, ServerConfig};
+use held::{Held, HeldChunk};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tessera_actors::{
+    ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, StoredInput, SystemConfig,
+};
+use tessera_kernels::ChunkOp;
+use tessera_proto::pb::{
+    self, scheduler_message, worker_control_client::WorkerControlClient, worker_message,
+    ChunkLocation, TaskState, WorkerMessage,
+};
+use tessera_proto::{decode_payload, ChunkTicket, PROTOCOL_VERSION};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tonic::transport::{Channel, Endpoint};
+
+/// How a worker runs.
+#[derive(Clone, Debug)]
+pub struct WorkerConfig {
+    /// The scheduler's address, `HOST:PORT` (or `http://HOST:PORT`).
+    pub scheduler: String,
+    /// Where the worker's Flight service listens (port 0: any free port).
+    pub listen: SocketAddr,
+    /// The worker's name in logs and errors.
+    pub name: String,
+    /// Threads of its CPU pool.
+    pub nthreads: usize,
+    /// Bytes of chunk data it holds in memory before spilling.
+    pub memory_limit: u64,
+    /// Bytes it may spill to disk.
+    pub disk_budget: u64,
+    /// Where it makes its spill folder.
+    pub spill_dir: PathBuf,
+    /// How long connecting to the scheduler may take.
+    pub connect_timeout: Duration,
+}
+
+/// The scheduler address as a gRPC endpoint URI.
+pub fn endpoint_uri(address: &str) -> String {
+    if address.starts_with("http://") || address.starts_with("https://") {
+        address.to_string()
+    } else {
+        format!("http://{address}")
+    }
+}
+
+/// Connects a channel to the scheduler at `address`.
+pub(crate) async fn connect_scheduler(
+    address: &str,
+    timeout: Duration,
+) -> Result<Channel, ClusterError> {
+    let unreachable = |reason: String| ClusterError::Unreachable {
+        address: address.to_string(),
+        reason,
+    };
+    let endpoint = Endpoint::from_shared(endpoint_uri(address))
+        .map_err(|e| unreachable(e.to_string()))?
+        .connect_timeout(timeout)
+        .http2_keep_alive_interval(Duration::from_secs(5))
+        .keep_alive_timeout(Duration::from_secs(10))
+        .keep_alive_while_idle(true);
+    match tokio::time::timeout(timeout, endpoint.connect()).await {
+        Ok(Ok(channel)) => Ok(channel),
+        Ok(Err(e)) => Err(unreachable(crate::client::source_chain(&e))),
+        Err(_) => Err(unreachable(format!("no connection within {timeout:?}"))),
+    }
+}
+
+/// Runs a worker until the scheduler's stream ends (an error says how it ended).
+pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
+    let address = config.scheduler.clone();
+    let system = ActorSystem::start(SystemConfig {
+        cpu_threads: config.nthreads.max(1),
+        host_memory_budget: config.memory_limit,
+        disk_budget: config.disk_budget,
+        spill_dir: config.spill_dir.clone(),
+        thread_prefix: "tw".to_string(),
+        faults: None,
+    })
+    .map_err(|e| ClusterError::Actors(e.to_string()))?;
+    let held = Arc::new(Held::new(Arc::new(system)));
+    let listener = TcpListener::bind(config.listen).await?;
+    let flight_address = format!("http://{}", listener.local_addr()?);
+
+    let channel = connect_scheduler(&address, config.connect_timeout).await?;
+    let mut control = WorkerControlClient::new(channel)
+        .max_decoding_message_size(MAX_CONTROL_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_CONTROL_MESSAGE_BYTES);
+    let scheduler_error = |status: tonic::Status| ClusterError::Scheduler {
+        address: address.clone(),
+        code: status.code(),
+        message: status.message().to_string(),
+    };
+    let reply = control
+        .register_worker(pb::RegisterWorkerRequest {
+            protocol_version: PROTOCOL_VERSION,
+            worker_name: config.name.clone(),
+            flight_address: flight_address.clone(),
+            nthreads: u32::try_from(config.nthreads).unwrap_or(u32::MAX),
+            memory_limit: config.memory_limit,
+            gpus: 0,
+        })
+        .await
+        .map_err(scheduler_error)?
+        .into_inner();
+    if !reply.accepted {
+        return Err(ClusterError::Refused {
+            address,
+            reason: reply.reason,
+        });
+    }
+    let incarnation = reply.incarnation;
+    tracing::info!(name = %config.name, incarnation, %flight_address, "registered with the scheduler at {address}");
+
+    let service = ChunkFlightService::new(
+        Arc::clone(&held) as _,
+        Arc::clone(&held) as _,
+        ServerConfig {
+            incarnation: Some(incarnation),
+            ..ServerConfig::default()
+        },
+    );
+    let (stop_flight, flight_stopped) = tokio::sync::oneshot::channel::<()>();
+    let flight = tokio::spawn(serve(listener, service, async {
+        let _ = flight_stopped.await;
+    }));
+
+    let (up, up_rx) = mpsc::unbounded_channel::<WorkerMessage>();
+    let send = |kind| up.send(WorkerMessage { kind: Some(kind) });
+    let _ = send(worker_message::Kind::Open(pb::StreamOpen {
+        protocol_version: PROTOCOL_VERSION,
+        incarnation,
+    }));
+    let outbound =
+        futures::stream::unfold(
+            up_rx,
+            |mut rx| async move { rx.recv().await.map(|m| (m, rx)) },
+        );
+    let mut inbound = control
+        .worker_stream(outbound)
+        .await
+        .map_err(scheduler_error)?
+        .into_inner();
+
+    let agent = Agent {
+        held: Arc::clone(&held),
+        up: up.clone(),
+        incarnation,
+        name: config.name.clone(),
+        clients: Arc::new(Mutex::new(HashMap::new())),
+        running: Arc::new(AtomicU32::new(0)),
+    };
+    let interval = Duration::from_millis(u64::from(reply.heartbeat_interval_ms.max(10)));
+    let heartbeat = tokio::spawn(heartbeats(agent.clone(), interval));
+
+    let ended = loop {
+        match inbound.message().await {
+            Ok(Some(message)) => match message.kind {
+                Some(scheduler_message::Kind::RunTask(task)) => {
+                    let agent = agent.clone();
+                    tokio::spawn(async move { agent.run_task(task).await });
+                }
+                Some(scheduler_message::Kind::Release(r)) => held.release(r.job_id, r.chunk_key),
+                Some(scheduler_message::Kind::Cancel(c)) => held.cancel(c.job_id),
+                None => {}
+            },
+            Ok(None) => break "the scheduler closed the stream".to_string(),
+            Err(status) => break format!("the stream broke: {}", status.message()),
+        }
+    };
+    heartbeat.abort();
+    let _ = stop_flight.send(());
+    let _ = flight.await;
+    tracing::warn!(name = %config.name, "{ended}; stopping");
+    Err(ClusterError::SchedulerLost {
+        address,
+        reason: ended,
+    })
+}
+
+/// Sends a heartbeat every `interval`.
+async fn heartbeats(agent: Agent, interval: Duration) {
+    let mut ticks = tokio::time::interval(interval);
+    loop {
+        ticks.tick().await;
+        let beat = pb::Heartbeat {
+            incarnation: agent.incarnation,
+            memory_used: agent.held.system().reserved_bytes(),
+            disk_used: 0,
+            tasks_running: agent.running.load(Ordering::Relaxed),
+        };
+        let message = WorkerMessage {
+            kind: Some(worker_message::Kind::Heartbeat(beat)),
+        };
+        if agent.up.send(message).is_err() {
+            return;
+        }
+    }
+}
+
+/// What a task handler needs.
+#[derive(Clone)]
+struct Agent {
+    held: Arc<Held>,
+    up: mpsc::UnboundedSender<WorkerMessage>,
+    incarnation: u64,
+    name: String,
+    /// Flight connections to peers, by address.
+    clients: Arc<Mutex<HashMap<String, ChunkClient>>>,
+    running: Arc<AtomicU32>,
+}
+
+/// A task's inputs for the local graph.
+enum Input {
+    Held(HeldChunk),
+    Fetched(Arc<tessera_kernels::ChunkData>),
+}
+
+impl Agent {
+    /// Runs one task and reports how it ended.
+    async fn run_task(self, task: pb::RunTask) {
+        self.running.fetch_add(1, Ordering::Relaxed);
+        let status = self.compute(&task).await;
+        self.running.fetch_sub(1, Ordering::Relaxed);
+        let status = pb::TaskStatus {
+            incarnation: self.incarnation,
+            job_id: task.job_id,
+            chunk_key: task.chunk_key,
+            attempt: task.attempt,
+            ..status
+        };
+        let _ = self.up.send(WorkerMessage {
+            kind: Some(worker_message::Kind::TaskStatus(status)),
+        });
+    }
+
+    /// Gathers the inputs, runs the op on the local actors and holds its output.
+    async fn compute(&self, task: &pb::RunTask) -> pb::TaskStatus {
+        let op: ChunkOp = match decode_payload(&task.task) {
+            Ok(op) => op,
+            Err(e) => return failed(format!("undecodable task: {e}"), false),
+        };
+        let mut inputs: Vec<(u64, u64, Input)> = Vec::new();
+        let mut keys = Vec::with_capacity(task.inputs.len());
+        for location in &task.inputs {
+            let at = inputs
+                .iter()
+                .position(|(j, k, _)| (*j, *k) == (location.job_id, location.chunk_key));
+            let index = match at {
+                Some(i) => i,
+                None => match self.input(location).await {
+                    Ok(input) => {
+                        inputs.push((location.job_id, location.chunk_key, input));
+                        inputs.len() - 1
+                    }
+                    Err(reason) => {
+                        tracing::warn!(worker = %self.name, %reason, "input missing");
+                        return pb::TaskStatus {
+                            state: TaskState::InputMissing as i32,
+                            error: reason,
+                            missing: vec![location.clone()],
+                            ..Default::default()
+                        };
+                    }
+                },
+            };
+            keys.push(ChunkKey(index as u64));
+        }
+        let output = ChunkKey(inputs.len() as u64);
+        let mut graph = ChunkGraph {
+            outputs: vec![output],
+            keep_outputs: true,
+            ..ChunkGraph::default()
+        };
+        for (i, (_, _, input)) in inputs.iter().enumerate() {
+            let key = ChunkKey(i as u64);
+            match input {
+                Input::Held(h) => graph.stored.push(StoredInput {
+                    key,
+                    id: h.kept.id(),
+                    nbytes: h.kept.nbytes(),
+                }),
+                Input::Fetched(data) => graph.tasks.push(ChunkTask {
+                    key,
+                    op: ChunkOp::Literal(Arc::clone(data)),
+                    inputs: Vec::new(),
+                }),
+            }
+        }
+        graph.tasks.push(ChunkTask {
+            key: output,
+            op,
+            inputs: keys,
+        });
+        let system = Arc::clone(self.held.system());
+        let ran = tokio::task::spawn_blocking(move || {
+            // The held inputs stay referenced until the local job is done.
+            let _inputs = inputs;
+            system
+                .submit(graph)
+                .map_err(|e| JobError::SystemStopped(e.to_string()))?
+                .wait()
+        })
+        .await;
+        let output = match ran {
+            Ok(Ok(output)) => output,
+            Ok(Err(JobError::ChunkFailed { source, .. })) => {
+                let retryable = source.is_retryable();
+                return failed(source.to_string(), retryable);
+            }
+            Ok(Err(e)) => return failed(e.to_string(), true),
+            Err(e) => return failed(format!("the task's thread failed: {e}"), true),
+        };
+        let Some(kept) = output.kept.into_iter().next() else {
+            return failed("the local job kept no output".into(), true);
+        };
+        let nbytes = kept.nbytes();
+        let chunk = HeldChunk {
+            attempt: task.attempt,
+            kept,
+        };
+        if !self.held.insert(task.job_id, task.chunk_key, chunk) {
+            return pb::TaskStatus {
+                state: TaskState::Cancelled as i32,
+                ..Default::default()
+            };
+        }
+        pb::TaskStatus {
+            state: TaskState::Done as i32,
+            output_bytes: nbytes,
+            ..Default::default()
+        }
+    }
+
+    /// One input: held here, or fetched from its holder.
+    async fn input(&self, location: &ChunkLocation) -> Result<Input, String> {
+        if let Some(h) = self
+            .held
+            .get(location.job_id, location.chunk_key, location.attempt)
+        {
+            return Ok(Input::Held(h));
+        }
+        let ticket = ChunkTicket::new(
+            location.job_id,
+            location.chunk_key,
+            location.attempt,
+            location.incarnation,
+        );
+        let address = &location.flight_address;
+        let cached = self
+            .clients
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(address)
+            .cloned();
+        let mut client = match cached {
+            Some(c) => c,
+            None => {
+                let c = ChunkClient::connect(address, ClientConfig::default())
+                    .await
+                    .map_err(|e| format!("{ticket} from {address}: {e}"))?;
+                self.clients
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(address.clone(), c.clone());
+                c
+            }
+        };
+        match client.fetch(&ticket).await {
+            Ok(data) => Ok(Input::Fetched(Arc::new(data))),
+            Err(e) => {
+                self.clients
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(address);
+                Err(format!("{ticket} from {address}: {e}"))
+            }
+        }
+    }
+}
+
+fn failed(error: String, retryable: bool) -> pb::TaskStatus {
+    pb::TaskStatus {
+        state: TaskState::Failed as i32,
+        error,
+        retryable,
+        ..Default::default()
+    }
+}

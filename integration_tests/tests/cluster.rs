@@ -1,0 +1,202 @@
+//! The same jobs on a local cluster (a scheduler and worker processes on 127.0.0.1):
+//! answers equal the in-process session's and hand-computed values, chunks travel between
+//! workers, persisted data stays on the workers, and a killed worker loses nothing.
+
+use crate::common::{builder, item_f64, session_from, TestSession};
+use crate::dataframes::sorted_rows;
+use arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tessera::dataframe::{col, from_arrow, lit, Agg, DataFrame};
+use tessera::{linalg, tensor, Error, LocalCluster, Progress, Session, Tensor};
+
+/// A cluster of `n` one-thread workers that notices a silent worker within 2 s.
+fn cluster(n: usize) -> LocalCluster {
+    LocalCluster::builder()
+        .workers(n)
+        .threads_per_worker(1)
+        .heartbeat_ttl(Duration::from_secs(2))
+        .no_worker_grace(Duration::from_secs(2))
+        .start()
+        .expect("the local cluster starts (cargo builds its programs with the tests)")
+}
+
+/// A session on `c` with `chunk` bytes per chunk.
+fn on(c: &LocalCluster, chunk: usize) -> TestSession {
+    session_from(
+        c.session_builder()
+            .chunk_bytes(chunk)
+            .progress(Progress::Never),
+    )
+}
+
+/// `3·i + 1` for `i` in `0..n`.
+fn line(n: usize) -> Tensor {
+    let x = tensor::arange_f64(0.0, n as f64, 1.0);
+    &(&x * 3.0) + 1.0
+}
+
+/// The sum of `3·i + 1` for `i` in `0..n`, exactly.
+fn line_sum(n: usize) -> f64 {
+    let n = n as f64;
+    3.0 * n * (n - 1.0) / 2.0 + n
+}
+
+#[test]
+fn tensor_jobs_on_two_workers_equal_hand_computed_and_local_answers() {
+    let c = cluster(2);
+    let s = on(&c, 8 << 10); // 1,024 f64 per chunk: ~100 chunks over both workers
+    let n = 100_000;
+    let total = s.execute(&line(n).sum()).unwrap();
+    assert_eq!(item_f64(&total), line_sum(n));
+    let stats = s.last_job_stats().expect("stats");
+    assert!(stats.chunks_run >= 98, "{stats:?}");
+
+    // Values, not just a reduction: every chunk gathered in order.
+    let v = s.execute(&line(5000)).unwrap();
+    let v = v.as_slice::<f64>().unwrap();
+    assert!(v
+        .iter()
+        .enumerate()
+        .all(|(i, &x)| x == 3.0 * i as f64 + 1.0));
+
+    // Random data is a function of seed and position: bit-identical to a local session.
+    let local = session_from(builder().chunk_bytes(8 << 10));
+    let r = tensor::random::default_rng(7).uniform(-1.0, 1.0, &[300, 40]);
+    let expr = (&r * &r).sum_axis(0);
+    let here = local.execute(&expr).unwrap();
+    let there = s.execute(&expr).unwrap();
+    assert_eq!(
+        here.as_slice::<f64>().unwrap(),
+        there.as_slice::<f64>().unwrap()
+    );
+}
+
+#[test]
+fn linear_algebra_and_persisted_inputs_run_on_the_cluster() {
+    let c = cluster(2);
+    let s = on(&c, 32 << 10);
+    let local = session_from(builder().chunk_bytes(32 << 10));
+    let x = tensor::random::default_rng(3).uniform(0.0, 1.0, &[4000, 12]);
+    let p = x.persist(&s).unwrap();
+    let (_, sv, _) = linalg::svd(&p);
+    let (_, sv_local, _) = linalg::svd(&x);
+    let got = s.execute(&sv).unwrap();
+    let want = local.execute(&sv_local).unwrap();
+    for (a, b) in got
+        .as_slice::<f64>()
+        .unwrap()
+        .iter()
+        .zip(want.as_slice::<f64>().unwrap())
+    {
+        assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} vs {b}");
+    }
+    // The persisted input is read again, not recomputed, and frees on drop.
+    let sum = s.execute(&p.sum()).unwrap();
+    let want_sum = local.execute(&x.sum()).unwrap();
+    assert!((item_f64(&sum) - item_f64(&want_sum)).abs() < 1e-6);
+    drop(p);
+}
+
+/// `k` = `i mod 7`, `v` = `i` as f64, for `i` in `0..n`, in chunks of `per_chunk` rows.
+fn frame(n: usize, per_chunk: usize) -> DataFrame {
+    let k: ArrayRef = Arc::new(Int64Array::from_iter_values((0..n as i64).map(|i| i % 7)));
+    let v: ArrayRef = Arc::new(Float64Array::from_iter_values((0..n).map(|i| i as f64)));
+    from_arrow(
+        RecordBatch::try_from_iter([("k", k), ("v", v)]).unwrap(),
+        Some(per_chunk),
+    )
+}
+
+/// Rows `k, sum of v` over `i` in `from..n`, by hand.
+fn sums_from(n: usize, from: usize) -> Vec<Vec<String>> {
+    let mut sums = [0.0f64; 7];
+    for i in from..n {
+        sums[i % 7] += i as f64;
+    }
+    let mut rows: Vec<Vec<String>> = (0..7)
+        .map(|k| vec![k.to_string(), format!("{:?}", sums[k])])
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn dataframe_groupby_filter_and_persist_on_the_cluster() {
+    let c = cluster(2);
+    let s = on(&c, 8 << 10);
+    let n = 30_000;
+    let upper = frame(n, 1000).filter(col("v").gt(lit((n / 2) as f64 - 0.5)));
+    let grouped = |df: &DataFrame| {
+        let b = df
+            .groupby(&["k"])
+            .agg(&[("v", &[Agg::Sum])])
+            .execute(&s)
+            .unwrap();
+        sorted_rows(&b)
+    };
+    assert_eq!(grouped(&upper), sums_from(n, n / 2));
+    let p = upper.persist(&s).unwrap();
+    assert_eq!(p.len(&s).unwrap(), n / 2);
+    assert_eq!(grouped(&p), sums_from(n, n / 2));
+}
+
+#[test]
+fn a_killed_worker_loses_no_result() {
+    let mut c = cluster(2);
+    let s = on(&c, 8 << 10);
+    let n = 200_000;
+    // Persisted chunks sit on both workers; killing one loses half of them.
+    let p = line(n).persist(&s).unwrap();
+    assert_eq!(item_f64(&s.execute(&p.sum()).unwrap()), line_sum(n));
+    assert!(c.kill_worker(0));
+    let after = s.execute(&p.sum()).unwrap();
+    assert_eq!(item_f64(&after), line_sum(n), "recomputed from lineage");
+
+    // A worker killed while a job runs: its tasks and chunks are redone elsewhere.
+    c.restart_worker(0).unwrap();
+    let job = {
+        let expr = (&line(n) * 2.0).sum();
+        // `s` holds the test guard for both sessions.
+        let s2 = c
+            .session_builder()
+            .chunk_bytes(8 << 10)
+            .progress(Progress::Never)
+            .build()
+            .unwrap();
+        std::thread::spawn(move || s2.execute(&expr).map(|h| item_f64(&h)))
+    };
+    std::thread::sleep(Duration::from_millis(150));
+    c.kill_worker(1);
+    let got = job.join().unwrap().unwrap();
+    assert_eq!(got, 2.0 * line_sum(n));
+}
+
+#[test]
+fn a_cluster_without_workers_fails_jobs_in_bounded_time() {
+    let mut c = cluster(1);
+    let s = on(&c, 8 << 10);
+    assert!(c.kill_worker(0));
+    let started = Instant::now();
+    let err = s.execute(&line(10_000).sum()).unwrap_err();
+    assert!(
+        matches!(&err, Error::ActorLost { actor, .. } if actor.contains("every worker")),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn connecting_to_nothing_is_a_typed_error() {
+    // A port nobody listens on (bound, then closed).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let err = Session::connect(&format!("127.0.0.1:{port}")).unwrap_err();
+    assert!(
+        matches!(&err, Error::Cluster(m) if m.contains(&port.to_string())),
+        "{err}"
+    );
+}

@@ -1,0 +1,74 @@
+//! Where a session's jobs run: its own actor system in this process, or a cluster's
+//! scheduler. Both take the same chunk graphs and report through the same job events.
+
+use crate::error::{Error, Result};
+use std::sync::Arc;
+use std::time::Duration;
+use tessera_actors::{ActorSystem, ChunkGraph, JobHandle, MemoryPool, Reservation};
+use tessera_cluster::ClusterClient;
+
+/// How long connecting to a scheduler may take.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A session's executor.
+#[derive(Debug)]
+pub(crate) enum Backend {
+    /// The in-process actor system.
+    Local(ActorSystem),
+    /// A cluster; `pool` accounts for data the session holds between jobs (the workers
+    /// budget their own memory).
+    Cluster {
+        client: ClusterClient,
+        pool: Arc<MemoryPool>,
+    },
+}
+
+impl Backend {
+    /// A connection to the scheduler at `address`.
+    pub fn connect(address: &str) -> Result<Backend> {
+        let client = ClusterClient::connect(address, CONNECT_TIMEOUT).map_err(Error::from)?;
+        Ok(Backend::Cluster {
+            client,
+            pool: MemoryPool::new(u64::MAX),
+        })
+    }
+
+    /// Validates and submits `graph`.
+    pub fn submit(&self, graph: ChunkGraph) -> Result<JobHandle> {
+        match self {
+            Backend::Local(system) => system
+                .submit(graph)
+                .map_err(|e| Error::Runtime(e.to_string())),
+            Backend::Cluster { client, .. } => {
+                graph
+                    .validate()
+                    .map_err(|e| Error::Runtime(format!("invalid chunk graph: {e}")))?;
+                client.submit(graph).map_err(Error::from)
+            }
+        }
+    }
+
+    /// Host-memory bytes reserved in this process.
+    pub fn reserved_bytes(&self) -> u64 {
+        match self {
+            Backend::Local(system) => system.reserved_bytes(),
+            Backend::Cluster { pool, .. } => pool.used(),
+        }
+    }
+
+    /// Reserves `bytes` for data held between jobs (see [`ActorSystem::reserve`]).
+    pub fn reserve(&self, bytes: u64) -> Reservation {
+        match self {
+            Backend::Local(system) => system.reserve(bytes),
+            Backend::Cluster { pool, .. } => pool.reserve(bytes),
+        }
+    }
+
+    /// Stops the actor system (a cluster connection just closes).
+    pub fn shutdown(self) -> Result<()> {
+        match self {
+            Backend::Local(system) => system.shutdown().map_err(|e| Error::Runtime(e.to_string())),
+            Backend::Cluster { .. } => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,395 @@
+//! [`LocalCluster`]: a scheduler and worker processes on 127.0.0.1, started in one call
+//! and stopped when dropped, as Dask's `LocalCluster` does.
+//!
+//! The processes are the `tessera-scheduler` and `tessera-worker` programs (crate
+//! `tessera-cluster`; `cargo build --bins` builds them). They are looked for in
+//! `$TESSERA_BIN_DIR`, next to the running program and one folder up (where cargo puts
+//! them for tests and examples), then on `PATH`. Their logs go to files in a private
+//! folder, removed with the cluster; an error at start quotes the end of the log.
+
+use crate::backend::CONNECT_TIMEOUT;
+use crate::error::{Error, Result};
+use crate::session::{Session, SessionBuilder};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use tessera_cluster::ClusterClient;
+
+/// How long starting a cluster may take.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Settings of a [`LocalCluster`].
+#[derive(Clone, Debug)]
+pub struct LocalClusterBuilder {
+    workers: usize,
+    threads_per_worker: Option<usize>,
+    memory_limit: Option<u64>,
+    heartbeat_ttl: Duration,
+    no_worker_grace: Duration,
+    spill_dir: Option<PathBuf>,
+}
+
+impl LocalClusterBuilder {
+    /// Number of worker processes (default 2).
+    pub fn workers(mut self, n: usize) -> Self {
+        self.workers = n;
+        self
+    }
+
+    /// Threads of each worker's CPU pool (default: the cores shared out, at least 1).
+    pub fn threads_per_worker(mut self, n: usize) -> Self {
+        self.threads_per_worker = Some(n);
+        self
+    }
+
+    /// Bytes each worker holds in memory before spilling (default: no limit).
+    pub fn memory_limit(mut self, bytes: u64) -> Self {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// How long a silent worker may stay silent before it is lost (default 10 s).
+    pub fn heartbeat_ttl(mut self, ttl: Duration) -> Self {
+        self.heartbeat_ttl = ttl;
+        self
+    }
+
+    /// How long running jobs wait when no worker is left (default 30 s).
+    pub fn no_worker_grace(mut self, grace: Duration) -> Self {
+        self.no_worker_grace = grace;
+        self
+    }
+
+    /// Where workers make their spill folders (default: the system's temporary folder).
+    pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.spill_dir = Some(dir.into());
+        self
+    }
+
+    /// Starts the scheduler and the workers and waits until every worker is registered.
+    pub fn start(self) -> Result<LocalCluster> {
+        if self.workers == 0 {
+            return Err(Error::InvalidArgument(
+                "a local cluster needs at least one worker".into(),
+            ));
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = self
+            .threads_per_worker
+            .unwrap_or((cores / self.workers).max(1));
+        let logs = tempdir()?;
+        let scheduler_bin = find_program("tessera-scheduler")?;
+        let worker_bin = find_program("tessera-worker")?;
+        let log = logs.join("scheduler.log");
+        let mut scheduler = Command::new(&scheduler_bin)
+            .args(["--listen", "127.0.0.1:0"])
+            .arg("--heartbeat-ttl-ms")
+            .arg(self.heartbeat_ttl.as_millis().to_string())
+            .arg("--heartbeat-interval-ms")
+            .arg(
+                (self.heartbeat_ttl.as_millis() / 10)
+                    .clamp(10, 500)
+                    .to_string(),
+            )
+            .arg("--no-worker-grace-s")
+            .arg(self.no_worker_grace.as_secs().max(1).to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log_file(&log)?)
+            .spawn()
+            .map_err(|e| start_error(&format!("{}: {e}", scheduler_bin.display()), &log))?;
+        let address = match read_address(&mut scheduler) {
+            Ok(a) => a,
+            Err(e) => {
+                let _ = scheduler.kill();
+                let _ = scheduler.wait();
+                return Err(start_error(&e, &log));
+            }
+        };
+        let mut cluster = LocalCluster {
+            address,
+            scheduler,
+            workers: Vec::new(),
+            worker_bin,
+            threads,
+            memory_limit: self.memory_limit,
+            spill_dir: self.spill_dir,
+            logs,
+            started: 0,
+        };
+        for _ in 0..self.workers {
+            let worker = cluster.spawn_worker()?;
+            cluster.workers.push(Some(worker));
+        }
+        cluster.wait_for_workers(self.workers)?;
+        tracing::info!(address = %cluster.address, workers = self.workers, threads, "local cluster started");
+        Ok(cluster)
+    }
+}
+
+/// A scheduler and worker processes on this machine. Dropping it stops them.
+#[derive(Debug)]
+pub struct LocalCluster {
+    address: String,
+    scheduler: Child,
+    workers: Vec<Option<Child>>,
+    worker_bin: PathBuf,
+    threads: usize,
+    memory_limit: Option<u64>,
+    spill_dir: Option<PathBuf>,
+    logs: PathBuf,
+    started: usize,
+}
+
+impl LocalCluster {
+    /// Settings for a local cluster (2 workers by default).
+    pub fn builder() -> LocalClusterBuilder {
+        LocalClusterBuilder {
+            workers: 2,
+            threads_per_worker: None,
+            memory_limit: None,
+            heartbeat_ttl: tessera_cluster::SchedulerConfig::default().heartbeat_ttl,
+            no_worker_grace: tessera_cluster::SchedulerConfig::default().no_worker_grace,
+            spill_dir: None,
+        }
+    }
+
+    /// A scheduler and `workers` worker processes with default settings.
+    pub fn start(workers: usize) -> Result<LocalCluster> {
+        LocalCluster::builder().workers(workers).start()
+    }
+
+    /// The scheduler's address (`127.0.0.1:PORT`), for [`Session::connect`].
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// A session on this cluster.
+    pub fn session(&self) -> Result<Session> {
+        Session::connect(&self.address)
+    }
+
+    /// A session builder aimed at this cluster (for chunk sizes and other settings).
+    pub fn session_builder(&self) -> SessionBuilder {
+        Session::builder().scheduler(&self.address)
+    }
+
+    /// Worker processes running now (started and not killed).
+    pub fn workers(&self) -> usize {
+        self.workers.iter().filter(|w| w.is_some()).count()
+    }
+
+    /// Kills worker `i` at once (SIGKILL: it gets no chance to say goodbye), as a fault
+    /// drill. False if there is no such running worker.
+    pub fn kill_worker(&mut self, i: usize) -> bool {
+        match self.workers.get_mut(i).and_then(Option::take) {
+            Some(mut child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Starts worker `i` again (a new process: a new incarnation with no chunks) and waits
+    /// until the scheduler has it.
+    pub fn restart_worker(&mut self, i: usize) -> Result<()> {
+        if i >= self.workers.len() {
+            return Err(Error::InvalidArgument(format!(
+                "no worker {i}: the cluster has {}",
+                self.workers.len()
+            )));
+        }
+        self.kill_worker(i);
+        let child = self.spawn_worker()?;
+        self.workers[i] = Some(child);
+        self.wait_for_workers(self.workers())
+    }
+
+    /// The scheduler's log and each worker's, as written so far (for diagnosing a test).
+    pub fn logs(&self) -> String {
+        let mut all = String::new();
+        if let Ok(entries) = std::fs::read_dir(&self.logs) {
+            let mut paths: Vec<PathBuf> =
+                entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            paths.sort();
+            for p in paths {
+                let text = std::fs::read_to_string(&p).unwrap_or_default();
+                all.push_str(&format!("==> {} <==\n{text}\n", p.display()));
+            }
+        }
+        all
+    }
+
+    fn spawn_worker(&mut self) -> Result<Child> {
+        let n = self.started;
+        self.started += 1;
+        let log = self.logs.join(format!("worker-{n}.log"));
+        let mut command = Command::new(&self.worker_bin);
+        command
+            .args(["--scheduler", &self.address, "--listen", "127.0.0.1:0"])
+            .arg("--nthreads")
+            .arg(self.threads.to_string())
+            .arg("--name")
+            .arg(format!("local-worker-{n}"));
+        if let Some(bytes) = self.memory_limit {
+            command.arg("--memory-limit").arg(bytes.to_string());
+        }
+        if let Some(dir) = &self.spill_dir {
+            command.arg("--spill-dir").arg(dir);
+        }
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log_file(&log)?)
+            .spawn()
+            .map_err(|e| start_error(&format!("{}: {e}", self.worker_bin.display()), &log))
+    }
+
+    /// Waits until `n` workers are registered.
+    fn wait_for_workers(&mut self, n: usize) -> Result<()> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        let client = ClusterClient::connect(&self.address, CONNECT_TIMEOUT)?;
+        loop {
+            let info = client.info()?;
+            if info.workers as usize >= n {
+                return Ok(());
+            }
+            for (i, w) in self.workers.iter_mut().enumerate() {
+                if let Some(Ok(Some(status))) = w.as_mut().map(Child::try_wait) {
+                    let log = self.logs.join(format!("worker-{i}.log"));
+                    return Err(start_error(&format!("worker {i} exited ({status})"), &log));
+                }
+            }
+            if Instant::now() > deadline {
+                return Err(Error::Cluster(format!(
+                    "{} of {n} workers registered within {START_TIMEOUT:?}; logs:\n{}",
+                    info.workers,
+                    self.logs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        for child in self.workers.iter_mut().filter_map(Option::as_mut) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = self.scheduler.kill();
+        let _ = self.scheduler.wait();
+        let _ = std::fs::remove_dir_all(&self.logs);
+    }
+}
+
+impl Session {
+    /// A session on the cluster whose scheduler listens at `address` (`HOST:PORT`), with
+    /// default settings: it runs the same tensor, dataframe and linear-algebra jobs as a
+    /// local session, on the cluster's workers.
+    pub fn connect(address: &str) -> Result<Session> {
+        Session::builder().scheduler(address).build()
+    }
+
+    /// A session on a [`LocalCluster`] of `workers` processes that it starts now and stops
+    /// when the session is dropped.
+    pub fn local_cluster(workers: usize) -> Result<Session> {
+        let cluster = LocalCluster::start(workers)?;
+        let session = cluster.session()?;
+        session.inner.own_cluster(cluster);
+        Ok(session)
+    }
+}
+
+/// The scheduler's first line of output: `tessera-scheduler listening on ADDR`.
+fn read_address(scheduler: &mut Child) -> std::result::Result<String, String> {
+    let stdout = scheduler
+        .stdout
+        .take()
+        .ok_or_else(|| "the scheduler's output was not captured".to_string())?;
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let mut reader = BufReader::new(stdout);
+        let read = reader.read_line(&mut line).map(|_| line);
+        let _ = tx.send(read);
+        // Keep reading so the scheduler never blocks on a full pipe.
+        let _ = std::io::copy(&mut reader.take(u64::MAX), &mut std::io::sink());
+    });
+    match rx.recv_timeout(START_TIMEOUT) {
+        Ok(Ok(line)) => line
+            .trim()
+            .strip_prefix("tessera-scheduler listening on ")
+            .map(str::to_string)
+            .ok_or_else(|| format!("unexpected first line from the scheduler: {line:?}")),
+        Ok(Err(e)) => Err(format!("reading the scheduler's output: {e}")),
+        Err(_) => Err(format!(
+            "the scheduler did not start within {START_TIMEOUT:?}"
+        )),
+    }
+}
+
+/// The program `name`: in `$TESSERA_BIN_DIR`, next to this program or one folder up,
+/// or on `PATH`.
+fn find_program(name: &str) -> Result<PathBuf> {
+    let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(dir) = std::env::var_os("TESSERA_BIN_DIR") {
+        dirs.push(dir.into());
+    }
+    if let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+    {
+        dirs.extend(exe_dir.parent().map(Path::to_path_buf));
+        dirs.push(exe_dir);
+        let n = dirs.len();
+        dirs.swap(n - 2, n - 1); // the program's own folder first
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    dirs.iter()
+        .map(|d| d.join(&file))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            Error::Cluster(format!(
+                "cannot find the program {name}: build it with `cargo build --bins` (or set \
+                 TESSERA_BIN_DIR to the folder holding it)"
+            ))
+        })
+}
+
+/// A new private folder for the cluster's logs.
+fn tempdir() -> Result<PathBuf> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("tessera-cluster-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::Cluster(format!("cannot make {}: {e}", dir.display())))?;
+    Ok(dir)
+}
+
+fn log_file(path: &Path) -> Result<std::fs::File> {
+    std::fs::File::create(path)
+        .map_err(|e| Error::Cluster(format!("cannot create {}: {e}", path.display())))
+}
+
+/// A start failure, quoting the end of the process's log.
+fn start_error(what: &str, log: &Path) -> Error {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let tail: String = text
+        .lines()
+        .rev()
+        .take(20)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join("\n");
+    Error::Cluster(format!("starting the local cluster: {what}\n{tail}"))
+}
