@@ -103,7 +103,7 @@ mod tests {
     fn round_trips_extreme_values() {
         for ticket in [
             ChunkTicket::new(0, 0, 0, 0),
-            ChunkTicket::new(u64::MAX, u64::MAX, u32::MAX, u64::MAX),
+            ChunkTicket::new(u64::MAX, u64::MAX, u64::MAX, u64::MAX),
             ChunkTicket::new(3, 1 << 40, 2, 17),
         ] {
             let bytes = encode_ticket(&ticket);

@@ -27,7 +27,9 @@ pub(crate) fn failed_event(job: JobId, error: &JobError) -> pb::JobEvent {
             failed.retryable = source.is_retryable();
             failed.killed_worker = matches!(source, KernelError::DeviceUnavailable(_));
             failed.cause = match source {
-                KernelError::Remote { message, .. } => message.clone(),
+                KernelError::Remote { message, .. } | KernelError::DeviceUnavailable(message) => {
+                    message.clone()
+                }
                 other => other.to_string(),
             };
         }

@@ -19,7 +19,7 @@ use tokio::sync::oneshot;
 /// Generous: reached only if something hangs, and then the test fails rather than hangs.
 const PATIENCE: Duration = Duration::from_secs(60);
 
-type Key = (u64, u64, u32);
+type Key = (u64, u64, u64);
 
 fn key(t: &ChunkTicket) -> Key {
     (t.job_id, t.chunk_key, t.attempt)

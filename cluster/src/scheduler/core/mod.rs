@@ -546,3 +546,6 @@ fn cancelled() -> KernelError {
 
 /// Shared handle on the state.
 pub(crate) type SharedCore = Arc<std::sync::Mutex<Core>>;
+
+#[cfg(test)]
+mod tests;

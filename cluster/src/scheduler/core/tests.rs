@@ -1,0 +1,237 @@
+//! The scheduler's state driven by hand: workers are channels, reports are written here.
+
+use super::*;
+use std::time::Duration;
+use tessera_actors::ChunkTask;
+use tessera_kernels::{DType, FusedKernel, Instr, InstrKind, LeafSource, Scalar};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+type Down = UnboundedReceiver<Result<SchedulerMessage, Status>>;
+type Events = UnboundedReceiver<Result<pb::JobEvent, Status>>;
+
+fn config() -> SchedulerConfig {
+    SchedulerConfig {
+        heartbeat_interval: Duration::from_millis(100),
+        heartbeat_ttl: Duration::from_secs(1),
+        no_worker_grace: Duration::from_secs(2),
+    }
+}
+
+fn request(name: &str, version: u32) -> pb::RegisterWorkerRequest {
+    pb::RegisterWorkerRequest {
+        protocol_version: version,
+        worker_name: name.into(),
+        flight_address: format!("http://{name}:1"),
+        nthreads: 1,
+        memory_limit: 1 << 30,
+        gpus: 0,
+    }
+}
+
+/// Registers worker `name` and opens its stream: its incarnation and the stream's far end.
+fn worker(core: &mut Core, name: &str) -> (u64, Down) {
+    let incarnation = core
+        .register(&request(name, PROTOCOL_VERSION))
+        .expect("registered")
+        .incarnation;
+    let (tx, rx) = unbounded_channel();
+    core.open_stream(incarnation, tx).expect("stream opens");
+    (incarnation, rx)
+}
+
+fn const_op(value: i64) -> ChunkOp {
+    ChunkOp::Fused(FusedKernel {
+        instrs: vec![Instr {
+            shape: vec![1],
+            dtype: DType::I64,
+            kind: InstrKind::Leaf(LeafSource::Const(Scalar::I64(value))),
+        }],
+        root: 0,
+        reduce: None,
+    })
+}
+
+/// 1 and 2 from nothing, 3 from both; 3 is the output.
+fn graph() -> ChunkGraph {
+    let task = |key: u64, inputs: &[u64]| ChunkTask {
+        key: ChunkKey(key),
+        op: const_op(key as i64),
+        inputs: inputs.iter().map(|&k| ChunkKey(k)).collect(),
+    };
+    ChunkGraph {
+        tasks: vec![task(1, &[]), task(2, &[]), task(3, &[1, 2])],
+        outputs: vec![ChunkKey(3)],
+        ..ChunkGraph::default()
+    }
+}
+
+/// The RunTasks waiting on a worker's stream.
+fn tasks(down: &mut Down) -> Vec<pb::RunTask> {
+    let mut out = Vec::new();
+    while let Ok(Ok(m)) = down.try_recv() {
+        if let Some(scheduler_message::Kind::RunTask(t)) = m.kind {
+            out.push(t);
+        }
+    }
+    out
+}
+
+fn done(incarnation: u64, t: &pb::RunTask) -> TaskStatus {
+    TaskStatus {
+        incarnation,
+        job_id: t.job_id,
+        chunk_key: t.chunk_key,
+        attempt: t.attempt,
+        state: TaskState::Done as i32,
+        output_bytes: 8,
+        ..TaskStatus::default()
+    }
+}
+
+/// The last event of a job's stream, skipping acceptance and progress.
+fn outcome(events: &mut Events) -> Option<job_event::Kind> {
+    let mut last = None;
+    while let Ok(Ok(e)) = events.try_recv() {
+        match e.kind {
+            Some(job_event::Kind::Accepted(_)) | Some(job_event::Kind::Progress(_)) => {}
+            other => last = other,
+        }
+    }
+    last
+}
+
+#[test]
+fn a_worker_of_another_protocol_version_is_refused_naming_both() {
+    let mut core = Core::new(config());
+    let reason = core
+        .register(&request("old", PROTOCOL_VERSION + 98))
+        .err()
+        .expect("refused");
+    assert!(reason.contains(&(PROTOCOL_VERSION + 98).to_string()), "{reason}");
+    assert!(reason.contains(&PROTOCOL_VERSION.to_string()), "{reason}");
+    assert_eq!(core.info().workers, 0);
+    let (tx, _rx) = unbounded_channel();
+    assert!(core.open_stream(77, tx).is_none(), "unknown incarnation");
+}
+
+#[test]
+fn inputs_go_out_as_locations_and_a_lost_holder_is_recomputed_elsewhere() {
+    let mut core = Core::new(config());
+    let (inc_a, mut a) = worker(&mut core, "a");
+    let (inc_b, mut b) = worker(&mut core, "b");
+    let (events, mut rx) = unbounded_channel();
+    let job = core.submit(graph(), events);
+    let (mut on_a, mut on_b) = (tasks(&mut a), tasks(&mut b));
+    assert_eq!(on_a.len() + on_b.len(), 2, "1 and 2 run, 3 waits");
+    // Put chunk 1 on a and chunk 2 on b, whichever got which.
+    let all: Vec<pb::RunTask> = on_a.drain(..).chain(on_b.drain(..)).collect();
+    let one = all.iter().find(|t| t.chunk_key == 1).expect("task 1");
+    let two = all.iter().find(|t| t.chunk_key == 2).expect("task 2");
+    core.on_status(done(inc_a, one));
+    core.on_status(done(inc_b, two));
+    let three: Vec<pb::RunTask> = tasks(&mut a).into_iter().chain(tasks(&mut b)).collect();
+    assert_eq!(three.len(), 1);
+    let three = &three[0];
+    assert_eq!(three.chunk_key, 3);
+    let places: Vec<(u64, &str, u64)> = three
+        .inputs
+        .iter()
+        .map(|l| (l.chunk_key, l.flight_address.as_str(), l.incarnation))
+        .collect();
+    assert_eq!(places, vec![(1, "http://a:1", inc_a), (2, "http://b:1", inc_b)]);
+
+    // a dies before 3 reports: 1 is computed again on b; 3 (wherever it ran) is redone
+    // or reported missing its input, and the job still ends with 3 on b.
+    core.worker_lost(inc_a, "killed");
+    // A late report of the dead incarnation changes nothing.
+    core.on_status(done(inc_a, three));
+    let again = tasks(&mut b);
+    let redo_one = again.iter().find(|t| t.chunk_key == 1).expect("1 again on b");
+    assert!(redo_one.attempt > one.attempt);
+    if let Some(t3) = again.iter().find(|t| t.chunk_key == 3) {
+        // 3 was running on a: it runs again once 1 is back.
+        assert!(t3.attempt > three.attempt);
+    } else {
+        // 3 was running on b, reading 1 from a: it reports the input missing.
+        core.on_status(TaskStatus {
+            state: TaskState::InputMissing as i32,
+            missing: vec![three.inputs[0].clone()],
+            error: "connection refused".into(),
+            ..done(inc_b, three)
+        });
+    }
+    core.on_status(done(inc_b, redo_one));
+    let last = tasks(&mut b)
+        .into_iter()
+        .find(|t| t.chunk_key == 3)
+        .expect("3 runs again on b");
+    assert_eq!(last.inputs[0].flight_address, "http://b:1");
+    core.on_status(done(inc_b, &last));
+    match outcome(&mut rx) {
+        Some(job_event::Kind::Done(d)) => {
+            assert_eq!(d.outputs.len(), 1);
+            assert_eq!(d.outputs[0].flight_address, "http://b:1");
+            assert_eq!(d.outputs[0].job_id, job.0);
+            assert_eq!(d.outputs[0].chunk_key, 3);
+        }
+        other => panic!("{other:?}"),
+    }
+    // The gathered output is released once, then is unknown.
+    let out = pb::ChunkRef {
+        job_id: job.0,
+        chunk_key: 3,
+    };
+    assert_eq!(core.release(std::slice::from_ref(&out)), 1);
+    assert_eq!(core.release(&[out]), 0);
+}
+
+#[test]
+fn a_silent_worker_is_lost_after_the_ttl_and_jobs_fail_after_the_grace() {
+    let mut core = Core::new(config());
+    let (_, mut a) = worker(&mut core, "a");
+    let (events, mut rx) = unbounded_channel();
+    core.submit(graph(), events);
+    assert_eq!(tasks(&mut a).len(), 2);
+    let now = Instant::now();
+    core.check_liveness(now + Duration::from_millis(500));
+    assert_eq!(core.info().workers, 1, "within the TTL");
+    core.check_liveness(now + Duration::from_millis(1500));
+    assert_eq!(core.info().workers, 0, "silent past the TTL");
+    assert!(outcome(&mut rx).is_none(), "the job waits for a worker");
+    core.check_liveness(now + Duration::from_secs(5));
+    match outcome(&mut rx) {
+        Some(job_event::Kind::Failed(f)) => {
+            assert_eq!(f.kind, "actor_lost");
+            assert!(f.op.contains("every worker"), "{}", f.op);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_task_that_kills_three_workers_fails_the_job_as_killed_worker() {
+    let mut core = Core::new(config());
+    let (events, mut rx) = unbounded_channel();
+    let graph = ChunkGraph {
+        tasks: vec![ChunkTask {
+            key: ChunkKey(1),
+            op: const_op(1),
+            inputs: Vec::new(),
+        }],
+        outputs: vec![ChunkKey(1)],
+        ..ChunkGraph::default()
+    };
+    core.submit(graph, events);
+    for i in 0..3 {
+        let (inc, mut down) = worker(&mut core, &format!("w{i}"));
+        assert_eq!(tasks(&mut down).len(), 1, "run {i}");
+        core.worker_lost(inc, "killed");
+    }
+    match outcome(&mut rx) {
+        Some(job_event::Kind::Failed(f)) => {
+            assert!(f.killed_worker, "{f:?}");
+            assert_eq!(f.chunk_key, 1);
+        }
+        other => panic!("{other:?}"),
+    }
+}
