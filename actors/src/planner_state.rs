@@ -123,11 +123,13 @@ enum Status {
     Released,
 }
 
-/// What a graph position holds: a task to run, or a chunk an earlier job kept.
+/// What a graph position holds: a task to run, a chunk an earlier job kept, or a part of
+/// a split task's output (stored when that task, named `op`, finishes; never run itself).
 #[derive(Debug)]
 enum Work {
     Run(Arc<ChunkOp>),
     Kept(ChunkId),
+    Part { op: &'static str },
 }
 
 impl Work {
@@ -135,6 +137,7 @@ impl Work {
         match self {
             Work::Run(op) => op.name(),
             Work::Kept(_) => crate::kept::KEPT_OP,
+            Work::Part { op } => op,
         }
     }
 }
@@ -173,20 +176,28 @@ struct Job {
 }
 
 impl Job {
-    /// Records that the task at `pos` produced `nbytes`, and releases what that frees.
+    /// Records that the task at `pos` produced `nbytes` (a split task: that its parts are
+    /// coming; it stores nothing itself), and releases what that frees.
     fn complete(&mut self, id: JobId, pos: usize, nbytes: u64, actions: &mut Vec<PlannerAction>) {
+        let split = !self.index.parts(pos).is_empty();
         let task = &mut self.tasks[pos];
-        task.status = Status::Stored(nbytes);
+        task.status = if split {
+            Status::Released
+        } else {
+            Status::Stored(nbytes)
+        };
         self.done += 1;
         self.stored_bytes += nbytes;
-        self.stats.chunks_run += 1;
         self.stats.bytes_produced += nbytes;
         self.stats.peak_stored_bytes = self.stats.peak_stored_bytes.max(self.stored_bytes);
-        *self
-            .stats
-            .chunks_by_op
-            .entry(task.work.name().to_string())
-            .or_default() += 1;
+        if !matches!(task.work, Work::Part { .. }) {
+            self.stats.chunks_run += 1;
+            *self
+                .stats
+                .chunks_by_op
+                .entry(task.work.name().to_string())
+                .or_default() += 1;
+        }
 
         let mut released = Vec::new();
         for i in 0..self.index.inputs(pos).len() {
@@ -200,6 +211,25 @@ impl Job {
                 job: id,
                 keys: released,
             });
+        }
+    }
+
+    /// The chunk at `pos` is stored: its queued readers wait for one input less.
+    fn wake_readers(
+        &mut self,
+        id: JobId,
+        pos: usize,
+        in_flight: &HashMap<(JobId, ChunkKey), InFlight>,
+        ready: &mut BTreeSet<(JobId, usize)>,
+    ) {
+        for i in 0..self.index.consumers(pos).len() {
+            let consumer = self.index.consumers(pos)[i];
+            if self.is_queued(id, consumer, in_flight) {
+                self.tasks[consumer].waiting_on -= 1;
+                if self.tasks[consumer].waiting_on == 0 {
+                    ready.insert((id, consumer));
+                }
+            }
         }
     }
 
@@ -334,25 +364,30 @@ impl Job {
 
     /// Bytes to reserve for the output of the task at `pos`: what its op says, else its
     /// largest input (elementwise ops and merges of partitions produce about a chunk;
-    /// reductions less), else the job's mean chunk so far.
+    /// reductions less), or all its inputs together when it gathers parts of a shuffle,
+    /// else the job's mean chunk so far.
     fn estimate(&self, pos: usize) -> u64 {
         let task = &self.tasks[pos];
         if let Some(bytes) = match &task.work {
             Work::Run(op) => op.output_bytes_hint(),
-            Work::Kept(_) => None,
+            Work::Kept(_) | Work::Part { .. } => None,
         } {
             return bytes;
         }
         let inputs = self.index.inputs(pos);
         if !inputs.is_empty() {
-            return inputs
+            let sizes = inputs.iter().map(|&i| match self.tasks[i].status {
+                Status::Stored(n) => n,
+                _ => 0,
+            });
+            let gathers = inputs
                 .iter()
-                .map(|&i| match self.tasks[i].status {
-                    Status::Stored(n) => n,
-                    _ => 0,
-                })
-                .max()
-                .unwrap_or(0);
+                .any(|&i| matches!(self.tasks[i].work, Work::Part { .. }));
+            return if gathers {
+                sizes.sum()
+            } else {
+                sizes.max().unwrap_or(0)
+            };
         }
         self.stats
             .bytes_produced
@@ -466,8 +501,13 @@ impl PlannerState {
             t.status = Status::Stored(s.nbytes);
             tasks.push(t);
         }
-        for (pos, t) in (kept..).zip(graph.tasks) {
+        for t in graph.tasks {
+            let pos = tasks.len();
+            let op = t.op.name();
             tasks.push(task(pos, t.key, Work::Run(Arc::new(t.op)), t.inputs));
+            for part in t.parts {
+                tasks.push(task(tasks.len(), part, Work::Part { op }, vec![t.key]));
+            }
         }
         self.ready.extend(
             tasks
@@ -509,7 +549,17 @@ impl PlannerState {
         let mut actions = Vec::new();
         if let Some(state) = self.jobs.get_mut(&job) {
             if let Some(pos) = state.index.position(key) {
-                actions.push(PlannerAction::Store {
+                if !state.index.parts(pos).is_empty() {
+                    let (in_flight, ready) = (&self.in_flight, &mut self.ready);
+                    if let Err(error) =
+                        state.finish_split(job, pos, data, in_flight, ready, &mut actions)
+                    {
+                        actions.extend(self.fail(job, error));
+                        actions.extend(self.dispatch_ready());
+                        return actions;
+                    }
+                } else {
+                    actions.push(PlannerAction::Store {
                     job,
                     key,
                     data: Arc::clone(&data),
@@ -517,15 +567,8 @@ impl PlannerState {
                     next_use: state.next_use(job, pos, &self.in_flight),
                     shared: matches!(&state.tasks[pos].work, Work::Run(op) if matches!(op.as_ref(), ChunkOp::Literal(_))),
                 });
-                state.complete(job, pos, data.nbytes() as u64, &mut actions);
-                for i in 0..state.index.consumers(pos).len() {
-                    let consumer = state.index.consumers(pos)[i];
-                    if state.is_queued(job, consumer, &self.in_flight) {
-                        state.tasks[consumer].waiting_on -= 1;
-                        if state.tasks[consumer].waiting_on == 0 {
-                            self.ready.insert((job, consumer));
-                        }
-                    }
+                    state.complete(job, pos, data.nbytes() as u64, &mut actions);
+                    state.wake_readers(job, pos, &self.in_flight, &mut self.ready);
                 }
                 if state.done < state.total()
                     && now.duration_since(state.last_progress) >= PROGRESS_INTERVAL
@@ -941,5 +984,6 @@ impl PlannerState {
     }
 }
 
+mod split;
 #[cfg(test)]
 mod tests;
