@@ -24,3 +24,4 @@ mod reductions;
 mod series;
 mod sessions;
 mod shape_ops;
+mod shuffle;
