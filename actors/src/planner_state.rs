@@ -364,8 +364,7 @@ impl Job {
 
     /// Bytes to reserve for the output of the task at `pos`: what its op says, else its
     /// largest input (elementwise ops and merges of partitions produce about a chunk;
-    /// reductions less), or all its inputs together when it gathers parts of a shuffle,
-    /// else the job's mean chunk so far.
+    /// reductions less), else the job's mean chunk so far.
     fn estimate(&self, pos: usize) -> u64 {
         let task = &self.tasks[pos];
         if let Some(bytes) = match &task.work {
@@ -376,18 +375,14 @@ impl Job {
         }
         let inputs = self.index.inputs(pos);
         if !inputs.is_empty() {
-            let sizes = inputs.iter().map(|&i| match self.tasks[i].status {
-                Status::Stored(n) => n,
-                _ => 0,
-            });
-            let gathers = inputs
+            return inputs
                 .iter()
-                .any(|&i| matches!(self.tasks[i].work, Work::Part { .. }));
-            return if gathers {
-                sizes.sum()
-            } else {
-                sizes.max().unwrap_or(0)
-            };
+                .map(|&i| match self.tasks[i].status {
+                    Status::Stored(n) => n,
+                    _ => 0,
+                })
+                .max()
+                .unwrap_or(0);
         }
         self.stats
             .bytes_produced
