@@ -110,9 +110,11 @@ impl ChunkGraph {
         self.index().map(drop)
     }
 
-    /// The task producing `key`.
+    /// The task producing `key` (or split into parts, one of which is `key`).
     pub fn task(&self, key: ChunkKey) -> Option<&ChunkTask> {
-        self.tasks.iter().find(|t| t.key == key)
+        self.tasks
+            .iter()
+            .find(|t| t.key == key || t.parts.contains(&key))
     }
 
     /// The inputs of the task producing `key` (its lineage one step up).
@@ -330,6 +332,8 @@ pub(crate) mod tests {
         assert_eq!(index.inputs(2), &[0]);
         assert_eq!(index.consumers(2), &[3, 4]);
         assert_eq!(index.inputs(4), &[1, 2]);
+        assert_eq!(g.task(ChunkKey(12)).map(|t| t.key), Some(ChunkKey(1)));
+        assert_eq!(g.inputs(ChunkKey(12)), Some(&[][..]));
 
         let reads_whole = split(graph(&[(1, &[]), (2, &[1])], &[2]), 1, &[11]);
         assert_eq!(

@@ -555,13 +555,13 @@ impl PlannerState {
                     }
                 } else {
                     actions.push(PlannerAction::Store {
-                    job,
-                    key,
-                    data: Arc::clone(&data),
-                    op: state.tasks[pos].work.name(),
-                    next_use: state.next_use(job, pos, &self.in_flight),
-                    shared: matches!(&state.tasks[pos].work, Work::Run(op) if matches!(op.as_ref(), ChunkOp::Literal(_))),
-                });
+                        job,
+                        key,
+                        data: Arc::clone(&data),
+                        op: state.tasks[pos].work.name(),
+                        next_use: state.next_use(job, pos, &self.in_flight),
+                        shared: matches!(&state.tasks[pos].work, Work::Run(op) if matches!(op.as_ref(), ChunkOp::Literal(_))),
+                    });
                     state.complete(job, pos, data.nbytes() as u64, &mut actions);
                     state.wake_readers(job, pos, &self.in_flight, &mut self.ready);
                 }
