@@ -86,9 +86,9 @@ pub enum PlannerAction {
     Progress {
         /// The job.
         job: JobId,
-        /// Completed chunk tasks.
+        /// Completed chunk tasks (and stored parts of split tasks).
         done: u64,
-        /// All chunk tasks.
+        /// All chunk tasks (and parts of split tasks).
         total: u64,
     },
     /// Every chunk is computed: take the outputs out of storage (or keep them there, with
