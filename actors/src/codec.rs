@@ -58,7 +58,7 @@ pub fn decode<T: Metadata>(bytes: &[u8]) -> Result<T, CodecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::tests::{const_op, graph};
+    use crate::graph::tests::{const_op, graph, split};
     use std::time::Duration;
 
     fn round_trip<T: Metadata + PartialEq + std::fmt::Debug>(value: T) {
@@ -68,9 +68,11 @@ mod tests {
 
     #[test]
     fn metadata_round_trips() {
-        let mut g = graph(&[(1, &[]), (2, &[1, 1])], &[2]);
+        let mut g = graph(&[(1, &[]), (2, &[1, 1]), (3, &[]), (4, &[31])], &[2]);
         g.tasks[1].op = const_op(-5, 3);
         round_trip(g.tasks[1].clone());
+        let g = split(g, 3, &[30, 31]);
+        round_trip(g.tasks[2].clone());
         round_trip(g);
         let id = ChunkId {
             job: JobId(3),

@@ -24,14 +24,35 @@ impl fmt::Display for ChunkKey {
 
 /// One chunk task: the op that computes chunk `key` from the chunks `inputs` (in the
 /// order the op expects them).
+///
+/// A task with `parts` (a shuffle's hash partition) produces a chunk of that many parts
+/// (a partitioned table): the planner stores part `i` as a chunk of its own under
+/// `parts[i]`, with its own reader count and release, and `key` names no stored chunk,
+/// so tasks read the parts, never `key`. Recomputing a lost part runs the task again and
+/// stores only the parts still needed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChunkTask {
-    /// The chunk this task produces.
+    /// The chunk this task produces (the task's name when it is split into `parts`).
     pub key: ChunkKey,
     /// How to compute it.
     pub op: ChunkOp,
     /// The chunks it reads, in the op's input order (a key may repeat).
     pub inputs: Vec<ChunkKey>,
+    /// The keys its output's parts are stored under, in part order (empty: the output is
+    /// stored whole under `key`).
+    pub parts: Vec<ChunkKey>,
+}
+
+impl ChunkTask {
+    /// A task storing its output whole under `key`.
+    pub fn new(key: ChunkKey, op: ChunkOp, inputs: Vec<ChunkKey>) -> ChunkTask {
+        ChunkTask {
+            key,
+            op,
+            inputs,
+            parts: Vec::new(),
+        }
+    }
 }
 
 /// A chunk an earlier job kept in storage (persisted data), read by this graph's tasks
@@ -78,6 +99,9 @@ pub enum GraphError {
     /// An output names a chunk that no task produces.
     #[error("output chunk {0} is produced by no task")]
     MissingOutput(ChunkKey),
+    /// A task (or an output) names a task split into parts, whose parts alone are stored.
+    #[error("chunk {0} is split into parts: read its parts instead")]
+    ReadsSplitChunk(ChunkKey),
 }
 
 impl ChunkGraph {
@@ -86,9 +110,11 @@ impl ChunkGraph {
         self.index().map(drop)
     }
 
-    /// The task producing `key`.
+    /// The task producing `key` (or split into parts, one of which is `key`).
     pub fn task(&self, key: ChunkKey) -> Option<&ChunkTask> {
-        self.tasks.iter().find(|t| t.key == key)
+        self.tasks
+            .iter()
+            .find(|t| t.key == key || t.parts.contains(&key))
     }
 
     /// The inputs of the task producing `key` (its lineage one step up).
@@ -106,21 +132,23 @@ impl ChunkGraph {
     }
 
     /// Validates the graph and indexes it by position: the stored inputs first, then the
-    /// tasks.
+    /// tasks, each followed by the parts it is split into.
     pub fn index(&self) -> Result<GraphIndex, GraphError> {
         let k = self.stored.len();
-        let n = k + self.tasks.len();
+        let n = k + self.tasks.iter().map(|t| 1 + t.parts.len()).sum::<usize>();
         let mut index = GraphIndex {
             position: HashMap::with_capacity(n),
             inputs: vec![Vec::new(); k],
             consumers: vec![Vec::new(); n],
+            parts: vec![Vec::new(); k],
         };
         for (pos, stored) in self.stored.iter().enumerate() {
             if index.position.insert(stored.key, pos).is_some() {
                 return Err(GraphError::DuplicateKey(stored.key));
             }
         }
-        for (pos, task) in (k..).zip(&self.tasks) {
+        for task in &self.tasks {
+            let pos = index.inputs.len();
             let mut inputs = Vec::with_capacity(task.inputs.len());
             for &input in &task.inputs {
                 let Some(&from) = index.position.get(&input) else {
@@ -129,36 +157,62 @@ impl ChunkGraph {
                         input,
                     });
                 };
+                if !index.parts[from].is_empty() {
+                    return Err(GraphError::ReadsSplitChunk(input));
+                }
                 if !inputs.contains(&from) {
                     inputs.push(from);
                     index.consumers[from].push(pos);
                 }
             }
-            index.inputs.push(inputs);
-            if index.position.insert(task.key, pos).is_some() {
-                return Err(GraphError::DuplicateKey(task.key));
+            index.add(task.key, inputs)?;
+            let parts: Vec<usize> = (pos + 1..).take(task.parts.len()).collect();
+            for &part in &task.parts {
+                index.consumers[pos].push(index.inputs.len());
+                index.add(part, vec![pos])?;
             }
+            index.parts[pos] = parts;
         }
-        if let Some(&missing) = self
-            .outputs
-            .iter()
-            .find(|k| !index.position.contains_key(k))
-        {
-            return Err(GraphError::MissingOutput(missing));
+        for key in &self.outputs {
+            match index.position.get(key) {
+                None => return Err(GraphError::MissingOutput(*key)),
+                Some(&pos) if !index.parts[pos].is_empty() => {
+                    return Err(GraphError::ReadsSplitChunk(*key))
+                }
+                Some(_) => {}
+            }
         }
         Ok(index)
     }
 }
 
-/// A validated graph's adjacency by position (stored inputs, then tasks).
+/// A validated graph's adjacency by position (stored inputs, then tasks, each followed by
+/// its parts; a part's one input is its task, a split task's consumers are its parts).
 #[derive(Clone, Debug)]
 pub struct GraphIndex {
     position: HashMap<ChunkKey, usize>,
     inputs: Vec<Vec<usize>>,
     consumers: Vec<Vec<usize>>,
+    parts: Vec<Vec<usize>>,
 }
 
 impl GraphIndex {
+    /// Gives `key` the next position, reading `inputs`.
+    fn add(&mut self, key: ChunkKey, inputs: Vec<usize>) -> Result<(), GraphError> {
+        if self.position.insert(key, self.inputs.len()).is_some() {
+            return Err(GraphError::DuplicateKey(key));
+        }
+        self.inputs.push(inputs);
+        self.parts.push(Vec::new());
+        Ok(())
+    }
+
+    /// Positions of the parts the task at `pos` is split into, in part order (empty for a
+    /// task stored whole, a part or a stored input).
+    pub fn parts(&self, pos: usize) -> &[usize] {
+        &self.parts[pos]
+    }
+
     /// The position of the task producing `key`.
     pub fn position(&self, key: ChunkKey) -> Option<usize> {
         self.position.get(&key).copied()
@@ -198,10 +252,12 @@ pub(crate) mod tests {
         ChunkGraph {
             tasks: tasks
                 .iter()
-                .map(|&(key, inputs)| ChunkTask {
-                    key: ChunkKey(key),
-                    op: const_op(1, 1),
-                    inputs: inputs.iter().map(|&k| ChunkKey(k)).collect(),
+                .map(|&(key, inputs)| {
+                    ChunkTask::new(
+                        ChunkKey(key),
+                        const_op(1, 1),
+                        inputs.iter().map(|&k| ChunkKey(k)).collect(),
+                    )
                 })
                 .collect(),
             outputs: outputs.iter().map(|&k| ChunkKey(k)).collect(),
@@ -248,6 +304,69 @@ pub(crate) mod tests {
         assert_eq!(g.consumers(ChunkKey(2)), vec![ChunkKey(3), ChunkKey(4)]);
         assert_eq!(g.inputs(ChunkKey(4)), Some(&[ChunkKey(3), ChunkKey(2)][..]));
         assert_eq!(g.inputs(ChunkKey(9)), None);
+    }
+
+    /// `graph`, with task `key` split into the parts `parts`.
+    pub(crate) fn split(mut g: ChunkGraph, key: u64, parts: &[u64]) -> ChunkGraph {
+        if let Some(t) = g.tasks.iter_mut().find(|t| t.key == ChunkKey(key)) {
+            t.parts = parts.iter().map(|&k| ChunkKey(k)).collect();
+        }
+        g
+    }
+
+    #[test]
+    fn parts_follow_their_task_and_are_read_instead_of_it() {
+        // 1 split into 11, 12; 2 reads 12; 3 reads 11 and 12.
+        let g = split(
+            graph(&[(1, &[]), (2, &[12]), (3, &[11, 12])], &[3]),
+            1,
+            &[11, 12],
+        );
+        let index = g.index().unwrap();
+        assert_eq!(index.position(ChunkKey(11)), Some(1));
+        assert_eq!(index.position(ChunkKey(12)), Some(2));
+        assert_eq!(index.position(ChunkKey(2)), Some(3));
+        assert_eq!(index.parts(0), &[1, 2]);
+        assert_eq!(index.parts(1), &[] as &[usize]);
+        assert_eq!(index.consumers(0), &[1, 2]);
+        assert_eq!(index.inputs(2), &[0]);
+        assert_eq!(index.consumers(2), &[3, 4]);
+        assert_eq!(index.inputs(4), &[1, 2]);
+        assert_eq!(g.task(ChunkKey(12)).map(|t| t.key), Some(ChunkKey(1)));
+        assert_eq!(g.inputs(ChunkKey(12)), Some(&[][..]));
+
+        let reads_whole = split(graph(&[(1, &[]), (2, &[1])], &[2]), 1, &[11]);
+        assert_eq!(
+            reads_whole.validate(),
+            Err(GraphError::ReadsSplitChunk(ChunkKey(1)))
+        );
+        let outputs_whole = split(graph(&[(1, &[])], &[1]), 1, &[11]);
+        assert_eq!(
+            outputs_whole.validate(),
+            Err(GraphError::ReadsSplitChunk(ChunkKey(1)))
+        );
+        let part_output = split(graph(&[(1, &[])], &[11]), 1, &[11]);
+        assert_eq!(part_output.validate(), Ok(()));
+        let dup_part = split(graph(&[(1, &[]), (2, &[])], &[2]), 1, &[11, 2]);
+        assert_eq!(
+            dup_part.validate(),
+            Err(GraphError::DuplicateKey(ChunkKey(2)))
+        );
+        let twice = split(graph(&[(1, &[])], &[11]), 1, &[11, 11]);
+        assert_eq!(
+            twice.validate(),
+            Err(GraphError::DuplicateKey(ChunkKey(11)))
+        );
+        let self_part = split(graph(&[(1, &[])], &[]), 1, &[1]);
+        assert_eq!(
+            self_part.validate(),
+            Err(GraphError::DuplicateKey(ChunkKey(1)))
+        );
+        let early = split(graph(&[(2, &[11]), (1, &[])], &[2]), 1, &[11]);
+        assert!(matches!(
+            early.validate(),
+            Err(GraphError::UndefinedInput { input, .. }) if input == ChunkKey(11)
+        ));
     }
 
     #[test]

@@ -57,6 +57,7 @@ impl GraphPlannerActor {
                     device,
                     op,
                     inputs,
+                    parts: _,
                 } => self.dispatch(Task { job, key, attempt }, device, op, inputs, ctx),
                 PlannerAction::Store {
                     job,

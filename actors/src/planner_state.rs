@@ -58,6 +58,8 @@ pub enum PlannerAction {
         op: Arc<ChunkOp>,
         /// Its input chunks, in the op's order.
         inputs: Vec<ChunkId>,
+        /// A split task's part keys (its output is stored as one chunk per part).
+        parts: Vec<ChunkKey>,
     },
     /// Put a produced chunk into storage.
     Store {
@@ -86,9 +88,9 @@ pub enum PlannerAction {
     Progress {
         /// The job.
         job: JobId,
-        /// Completed chunk tasks.
+        /// Completed chunk tasks (and stored parts of split tasks).
         done: u64,
-        /// All chunk tasks.
+        /// All chunk tasks (and parts of split tasks).
         total: u64,
     },
     /// Every chunk is computed: take the outputs out of storage (or keep them there, with
@@ -112,6 +114,15 @@ pub enum PlannerAction {
     },
 }
 
+/// What a finished task produced.
+#[derive(Debug)]
+enum Produced {
+    /// Its data, to be stored.
+    Data(Arc<ChunkData>),
+    /// Held by the device that ran it: its size, or for a split task each part's.
+    Held(Vec<u64>),
+}
+
 /// Where a task's chunk is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Status {
@@ -123,11 +134,13 @@ enum Status {
     Released,
 }
 
-/// What a graph position holds: a task to run, or a chunk an earlier job kept.
+/// What a graph position holds: a task to run, a chunk an earlier job kept, or a part of
+/// a split task's output (stored when that task, named `op`, finishes; never run itself).
 #[derive(Debug)]
 enum Work {
     Run(Arc<ChunkOp>),
     Kept(ChunkId),
+    Part { op: &'static str },
 }
 
 impl Work {
@@ -135,6 +148,7 @@ impl Work {
         match self {
             Work::Run(op) => op.name(),
             Work::Kept(_) => crate::kept::KEPT_OP,
+            Work::Part { op } => op,
         }
     }
 }
@@ -173,20 +187,28 @@ struct Job {
 }
 
 impl Job {
-    /// Records that the task at `pos` produced `nbytes`, and releases what that frees.
+    /// Records that the task at `pos` produced `nbytes` (a split task: that its parts are
+    /// coming; it stores nothing itself), and releases what that frees.
     fn complete(&mut self, id: JobId, pos: usize, nbytes: u64, actions: &mut Vec<PlannerAction>) {
+        let split = !self.index.parts(pos).is_empty();
         let task = &mut self.tasks[pos];
-        task.status = Status::Stored(nbytes);
+        task.status = if split {
+            Status::Released
+        } else {
+            Status::Stored(nbytes)
+        };
         self.done += 1;
         self.stored_bytes += nbytes;
-        self.stats.chunks_run += 1;
         self.stats.bytes_produced += nbytes;
         self.stats.peak_stored_bytes = self.stats.peak_stored_bytes.max(self.stored_bytes);
-        *self
-            .stats
-            .chunks_by_op
-            .entry(task.work.name().to_string())
-            .or_default() += 1;
+        if !matches!(task.work, Work::Part { .. }) {
+            self.stats.chunks_run += 1;
+            *self
+                .stats
+                .chunks_by_op
+                .entry(task.work.name().to_string())
+                .or_default() += 1;
+        }
 
         let mut released = Vec::new();
         for i in 0..self.index.inputs(pos).len() {
@@ -200,6 +222,25 @@ impl Job {
                 job: id,
                 keys: released,
             });
+        }
+    }
+
+    /// The chunk at `pos` is stored: its queued readers wait for one input less.
+    fn wake_readers(
+        &mut self,
+        id: JobId,
+        pos: usize,
+        in_flight: &HashMap<(JobId, ChunkKey), InFlight>,
+        ready: &mut BTreeSet<(JobId, usize)>,
+    ) {
+        for i in 0..self.index.consumers(pos).len() {
+            let consumer = self.index.consumers(pos)[i];
+            if self.is_queued(id, consumer, in_flight) {
+                self.tasks[consumer].waiting_on -= 1;
+                if self.tasks[consumer].waiting_on == 0 {
+                    ready.insert((id, consumer));
+                }
+            }
         }
     }
 
@@ -339,7 +380,7 @@ impl Job {
         let task = &self.tasks[pos];
         if let Some(bytes) = match &task.work {
             Work::Run(op) => op.output_bytes_hint(),
-            Work::Kept(_) => None,
+            Work::Kept(_) | Work::Part { .. } => None,
         } {
             return bytes;
         }
@@ -466,8 +507,13 @@ impl PlannerState {
             t.status = Status::Stored(s.nbytes);
             tasks.push(t);
         }
-        for (pos, t) in (kept..).zip(graph.tasks) {
+        for t in graph.tasks {
+            let pos = tasks.len();
+            let op = t.op.name();
             tasks.push(task(pos, t.key, Work::Run(Arc::new(t.op)), t.inputs));
+            for part in t.parts {
+                tasks.push(task(tasks.len(), part, Work::Part { op }, vec![t.key]));
+            }
         }
         self.ready.extend(
             tasks
@@ -503,32 +549,31 @@ impl PlannerState {
         data: Arc<ChunkData>,
         now: Instant,
     ) -> Vec<PlannerAction> {
-        let nbytes = data.nbytes() as u64;
-        self.chunk_done(job, key, attempt, nbytes, Some(data), now)
+        self.chunk_done(job, key, attempt, Produced::Data(data), now)
     }
 
-    /// Dispatch `attempt` of `key` of `job` computed its chunk of `nbytes` bytes and the
-    /// device keeps it (a cluster worker holds the chunks it computes): no
-    /// [`PlannerAction::Store`] follows; the owner tracks where the chunk is.
+    /// Dispatch `attempt` of `key` of `job` computed its chunk and the device keeps it (a
+    /// cluster worker holds the chunks it computes): `sizes` holds its size in bytes, or
+    /// for a split task each part's. No [`PlannerAction::Store`] follows; the owner tracks
+    /// where the chunks are.
     pub fn on_chunk_held(
         &mut self,
         job: JobId,
         key: ChunkKey,
         attempt: u64,
-        nbytes: u64,
+        sizes: Vec<u64>,
         now: Instant,
     ) -> Vec<PlannerAction> {
-        self.chunk_done(job, key, attempt, nbytes, None, now)
+        self.chunk_done(job, key, attempt, Produced::Held(sizes), now)
     }
 
-    /// A chunk of `nbytes` was computed; `data` is to be stored (`None`: held already).
+    /// A task's chunk was computed.
     fn chunk_done(
         &mut self,
         job: JobId,
         key: ChunkKey,
         attempt: u64,
-        nbytes: u64,
-        data: Option<Arc<ChunkData>>,
+        produced: Produced,
         now: Instant,
     ) -> Vec<PlannerAction> {
         if !self.take_in_flight(job, key, attempt) {
@@ -537,25 +582,33 @@ impl PlannerState {
         let mut actions = Vec::new();
         if let Some(state) = self.jobs.get_mut(&job) {
             if let Some(pos) = state.index.position(key) {
-                if let Some(data) = data {
-                    actions.push(PlannerAction::Store {
-                        job,
-                        key,
-                        data,
-                        op: state.tasks[pos].work.name(),
-                        next_use: state.next_use(job, pos, &self.in_flight),
-                        shared: matches!(&state.tasks[pos].work, Work::Run(op) if matches!(op.as_ref(), ChunkOp::Literal(_))),
-                    });
-                }
-                state.complete(job, pos, nbytes, &mut actions);
-                for i in 0..state.index.consumers(pos).len() {
-                    let consumer = state.index.consumers(pos)[i];
-                    if state.is_queued(job, consumer, &self.in_flight) {
-                        state.tasks[consumer].waiting_on -= 1;
-                        if state.tasks[consumer].waiting_on == 0 {
-                            self.ready.insert((job, consumer));
-                        }
+                if !state.index.parts(pos).is_empty() {
+                    let (in_flight, ready) = (&self.in_flight, &mut self.ready);
+                    if let Err(error) =
+                        state.finish_split(job, pos, produced, in_flight, ready, &mut actions)
+                    {
+                        actions.extend(self.fail(job, error));
+                        actions.extend(self.dispatch_ready());
+                        return actions;
                     }
+                } else {
+                    let nbytes = match produced {
+                        Produced::Data(data) => {
+                            let nbytes = data.nbytes() as u64;
+                            actions.push(PlannerAction::Store {
+                                job,
+                                key,
+                                data,
+                                op: state.tasks[pos].work.name(),
+                                next_use: state.next_use(job, pos, &self.in_flight),
+                                shared: matches!(&state.tasks[pos].work, Work::Run(op) if matches!(op.as_ref(), ChunkOp::Literal(_))),
+                            });
+                            nbytes
+                        }
+                        Produced::Held(sizes) => sizes.iter().sum(),
+                    };
+                    state.complete(job, pos, nbytes, &mut actions);
+                    state.wake_readers(job, pos, &self.in_flight, &mut self.ready);
                 }
                 if state.done < state.total()
                     && now.duration_since(state.last_progress) >= PROGRESS_INTERVAL
@@ -1003,6 +1056,12 @@ impl PlannerState {
                     .iter()
                     .map(|&k| state.chunk_id(job, k))
                     .collect(),
+                parts: state
+                    .index
+                    .parts(pos)
+                    .iter()
+                    .map(|&p| state.tasks[p].key)
+                    .collect(),
             });
         }
         let used = self.pool.used();
@@ -1013,5 +1072,6 @@ impl PlannerState {
     }
 }
 
+mod split;
 #[cfg(test)]
 mod tests;

@@ -88,11 +88,11 @@ fn add_op(value: i64) -> ChunkOp {
 }
 
 fn task(key: u64, op: ChunkOp, inputs: &[u64]) -> ChunkTask {
-    ChunkTask {
-        key: ChunkKey(key),
+    ChunkTask::new(
+        ChunkKey(key),
         op,
-        inputs: inputs.iter().map(|&k| ChunkKey(k)).collect(),
-    }
+        inputs.iter().map(|&k| ChunkKey(k)).collect(),
+    )
 }
 
 fn values(chunk: &ChunkData) -> Vec<i64> {

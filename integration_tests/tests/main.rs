@@ -25,3 +25,4 @@ mod reductions;
 mod series;
 mod sessions;
 mod shape_ops;
+mod shuffle;

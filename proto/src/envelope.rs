@@ -84,6 +84,7 @@ mod tests {
                 tessera_kernels::chunk::ChunkData::Parts(vec![]),
             )),
             inputs: vec![ChunkKey(1), ChunkKey(1), ChunkKey(u64::MAX)],
+            parts: vec![ChunkKey(2), ChunkKey(3)],
         };
         let bytes = encode_payload(&task).unwrap();
         // The actors' codec reads what the envelope writes, and the other way round.

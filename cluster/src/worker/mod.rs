@@ -287,9 +287,17 @@ impl Agent {
             };
             keys.push(ChunkKey(index as u64));
         }
+        // A split task's parts are the local job's outputs, kept one chunk each.
         let output = ChunkKey(inputs.len() as u64);
+        let parts: Vec<ChunkKey> = (1..=task.parts.len() as u64)
+            .map(|i| ChunkKey(output.0 + i))
+            .collect();
         let mut graph = ChunkGraph {
-            outputs: vec![output],
+            outputs: if parts.is_empty() {
+                vec![output]
+            } else {
+                parts.clone()
+            },
             keep_outputs: true,
             ..ChunkGraph::default()
         };
@@ -301,17 +309,18 @@ impl Agent {
                     id: h.kept.id(),
                     nbytes: h.kept.nbytes(),
                 }),
-                Input::Fetched(data) => graph.tasks.push(ChunkTask {
+                Input::Fetched(data) => graph.tasks.push(ChunkTask::new(
                     key,
-                    op: ChunkOp::Literal(Arc::clone(data)),
-                    inputs: Vec::new(),
-                }),
+                    ChunkOp::Literal(Arc::clone(data)),
+                    Vec::new(),
+                )),
             }
         }
         graph.tasks.push(ChunkTask {
             key: output,
             op,
             inputs: keys,
+            parts,
         });
         let system = Arc::clone(self.held.system());
         let ran = tokio::task::spawn_blocking(move || {
@@ -332,23 +341,35 @@ impl Agent {
             Ok(Err(e)) => return failed(e.to_string(), true),
             Err(e) => return failed(format!("the task's thread failed: {e}"), true),
         };
-        let Some(kept) = output.kept.into_iter().next() else {
-            return failed("the local job kept no output".into(), true);
+        let keys = if task.parts.is_empty() {
+            vec![task.chunk_key]
+        } else {
+            task.parts.clone()
         };
-        let nbytes = kept.nbytes();
-        let chunk = HeldChunk {
-            attempt: task.attempt,
-            kept,
-        };
-        if !self.held.insert(task.job_id, task.chunk_key, chunk) {
-            return pb::TaskStatus {
-                state: TaskState::Cancelled as i32,
-                ..Default::default()
+        if output.kept.len() != keys.len() {
+            return failed(
+                format!("the local job kept {} chunks, not {}", output.kept.len(), keys.len()),
+                true,
+            );
+        }
+        let sizes: Vec<u64> = output.kept.iter().map(|k| k.nbytes()).collect();
+        for (key, kept) in keys.iter().zip(output.kept) {
+            let chunk = HeldChunk {
+                attempt: task.attempt,
+                kept,
             };
+            if !self.held.insert(task.job_id, *key, chunk) {
+                return pb::TaskStatus {
+                    state: TaskState::Cancelled as i32,
+                    ..Default::default()
+                };
+            }
         }
         pb::TaskStatus {
             state: TaskState::Done as i32,
-            output_bytes: nbytes,
+            output_bytes: sizes.iter().sum(),
+            part_bytes: if task.parts.is_empty() { Vec::new() } else { sizes },
+            parts: task.parts.clone(),
             ..Default::default()
         }
     }

@@ -4,7 +4,8 @@
 //! range of a CSV file, or row groups of a Parquet file), the fused [`MapStep`]s, and a sink
 //! (keep the table, aggregate it into a groupby partial, cut it into hash partitions, or
 //! write it out). Ops over several chunks — merging partials, joins, sorting, concatenation —
-//! read whole tables, or one part of each partitioned input.
+//! read whole tables; a shuffle's partitioned chunk is split into one stored table per part
+//! by the graph planner, so its readers get the one part they need as a table.
 
 use super::csv::{self, CsvOptions, CsvRange};
 use super::error::{FrameError, FrameResult};
@@ -97,15 +98,12 @@ pub struct Pipeline {
 pub enum FrameOp {
     /// Row-wise work on one chunk.
     Pipeline(Pipeline),
-    /// Merge groupby partials (of part `part` of each input when they are partitioned),
-    /// finalizing the result when `finalize`.
+    /// Merge groupby partials, finalizing the result when `finalize`.
     GroupMerge {
         /// The groupby.
         spec: GroupBySpec,
         /// Produce the result rather than a partial.
         finalize: bool,
-        /// Which part of partitioned inputs to read.
-        part: Option<usize>,
     },
     /// Join the first `n_left` inputs (concatenated) with the rest.
     Join {
@@ -113,8 +111,6 @@ pub enum FrameOp {
         spec: JoinSpec,
         /// How many inputs belong to the left side.
         n_left: usize,
-        /// Which part of partitioned inputs to read.
-        part: Option<usize>,
     },
     /// Concatenate the inputs and sort them, keeping the first `limit` rows when given.
     Sort {
@@ -150,18 +146,16 @@ impl FrameOp {
     }
 }
 
-/// The tables of `inputs`: each a table, or part `part` of a partitioned chunk.
-fn tables(inputs: &[Arc<ChunkData>], part: Option<usize>) -> FrameResult<Vec<RecordBatch>> {
+/// The tables of `inputs` (each must be a table).
+fn tables(inputs: &[Arc<ChunkData>]) -> FrameResult<Vec<RecordBatch>> {
     inputs
         .iter()
-        .map(|c| match (c.as_ref(), part) {
-            (ChunkData::Table(t), None) => Ok(t.clone()),
-            (ChunkData::Tables(parts), Some(p)) => parts.get(p).cloned().ok_or_else(|| {
-                FrameError::InvalidArgument(format!("part {p} of a {}-part chunk", parts.len()))
-            }),
-            _ => Err(FrameError::InvalidArgument(
-                "a frame op was given a chunk of the wrong kind".into(),
-            )),
+        .map(|c| match c.as_ref() {
+            ChunkData::Table(t) => Ok(t.clone()),
+            other => Err(FrameError::InvalidArgument(format!(
+                "a frame op was given a {} where it reads tables",
+                other.kind_name()
+            ))),
         })
         .collect()
 }
@@ -177,7 +171,7 @@ fn concat_all(batches: &[RecordBatch]) -> FrameResult<RecordBatch> {
 
 fn run_pipeline(p: &Pipeline, inputs: &[Arc<ChunkData>]) -> FrameResult<ChunkData> {
     let batch = match &p.source {
-        Source::Input => concat_all(&tables(inputs, None)?)?,
+        Source::Input => concat_all(&tables(inputs)?)?,
         Source::Csv(s) => csv::read_range(
             &s.path,
             s.range,
@@ -222,11 +216,7 @@ pub fn row_count_table(rows: usize) -> FrameResult<RecordBatch> {
 pub fn run(op: &FrameOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
     let out = match op {
         FrameOp::Pipeline(p) => run_pipeline(p, inputs),
-        FrameOp::GroupMerge {
-            spec,
-            finalize,
-            part,
-        } => tables(inputs, *part).and_then(|t| {
+        FrameOp::GroupMerge { spec, finalize } => tables(inputs).and_then(|t| {
             let merged = groupby::merge(spec, &t)?;
             Ok(ChunkData::Table(if *finalize {
                 groupby::finalize(spec, &merged)?
@@ -234,20 +224,20 @@ pub fn run(op: &FrameOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelE
                 merged
             }))
         }),
-        FrameOp::Join { spec, n_left, part } => tables(inputs, *part).and_then(|t| {
+        FrameOp::Join { spec, n_left } => tables(inputs).and_then(|t| {
             let (left, right) = t.split_at((*n_left).min(t.len()));
             let left = concat_all(left)?;
             let right = concat_all(right)?;
             Ok(ChunkData::Table(join::hash_join(spec, &left, &right)?))
         }),
-        FrameOp::Sort { by, limit } => tables(inputs, None).and_then(|t| {
+        FrameOp::Sort { by, limit } => tables(inputs).and_then(|t| {
             let schema = t
                 .first()
                 .map(|b| b.schema())
                 .ok_or_else(|| FrameError::InvalidArgument("no input tables".into()))?;
             Ok(ChunkData::Table(sort_batches(&schema, &t, by, *limit)?))
         }),
-        FrameOp::Concat { limit } => tables(inputs, None).and_then(|t| {
+        FrameOp::Concat { limit } => tables(inputs).and_then(|t| {
             let all = concat_all(&t)?;
             Ok(ChunkData::Table(match limit {
                 Some(n) => all.slice(0, (*n).min(all.num_rows())),

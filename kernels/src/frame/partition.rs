@@ -16,7 +16,8 @@ use std::cell::OnceCell;
 ///
 /// Part `i` holds the rows whose key hash is `i` modulo `n`; every part has `batch`'s schema
 /// (empty parts have no rows). With `n = 1` the batch is returned as it is. Fixed-width columns
-/// are scattered in one pass into one buffer per column that the parts share (slices of it).
+/// are scattered in one pass into buffers of their own for each part, so that a part stored,
+/// spilled or dropped on its own frees its memory whatever becomes of the others.
 pub fn hash_partition(
     batch: &RecordBatch,
     keys: &[String],
@@ -59,7 +60,7 @@ pub fn hash_partition(
     }
     let parts = part_ids(&hashes, n32);
     drop(hashes);
-    let layout = Layout::new(&parts, n);
+    let layout = Layout::new(parts, n);
     let mut part_columns: Vec<Vec<ArrayRef>> = vec![Vec::with_capacity(batch.num_columns()); n];
     for col in batch.columns() {
         for (out, piece) in part_columns.iter_mut().zip(layout.split(col)?) {
@@ -94,6 +95,8 @@ fn part_ids(hashes: &[u64], n: u32) -> Vec<u32> {
 
 /// Where the rows go: grouped by part, in row order within a part.
 struct Layout {
+    /// `parts[row]`: the row's part.
+    parts: Vec<u32>,
     /// Part `p` is positions `offsets[p]..offsets[p + 1]` of the grouped rows.
     offsets: Vec<usize>,
     /// `dest[row]`: the row's position in the grouped rows.
@@ -105,9 +108,9 @@ struct Layout {
 impl Layout {
     /// A counting sort of the rows by part; every entry of `parts` is below `n`, and the row
     /// count fits u32 (checked by the caller).
-    fn new(parts: &[u32], n: usize) -> Layout {
+    fn new(parts: Vec<u32>, n: usize) -> Layout {
         let mut offsets = vec![0usize; n + 1];
-        for &p in parts {
+        for &p in &parts {
             offsets[p as usize + 1] += 1;
         }
         for i in 1..offsets.len() {
@@ -123,6 +126,7 @@ impl Layout {
             })
             .collect();
         Layout {
+            parts,
             offsets,
             dest,
             order: OnceCell::new(),
@@ -163,8 +167,8 @@ impl Layout {
         self.offsets.windows(2).map(|w| (w[0], w[1] - w[0]))
     }
 
-    /// Scatters a fixed-width column of `T`-sized values (values and validity) in one pass,
-    /// then slices it into the parts; `None` when its buffer is not a whole, aligned `[T]`.
+    /// Scatters a fixed-width column of `T`-sized values (values and validity) in one pass
+    /// into a buffer per part; `None` when its buffer is not a whole, aligned `[T]`.
     fn scatter<T: ArrowNativeType>(&self, col: &ArrayRef) -> Option<FrameResult<Vec<ArrayRef>>> {
         let data = col.to_data();
         let buffer = data.buffers().first()?;
@@ -173,9 +177,12 @@ impl Layout {
             return None;
         }
         let values = data.buffer::<T>(0).get(..data.len())?;
-        let mut out = vec![T::default(); values.len()];
-        for (&v, &d) in values.iter().zip(&self.dest) {
-            out[d as usize] = v;
+        let mut outs: Vec<Vec<T>> = self
+            .ranges()
+            .map(|(_, len)| Vec::with_capacity(len))
+            .collect();
+        for (&v, &p) in values.iter().zip(&self.parts) {
+            outs[p as usize].push(v);
         }
         let valid = col.nulls().filter(|n| n.null_count() > 0).map(|nulls| {
             let mut valid = vec![false; values.len()];
@@ -184,15 +191,13 @@ impl Layout {
             }
             valid
         });
-        let out = Buffer::from_vec(out);
-        let width = std::mem::size_of::<T>();
-        let pieces = self.ranges().map(|(start, len)| {
+        let pieces = self.ranges().zip(outs).map(|((start, len), out)| {
             let nulls = valid
                 .as_ref()
                 .map(|v| NullBuffer::new(BooleanBuffer::collect_bool(len, |i| v[start + i])));
             let piece = ArrayDataBuilder::new(col.data_type().clone())
                 .len(len)
-                .add_buffer(out.slice_with_length(start * width, len * width))
+                .add_buffer(Buffer::from_vec(out))
                 .nulls(nulls)
                 .build()?;
             Ok(make_array(piece))
@@ -347,6 +352,25 @@ mod tests {
                     check_parts(&b, key, &parts);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn parts_hold_buffers_of_their_own() {
+        // Stored, spilled or dropped alone, a part must free its own rows' memory: no part
+        // keeps a buffer of the whole column alive.
+        let b = with_more_types(&random_batch(4000, 3));
+        let parts = hash_partition(&b, &keys(&["k"]), 8).unwrap();
+        for name in ["k", "row", "f"] {
+            let whole = b.column_by_name(name).unwrap().get_array_memory_size();
+            let held: usize = parts
+                .iter()
+                .map(|p| p.column_by_name(name).unwrap().get_array_memory_size())
+                .sum();
+            assert!(
+                held < 2 * whole,
+                "{name}: parts hold {held} bytes of a {whole}-byte column"
+            );
         }
     }
 

@@ -124,6 +124,11 @@ pub struct TaskStatus {
     /// INPUT_MISSING only: the inputs that could not be fetched.
     #[prost(message, repeated, tag = "9")]
     pub missing: ::prost::alloc::vec::Vec<ChunkLocation>,
+    /// DONE of a split task only: its part keys (RunTask.parts) and each part's bytes.
+    #[prost(uint64, repeated, tag = "10")]
+    pub part_bytes: ::prost::alloc::vec::Vec<u64>,
+    #[prost(uint64, repeated, tag = "11")]
+    pub parts: ::prost::alloc::vec::Vec<u64>,
 }
 /// Scheduler -> worker, on the worker stream.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -182,13 +187,18 @@ pub struct RunTask {
     /// Which attempt this is.
     #[prost(uint64, tag = "3")]
     pub attempt: u64,
-    /// The chunk task (tessera_actors::ChunkTask), bincode-encoded by
+    /// The chunk op (tessera_kernels::ChunkOp), bincode-encoded by
     /// tessera_proto::envelope.
     #[prost(bytes = "vec", tag = "4")]
     pub task: ::prost::alloc::vec::Vec<u8>,
-    /// Where each distinct input is held; the worker fetches them from those peers.
+    /// Where each input is held, in the op's order; the worker fetches them from those
+    /// peers.
     #[prost(message, repeated, tag = "5")]
     pub inputs: ::prost::alloc::vec::Vec<ChunkLocation>,
+    /// A split task's part keys: the worker holds its output as one chunk per part, under
+    /// these keys.
+    #[prost(uint64, repeated, tag = "6")]
+    pub parts: ::prost::alloc::vec::Vec<u64>,
 }
 /// Cancel a job on this worker.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]

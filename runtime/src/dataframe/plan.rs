@@ -5,7 +5,9 @@
 //! runs its per-chunk partial aggregation as one stage, then looks at the partials it got
 //! (their row counts) to choose the rest: a tree of merges when the groups are few, a hash
 //! shuffle of the partials into parallel merges when they are many. A join broadcasts a
-//! small right side to every left chunk, and otherwise hash-partitions both sides.
+//! small right side to every left chunk, and otherwise hash-partitions both sides. A
+//! shuffle's partition task is split into one stored chunk per part, so the merge or join
+//! of part `p` reads part `p` of each partition and nothing else.
 
 use super::node::{FrameKind, FrameNode};
 use crate::error::{Error, Result};
@@ -143,10 +145,15 @@ impl<'s> FramePlanner<'s> {
         Ok(counts.iter().map(|c| chunk_rows_written(c)).sum())
     }
 
-    fn add(&mut self, op: ChunkOp, inputs: Vec<ChunkKey>) -> ChunkKey {
+    fn new_key(&mut self) -> ChunkKey {
         let key = ChunkKey(self.next_key);
         self.next_key += 1;
-        self.tasks.push(ChunkTask { key, op, inputs });
+        key
+    }
+
+    fn add(&mut self, op: ChunkOp, inputs: Vec<ChunkKey>) -> ChunkKey {
+        let key = self.new_key();
+        self.tasks.push(ChunkTask::new(key, op, inputs));
         key
     }
 
@@ -170,10 +177,15 @@ impl<'s> FramePlanner<'s> {
             .collect();
         let mut outputs: Vec<ChunkKey> = wanted.to_vec();
         let wanted_set: HashSet<ChunkKey> = wanted.iter().copied().collect();
+        // The stored chunks: a task's, or each part of a split task's.
         let kept: Vec<ChunkKey> = self
             .tasks
             .iter()
-            .map(|t| t.key)
+            .flat_map(|t| match t.parts.is_empty() {
+                true => std::slice::from_ref(&t.key),
+                false => t.parts.as_slice(),
+            })
+            .copied()
             .filter(|k| !consumed.contains(k) && !wanted_set.contains(k))
             .collect();
         outputs.extend(&kept);
@@ -194,11 +206,11 @@ impl<'s> FramePlanner<'s> {
             .zip(wanted_data)
             .chain(kept.iter().zip(kept_data))
         {
-            self.tasks.push(ChunkTask {
-                key: *key,
-                op: ChunkOp::Literal(data.clone()),
-                inputs: Vec::new(),
-            });
+            self.tasks.push(ChunkTask::new(
+                *key,
+                ChunkOp::Literal(data.clone()),
+                Vec::new(),
+            ));
         }
         Ok(wanted_data.to_vec())
     }
@@ -426,7 +438,7 @@ impl<'s> FramePlanner<'s> {
             return Ok(vec![self.merge_tree(spec, partials)]);
         }
         if partials.len() <= 1 {
-            return Ok(vec![self.merge(spec, partials, true, None)]);
+            return Ok(vec![self.merge(spec, partials, true)]);
         }
         let data = self.run_stage(&partials)?;
         let rows: usize = data.iter().map(|c| chunk_rows(c)).sum();
@@ -439,34 +451,34 @@ impl<'s> FramePlanner<'s> {
             .max(self.threads * 2)
             .min(MAX_PARTS);
         tracing::debug!(partials = partials.len(), rows, parts, "groupby: shuffle");
-        let split: Vec<ChunkKey> = partials
+        let split: Vec<Vec<ChunkKey>> = partials
             .into_iter()
-            .map(|k| {
-                self.emit(
-                    Pending::Emitted(k),
-                    Sink::Partition {
-                        keys: spec.keys.clone(),
-                        parts,
-                    },
-                )
-            })
+            .map(|k| self.partition(Pending::Emitted(k), &spec.keys, parts))
             .collect();
         Ok((0..parts)
-            .map(|p| self.merge(spec, split.clone(), true, Some(p)))
+            .map(|p| self.merge(spec, part_of_each(&split, p), true))
             .collect())
     }
 
-    fn merge(
-        &mut self,
-        spec: &GroupBySpec,
-        inputs: Vec<ChunkKey>,
-        finalize: bool,
-        part: Option<usize>,
-    ) -> ChunkKey {
+    /// Gives `pending` a task hash-partitioning it on `keys` into `parts` parts, each
+    /// stored as a chunk of its own, and returns the parts' keys.
+    fn partition(&mut self, pending: Pending, keys: &[String], parts: usize) -> Vec<ChunkKey> {
+        let sink = Sink::Partition {
+            keys: keys.to_vec(),
+            parts,
+        };
+        let key = self.emit(pending, sink);
+        let part_keys: Vec<ChunkKey> = (0..parts).map(|_| self.new_key()).collect();
+        if let Some(task) = self.tasks.iter_mut().rev().find(|t| t.key == key) {
+            task.parts = part_keys.clone();
+        }
+        part_keys
+    }
+
+    fn merge(&mut self, spec: &GroupBySpec, inputs: Vec<ChunkKey>, finalize: bool) -> ChunkKey {
         let op = FrameOp::GroupMerge {
             spec: spec.clone(),
             finalize,
-            part,
         };
         self.frame(op, inputs)
     }
@@ -475,10 +487,10 @@ impl<'s> FramePlanner<'s> {
         while level.len() > FAN_IN {
             level = level
                 .chunks(FAN_IN)
-                .map(|group| self.merge(spec, group.to_vec(), false, None))
+                .map(|group| self.merge(spec, group.to_vec(), false))
                 .collect();
         }
-        self.merge(spec, level, true, None)
+        self.merge(spec, level, true)
     }
 
     /// Plans a join: broadcast of a small right side, or a hash shuffle of both sides.
@@ -503,7 +515,6 @@ impl<'s> FramePlanner<'s> {
                     let op = FrameOp::Join {
                         spec: spec.clone(),
                         n_left: 1,
-                        part: None,
                     };
                     self.frame(op, inputs)
                 })
@@ -516,32 +527,23 @@ impl<'s> FramePlanner<'s> {
             .max(self.threads * 2)
             .min(MAX_PARTS);
         tracing::debug!(parts, "join: shuffle");
-        let mut side = |chunks: Vec<Pending>, keys: &[String]| -> Vec<ChunkKey> {
+        let mut side = |chunks: Vec<Pending>, keys: &[String]| -> Vec<Vec<ChunkKey>> {
             chunks
                 .into_iter()
-                .map(|p| {
-                    self.emit(
-                        p,
-                        Sink::Partition {
-                            keys: keys.to_vec(),
-                            parts,
-                        },
-                    )
-                })
+                .map(|p| self.partition(p, keys, parts))
                 .collect()
         };
         let l = side(left_chunks, &spec.left_on);
         let r = side(right_chunks, &spec.right_on);
-        let n_left = l.len();
-        let inputs: Vec<ChunkKey> = l.into_iter().chain(r).collect();
         Ok((0..parts)
             .map(|p| {
                 let op = FrameOp::Join {
                     spec: spec.clone(),
-                    n_left,
-                    part: Some(p),
+                    n_left: l.len(),
                 };
-                self.frame(op, inputs.clone())
+                let mut inputs = part_of_each(&l, p);
+                inputs.extend(part_of_each(&r, p));
+                self.frame(op, inputs)
             })
             .collect())
     }
@@ -556,6 +558,11 @@ fn count_uses(node: &Arc<FrameNode>, uses: &mut HashMap<u64, usize>, seen: &mut 
         *uses.entry(input.id).or_default() += 1;
         count_uses(input, uses, seen);
     }
+}
+
+/// Part `p` of each split chunk in `split` (the parts' keys of each).
+fn part_of_each(split: &[Vec<ChunkKey>], p: usize) -> Vec<ChunkKey> {
+    split.iter().map(|parts| parts[p]).collect()
 }
 
 /// Rows of a table chunk.

@@ -97,7 +97,7 @@ impl Tiler {
 
     pub(super) fn add(&mut self, op: ChunkOp, inputs: Vec<ChunkKey>) -> ChunkKey {
         let key = ChunkKey(self.tasks.len() as u64);
-        self.tasks.push(ChunkTask { key, op, inputs });
+        self.tasks.push(ChunkTask::new(key, op, inputs));
         key
     }
 

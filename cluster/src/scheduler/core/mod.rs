@@ -305,14 +305,35 @@ impl Core {
                     let actions = self.planner.on_chunk_failed(job, key, attempt, cancelled());
                     return self.apply(actions);
                 }
-                let holder = Holder {
-                    worker,
-                    attempt,
-                    nbytes: status.output_bytes,
+                // A split task's parts are held one by one; the task's own key names
+                // nothing to fetch.
+                let sizes = if status.parts.is_empty() {
+                    let holder = Holder {
+                        worker,
+                        attempt,
+                        nbytes: status.output_bytes,
+                    };
+                    self.holders.insert(id, holder);
+                    vec![status.output_bytes]
+                } else {
+                    for (&part, &nbytes) in status.parts.iter().zip(&status.part_bytes) {
+                        let part = ChunkId {
+                            job,
+                            key: ChunkKey(part),
+                        };
+                        self.holders.insert(
+                            part,
+                            Holder {
+                                worker,
+                                attempt,
+                                nbytes,
+                            },
+                        );
+                    }
+                    status.part_bytes.clone()
                 };
-                self.holders.insert(id, holder);
                 self.planner
-                    .on_chunk_held(job, key, attempt, status.output_bytes, Instant::now())
+                    .on_chunk_held(job, key, attempt, sizes, Instant::now())
             }
             TaskState::Failed => {
                 let cause = KernelError::Remote {
@@ -355,7 +376,8 @@ impl Core {
                     device,
                     op,
                     inputs,
-                } => self.dispatch(job, key, attempt, device, &op, &inputs),
+                    parts,
+                } => self.dispatch(job, key, attempt, device, &op, &inputs, &parts),
                 PlannerAction::Store { job, key, .. } => {
                     // Workers keep what they compute; nothing is stored here.
                     tracing::error!(%job, %key, "a cluster planner was asked to store a chunk");
@@ -394,6 +416,7 @@ impl Core {
         device: DeviceId,
         op: &ChunkOp,
         inputs: &[ChunkId],
+        parts: &[ChunkKey],
     ) {
         tracing::debug!(%job, %key, attempt, %device, "dispatch");
         let mut locations = Vec::with_capacity(inputs.len());
@@ -417,6 +440,7 @@ impl Core {
                         attempt,
                         task,
                         inputs: locations,
+                        parts: parts.iter().map(|p| p.0).collect(),
                     });
                     if self.send_worker(device.0, message) {
                         return;

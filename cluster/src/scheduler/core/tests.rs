@@ -53,10 +53,12 @@ fn const_op(value: i64) -> ChunkOp {
 
 /// 1 and 2 from nothing, 3 from both; 3 is the output.
 fn graph() -> ChunkGraph {
-    let task = |key: u64, inputs: &[u64]| ChunkTask {
-        key: ChunkKey(key),
-        op: const_op(key as i64),
-        inputs: inputs.iter().map(|&k| ChunkKey(k)).collect(),
+    let task = |key: u64, inputs: &[u64]| {
+        ChunkTask::new(
+            ChunkKey(key),
+            const_op(key as i64),
+            inputs.iter().map(|&k| ChunkKey(k)).collect(),
+        )
     };
     ChunkGraph {
         tasks: vec![task(1, &[]), task(2, &[]), task(3, &[1, 2])],
@@ -213,11 +215,7 @@ fn a_task_that_kills_three_workers_fails_the_job_as_killed_worker() {
     let mut core = Core::new(config());
     let (events, mut rx) = unbounded_channel();
     let graph = ChunkGraph {
-        tasks: vec![ChunkTask {
-            key: ChunkKey(1),
-            op: const_op(1),
-            inputs: Vec::new(),
-        }],
+        tasks: vec![ChunkTask::new(ChunkKey(1), const_op(1), Vec::new())],
         outputs: vec![ChunkKey(1)],
         ..ChunkGraph::default()
     };
