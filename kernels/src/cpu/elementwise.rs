@@ -694,7 +694,8 @@ mod tests {
         xs.extend((0..100).map(|i| (f64::from(i) - 50.0) * 0.37));
         let same64 = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
         let same32 = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
-        let cases: [(UnaryOp, fn(f64) -> f64, fn(f32) -> f32); 5] = [
+        type Case = (UnaryOp, fn(f64) -> f64, fn(f32) -> f32);
+        let cases: [Case; 5] = [
             (UnaryOp::Sqrt, f64::sqrt, f32::sqrt),
             (UnaryOp::Floor, f64::floor, f32::floor),
             (UnaryOp::Ceil, f64::ceil, f32::ceil),

@@ -728,7 +728,8 @@ pub(crate) mod tests {
     #[test]
     fn inlined_float_functions_in_a_kernel_equal_std() {
         let (n, start, step) = (1003, -250.25, 0.5);
-        let ops: [(UnaryOp, fn(f64) -> f64); 5] = [
+        type Case = (UnaryOp, fn(f64) -> f64);
+        let ops: [Case; 5] = [
             (UnaryOp::Sqrt, f64::sqrt),
             (UnaryOp::Floor, f64::floor),
             (UnaryOp::Ceil, f64::ceil),
@@ -871,7 +872,7 @@ pub(crate) mod tests {
                     shortcuts::plan(&kernel.instrs, kernel.root)[3],
                     Shortcut::SqrtBelow { x: 0, .. }
                 ));
-                let out = run(&kernel, &[data.clone()]).unwrap();
+                let out = run(&kernel, std::slice::from_ref(&data)).unwrap();
                 let Some(Buffer::Bool(got)) = out.as_tensor().map(HostTensor::data) else {
                     panic!("expected booleans");
                 };
@@ -893,7 +894,7 @@ pub(crate) mod tests {
                     global_start: vec![0],
                     global_shape: vec![n],
                 });
-                let partial = run(&counted, &[data.clone()]).unwrap();
+                let partial = run(&counted, std::slice::from_ref(&data)).unwrap();
                 let ChunkData::Partial(p) = partial else {
                     panic!("expected a partial reduction");
                 };
