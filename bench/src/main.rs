@@ -58,7 +58,7 @@ use workloads::{parse_size, Size, Workload};
 #[derive(Parser, Debug)]
 #[command(version, about)]
 struct Args {
-    /// The workload: pi, sincos, slice_sum, svd_tall, svd_compressed, read_csv,
+    /// The workload: pi, pi_rng, sincos, slice_sum, svd_tall, svd_compressed, read_csv,
     /// groupby_q1..groupby_q5, ratings_groupby, join_g1_y, join_self, reduce_mean,
     /// groupby_mean, groupby_keyed.
     #[arg(value_parser = parse_job)]

@@ -62,6 +62,10 @@ pub enum Workload {
     /// `4 * mean(sqrt((a**2).sum(axis=1)) < 1)` on an (N, 2) uniform [-1, 1) array.
     #[value(name = "pi")]
     Pi,
+    /// `uniform(-1, 1, (N, 2)).max()`: `pi`'s random numbers alone, chunked as `pi` (the
+    /// generator's share of `pi`; no peer runs it).
+    #[value(name = "pi_rng")]
+    PiRng,
     /// `(sin(x)**2 + cos(x)**2 == 1).all()` on an n x n uniform [0, 1) array.
     #[value(name = "sincos")]
     Sincos,
@@ -83,6 +87,7 @@ impl Workload {
     pub fn name(self) -> &'static str {
         match self {
             Workload::Pi => "pi",
+            Workload::PiRng => "pi_rng",
             Workload::Sincos => "sincos",
             Workload::SliceSum => "slice_sum",
             Workload::SvdTall => "svd_tall",
@@ -93,7 +98,7 @@ impl Workload {
     /// The peers' default `--size`.
     pub fn default_size(self) -> Size {
         match self {
-            Workload::Pi => Size::count(100_000_000),
+            Workload::Pi | Workload::PiRng => Size::count(100_000_000),
             Workload::Sincos => Size::count(10_000),
             Workload::SliceSum => Size::count(20_000),
             Workload::SvdTall => Size::matrix(2_000_000, 20),
@@ -107,8 +112,10 @@ impl Workload {
     pub fn check_size(self, size: Size) -> Result<(), String> {
         let name = self.name();
         match (self, size.cols) {
-            (Workload::Pi, None) => Ok(()),
-            (Workload::Pi, Some(_)) => Err(format!("{name}: --size is a number of points")),
+            (Workload::Pi | Workload::PiRng, None) => Ok(()),
+            (Workload::Pi | Workload::PiRng, Some(_)) => {
+                Err(format!("{name}: --size is a number of points"))
+            }
             (Workload::Sincos | Workload::SliceSum, Some(c)) if c != size.rows => Err(format!(
                 "{name}: the matrix is square; give its side (--size {})",
                 size.rows
@@ -143,7 +150,7 @@ impl Workload {
     /// The `size` string of the result line: points as `1e8`, matrices as `ROWSxCOLS`.
     pub fn size_label(self, size: Size) -> String {
         match self {
-            Workload::Pi => fmt_size(size.rows),
+            Workload::Pi | Workload::PiRng => fmt_size(size.rows),
             _ => format!("{}x{}", size.rows, size.cols.unwrap_or(size.rows)),
         }
     }
@@ -195,6 +202,7 @@ impl Workload {
                 let inside = (&data * &data).sum_axis(1).sqrt().lt(1.0).sum();
                 inside.astype(DType::F64) * 4.0 / n as f64
             }
+            Workload::PiRng => chunked(rng.uniform(-1.0, 1.0, &[n, 2]), &[c, 2]).max(),
             Workload::Sincos => {
                 let x = chunked(rng.random(&[n, n]), &[c, c]);
                 (x.sin().pow(2.0) + x.cos().pow(2.0)).eq(1.0).all()
@@ -239,7 +247,7 @@ impl Workload {
                 .ok_or_else(|| format!("{}: the result is not a single value", self.name()))
         };
         Ok(match self {
-            Workload::Pi => Value::from(round_decimals(single()?.as_f64(), 4)),
+            Workload::Pi | Workload::PiRng => Value::from(round_decimals(single()?.as_f64(), 4)),
             Workload::Sincos => match single()? {
                 Scalar::Bool(b) => Value::from(b),
                 other => return Err(format!("sincos: expected a boolean, got {other:?}")),

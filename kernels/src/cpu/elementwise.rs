@@ -148,18 +148,29 @@ fn int_unary<T: Arith>(op: UnaryOp, x: &[T], out: &mut Vec<T>) -> Result<(), Ker
     Ok(())
 }
 
-/// Float unary functions other than the vectorized ones: Rust's std (the platform's libm
-/// for the transcendental ones), value by value.
+/// Returns from a float unary function after `out = x.map(method)`, the method inlined.
+macro_rules! inline {
+    ($out:ident, $x:ident, $m:ident) => {{
+        set($out, $x.iter().map(|&v| v.$m()));
+        return Ok(());
+    }};
+}
+
+/// Float unary functions other than the [`vmath`] ones. Those with an instruction of their
+/// own (`sqrt`, the roundings) are loops over the operation itself, which LLVM inlines and
+/// vectorizes (`vsqrtpd`, `vroundpd`: correctly rounded, so every SIMD level gives the
+/// same bits); the transcendental ones call Rust's std (the platform's libm) value by
+/// value through a function pointer.
 macro_rules! float_unary {
     ($name:ident, $t:ty) => {
         #[inline(always)]
         fn $name(op: UnaryOp, x: &[$t], out: &mut Vec<$t>) -> Result<(), KernelError> {
             let f: fn($t) -> $t = match op {
-                UnaryOp::Sqrt => <$t>::sqrt,
-                UnaryOp::Floor => <$t>::floor,
-                UnaryOp::Ceil => <$t>::ceil,
-                UnaryOp::Trunc => <$t>::trunc,
-                UnaryOp::Rint => <$t>::round_ties_even,
+                UnaryOp::Sqrt => inline!(out, x, sqrt),
+                UnaryOp::Floor => inline!(out, x, floor),
+                UnaryOp::Ceil => inline!(out, x, ceil),
+                UnaryOp::Trunc => inline!(out, x, trunc),
+                UnaryOp::Rint => inline!(out, x, round_ties_even),
                 UnaryOp::Tan => <$t>::tan,
                 UnaryOp::Arcsin => <$t>::asin,
                 UnaryOp::Arccos => <$t>::acos,
@@ -654,6 +665,72 @@ mod tests {
             binary(BinaryOp::Add, &t, &t, 1, &mut out),
             Err(KernelError::UnsupportedDType { .. })
         ));
+    }
+
+    /// The inlined (vectorized) `sqrt` and roundings give std's values, specials included,
+    /// for `f64` and `f32`, at lengths around the vector widths.
+    #[test]
+    fn inlined_float_functions_equal_std() {
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            1e300,
+            -1e-310,
+            4503599627370497.5,
+        ];
+        xs.extend([
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            2.0,
+            1e-320,
+            7.25,
+        ]);
+        xs.extend((0..100).map(|i| (f64::from(i) - 50.0) * 0.37));
+        let same64 = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        let same32 = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        type Case = (UnaryOp, fn(f64) -> f64, fn(f32) -> f32);
+        let cases: [Case; 5] = [
+            (UnaryOp::Sqrt, f64::sqrt, f32::sqrt),
+            (UnaryOp::Floor, f64::floor, f32::floor),
+            (UnaryOp::Ceil, f64::ceil, f32::ceil),
+            (UnaryOp::Trunc, f64::trunc, f32::trunc),
+            (UnaryOp::Rint, f64::round_ties_even, f32::round_ties_even),
+        ];
+        for (op, f64_fn, f32_fn) in cases {
+            for len in [1, 3, 4, 5, 8, 17, xs.len()] {
+                let mut out = Buffer::F64(vec![]);
+                unary(op, &Buffer::F64(xs.clone()), len, &mut out).unwrap();
+                let Buffer::F64(got) = &out else {
+                    unreachable!()
+                };
+                assert_eq!(got.len(), len);
+                for (&g, &x) in got.iter().zip(&xs) {
+                    assert!(same64(g, f64_fn(x)), "{op:?}({x:e}) = {g:e}");
+                }
+                let x32: Vec<f32> = xs.iter().map(|&v| v as f32).collect();
+                let mut out = Buffer::F32(vec![]);
+                unary(op, &Buffer::F32(x32.clone()), len, &mut out).unwrap();
+                let Buffer::F32(got) = &out else {
+                    unreachable!()
+                };
+                for (&g, &x) in got.iter().zip(&x32) {
+                    assert!(same32(g, f32_fn(x)), "{op:?}({x:e}) = {g:e}");
+                }
+            }
+        }
+        // A sqrt of a negative number is NaN, as in NumPy.
+        let mut out = Buffer::F64(vec![]);
+        unary(UnaryOp::Sqrt, &Buffer::F64(vec![-4.0, 9.0]), 2, &mut out).unwrap();
+        let Buffer::F64(got) = &out else {
+            unreachable!()
+        };
+        assert!(got[0].is_nan() && got[1] == 3.0);
     }
 
     #[test]

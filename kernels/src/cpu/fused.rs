@@ -9,6 +9,7 @@ use super::elementwise;
 use super::philox;
 use super::reduce::Accumulator;
 use super::runs::{advance, unravel, ChunkRuns, FlatRuns, Run};
+use super::shortcuts::{self, Shortcut};
 use crate::chunk::ChunkData;
 use crate::dtype::{DType, Scalar};
 use crate::expr::{
@@ -51,6 +52,8 @@ struct Plan<'a> {
     inputs: &'a [Arc<ChunkData>],
     leaves: Vec<Option<Leaf>>,
     factors: Vec<usize>,
+    /// How each instruction is evaluated.
+    shortcuts: Vec<Shortcut>,
     root_len: usize,
 }
 
@@ -221,11 +224,13 @@ impl<'a> Plan<'a> {
                 _ => None,
             });
         }
+        let shortcuts = shortcuts::plan(instrs, kernel.root);
         Ok(Plan {
             kernel,
             inputs,
             leaves,
             factors,
+            shortcuts,
             root_len,
         })
     }
@@ -315,7 +320,9 @@ impl<'a> Plan<'a> {
         while a < hi {
             let b = (a + block).min(hi);
             for i in 0..k.instrs.len() {
-                self.eval(i, a * self.factors[i], b * self.factors[i], &mut bufs)?;
+                if self.shortcuts[i] != Shortcut::Skip {
+                    self.eval(i, a * self.factors[i], b * self.factors[i], &mut bufs)?;
+                }
             }
             sink(&bufs[k.root], a, b)?;
             a = b;
@@ -348,8 +355,17 @@ impl<'a> Plan<'a> {
     #[inline(always)]
     fn eval(&self, i: usize, lo: usize, hi: usize, bufs: &mut [Buffer]) -> Result<(), KernelError> {
         let (before, rest) = bufs.split_at_mut(i);
-        let out = &mut rest[0];
         let len = hi - lo;
+        match (self.shortcuts[i], &self.kernel.instrs[i].kind) {
+            (Shortcut::SinCos { gap }, InstrKind::Unary { op, x }) => {
+                return shortcuts::sincos_into(*op, &before[*x], len, rest, gap);
+            }
+            (Shortcut::SqrtBelow { x, limit }, _) => {
+                return shortcuts::sqrt_below_into(&before[x], limit, len, &mut rest[0]);
+            }
+            _ => {}
+        }
+        let out = &mut rest[0];
         match &self.kernel.instrs[i].kind {
             InstrKind::Leaf(_) => self.eval_leaf(i, lo, hi, out),
             InstrKind::Unary { op, x } => elementwise::unary(*op, &before[*x], len, out),
@@ -661,5 +677,229 @@ impl Reducer {
 
     fn finish(self) -> Result<crate::chunk::Partial, KernelError> {
         self.acc.into_partial(&self.out_shape)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::cpu::vmath;
+    use crate::expr::{BinaryOp, FlatMap, Instr, UnaryOp};
+
+    pub(crate) fn instr(n: usize, dtype: DType, kind: InstrKind) -> Instr {
+        Instr {
+            shape: vec![n],
+            dtype,
+            kind,
+        }
+    }
+
+    pub(crate) fn unary(n: usize, op: UnaryOp, x: usize) -> Instr {
+        instr(n, DType::F64, InstrKind::Unary { op, x })
+    }
+
+    /// `start + k * step` for `k` in `0..n`, as a kernel leaf.
+    pub(crate) fn ramp(n: usize, start: f64, step: f64) -> Instr {
+        instr(
+            n,
+            DType::F64,
+            InstrKind::Leaf(LeafSource::Ramp {
+                start: Scalar::F64(start),
+                step: Scalar::F64(step),
+                pin: None,
+                map: FlatMap {
+                    base: 0,
+                    strides: vec![1],
+                },
+            }),
+        )
+    }
+
+    fn values(kernel: &FusedKernel) -> Vec<f64> {
+        let out = run(kernel, &[]).unwrap();
+        match out.as_tensor().map(HostTensor::data) {
+            Some(Buffer::F64(v)) => v.clone(),
+            other => panic!("expected float64 values, got {other:?}"),
+        }
+    }
+
+    /// `sqrt` and the roundings, inlined into the evaluator's SIMD entry points, equal
+    /// std's values (negative inputs included: `sqrt` gives NaN).
+    #[test]
+    fn inlined_float_functions_in_a_kernel_equal_std() {
+        let (n, start, step) = (1003, -250.25, 0.5);
+        type Case = (UnaryOp, fn(f64) -> f64);
+        let ops: [Case; 5] = [
+            (UnaryOp::Sqrt, f64::sqrt),
+            (UnaryOp::Floor, f64::floor),
+            (UnaryOp::Ceil, f64::ceil),
+            (UnaryOp::Trunc, f64::trunc),
+            (UnaryOp::Rint, f64::round_ties_even),
+        ];
+        for (op, f) in ops {
+            let kernel = FusedKernel {
+                instrs: vec![ramp(n, start, step), unary(n, op, 0)],
+                root: 1,
+                reduce: None,
+            };
+            for (k, &got) in values(&kernel).iter().enumerate() {
+                let want = f(start + k as f64 * step);
+                assert!(
+                    got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                    "{op:?} at {k}: {got} vs {want}"
+                );
+            }
+        }
+    }
+
+    /// A kernel with `cos(x) - sin(x) * |x|` (cos first, something between) gives the
+    /// same bits as `sin` and `cos` evaluated alone, in and beyond the reduction range.
+    #[test]
+    fn paired_sin_cos_equal_the_single_functions() {
+        let n = 5000;
+        let (start, step) = (-2.0e5, 81.3);
+        let kernel = FusedKernel {
+            instrs: vec![
+                ramp(n, start, step),
+                unary(n, UnaryOp::Cos, 0),
+                unary(n, UnaryOp::Abs, 0),
+                unary(n, UnaryOp::Sin, 0),
+                instr(
+                    n,
+                    DType::F64,
+                    InstrKind::Binary {
+                        op: BinaryOp::Mul,
+                        a: 3,
+                        b: 2,
+                    },
+                ),
+                instr(
+                    n,
+                    DType::F64,
+                    InstrKind::Binary {
+                        op: BinaryOp::Sub,
+                        a: 1,
+                        b: 4,
+                    },
+                ),
+            ],
+            root: 5,
+            reduce: None,
+        };
+        assert_eq!(
+            shortcuts::plan(&kernel.instrs, kernel.root)[1],
+            Shortcut::SinCos { gap: 2 }
+        );
+        let got = values(&kernel);
+        let x: Vec<f64> = (0..n).map(|k| start + k as f64 * step).collect();
+        let (mut s, mut c) = (vec![0.0; n], vec![0.0; n]);
+        vmath::sin(&x, &mut s);
+        vmath::cos(&x, &mut c);
+        assert_eq!(got.len(), n);
+        for k in 0..n {
+            let want = c[k] - s[k] * x[k].abs();
+            assert_eq!(got[k].to_bits(), want.to_bits(), "x = {}", x[k]);
+            // And close to libm's.
+            let libm = x[k].cos() - x[k].sin() * x[k].abs();
+            assert!(
+                (got[k] - libm).abs() <= 1e-15 * x[k].abs().max(1.0),
+                "x = {}",
+                x[k]
+            );
+        }
+    }
+
+    /// `sqrt(x) < c` and `sqrt(x) <= c` give what the `sqrt` and the comparison give one
+    /// after the other, around the limit, for negative numbers, -0.0, infinities and NaN,
+    /// also reduced (a count, as in Monte Carlo pi).
+    #[test]
+    fn sqrt_comparisons_equal_sqrt_then_compare() {
+        let mut xs = vec![
+            -1.0,
+            -0.0,
+            0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            1e-300,
+        ];
+        for c in [1.0f64, 0.3, 2.5, 1e-150, 7e150] {
+            let t = c * c;
+            let mut v = f64::from_bits(t.to_bits() - 4);
+            for _ in 0..9 {
+                xs.push(v);
+                v = f64::from_bits(v.to_bits() + 1);
+            }
+        }
+        let n = xs.len();
+        let data = Arc::new(ChunkData::Tensor(
+            HostTensor::new(vec![n], Buffer::F64(xs.clone())).unwrap(),
+        ));
+        let leaf = instr(
+            n,
+            DType::F64,
+            InstrKind::Leaf(LeafSource::Chunks {
+                chunks: vec![SourceChunk {
+                    input: 0,
+                    start: vec![0],
+                    shape: vec![n],
+                }],
+                axes: vec![crate::expr::AxisMap {
+                    local_axis: Some(0),
+                    offset: 0,
+                    step: 1,
+                }],
+            }),
+        );
+        for c in [1.0f64, 0.3, 2.5, 1e-150, 7e150] {
+            for op in [BinaryOp::Lt, BinaryOp::Le] {
+                let constant = instr(
+                    n,
+                    DType::F64,
+                    InstrKind::Leaf(LeafSource::Const(Scalar::F64(c))),
+                );
+                let kernel = FusedKernel {
+                    instrs: vec![
+                        leaf.clone(),
+                        unary(n, UnaryOp::Sqrt, 0),
+                        constant,
+                        instr(n, DType::Bool, InstrKind::Binary { op, a: 1, b: 2 }),
+                    ],
+                    root: 3,
+                    reduce: None,
+                };
+                assert!(matches!(
+                    shortcuts::plan(&kernel.instrs, kernel.root)[3],
+                    Shortcut::SqrtBelow { x: 0, .. }
+                ));
+                let out = run(&kernel, std::slice::from_ref(&data)).unwrap();
+                let Some(Buffer::Bool(got)) = out.as_tensor().map(HostTensor::data) else {
+                    panic!("expected booleans");
+                };
+                let mut inside = 0;
+                for (&g, &x) in got.iter().zip(&xs) {
+                    let want = if op == BinaryOp::Lt {
+                        x.sqrt() < c
+                    } else {
+                        x.sqrt() <= c
+                    };
+                    assert_eq!(g, want, "sqrt({x:e}) {op:?} {c:e}");
+                    inside += i64::from(want);
+                }
+                // The same comparison counted by a reduction.
+                let mut counted = kernel.clone();
+                counted.reduce = Some(crate::expr::ChunkReduce {
+                    op: ReduceOp::Sum,
+                    axes: vec![0],
+                    global_start: vec![0],
+                    global_shape: vec![n],
+                });
+                let partial = run(&counted, std::slice::from_ref(&data)).unwrap();
+                let ChunkData::Partial(p) = partial else {
+                    panic!("expected a partial reduction");
+                };
+                assert_eq!(p.parts[0].data(), &Buffer::I64(vec![inside]), "{c} {op:?}");
+            }
+        }
     }
 }

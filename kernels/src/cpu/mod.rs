@@ -9,6 +9,7 @@ pub mod philox;
 mod reduce;
 mod reshape;
 mod runs;
+mod shortcuts;
 pub mod vmath;
 
 use crate::{ChunkData, ChunkOp, KernelError};

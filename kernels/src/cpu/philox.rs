@@ -44,6 +44,8 @@ const M1: u32 = 0xCD9E_8D57;
 const W0: u32 = 0x9E37_79B9;
 const W1: u32 = 0xBB67_AE85;
 const ROUNDS: usize = 10;
+// The AVX2 core spells out rounds 1..10.
+const _: () = assert!(ROUNDS == 10);
 
 /// `2^-53`.
 const TWO_POW_M53: f64 = 1.0 / 9_007_199_254_740_992.0;
@@ -371,43 +373,84 @@ mod x86 {
         }
     }
 
-    /// AVX2 version of [`philox_avx512`]: `U` vectors of 4 blocks.
+    /// One stream's constants for [`philox_avx2`], broadcast once per call.
+    pub(super) struct Avx2Keys {
+        c0: __m256i,
+        c2: __m256i,
+        /// Keys of rounds 1..10; round 1's `k0` has round 0's constant `x1` folded in.
+        k: [[__m256i; 2]; ROUNDS - 1],
+    }
+
+    impl Avx2Keys {
+        /// # Safety
+        /// The CPU must support AVX2.
+        #[inline(always)]
+        pub(super) unsafe fn new(st: &Stream) -> Self {
+            // SAFETY: AVX2 is supported (the caller's promise).
+            unsafe {
+                let splat = |v: u32| _mm256_set1_epi64x(i64::from(v));
+                let mut k = [[_mm256_setzero_si256(); 2]; ROUNDS - 1];
+                for (slot, rk) in k.iter_mut().zip(&st.rk[1..]) {
+                    *slot = [splat(rk[0]), splat(rk[1])];
+                }
+                k[0][0] = splat(st.rk[1][0] ^ st.r0[1]);
+                Self {
+                    c0: splat(st.r0[0]),
+                    c2: splat(st.r0[2]),
+                    k,
+                }
+            }
+        }
+    }
+
+    /// AVX2 version of [`philox_avx512`]: `U` vectors of 4 blocks, the rounds unrolled.
     #[inline(always)]
     pub(super) unsafe fn philox_avx2<const U: usize>(
-        st: &Stream,
+        keys: &Avx2Keys,
         j: [__m256i; U],
     ) -> ([__m256i; U], [__m256i; U]) {
         unsafe {
             let m0 = _mm256_set1_epi64x(i64::from(M0));
             let m1 = _mm256_set1_epi64x(i64::from(M1));
-            let c0 = _mm256_set1_epi64x(i64::from(st.r0[0]));
-            let c1 = _mm256_set1_epi64x(i64::from(st.r0[1]));
-            let c2 = _mm256_set1_epi64x(i64::from(st.r0[2]));
             let mut x0 = j;
-            let mut x1 = j;
+            // Round 0's constant x1 lives in round 1's key.
+            let mut x1 = [_mm256_setzero_si256(); U];
             let mut x2 = j;
             let mut x3 = j;
             for u in 0..U {
                 let p0 = _mm256_mul_epu32(j[u], m0);
-                x0[u] = _mm256_xor_si256(_mm256_srli_epi64::<32>(j[u]), c0);
-                x1[u] = c1;
-                x2[u] = _mm256_xor_si256(_mm256_srli_epi64::<32>(p0), c2);
+                x0[u] = _mm256_xor_si256(_mm256_srli_epi64::<32>(j[u]), keys.c0);
+                x2[u] = _mm256_xor_si256(_mm256_srli_epi64::<32>(p0), keys.c2);
                 x3[u] = p0;
             }
-            for rk in &st.rk[1..ROUNDS] {
-                let k0 = _mm256_set1_epi64x(i64::from(rk[0]));
-                let k1 = _mm256_set1_epi64x(i64::from(rk[1]));
-                for u in 0..U {
-                    let p0 = _mm256_mul_epu32(x0[u], m0);
-                    let p1 = _mm256_mul_epu32(x2[u], m1);
-                    x0[u] =
-                        _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64::<32>(p1), x1[u]), k0);
-                    x2[u] =
-                        _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64::<32>(p0), x3[u]), k1);
-                    x1[u] = p1;
-                    x3[u] = p0;
-                }
+            macro_rules! round {
+                ($r:expr) => {
+                    let [k0, k1] = keys.k[$r];
+                    for u in 0..U {
+                        let p0 = _mm256_mul_epu32(x0[u], m0);
+                        let p1 = _mm256_mul_epu32(x2[u], m1);
+                        x0[u] = _mm256_xor_si256(
+                            _mm256_xor_si256(_mm256_srli_epi64::<32>(p1), x1[u]),
+                            k0,
+                        );
+                        x2[u] = _mm256_xor_si256(
+                            _mm256_xor_si256(_mm256_srli_epi64::<32>(p0), x3[u]),
+                            k1,
+                        );
+                        x1[u] = p1;
+                        x3[u] = p0;
+                    }
+                };
             }
+            round!(0);
+            round!(1);
+            round!(2);
+            round!(3);
+            round!(4);
+            round!(5);
+            round!(6);
+            round!(7);
+            round!(8);
             let mut a = x0;
             let mut b = x2;
             for u in 0..U {
@@ -495,7 +538,8 @@ mod x86 {
     }
 
     /// AVX2 `(a >> 11) as f64 * 2^-53`, exactly: the top 52 bits through the
-    /// `1.0 | mantissa` trick, plus bit 11 of `a` as `2^-53` (the sum is exact).
+    /// `1.0 | mantissa` trick, plus bit 11 of `a` as `2^-53` (the sum is exact), picked by
+    /// `blendv` from the sign bit of `a << 52`.
     #[inline(always)]
     unsafe fn unit_avx2(a: __m256i) -> __m256d {
         unsafe {
@@ -504,11 +548,12 @@ mod x86 {
                 _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64::<12>(a), one)),
                 _mm256_set1_pd(1.0),
             );
-            let bit = _mm256_set1_epi64x(1 << 11);
-            let set = _mm256_cmpeq_epi64(_mm256_and_si256(a, bit), bit);
-            let half_ulp =
-                _mm256_and_si256(set, _mm256_set1_epi64x(super::TWO_POW_M53.to_bits() as i64));
-            _mm256_add_pd(v, _mm256_castsi256_pd(half_ulp))
+            let half_ulp = _mm256_blendv_pd(
+                _mm256_setzero_pd(),
+                _mm256_set1_pd(super::TWO_POW_M53),
+                _mm256_castsi256_pd(_mm256_slli_epi64::<52>(a)),
+            );
+            _mm256_add_pd(v, half_ulp)
         }
     }
 
@@ -523,6 +568,8 @@ mod x86 {
             a: &mut [u64; BATCH],
             b: &mut [u64; BATCH],
         ) {
+            // SAFETY: AVX2 is enabled.
+            let keys = unsafe { Avx2Keys::new(st) };
             let mut v = 0;
             while v < n {
                 // SAFETY: v + 16 <= BATCH (BATCH is a multiple of 16); AVX2 is enabled.
@@ -535,7 +582,7 @@ mod x86 {
                             _mm256_loadu_si256(jp.add(h)),
                             _mm256_loadu_si256(jp.add(h + 1)),
                         ];
-                        let (av, bv) = philox_avx2::<2>(st, jv);
+                        let (av, bv) = philox_avx2::<2>(&keys, jv);
                         for u in 0..2 {
                             _mm256_storeu_si256(ap.add(h + u), av[u]);
                             _mm256_storeu_si256(bp.add(h + u), bv[u]);
@@ -564,13 +611,17 @@ mod x86 {
                 let base = _mm256_add_epi64(_mm256_set1_epi64x(j0 as i64), order);
                 let lowv = _mm256_set1_pd(low);
                 let rangev = _mm256_set1_pd(range);
+                let keys = Avx2Keys::new(st);
+                // Opaque, so the keys are read from memory (a load folded into each `vpxor`)
+                // instead of broadcast again from scalars in every round.
+                let keys = std::hint::black_box(&keys);
                 let mut p = out.as_mut_ptr();
                 for it in 0..iters {
                     let jb = _mm256_add_epi64(base, _mm256_set1_epi64x((16 * it) as i64));
                     for h in [0, 8] {
                         let jh = _mm256_add_epi64(jb, _mm256_set1_epi64x(h));
                         let jv = [jh, _mm256_add_epi64(jh, _mm256_set1_epi64x(4))];
-                        let (a, b) = philox_avx2::<2>(st, jv);
+                        let (a, b) = philox_avx2::<2>(keys, jv);
                         for u in 0..2 {
                             let mut fa = unit_avx2(a[u]);
                             let mut fb = unit_avx2(b[u]);

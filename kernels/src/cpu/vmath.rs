@@ -308,12 +308,15 @@ const CHUNK: usize = 256;
 enum Func {
     Sin,
     Cos,
+    /// Sine into `out`, cosine into `out2`, from one reduction.
+    SinCos,
     Exp,
     Ln,
 }
 
+/// `out = f(x)`; `out2` is written only by [`Func::SinCos`].
 #[inline(always)]
-fn apply_generic(f: Func, x: &[f64], out: &mut [f64]) {
+fn apply_generic(f: Func, x: &[f64], out: &mut [f64], out2: &mut [f64]) {
     match f {
         Func::Exp => {
             for (o, &v) in out.iter_mut().zip(x) {
@@ -333,6 +336,20 @@ fn apply_generic(f: Func, x: &[f64], out: &mut [f64]) {
                     for (o, &v) in oc.iter_mut().zip(xc) {
                         *o = ln_lane(v);
                     }
+                }
+            }
+        }
+        Func::SinCos => {
+            let chunks = x.chunks(CHUNK).zip(out.chunks_mut(CHUNK));
+            for ((xc, sc), cc) in chunks.zip(out2.chunks_mut(CHUNK)) {
+                let mut bad = 0u64;
+                for ((s, c), &v) in sc.iter_mut().zip(cc.iter_mut()).zip(xc) {
+                    (*s, *c) = sincos_core(v);
+                    bad |= u64::from(sincos_out_of_range(v));
+                }
+                if bad != 0 {
+                    fallback(true, xc, sc);
+                    fallback(false, xc, cc);
                 }
             }
         }
@@ -371,27 +388,36 @@ fn fallback(want_sin: bool, x: &[f64], out: &mut [f64]) {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw")]
-fn apply_avx512(f: Func, x: &[f64], out: &mut [f64]) {
-    apply_generic(f, x, out);
+fn apply_avx512(f: Func, x: &[f64], out: &mut [f64], out2: &mut [f64]) {
+    apply_generic(f, x, out, out2);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn apply_avx2(f: Func, x: &[f64], out: &mut [f64]) {
-    apply_generic(f, x, out);
+fn apply_avx2(f: Func, x: &[f64], out: &mut [f64], out2: &mut [f64]) {
+    apply_generic(f, x, out, out2);
 }
 
 fn apply_at(level: Level, f: Func, x: &[f64], out: &mut [f64]) {
+    apply2_at(level, f, x, out, &mut []);
+}
+
+fn apply2_at(level: Level, f: Func, x: &[f64], out: &mut [f64], out2: &mut [f64]) {
     debug_assert_eq!(x.len(), out.len(), "vmath: input and output lengths differ");
-    let n = x.len().min(out.len());
+    let mut n = x.len().min(out.len());
+    if f == Func::SinCos {
+        n = n.min(out2.len());
+    }
     let (x, out) = (&x[..n], &mut out[..n]);
+    let n2 = n.min(out2.len());
+    let out2 = &mut out2[..n2];
     match level {
         // SAFETY: these levels are only used when the CPU supports them.
         #[cfg(target_arch = "x86_64")]
-        Level::Avx512 => unsafe { apply_avx512(f, x, out) },
+        Level::Avx512 => unsafe { apply_avx512(f, x, out, out2) },
         #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => unsafe { apply_avx2(f, x, out) },
-        Level::Scalar => apply_generic(f, x, out),
+        Level::Avx2 => unsafe { apply_avx2(f, x, out, out2) },
+        Level::Scalar => apply_generic(f, x, out, out2),
     }
 }
 
@@ -403,6 +429,13 @@ pub fn sin(x: &[f64], out: &mut [f64]) {
 /// `out[i] = cos(x[i])` (lengths should match; the shorter one bounds the work).
 pub fn cos(x: &[f64], out: &mut [f64]) {
     apply_at(level(), Func::Cos, x, out);
+}
+
+/// `sin_out[i] = sin(x[i])` and `cos_out[i] = cos(x[i])`, the same bits as [`sin`] and
+/// [`cos`] at the cost of about one of them (one argument reduction, and both polynomials
+/// are needed by either). The shortest of the three slices bounds the work.
+pub fn sincos(x: &[f64], sin_out: &mut [f64], cos_out: &mut [f64]) {
+    apply2_at(level(), Func::SinCos, x, sin_out, cos_out);
 }
 
 /// `out[i] = e^x[i]` (lengths should match; the shorter one bounds the work).
@@ -452,7 +485,7 @@ mod tests {
 
     fn std_f(f: Func, x: f64) -> f64 {
         match f {
-            Func::Sin => x.sin(),
+            Func::Sin | Func::SinCos => x.sin(),
             Func::Cos => x.cos(),
             Func::Exp => x.exp(),
             Func::Ln => x.ln(),
@@ -650,7 +683,7 @@ mod tests {
         let pos: Vec<f64> = (0..5000).map(|_| rng.range(-990.0, 990.0).exp2()).collect();
         let trig: Vec<f64> = (0..5000).map(|_| rng.range(-1e5, 1e5)).collect();
         let lane = |f: Func, v: f64| match f {
-            Func::Sin => sincos_core(v).0,
+            Func::Sin | Func::SinCos => sincos_core(v).0,
             Func::Cos => sincos_core(v).1,
             Func::Exp => exp_lane(v),
             Func::Ln => ln_lane(v),
@@ -666,6 +699,52 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `sincos` gives exactly `sin` and `cos` on every level, in range, out of range
+    /// (the fallback) and at every tail length.
+    #[test]
+    fn sincos_equals_sin_and_cos() {
+        let mut rng = Rng(5);
+        let mut xs: Vec<f64> = (0..4000).map(|_| rng.range(-50.0, 50.0)).collect();
+        xs.extend((0..500).map(|_| rng.range(-1e9, 1e9)));
+        xs.extend([
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NAN,
+            SINCOS_MAX,
+            -1e300,
+            1e-310,
+        ]);
+        let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        for level in supported_levels() {
+            let want_s = run(level, Func::Sin, &xs);
+            let want_c = run(level, Func::Cos, &xs);
+            for off in [0, 1, 4001] {
+                for len in [0, 1, 5, 255, 256, 257, xs.len() - off] {
+                    let x = &xs[off..off + len];
+                    let (mut s, mut c) = (vec![7.0; len], vec![7.0; len]);
+                    apply2_at(level, Func::SinCos, x, &mut s, &mut c);
+                    for k in 0..len {
+                        assert!(same(s[k], want_s[off + k]), "{level:?} sin({:e})", x[k]);
+                        assert!(same(c[k], want_c[off + k]), "{level:?} cos({:e})", x[k]);
+                    }
+                }
+            }
+        }
+        // The public function; the shortest slice bounds the work.
+        let (mut s, mut c) = (vec![0.0; xs.len()], vec![9.0; xs.len() + 3]);
+        sincos(&xs, &mut s, &mut c[..xs.len() - 2]);
+        assert_eq!(
+            s[0].to_bits(),
+            run(Level::Scalar, Func::Sin, &xs[..1])[0].to_bits()
+        );
+        assert!(s[xs.len() - 2] == 0.0 && c[xs.len() - 2] == 9.0);
+        assert_eq!(
+            c[3].to_bits(),
+            run(Level::Scalar, Func::Cos, &xs[3..4])[0].to_bits()
+        );
     }
 
     #[test]
