@@ -50,7 +50,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
-use tessera::{FaultInjector, FaultKind, Progress, Session};
+use tessera::{FaultInjector, FaultKind, LocalCluster, Progress, Session};
 use tessera_examples::{parse_bytes, parse_count};
 use workloads::{parse_size, Size, Workload};
 
@@ -103,6 +103,14 @@ struct Args {
     /// Print each run's job statistics as one JSON line on stderr.
     #[arg(long)]
     stats: bool,
+    /// Run on the cluster whose scheduler listens at HOST:PORT (`tessera-scheduler`).
+    #[arg(long, conflicts_with = "local_cluster")]
+    scheduler: Option<String>,
+    /// Run on a local cluster of N worker processes started for this run (`--threads`
+    /// threads each, default the cores shared out); `tessera-scheduler` and
+    /// `tessera-worker` must sit next to this program (`cargo build --release --bins`).
+    #[arg(long, value_parser = parse_count)]
+    local_cluster: Option<usize>,
 }
 
 /// Restarts of one actor a session allows within a minute (`tessera_actors::MAX_RESTARTS`).
@@ -198,7 +206,26 @@ fn parse_engine(s: &str) -> Result<String, String> {
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let mut builder = Session::builder().progress(Progress::Never);
-    if let Some(t) = args.threads {
+    let cluster = match args.local_cluster {
+        Some(n) => {
+            let mut b = LocalCluster::builder().workers(n);
+            if let Some(t) = args.threads {
+                b = b.threads_per_worker(t);
+            }
+            if let Some(bytes) = args.memory_budget {
+                b = b.memory_limit(bytes);
+            }
+            Some(b.start()?)
+        }
+        None => None,
+    };
+    if let Some(address) = cluster
+        .as_ref()
+        .map(LocalCluster::address)
+        .or(args.scheduler.as_deref())
+    {
+        builder = builder.scheduler(address);
+    } else if let Some(t) = args.threads {
         builder = builder.threads(t);
     }
     if let Some(bytes) = args.memory_budget {

@@ -139,6 +139,20 @@ fn dataframe_groupby_filter_and_persist_on_the_cluster() {
     let p = upper.persist(&s).unwrap();
     assert_eq!(p.len(&s).unwrap(), n / 2);
     assert_eq!(grouped(&p), sums_from(n, n / 2));
+
+    // A forced hash shuffle: each partition's parts are held on workers one by one.
+    let shuffled = session_from(
+        c.session_builder()
+            .chunk_bytes(8 << 10)
+            .shuffle_rows(0)
+            .progress(Progress::Never),
+    );
+    let b = upper
+        .groupby(&["k"])
+        .agg(&[("v", &[Agg::Sum])])
+        .execute(&shuffled)
+        .unwrap();
+    assert_eq!(sorted_rows(&b), sums_from(n, n / 2));
 }
 
 #[test]

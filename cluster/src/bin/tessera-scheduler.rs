@@ -2,6 +2,9 @@
 //! which chunk). Prints `tessera-scheduler listening on HOST:PORT` once it listens; stops
 //! on Ctrl-C or SIGTERM.
 
+// A program, not the library: its address line and fatal errors are its output.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use clap::Parser;
 use std::io::Write;
 use std::net::SocketAddr;

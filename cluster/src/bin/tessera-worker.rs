@@ -1,6 +1,9 @@
 //! `tessera-worker --scheduler HOST:PORT`: a worker process (CPU pool, storage with its
 //! memory budget and spill folder, Flight service). Runs until its scheduler goes away.
 
+// A program, not the library: its address line and fatal errors are its output.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use clap::Parser;
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -186,10 +186,10 @@ impl WorkerControl for Service {
                 match inbound.next().await {
                     Some(Ok(message)) => match message.kind {
                         Some(worker_message::Kind::Heartbeat(_)) => lock(&core).seen(incarnation),
-                        Some(worker_message::Kind::TaskStatus(status)) => {
-                            if status.incarnation == incarnation {
-                                lock(&core).on_status(status);
-                            }
+                        Some(worker_message::Kind::TaskStatus(status))
+                            if status.incarnation == incarnation =>
+                        {
+                            lock(&core).on_status(status)
                         }
                         _ => {}
                     },

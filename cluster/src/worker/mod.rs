@@ -147,11 +147,11 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
     }));
 
     let (up, up_rx) = mpsc::unbounded_channel::<WorkerMessage>();
-    let send = |kind| up.send(WorkerMessage { kind: Some(kind) });
-    let _ = send(worker_message::Kind::Open(pb::StreamOpen {
+    let open = worker_message::Kind::Open(pb::StreamOpen {
         protocol_version: PROTOCOL_VERSION,
         incarnation,
-    }));
+    });
+    let _ = up.send(WorkerMessage { kind: Some(open) });
     let outbound =
         futures::stream::unfold(
             up_rx,
@@ -348,7 +348,11 @@ impl Agent {
         };
         if output.kept.len() != keys.len() {
             return failed(
-                format!("the local job kept {} chunks, not {}", output.kept.len(), keys.len()),
+                format!(
+                    "the local job kept {} chunks, not {}",
+                    output.kept.len(),
+                    keys.len()
+                ),
                 true,
             );
         }
@@ -368,7 +372,11 @@ impl Agent {
         pb::TaskStatus {
             state: TaskState::Done as i32,
             output_bytes: sizes.iter().sum(),
-            part_bytes: if task.parts.is_empty() { Vec::new() } else { sizes },
+            part_bytes: if task.parts.is_empty() {
+                Vec::new()
+            } else {
+                sizes
+            },
             parts: task.parts.clone(),
             ..Default::default()
         }

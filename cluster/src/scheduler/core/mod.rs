@@ -377,7 +377,7 @@ impl Core {
                     op,
                     inputs,
                     parts,
-                } => self.dispatch(job, key, attempt, device, &op, &inputs, &parts),
+                } => self.dispatch((job, key, attempt), device, &op, &inputs, &parts),
                 PlannerAction::Store { job, key, .. } => {
                     // Workers keep what they compute; nothing is stored here.
                     tracing::error!(%job, %key, "a cluster planner was asked to store a chunk");
@@ -410,9 +410,7 @@ impl Core {
     /// Sends a task to its worker with where each input is.
     fn dispatch(
         &mut self,
-        job: JobId,
-        key: ChunkKey,
-        attempt: u64,
+        (job, key, attempt): (JobId, ChunkKey, u64),
         device: DeviceId,
         op: &ChunkOp,
         inputs: &[ChunkId],

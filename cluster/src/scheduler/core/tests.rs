@@ -109,7 +109,10 @@ fn a_worker_of_another_protocol_version_is_refused_naming_both() {
         .register(&request("old", PROTOCOL_VERSION + 98))
         .err()
         .expect("refused");
-    assert!(reason.contains(&(PROTOCOL_VERSION + 98).to_string()), "{reason}");
+    assert!(
+        reason.contains(&(PROTOCOL_VERSION + 98).to_string()),
+        "{reason}"
+    );
     assert!(reason.contains(&PROTOCOL_VERSION.to_string()), "{reason}");
     assert_eq!(core.info().workers, 0);
     let (tx, _rx) = unbounded_channel();
@@ -140,7 +143,10 @@ fn inputs_go_out_as_locations_and_a_lost_holder_is_recomputed_elsewhere() {
         .iter()
         .map(|l| (l.chunk_key, l.flight_address.as_str(), l.incarnation))
         .collect();
-    assert_eq!(places, vec![(1, "http://a:1", inc_a), (2, "http://b:1", inc_b)]);
+    assert_eq!(
+        places,
+        vec![(1, "http://a:1", inc_a), (2, "http://b:1", inc_b)]
+    );
 
     // a dies before 3 reports: 1 is computed again on b; 3 (wherever it ran) is redone
     // or reported missing its input, and the job still ends with 3 on b.
@@ -148,7 +154,10 @@ fn inputs_go_out_as_locations_and_a_lost_holder_is_recomputed_elsewhere() {
     // A late report of the dead incarnation changes nothing.
     core.on_status(done(inc_a, three));
     let again = tasks(&mut b);
-    let redo_one = again.iter().find(|t| t.chunk_key == 1).expect("1 again on b");
+    let redo_one = again
+        .iter()
+        .find(|t| t.chunk_key == 1)
+        .expect("1 again on b");
     assert!(redo_one.attempt > one.attempt);
     if let Some(t3) = again.iter().find(|t| t.chunk_key == 3) {
         // 3 was running on a: it runs again once 1 is back.
