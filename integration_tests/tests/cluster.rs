@@ -4,11 +4,10 @@
 
 use crate::common::{builder, item_f64, session_from, TestSession};
 use crate::dataframes::sorted_rows;
-use arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
-use std::sync::Arc;
+use crate::persist::{frame, line, line_sum, upper_sums};
 use std::time::{Duration, Instant};
-use tessera::dataframe::{col, from_arrow, lit, Agg, DataFrame};
-use tessera::{linalg, tensor, Error, LocalCluster, Progress, Session, Tensor};
+use tessera::dataframe::{col, lit, Agg, DataFrame};
+use tessera::{linalg, tensor, Error, LocalCluster, Progress, Session};
 
 /// A cluster of `n` one-thread workers that notices a silent worker within 2 s.
 fn cluster(n: usize) -> LocalCluster {
@@ -28,18 +27,6 @@ fn on(c: &LocalCluster, chunk: usize) -> TestSession {
             .chunk_bytes(chunk)
             .progress(Progress::Never),
     )
-}
-
-/// `3·i + 1` for `i` in `0..n`.
-fn line(n: usize) -> Tensor {
-    let x = tensor::arange_f64(0.0, n as f64, 1.0);
-    &(&x * 3.0) + 1.0
-}
-
-/// The sum of `3·i + 1` for `i` in `0..n`, exactly.
-fn line_sum(n: usize) -> f64 {
-    let n = n as f64;
-    3.0 * n * (n - 1.0) / 2.0 + n
 }
 
 #[test]
@@ -98,29 +85,6 @@ fn linear_algebra_and_persisted_inputs_run_on_the_cluster() {
     drop(p);
 }
 
-/// `k` = `i mod 7`, `v` = `i` as f64, for `i` in `0..n`, in chunks of `per_chunk` rows.
-fn frame(n: usize, per_chunk: usize) -> DataFrame {
-    let k: ArrayRef = Arc::new(Int64Array::from_iter_values((0..n as i64).map(|i| i % 7)));
-    let v: ArrayRef = Arc::new(Float64Array::from_iter_values((0..n).map(|i| i as f64)));
-    from_arrow(
-        RecordBatch::try_from_iter([("k", k), ("v", v)]).unwrap(),
-        Some(per_chunk),
-    )
-}
-
-/// Rows `k, sum of v` over `i` in `from..n`, by hand.
-fn sums_from(n: usize, from: usize) -> Vec<Vec<String>> {
-    let mut sums = [0.0f64; 7];
-    for i in from..n {
-        sums[i % 7] += i as f64;
-    }
-    let mut rows: Vec<Vec<String>> = (0..7)
-        .map(|k| vec![k.to_string(), format!("{:?}", sums[k])])
-        .collect();
-    rows.sort();
-    rows
-}
-
 #[test]
 fn dataframe_groupby_filter_and_persist_on_the_cluster() {
     let c = cluster(2);
@@ -135,10 +99,10 @@ fn dataframe_groupby_filter_and_persist_on_the_cluster() {
             .unwrap();
         sorted_rows(&b)
     };
-    assert_eq!(grouped(&upper), sums_from(n, n / 2));
+    assert_eq!(grouped(&upper), upper_sums(n));
     let p = upper.persist(&s).unwrap();
     assert_eq!(p.len(&s).unwrap(), n / 2);
-    assert_eq!(grouped(&p), sums_from(n, n / 2));
+    assert_eq!(grouped(&p), upper_sums(n));
 
     // A forced hash shuffle: each partition's parts are held on workers one by one.
     let shuffled = session_from(
@@ -152,7 +116,7 @@ fn dataframe_groupby_filter_and_persist_on_the_cluster() {
         .agg(&[("v", &[Agg::Sum])])
         .execute(&shuffled)
         .unwrap();
-    assert_eq!(sorted_rows(&b), sums_from(n, n / 2));
+    assert_eq!(sorted_rows(&b), upper_sums(n));
 }
 
 #[test]

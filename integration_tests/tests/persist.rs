@@ -50,7 +50,7 @@ fn spilling_builder(
 }
 
 /// `3·i + 1` for `i` in `0..n`.
-fn line(n: usize) -> Tensor {
+pub(crate) fn line(n: usize) -> Tensor {
     let x = tensor::arange_f64(0.0, n as f64, 1.0);
     &(&x * 3.0) + 1.0
 }
@@ -64,7 +64,7 @@ fn assert_line(out: &HostTensor, n: usize) {
 }
 
 /// The sum of `3·i + 1` for `i` in `0..n`, exactly.
-fn line_sum(n: usize) -> f64 {
+pub(crate) fn line_sum(n: usize) -> f64 {
     let n = n as f64;
     3.0 * n * (n - 1.0) / 2.0 + n
 }
@@ -212,7 +212,7 @@ fn another_session_computes_a_persisted_tensor_again_in_its_own_storage() {
 }
 
 /// `k` = `i mod 7`, `v` = `i` as f64, for `i` in `0..n`, in chunks of `per_chunk` rows.
-fn frame(n: usize, per_chunk: usize) -> DataFrame {
+pub(crate) fn frame(n: usize, per_chunk: usize) -> DataFrame {
     let k: ArrayRef = Arc::new(Int64Array::from_iter_values((0..n as i64).map(|i| i % 7)));
     let v: ArrayRef = Arc::new(Float64Array::from_iter_values((0..n).map(|i| i as f64)));
     from_arrow(
@@ -222,7 +222,7 @@ fn frame(n: usize, per_chunk: usize) -> DataFrame {
 }
 
 /// Rows `k, sum of v` over `i` in `n/2..n`, by hand.
-fn upper_sums(n: usize) -> Vec<Vec<String>> {
+pub(crate) fn upper_sums(n: usize) -> Vec<Vec<String>> {
     let mut sums = [0.0f64; 7];
     for i in n / 2..n {
         sums[i % 7] += i as f64;
