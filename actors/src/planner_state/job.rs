@@ -1,0 +1,242 @@
+//! A job's bookkeeping: completing tasks and releasing what they freed, queueing, the next
+//! use of a chunk, and recomputing lost chunks from lineage.
+
+use super::{InFlight, Job, PlannerAction, Status, Work, MAX_LOSSES};
+use crate::graph::ChunkKey;
+use crate::job::{JobError, JobId};
+use crate::store::ChunkId;
+use std::collections::{BTreeSet, HashMap};
+
+impl Job {
+    /// Records that the task at `pos` produced `nbytes` (a split task: that its parts are
+    /// coming; it stores nothing itself), and releases what that frees.
+    pub(super) fn complete(
+        &mut self,
+        id: JobId,
+        pos: usize,
+        nbytes: u64,
+        actions: &mut Vec<PlannerAction>,
+    ) {
+        let split = !self.index.parts(pos).is_empty();
+        let task = &mut self.tasks[pos];
+        task.status = if split {
+            Status::Released
+        } else {
+            Status::Stored(nbytes)
+        };
+        self.done += 1;
+        self.stored_bytes += nbytes;
+        self.stats.bytes_produced += nbytes;
+        self.stats.peak_stored_bytes = self.stats.peak_stored_bytes.max(self.stored_bytes);
+        if !matches!(task.work, Work::Part { .. }) {
+            self.stats.chunks_run += 1;
+            *self
+                .stats
+                .chunks_by_op
+                .entry(task.work.name().to_string())
+                .or_default() += 1;
+        }
+
+        let mut released = Vec::new();
+        for i in 0..self.index.inputs(pos).len() {
+            let input = self.index.inputs(pos)[i];
+            self.tasks[input].readers_left -= 1;
+            self.release_if_unneeded(input, &mut released);
+        }
+        self.release_if_unneeded(pos, &mut released);
+        if !released.is_empty() {
+            actions.push(PlannerAction::Release {
+                job: id,
+                keys: released,
+            });
+        }
+    }
+
+    /// The chunk at `pos` is stored: its queued readers wait for one input less.
+    pub(super) fn wake_readers(
+        &mut self,
+        id: JobId,
+        pos: usize,
+        in_flight: &HashMap<(JobId, ChunkKey), InFlight>,
+        ready: &mut BTreeSet<(JobId, usize)>,
+    ) {
+        for i in 0..self.index.consumers(pos).len() {
+            let consumer = self.index.consumers(pos)[i];
+            if self.is_queued(id, consumer, in_flight) {
+                self.tasks[consumer].waiting_on -= 1;
+                if self.tasks[consumer].waiting_on == 0 {
+                    ready.insert((id, consumer));
+                }
+            }
+        }
+    }
+
+    pub(super) fn release_if_unneeded(&mut self, pos: usize, released: &mut Vec<ChunkKey>) {
+        let task = &mut self.tasks[pos];
+        if matches!(task.work, Work::Kept(_)) {
+            return; // not this job's to drop
+        }
+        if let (0, false, Status::Stored(nbytes)) = (task.readers_left, task.is_output, task.status)
+        {
+            task.status = Status::Released;
+            self.stored_bytes -= nbytes;
+            released.push(task.key);
+        }
+    }
+
+    /// True for a pending task that is waiting for inputs or ready (not running).
+    pub(super) fn is_queued(
+        &self,
+        id: JobId,
+        pos: usize,
+        in_flight: &HashMap<(JobId, ChunkKey), InFlight>,
+    ) -> bool {
+        let task = &self.tasks[pos];
+        task.status == Status::Pending && !in_flight.contains_key(&(id, task.key))
+    }
+
+    /// Graph position of the first queued reader of the chunk at `pos`.
+    pub(super) fn next_use(
+        &self,
+        id: JobId,
+        pos: usize,
+        in_flight: &HashMap<(JobId, ChunkKey), InFlight>,
+    ) -> u64 {
+        self.index
+            .consumers(pos)
+            .iter()
+            .find(|&&c| self.is_queued(id, c, in_flight))
+            .map_or(u64::MAX, |&c| c as u64)
+    }
+
+    /// Puts a pending, not running task back in line: it waits for its inputs that are
+    /// not stored, or is ready.
+    pub(super) fn requeue(&mut self, id: JobId, pos: usize, ready: &mut BTreeSet<(JobId, usize)>) {
+        let waiting = self
+            .index
+            .inputs(pos)
+            .iter()
+            .filter(|&&i| !matches!(self.tasks[i].status, Status::Stored(_)))
+            .count();
+        self.tasks[pos].waiting_on = waiting;
+        if waiting == 0 {
+            ready.insert((id, pos));
+        }
+    }
+
+    /// Computes the chunk at `pos` again (it was lost or released but is needed), and,
+    /// first, every input chunk of it that is no longer stored.
+    pub(super) fn recompute(
+        &mut self,
+        id: JobId,
+        pos: usize,
+        in_flight: &HashMap<(JobId, ChunkKey), InFlight>,
+        ready: &mut BTreeSet<(JobId, usize)>,
+    ) {
+        match self.tasks[pos].status {
+            Status::Pending => return,
+            Status::Stored(nbytes) => self.stored_bytes -= nbytes,
+            Status::Released => {}
+        }
+        self.tasks[pos].status = Status::Pending;
+        self.done -= 1;
+        self.stats.chunks_recomputed += 1;
+        // Queued readers wait for it again (running ones already have it).
+        for i in 0..self.index.consumers(pos).len() {
+            let consumer = self.index.consumers(pos)[i];
+            if self.is_queued(id, consumer, in_flight) {
+                self.tasks[consumer].waiting_on += 1;
+                ready.remove(&(id, consumer));
+            }
+        }
+        for i in 0..self.index.inputs(pos).len() {
+            let input = self.index.inputs(pos)[i];
+            self.tasks[input].readers_left += 1;
+            if self.tasks[input].status == Status::Released {
+                self.recompute(id, input, in_flight, ready);
+            }
+        }
+        self.requeue(id, pos, ready);
+    }
+
+    /// Counts a loss of the stored chunk at `pos` and recomputes it; an error once the
+    /// chunk has been lost [`MAX_LOSSES`] times.
+    pub(super) fn lose(
+        &mut self,
+        id: JobId,
+        pos: usize,
+        cause: &str,
+        in_flight: &HashMap<(JobId, ChunkKey), InFlight>,
+        ready: &mut BTreeSet<(JobId, usize)>,
+    ) -> Result<(), JobError> {
+        let task = &mut self.tasks[pos];
+        let nbytes = match task.status {
+            Status::Stored(nbytes) => nbytes,
+            Status::Pending => return Ok(()), // already being recomputed
+            Status::Released => {
+                self.recompute(id, pos, in_flight, ready);
+                return Ok(());
+            }
+        };
+        task.losses += 1;
+        self.stats.chunks_lost += 1;
+        let kept = matches!(task.work, Work::Kept(_));
+        if kept || task.losses >= MAX_LOSSES {
+            // A kept chunk's lineage is its owner's: the caller recomputes it.
+            return Err(JobError::ChunkLost {
+                key: task.key,
+                op: task.work.name().to_string(),
+                losses: task.losses,
+                cause: cause.to_string(),
+            });
+        }
+        tracing::warn!(job = %id, key = %task.key, op = task.work.name(), cause, "chunk lost; recomputing it from lineage");
+        if task.readers_left == 0 && !task.is_output {
+            task.status = Status::Released;
+            self.stored_bytes -= nbytes;
+            return Ok(());
+        }
+        self.recompute(id, pos, in_flight, ready);
+        Ok(())
+    }
+
+    /// Bytes to reserve for the output of the task at `pos`: what its op says, else its
+    /// largest input (elementwise ops and merges of partitions produce about a chunk;
+    /// reductions less), else the job's mean chunk so far.
+    pub(super) fn estimate(&self, pos: usize) -> u64 {
+        let task = &self.tasks[pos];
+        if let Some(bytes) = match &task.work {
+            Work::Run(op) => op.output_bytes_hint(),
+            Work::Kept(_) | Work::Part { .. } => None,
+        } {
+            return bytes;
+        }
+        let inputs = self.index.inputs(pos);
+        if !inputs.is_empty() {
+            return inputs
+                .iter()
+                .map(|&i| match self.tasks[i].status {
+                    Status::Stored(n) => n,
+                    _ => 0,
+                })
+                .max()
+                .unwrap_or(0);
+        }
+        self.stats
+            .bytes_produced
+            .checked_div(self.stats.chunks_run)
+            .unwrap_or(0)
+    }
+
+    pub(super) fn total(&self) -> u64 {
+        self.tasks.len() as u64
+    }
+
+    /// Where storage holds the chunk `key` of job `id`.
+    pub(super) fn chunk_id(&self, id: JobId, key: ChunkKey) -> ChunkId {
+        match self.index.position(key).map(|pos| &self.tasks[pos].work) {
+            Some(Work::Kept(kept)) => *kept,
+            _ => ChunkId { job: id, key },
+        }
+    }
+}
