@@ -158,7 +158,7 @@ pub async fn serve(
         .http2_keepalive_timeout(Some(Duration::from_secs(20)))
         .add_service(service.into_server())
         .serve_with_incoming_shutdown(
-            tonic::transport::server::TcpIncoming::from(listener),
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
             shutdown,
         )
         .await

@@ -80,7 +80,7 @@ pub async fn serve_scheduler(
                 .max_encoding_message_size(MAX_CONTROL_MESSAGE_BYTES),
         )
         .serve_with_incoming_shutdown(
-            tonic::transport::server::TcpIncoming::from(listener),
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
             shutdown,
         )
         .await;
