@@ -345,10 +345,9 @@ fn find_program(name: &str) -> Result<PathBuf> {
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))
     {
-        dirs.extend(exe_dir.parent().map(Path::to_path_buf));
+        let parent = exe_dir.parent().map(Path::to_path_buf);
         dirs.push(exe_dir);
-        let n = dirs.len();
-        dirs.swap(n - 2, n - 1); // the program's own folder first
+        dirs.extend(parent);
     }
     if let Some(path) = std::env::var_os("PATH") {
         dirs.extend(std::env::split_paths(&path));
