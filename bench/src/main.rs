@@ -33,6 +33,7 @@
 //! on stderr. Label such runs with `--engine tessera-spill`, `tessera-kill`…
 
 mod frames;
+mod killer;
 mod record;
 mod workloads;
 
@@ -43,13 +44,14 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::Parser;
 use frames::FrameWorkload;
+use killer::WorkerKiller;
 use record::{rss_mb, Record};
 use serde_json::json;
 use std::error::Error;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 use tessera::{FaultInjector, FaultKind, LocalCluster, Progress, Session};
 use tessera_examples::{parse_bytes, parse_count};
 use workloads::{parse_size, Size, Workload};
@@ -109,8 +111,13 @@ struct Args {
     /// Run on a local cluster of N worker processes started for this run (`--threads`
     /// threads each, default the cores shared out); `tessera-scheduler` and
     /// `tessera-worker` must sit next to this program (`cargo build --release --bins`).
-    #[arg(long, value_parser = parse_count)]
+    #[arg(long, visible_alias = "workers", value_parser = parse_count)]
     local_cluster: Option<usize>,
+    /// With `--local-cluster`/`--workers`: SIGKILL one worker this many seconds into each
+    /// timed run (the workers take turns; it is started again after the run). A run that
+    /// ends before the kill is an error: choose a moment inside the run.
+    #[arg(long, requires = "local_cluster")]
+    kill_worker_at: Option<f64>,
 }
 
 /// Restarts of one actor a session allows within a minute (`tessera_actors::MAX_RESTARTS`).
@@ -123,12 +130,16 @@ pub struct RunChecks {
     workload: &'static str,
     engine: String,
     faults: Option<Arc<FaultInjector>>,
+    killer: Option<WorkerKiller>,
     stats: bool,
 }
 
 impl RunChecks {
     /// Called just before a timed run: re-arms the fault rule; the faults injected so far.
     pub fn before(&self) -> u64 {
+        if let Some(k) = &self.killer {
+            k.arm();
+        }
         self.faults.as_ref().map_or(0, |f| {
             f.rearm();
             f.injected()
@@ -140,11 +151,23 @@ impl RunChecks {
     /// run; prints the job statistics when asked.
     pub fn after(&self, session: &Session, run: usize, injected_before: u64) -> Result<(), String> {
         let stats = session.last_job_stats();
+        let killed = match &self.killer {
+            Some(k) => match k.disarm()? {
+                Some(worker) => Some(worker),
+                None => {
+                    return Err(format!(
+                        "run {run} ended before --kill-worker-at: choose a moment inside the run"
+                    ))
+                }
+            },
+            None => None,
+        };
         if self.stats {
             let line = json!({
                 "workload": self.workload,
                 "engine": self.engine,
                 "run": run,
+                "killed_worker": killed,
                 "injected": self.faults.as_ref().map_or(0, |f| f.injected() - injected_before),
                 "stats": stats,
             });
@@ -215,15 +238,16 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
             if let Some(bytes) = args.memory_budget {
                 b = b.memory_limit(bytes);
             }
-            Some(b.start()?)
+            Some(Arc::new(Mutex::new(b.start()?)))
         }
         None => None,
     };
-    if let Some(address) = cluster
-        .as_ref()
-        .map(LocalCluster::address)
-        .or(args.scheduler.as_deref())
-    {
+    if let Some(c) = &cluster {
+        builder = c
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .session_builder();
+    } else if let Some(address) = &args.scheduler {
         builder = builder.scheduler(address);
     } else if let Some(t) = args.threads {
         builder = builder.threads(t);
@@ -249,11 +273,20 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     if let Some(f) = &faults {
         builder = builder.faults(f.clone());
     }
-    let session = builder.build()?;
+    let session = builder.progress(Progress::Never).build()?;
+    let killer = match (&cluster, args.kill_worker_at) {
+        (Some(c), Some(seconds)) => Some(WorkerKiller::new(
+            Arc::clone(c),
+            Duration::try_from_secs_f64(seconds)
+                .map_err(|e| format!("--kill-worker-at {seconds}: {e}"))?,
+        )),
+        _ => None,
+    };
     let checks = RunChecks {
         workload: args.workload.name(),
         engine: args.engine.clone(),
         faults,
+        killer,
         stats: args.stats,
     };
     let workload = match args.workload {

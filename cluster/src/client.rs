@@ -4,6 +4,7 @@
 //! transfer (request, every message, decoding) has [`ClientConfig::request_timeout`];
 //! HTTP/2 keep-alive pings notice a peer that vanished without closing its connection.
 
+use crate::auth::{AddSecret, AuthedChannel, Secret};
 use crate::error::WireError;
 use crate::server::{COMPRESSION_HEADER, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::wire::{decode_chunk, encode_chunk, Compression, WireOptions};
@@ -16,10 +17,10 @@ use std::time::Duration;
 use tessera_kernels::ChunkData;
 use tessera_proto::{encode_ticket, ChunkTicket};
 use tonic::metadata::MetadataValue;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
 
 /// Timeouts and limits of a client.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClientConfig {
     /// How long connecting may take.
     pub connect_timeout: Duration,
@@ -31,6 +32,8 @@ pub struct ClientConfig {
     pub max_chunk_bytes: usize,
     /// Compression asked of the server (fetch) or applied (put).
     pub compression: Option<Compression>,
+    /// The cluster's shared secret, sent with every call (see [`crate::auth`]).
+    pub secret: Option<Secret>,
 }
 
 impl Default for ClientConfig {
@@ -41,6 +44,7 @@ impl Default for ClientConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_chunk_bytes: DEFAULT_MAX_CHUNK_BYTES,
             compression: None,
+            secret: None,
         }
     }
 }
@@ -60,7 +64,7 @@ impl ClientConfig {
 #[derive(Clone, Debug)]
 pub struct ChunkClient {
     endpoint: String,
-    client: FlightServiceClient<Channel>,
+    client: FlightServiceClient<AuthedChannel>,
     config: ClientConfig,
 }
 
@@ -83,9 +87,10 @@ impl ChunkClient {
                 endpoint: endpoint.to_string(),
                 reason: source_chain(&e),
             })?;
-        let client = FlightServiceClient::new(channel)
-            .max_decoding_message_size(config.max_message_bytes)
-            .max_encoding_message_size(config.max_message_bytes);
+        let client =
+            FlightServiceClient::with_interceptor(channel, AddSecret::new(config.secret.as_ref()))
+                .max_decoding_message_size(config.max_message_bytes)
+                .max_encoding_message_size(config.max_message_bytes);
         Ok(ChunkClient {
             endpoint: endpoint.to_string(),
             client,

@@ -7,6 +7,7 @@
 //! kept outputs (persisted data) stay on their workers as [`KeptChunk`]s whose last drop
 //! releases them through the scheduler.
 
+use crate::auth::{AddSecret, AuthedChannel, Secret};
 use crate::client::{ChunkClient, ClientConfig};
 use crate::error::ClusterError;
 use crate::scheduler::{job_error, MAX_CONTROL_MESSAGE_BYTES};
@@ -23,10 +24,9 @@ use tessera_proto::pb::{self, job_event, jobs_client::JobsClient, ChunkLocation}
 use tessera_proto::{decode_payload, encode_payload, ChunkTicket, PROTOCOL_VERSION};
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
-use tonic::transport::Channel;
 
 /// What a cluster has now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterInfo {
     /// Workers registered.
     pub workers: u32,
@@ -34,14 +34,54 @@ pub struct ClusterInfo {
     pub nthreads: u32,
     /// Their memory limits in all, in bytes.
     pub memory_limit: u64,
+    /// Each worker, in registration order.
+    pub worker_list: Vec<WorkerInfo>,
+}
+
+/// One worker as the scheduler sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkerInfo {
+    /// Its name (`--name`).
+    pub name: String,
+    /// Its Flight service, `http://HOST:PORT`.
+    pub flight_address: String,
+    /// Its registration's incarnation.
+    pub incarnation: u64,
+    /// Threads of its CPU pool.
+    pub nthreads: u32,
+    /// Its memory limit, in bytes.
+    pub memory_limit: u64,
+    /// Bytes its actors had reserved at its last heartbeat.
+    pub memory_used: u64,
+    /// Tasks running on it at its last heartbeat.
+    pub tasks_running: u32,
+    /// Chunks it holds for running jobs and persisted data.
+    pub chunks_held: u64,
+}
+
+impl From<pb::WorkerSummary> for WorkerInfo {
+    fn from(w: pb::WorkerSummary) -> WorkerInfo {
+        WorkerInfo {
+            name: w.name,
+            flight_address: w.flight_address,
+            incarnation: w.incarnation,
+            nthreads: w.nthreads,
+            memory_limit: w.memory_limit,
+            memory_used: w.memory_used,
+            tasks_running: w.tasks_running,
+            chunks_held: w.chunks_held,
+        }
+    }
 }
 
 /// A connection to a scheduler. Send + Sync; owns a small tokio runtime.
 pub struct ClusterClient {
     runtime: Runtime,
-    jobs: JobsClient<Channel>,
+    jobs: JobsClient<AuthedChannel>,
     address: String,
     releaser: Arc<Releaser>,
+    /// How workers are called to gather outputs.
+    flight: Arc<ClientConfig>,
 }
 
 impl std::fmt::Debug for ClusterClient {
@@ -51,15 +91,20 @@ impl std::fmt::Debug for ClusterClient {
 }
 
 impl ClusterClient {
-    /// Connects to the scheduler at `address` (`HOST:PORT`) within `timeout`.
-    pub fn connect(address: &str, timeout: Duration) -> Result<ClusterClient, ClusterError> {
+    /// Connects to the scheduler at `address` (`HOST:PORT`) within `timeout`, sending
+    /// `secret` (the cluster's shared secret, if it has one) with every call.
+    pub fn connect(
+        address: &str,
+        timeout: Duration,
+        secret: Option<&Secret>,
+    ) -> Result<ClusterClient, ClusterError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("tessera-client")
             .enable_all()
             .build()?;
         let channel = runtime.block_on(connect_scheduler(address, timeout))?;
-        let jobs = JobsClient::new(channel)
+        let jobs = JobsClient::with_interceptor(channel, AddSecret::new(secret))
             .max_decoding_message_size(MAX_CONTROL_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_CONTROL_MESSAGE_BYTES);
         let (tx, rx) = mpsc::unbounded_channel();
@@ -69,6 +114,10 @@ impl ClusterClient {
             jobs,
             address: address.to_string(),
             releaser: Arc::new(Releaser { tx }),
+            flight: Arc::new(ClientConfig {
+                secret: secret.cloned(),
+                ..ClientConfig::default()
+            }),
         })
     }
 
@@ -89,6 +138,11 @@ impl ClusterClient {
             workers: reply.workers,
             nthreads: reply.nthreads,
             memory_limit: reply.memory_limit,
+            worker_list: reply
+                .worker_list
+                .into_iter()
+                .map(WorkerInfo::from)
+                .collect(),
         })
     }
 
@@ -104,6 +158,7 @@ impl ClusterClient {
             jobs: self.jobs.clone(),
             address: self.address.clone(),
             releaser: Arc::clone(&self.releaser),
+            flight: Arc::clone(&self.flight),
             keep: graph.keep_outputs,
             events,
         };
@@ -132,7 +187,10 @@ impl KeptOwner for Releaser {
 }
 
 /// Sends releases as they come, a batch at a time.
-async fn release_loop(mut jobs: JobsClient<Channel>, mut rx: mpsc::UnboundedReceiver<ChunkId>) {
+async fn release_loop(
+    mut jobs: JobsClient<AuthedChannel>,
+    mut rx: mpsc::UnboundedReceiver<ChunkId>,
+) {
     while let Some(first) = rx.recv().await {
         let mut chunks = vec![chunk_ref(first)];
         while let Ok(more) = rx.try_recv() {
@@ -154,22 +212,64 @@ fn chunk_ref(id: ChunkId) -> pb::ChunkRef {
     }
 }
 
+/// How often a job runs again because outputs were lost before they were gathered.
+const MAX_GATHER_RERUNS: u64 = 3;
+
+/// Why one run of a job gave no output.
+enum RunFailure {
+    /// The job failed: final, typed.
+    Job(JobError),
+    /// The job finished, but an output could not be fetched from its holder.
+    Gather(String),
+}
+
+impl From<JobError> for RunFailure {
+    fn from(e: JobError) -> RunFailure {
+        RunFailure::Job(e)
+    }
+}
+
 /// One job's conversation with the scheduler.
 struct RunJob {
-    jobs: JobsClient<Channel>,
+    jobs: JobsClient<AuthedChannel>,
     address: String,
     releaser: Arc<Releaser>,
+    flight: Arc<ClientConfig>,
     keep: bool,
     events: Sender<JobEvent>,
 }
 
 impl RunJob {
+    /// Runs the job, again if an output was lost before it could be gathered (a worker
+    /// died after the job finished): the graph is a pure function of its inputs, so a
+    /// rerun gives the same answer, and the lost gathers show in `chunks_lost`.
     async fn drive(mut self, request: pb::SubmitJobRequest) {
-        let result = self.run(request).await;
+        let mut lost_gathers = 0;
+        let result = loop {
+            match self.run(request.clone()).await {
+                Ok(mut output) => {
+                    output.stats.chunks_lost += lost_gathers;
+                    break Ok(output);
+                }
+                Err(RunFailure::Job(e)) => break Err(e),
+                Err(RunFailure::Gather(cause)) if lost_gathers < MAX_GATHER_RERUNS => {
+                    tracing::warn!(%cause, "an output was lost before it was gathered; running the job again");
+                    lost_gathers += 1;
+                }
+                Err(RunFailure::Gather(cause)) => {
+                    break Err(JobError::ChunkLost {
+                        key: ChunkKey(0),
+                        op: "gather".into(),
+                        losses: lost_gathers as u32 + 1,
+                        cause,
+                    })
+                }
+            }
+        };
         let _ = self.events.send(JobEvent::Finished(result));
     }
 
-    async fn run(&mut self, request: pb::SubmitJobRequest) -> Result<JobOutput, JobError> {
+    async fn run(&mut self, request: pb::SubmitJobRequest) -> Result<JobOutput, RunFailure> {
         let lost = |why: String| JobError::SystemStopped(why);
         let mut stream = self
             .jobs
@@ -214,7 +314,7 @@ impl RunJob {
                     return self.gather(job, done).await;
                 }
                 Some(job_event::Kind::Failed(failed)) => {
-                    return Err(job_error(failed, &self.address))
+                    return Err(job_error(failed, &self.address).into())
                 }
                 Some(job_event::Kind::ChunkFinished(_)) | None => {}
             }
@@ -223,7 +323,7 @@ impl RunJob {
 
     /// The finished job's output: handles on kept outputs, or their data fetched from the
     /// workers (and then released there).
-    async fn gather(&self, job: JobId, done: pb::JobDone) -> Result<JobOutput, JobError> {
+    async fn gather(&self, job: JobId, done: pb::JobDone) -> Result<JobOutput, RunFailure> {
         let stats: JobStats = decode_payload(&done.stats).unwrap_or_default();
         let id = |l: &ChunkLocation| ChunkId {
             job: JobId(l.job_id),
@@ -242,19 +342,14 @@ impl RunJob {
                 stats,
             });
         }
-        let fetched = fetch_all(&done.outputs).await;
+        let fetched = fetch_all(&done.outputs, &self.flight).await;
         // Outputs of this job are gathered (or unreachable): the workers may drop them.
         for l in &done.outputs {
             if l.job_id == job.0 {
                 self.releaser.unkeep(id(l));
             }
         }
-        let chunks = fetched.map_err(|cause| JobError::ChunkLost {
-            key: ChunkKey(0),
-            op: "gather".into(),
-            losses: 1,
-            cause,
-        })?;
+        let chunks = fetched.map_err(RunFailure::Gather)?;
         Ok(JobOutput {
             outputs: done
                 .outputs
@@ -271,6 +366,7 @@ impl RunJob {
 /// Fetches every chunk, one connection per worker.
 async fn fetch_all(
     outputs: &[ChunkLocation],
+    config: &ClientConfig,
 ) -> Result<Vec<Arc<tessera_kernels::ChunkData>>, String> {
     let mut clients: HashMap<&str, ChunkClient> = HashMap::new();
     let mut chunks = Vec::with_capacity(outputs.len());
@@ -279,7 +375,7 @@ async fn fetch_all(
         let client = match clients.get_mut(address) {
             Some(c) => c,
             None => {
-                let c = ChunkClient::connect(address, ClientConfig::default())
+                let c = ChunkClient::connect(address, config.clone())
                     .await
                     .map_err(|e| e.to_string())?;
                 clients.entry(address).or_insert(c)

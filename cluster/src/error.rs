@@ -197,4 +197,7 @@ pub enum ClusterError {
     /// A chunk transfer failed.
     #[error(transparent)]
     Wire(#[from] WireError),
+    /// The shared secret is missing where one is needed, unreadable or unfit.
+    #[error("shared secret: {0}")]
+    BadSecret(String),
 }

@@ -1,6 +1,7 @@
 //! Tessera's distributed mode (docs/DISTRIBUTED.md, issue 14): one scheduler, many
 //! workers, any number of clients.
 //!
+//! - [`auth`]: the shared secret every call carries off loopback.
 //! - [`wire`]: a [`tessera_kernels::ChunkData`] as Flight messages (Arrow IPC) and back,
 //!   bit-exact for every kind of chunk and dtype, optionally LZ4- or ZSTD-compressed.
 //! - [`server`]: a worker's Flight service (`do_get` of the chunks it holds) over the
@@ -17,6 +18,7 @@
 //! The binaries `tessera-scheduler` and `tessera-worker` wrap [`serve_scheduler`] and
 //! [`run_worker`].
 
+pub mod auth;
 pub mod client;
 pub mod connect;
 pub mod error;
@@ -25,8 +27,9 @@ pub mod server;
 pub mod wire;
 pub mod worker;
 
+pub use auth::{Secret, SECRET_ENV};
 pub use client::{fetch_chunk, put_chunk, ChunkClient, ClientConfig};
-pub use connect::{ClusterClient, ClusterInfo};
+pub use connect::{ClusterClient, ClusterInfo, WorkerInfo};
 pub use error::{ClusterError, WireError};
 pub use scheduler::{serve_scheduler, SchedulerConfig};
 pub use server::{serve, ChunkFlightService, ChunkSink, ChunkSource, ServerConfig, SourceError};

@@ -12,6 +12,7 @@
 //! is refused by tonic before it is allocated, and a put whose messages add up to more
 //! than [`ServerConfig::max_chunk_bytes`] RESOURCE_EXHAUSTED.
 
+use crate::auth::{RequireSecret, Secret};
 use crate::error::WireError;
 use crate::wire::{decode_chunk, encode_chunk, Compression, WireOptions};
 use arrow_flight::error::FlightError;
@@ -28,6 +29,7 @@ use tessera_kernels::ChunkData;
 use tessera_proto::{decode_ticket, ChunkTicket};
 use thiserror::Error;
 use tokio::net::TcpListener;
+use tonic::service::InterceptorLayer;
 use tonic::{Request, Response, Status, Streaming};
 
 /// The request metadata key by which a fetching peer asks for compressed bodies
@@ -77,7 +79,7 @@ pub trait ChunkSink: Send + Sync + 'static {
 }
 
 /// Limits of the Flight service.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerConfig {
     /// The largest gRPC message decoded or encoded.
     pub max_message_bytes: usize,
@@ -88,6 +90,8 @@ pub struct ServerConfig {
     /// This worker's incarnation, once registered: a ticket naming another one (an
     /// earlier life of this worker) names nothing here. `None` accepts any.
     pub incarnation: Option<u64>,
+    /// The cluster's shared secret: calls without it are refused (see [`crate::auth`]).
+    pub secret: Option<Secret>,
 }
 
 impl Default for ServerConfig {
@@ -97,6 +101,7 @@ impl Default for ServerConfig {
             max_chunk_bytes: DEFAULT_MAX_CHUNK_BYTES,
             max_flight_data_size: WireOptions::default().max_flight_data_size,
             incarnation: None,
+            secret: None,
         }
     }
 }
@@ -146,16 +151,19 @@ impl ChunkFlightService {
     }
 }
 
-/// Serves `service` on `listener` until `shutdown` completes. HTTP/2 keep-alive pings
+/// Serves `service` on `listener` until `shutdown` completes, refusing calls without the
+/// service's secret if it has one. HTTP/2 keep-alive pings
 /// find clients that vanished mid-transfer, so their requests end instead of waiting.
 pub async fn serve(
     listener: TcpListener,
     service: ChunkFlightService,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
+    let gate = RequireSecret::new(service.config.secret.clone(), "worker's Flight service");
     tonic::transport::Server::builder()
         .http2_keepalive_interval(Some(Duration::from_secs(10)))
         .http2_keepalive_timeout(Some(Duration::from_secs(20)))
+        .layer(InterceptorLayer::new(gate))
         .add_service(service.into_server())
         .serve_with_incoming_shutdown(
             tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),

@@ -9,6 +9,7 @@ mod budgets;
 mod categorical;
 mod chunking;
 mod cluster;
+mod cluster_drills;
 mod creation;
 mod dataframes;
 mod elementwise;

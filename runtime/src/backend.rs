@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use std::sync::Arc;
 use std::time::Duration;
 use tessera_actors::{ActorSystem, ChunkGraph, JobHandle, MemoryPool, Reservation};
-use tessera_cluster::ClusterClient;
+use tessera_cluster::{ClusterClient, Secret};
 
 /// How long connecting to a scheduler may take.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -18,17 +18,18 @@ pub(crate) enum Backend {
     /// A cluster; `pool` accounts for data the session holds between jobs (the workers
     /// budget their own memory).
     Cluster {
-        client: ClusterClient,
+        client: Box<ClusterClient>,
         pool: Arc<MemoryPool>,
     },
 }
 
 impl Backend {
-    /// A connection to the scheduler at `address`.
-    pub fn connect(address: &str) -> Result<Backend> {
-        let client = ClusterClient::connect(address, CONNECT_TIMEOUT).map_err(Error::from)?;
+    /// A connection to the scheduler at `address`, calling with `secret`.
+    pub fn connect(address: &str, secret: Option<&Secret>) -> Result<Backend> {
+        let client =
+            ClusterClient::connect(address, CONNECT_TIMEOUT, secret).map_err(Error::from)?;
         Ok(Backend::Cluster {
-            client,
+            client: Box::new(client),
             pool: MemoryPool::new(u64::MAX),
         })
     }

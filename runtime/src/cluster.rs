@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use tessera_cluster::ClusterClient;
+use tessera_cluster::{ClusterClient, ClusterInfo, Secret, SECRET_ENV};
 
 /// How long starting a cluster may take.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -28,6 +28,7 @@ pub struct LocalClusterBuilder {
     heartbeat_ttl: Duration,
     no_worker_grace: Duration,
     spill_dir: Option<PathBuf>,
+    secret: Option<String>,
 }
 
 impl LocalClusterBuilder {
@@ -61,9 +62,17 @@ impl LocalClusterBuilder {
         self
     }
 
-    /// Where workers make their spill folders (default: the system's temporary folder).
+    /// Where workers make their spill folders (default: the cluster's private temporary
+    /// folder). Each worker spills under a folder of its own there, removed when it stops.
     pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.spill_dir = Some(dir.into());
+        self
+    }
+
+    /// A shared secret that every call to the cluster must carry (default:
+    /// `$TESSERA_SECRET` if set, else none: the cluster listens on loopback only).
+    pub fn secret(mut self, secret: &str) -> Self {
+        self.secret = Some(secret.to_string());
         self
     }
 
@@ -78,11 +87,17 @@ impl LocalClusterBuilder {
         let threads = self
             .threads_per_worker
             .unwrap_or((cores / self.workers).max(1));
+        let secret = match &self.secret {
+            Some(text) => Some(Secret::new(text)?),
+            None => Secret::from_env()?,
+        };
         let logs = tempdir()?;
         let scheduler_bin = find_program("tessera-scheduler")?;
         let worker_bin = find_program("tessera-worker")?;
         let log = logs.join("scheduler.log");
-        let mut scheduler = Command::new(&scheduler_bin)
+        let mut scheduler = Command::new(&scheduler_bin);
+        with_secret(&mut scheduler, secret.as_ref());
+        let mut scheduler = scheduler
             .args(["--listen", "127.0.0.1:0"])
             .arg("--heartbeat-ttl-ms")
             .arg(self.heartbeat_ttl.as_millis().to_string())
@@ -115,6 +130,7 @@ impl LocalClusterBuilder {
             threads,
             memory_limit: self.memory_limit,
             spill_dir: self.spill_dir,
+            secret,
             logs,
             started: 0,
         };
@@ -128,16 +144,34 @@ impl LocalClusterBuilder {
     }
 }
 
-/// A scheduler and worker processes on this machine. Dropping it stops them.
+/// A worker process and the spill folder made for it.
+#[derive(Debug)]
+struct Worker {
+    child: Child,
+    spill: PathBuf,
+}
+
+impl Worker {
+    /// Kills the process (SIGKILL) and removes what it spilled.
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.spill);
+    }
+}
+
+/// A scheduler and worker processes on this machine. Dropping it stops them and removes
+/// their logs and spill files.
 #[derive(Debug)]
 pub struct LocalCluster {
     address: String,
     scheduler: Child,
-    workers: Vec<Option<Child>>,
+    workers: Vec<Option<Worker>>,
     worker_bin: PathBuf,
     threads: usize,
     memory_limit: Option<u64>,
     spill_dir: Option<PathBuf>,
+    secret: Option<Secret>,
     logs: PathBuf,
     started: usize,
 }
@@ -152,6 +186,7 @@ impl LocalCluster {
             heartbeat_ttl: tessera_cluster::SchedulerConfig::default().heartbeat_ttl,
             no_worker_grace: tessera_cluster::SchedulerConfig::default().no_worker_grace,
             spill_dir: None,
+            secret: None,
         }
     }
 
@@ -167,12 +202,28 @@ impl LocalCluster {
 
     /// A session on this cluster.
     pub fn session(&self) -> Result<Session> {
-        Session::connect(&self.address)
+        self.session_builder().build()
     }
 
-    /// A session builder aimed at this cluster (for chunk sizes and other settings).
+    /// A session builder aimed at this cluster, with its secret (for chunk sizes and
+    /// other settings).
     pub fn session_builder(&self) -> SessionBuilder {
-        Session::builder().scheduler(&self.address)
+        let builder = Session::builder().scheduler(&self.address);
+        match &self.secret {
+            Some(secret) => builder.secret(secret.expose()),
+            None => builder,
+        }
+    }
+
+    /// The workers as the scheduler sees them now.
+    pub fn info(&self) -> Result<ClusterInfo> {
+        let client = ClusterClient::connect(&self.address, CONNECT_TIMEOUT, self.secret.as_ref())?;
+        Ok(client.info()?)
+    }
+
+    /// The process id of worker `i`, if it runs (for signals of a drill: SIGSTOP, SIGCONT).
+    pub fn worker_pid(&self, i: usize) -> Option<u32> {
+        self.workers.get(i)?.as_ref().map(|w| w.child.id())
     }
 
     /// Worker processes running now (started and not killed).
@@ -184,9 +235,8 @@ impl LocalCluster {
     /// drill. False if there is no such running worker.
     pub fn kill_worker(&mut self, i: usize) -> bool {
         match self.workers.get_mut(i).and_then(Option::take) {
-            Some(mut child) => {
-                let _ = child.kill();
-                let _ = child.wait();
+            Some(worker) => {
+                worker.stop();
                 true
             }
             None => false,
@@ -223,11 +273,20 @@ impl LocalCluster {
         all
     }
 
-    fn spawn_worker(&mut self) -> Result<Child> {
+    fn spawn_worker(&mut self) -> Result<Worker> {
         let n = self.started;
         self.started += 1;
         let log = self.logs.join(format!("worker-{n}.log"));
+        // Its own spill parent, removed when it stops: a killed worker cannot clean up.
+        let spill = self
+            .spill_dir
+            .clone()
+            .unwrap_or_else(|| self.logs.clone())
+            .join(format!("tessera-local-worker-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&spill)
+            .map_err(|e| Error::Cluster(format!("cannot make {}: {e}", spill.display())))?;
         let mut command = Command::new(&self.worker_bin);
+        with_secret(&mut command, self.secret.as_ref());
         command
             .args(["--scheduler", &self.address, "--listen", "127.0.0.1:0"])
             .arg("--nthreads")
@@ -237,28 +296,35 @@ impl LocalCluster {
         if let Some(bytes) = self.memory_limit {
             command.arg("--memory-limit").arg(bytes.to_string());
         }
-        if let Some(dir) = &self.spill_dir {
-            command.arg("--spill-dir").arg(dir);
-        }
-        command
+        command.arg("--spill-dir").arg(&spill);
+        let spawned = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log_file(&log)?)
-            .spawn()
-            .map_err(|e| start_error(&format!("{}: {e}", self.worker_bin.display()), &log))
+            .spawn();
+        match spawned {
+            Ok(child) => Ok(Worker { child, spill }),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&spill);
+                Err(start_error(
+                    &format!("{}: {e}", self.worker_bin.display()),
+                    &log,
+                ))
+            }
+        }
     }
 
     /// Waits until `n` workers are registered.
     fn wait_for_workers(&mut self, n: usize) -> Result<()> {
         let deadline = Instant::now() + START_TIMEOUT;
-        let client = ClusterClient::connect(&self.address, CONNECT_TIMEOUT)?;
+        let client = ClusterClient::connect(&self.address, CONNECT_TIMEOUT, self.secret.as_ref())?;
         loop {
             let info = client.info()?;
             if info.workers as usize >= n {
                 return Ok(());
             }
             for (i, w) in self.workers.iter_mut().enumerate() {
-                if let Some(Ok(Some(status))) = w.as_mut().map(Child::try_wait) {
+                if let Some(Ok(Some(status))) = w.as_mut().map(|w| w.child.try_wait()) {
                     let log = self.logs.join(format!("worker-{i}.log"));
                     return Err(start_error(&format!("worker {i} exited ({status})"), &log));
                 }
@@ -277,9 +343,8 @@ impl LocalCluster {
 
 impl Drop for LocalCluster {
     fn drop(&mut self) {
-        for child in self.workers.iter_mut().filter_map(Option::as_mut) {
-            let _ = child.kill();
-            let _ = child.wait();
+        for worker in self.workers.iter_mut().filter_map(Option::take) {
+            worker.stop();
         }
         let _ = self.scheduler.kill();
         let _ = self.scheduler.wait();
@@ -361,6 +426,15 @@ fn find_program(name: &str) -> Result<PathBuf> {
                  TESSERA_BIN_DIR to the folder holding it)"
             ))
         })
+}
+
+/// Hands `secret` to a child through its environment (where no other user can read it),
+/// or makes sure it has none.
+fn with_secret(command: &mut Command, secret: Option<&Secret>) {
+    match secret {
+        Some(s) => command.env(SECRET_ENV, s.expose()),
+        None => command.env_remove(SECRET_ENV),
+    };
 }
 
 /// A new private folder for the cluster's logs.

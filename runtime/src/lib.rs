@@ -48,4 +48,5 @@ pub use tensor::{Slice, Tensor};
 pub use tessera_actors::{
     FaultInjector, FaultKind, FaultPoint, JobStats, MemoryReading, OutOfMemory, StorageStats,
 };
+pub use tessera_cluster::{ClusterInfo, WorkerInfo};
 pub use tessera_kernels::{DType, Element, HostTensor, KernelError, ReduceOp, Scalar};

@@ -19,6 +19,7 @@ use tessera_actors::{
     ActorSystem, ChunkGraph, FaultInjector, JobError, JobEvent, JobOutput, JobStats, KeptChunk,
     MemoryReading, Reservation, SystemConfig, KEPT_OP,
 };
+use tessera_cluster::ClusterInfo;
 use tessera_kernels::cuda::GpuProbe;
 use tessera_kernels::frame::ops::FileFormat;
 use tessera_kernels::{ChunkData, HostTensor};
@@ -69,6 +70,7 @@ pub struct SessionBuilder {
     shuffle_rows: Option<usize>,
     broadcast_bytes: Option<u64>,
     scheduler: Option<String>,
+    secret: Option<String>,
 }
 
 impl SessionBuilder {
@@ -77,6 +79,14 @@ impl SessionBuilder {
     /// default to the cluster's, and the memory budget is each worker's own.
     pub fn scheduler(mut self, address: &str) -> Self {
         self.scheduler = Some(address.to_string());
+        self
+    }
+
+    /// The cluster's shared secret (at least 16 visible ASCII characters), sent with every
+    /// call to its scheduler and workers (default: `$TESSERA_SECRET`, if set). A cluster
+    /// listening off loopback refuses calls without it.
+    pub fn secret(mut self, secret: &str) -> Self {
+        self.secret = Some(secret.to_string());
         self
     }
 
@@ -147,7 +157,11 @@ impl SessionBuilder {
                         "fault injection runs in local sessions only".into(),
                     ));
                 }
-                let backend = Backend::connect(address)?;
+                let secret = match &self.secret {
+                    Some(text) => Some(tessera_cluster::Secret::new(text)?),
+                    None => tessera_cluster::Secret::from_env()?,
+                };
+                let backend = Backend::connect(address, secret.as_ref())?;
                 let info = match &backend {
                     Backend::Cluster { client, .. } => Some(client.info()?),
                     Backend::Local(_) => None,
@@ -158,7 +172,7 @@ impl SessionBuilder {
         };
         let cluster_threads = cluster
             .as_ref()
-            .and_then(|(_, info)| info.map(|i| i.nthreads as usize))
+            .and_then(|(_, info)| info.as_ref().map(|i| i.nthreads as usize))
             .filter(|&n| n > 0);
         let threads = self
             .threads
@@ -379,6 +393,21 @@ impl Session {
             .ok()
             .and_then(|s| s.as_ref().map(Backend::reserved_bytes))
             .unwrap_or(0)
+    }
+
+    /// The cluster's workers now, as its scheduler sees them (as Dask's
+    /// `Client.scheduler_info()`); `None` for a session in this process.
+    pub fn cluster_info(&self) -> Result<Option<ClusterInfo>> {
+        let system = self
+            .inner
+            .system
+            .lock()
+            .map_err(|_| Error::Runtime("session lock poisoned".into()))?;
+        match system.as_ref() {
+            Some(Backend::Cluster { client, .. }) => Ok(Some(client.info()?)),
+            Some(Backend::Local(_)) => Ok(None),
+            None => Err(Error::Runtime("the session is shut down".into())),
+        }
     }
 
     /// Statistics of the last job this session finished.

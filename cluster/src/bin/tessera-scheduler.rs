@@ -8,9 +8,11 @@
 use clap::Parser;
 use std::io::Write;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use tessera_cluster::{serve_scheduler, SchedulerConfig};
+use tessera_cluster::auth::check_listen_address;
+use tessera_cluster::{serve_scheduler, SchedulerConfig, Secret};
 
 /// Tessera's scheduler: workers register with it, clients run jobs on it.
 #[derive(Parser, Debug)]
@@ -28,6 +30,10 @@ struct Args {
     /// Seconds running jobs wait for a worker when none is registered.
     #[arg(long, default_value_t = 30)]
     no_worker_grace_s: u64,
+    /// File whose first line is the cluster's shared secret (default: $TESSERA_SECRET).
+    /// Needed to listen on any address other than loopback.
+    #[arg(long)]
+    secret_file: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -38,10 +44,20 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
+    let secret = match Secret::from_file_or_env(args.secret_file.as_deref())
+        .and_then(|s| check_listen_address("scheduler", args.listen, s.as_ref()).map(|()| s))
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("tessera-scheduler: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let config = SchedulerConfig {
         heartbeat_interval: Duration::from_millis(args.heartbeat_interval_ms),
         heartbeat_ttl: Duration::from_millis(args.heartbeat_ttl_ms),
         no_worker_grace: Duration::from_secs(args.no_worker_grace_s),
+        secret,
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,

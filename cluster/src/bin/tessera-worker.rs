@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use tessera_cluster::{run_worker, WorkerConfig};
+use tessera_cluster::{run_worker, Secret, WorkerConfig};
 
 /// A Tessera worker: runs chunk tasks for a scheduler and serves the chunks it holds.
 #[derive(Parser, Debug)]
@@ -37,6 +37,10 @@ struct Args {
     /// Name in logs and errors (default: worker-PID).
     #[arg(long)]
     name: Option<String>,
+    /// File whose first line is the cluster's shared secret (default: $TESSERA_SECRET).
+    /// Needed to listen on any address other than loopback.
+    #[arg(long)]
+    secret_file: Option<PathBuf>,
 }
 
 /// `512`, `64K`, `2GiB`, `1.5G` as bytes.
@@ -70,6 +74,13 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
+    let secret = match Secret::from_file_or_env(args.secret_file.as_deref()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("tessera-worker: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let config = WorkerConfig {
         scheduler: args.scheduler,
         listen: args.listen,
@@ -83,6 +94,7 @@ fn main() -> ExitCode {
         disk_budget: args.disk_limit.unwrap_or(u64::MAX),
         spill_dir: args.spill_dir.unwrap_or_else(std::env::temp_dir),
         connect_timeout: Duration::from_secs(10),
+        secret,
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,

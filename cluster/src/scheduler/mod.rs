@@ -12,6 +12,7 @@ mod core;
 
 pub(crate) use convert::job_error;
 
+use crate::auth::{RequireSecret, Secret};
 use crate::scheduler::core::{Core, SharedCore};
 use futures::{Stream, StreamExt};
 use std::future::Future;
@@ -28,6 +29,7 @@ use tessera_proto::{
 };
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
+use tonic::service::InterceptorLayer;
 use tonic::{Request, Response, Status, Streaming};
 
 /// How long running jobs wait for a worker when none is registered.
@@ -36,8 +38,8 @@ pub const DEFAULT_NO_WORKER_GRACE: Duration = Duration::from_secs(30);
 /// The largest gRPC message the control plane takes (graphs with literals inside).
 pub const MAX_CONTROL_MESSAGE_BYTES: usize = 64 << 20;
 
-/// Liveness settings of a scheduler.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Liveness and access settings of a scheduler.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchedulerConfig {
     /// How often workers send heartbeats (told at registration).
     pub heartbeat_interval: Duration,
@@ -45,6 +47,8 @@ pub struct SchedulerConfig {
     pub heartbeat_ttl: Duration,
     /// Running jobs fail after this long without any worker.
     pub no_worker_grace: Duration,
+    /// The cluster's shared secret: calls without it are refused (see [`crate::auth`]).
+    pub secret: Option<Secret>,
 }
 
 impl Default for SchedulerConfig {
@@ -53,6 +57,7 @@ impl Default for SchedulerConfig {
             heartbeat_interval: DEFAULT_HEARTBEAT_INTERVAL,
             heartbeat_ttl: DEFAULT_HEARTBEAT_TTL,
             no_worker_grace: DEFAULT_NO_WORKER_GRACE,
+            secret: None,
         }
     }
 }
@@ -63,12 +68,17 @@ pub async fn serve_scheduler(
     config: SchedulerConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
-    let core: SharedCore = Arc::new(Mutex::new(Core::new(config)));
-    let watchdog = tokio::spawn(watch_liveness(Arc::clone(&core), config));
-    let service = Service { core, config };
+    let core: SharedCore = Arc::new(Mutex::new(Core::new(config.clone())));
+    let watchdog = tokio::spawn(watch_liveness(Arc::clone(&core), config.heartbeat_ttl));
+    let gate = RequireSecret::new(config.secret.clone(), "scheduler");
+    let service = Service {
+        core,
+        config: Arc::new(config),
+    };
     let result = tonic::transport::Server::builder()
         .http2_keepalive_interval(Some(Duration::from_secs(5)))
         .http2_keepalive_timeout(Some(Duration::from_secs(10)))
+        .layer(InterceptorLayer::new(gate))
         .add_service(
             WorkerControlServer::new(service.clone())
                 .max_decoding_message_size(MAX_CONTROL_MESSAGE_BYTES)
@@ -89,8 +99,8 @@ pub async fn serve_scheduler(
 }
 
 /// Checks heartbeats a few times per TTL.
-async fn watch_liveness(core: SharedCore, config: SchedulerConfig) {
-    let period = (config.heartbeat_ttl / 4).max(Duration::from_millis(50));
+async fn watch_liveness(core: SharedCore, heartbeat_ttl: Duration) {
+    let period = (heartbeat_ttl / 4).max(Duration::from_millis(50));
     let mut ticks = tokio::time::interval(period);
     loop {
         ticks.tick().await;
@@ -107,7 +117,7 @@ fn lock(core: &SharedCore) -> MutexGuard<'_, Core> {
 #[derive(Clone)]
 struct Service {
     core: SharedCore,
-    config: SchedulerConfig,
+    config: Arc<SchedulerConfig>,
 }
 
 type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
@@ -185,7 +195,11 @@ impl WorkerControl for Service {
             let cause = loop {
                 match inbound.next().await {
                     Some(Ok(message)) => match message.kind {
-                        Some(worker_message::Kind::Heartbeat(_)) => lock(&core).seen(incarnation),
+                        Some(worker_message::Kind::Heartbeat(beat))
+                            if beat.incarnation == incarnation =>
+                        {
+                            lock(&core).heartbeat(&beat)
+                        }
                         Some(worker_message::Kind::TaskStatus(status))
                             if status.incarnation == incarnation =>
                         {

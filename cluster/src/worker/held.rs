@@ -26,6 +26,26 @@ struct Table {
     cancelled: HashSet<u64>,
 }
 
+impl Table {
+    /// Holds `chunk` unless a newer attempt's copy is held.
+    fn keep_newest(&mut self, job: u64, key: u64, chunk: HeldChunk) {
+        match self.chunks.get(&(job, key)) {
+            Some(held) if held.attempt > chunk.attempt => {}
+            _ => {
+                self.chunks.insert((job, key), chunk);
+            }
+        }
+    }
+
+    /// Takes out the copy `attempt` produced, if that is the one held.
+    fn remove_attempt(&mut self, job: u64, key: u64, attempt: u64) -> Option<HeldChunk> {
+        match self.chunks.get(&(job, key)) {
+            Some(held) if held.attempt == attempt => self.chunks.remove(&(job, key)),
+            _ => None,
+        }
+    }
+}
+
 /// The worker's held chunks and its actor system.
 pub(crate) struct Held {
     system: Arc<ActorSystem>,
@@ -58,18 +78,21 @@ impl Held {
     }
 
     /// Holds a computed chunk; false (and nothing kept) when its job was cancelled here.
+    /// A copy from an older attempt than the one held is not kept: two dispatches of one
+    /// chunk may both run here, and the later one is the one the scheduler counts on.
     pub fn insert(&self, job: u64, key: u64, chunk: HeldChunk) -> bool {
         let mut table = self.table();
         if table.cancelled.contains(&job) {
             return false;
         }
-        table.chunks.insert((job, key), chunk);
+        table.keep_newest(job, key, chunk);
         true
     }
 
-    /// Gives up a chunk (its storage is freed once no running task reads it).
-    pub fn release(&self, job: u64, key: u64) {
-        let dropped = self.table().chunks.remove(&(job, key));
+    /// Gives up the copy of a chunk that `attempt` produced, if that is the one held (its
+    /// storage is freed once no running task reads it).
+    pub fn release(&self, job: u64, key: u64, attempt: u64) {
+        let dropped = self.table().remove_attempt(job, key, attempt);
         drop(dropped);
     }
 
@@ -128,5 +151,42 @@ impl ChunkSink for Held {
             chunk: ticket.to_string(),
             reason: "workers take no chunks by do_put yet: literals travel inside the graph".into(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_actors::{ChunkId, JobId, KeptOwner};
+
+    struct Nobody;
+    impl KeptOwner for Nobody {
+        fn unkeep(&self, _: ChunkId) {}
+    }
+
+    fn copy(attempt: u64) -> HeldChunk {
+        let id = ChunkId {
+            job: JobId(1),
+            key: ChunkKey(attempt),
+        };
+        HeldChunk {
+            attempt,
+            kept: Arc::new(KeptChunk::new(id, 8, Arc::new(Nobody))),
+        }
+    }
+
+    #[test]
+    fn a_late_older_attempt_neither_replaces_nor_releases_the_newer_copy() {
+        let mut table = Table::default();
+        table.keep_newest(1, 5, copy(7));
+        // The superseded dispatch finishes after the current one, then is released.
+        table.keep_newest(1, 5, copy(3));
+        assert!(table.remove_attempt(1, 5, 3).is_none());
+        assert_eq!(table.chunks.get(&(1, 5)).map(|h| h.attempt), Some(7));
+        // A newer attempt replaces an older one; releasing it by its attempt removes it.
+        table.keep_newest(1, 5, copy(9));
+        assert!(table.remove_attempt(1, 5, 7).is_none());
+        assert_eq!(table.remove_attempt(1, 5, 9).map(|h| h.attempt), Some(9));
+        assert!(table.chunks.is_empty());
     }
 }

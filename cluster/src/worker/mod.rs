@@ -11,6 +11,7 @@
 
 mod held;
 
+use crate::auth::{check_listen_address, AddSecret, Secret};
 use crate::client::{ChunkClient, ClientConfig};
 use crate::error::ClusterError;
 use crate::scheduler::MAX_CONTROL_MESSAGE_BYTES;
@@ -54,6 +55,9 @@ pub struct WorkerConfig {
     pub spill_dir: PathBuf,
     /// How long connecting to the scheduler may take.
     pub connect_timeout: Duration,
+    /// The cluster's shared secret, sent to the scheduler and peers and required of
+    /// callers of this worker's Flight service. Needed to listen off loopback.
+    pub secret: Option<Secret>,
 }
 
 /// The scheduler address as a gRPC endpoint URI.
@@ -89,6 +93,7 @@ pub(crate) async fn connect_scheduler(
 
 /// Runs a worker until the scheduler's stream ends (an error says how it ended).
 pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
+    check_listen_address("worker", config.listen, config.secret.as_ref())?;
     let address = config.scheduler.clone();
     let system = ActorSystem::start(SystemConfig {
         cpu_threads: config.nthreads.max(1),
@@ -104,9 +109,10 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
     let flight_address = format!("http://{}", listener.local_addr()?);
 
     let channel = connect_scheduler(&address, config.connect_timeout).await?;
-    let mut control = WorkerControlClient::new(channel)
-        .max_decoding_message_size(MAX_CONTROL_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_CONTROL_MESSAGE_BYTES);
+    let mut control =
+        WorkerControlClient::with_interceptor(channel, AddSecret::new(config.secret.as_ref()))
+            .max_decoding_message_size(MAX_CONTROL_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_CONTROL_MESSAGE_BYTES);
     let scheduler_error = |status: tonic::Status| ClusterError::Scheduler {
         address: address.clone(),
         code: status.code(),
@@ -138,6 +144,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         Arc::clone(&held) as _,
         ServerConfig {
             incarnation: Some(incarnation),
+            secret: config.secret.clone(),
             ..ServerConfig::default()
         },
     );
@@ -169,6 +176,10 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         incarnation,
         name: config.name.clone(),
         clients: Arc::new(Mutex::new(HashMap::new())),
+        client_config: ClientConfig {
+            secret: config.secret.clone(),
+            ..ClientConfig::default()
+        },
         running: Arc::new(AtomicU32::new(0)),
     };
     let interval = Duration::from_millis(u64::from(reply.heartbeat_interval_ms.max(10)));
@@ -181,7 +192,9 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
                     let agent = agent.clone();
                     tokio::spawn(async move { agent.run_task(task).await });
                 }
-                Some(scheduler_message::Kind::Release(r)) => held.release(r.job_id, r.chunk_key),
+                Some(scheduler_message::Kind::Release(r)) => {
+                    held.release(r.job_id, r.chunk_key, r.attempt)
+                }
                 Some(scheduler_message::Kind::Cancel(c)) => held.cancel(c.job_id),
                 None => {}
             },
@@ -228,6 +241,8 @@ struct Agent {
     name: String,
     /// Flight connections to peers, by address.
     clients: Arc<Mutex<HashMap<String, ChunkClient>>>,
+    /// How peers are called (with the secret).
+    client_config: ClientConfig,
     running: Arc<AtomicU32>,
 }
 
@@ -406,7 +421,7 @@ impl Agent {
         let mut client = match cached {
             Some(c) => c,
             None => {
-                let c = ChunkClient::connect(address, ClientConfig::default())
+                let c = ChunkClient::connect(address, self.client_config.clone())
                     .await
                     .map_err(|e| format!("{ticket} from {address}: {e}"))?;
                 self.clients

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tessera_cluster::{
     fetch_chunk, put_chunk, serve, ChunkClient, ChunkFlightService, ChunkSink, ChunkSource,
-    ClientConfig, Compression, ServerConfig, SourceError, WireError,
+    ClientConfig, Compression, Secret, ServerConfig, SourceError, WireError,
 };
 use tessera_kernels::ChunkData;
 use tessera_proto::{encode_ticket, ChunkTicket, PROTOCOL_VERSION};
@@ -390,4 +390,41 @@ async fn a_silent_peer_times_out_and_a_closed_port_is_a_connect_error() {
         fetch_chunk("not a uri", &ChunkTicket::new(1, 1, 0, 1), PATIENCE).await,
         Err(WireError::InvalidEndpoint { .. })
     ));
+}
+
+#[tokio::test]
+async fn a_service_with_a_secret_serves_only_callers_that_have_it() {
+    let secret = Secret::new("flight-test-secret-0123456789").unwrap();
+    let server = start(ServerConfig {
+        secret: Some(secret.clone()),
+        ..ServerConfig::default()
+    })
+    .await;
+    let ticket = ChunkTicket::new(1, 2, 0, 1);
+    hold(&server, &ticket, large_tensor(4));
+    let wrong = Secret::new("another-secret-0123456789").unwrap();
+    for presented in [None, Some(wrong)] {
+        let cfg = ClientConfig {
+            secret: presented,
+            ..config(None)
+        };
+        let mut client = ChunkClient::connect(&server.endpoint, cfg).await.unwrap();
+        match client.fetch(&ticket).await {
+            Err(WireError::Status { code, message }) => {
+                assert_eq!(code, tonic::Code::Unauthenticated, "{message}");
+                assert!(message.contains("shared secret"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let cfg = ClientConfig {
+        secret: Some(secret),
+        ..config(None)
+    };
+    let mut client = ChunkClient::connect(&server.endpoint, cfg).await.unwrap();
+    assert_bit_exact(
+        "with the secret",
+        &client.fetch(&ticket).await.unwrap(),
+        &large_tensor(4),
+    );
 }

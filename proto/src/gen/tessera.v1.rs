@@ -207,7 +207,8 @@ pub struct Cancel {
     #[prost(uint64, tag = "1")]
     pub job_id: u64,
 }
-/// Drop one chunk.
+/// Drop one chunk, if the copy held is the one this attempt produced (a newer copy of
+/// the same chunk stays).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Release {
     /// The job.
@@ -216,6 +217,9 @@ pub struct Release {
     /// The chunk.
     #[prost(uint64, tag = "2")]
     pub chunk_key: u64,
+    /// The dispatch whose copy is dropped.
+    #[prost(uint64, tag = "3")]
+    pub attempt: u64,
 }
 /// A job to run.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
@@ -256,7 +260,7 @@ pub struct ReleaseChunksReply {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ClusterInfoRequest {}
 /// The cluster's workers now.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct ClusterInfoReply {
     /// Workers registered.
     #[prost(uint32, tag = "1")]
@@ -267,6 +271,33 @@ pub struct ClusterInfoReply {
     /// Their memory limits in all, in bytes.
     #[prost(uint64, tag = "3")]
     pub memory_limit: u64,
+    /// Each worker, in registration order.
+    #[prost(message, repeated, tag = "4")]
+    pub worker_list: ::prost::alloc::vec::Vec<WorkerSummary>,
+}
+/// One worker as the scheduler sees it.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct WorkerSummary {
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+    /// Its Flight service, <http://HOST:PORT.>
+    #[prost(string, tag = "2")]
+    pub flight_address: ::prost::alloc::string::String,
+    #[prost(uint64, tag = "3")]
+    pub incarnation: u64,
+    #[prost(uint32, tag = "4")]
+    pub nthreads: u32,
+    #[prost(uint64, tag = "5")]
+    pub memory_limit: u64,
+    /// Bytes reserved by its actors, as of its last heartbeat.
+    #[prost(uint64, tag = "6")]
+    pub memory_used: u64,
+    /// Tasks running on it, as of its last heartbeat.
+    #[prost(uint32, tag = "7")]
+    pub tasks_running: u32,
+    /// Chunks it holds for running jobs and persisted data.
+    #[prost(uint64, tag = "8")]
+    pub chunks_held: u64,
 }
 /// Something happened to a job.
 #[derive(Clone, PartialEq, ::prost::Message)]

@@ -37,6 +37,9 @@ struct Worker {
     incarnation: u64,
     nthreads: u32,
     memory_limit: u64,
+    /// Bytes reserved and tasks running, as its last heartbeat said.
+    memory_used: u64,
+    tasks_running: u32,
     /// Its stream's sending half, once the stream is open.
     stream: Option<UnboundedSender<Result<SchedulerMessage, Status>>>,
     last_seen: Instant,
@@ -110,6 +113,8 @@ impl Core {
                 incarnation,
                 nthreads: request.nthreads,
                 memory_limit: request.memory_limit,
+                memory_used: 0,
+                tasks_running: 0,
                 stream: None,
                 last_seen: Instant::now(),
             },
@@ -137,14 +142,16 @@ impl Core {
         Some(())
     }
 
-    /// A heartbeat (or any message) from `incarnation`.
-    pub fn seen(&mut self, incarnation: u64) {
+    /// A heartbeat: the worker is alive, with this much memory and work.
+    pub fn heartbeat(&mut self, beat: &pb::Heartbeat) {
         if let Some(w) = self
             .workers
             .values_mut()
-            .find(|w| w.incarnation == incarnation)
+            .find(|w| w.incarnation == beat.incarnation)
         {
             w.last_seen = Instant::now();
+            w.memory_used = beat.memory_used;
+            w.tasks_running = beat.tasks_running;
         }
     }
 
@@ -261,7 +268,28 @@ impl Core {
 
     /// The workers now: count, threads, memory limits.
     pub fn info(&self) -> pb::ClusterInfoReply {
+        let mut held: HashMap<u32, u64> = HashMap::new();
+        for h in self.holders.values() {
+            *held.entry(h.worker).or_default() += 1;
+        }
+        let mut ids: Vec<&u32> = self.workers.keys().collect();
+        ids.sort();
+        let worker_list = ids
+            .into_iter()
+            .filter_map(|id| self.workers.get(id).map(|w| (id, w)))
+            .map(|(id, w)| pb::WorkerSummary {
+                name: w.name.clone(),
+                flight_address: w.flight_address.clone(),
+                incarnation: w.incarnation,
+                nthreads: w.nthreads,
+                memory_limit: w.memory_limit,
+                memory_used: w.memory_used,
+                tasks_running: w.tasks_running,
+                chunks_held: held.get(id).copied().unwrap_or(0),
+            })
+            .collect();
         pb::ClusterInfoReply {
+            worker_list,
             workers: self.workers.len() as u32,
             nthreads: self.workers.values().map(|w| w.nthreads).sum(),
             memory_limit: self
@@ -296,12 +324,21 @@ impl Core {
                 let current = self.planner.dispatched(job, key) == Some(attempt);
                 if !current || !self.planner.is_running(job) {
                     // A superseded dispatch, or one of a job that ended: nobody will read
-                    // its chunk (the report still frees the dispatch's slot).
-                    let release = scheduler_message::Kind::Release(pb::Release {
-                        job_id: job.0,
-                        chunk_key: key.0,
-                    });
-                    self.send_worker(worker, release);
+                    // its chunk or parts (the report still frees the dispatch's slot). Only
+                    // this attempt's copies go: the worker may hold a newer one as well.
+                    let keys = if status.parts.is_empty() {
+                        vec![key.0]
+                    } else {
+                        status.parts.clone()
+                    };
+                    for chunk_key in keys {
+                        let release = scheduler_message::Kind::Release(pb::Release {
+                            job_id: job.0,
+                            chunk_key,
+                            attempt,
+                        });
+                        self.send_worker(worker, release);
+                    }
                     let actions = self.planner.on_chunk_failed(job, key, attempt, cancelled());
                     return self.apply(actions);
                 }
@@ -344,9 +381,13 @@ impl Core {
                 self.planner.on_chunk_failed(job, key, attempt, cause)
             }
             TaskState::InputMissing => {
+                // Only a copy the scheduler still counts on is lost. A report naming an
+                // older copy (its holder was lost and the chunk recomputed since, or is
+                // being) loses nothing more: the reader just runs again.
                 let ids: Vec<ChunkId> = status
                     .missing
                     .iter()
+                    .filter(|l| self.is_current_copy(l))
                     .map(|l| ChunkId {
                         job: JobId(l.job_id),
                         key: ChunkKey(l.chunk_key),
@@ -499,6 +540,21 @@ impl Core {
         }
     }
 
+    /// True if `location` names the copy of its chunk that the holders table has now.
+    fn is_current_copy(&self, location: &ChunkLocation) -> bool {
+        let id = ChunkId {
+            job: JobId(location.job_id),
+            key: ChunkKey(location.chunk_key),
+        };
+        self.holders.get(&id).is_some_and(|h| {
+            h.attempt == location.attempt
+                && self
+                    .workers
+                    .get(&h.worker)
+                    .is_some_and(|w| w.incarnation == location.incarnation)
+        })
+    }
+
     /// Where chunk `id` can be fetched from.
     fn location(&self, id: ChunkId) -> Option<ChunkLocation> {
         let holder = self.holders.get(&id)?;
@@ -521,6 +577,7 @@ impl Core {
         let release = scheduler_message::Kind::Release(pb::Release {
             job_id: id.job.0,
             chunk_key: id.key.0,
+            attempt: holder.attempt,
         });
         self.send_worker(holder.worker, release);
         true

@@ -14,6 +14,7 @@ fn config() -> SchedulerConfig {
         heartbeat_interval: Duration::from_millis(100),
         heartbeat_ttl: Duration::from_secs(1),
         no_worker_grace: Duration::from_secs(2),
+        secret: None,
     }
 }
 
@@ -239,6 +240,62 @@ fn a_task_that_kills_three_workers_fails_the_job_as_killed_worker() {
             assert!(f.killed_worker, "{f:?}");
             assert_eq!(f.chunk_key, 1);
         }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_late_missing_input_report_naming_a_replaced_copy_loses_nothing_more() {
+    let mut core = Core::new(config());
+    let (inc_a, a) = worker(&mut core, "a");
+    let (inc_b, b) = worker(&mut core, "b");
+    let (incs, mut downs) = ([inc_a, inc_b], [a, b]);
+    let (events, mut rx) = unbounded_channel();
+    core.submit(graph(), events);
+    let first: Vec<pb::RunTask> = downs.iter_mut().flat_map(tasks).collect();
+    let one = first.iter().find(|t| t.chunk_key == 1).expect("task 1");
+    let two = first.iter().find(|t| t.chunk_key == 2).expect("task 2");
+    core.on_status(done(inc_a, one));
+    core.on_status(done(inc_b, two));
+    // 3 runs on worker r and reads input x from the other worker, v.
+    let on: Vec<Vec<pb::RunTask>> = downs.iter_mut().map(tasks).collect();
+    let r = usize::from(on[0].is_empty());
+    let v = 1 - r;
+    let three = on[r].first().expect("3 dispatched").clone();
+    let x = three
+        .inputs
+        .iter()
+        .find(|l| l.incarnation == incs[v])
+        .expect("an input held by the other worker")
+        .clone();
+
+    // v dies; x is computed again on r; only then does r's report of the old copy
+    // arrive (twice: late and repeated).
+    core.worker_lost(incs[v], "killed");
+    let redo = tasks(&mut downs[r]);
+    let redo_x = redo
+        .iter()
+        .find(|t| t.chunk_key == x.chunk_key)
+        .expect("x recomputed on r");
+    core.on_status(done(incs[r], redo_x));
+    for _ in 0..2 {
+        core.on_status(TaskStatus {
+            state: TaskState::InputMissing as i32,
+            missing: vec![x.clone()],
+            error: "connection refused".into(),
+            ..done(incs[r], &three)
+        });
+    }
+    // 3 runs again reading the new copy, and the job ends: the stale reports lost
+    // neither the new copy nor the job (which gives up after 2 losses of one chunk).
+    let last = tasks(&mut downs[r])
+        .into_iter()
+        .find(|t| t.chunk_key == 3)
+        .expect("3 runs again");
+    assert!(last.inputs.iter().all(|l| l.incarnation == incs[r]));
+    core.on_status(done(incs[r], &last));
+    match outcome(&mut rx) {
+        Some(job_event::Kind::Done(d)) => assert_eq!(d.outputs[0].chunk_key, 3),
         other => panic!("{other:?}"),
     }
 }
