@@ -249,14 +249,38 @@ fn a_stopped_worker_is_lost_after_the_ttl_and_the_job_still_finishes() {
 
 const SECRET: &str = "drill-secret-0123456789abcdef";
 
-/// The `tessera-worker` program cargo built beside this test.
-fn worker_program() -> PathBuf {
+/// The cluster program `name` that cargo built beside this test.
+fn program(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test path");
     let debug = exe
         .parent()
         .and_then(|deps| deps.parent())
         .expect("target folder");
-    debug.join(format!("tessera-worker{}", std::env::consts::EXE_SUFFIX))
+    debug.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+#[test]
+fn nothing_listens_off_loopback_without_a_secret() {
+    for (name, args) in [
+        ("tessera-scheduler", vec!["--listen", "0.0.0.0:0"]),
+        (
+            "tessera-worker",
+            vec!["--scheduler", "127.0.0.1:9", "--listen", "0.0.0.0:0"],
+        ),
+    ] {
+        let out = Command::new(program(name))
+            .args(&args)
+            .env_remove("TESSERA_SECRET")
+            .stdin(Stdio::null())
+            .output()
+            .expect("the program runs");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name} started: {said}");
+        assert!(
+            said.contains("not a loopback address") && said.contains("TESSERA_SECRET"),
+            "{name}: {said}"
+        );
+    }
 }
 
 /// Sends `bytes` to `address` and reads until the server closes the connection (or 5 s).
@@ -297,7 +321,7 @@ fn a_secret_cluster_refuses_strangers_and_garbage_and_keeps_working() {
     }
 
     // A worker with a wrong secret is refused and exits; the cluster does not take it.
-    let out = Command::new(worker_program())
+    let out = Command::new(program("tessera-worker"))
         .args(["--scheduler", c.address(), "--nthreads", "1"])
         .env("TESSERA_SECRET", "a-wrong-secret-for-this-drill")
         .stdin(Stdio::null())

@@ -21,6 +21,10 @@ struct Args {
     /// Address of this worker's Flight service (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: SocketAddr,
+    /// HOST:PORT that peers and clients reach this worker's Flight service at (default:
+    /// the listen address, or this host's name when listening on every interface).
+    #[arg(long)]
+    advertise: Option<String>,
     /// Threads of the CPU pool (default: every core).
     #[arg(long)]
     nthreads: Option<usize>,
@@ -84,6 +88,7 @@ fn main() -> ExitCode {
     let config = WorkerConfig {
         scheduler: args.scheduler,
         listen: args.listen,
+        advertise: args.advertise,
         name: args
             .name
             .unwrap_or_else(|| format!("worker-{}", std::process::id())),

@@ -43,6 +43,9 @@ pub struct WorkerConfig {
     pub scheduler: String,
     /// Where the worker's Flight service listens (port 0: any free port).
     pub listen: SocketAddr,
+    /// The `HOST:PORT` peers and clients reach that service at (default: the listen
+    /// address, or this host's name when it listens on every interface).
+    pub advertise: Option<String>,
     /// The worker's name in logs and errors.
     pub name: String,
     /// Threads of its CPU pool.
@@ -67,6 +70,28 @@ pub fn endpoint_uri(address: &str) -> String {
     } else {
         format!("http://{address}")
     }
+}
+
+/// The address the worker's Flight service is announced at: `advertise` if given, else
+/// the address it listens on (with this host's name for an unspecified IP).
+fn advertised(listening: &SocketAddr, advertise: Option<&str>) -> Result<String, ClusterError> {
+    if let Some(a) = advertise {
+        return Ok(endpoint_uri(a));
+    }
+    if !listening.ip().is_unspecified() {
+        return Ok(format!("http://{listening}"));
+    }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| {
+            ClusterError::Io(std::io::Error::other(format!(
+                "listening on {listening}, every interface, and this host's name is unknown: \
+                 pass --advertise HOST:PORT (the address peers and clients reach)"
+            )))
+        })?;
+    Ok(format!("http://{host}:{}", listening.port()))
 }
 
 /// Connects a channel to the scheduler at `address`.
@@ -106,7 +131,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
     .map_err(|e| ClusterError::Actors(e.to_string()))?;
     let held = Arc::new(Held::new(Arc::new(system)));
     let listener = TcpListener::bind(config.listen).await?;
-    let flight_address = format!("http://{}", listener.local_addr()?);
+    let flight_address = advertised(&listener.local_addr()?, config.advertise.as_deref())?;
 
     let channel = connect_scheduler(&address, config.connect_timeout).await?;
     let mut control =
