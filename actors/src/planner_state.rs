@@ -214,6 +214,10 @@ pub struct PlannerState {
     storage_up: bool,
     /// Set once an actor is gone for good: every job fails with it.
     gone: Option<JobError>,
+    /// Which device holds a stored chunk, and its bytes: a task goes to the device that
+    /// holds most of its input bytes unless that one is saturated. A cluster's scheduler
+    /// fills it (each worker is a device); in one process it stays empty.
+    locality: HashMap<ChunkId, (DeviceId, u64)>,
 }
 
 impl PlannerState {
@@ -229,7 +233,48 @@ impl PlannerState {
             pool,
             storage_up: true,
             gone: None,
+            locality: HashMap::new(),
         }
+    }
+
+    /// Chunk `id` (`nbytes` bytes) is held by `device`: its readers prefer that device.
+    pub fn chunk_at(&mut self, id: ChunkId, device: DeviceId, nbytes: u64) {
+        self.locality.insert(id, (device, nbytes));
+    }
+
+    /// Chunk `id` is held nowhere any more.
+    pub fn chunk_gone(&mut self, id: ChunkId) {
+        self.locality.remove(&id);
+    }
+
+    /// The device for the task at `pos` of `job`: the one holding most of its input bytes
+    /// if it has a free slot, else the one with the most free slots (ties: the lowest id).
+    fn place(&self, job: JobId, pos: usize) -> Option<DeviceId> {
+        let free = |d: &DeviceId| self.devices.get(d).is_some_and(|s| s.used < s.capacity);
+        let state = self.jobs.get(&job)?;
+        let mut near: Vec<(DeviceId, u64)> = Vec::new();
+        if !self.locality.is_empty() {
+            for &input in &state.tasks[pos].inputs {
+                if let Some(&(device, bytes)) = self.locality.get(&state.chunk_id(job, input)) {
+                    match near.iter_mut().find(|(d, _)| *d == device) {
+                        Some((_, b)) => *b += bytes,
+                        None => near.push((device, bytes)),
+                    }
+                }
+            }
+        }
+        let nearest = near
+            .into_iter()
+            .max_by_key(|&(d, bytes)| (bytes, Reverse(d)))
+            .map(|(d, _)| d)
+            .filter(free);
+        nearest.or_else(|| {
+            self.devices
+                .iter()
+                .filter(|(_, s)| s.used < s.capacity)
+                .max_by_key(|(id, s)| (s.capacity - s.used, Reverse(**id)))
+                .map(|(&id, _)| id)
+        })
     }
 
     /// Adds a device that runs up to `slots` tasks at once (or changes its slot count).
@@ -768,15 +813,15 @@ impl PlannerState {
             if !self.storage_up {
                 break;
             }
-            let Some(state) = self.jobs.get_mut(&job) else {
+            if !self.jobs.contains_key(&job) {
                 self.ready.pop_first();
                 continue;
+            }
+            let Some(device) = self.place(job, pos) else {
+                break;
             };
-            let Some((&device, slots)) = self
-                .devices
-                .iter_mut()
-                .filter(|(_, s)| s.used < s.capacity)
-                .max_by_key(|(id, s)| (s.capacity - s.used, Reverse(**id)))
+            let (Some(state), Some(slots)) =
+                (self.jobs.get_mut(&job), self.devices.get_mut(&device))
             else {
                 break;
             };

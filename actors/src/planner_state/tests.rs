@@ -855,3 +855,43 @@ fn a_split_task_whose_output_has_the_wrong_parts_fails_its_job_naming_it() {
         assert!(!p.is_running(job));
     }
 }
+
+/// The device each key of `actions` was dispatched to.
+fn placed(actions: &[PlannerAction]) -> Vec<(u64, DeviceId)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            PlannerAction::Dispatch { key, device, .. } => Some((key.0, *device)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_task_goes_where_most_of_its_input_bytes_are_unless_that_device_is_full() {
+    let (a, b) = (DeviceId(0), DeviceId(1));
+    let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+    p.add_device(a, 1);
+    p.add_device(b, 1);
+    // 1 and 2 from nothing; 3 reads 1 and 2; 4 reads 2 only.
+    let (job, first) = p.submit(
+        graph(&[(1, &[]), (2, &[]), (3, &[1, 2]), (4, &[2])], &[3, 4]),
+        Instant::now(),
+    );
+    // Without locations: the freest device, ties to the lowest id.
+    assert_eq!(placed(&first), vec![(1, a), (2, b)]);
+    let id = |k| ChunkId {
+        job,
+        key: ChunkKey(k),
+    };
+    // 1 (small) is held by a, 2 (large) by b: 3 and 4 both prefer b.
+    let one = attempt(&p, job, 1);
+    let two = attempt(&p, job, 2);
+    p.chunk_at(id(1), a, 10);
+    p.chunk_at(id(2), b, 1000);
+    let after_one = p.on_chunk_held(job, ChunkKey(1), one, vec![10], Instant::now());
+    assert!(dispatched(&after_one).is_empty(), "3 and 4 wait for 2");
+    let after_two = p.on_chunk_held(job, ChunkKey(2), two, vec![1000], Instant::now());
+    // 3 takes b's one slot; 4 would prefer b too, but b is full: it runs on a.
+    assert_eq!(placed(&after_two), vec![(3, b), (4, a)]);
+}

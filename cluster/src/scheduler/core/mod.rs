@@ -183,8 +183,8 @@ impl Core {
             .filter(|(_, h)| h.worker == id)
             .map(|(&c, _)| c)
             .collect();
-        for c in &lost {
-            self.holders.remove(c);
+        for &c in &lost {
+            self.unhold(c);
         }
         let cause = format!("worker {} was lost ({cause})", worker.name);
         for job in self.planner.jobs() {
@@ -350,7 +350,7 @@ impl Core {
                         attempt,
                         nbytes: status.output_bytes,
                     };
-                    self.holders.insert(id, holder);
+                    self.hold(id, holder);
                     vec![status.output_bytes]
                 } else {
                     for (&part, &nbytes) in status.parts.iter().zip(&status.part_bytes) {
@@ -358,7 +358,7 @@ impl Core {
                             job,
                             key: ChunkKey(part),
                         };
-                        self.holders.insert(
+                        self.hold(
                             part,
                             Holder {
                                 worker,
@@ -393,8 +393,8 @@ impl Core {
                         key: ChunkKey(l.chunk_key),
                     })
                     .collect();
-                for id in &ids {
-                    self.holders.remove(id);
+                for &id in &ids {
+                    self.unhold(id);
                 }
                 let lost = self.planner.keys_of(job, &ids);
                 self.planner
@@ -569,9 +569,22 @@ impl Core {
         })
     }
 
+    /// Records that `holder` has chunk `id` (its readers will prefer that worker).
+    fn hold(&mut self, id: ChunkId, holder: Holder) {
+        self.planner
+            .chunk_at(id, DeviceId(holder.worker), holder.nbytes);
+        self.holders.insert(id, holder);
+    }
+
+    /// Forgets where chunk `id` is.
+    fn unhold(&mut self, id: ChunkId) -> Option<Holder> {
+        self.planner.chunk_gone(id);
+        self.holders.remove(&id)
+    }
+
     /// Tells the holder of `id` to drop it; true if one held it.
     fn drop_chunk(&mut self, id: ChunkId) -> bool {
-        let Some(holder) = self.holders.remove(&id) else {
+        let Some(holder) = self.unhold(id) else {
             return false;
         };
         let release = scheduler_message::Kind::Release(pb::Release {
@@ -585,7 +598,15 @@ impl Core {
 
     /// Drops every chunk of a failed or cancelled job and tells every worker.
     fn forget_job(&mut self, job: JobId) {
-        self.holders.retain(|id, _| id.job != job);
+        let ids: Vec<ChunkId> = self
+            .holders
+            .keys()
+            .filter(|id| id.job == job)
+            .copied()
+            .collect();
+        for id in ids {
+            self.unhold(id);
+        }
         let ids: Vec<u32> = self.workers.keys().copied().collect();
         for w in ids {
             self.send_worker(
