@@ -80,6 +80,16 @@ pub enum Workload {
     /// of a uniform [0, 1) matrix persisted before timing (`svd.py --query compressed`).
     #[value(name = "svd_compressed")]
     SvdCompressed,
+    /// `arange(N).sum()` in chunks of `--chunk` elements (default 1): as many tiny tasks as
+    /// elements plus the reduction's, to measure the scheduler (tasks per second: its
+    /// `--stats` `chunks_run` over the time; `--size 1` is one task's round trip). Tessera's
+    /// own; no peer runs it.
+    #[value(name = "noop_tasks")]
+    NoopTasks,
+    /// The result of one chunk of N f64 persisted before timing (`--size 8388608`: 64 MiB),
+    /// gathered: on a cluster, one Flight `do_get` from a worker. Tessera's own.
+    #[value(name = "gather")]
+    Gather,
 }
 
 impl Workload {
@@ -92,6 +102,8 @@ impl Workload {
             Workload::SliceSum => "slice_sum",
             Workload::SvdTall => "svd_tall",
             Workload::SvdCompressed => "svd_compressed",
+            Workload::NoopTasks => "noop_tasks",
+            Workload::Gather => "gather",
         }
     }
 
@@ -103,6 +115,8 @@ impl Workload {
             Workload::SliceSum => Size::count(20_000),
             Workload::SvdTall => Size::matrix(2_000_000, 20),
             Workload::SvdCompressed => Size::matrix(100_000, 5_000),
+            Workload::NoopTasks => Size::count(10_000),
+            Workload::Gather => Size::count(8 << 20),
         }
     }
 
@@ -112,9 +126,11 @@ impl Workload {
     pub fn check_size(self, size: Size) -> Result<(), String> {
         let name = self.name();
         match (self, size.cols) {
-            (Workload::Pi | Workload::PiRng, None) => Ok(()),
-            (Workload::Pi | Workload::PiRng, Some(_)) => {
-                Err(format!("{name}: --size is a number of points"))
+            (Workload::Pi | Workload::PiRng | Workload::NoopTasks | Workload::Gather, None) => {
+                Ok(())
+            }
+            (Workload::Pi | Workload::PiRng | Workload::NoopTasks | Workload::Gather, Some(_)) => {
+                Err(format!("{name}: --size is a number of elements"))
             }
             (Workload::Sincos | Workload::SliceSum, Some(c)) if c != size.rows => Err(format!(
                 "{name}: the matrix is square; give its side (--size {})",
@@ -150,7 +166,9 @@ impl Workload {
     /// The `size` string of the result line: points as `1e8`, matrices as `ROWSxCOLS`.
     pub fn size_label(self, size: Size) -> String {
         match self {
-            Workload::Pi | Workload::PiRng => fmt_size(size.rows),
+            Workload::Pi | Workload::PiRng | Workload::NoopTasks | Workload::Gather => {
+                fmt_size(size.rows)
+            }
             _ => format!("{}x{}", size.rows, size.cols.unwrap_or(size.rows)),
         }
     }
@@ -172,6 +190,11 @@ impl Workload {
                     let (m, n) = (size.rows, size.cols.unwrap_or(size.rows));
                     x = x.rechunk(&if m >= n { [c, n] } else { [m, c] });
                 }
+                x.persist(session).map(Some)
+            }
+            Workload::Gather => {
+                let n = size.rows;
+                let x = tensor::arange_f64(0.0, n as f64, 1.0).rechunk(&[n.max(1)]);
                 x.persist(session).map(Some)
             }
             _ => Ok(None),
@@ -235,6 +258,13 @@ impl Workload {
                 );
                 flat_concat(&s, &u, &vt)
             }
+            Workload::NoopTasks => {
+                let c = chunk.unwrap_or(1).max(1);
+                tensor::arange_f64(0.0, n as f64, 1.0).rechunk(&[c]).sum()
+            }
+            Workload::Gather => input
+                .cloned()
+                .unwrap_or_else(|| tensor::arange_f64(0.0, n as f64, 1.0)),
         }
     }
 
@@ -253,6 +283,12 @@ impl Workload {
                 other => return Err(format!("sincos: expected a boolean, got {other:?}")),
             },
             Workload::SliceSum => Value::from(round_significant(single()?.as_f64(), 5)),
+            // Sums of whole numbers below 2^53: exact.
+            Workload::NoopTasks => Value::from(single()?.as_f64()),
+            Workload::Gather => {
+                let values = result.to_f64_vec();
+                Value::from(vec![values.len() as f64, values.iter().sum::<f64>()])
+            }
             Workload::SvdTall | Workload::SvdCompressed => {
                 // S comes first in the result (see `build`).
                 let r = match self {
