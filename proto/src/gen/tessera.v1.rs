@@ -435,7 +435,7 @@ pub enum ProtocolVersion {
     /// Never sent: a message without a version is refused.
     Unspecified = 0,
     /// The version this file describes.
-    Current = 1,
+    Current = 2,
 }
 impl ProtocolVersion {
     /// String value of the enum field names used in the ProtoBuf definition.
