@@ -363,30 +363,45 @@ impl RunJob {
     }
 }
 
-/// Fetches every chunk, one connection per worker.
+/// Fetches every chunk: one connection per worker, the workers side by side, each
+/// worker's chunks one after another; the result in the order of `outputs`.
 async fn fetch_all(
     outputs: &[ChunkLocation],
     config: &ClientConfig,
 ) -> Result<Vec<Arc<tessera_kernels::ChunkData>>, String> {
-    let mut clients: HashMap<&str, ChunkClient> = HashMap::new();
-    let mut chunks = Vec::with_capacity(outputs.len());
-    for l in outputs {
-        let address = l.flight_address.as_str();
-        let client = match clients.get_mut(address) {
-            Some(c) => c,
-            None => {
-                let c = ChunkClient::connect(address, config.clone())
-                    .await
-                    .map_err(|e| e.to_string())?;
-                clients.entry(address).or_insert(c)
-            }
-        };
-        let ticket = ChunkTicket::new(l.job_id, l.chunk_key, l.attempt, l.incarnation);
-        let data = client
-            .fetch(&ticket)
-            .await
-            .map_err(|e| format!("gathering {ticket} from {address}: {e}"))?;
-        chunks.push(Arc::new(data));
+    let mut by_worker: HashMap<&str, Vec<(usize, &ChunkLocation)>> = HashMap::new();
+    for (i, l) in outputs.iter().enumerate() {
+        by_worker
+            .entry(l.flight_address.as_str())
+            .or_default()
+            .push((i, l));
     }
-    Ok(chunks)
+    let per_worker = by_worker.into_iter().map(|(address, chunks)| async move {
+        let mut client = ChunkClient::connect(address, config.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut fetched = Vec::with_capacity(chunks.len());
+        for (i, l) in chunks {
+            let ticket = ChunkTicket::new(l.job_id, l.chunk_key, l.attempt, l.incarnation);
+            let data = client
+                .fetch(&ticket)
+                .await
+                .map_err(|e| format!("gathering {ticket} from {address}: {e}"))?;
+            fetched.push((i, Arc::new(data)));
+        }
+        Ok::<_, String>(fetched)
+    });
+    let mut slots: Vec<Option<Arc<tessera_kernels::ChunkData>>> = vec![None; outputs.len()];
+    for (i, data) in futures::future::try_join_all(per_worker)
+        .await?
+        .into_iter()
+        .flatten()
+    {
+        slots[i] = Some(data);
+    }
+    slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| c.ok_or_else(|| format!("output {i} was not gathered")))
+        .collect()
 }

@@ -17,7 +17,7 @@ use crate::error::ClusterError;
 use crate::scheduler::MAX_CONTROL_MESSAGE_BYTES;
 use crate::server::{serve, ChunkFlightService, ServerConfig};
 use held::{Held, HeldChunk};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -33,7 +33,7 @@ use tessera_proto::pb::{
 };
 use tessera_proto::{decode_payload, ChunkTicket, PROTOCOL_VERSION};
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 use tonic::transport::{Channel, Endpoint};
 
 /// How a worker runs.
@@ -201,6 +201,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         incarnation,
         name: config.name.clone(),
         clients: Arc::new(Mutex::new(HashMap::new())),
+        peers: Arc::new(LostPeers::new()),
         client_config: ClientConfig {
             secret: config.secret.clone(),
             ..ClientConfig::default()
@@ -221,6 +222,10 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
                     held.release(r.job_id, r.chunk_key, r.attempt)
                 }
                 Some(scheduler_message::Kind::Cancel(c)) => held.cancel(c.job_id),
+                Some(scheduler_message::Kind::PeerLost(p)) => {
+                    tracing::info!(peer = %p.flight_address, incarnation = p.incarnation, "peer lost");
+                    agent.peers.declare(p.incarnation);
+                }
                 None => {}
             },
             Ok(None) => break "the scheduler closed the stream".to_string(),
@@ -266,6 +271,8 @@ struct Agent {
     name: String,
     /// Flight connections to peers, by address.
     clients: Arc<Mutex<HashMap<String, ChunkClient>>>,
+    /// Peers the scheduler has declared lost.
+    peers: Arc<LostPeers>,
     /// How peers are called (with the secret).
     client_config: ClientConfig,
     running: Arc<AtomicU32>,
@@ -422,7 +429,8 @@ impl Agent {
         }
     }
 
-    /// One input: held here, or fetched from its holder.
+    /// One input: held here, or fetched from its holder (given up at once if the
+    /// scheduler says the holder is lost).
     async fn input(&self, location: &ChunkLocation) -> Result<Input, String> {
         if let Some(h) = self
             .held
@@ -436,6 +444,24 @@ impl Agent {
             location.attempt,
             location.incarnation,
         );
+        let lost = || {
+            format!(
+                "{ticket} from {}: the scheduler lost that worker",
+                location.flight_address
+            )
+        };
+        let mut notices = self.peers.lost_tx.subscribe();
+        if self.peers.is_lost(location.incarnation) {
+            return Err(lost());
+        }
+        tokio::select! {
+            fetched = self.fetch(location, &ticket) => fetched,
+            () = wait_for_loss(&mut notices, location.incarnation) => Err(lost()),
+        }
+    }
+
+    /// Fetches `ticket` from the holder `location` names, over a cached connection.
+    async fn fetch(&self, location: &ChunkLocation, ticket: &ChunkTicket) -> Result<Input, String> {
         let address = &location.flight_address;
         let cached = self
             .clients
@@ -456,7 +482,7 @@ impl Agent {
                 c
             }
         };
-        match client.fetch(&ticket).await {
+        match client.fetch(ticket).await {
             Ok(data) => Ok(Input::Fetched(Arc::new(data))),
             Err(e) => {
                 self.clients
@@ -465,6 +491,49 @@ impl Agent {
                     .remove(address);
                 Err(format!("{ticket} from {address}: {e}"))
             }
+        }
+    }
+}
+
+/// Workers the scheduler declared lost, by incarnation, and the signal that wakes fetches
+/// waiting on one.
+struct LostPeers {
+    lost: Mutex<HashSet<u64>>,
+    lost_tx: broadcast::Sender<u64>,
+}
+
+impl LostPeers {
+    fn new() -> LostPeers {
+        LostPeers {
+            lost: Mutex::new(HashSet::new()),
+            lost_tx: broadcast::channel(64).0,
+        }
+    }
+
+    /// The worker of `incarnation` is gone.
+    fn declare(&self, incarnation: u64) {
+        self.lost
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(incarnation);
+        let _ = self.lost_tx.send(incarnation);
+    }
+
+    fn is_lost(&self, incarnation: u64) -> bool {
+        self.lost
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&incarnation)
+    }
+}
+
+/// Returns once `incarnation` is declared lost on `notices` (never, if the channel closes).
+async fn wait_for_loss(notices: &mut broadcast::Receiver<u64>, incarnation: u64) {
+    loop {
+        match notices.recv().await {
+            Ok(i) if i == incarnation => return,
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+            Err(broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
         }
     }
 }

@@ -134,7 +134,7 @@ pub struct TaskStatus {
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct SchedulerMessage {
     /// One of the scheduler's messages.
-    #[prost(oneof = "scheduler_message::Kind", tags = "1, 2, 3")]
+    #[prost(oneof = "scheduler_message::Kind", tags = "1, 2, 3, 4")]
     pub kind: ::core::option::Option<scheduler_message::Kind>,
 }
 /// Nested message and enum types in `SchedulerMessage`.
@@ -151,7 +151,23 @@ pub mod scheduler_message {
         /// Drop a chunk nobody needs any more.
         #[prost(message, tag = "3")]
         Release(super::Release),
+        /// A peer was lost: stop waiting on fetches from it.
+        #[prost(message, tag = "4")]
+        PeerLost(super::PeerLost),
     }
+}
+/// A worker the scheduler has declared lost (its stream broke or it went silent past the
+/// TTL). A fetch from it still waiting ends at once, and the reader reports its input
+/// missing, instead of waiting for the connection to time out (a stopped process keeps
+/// its connections open).
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct PeerLost {
+    /// The lost worker's Flight address, as its locations name it.
+    #[prost(string, tag = "1")]
+    pub flight_address: ::prost::alloc::string::String,
+    /// Its incarnation.
+    #[prost(uint64, tag = "2")]
+    pub incarnation: u64,
 }
 /// Where a chunk can be fetched from.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]

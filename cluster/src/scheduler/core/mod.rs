@@ -186,6 +186,16 @@ impl Core {
         for &c in &lost {
             self.unhold(c);
         }
+        // Readers waiting on the lost worker's data stop waiting (a stopped process keeps
+        // its connections open until keep-alive notices).
+        let ids: Vec<u32> = self.workers.keys().copied().collect();
+        for w in ids {
+            let notice = scheduler_message::Kind::PeerLost(pb::PeerLost {
+                flight_address: worker.flight_address.clone(),
+                incarnation,
+            });
+            self.send_worker(w, notice);
+        }
         let cause = format!("worker {} was lost ({cause})", worker.name);
         for job in self.planner.jobs() {
             let keys = self.planner.keys_of(job, &lost);

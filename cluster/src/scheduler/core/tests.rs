@@ -299,3 +299,19 @@ fn a_late_missing_input_report_naming_a_replaced_copy_loses_nothing_more() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_survivors_hear_that_a_worker_was_lost() {
+    let mut core = Core::new(config());
+    let (inc_a, _a) = worker(&mut core, "a");
+    let (_, mut b) = worker(&mut core, "b");
+    core.worker_lost(inc_a, "stopped");
+    let mut notices = Vec::new();
+    while let Ok(Ok(m)) = b.try_recv() {
+        if let Some(scheduler_message::Kind::PeerLost(p)) = m.kind {
+            notices.push((p.flight_address, p.incarnation));
+        }
+    }
+    assert_eq!(notices, vec![("http://a:1".to_string(), inc_a)]);
+    assert_eq!(core.info().workers, 1);
+}
