@@ -153,6 +153,14 @@ impl ClusterClient {
             protocol_version: PROTOCOL_VERSION,
             graph: encode_payload(&graph)?,
         };
+        // Leave room for the envelope around the graph.
+        let limit = MAX_CONTROL_MESSAGE_BYTES - (64 << 10);
+        if request.graph.len() > limit {
+            return Err(ClusterError::GraphTooLarge {
+                bytes: request.graph.len(),
+                limit,
+            });
+        }
         let (events, rx) = crossbeam_channel::unbounded();
         let run = RunJob {
             jobs: self.jobs.clone(),

@@ -197,6 +197,20 @@ pub enum ClusterError {
     /// A chunk transfer failed.
     #[error(transparent)]
     Wire(#[from] WireError),
+    /// A job's graph, with the data it carries (arrays and tables made in the client),
+    /// is over the control plane's message limit.
+    #[error(
+        "the job's graph is {bytes} bytes, over the {limit}-byte limit of a cluster job: \
+         data made in this process travels inside the graph; read large inputs on the \
+         workers instead (read_csv, read_parquet, random generators), or persist them in \
+         pieces"
+    )]
+    GraphTooLarge {
+        /// The encoded graph's size.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// The shared secret is missing where one is needed, unreadable or unfit.
     #[error("shared secret: {0}")]
     BadSecret(String),

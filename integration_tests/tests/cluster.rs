@@ -178,3 +178,21 @@ fn connecting_to_nothing_is_a_typed_error() {
         "{err}"
     );
 }
+
+#[test]
+fn data_too_large_for_a_cluster_job_is_a_typed_error_and_the_session_goes_on() {
+    let c = cluster(1);
+    let s = on(&c, 8 << 20);
+    // 72 MB made in this process: over the 64 MiB a job's graph may carry.
+    let n = 9_000_000;
+    let big = tensor::from_vec(vec![1.0f64; n], &[n]);
+    let err = s.execute(&big.sum()).unwrap_err();
+    assert!(
+        matches!(&err, Error::Cluster(m) if m.contains("over the") && m.contains("limit")),
+        "{err}"
+    );
+    assert_eq!(
+        item_f64(&s.execute(&line(1000).sum()).unwrap()),
+        line_sum(1000)
+    );
+}
