@@ -3,10 +3,13 @@
 //! workers, persisted data stays on the workers, and a killed worker loses nothing.
 
 use crate::common::{builder, item_f64, session_from, TestSession};
-use crate::dataframes::sorted_rows;
+use crate::dataframes::{frame_error, sorted_rows, TempDir};
 use crate::persist::{frame, line, line_sum, upper_sums};
+use arrow::datatypes::DataType;
 use std::time::{Duration, Instant};
-use tessera::dataframe::{col, lit, Agg, DataFrame};
+use tessera::dataframe::{
+    col, lit, read_csv_with, Agg, CsvOptions, DataFrame, FrameError, ReadCsv,
+};
 use tessera::{linalg, tensor, Error, LocalCluster, Progress, Session};
 
 /// A cluster of `n` one-thread workers that notices a silent worker within 2 s.
@@ -195,4 +198,29 @@ fn data_too_large_for_a_cluster_job_is_a_typed_error_and_the_session_goes_on() {
         item_f64(&s.execute(&line(1000).sum()).unwrap()),
         line_sum(1000)
     );
+}
+
+#[test]
+fn a_worker_s_dataframe_error_keeps_its_type() {
+    let c = cluster(2);
+    let s = on(&c, 8 << 10);
+    let dir = TempDir::new("cluster-frame-error");
+    // An unparsable number in a column declared Int64, far into the file: a worker finds it.
+    let mut text = String::from("a,b\n");
+    for i in 0..5000 {
+        text.push_str(&format!("{i},{i}\n"));
+    }
+    text.push_str("5000,x4\n");
+    let path = dir.file("bad.csv", &text);
+    let options = ReadCsv {
+        csv: CsvOptions {
+            dtypes: vec![("b".into(), DataType::Int64)],
+            ..CsvOptions::default()
+        },
+        chunk_bytes: Some(4096),
+    };
+    match frame_error(&s, &read_csv_with(&path, options)) {
+        FrameError::Parse { line, column, .. } => assert_eq!((line, column.as_str()), (5002, "b")),
+        other => panic!("{other:?}"),
+    }
 }

@@ -547,7 +547,7 @@ fn expressions_filter_derive_and_group_by_date_parts() {
 }
 
 /// The error of a frame (carried from building, or from executing).
-fn frame_error(s: &Session, df: &DataFrame) -> FrameError {
+pub(crate) fn frame_error(s: &Session, df: &DataFrame) -> FrameError {
     match df.execute(s) {
         Err(Error::Frame(e)) => e,
         other => panic!("expected a frame error, got {other:?}"),

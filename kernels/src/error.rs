@@ -1,9 +1,11 @@
 //! Errors raised by chunk kernels.
 
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-/// Why a chunk kernel could not produce its output.
-#[derive(Debug, Error, Clone, PartialEq)]
+/// Why a chunk kernel could not produce its output. Serializable, so that a cluster
+/// worker's error reaches the client with its type.
+#[derive(Debug, Error, Clone, PartialEq, Serialize, Deserialize)]
 pub enum KernelError {
     /// Shapes that do not fit together.
     #[error("shape mismatch: {0}")]

@@ -4,6 +4,24 @@
 use tessera_actors::{JobError, JobId};
 use tessera_kernels::KernelError;
 use tessera_proto::pb::{self, job_event};
+use tessera_proto::{decode_payload, encode_payload};
+
+/// `error` as a payload that keeps its type across the wire; empty for the errors that
+/// are about the cluster rather than the task (another worker's report, a lost worker).
+pub(crate) fn kernel_error_payload(error: &KernelError) -> Vec<u8> {
+    match error {
+        KernelError::Remote { .. } | KernelError::DeviceUnavailable(_) => Vec::new(),
+        typed => encode_payload(typed).unwrap_or_default(),
+    }
+}
+
+/// The typed kernel error of a payload made by [`kernel_error_payload`], if any.
+pub(crate) fn kernel_error(payload: &[u8]) -> Option<KernelError> {
+    if payload.is_empty() {
+        return None;
+    }
+    decode_payload(payload).ok()
+}
 
 /// The wire event of `job`'s progress.
 pub(crate) fn progress_event(job: JobId, done: u64, total: u64) -> pb::JobEvent {
@@ -25,6 +43,7 @@ pub(crate) fn failed_event(job: JobId, error: &JobError) -> pb::JobEvent {
             failed.chunk_key = key.0;
             failed.op = op.clone();
             failed.retryable = source.is_retryable();
+            failed.kernel_error = kernel_error_payload(source);
             failed.killed_worker = matches!(source, KernelError::DeviceUnavailable(_));
             failed.cause = match source {
                 KernelError::Remote { message, .. } | KernelError::DeviceUnavailable(message) => {
@@ -69,7 +88,9 @@ pub(crate) fn job_error(failed: pb::JobFailed, scheduler: &str) -> JobError {
     let key = tessera_actors::ChunkKey(failed.chunk_key);
     match failed.kind.as_str() {
         "chunk_failed" => {
-            let source = if failed.killed_worker {
+            let source = if let Some(typed) = kernel_error(&failed.kernel_error) {
+                typed
+            } else if failed.killed_worker {
                 KernelError::DeviceUnavailable(failed.cause)
             } else {
                 KernelError::Remote {
@@ -154,6 +175,18 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // A kernel's own error keeps its type: a parse error stays a parse error.
+        let parse = JobError::ChunkFailed {
+            key: ChunkKey(9),
+            op: "read_csv".into(),
+            source: KernelError::Frame(tessera_kernels::frame::FrameError::Parse {
+                path: "/data/x.csv".into(),
+                line: 4000,
+                column: "b".into(),
+                message: "cannot parse \"x4\" as Int64".into(),
+            }),
+        };
+        assert_eq!(round_trip(&parse), parse);
         match round_trip(&JobError::SystemStopped("x".into())) {
             JobError::SystemStopped(m) => assert!(m.contains("s:1"), "{m}"),
             other => panic!("{other:?}"),

@@ -10,7 +10,7 @@
 mod convert;
 mod core;
 
-pub(crate) use convert::job_error;
+pub(crate) use convert::{job_error, kernel_error, kernel_error_payload};
 
 use crate::auth::{RequireSecret, Secret};
 use crate::scheduler::core::{Core, SharedCore};

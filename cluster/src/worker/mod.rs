@@ -14,7 +14,7 @@ mod held;
 use crate::auth::{check_listen_address, AddSecret, Secret};
 use crate::client::{ChunkClient, ClientConfig};
 use crate::error::ClusterError;
-use crate::scheduler::MAX_CONTROL_MESSAGE_BYTES;
+use crate::scheduler::{kernel_error_payload, MAX_CONTROL_MESSAGE_BYTES};
 use crate::server::{serve, ChunkFlightService, ServerConfig};
 use held::{Held, HeldChunk};
 use std::collections::{HashMap, HashSet};
@@ -382,8 +382,10 @@ impl Agent {
         let output = match ran {
             Ok(Ok(output)) => output,
             Ok(Err(JobError::ChunkFailed { source, .. })) => {
-                let retryable = source.is_retryable();
-                return failed(source.to_string(), retryable);
+                return pb::TaskStatus {
+                    kernel_error: kernel_error_payload(&source),
+                    ..failed(source.to_string(), source.is_retryable())
+                };
             }
             Ok(Err(e)) => return failed(e.to_string(), true),
             Err(e) => return failed(format!("the task's thread failed: {e}"), true),

@@ -1,9 +1,10 @@
 //! Errors of the dataframe kernels.
 
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// Why a dataframe kernel (or the planning of one) failed. Every variant names its cause.
-#[derive(Debug, Error, Clone, PartialEq)]
+#[derive(Debug, Error, Clone, PartialEq, Serialize, Deserialize)]
 pub enum FrameError {
     /// A file could not be opened, read or written.
     #[error("{path}: {message}")]

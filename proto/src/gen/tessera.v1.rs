@@ -129,6 +129,9 @@ pub struct TaskStatus {
     pub part_bytes: ::prost::alloc::vec::Vec<u64>,
     #[prost(uint64, repeated, tag = "11")]
     pub parts: ::prost::alloc::vec::Vec<u64>,
+    /// FAILED: the kernel's error as a payload (see JobFailed.kernel_error), if it had one.
+    #[prost(bytes = "vec", tag = "12")]
+    pub kernel_error: ::prost::alloc::vec::Vec<u8>,
 }
 /// Scheduler -> worker, on the worker stream.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -409,6 +412,11 @@ pub struct JobFailed {
     /// chunk_failed: whether the kernel's error was retryable.
     #[prost(bool, tag = "8")]
     pub retryable: bool,
+    /// chunk_failed: the kernel's error (tessera_kernels::KernelError) as a payload, so that
+    /// it keeps its type (a dataframe's parse error, a bad shape); empty when the failure
+    /// has no kernel error of its own (a lost worker).
+    #[prost(bytes = "vec", tag = "9")]
+    pub kernel_error: ::prost::alloc::vec::Vec<u8>,
 }
 /// Cancel a job.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]

@@ -9,7 +9,7 @@
 //! from lineage ([`PlannerState::on_chunks_lost`]).
 
 use super::convert::{failed_event, progress_event};
-use crate::scheduler::SchedulerConfig;
+use crate::scheduler::{kernel_error, SchedulerConfig};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
@@ -383,11 +383,11 @@ impl Core {
                     .on_chunk_held(job, key, attempt, sizes, Instant::now())
             }
             TaskState::Failed => {
-                let cause = KernelError::Remote {
+                let cause = kernel_error(&status.kernel_error).unwrap_or(KernelError::Remote {
                     worker: name,
                     message: status.error,
                     retryable: status.retryable,
-                };
+                });
                 self.planner.on_chunk_failed(job, key, attempt, cause)
             }
             TaskState::InputMissing => {
