@@ -28,6 +28,7 @@ use crate::messages::{ActorName, DeviceId};
 use crate::store::ChunkId;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Bound::{Excluded, Unbounded};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tessera_kernels::{ChunkData, ChunkOp, KernelError};
@@ -220,6 +221,21 @@ pub struct PlannerState {
     locality: HashMap<ChunkId, (DeviceId, u64)>,
 }
 
+/// Input bytes over which a task waits for a busy device holding them rather than move
+/// them to another (busy) device: about what a loopback transfer moves in a few
+/// milliseconds. An idle device takes the task anyway.
+pub const MOVE_BYTES: u64 = 8 << 20;
+
+/// Where [`PlannerState::place`] puts a task.
+enum Placement {
+    /// On this device.
+    On(DeviceId),
+    /// Nowhere yet: its inputs' holder is busy and moving them costs more than waiting.
+    Wait,
+    /// Nowhere: no device has a free slot.
+    Full,
+}
+
 impl PlannerState {
     /// A planner with no jobs and no devices, reserving task outputs in `pool`.
     pub fn new(pool: Arc<MemoryPool>) -> PlannerState {
@@ -247,11 +263,16 @@ impl PlannerState {
         self.locality.remove(&id);
     }
 
-    /// The device for the task at `pos` of `job`: the one holding most of its input bytes
-    /// if it has a free slot, else the one with the most free slots (ties: the lowest id).
-    fn place(&self, job: JobId, pos: usize) -> Option<DeviceId> {
+    /// Where the task at `pos` of `job` runs: on the device holding most of its input
+    /// bytes if it has a free slot; else on the device with the most free slots (ties: the
+    /// lowest id) — unless moving the inputs costs more than waiting: over
+    /// [`MOVE_BYTES`] held by a busy device while no other device is idle, the task waits
+    /// for its holder.
+    fn place(&self, job: JobId, pos: usize) -> Placement {
         let free = |d: &DeviceId| self.devices.get(d).is_some_and(|s| s.used < s.capacity);
-        let state = self.jobs.get(&job)?;
+        let Some(state) = self.jobs.get(&job) else {
+            return Placement::Full;
+        };
         let mut near: Vec<(DeviceId, u64)> = Vec::new();
         if !self.locality.is_empty() {
             for &input in &state.tasks[pos].inputs {
@@ -265,16 +286,20 @@ impl PlannerState {
         }
         let nearest = near
             .into_iter()
-            .max_by_key(|&(d, bytes)| (bytes, Reverse(d)))
-            .map(|(d, _)| d)
-            .filter(free);
-        nearest.or_else(|| {
-            self.devices
-                .iter()
-                .filter(|(_, s)| s.used < s.capacity)
-                .max_by_key(|(id, s)| (s.capacity - s.used, Reverse(**id)))
-                .map(|(&id, _)| id)
-        })
+            .max_by_key(|&(d, bytes)| (bytes, Reverse(d)));
+        if let Some((device, _)) = nearest.filter(|(d, _)| free(d)) {
+            return Placement::On(device);
+        }
+        let freest = self
+            .devices
+            .iter()
+            .filter(|(_, s)| s.used < s.capacity)
+            .max_by_key(|(id, s)| (s.capacity - s.used, Reverse(**id)));
+        match (freest, nearest) {
+            (None, _) => Placement::Full,
+            (Some((_, s)), Some((_, bytes))) if bytes > MOVE_BYTES && s.used > 0 => Placement::Wait,
+            (Some((&id, _)), _) => Placement::On(id),
+        }
     }
 
     /// Adds a device that runs up to `slots` tasks at once (or changes its slot count).
@@ -809,16 +834,30 @@ impl PlannerState {
     /// memory budget takes their outputs (or nothing else is running).
     fn dispatch_ready(&mut self) -> Vec<PlannerAction> {
         let mut actions = Vec::new();
-        while let Some(&(job, pos)) = self.ready.first() {
+        // Tasks passed over (waiting for their inputs' holder) stay in line before this.
+        let mut passed: Option<(JobId, usize)> = None;
+        loop {
+            let next = match passed {
+                None => self.ready.first(),
+                Some(p) => self.ready.range((Excluded(p), Unbounded)).next(),
+            };
+            let Some(&(job, pos)) = next else {
+                break;
+            };
             if !self.storage_up {
                 break;
             }
             if !self.jobs.contains_key(&job) {
-                self.ready.pop_first();
+                self.ready.remove(&(job, pos));
                 continue;
             }
-            let Some(device) = self.place(job, pos) else {
-                break;
+            let device = match self.place(job, pos) {
+                Placement::On(device) => device,
+                Placement::Wait => {
+                    passed = Some((job, pos));
+                    continue;
+                }
+                Placement::Full => break,
             };
             let (Some(state), Some(slots)) =
                 (self.jobs.get_mut(&job), self.devices.get_mut(&device))
@@ -846,7 +885,7 @@ impl PlannerState {
                     }
                 },
             };
-            self.ready.pop_first();
+            self.ready.remove(&(job, pos));
             let task = &state.tasks[pos];
             let Work::Run(op) = &task.work else {
                 continue; // a kept chunk is never run

@@ -895,3 +895,38 @@ fn a_task_goes_where_most_of_its_input_bytes_are_unless_that_device_is_full() {
     // 3 takes b's one slot; 4 would prefer b too, but b is full: it runs on a.
     assert_eq!(placed(&after_two), vec![(3, b), (4, a)]);
 }
+
+#[test]
+fn a_task_with_large_inputs_waits_for_their_busy_holder_unless_another_device_is_idle() {
+    let (a, b) = (DeviceId(0), DeviceId(1));
+    let big = MOVE_BYTES * 2;
+    let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+    p.add_device(a, 1);
+    p.add_device(b, 2);
+    let g = graph(
+        &[(1, &[]), (2, &[]), (5, &[]), (3, &[1]), (4, &[1])],
+        &[2, 3, 4, 5],
+    );
+    let (job, first) = p.submit(g, Instant::now());
+    assert_eq!(placed(&first), vec![(1, b), (2, a), (5, b)]);
+    let id = |k| ChunkId {
+        job,
+        key: ChunkKey(k),
+    };
+    let held = |p: &mut PlannerState, key: u64, bytes: u64| {
+        let attempt = attempt(p, job, key);
+        p.on_chunk_held(job, ChunkKey(key), attempt, vec![bytes], Instant::now())
+    };
+    // 1's large output sits on a, which is busy with 2; b has a slot but is busy with 5.
+    p.chunk_at(id(1), a, big);
+    assert!(
+        placed(&held(&mut p, 1, big)).is_empty(),
+        "3 and 4 wait for a"
+    );
+    // a frees its slot: 3 goes there; 4 waits again.
+    p.chunk_at(id(2), a, 8);
+    assert_eq!(placed(&held(&mut p, 2, 8)), vec![(3, a)]);
+    // b goes idle: it takes 4 and fetches the input.
+    p.chunk_at(id(5), b, 8);
+    assert_eq!(placed(&held(&mut p, 5, 8)), vec![(4, b)]);
+}
