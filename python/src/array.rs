@@ -201,7 +201,10 @@ impl PyTensor {
         keepdims: bool,
         ddof: u32,
     ) -> PyResult<PyTensor> {
-        PyTensor::wrap(self.t.reduce(reduce_op(op, ddof)?, axes.as_deref(), keepdims))
+        PyTensor::wrap(
+            self.t
+                .reduce(reduce_op(op, ddof)?, axes.as_deref(), keepdims),
+        )
     }
 
     /// A view through one `(start, stop, step)` per leading axis (NumPy's basic slicing).

@@ -54,11 +54,7 @@ fn concatenate(arrays: Vec<PyRef<'_, PyTensor>>, axis: isize) -> PyResult<PyTens
 
 /// Elements of `a` where `cond` is true, else of `b`.
 #[pyfunction]
-fn where_(
-    cond: &PyTensor,
-    a: &Bound<'_, PyAny>,
-    b: &Bound<'_, PyAny>,
-) -> PyResult<PyTensor> {
+fn where_(cond: &PyTensor, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     let side = |x: &Bound<'_, PyAny>| -> PyResult<Operand> {
         if let Ok(t) = x.cast::<PyTensor>() {
             return Ok(Operand::Tensor(t.get().t.clone()));

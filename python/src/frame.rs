@@ -8,7 +8,7 @@
 use crate::errors::{to_py, type_error, value_error};
 use crate::session::{run_job, PySession};
 use arrow::array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
-use arrow::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
+use arrow::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyCapsule, PyFloat, PyInt, PyString};
 use std::ffi::CStr;
@@ -129,7 +129,9 @@ fn export_stream<'py>(
 }
 
 /// Reads every batch of an object with `__arrow_c_stream__` (a pyarrow table, …).
-fn import_stream(obj: &Bound<'_, PyAny>) -> PyResult<(arrow::datatypes::SchemaRef, Vec<RecordBatch>)> {
+fn import_stream(
+    obj: &Bound<'_, PyAny>,
+) -> PyResult<(arrow::datatypes::SchemaRef, Vec<RecordBatch>)> {
     let capsule = obj
         .call_method0("__arrow_c_stream__")
         .map_err(|_| type_error(format!("{} has no __arrow_c_stream__", obj.get_type())))?;
@@ -344,7 +346,11 @@ impl PyFrame {
     }
 
     /// Summary statistics of the numeric columns (pandas' `describe`) as an Arrow stream.
-    fn describe<'py>(&self, py: Python<'py>, session: &PySession) -> PyResult<Bound<'py, PyCapsule>> {
+    fn describe<'py>(
+        &self,
+        py: Python<'py>,
+        session: &PySession,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
         let s = session.get()?;
         let frame = self.df.clone();
         let batch = run_job(py, move || frame.describe(&s))?;

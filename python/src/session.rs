@@ -7,10 +7,10 @@
 //! usable: later jobs run beside it.
 
 use crate::errors::{raise, to_py};
+use crossbeam_channel::{bounded, RecvTimeoutError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
-use crossbeam_channel::{bounded, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tessera::{Progress, Session};
