@@ -13,6 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyCapsule, PyFloat, PyInt, PyString};
 use std::ffi::CStr;
 use tessera::dataframe::{self as df, Agg, DataFrame, How, Literal, Series, SeriesOperand};
+use tessera::Session;
 use tessera_kernels::frame::groupby::AggSpec;
 
 /// The capsule name the Arrow PyCapsule interface gives an `ArrowArrayStream`.
@@ -37,6 +38,18 @@ impl PyFrame {
             Some(e) => Err(to_py(e.clone())),
             None => Ok(PyFrame { df }),
         }
+    }
+
+    /// Runs `job` over this frame on `session`'s Rust session (see [`run_job`]).
+    fn run<T: Send + 'static>(
+        &self,
+        py: Python<'_>,
+        session: &PySession,
+        job: impl FnOnce(&DataFrame, &Session) -> tessera::Result<T> + Send + 'static,
+    ) -> PyResult<T> {
+        let s = session.get()?;
+        let frame = self.df.clone();
+        run_job(py, move || job(&frame, &s))
     }
 }
 
@@ -82,23 +95,23 @@ fn series_operand(obj: &Bound<'_, PyAny>) -> PyResult<SeriesOperand> {
 
 /// An aggregation by its pandas name.
 fn agg(name: &str) -> PyResult<Agg> {
-    const ALL: [Agg; 12] = [
-        Agg::Sum,
-        Agg::Mean,
-        Agg::Min,
-        Agg::Max,
-        Agg::Count,
-        Agg::Size,
-        Agg::Std,
-        Agg::Var,
-        Agg::First,
-        Agg::Last,
-        Agg::FirstRow,
-        Agg::NUnique,
-    ];
-    ALL.into_iter().find(|a| a.name() == name).ok_or_else(|| {
-        let names: Vec<&str> = ALL.iter().map(|a| a.name()).collect();
-        value_error(format!("no aggregation {name:?}; Tessera has {names:?}"))
+    Ok(match name {
+        "sum" => Agg::Sum,
+        "mean" => Agg::Mean,
+        "min" => Agg::Min,
+        "max" => Agg::Max,
+        "count" => Agg::Count,
+        "size" => Agg::Size,
+        "std" => Agg::Std,
+        "var" => Agg::Var,
+        "first" => Agg::First,
+        "last" => Agg::Last,
+        "nunique" => Agg::NUnique,
+        other => {
+            return Err(value_error(format!(
+            "no aggregation {other:?}; use sum mean min max count size std var first last nunique"
+        )))
+        }
     })
 }
 
@@ -277,21 +290,6 @@ impl PyFrame {
         })
     }
 
-    /// Whole-frame reduction `func` of every column, as a one-row frame.
-    fn reduce(&self, func: &str) -> PyResult<PyFrame> {
-        PyFrame::wrap(match func {
-            "sum" => self.df.sum(),
-            "mean" => self.df.mean(),
-            "min" => self.df.min(),
-            "max" => self.df.max(),
-            "count" => self.df.count(),
-            "std" => self.df.std(),
-            "var" => self.df.var(),
-            "nunique" => self.df.nunique(),
-            other => return Err(value_error(format!("no frame reduction {other:?}"))),
-        })
-    }
-
     /// Joins with `right` on `left_on` = `right_on` (pandas' `merge`).
     fn merge(
         &self,
@@ -338,10 +336,8 @@ impl PyFrame {
         py: Python<'py>,
         session: &PySession,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let s = session.get()?;
-        let frame = self.df.clone();
-        let schema = frame.schema().map_err(to_py)?;
-        let batches = run_job(py, move || frame.execute_chunks(&s))?;
+        let schema = self.df.schema().map_err(to_py)?;
+        let batches = self.run(py, session, |f, s| f.execute_chunks(s))?;
         export_stream(py, schema, batches)
     }
 
@@ -351,24 +347,18 @@ impl PyFrame {
         py: Python<'py>,
         session: &PySession,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let s = session.get()?;
-        let frame = self.df.clone();
-        let batch = run_job(py, move || frame.describe(&s))?;
+        let batch = self.run(py, session, |f, s| f.describe(s))?;
         export_stream(py, batch.schema(), vec![batch])
     }
 
     /// The number of rows (runs a job).
     fn len(&self, py: Python<'_>, session: &PySession) -> PyResult<usize> {
-        let s = session.get()?;
-        let frame = self.df.clone();
-        run_job(py, move || frame.len(&s))
+        self.run(py, session, |f, s| f.len(s))
     }
 
     /// Computes the frame and keeps its chunks in `session`.
     fn persist(&self, py: Python<'_>, session: &PySession) -> PyResult<PyFrame> {
-        let s = session.get()?;
-        let frame = self.df.clone();
-        PyFrame::wrap(run_job(py, move || frame.persist(&s))?)
+        PyFrame::wrap(self.run(py, session, |f, s| f.persist(s))?)
     }
 
     /// Writes the frame to `path` as CSV (`parquet=False`) or Parquet; returns the rows.
@@ -379,11 +369,9 @@ impl PyFrame {
         path: String,
         parquet: bool,
     ) -> PyResult<usize> {
-        let s = session.get()?;
-        let frame = self.df.clone();
-        run_job(py, move || match parquet {
-            true => frame.to_parquet(&s, &path, false),
-            false => frame.to_csv(&s, &path, false),
+        self.run(py, session, move |f, s| match parquet {
+            true => f.to_parquet(s, &path, false),
+            false => f.to_csv(s, &path, false),
         })
     }
 }

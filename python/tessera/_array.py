@@ -7,7 +7,7 @@ from typing import Any, Iterable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _tessera
+from . import _ops, _tessera
 from ._session import Session, get_session
 from .errors import TesseraIndexError, TesseraTypeError, TesseraValueError
 
@@ -142,6 +142,9 @@ class Array:
     def __int__(self) -> int:
         return int(self.item())
 
+    def __pos__(self) -> "Array":
+        return self
+
     def __index__(self) -> int:
         if self.dtype.kind not in "iub":
             raise TesseraTypeError("only integer arrays can be used as an index")
@@ -233,42 +236,20 @@ class Array:
     def _unary(self, op: str) -> "Array":
         return Array(self._a.unary(op), op, self._chunks)
 
-    def __add__(self, o): return self._binary("add", o)
-    def __radd__(self, o): return self._binary("add", o, True)
-    def __sub__(self, o): return self._binary("sub", o)
-    def __rsub__(self, o): return self._binary("sub", o, True)
-    def __mul__(self, o): return self._binary("mul", o)
-    def __rmul__(self, o): return self._binary("mul", o, True)
-    def __truediv__(self, o): return self._binary("div", o)
-    def __rtruediv__(self, o): return self._binary("div", o, True)
-    def __floordiv__(self, o): return self._binary("floor_divide", o)
-    def __rfloordiv__(self, o): return self._binary("floor_divide", o, True)
-    def __mod__(self, o): return self._binary("remainder", o)
-    def __rmod__(self, o): return self._binary("remainder", o, True)
-    def __pow__(self, o): return self._binary("pow", o)
-    def __rpow__(self, o): return self._binary("pow", o, True)
-    def __matmul__(self, o): return self._binary("matmul", o)
-    def __rmatmul__(self, o): return self._binary("matmul", o, True)
-    def __and__(self, o): return self._binary("bitwise_and", o)
-    def __rand__(self, o): return self._binary("bitwise_and", o, True)
-    def __or__(self, o): return self._binary("bitwise_or", o)
-    def __ror__(self, o): return self._binary("bitwise_or", o, True)
-    def __xor__(self, o): return self._binary("bitwise_xor", o)
-    def __rxor__(self, o): return self._binary("bitwise_xor", o, True)
-    def __lshift__(self, o): return self._binary("left_shift", o)
-    def __rshift__(self, o): return self._binary("right_shift", o)
-    def __eq__(self, o): return self._binary("eq", o)  # type: ignore[override]
-    def __ne__(self, o): return self._binary("ne", o)  # type: ignore[override]
-    def __lt__(self, o): return self._binary("lt", o)
-    def __le__(self, o): return self._binary("le", o)
-    def __gt__(self, o): return self._binary("gt", o)
-    def __ge__(self, o): return self._binary("ge", o)
-    def __neg__(self): return self._unary("neg")
-    def __pos__(self): return self
-    def __abs__(self): return self._unary("abs")
-    def __invert__(self): return self._unary("invert")
 
-    __hash__ = None  # type: ignore[assignment]  # == is elementwise
+
+_ops.install(
+    Array,
+    binary={
+        "add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floor_divide",
+        "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and",
+        "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift",
+        "rshift": "right_shift", "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt",
+        "ge": "ge",
+    },
+    reflected=["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor"],
+    unary={"neg": "neg", "abs": "abs", "invert": "invert"},
+)
 
 
 def _operand(x: Any) -> Any:

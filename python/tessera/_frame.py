@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from . import _tessera
+from . import _ops, _tessera
 from ._session import Session, get_session
 from .errors import TesseraTypeError, TesseraValueError
 
@@ -182,28 +182,8 @@ class Series:
         other = other._s if isinstance(other, Series) else other
         return Series(self._s.binary(op, other, reflected))
 
-    def __add__(self, o): return self._binary("add", o)
-    def __radd__(self, o): return self._binary("add", o, True)
-    def __sub__(self, o): return self._binary("sub", o)
-    def __rsub__(self, o): return self._binary("sub", o, True)
-    def __mul__(self, o): return self._binary("mul", o)
-    def __rmul__(self, o): return self._binary("mul", o, True)
-    def __truediv__(self, o): return self._binary("div", o)
-    def __mod__(self, o): return self._binary("mod", o)
-    def __eq__(self, o): return self._binary("eq", o)  # type: ignore[override]
-    def __ne__(self, o): return self._binary("ne", o)  # type: ignore[override]
-    def __lt__(self, o): return self._binary("lt", o)
-    def __le__(self, o): return self._binary("le", o)
-    def __gt__(self, o): return self._binary("gt", o)
-    def __ge__(self, o): return self._binary("ge", o)
-    def __and__(self, o): return self._binary("and", o)
-    def __rand__(self, o): return self._binary("and", o, True)
-    def __or__(self, o): return self._binary("or", o)
-    def __ror__(self, o): return self._binary("or", o, True)
-    def __invert__(self): return Series(self._s.unary("not"))
-    def __neg__(self): return Series(self._s.unary("neg"))
-
-    __hash__ = None  # type: ignore[assignment]
+    def _unary(self, op: str) -> "Series":
+        return Series(self._s.unary(op))
 
     def isin(self, values: Sequence[Any]) -> "Series":
         """Whether each value is one of ``values`` (false for null)."""
@@ -222,7 +202,8 @@ class Series:
         return DataFrame(self._s.to_frame().value_counts(self.name))
 
     def _reduce(self, func: str) -> "Scalar":
-        return Scalar(self._s.to_frame().reduce(func), self.name)
+        name = self.name
+        return Scalar(self._s.to_frame().groupby_agg([], [(name, func, name)]), name)
 
     def sum(self) -> "Scalar":
         """Sum of the non-null values."""
@@ -263,6 +244,17 @@ class Series:
     def to_arrow(self, session: Optional[Session] = None) -> Any:
         """Runs the job; returns a :class:`pyarrow.ChunkedArray`."""
         return self.to_frame().to_arrow(session).column(0)
+
+
+_ops.install(
+    Series,
+    binary={
+        "add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "mod": "mod", "eq": "eq",
+        "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "and": "and", "or": "or",
+    },
+    reflected=["add", "sub", "mul", "and", "or"],
+    unary={"invert": "not", "neg": "neg"},
+)
 
 
 class Scalar:
