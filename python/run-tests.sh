@@ -39,6 +39,12 @@ export CARGO_TARGET_DIR="$root/target"
 (cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --quiet)
 "$venv/bin/python" -c "import tessera" # fails loudly if the build did not install
 
+# The local-cluster test needs tessera-scheduler and tessera-worker: those that
+# `cargo build`/`cargo test --workspace` left in target/debug (skipped when absent).
+if [ -z "${TESSERA_BIN_DIR:-}" ] && [ -x "$root/target/debug/tessera-worker" ] && [ -x "$root/target/debug/tessera-scheduler" ]; then
+    export TESSERA_BIN_DIR="$root/target/debug"
+fi
+
 echo "run-tests: environment and build ready in $(( $(date +%s) - start )) s" >&2
 cd "$here"
 "$venv/bin/python" -m pytest -q tests "$@"
