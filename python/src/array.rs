@@ -246,7 +246,7 @@ impl PyTensor {
     fn compute<'py>(&self, py: Python<'py>, session: &PySession) -> PyResult<Bound<'py, PyAny>> {
         let s = session.get()?;
         let t = self.t.clone();
-        let host = run_job(py, move || t.execute(&s))?;
+        let host = run_job(py, Some(s.clone()), move || t.execute(&s))?;
         host_to_numpy(py, host)
     }
 
@@ -255,6 +255,6 @@ impl PyTensor {
     fn persist(&self, py: Python<'_>, session: &PySession) -> PyResult<PyTensor> {
         let s = session.get()?;
         let t = self.t.clone();
-        PyTensor::wrap(run_job(py, move || t.persist(&s))?)
+        PyTensor::wrap(run_job(py, Some(s.clone()), move || t.persist(&s))?)
     }
 }

