@@ -33,6 +33,18 @@ pub struct SubmitJob {
     pub graph: ChunkGraph,
     /// Where progress and the result go.
     pub events: Sender<JobEvent>,
+    /// Names the job in [`CancelJob`] (unique within the actor system).
+    pub token: u64,
+}
+
+/// User → planner: end the job submitted with `token` now (its owner gave up waiting):
+/// queued tasks are dropped, running ones finish unheeded, its chunks are forgotten, and
+/// the owner gets `JobError::SystemStopped("cancelled …")`. Nothing if it already ended.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct CancelJob {
+    /// The token the job was submitted with.
+    pub token: u64,
 }
 
 /// Supervisor → planner: a device can now take `slots` tasks at once.

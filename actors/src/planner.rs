@@ -9,8 +9,9 @@ use crate::job::{JobError, JobEvent, JobId, JobOutput};
 use crate::kept::{KeptChunk, KeptOwner};
 use crate::memory::MemoryPool;
 use crate::messages::{
-    ActorDown, ActorName, AddDevice, ChunkFinished, DeviceId, ExecuteChunk, ForgetJob, GetChunks,
-    KeepOutputs, PutChunk, ReleaseChunks, StorageRestarted, SubmitJob, TakeOutputs, Unkeep,
+    ActorDown, ActorName, AddDevice, CancelJob, ChunkFinished, DeviceId, ExecuteChunk, ForgetJob,
+    GetChunks, KeepOutputs, PutChunk, ReleaseChunks, StorageRestarted, SubmitJob, TakeOutputs,
+    Unkeep,
 };
 use crate::planner_state::{PlannerAction, PlannerState};
 use crate::storage::StorageActor;
@@ -32,6 +33,8 @@ pub struct GraphPlannerActor {
     storage_epoch: u64,
     devices: BTreeMap<DeviceId, Recipient<ExecuteChunk>>,
     events: HashMap<JobId, Sender<JobEvent>>,
+    /// The jobs running, by the token they were submitted with ([`CancelJob`]).
+    tokens: HashMap<u64, JobId>,
 }
 
 impl GraphPlannerActor {
@@ -44,6 +47,7 @@ impl GraphPlannerActor {
             storage_epoch: 0,
             devices: BTreeMap::new(),
             events: HashMap::new(),
+            tokens: HashMap::new(),
         }
     }
 
@@ -337,7 +341,23 @@ impl Handler<SubmitJob> for GraphPlannerActor {
         let (job, actions) = self.state.submit(msg.graph, Instant::now());
         tracing::debug!(%job, "job submitted");
         self.events.insert(job, msg.events);
+        let state = &self.state;
+        self.tokens.retain(|_, j| state.is_running(*j));
+        self.tokens.insert(msg.token, job);
         self.apply(actions, ctx);
+    }
+}
+
+impl Handler<CancelJob> for GraphPlannerActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: CancelJob, ctx: &mut Self::Context) {
+        if let Some(job) = self.tokens.remove(&msg.token) {
+            tracing::debug!(%job, "job cancelled");
+            let error = JobError::SystemStopped("cancelled by its submitter".into());
+            let actions = self.state.cancel(job, error);
+            self.apply(actions, ctx);
+        }
     }
 }
 

@@ -8,13 +8,14 @@ use crate::faults::FaultInjector;
 use crate::graph::{ChunkGraph, GraphError};
 use crate::job::{JobError, JobEvent, JobOutput};
 use crate::memory::{MemoryPool, Reservation};
-use crate::messages::{Shutdown, SubmitJob};
+use crate::messages::{CancelJob, Shutdown, SubmitJob};
 use crate::planner::GraphPlannerActor;
 use crate::storage::StorageThreads;
 use crate::supervisor::Supervisor;
 use actix::{Addr, System};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -24,6 +25,9 @@ use thiserror::Error;
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long [`ActorSystem::shutdown`] waits for running kernels and threads to finish.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The next job's token (see [`CancelJob`]): unique within the process.
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(0);
 
 /// How to build an actor system.
 #[derive(Clone, Debug)]
@@ -172,11 +176,19 @@ impl ActorSystem {
             .as_ref()
             .ok_or_else(|| ActorError::Stopped("shut down".into()))?;
         let (events, events_rx) = crossbeam_channel::unbounded();
+        let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
         running
             .planner
-            .try_send(SubmitJob { graph, events })
+            .try_send(SubmitJob {
+                graph,
+                events,
+                token,
+            })
             .map_err(|_| ActorError::Stopped("the graph planner is not running".into()))?;
-        Ok(JobHandle { events: events_rx })
+        Ok(JobHandle {
+            events: events_rx,
+            cancel: Some((running.planner.clone(), token)),
+        })
     }
 
     /// Stops the actors and joins the actor and worker threads. Running kernels are
@@ -251,13 +263,29 @@ fn run_actors(
 #[derive(Debug)]
 pub struct JobHandle {
     events: Receiver<JobEvent>,
+    /// The planner and the job's token, for [`JobHandle::cancel`] (none for a job run
+    /// elsewhere).
+    cancel: Option<(Addr<GraphPlannerActor>, u64)>,
 }
 
 impl JobHandle {
     /// A handle reading a job's events from `events` (a job run elsewhere, such as on a
     /// cluster, reported through the same events).
     pub fn from_events(events: Receiver<JobEvent>) -> JobHandle {
-        JobHandle { events }
+        JobHandle {
+            events,
+            cancel: None,
+        }
+    }
+
+    /// Asks the planner to end the job now ([`CancelJob`]); it then finishes with
+    /// [`JobError::SystemStopped`] ("cancelled …"). Nothing for a job that already ended,
+    /// nor for one run elsewhere (a cluster's, read through [`JobHandle::from_events`]).
+    pub fn cancel(&self) {
+        if let Some((planner, token)) = &self.cancel {
+            // A stopped planner has ended the job already.
+            let _ = planner.try_send(CancelJob { token: *token });
+        }
     }
 
     /// The next event, or `None` after `timeout`. After [`JobEvent::Finished`] (or when the

@@ -327,3 +327,36 @@ fn system_and_handles_can_be_shared_across_threads() {
     Arc::try_unwrap(system).unwrap().shutdown().unwrap();
     assert_eq!(threads_named("tsshare"), Vec::<String>::new());
 }
+
+/// A cancelled job ends at once with "cancelled", the rest of its chain never runs, and
+/// the system runs the next job; cancelling a finished job does nothing.
+#[test]
+fn cancelled_job_ends_and_the_system_stays_usable() {
+    let system = ActorSystem::start(config("tscancel", 1)).unwrap();
+    // One chain of 5,000 tasks: far more than can run before the cancel arrives.
+    let n = 5_000u64;
+    let mut tasks = vec![task(0, const_op(0), &[])];
+    tasks.extend((1..n).map(|k| task(k, add_op(1), &[k - 1])));
+    let handle = system
+        .submit(ChunkGraph {
+            tasks,
+            outputs: vec![ChunkKey(n - 1)],
+            ..Default::default()
+        })
+        .unwrap();
+    handle.cancel();
+    match finish(&handle) {
+        Err(JobError::SystemStopped(why)) => assert!(why.contains("cancelled"), "{why}"),
+        other => panic!("expected a cancelled job, got {other:?}"),
+    }
+    let graph = ChunkGraph {
+        tasks: vec![task(1, const_op(7), &[])],
+        outputs: vec![ChunkKey(1)],
+        ..Default::default()
+    };
+    let done = system.submit(graph).unwrap();
+    let output = finish(&done).unwrap();
+    assert_eq!(values(&output.outputs[0].1), [7; 4]);
+    done.cancel(); // finished: nothing happens
+    system.shutdown().unwrap();
+}

@@ -301,3 +301,30 @@ fn concurrent_jobs_on_one_session() {
         999
     );
 }
+
+/// `cancel_jobs` (a front end's Ctrl-C) ends a running job with a "cancelled" error, and
+/// the session runs the next job. The cancel is repeated until the job ends, so it lands
+/// whenever the job thread gets to submit.
+#[test]
+fn cancel_jobs_ends_a_running_job_and_the_session_stays_usable() {
+    let s = builder().threads(1).build().expect("one-thread session");
+    // Thousands of chunks of random numbers: far longer than the cancel takes to land.
+    let long = default_rng(3)
+        .uniform(0.0, 1.0, &[1 << 30])
+        .rechunk(&[1 << 16])
+        .sin()
+        .sum();
+    let result = std::thread::scope(|sc| {
+        let job = sc.spawn(|| long.execute(&s));
+        while !job.is_finished() {
+            s.cancel_jobs();
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        job.join().expect("job thread")
+    });
+    match result {
+        Err(Error::Runtime(why)) => assert!(why.contains("cancelled"), "{why}"),
+        other => panic!("expected a cancelled job, got {other:?}"),
+    }
+    good(&s);
+}

@@ -246,6 +246,7 @@ impl SessionBuilder {
             config,
             prefix,
             last_stats: Mutex::new(None),
+            cancels: AtomicU64::new(0),
         });
         if inner.config.eager {
             crate::eager::register(&inner);
@@ -299,6 +300,9 @@ pub(crate) struct SessionInner {
     pub(crate) config: SessionConfig,
     prefix: String,
     last_stats: Mutex<Option<JobStats>>,
+    /// Bumped by [`Session::cancel_jobs`]: a job submitted before sees it change and
+    /// cancels itself.
+    cancels: AtomicU64,
 }
 
 impl Session {
@@ -413,6 +417,14 @@ impl Session {
     /// Statistics of the last job this session finished.
     pub fn last_job_stats(&self) -> Option<JobStats> {
         self.inner.last_stats.lock().ok().and_then(|s| s.clone())
+    }
+
+    /// Cancels every job this session is running now, from any thread (Ctrl-C in a
+    /// front end): each ends within about 100 ms with an error saying "cancelled" (tasks
+    /// already running finish unheeded), and the session runs later jobs as usual. Jobs
+    /// on a cluster are not cancelled yet: they run to their end.
+    pub fn cancel_jobs(&self) {
+        self.inner.cancels.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Stops the actor system and joins its threads (dropping the session does the same).
@@ -533,6 +545,7 @@ impl SessionInner {
 
     /// Runs a chunk graph and returns what its job delivered.
     pub(crate) fn run_graph_output(&self, graph: ChunkGraph) -> Result<JobOutput> {
+        let cancels = self.cancels.load(Ordering::Relaxed);
         let handle = {
             let system = self
                 .system
@@ -544,12 +557,18 @@ impl SessionInner {
             system.submit(graph)?
         };
         let mut progress = JobProgress::new(self.config.progress);
+        let mut cancelled = false;
         let result = loop {
             match handle.recv_event(Duration::from_millis(100)) {
                 Ok(Some(JobEvent::Progress { done, total })) => progress.update(done, total),
                 Ok(Some(JobEvent::Finished(r))) => break r,
                 Ok(None) => {}
                 Err(e) => break Err(JobError::SystemStopped(e.to_string())),
+            }
+            if !cancelled && self.cancels.load(Ordering::Relaxed) != cancels {
+                tracing::info!("job cancelled by the session's owner");
+                handle.cancel();
+                cancelled = true;
             }
         };
         progress.finish();

@@ -1,0 +1,260 @@
+//! `tessera._tessera._Array`: the native lazy array under `tessera.Array`.
+//!
+//! Operations are named by string (`unary("sqrt")`, `binary("add", other)`,
+//! `reduce("sum", axes, keepdims, ddof)`) so the Python layer spells NumPy's API once, over
+//! one native entry point per kind of operation. An operation Tessera rejects raises at once
+//! (the Rust tensor carries the error; we do not wait for `compute`).
+
+use crate::convert::{host_to_numpy, parse_dtype, scalar_of};
+use crate::errors::{to_py, type_error, value_error};
+use crate::session::{run_job, PySession};
+use pyo3::prelude::*;
+use tessera::tensor::{self, Operand, Slice, Tensor};
+use tessera::{DType, ReduceOp, Scalar};
+
+/// A lazy, chunked n-dimensional array (wrapped by `tessera.Array`).
+#[pyclass(name = "_Array", module = "tessera._tessera", frozen)]
+pub struct PyTensor {
+    pub(crate) t: Tensor,
+}
+
+impl PyTensor {
+    /// Wraps `t`, raising the error it carries if building it failed.
+    pub(crate) fn wrap(t: Tensor) -> PyResult<PyTensor> {
+        match t.error() {
+            Some(e) => Err(to_py(e.clone())),
+            None => Ok(PyTensor { t }),
+        }
+    }
+
+    fn dtype_of(&self) -> PyResult<DType> {
+        self.t.dtype().map_err(to_py)
+    }
+}
+
+/// 0 for bool, 1 for integers, 2 for floats (NumPy's kinds, in promotion order).
+fn kind(d: DType) -> u8 {
+    match d {
+        DType::Bool => 0,
+        DType::U8 | DType::I32 | DType::I64 => 1,
+        DType::F32 | DType::F64 => 2,
+    }
+}
+
+/// A Python value on the left of an operation with `like`: a 0-d array of `like`'s dtype
+/// where that dtype's kind holds the scalar (NEP 50's weak scalars), else of its own.
+fn scalar_tensor(s: Scalar, like: DType) -> Tensor {
+    let s = if kind(s.dtype()) <= kind(like) {
+        s.cast(like)
+    } else {
+        s
+    };
+    tensor::full(&[], s)
+}
+
+/// A Python operand: a `_Array` or a scalar.
+fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Operand> {
+    if let Ok(a) = obj.cast::<PyTensor>() {
+        return Ok(Operand::Tensor(a.get().t.clone()));
+    }
+    match scalar_of(obj)? {
+        Some(s) => Ok(Operand::Scalar(s)),
+        None => Err(type_error(format!(
+            "unsupported operand type {}",
+            obj.get_type()
+        ))),
+    }
+}
+
+/// The elementwise binary operation `name` of `a` and `b`.
+fn binary_op(a: &Tensor, name: &str, b: Operand) -> PyResult<Tensor> {
+    Ok(match name {
+        "add" => a.add(b),
+        "sub" => a.sub(b),
+        "mul" => a.mul(b),
+        "div" => a.div(b),
+        "pow" => a.pow(b),
+        "floor_divide" => a.floor_divide(b),
+        "remainder" => a.remainder(b),
+        "fmod" => a.fmod(b),
+        "maximum" => a.maximum(b),
+        "minimum" => a.minimum(b),
+        "eq" => a.eq(b),
+        "ne" => a.ne(b),
+        "lt" => a.lt(b),
+        "le" => a.le(b),
+        "gt" => a.gt(b),
+        "ge" => a.ge(b),
+        "bitwise_and" => a.bitwise_and(b),
+        "bitwise_or" => a.bitwise_or(b),
+        "bitwise_xor" => a.bitwise_xor(b),
+        "left_shift" => a.left_shift(b),
+        "right_shift" => a.right_shift(b),
+        "logical_and" => a.logical_and(b),
+        "logical_or" => a.logical_or(b),
+        "arctan2" => a.arctan2(b),
+        "hypot" => a.hypot(b),
+        "matmul" => match b {
+            Operand::Tensor(b) => a.matmul(&b),
+            Operand::Scalar(_) => return Err(value_error("matmul: operand is a scalar")),
+        },
+        other => return Err(value_error(format!("no binary operation {other:?}"))),
+    })
+}
+
+/// The elementwise unary operation `name` of `a`.
+fn unary_op(a: &Tensor, name: &str) -> PyResult<Tensor> {
+    Ok(match name {
+        "neg" => a.neg(),
+        "abs" => a.abs(),
+        "sqrt" => a.sqrt(),
+        "exp" => a.exp(),
+        "log" => a.log(),
+        "sin" => a.sin(),
+        "cos" => a.cos(),
+        "tan" => a.tan(),
+        "arcsin" => a.arcsin(),
+        "arccos" => a.arccos(),
+        "arctan" => a.arctan(),
+        "sinh" => a.sinh(),
+        "cosh" => a.cosh(),
+        "tanh" => a.tanh(),
+        "log2" => a.log2(),
+        "log10" => a.log10(),
+        "log1p" => a.log1p(),
+        "expm1" => a.expm1(),
+        "exp2" => a.exp2(),
+        "floor" => a.floor(),
+        "ceil" => a.ceil(),
+        "trunc" => a.trunc(),
+        "rint" => a.rint(),
+        "sign" => a.sign(),
+        "isnan" => a.isnan(),
+        "isinf" => a.isinf(),
+        "isfinite" => a.isfinite(),
+        "logical_not" => a.logical_not(),
+        "invert" => a.bitwise_not(),
+        "transpose" => a.transpose(),
+        other => return Err(value_error(format!("no unary operation {other:?}"))),
+    })
+}
+
+/// The reduction `name` (with `ddof` for `var` and `std`).
+fn reduce_op(name: &str, ddof: u32) -> PyResult<ReduceOp> {
+    Ok(match name {
+        "sum" => ReduceOp::Sum,
+        "prod" => ReduceOp::Prod,
+        "mean" => ReduceOp::Mean,
+        "min" => ReduceOp::Min,
+        "max" => ReduceOp::Max,
+        "all" => ReduceOp::All,
+        "any" => ReduceOp::Any,
+        "count_nonzero" => ReduceOp::CountNonzero,
+        "argmin" => ReduceOp::ArgMin,
+        "argmax" => ReduceOp::ArgMax,
+        "var" => ReduceOp::Var { ddof },
+        "std" => ReduceOp::Std { ddof },
+        other => return Err(value_error(format!("no reduction {other:?}"))),
+    })
+}
+
+#[pymethods]
+impl PyTensor {
+    /// The shape.
+    #[getter]
+    fn shape(&self) -> PyResult<Vec<usize>> {
+        self.t.shape().map_err(to_py)
+    }
+
+    /// The element type's NumPy name.
+    #[getter]
+    fn dtype(&self) -> PyResult<&'static str> {
+        Ok(self.dtype_of()?.name())
+    }
+
+    /// `op(self)` elementwise (or `transpose`).
+    fn unary(&self, op: &str) -> PyResult<PyTensor> {
+        PyTensor::wrap(unary_op(&self.t, op)?)
+    }
+
+    /// `op(self, other)`, or `op(other, self)` with `reflected`.
+    #[pyo3(signature = (op, other, reflected=false))]
+    fn binary(&self, op: &str, other: &Bound<'_, PyAny>, reflected: bool) -> PyResult<PyTensor> {
+        let rhs = operand(other)?;
+        let t = match (reflected, rhs) {
+            (false, rhs) => binary_op(&self.t, op, rhs)?,
+            (true, Operand::Tensor(left)) => binary_op(&left, op, Operand::Tensor(self.t.clone()))?,
+            (true, Operand::Scalar(s)) => {
+                let left = scalar_tensor(s, self.dtype_of()?);
+                binary_op(&left, op, Operand::Tensor(self.t.clone()))?
+            }
+        };
+        PyTensor::wrap(t)
+    }
+
+    /// The reduction `op` over `axes` (all when `None`).
+    #[pyo3(signature = (op, axes=None, keepdims=false, ddof=0))]
+    fn reduce(
+        &self,
+        op: &str,
+        axes: Option<Vec<isize>>,
+        keepdims: bool,
+        ddof: u32,
+    ) -> PyResult<PyTensor> {
+        PyTensor::wrap(
+            self.t
+                .reduce(reduce_op(op, ddof)?, axes.as_deref(), keepdims),
+        )
+    }
+
+    /// A view through one `(start, stop, step)` per leading axis (NumPy's basic slicing).
+    fn slice(&self, slices: Vec<(Option<isize>, Option<isize>, isize)>) -> PyResult<PyTensor> {
+        let slices: Vec<Slice> = slices
+            .into_iter()
+            .map(|(start, stop, step)| Slice::new(start, stop, step))
+            .collect();
+        PyTensor::wrap(self.t.slice(&slices))
+    }
+
+    /// The same elements in another shape (one `-1` is inferred).
+    fn reshape(&self, shape: Vec<isize>) -> PyResult<PyTensor> {
+        PyTensor::wrap(self.t.reshape(&shape))
+    }
+
+    /// The axes permuted.
+    fn permute(&self, axes: Vec<isize>) -> PyResult<PyTensor> {
+        PyTensor::wrap(self.t.permute(&axes))
+    }
+
+    /// Broadcast to `shape`.
+    fn broadcast_to(&self, shape: Vec<usize>) -> PyResult<PyTensor> {
+        PyTensor::wrap(self.t.broadcast_to(&shape))
+    }
+
+    /// Converted to the dtype named `dtype`.
+    fn astype(&self, dtype: &str) -> PyResult<PyTensor> {
+        PyTensor::wrap(self.t.astype(parse_dtype(dtype)?))
+    }
+
+    /// The same array cut into chunks of `chunks` (one length per axis).
+    fn rechunk(&self, chunks: Vec<usize>) -> PyResult<PyTensor> {
+        PyTensor::wrap(self.t.rechunk(&chunks))
+    }
+
+    /// Computes the array on `session` and returns it as a NumPy array that owns the
+    /// result's buffer (no copy).
+    fn compute<'py>(&self, py: Python<'py>, session: &PySession) -> PyResult<Bound<'py, PyAny>> {
+        let s = session.get()?;
+        let t = self.t.clone();
+        let host = run_job(py, Some(s.clone()), move || t.execute(&s))?;
+        host_to_numpy(py, host)
+    }
+
+    /// Computes the array on `session` and keeps its chunks there; returns an array that
+    /// reads them.
+    fn persist(&self, py: Python<'_>, session: &PySession) -> PyResult<PyTensor> {
+        let s = session.get()?;
+        let t = self.t.clone();
+        PyTensor::wrap(run_job(py, Some(s.clone()), move || t.persist(&s))?)
+    }
+}

@@ -1,0 +1,94 @@
+//! Values crossing between Python and Rust: dtypes by NumPy name, NumPy arrays to tensors
+//! (one copy into the tensor's buffer), host tensors to NumPy arrays (no copy: the NumPy
+//! array's memory is the Rust vector, kept alive by the array's base object), scalars.
+
+use crate::errors::{type_error, value_error};
+use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt};
+use tessera::tensor::{self, Tensor};
+use tessera::{DType, Scalar};
+use tessera_kernels::{Buffer, HostTensor};
+
+/// The dtype of a NumPy name (`"float64"`, `"int32"`, `"bool"`…).
+pub(crate) fn parse_dtype(name: &str) -> PyResult<DType> {
+    Ok(match name {
+        "bool" => DType::Bool,
+        "uint8" => DType::U8,
+        "int32" => DType::I32,
+        "int64" => DType::I64,
+        "float32" => DType::F32,
+        "float64" => DType::F64,
+        other => {
+            return Err(type_error(format!(
+                "dtype {other} is not supported; Tessera has bool, uint8, int32, int64, float32 and float64"
+            )))
+        }
+    })
+}
+
+/// A Python scalar (bool, int, float, or a NumPy scalar of those kinds) as a Tessera
+/// scalar; `None` for anything else. Python ints and floats are "weak" (NEP 50): they take
+/// the other operand's dtype where it can hold them.
+pub(crate) fn scalar_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(Some(Scalar::Bool(obj.extract()?)));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        let v: i64 = obj
+            .extract()
+            .map_err(|_| value_error(format!("integer {obj} does not fit in int64")))?;
+        return Ok(Some(Scalar::I64(v)));
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return Ok(Some(Scalar::F64(obj.extract()?)));
+    }
+    Ok(None)
+}
+
+/// Copies a C-contiguous NumPy array of a Tessera dtype into a tensor.
+pub(crate) fn numpy_to_tensor(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    macro_rules! try_dtype {
+        ($($t:ty),*) => {$(
+            if let Ok(a) = obj.cast::<PyArrayDyn<$t>>() {
+                let shape = a.shape().to_vec();
+                let values = a.readonly();
+                let data = values
+                    .as_slice()
+                    .map_err(|e| value_error(format!("array is not C-contiguous: {e}")))?
+                    .to_vec();
+                return Ok(tensor::from_vec(data, &shape));
+            }
+        )*};
+    }
+    try_dtype!(f64, f32, i64, i32, u8, bool);
+    Err(type_error(format!(
+        "cannot make a tessera array from {}; pass a NumPy array of bool, uint8, int32, int64, float32 or float64",
+        obj.get_type()
+    )))
+}
+
+/// A host tensor as a NumPy array that owns the tensor's vector (no copy).
+pub(crate) fn host_to_numpy(py: Python<'_>, host: HostTensor) -> PyResult<Bound<'_, PyAny>> {
+    let shape = host.shape().to_vec();
+    macro_rules! hand_over {
+        ($($variant:ident),*) => {
+            match host.into_data() {$(
+                Buffer::$variant(v) => PyArray1::from_vec(py, v).reshape(shape)?.into_any(),
+            )*}
+        };
+    }
+    Ok(hand_over!(Bool, U8, I32, I64, F32, F64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dtype_names_round_trip() {
+        for name in ["bool", "uint8", "int32", "int64", "float32", "float64"] {
+            assert_eq!(parse_dtype(name).ok().map(DType::name), Some(name));
+        }
+    }
+}

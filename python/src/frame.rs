@@ -1,0 +1,452 @@
+//! `tessera._tessera._Frame` and `_Series`: the native lazy dataframe and column under
+//! `tessera.DataFrame` and `tessera.Series`.
+//!
+//! Tables cross the language boundary as Arrow streams through the Arrow PyCapsule
+//! interface (`__arrow_c_stream__`, read by pyarrow >= 14): the record batches' buffers are
+//! shared, never copied row by row.
+
+use crate::errors::{to_py, type_error, value_error};
+use crate::session::{run_job, PySession};
+use arrow::array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
+use arrow::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyCapsule, PyFloat, PyInt, PyString};
+use std::ffi::CStr;
+use tessera::dataframe::{self as df, Agg, DataFrame, How, Literal, Series, SeriesOperand};
+use tessera::Session;
+use tessera_kernels::frame::groupby::AggSpec;
+
+/// The capsule name the Arrow PyCapsule interface gives an `ArrowArrayStream`.
+const STREAM: &CStr = c"arrow_array_stream";
+
+/// A lazy, chunked table (wrapped by `tessera.DataFrame`).
+#[pyclass(name = "_Frame", module = "tessera._tessera", frozen)]
+pub struct PyFrame {
+    df: DataFrame,
+}
+
+/// A column of a frame, or an expression over its columns (wrapped by `tessera.Series`).
+#[pyclass(name = "_Series", module = "tessera._tessera", frozen)]
+pub struct PySeries {
+    s: Series,
+}
+
+impl PyFrame {
+    /// Wraps `df`, raising the error it carries if building it failed.
+    fn wrap(df: DataFrame) -> PyResult<PyFrame> {
+        match df.error() {
+            Some(e) => Err(to_py(e.clone())),
+            None => Ok(PyFrame { df }),
+        }
+    }
+
+    /// Runs `job` over this frame on `session`'s Rust session (see [`run_job`]).
+    fn run<T: Send + 'static>(
+        &self,
+        py: Python<'_>,
+        session: &PySession,
+        job: impl FnOnce(&DataFrame, &Session) -> tessera::Result<T> + Send + 'static,
+    ) -> PyResult<T> {
+        let s = session.get()?;
+        let frame = self.df.clone();
+        run_job(py, Some(s.clone()), move || job(&frame, &s))
+    }
+}
+
+impl PySeries {
+    /// Wraps `s`, raising the error it carries if building it failed.
+    fn wrap(s: Series) -> PyResult<PySeries> {
+        match s.error() {
+            Some(e) => Err(to_py(e.clone())),
+            None => Ok(PySeries { s }),
+        }
+    }
+}
+
+/// A Python scalar (`None`, bool, int, float, str) as a literal.
+fn literal(obj: &Bound<'_, PyAny>) -> PyResult<Literal> {
+    if obj.is_none() {
+        Ok(Literal::Null)
+    } else if obj.is_instance_of::<PyBool>() {
+        Ok(Literal::Bool(obj.extract()?))
+    } else if obj.is_instance_of::<PyInt>() {
+        Ok(Literal::Int(obj.extract().map_err(|_| {
+            value_error(format!("integer {obj} does not fit in int64"))
+        })?))
+    } else if obj.is_instance_of::<PyFloat>() {
+        Ok(Literal::Float(obj.extract()?))
+    } else if obj.is_instance_of::<PyString>() {
+        Ok(Literal::Str(obj.extract()?))
+    } else {
+        Err(type_error(format!(
+            "{} is neither a series nor a scalar",
+            obj.get_type()
+        )))
+    }
+}
+
+/// The right side of a series operation: a `_Series` or a scalar.
+fn series_operand(obj: &Bound<'_, PyAny>) -> PyResult<SeriesOperand> {
+    match obj.cast::<PySeries>() {
+        Ok(s) => Ok(SeriesOperand::Series(s.get().s.clone())),
+        Err(_) => Ok(literal(obj)?.into()),
+    }
+}
+
+/// An aggregation by its pandas name.
+fn agg(name: &str) -> PyResult<Agg> {
+    Ok(match name {
+        "sum" => Agg::Sum,
+        "mean" => Agg::Mean,
+        "min" => Agg::Min,
+        "max" => Agg::Max,
+        "count" => Agg::Count,
+        "size" => Agg::Size,
+        "std" => Agg::Std,
+        "var" => Agg::Var,
+        "first" => Agg::First,
+        "last" => Agg::Last,
+        "nunique" => Agg::NUnique,
+        other => {
+            return Err(value_error(format!(
+            "no aggregation {other:?}; use sum mean min max count size std var first last nunique"
+        )))
+        }
+    })
+}
+
+/// A join kind by its pandas name.
+fn how(name: &str) -> PyResult<How> {
+    match name {
+        "inner" => Ok(How::Inner),
+        "left" => Ok(How::Left),
+        "right" => Ok(How::Right),
+        "outer" => Ok(How::Outer),
+        other => Err(value_error(format!(
+            "how={other:?}; use 'inner', 'left', 'right' or 'outer'"
+        ))),
+    }
+}
+
+/// `batches` as an Arrow PyCapsule stream.
+fn export_stream<'py>(
+    py: Python<'py>,
+    schema: arrow::datatypes::SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
+    let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+    // The consumer moves the stream out; the capsule's destructor drops what is left
+    // (releasing the stream if nobody took it).
+    PyCapsule::new_with_value(py, stream, STREAM)
+}
+
+/// Reads every batch of an object with `__arrow_c_stream__` (a pyarrow table, …).
+fn import_stream(
+    obj: &Bound<'_, PyAny>,
+) -> PyResult<(arrow::datatypes::SchemaRef, Vec<RecordBatch>)> {
+    let capsule = obj
+        .call_method0("__arrow_c_stream__")
+        .map_err(|_| type_error(format!("{} has no __arrow_c_stream__", obj.get_type())))?;
+    let capsule = capsule.cast_into::<PyCapsule>().map_err(PyErr::from)?;
+    let ptr = capsule.pointer_checked(Some(STREAM))?;
+    // SAFETY: the capsule is named "arrow_array_stream", so by the Arrow PyCapsule
+    // interface it points to an FFI_ArrowArrayStream, which `from_raw` moves out of
+    // (leaving a released stream for the capsule's destructor).
+    let reader = unsafe { RecordBatchStreamReader::from_raw(ptr.cast().as_ptr()) }
+        .map_err(|e| value_error(format!("cannot read the Arrow stream: {e}")))?;
+    let schema = reader.schema();
+    let batches = reader
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| value_error(format!("cannot read the Arrow stream: {e}")))?;
+    Ok((schema, batches))
+}
+
+/// A frame over the Arrow stream `data` (a pyarrow table), one chunk per batch, or cut
+/// into chunks of `rows_per_chunk` rows (slices of the batches, no copy).
+#[pyfunction]
+#[pyo3(signature = (data, rows_per_chunk=None))]
+fn from_arrow(data: &Bound<'_, PyAny>, rows_per_chunk: Option<usize>) -> PyResult<PyFrame> {
+    let (schema, batches) = import_stream(data)?;
+    let batches: Vec<RecordBatch> = match rows_per_chunk {
+        Some(0) => return Err(value_error("rows_per_chunk must be positive")),
+        Some(step) => batches
+            .iter()
+            .flat_map(|b| {
+                (0..b.num_rows())
+                    .step_by(step)
+                    .map(move |s| b.slice(s, step.min(b.num_rows() - s)))
+            })
+            .collect(),
+        None => batches.into_iter().filter(|b| b.num_rows() > 0).collect(),
+    };
+    let batches = if batches.is_empty() {
+        vec![RecordBatch::new_empty(schema)]
+    } else {
+        batches
+    };
+    PyFrame::wrap(df::from_batches(batches))
+}
+
+/// Reads a CSV file (or a glob of files) lazily.
+#[pyfunction]
+fn read_csv(path: &str) -> PyResult<PyFrame> {
+    PyFrame::wrap(df::read_csv(path))
+}
+
+/// Reads a Parquet file lazily, optionally only `columns`.
+#[pyfunction]
+#[pyo3(signature = (path, columns=None))]
+fn read_parquet(path: &str, columns: Option<Vec<String>>) -> PyResult<PyFrame> {
+    let options = df::ReadParquet {
+        columns,
+        ..Default::default()
+    };
+    PyFrame::wrap(df::read_parquet_with(path, options))
+}
+
+/// `names` as string slices.
+fn strs(names: &[String]) -> Vec<&str> {
+    names.iter().map(String::as_str).collect()
+}
+
+#[pymethods]
+impl PyFrame {
+    /// The column names.
+    #[getter]
+    fn columns(&self) -> PyResult<Vec<String>> {
+        self.df.columns().map_err(to_py)
+    }
+
+    /// Each column's name and Arrow type, as text.
+    #[getter]
+    fn dtypes(&self) -> PyResult<Vec<(String, String)>> {
+        let types = self.df.dtypes().map_err(to_py)?;
+        Ok(types.into_iter().map(|(n, t)| (n, t.to_string())).collect())
+    }
+
+    /// The column `name`.
+    fn column(&self, name: &str) -> PyResult<PySeries> {
+        PySeries::wrap(self.df.column(name))
+    }
+
+    /// Only `columns`, in that order.
+    fn select(&self, columns: Vec<String>) -> PyResult<PyFrame> {
+        PyFrame::wrap(self.df.select(&strs(&columns)))
+    }
+
+    /// The rows where the boolean series `mask` is true.
+    fn filter(&self, mask: &PySeries) -> PyResult<PyFrame> {
+        PyFrame::wrap(self.df.filter(mask.s.expr()))
+    }
+
+    /// With columns added or replaced: each `(name, series or scalar)` in order.
+    fn with_columns(&self, columns: Vec<(String, Bound<'_, PyAny>)>) -> PyResult<PyFrame> {
+        let mut out = self.df.clone();
+        for (name, value) in columns {
+            let expr = match value.cast::<PySeries>() {
+                Ok(s) => s.get().s.expr(),
+                Err(_) => literal(&value)?.into(),
+            };
+            out = out.with_column(&name, expr);
+        }
+        PyFrame::wrap(out)
+    }
+
+    /// Groups by `keys` and aggregates `(column, function, output name)` triples.
+    #[pyo3(signature = (keys, specs, sort=true))]
+    fn groupby_agg(
+        &self,
+        keys: Vec<String>,
+        specs: Vec<(String, String, String)>,
+        sort: bool,
+    ) -> PyResult<PyFrame> {
+        let aggs = specs
+            .into_iter()
+            .map(|(column, func, output)| {
+                Ok(AggSpec {
+                    column,
+                    func: agg(&func)?,
+                    output,
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyFrame::wrap(self.df.groupby(&strs(&keys)).sort(sort).agg_named(aggs))
+    }
+
+    /// Groups by `keys` and applies `func` to every other column (numeric ones for sum,
+    /// mean, std and var); `size` counts each group's rows.
+    #[pyo3(signature = (keys, func, sort=true))]
+    fn groupby_each(&self, keys: Vec<String>, func: &str, sort: bool) -> PyResult<PyFrame> {
+        let g = self.df.groupby(&strs(&keys)).sort(sort);
+        PyFrame::wrap(match func {
+            "sum" => g.sum(),
+            "mean" => g.mean(),
+            "min" => g.min(),
+            "max" => g.max(),
+            "count" => g.count(),
+            "size" => g.size(),
+            other => return Err(value_error(format!("no groupby method {other:?}"))),
+        })
+    }
+
+    /// Joins with `right` on `left_on` = `right_on` (pandas' `merge`).
+    fn merge(
+        &self,
+        right: &PyFrame,
+        left_on: Vec<String>,
+        right_on: Vec<String>,
+        how_: &str,
+        suffixes: (String, String),
+    ) -> PyResult<PyFrame> {
+        PyFrame::wrap(self.df.merge_on(
+            &right.df,
+            &strs(&left_on),
+            &strs(&right_on),
+            how(how_)?,
+            (&suffixes.0, &suffixes.1),
+        ))
+    }
+
+    /// Sorted by the columns `by`.
+    fn sort_values(&self, by: Vec<String>, ascending: bool) -> PyResult<PyFrame> {
+        PyFrame::wrap(self.df.sort_values(&strs(&by), ascending))
+    }
+
+    /// The first `n` rows.
+    fn head(&self, n: usize) -> PyResult<PyFrame> {
+        PyFrame::wrap(self.df.head(n))
+    }
+
+    /// The count of each value of `column`, most frequent first.
+    fn value_counts(&self, column: &str) -> PyResult<PyFrame> {
+        PyFrame::wrap(self.df.value_counts(column))
+    }
+
+    /// Without repeated rows (judged on `subset` when given).
+    #[pyo3(signature = (subset=None))]
+    fn drop_duplicates(&self, subset: Option<Vec<String>>) -> PyResult<PyFrame> {
+        let subset = subset.as_deref().map(strs);
+        PyFrame::wrap(self.df.drop_duplicates(subset.as_deref()))
+    }
+
+    /// Computes the frame on `session`; returns its chunks as an Arrow stream capsule.
+    fn compute_stream<'py>(
+        &self,
+        py: Python<'py>,
+        session: &PySession,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let schema = self.df.schema().map_err(to_py)?;
+        let batches = self.run(py, session, |f, s| f.execute_chunks(s))?;
+        export_stream(py, schema, batches)
+    }
+
+    /// Summary statistics of the numeric columns (pandas' `describe`) as an Arrow stream.
+    fn describe<'py>(
+        &self,
+        py: Python<'py>,
+        session: &PySession,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let batch = self.run(py, session, |f, s| f.describe(s))?;
+        export_stream(py, batch.schema(), vec![batch])
+    }
+
+    /// The number of rows (runs a job).
+    fn len(&self, py: Python<'_>, session: &PySession) -> PyResult<usize> {
+        self.run(py, session, |f, s| f.len(s))
+    }
+
+    /// Computes the frame and keeps its chunks in `session`.
+    fn persist(&self, py: Python<'_>, session: &PySession) -> PyResult<PyFrame> {
+        PyFrame::wrap(self.run(py, session, |f, s| f.persist(s))?)
+    }
+
+    /// Writes the frame to `path` as CSV (`parquet=False`) or Parquet; returns the rows.
+    fn write(
+        &self,
+        py: Python<'_>,
+        session: &PySession,
+        path: String,
+        parquet: bool,
+    ) -> PyResult<usize> {
+        self.run(py, session, move |f, s| match parquet {
+            true => f.to_parquet(s, &path, false),
+            false => f.to_csv(s, &path, false),
+        })
+    }
+}
+
+#[pymethods]
+impl PySeries {
+    /// The series' name.
+    #[getter]
+    fn name(&self) -> &str {
+        self.s.name()
+    }
+
+    /// `op(self, other)` (or `op(other, self)` with `reflected`): arithmetic `add sub mul
+    /// div mod`, comparisons `eq ne lt le gt ge`, Kleene `and or`.
+    #[pyo3(signature = (op, other, reflected=false))]
+    fn binary(&self, op: &str, other: &Bound<'_, PyAny>, reflected: bool) -> PyResult<PySeries> {
+        let rhs = series_operand(other)?;
+        let s = &self.s;
+        let out = match (op, reflected) {
+            ("add", false) => s + rhs,
+            ("mul", _) => s * rhs,
+            ("sub", false) => s - rhs,
+            ("div", false) => s / rhs,
+            ("mod", false) => s % rhs,
+            ("add", true) => s + rhs,
+            ("sub", true) => &(-s) + rhs,
+            ("eq", _) => s.eq(rhs),
+            ("ne", _) => s.ne(rhs),
+            ("lt", false) | ("gt", true) => s.lt(rhs),
+            ("le", false) | ("ge", true) => s.le(rhs),
+            ("gt", false) | ("lt", true) => s.gt(rhs),
+            ("ge", false) | ("le", true) => s.ge(rhs),
+            ("and", _) => s.and_(rhs),
+            ("or", _) => s.or_(rhs),
+            (other, reflected) => {
+                return Err(type_error(format!(
+                    "series operation {other:?} (reflected: {reflected}) is not supported"
+                )))
+            }
+        };
+        PySeries::wrap(out)
+    }
+
+    /// `not self` (booleans) or `-self` (numbers).
+    fn unary(&self, op: &str) -> PyResult<PySeries> {
+        PySeries::wrap(match op {
+            "not" => !&self.s,
+            "neg" => -&self.s,
+            other => return Err(value_error(format!("no series operation {other:?}"))),
+        })
+    }
+
+    /// Whether each value is one of `values`.
+    fn isin(&self, values: Vec<Bound<'_, PyAny>>) -> PyResult<PySeries> {
+        let values = values.iter().map(literal).collect::<PyResult<Vec<_>>>()?;
+        PySeries::wrap(self.s.isin(&values))
+    }
+
+    /// Nulls replaced by `value`.
+    fn fillna(&self, value: &Bound<'_, PyAny>) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.fillna(literal(value)?))
+    }
+
+    /// The series as a one-column frame.
+    fn to_frame(&self) -> PyResult<PyFrame> {
+        PyFrame::wrap(self.s.to_frame())
+    }
+}
+
+/// Adds the dataframe classes and functions to the native module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyFrame>()?;
+    m.add_class::<PySeries>()?;
+    m.add_function(wrap_pyfunction!(from_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(read_csv, m)?)?;
+    m.add_function(wrap_pyfunction!(read_parquet, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,87 @@
+"""Tessera: parallel, chunked NumPy- and pandas-style computing on a Rust actor runtime.
+
+>>> import tessera as ts
+>>> x = ts.random.default_rng(7).uniform(-1, 1, size=(1_000_000, 2))
+>>> inside = ((x * x).sum(axis=1) < 1).sum()
+>>> pi = float(inside.astype("float64") * 4 / 1_000_000)
+
+Arrays and frames are lazy: operations build an expression, checked for shapes and
+dtypes at once, that ``compute()`` cuts into chunks and runs on every core of a
+:class:`Session` (the default session is made on first use). Results come back as NumPy
+arrays (owning Tessera's result buffer, no copy) and pandas/Arrow tables.
+"""
+
+from . import linalg, random
+from ._array import SUPPORTED_DTYPES, Array, asarray, from_numpy
+from ._frame import DataFrame, GroupBy, Scalar, Series, from_arrow, from_pandas, read_csv, read_parquet
+from ._functions import (
+    abs,
+    all,
+    any,
+    arange,
+    arccos,
+    arcsin,
+    arctan,
+    arctan2,
+    argmax,
+    argmin,
+    ceil,
+    concatenate,
+    cos,
+    cosh,
+    exp,
+    expm1,
+    floor,
+    full,
+    hypot,
+    isfinite,
+    isinf,
+    isnan,
+    linspace,
+    log,
+    log1p,
+    log2,
+    log10,
+    logical_and,
+    logical_not,
+    logical_or,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    ones,
+    prod,
+    reshape,
+    rint,
+    sign,
+    sin,
+    sinh,
+    sqrt,
+    std,
+    sum,
+    tan,
+    tanh,
+    transpose,
+    trunc,
+    var,
+    where,
+    zeros,
+)
+from ._session import Session, get_session
+from .errors import (
+    ClusterError,
+    ColumnNotFoundError,
+    ComputeError,
+    TesseraAxisError,
+    TesseraError,
+    TesseraFileNotFoundError,
+    TesseraIndexError,
+    TesseraMemoryError,
+    TesseraOSError,
+    TesseraTypeError,
+    TesseraValueError,
+)
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,343 @@
+"""Lazy, chunked arrays with NumPy's API (``tessera.Array``)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Iterable, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _ops, _tessera
+from ._session import Session, get_session
+from .errors import TesseraIndexError, TesseraTypeError, TesseraValueError
+
+Axis = Union[None, int, Sequence[int]]
+
+#: The dtypes Tessera computes in.
+SUPPORTED_DTYPES = ("bool", "uint8", "int32", "int64", "float32", "float64")
+
+
+def _dtype_name(dtype: Any) -> str:
+    try:
+        name = np.dtype(dtype).name
+    except TypeError as e:
+        raise TesseraTypeError(f"{dtype!r} is not a dtype") from e
+    if name not in SUPPORTED_DTYPES:
+        raise TesseraTypeError(f"dtype {name} is not supported; Tessera has {SUPPORTED_DTYPES}")
+    return name
+
+
+def _shape(shape: Union[int, Iterable[int]]) -> list:
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    out = [operator.index(n) for n in shape]
+    if any(n < 0 for n in out):
+        raise TesseraValueError(f"negative dimensions are not allowed: {tuple(out)}")
+    return out
+
+
+def _axes(axis: Axis) -> Optional[list]:
+    if axis is None:
+        return None
+    if isinstance(axis, (int, np.integer)):
+        return [int(axis)]
+    return [operator.index(a) for a in axis]
+
+
+class Array:
+    """A lazy n-dimensional array cut into chunks; operations build an expression that
+    :meth:`compute` runs in parallel on a :class:`~tessera.Session`.
+
+    Shapes and dtypes are checked when an operation is built, so a mistake raises at
+    once; values are computed only by :meth:`compute`, :meth:`persist`,
+    ``numpy.asarray(x)``, ``float(x)`` and the like.
+    """
+
+    __slots__ = ("_a", "_op", "_chunks")
+    # NumPy defers to our reflected operators (ndarray + Array gives an Array).
+    __array_priority__ = 100
+
+    def __init__(self, native: Any, op: str, chunks: Optional[Tuple[int, ...]] = None):
+        self._a = native
+        self._op = op
+        self._chunks = chunks
+
+    # --- description -----------------------------------------------------------------
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        """The shape."""
+        return tuple(self._a.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The element type, as a NumPy dtype."""
+        return np.dtype(self._a.dtype)
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return len(self._a.shape)
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the computed array takes."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def chunks(self) -> Optional[Tuple[int, ...]]:
+        """The chunk shape set by :meth:`rechunk`, or ``None`` for automatic chunks
+        (about the session's ``chunk_bytes`` each, trailing axes whole)."""
+        return self._chunks
+
+    @property
+    def T(self) -> "Array":
+        """The transpose (axes reversed)."""
+        return Array(self._a.unary("transpose"), "transpose")
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        chunks = "auto" if self._chunks is None else self._chunks
+        return (
+            f"tessera.Array<{self._op}, shape={self.shape}, dtype={self.dtype.name}, "
+            f"chunks={chunks}>"
+        )
+
+    # --- computing ---------------------------------------------------------------------
+    def compute(self, session: Optional[Session] = None) -> Any:
+        """Runs the job and returns a :class:`numpy.ndarray` (a NumPy scalar for a 0-d
+        array). The array's memory is the Rust result buffer itself: no copy is made."""
+        out = self._a.compute(get_session(session)._native)
+        return out[()] if out.ndim == 0 else out
+
+    def persist(self, session: Optional[Session] = None) -> "Array":
+        """Computes the array and keeps its chunks in the session (Dask's ``persist``);
+        returns an array that reads them."""
+        return Array(self._a.persist(get_session(session)._native), "persist", self._chunks)
+
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
+        out = np.asarray(self._a.compute(get_session()._native))
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def item(self) -> Any:
+        """The single element, computed, as a Python scalar."""
+        if self.size != 1:
+            raise TesseraValueError("can only convert an array of size 1 to a Python scalar")
+        return np.asarray(self).reshape(()).item()
+
+    def __bool__(self) -> bool:
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __pos__(self) -> "Array":
+        return self
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iub":
+            raise TesseraTypeError("only integer arrays can be used as an index")
+        return int(self.item())
+
+    # --- shape -------------------------------------------------------------------------
+    def reshape(self, *shape: Any) -> "Array":
+        """The same elements in another shape (one ``-1`` is inferred)."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = tuple(shape[0])
+        return Array(self._a.reshape([operator.index(n) for n in shape]), "reshape")
+
+    def transpose(self, *axes: Any) -> "Array":
+        """The axes permuted (reversed when none are given)."""
+        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+            axes = tuple(axes[0])
+        if not axes:
+            return self.T
+        return Array(self._a.permute([operator.index(a) for a in axes]), "transpose")
+
+    def astype(self, dtype: Any) -> "Array":
+        """Converted to ``dtype`` (one of bool, uint8, int32, int64, float32, float64)."""
+        return Array(self._a.astype(_dtype_name(dtype)), "astype", self._chunks)
+
+    def rechunk(self, chunks: Union[int, Sequence[int]]) -> "Array":
+        """The same array cut into chunks of shape ``chunks`` (an int applies to every
+        axis; the last chunk of an axis may be smaller)."""
+        if isinstance(chunks, (int, np.integer)):
+            chunks = [min(int(chunks), max(n, 1)) for n in self.shape]
+        chunks = [operator.index(c) for c in chunks]
+        return Array(self._a.rechunk(chunks), "rechunk", tuple(chunks))
+
+    def __getitem__(self, key: Any) -> "Array":
+        return _getitem(self, key)
+
+    # --- reductions --------------------------------------------------------------------
+    def _reduce(self, op: str, axis: Axis, keepdims: bool, ddof: int = 0) -> "Array":
+        return Array(self._a.reduce(op, _axes(axis), keepdims, ddof), op)
+
+    def sum(self, axis: Axis = None, keepdims: bool = False) -> "Array":
+        """Sum over ``axis`` (all axes when ``None``)."""
+        return self._reduce("sum", axis, keepdims)
+
+    def prod(self, axis: Axis = None, keepdims: bool = False) -> "Array":
+        """Product over ``axis``."""
+        return self._reduce("prod", axis, keepdims)
+
+    def mean(self, axis: Axis = None, keepdims: bool = False) -> "Array":
+        """Mean over ``axis``."""
+        return self._reduce("mean", axis, keepdims)
+
+    def min(self, axis: Axis = None, keepdims: bool = False) -> "Array":
+        """Minimum over ``axis`` (NaN if any element is NaN, as NumPy)."""
+        return self._reduce("min", axis, keepdims)
+
+    def max(self, axis: Axis = None, keepdims: bool = False) -> "Array":
+        """Maximum over ``axis``."""
+        return self._reduce("max", axis, keepdims)
+
+    def var(self, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> "Array":
+        """Variance over ``axis`` with ``ddof`` delta degrees of freedom."""
+        return self._reduce("var", axis, keepdims, ddof)
+
+    def std(self, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> "Array":
+        """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom."""
+        return self._reduce("std", axis, keepdims, ddof)
+
+    def argmin(self, axis: Optional[int] = None, keepdims: bool = False) -> "Array":
+        """Index of the first minimum (a flat index when ``axis`` is ``None``)."""
+        return self._reduce("argmin", axis, keepdims)
+
+    def argmax(self, axis: Optional[int] = None, keepdims: bool = False) -> "Array":
+        """Index of the first maximum (a flat index when ``axis`` is ``None``)."""
+        return self._reduce("argmax", axis, keepdims)
+
+    def any(self, axis: Axis = None, keepdims: bool = False) -> "Array":
+        """Whether any element over ``axis`` is non-zero."""
+        return self._reduce("any", axis, keepdims)
+
+    def all(self, axis: Axis = None, keepdims: bool = False) -> "Array":
+        """Whether every element over ``axis`` is non-zero."""
+        return self._reduce("all", axis, keepdims)
+
+    # --- operators ---------------------------------------------------------------------
+    def _binary(self, op: str, other: Any, reflected: bool = False) -> "Array":
+        other = _operand(other)
+        return Array(self._a.binary(op, other, reflected), op, self._chunks)
+
+    def _unary(self, op: str) -> "Array":
+        return Array(self._a.unary(op), op, self._chunks)
+
+
+
+_ops.install(
+    Array,
+    binary={
+        "add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floor_divide",
+        "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and",
+        "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift",
+        "rshift": "right_shift", "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt",
+        "ge": "ge",
+    },
+    reflected=["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor"],
+    unary={"neg": "neg", "abs": "abs", "invert": "invert"},
+)
+
+
+def _operand(x: Any) -> Any:
+    """The native operand of ``x``: an array's native, a Python scalar, or (NumPy data) a
+    copied array."""
+    if isinstance(x, Array):
+        return x._a
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        return x
+    if isinstance(x, (np.ndarray, np.generic, list, tuple)):
+        return asarray(x)._a
+    raise TesseraTypeError(f"unsupported operand type {type(x).__name__}")
+
+
+def _index(i: Any, n: int, axis: int) -> int:
+    i = operator.index(i)
+    j = i + n if i < 0 else i
+    if not 0 <= j < n:
+        raise TesseraIndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+    return j
+
+
+def _getitem(a: Array, key: Any) -> Array:
+    """Basic indexing: ints, slices (any step), ``None`` and one ``...``."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if sum(k is Ellipsis for k in key) > 1:
+        raise TesseraIndexError("an index can only have a single ellipsis ('...')")
+    real = sum(k is not None and k is not Ellipsis for k in key)
+    if real > a.ndim:
+        raise TesseraIndexError(
+            f"too many indices for array: array is {a.ndim}-dimensional, but {real} were indexed"
+        )
+    expanded: list = []
+    for k in key:
+        if k is Ellipsis:
+            expanded.extend([slice(None)] * (a.ndim - real))
+        else:
+            expanded.append(k)
+    expanded.extend([slice(None)] * (a.ndim - sum(k is not None for k in expanded)))
+    slices, out_shape, axis, reshape = [], [], 0, False
+    for k in expanded:
+        if k is None:
+            out_shape.append(None)
+            reshape = True
+            continue
+        n = a.shape[axis]
+        if isinstance(k, slice):
+            step = 1 if k.step is None else operator.index(k.step)
+            if step == 0:
+                raise TesseraValueError("slice step cannot be zero")
+            start = None if k.start is None else operator.index(k.start)
+            stop = None if k.stop is None else operator.index(k.stop)
+            slices.append((start, stop, step))
+            out_shape.append(len(range(*k.indices(n))))
+        elif isinstance(k, (Array, np.ndarray, list)):
+            raise TesseraTypeError(
+                "only integers, slices, None and ... are valid indices "
+                "(boolean and integer-array indexing are not supported yet)"
+            )
+        else:
+            try:
+                j = _index(k, n, axis)
+            except TypeError as e:
+                raise TesseraTypeError(f"invalid index {k!r}") from e
+            slices.append((j, j + 1, 1))
+            reshape = True
+        axis += 1
+    out = Array(a._a.slice(slices), "getitem")
+    if reshape:
+        out = out.reshape([1 if n is None else n for n in out_shape])
+    return out
+
+
+def asarray(x: Any, dtype: Any = None) -> Array:
+    """An array from ``x`` (a :class:`tessera.Array`, a NumPy array, or anything
+    ``numpy.asarray`` takes). NumPy data is copied once into Tessera's buffer."""
+    if isinstance(x, Array):
+        return x if dtype is None else x.astype(dtype)
+    arr = np.asarray(x, dtype=None if dtype is None else _dtype_name(dtype))
+    if arr.dtype.name not in SUPPORTED_DTYPES:
+        if arr.dtype.kind in "iu" and dtype is None:
+            arr = arr.astype(np.int64)
+        else:
+            raise TesseraTypeError(
+                f"dtype {arr.dtype} is not supported; Tessera has {SUPPORTED_DTYPES}"
+            )
+    return Array(_tessera.from_numpy(np.ascontiguousarray(arr)), "from_numpy")
+
+
+from_numpy = asarray

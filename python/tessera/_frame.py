@@ -1,0 +1,364 @@
+"""Lazy, chunked dataframes with pandas' API (``tessera.DataFrame``).
+
+Where Tessera differs from pandas:
+
+- groupby results hold the keys as columns (pandas' ``as_index=False``), sorted by the
+  keys unless ``sort=False``; several functions on one column are named ``col_func``
+  (pandas makes a column MultiIndex);
+- rows of a filter, merge or ``drop_duplicates`` come back in an order that may differ
+  from pandas' (sort before comparing);
+- integer columns with nulls stay integers in Arrow (``to_arrow``); ``compute`` gives
+  pandas ``float64`` for them, as pandas itself does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from . import _ops, _tessera
+from ._session import Session, get_session
+from .errors import TesseraTypeError, TesseraValueError
+
+
+def _pyarrow():
+    try:
+        import pyarrow
+    except ImportError as e:  # pragma: no cover - an install without the extra
+        raise ImportError("tessera dataframes need pyarrow (pip install pyarrow)") from e
+    return pyarrow
+
+
+class _Stream:
+    """An Arrow PyCapsule stream for pyarrow to read (``pa.table(stream)``)."""
+
+    __slots__ = ("_capsule",)
+
+    def __init__(self, capsule: Any) -> None:
+        self._capsule = capsule
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self._capsule
+
+
+def _names(x: Union[str, Sequence[str]]) -> List[str]:
+    return [x] if isinstance(x, str) else list(x)
+
+
+class DataFrame:
+    """A lazy table cut into chunks of rows; :meth:`compute` gives a
+    :class:`pandas.DataFrame`, :meth:`to_arrow` a :class:`pyarrow.Table`."""
+
+    __slots__ = ("_f",)
+
+    def __init__(self, native: Any) -> None:
+        self._f = native
+
+    @property
+    def columns(self) -> List[str]:
+        """The column names."""
+        return list(self._f.columns)
+
+    @property
+    def dtypes(self) -> Dict[str, str]:
+        """Each column's Arrow type, as text."""
+        return dict(self._f.dtypes)
+
+    def __repr__(self) -> str:
+        return f"tessera.DataFrame<columns={self.columns}>"
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return Series(self._f.column(key))
+        if isinstance(key, Series):
+            return DataFrame(self._f.filter(key._s))
+        if isinstance(key, (list, tuple)):
+            return DataFrame(self._f.select(list(key)))
+        raise TesseraTypeError(f"cannot index a DataFrame with {type(key).__name__}")
+
+    def __getattr__(self, name: str) -> "Series":
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in self._f.columns:
+            return Series(self._f.column(name))
+        raise AttributeError(f"DataFrame has no attribute or column {name!r}")
+
+    def assign(self, **columns: Any) -> "DataFrame":
+        """With columns added or replaced: each value a Series of this frame or a scalar."""
+        pairs = [(k, v._s if isinstance(v, Series) else v) for k, v in columns.items()]
+        return DataFrame(self._f.with_columns(pairs))
+
+    def groupby(self, by: Union[str, Sequence[str]], sort: bool = True) -> "GroupBy":
+        """Groups by the key columns ``by``."""
+        return GroupBy(self, _names(by), sort)
+
+    def merge(
+        self,
+        right: "DataFrame",
+        how: str = "inner",
+        on: Union[None, str, Sequence[str]] = None,
+        left_on: Union[None, str, Sequence[str]] = None,
+        right_on: Union[None, str, Sequence[str]] = None,
+        suffixes: Sequence[str] = ("_x", "_y"),
+    ) -> "DataFrame":
+        """Database-style join (pandas' ``merge``): ``how`` is inner, left, right or
+        outer; keys by ``on`` or ``left_on``/``right_on`` (by default the common
+        columns)."""
+        if on is not None and (left_on is not None or right_on is not None):
+            raise TesseraValueError('pass "on" or "left_on"/"right_on", not both')
+        if on is None and left_on is None and right_on is None:
+            on = [c for c in self.columns if c in right.columns]
+            if not on:
+                raise TesseraValueError("no common columns to merge on")
+        if on is not None:
+            left_on = right_on = on
+        if left_on is None or right_on is None:
+            raise TesseraValueError('pass both "left_on" and "right_on"')
+        left_keys, right_keys = _names(left_on), _names(right_on)
+        if len(left_keys) != len(right_keys):
+            raise TesseraValueError("left_on and right_on must have the same length")
+        sx, sy = suffixes
+        return DataFrame(self._f.merge(right._f, left_keys, right_keys, how, (sx, sy)))
+
+    def sort_values(self, by: Union[str, Sequence[str]], ascending: bool = True) -> "DataFrame":
+        """Sorted by the columns ``by`` (stable; nulls last)."""
+        return DataFrame(self._f.sort_values(_names(by), bool(ascending)))
+
+    def head(self, n: int = 5) -> "DataFrame":
+        """The first ``n`` rows."""
+        return DataFrame(self._f.head(n))
+
+    def drop_duplicates(self, subset: Union[None, str, Sequence[str]] = None) -> "DataFrame":
+        """Without repeated rows (judged on ``subset`` when given)."""
+        return DataFrame(self._f.drop_duplicates(None if subset is None else _names(subset)))
+
+    def compute(self, session: Optional[Session] = None) -> Any:
+        """Runs the job; returns a :class:`pandas.DataFrame` (through Arrow)."""
+        return self.to_arrow(session).to_pandas()
+
+    def to_arrow(self, session: Optional[Session] = None) -> Any:
+        """Runs the job; returns a :class:`pyarrow.Table` over the result's chunks (its
+        buffers are Tessera's, not copied)."""
+        pa = _pyarrow()
+        return pa.table(_Stream(self._f.compute_stream(get_session(session)._native)))
+
+    def persist(self, session: Optional[Session] = None) -> "DataFrame":
+        """Computes the frame and keeps its chunks in the session."""
+        return DataFrame(self._f.persist(get_session(session)._native))
+
+    def describe(self, session: Optional[Session] = None) -> Any:
+        """Summary statistics of the numeric columns, as a pandas DataFrame."""
+        pa = _pyarrow()
+        return pa.table(_Stream(self._f.describe(get_session(session)._native))).to_pandas()
+
+    def __len__(self) -> int:
+        return self._f.len(get_session()._native)
+
+    def to_csv(self, path: str, session: Optional[Session] = None) -> int:
+        """Computes the frame and writes it to ``path`` as CSV; returns the rows written."""
+        return self._f.write(get_session(session)._native, str(path), False)
+
+    def to_parquet(self, path: str, session: Optional[Session] = None) -> int:
+        """Computes the frame and writes it to ``path`` as Parquet; returns the rows."""
+        return self._f.write(get_session(session)._native, str(path), True)
+
+
+class Series:
+    """One column of a DataFrame, or an expression over its columns."""
+
+    __slots__ = ("_s",)
+
+    def __init__(self, native: Any) -> None:
+        self._s = native
+
+    @property
+    def name(self) -> str:
+        """The column's name."""
+        return self._s.name
+
+    def __repr__(self) -> str:
+        return f"tessera.Series<{self.name}>"
+
+    def _binary(self, op: str, other: Any, reflected: bool = False) -> "Series":
+        other = other._s if isinstance(other, Series) else other
+        return Series(self._s.binary(op, other, reflected))
+
+    def _unary(self, op: str) -> "Series":
+        return Series(self._s.unary(op))
+
+    def isin(self, values: Sequence[Any]) -> "Series":
+        """Whether each value is one of ``values`` (false for null)."""
+        return Series(self._s.isin(list(values)))
+
+    def fillna(self, value: Any) -> "Series":
+        """Nulls replaced by ``value``."""
+        return Series(self._s.fillna(value))
+
+    def to_frame(self) -> DataFrame:
+        """The series as a one-column frame."""
+        return DataFrame(self._s.to_frame())
+
+    def value_counts(self) -> DataFrame:
+        """Each value and its ``count``, most frequent first."""
+        return DataFrame(self._s.to_frame().value_counts(self.name))
+
+    def _reduce(self, func: str) -> "Scalar":
+        name = self.name
+        return Scalar(self._s.to_frame().groupby_agg([], [(name, func, name)]), name)
+
+    def sum(self) -> "Scalar":
+        """Sum of the non-null values."""
+        return self._reduce("sum")
+
+    def mean(self) -> "Scalar":
+        """Mean of the non-null values."""
+        return self._reduce("mean")
+
+    def min(self) -> "Scalar":
+        """Smallest non-null value."""
+        return self._reduce("min")
+
+    def max(self) -> "Scalar":
+        """Largest non-null value."""
+        return self._reduce("max")
+
+    def count(self) -> "Scalar":
+        """Number of non-null values."""
+        return self._reduce("count")
+
+    def std(self) -> "Scalar":
+        """Sample standard deviation (ddof 1)."""
+        return self._reduce("std")
+
+    def var(self) -> "Scalar":
+        """Sample variance (ddof 1)."""
+        return self._reduce("var")
+
+    def nunique(self) -> "Scalar":
+        """Number of distinct non-null values."""
+        return self._reduce("nunique")
+
+    def compute(self, session: Optional[Session] = None) -> Any:
+        """Runs the job; returns a :class:`pandas.Series`."""
+        return self.to_frame().compute(session)[self.name]
+
+    def to_arrow(self, session: Optional[Session] = None) -> Any:
+        """Runs the job; returns a :class:`pyarrow.ChunkedArray`."""
+        return self.to_frame().to_arrow(session).column(0)
+
+
+_ops.install(
+    Series,
+    binary={
+        "add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "mod": "mod", "eq": "eq",
+        "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "and": "and", "or": "or",
+    },
+    reflected=["add", "sub", "mul", "and", "or"],
+    unary={"invert": "not", "neg": "neg"},
+)
+
+
+class Scalar:
+    """A lazy one-value result (a series' reduction); :meth:`compute` gives the value."""
+
+    __slots__ = ("_f", "_name")
+
+    def __init__(self, frame: Any, name: str) -> None:
+        self._f = frame
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"tessera.Scalar<{self._name}>"
+
+    def compute(self, session: Optional[Session] = None) -> Any:
+        """Runs the job; returns the value as a Python scalar (None for null)."""
+        return DataFrame(self._f).to_arrow(session).column(0)[0].as_py()
+
+
+class GroupBy:
+    """A frame grouped by key columns (``df.groupby(keys)``)."""
+
+    __slots__ = ("_df", "_keys", "_sort")
+
+    def __init__(self, df: DataFrame, keys: List[str], sort: bool) -> None:
+        self._df, self._keys, self._sort = df, keys, sort
+
+    def agg(self, arg: Any = None, **named: Any) -> DataFrame:
+        """Aggregates with pandas' spellings: ``"sum"`` (every other column),
+        ``{"x": "sum", "y": ["min", "max"]}`` (outputs ``x``, ``y_min``, ``y_max``), or
+        named aggregation ``total=("x", "sum")``. Functions: sum mean min max count size
+        std var first last nunique."""
+        if isinstance(arg, str) and not named:
+            return self._each(arg)
+        specs = []
+        if isinstance(arg, dict):
+            for column, funcs in arg.items():
+                if isinstance(funcs, str):
+                    specs.append((column, funcs, column))
+                else:
+                    funcs = list(funcs)
+                    for f in funcs:
+                        specs.append((column, f, column if len(funcs) == 1 else f"{column}_{f}"))
+        elif arg is not None:
+            raise TesseraTypeError("agg takes a function name, a dict, or named aggregations")
+        for output, spec in named.items():
+            if not (isinstance(spec, tuple) and len(spec) == 2):
+                raise TesseraTypeError(f"named aggregation {output}= must be (column, function)")
+            specs.append((spec[0], spec[1], output))
+        if not specs:
+            raise TesseraValueError("no aggregation given")
+        return DataFrame(self._df._f.groupby_agg(self._keys, specs, self._sort))
+
+    def _each(self, func: str) -> DataFrame:
+        return DataFrame(self._df._f.groupby_each(self._keys, func, self._sort))
+
+    def sum(self) -> DataFrame:
+        """Sum of every numeric non-key column per group."""
+        return self._each("sum")
+
+    def mean(self) -> DataFrame:
+        """Mean of every numeric non-key column per group."""
+        return self._each("mean")
+
+    def min(self) -> DataFrame:
+        """Minimum of every non-key column per group."""
+        return self._each("min")
+
+    def max(self) -> DataFrame:
+        """Maximum of every non-key column per group."""
+        return self._each("max")
+
+    def count(self) -> DataFrame:
+        """Non-null values of every non-key column per group."""
+        return self._each("count")
+
+    def size(self) -> DataFrame:
+        """Rows per group (a ``size`` column)."""
+        return self._each("size")
+
+
+def read_csv(path: str) -> DataFrame:
+    """Reads a CSV file (or a glob such as ``data/part-*.csv``) lazily: the schema is
+    inferred now from the header and the first MiB."""
+    return DataFrame(_tessera.read_csv(str(path)))
+
+
+def read_parquet(path: str, columns: Optional[Sequence[str]] = None) -> DataFrame:
+    """Reads a Parquet file lazily (only ``columns`` when given)."""
+    return DataFrame(_tessera.read_parquet(str(path), None if columns is None else list(columns)))
+
+
+def from_arrow(data: Any, rows_per_chunk: Optional[int] = None) -> DataFrame:
+    """A frame over a :class:`pyarrow.Table` or :class:`pyarrow.RecordBatch` (or any
+    object with ``__arrow_c_stream__``): one chunk per record batch, or chunks of
+    ``rows_per_chunk`` rows. The Arrow buffers are shared, not copied."""
+    pa = _pyarrow()
+    if isinstance(data, pa.RecordBatch):
+        data = pa.Table.from_batches([data])
+    return DataFrame(_tessera.from_arrow(data, rows_per_chunk))
+
+
+def from_pandas(df: Any, rows_per_chunk: Optional[int] = None) -> DataFrame:
+    """A frame over a :class:`pandas.DataFrame`'s columns (its index is dropped),
+    converted through pyarrow."""
+    pa = _pyarrow()
+    return from_arrow(pa.Table.from_pandas(df, preserve_index=False), rows_per_chunk)

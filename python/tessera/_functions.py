@@ -1,0 +1,156 @@
+"""NumPy-style module functions: creation, elementwise math, joining."""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any, Sequence, Union
+
+import numpy as np
+
+from . import _tessera
+from ._array import Array, _dtype_name, _operand, _shape, asarray
+
+
+def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: Any = None) -> Array:
+    """An array of ``shape`` filled with ``fill_value`` (its dtype is the value's: int64,
+    float64 or bool, unless ``dtype`` is given)."""
+    if isinstance(fill_value, np.generic):
+        fill_value = fill_value.item()
+    d = None if dtype is None else _dtype_name(dtype)
+    return Array(_tessera.full(_shape(shape), fill_value, d), "full")
+
+
+def zeros(shape: Union[int, Sequence[int]], dtype: Any = "float64") -> Array:
+    """An array of zeros (float64 unless ``dtype`` is given)."""
+    return Array(_tessera.full(_shape(shape), 0, _dtype_name(dtype)), "zeros")
+
+
+def ones(shape: Union[int, Sequence[int]], dtype: Any = "float64") -> Array:
+    """An array of ones (float64 unless ``dtype`` is given)."""
+    return Array(_tessera.full(_shape(shape), 1, _dtype_name(dtype)), "ones")
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Array:
+    """Evenly spaced values in ``[start, stop)`` (``arange(n)`` is ``0..n``): int64 when
+    every bound is an integer, float64 otherwise."""
+    if stop is None:
+        start, stop = 0, start
+    ints = builtins.all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
+    if ints:
+        out = Array(_tessera.arange_int(int(start), int(stop), int(step)), "arange")
+    else:
+        out = Array(_tessera.arange_float(float(start), float(stop), float(step)), "arange")
+    return out if dtype is None else out.astype(dtype)
+
+
+def linspace(start: float, stop: float, num: int = 50) -> Array:
+    """``num`` evenly spaced float64 values from ``start`` to ``stop`` inclusive."""
+    return Array(_tessera.linspace(float(start), float(stop), operator.index(num)), "linspace")
+
+
+def concatenate(arrays: Sequence[Any], axis: int = 0) -> Array:
+    """The arrays joined along ``axis``."""
+    natives = [asarray(a)._a for a in arrays]
+    return Array(_tessera.concatenate(natives, operator.index(axis)), "concatenate")
+
+
+def where(condition: Any, x: Any, y: Any) -> Array:
+    """Elements of ``x`` where ``condition`` is true, else of ``y`` (arrays or scalars,
+    broadcast together)."""
+    return Array(_tessera.where_(asarray(condition)._a, _operand(x), _operand(y)), "where")
+
+
+def _unary(name: str, doc: str):
+    def f(x: Any) -> Array:
+        return asarray(x)._unary(name)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"{doc}, elementwise (NumPy's ``{name}``)."
+    return f
+
+
+def _binary(name: str, doc: str):
+    def f(x1: Any, x2: Any) -> Array:
+        if isinstance(x2, Array) and not isinstance(x1, Array):
+            return x2._binary(name, x1, True)
+        return asarray(x1)._binary(name, x2)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"{doc}, elementwise with broadcasting (NumPy's ``{name}``)."
+    return f
+
+
+sqrt = _unary("sqrt", "Square root")
+exp = _unary("exp", "Exponential")
+log = _unary("log", "Natural logarithm")
+log2 = _unary("log2", "Base-2 logarithm")
+log10 = _unary("log10", "Base-10 logarithm")
+log1p = _unary("log1p", "ln(1 + x)")
+expm1 = _unary("expm1", "exp(x) - 1")
+sin = _unary("sin", "Sine")
+cos = _unary("cos", "Cosine")
+tan = _unary("tan", "Tangent")
+arcsin = _unary("arcsin", "Inverse sine")
+arccos = _unary("arccos", "Inverse cosine")
+arctan = _unary("arctan", "Inverse tangent")
+sinh = _unary("sinh", "Hyperbolic sine")
+cosh = _unary("cosh", "Hyperbolic cosine")
+tanh = _unary("tanh", "Hyperbolic tangent")
+abs = _unary("abs", "Absolute value")  # noqa: A001 - NumPy's name
+floor = _unary("floor", "Floor")
+ceil = _unary("ceil", "Ceiling")
+trunc = _unary("trunc", "Truncation toward zero")
+rint = _unary("rint", "Round to the nearest integer (half to even)")
+sign = _unary("sign", "Sign (-1, 0, 1)")
+isnan = _unary("isnan", "Whether the value is NaN")
+isinf = _unary("isinf", "Whether the value is infinite")
+isfinite = _unary("isfinite", "Whether the value is finite")
+logical_not = _unary("logical_not", "Logical not")
+maximum = _binary("maximum", "The larger value (NaN if either is NaN)")
+minimum = _binary("minimum", "The smaller value (NaN if either is NaN)")
+arctan2 = _binary("arctan2", "The angle of the point (x2, x1)")
+hypot = _binary("hypot", "sqrt(x1**2 + x2**2)")
+logical_and = _binary("logical_and", "Logical and")
+logical_or = _binary("logical_or", "Logical or")
+matmul = _binary("matmul", "Matrix product")
+
+
+def _reduction(name: str):
+    def f(x: Any, axis: Any = None, keepdims: bool = False) -> Array:
+        return getattr(asarray(x), name)(axis=axis, keepdims=keepdims)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``x.{name}(axis, keepdims)`` (NumPy's ``{name}``)."
+    return f
+
+
+sum = _reduction("sum")  # noqa: A001
+prod = _reduction("prod")
+mean = _reduction("mean")
+min = _reduction("min")  # noqa: A001
+max = _reduction("max")  # noqa: A001
+argmin = _reduction("argmin")
+argmax = _reduction("argmax")
+any = _reduction("any")  # noqa: A001
+all = _reduction("all")  # noqa: A001
+
+
+def std(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Array:
+    """Standard deviation (NumPy's ``std``)."""
+    return asarray(x).std(axis=axis, keepdims=keepdims, ddof=ddof)
+
+
+def var(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Array:
+    """Variance (NumPy's ``var``)."""
+    return asarray(x).var(axis=axis, keepdims=keepdims, ddof=ddof)
+
+
+def reshape(x: Any, shape: Sequence[int]) -> Array:
+    """``x`` in another shape."""
+    return asarray(x).reshape(shape)
+
+
+def transpose(x: Any, axes: Any = None) -> Array:
+    """``x`` with its axes permuted (reversed by default)."""
+    return asarray(x).transpose() if axes is None else asarray(x).transpose(axes)

@@ -1,0 +1,137 @@
+"""Sessions: where lazy arrays and frames are computed."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional
+
+from . import _tessera
+
+
+class Session:
+    """A Tessera session: an actor system with a pool of CPU worker threads that
+    computes arrays and frames in chunks, within a host memory budget (spilling to disk
+    beyond it).
+
+    Every keyword argument left as ``None`` keeps Tessera's default:
+
+    - ``threads``: worker threads (default: the cores this process may use);
+    - ``memory_budget``: bytes of host memory for chunks (default 70% of the memory the
+      process may use);
+    - ``disk_budget``: bytes the spill folder may hold;
+    - ``spill_dir``: folder in which the private spill folder is made;
+    - ``chunk_bytes``: target bytes per automatically sized chunk (default 32 MiB);
+    - ``eager``: run every operation at once (Mars's eager mode);
+    - ``progress``: draw a progress bar always (True), never (False), or when stderr is
+      a terminal (None);
+    - ``shuffle_rows``, ``broadcast_bytes``: groupby-shuffle and broadcast-join thresholds;
+    - ``scheduler``: ``"HOST:PORT"`` of a cluster's scheduler to run on instead.
+
+    A session is a context manager: inside ``with Session() as s:`` it is the default
+    session, and it is closed on exit.
+    """
+
+    def __init__(
+        self,
+        *,
+        threads: Optional[int] = None,
+        memory_budget: Optional[int] = None,
+        disk_budget: Optional[int] = None,
+        spill_dir: Optional[str] = None,
+        chunk_bytes: Optional[int] = None,
+        eager: bool = False,
+        progress: Optional[bool] = None,
+        shuffle_rows: Optional[int] = None,
+        broadcast_bytes: Optional[int] = None,
+        scheduler: Optional[str] = None,
+    ) -> None:
+        self._native = _tessera.Session(
+            threads=threads,
+            memory_budget=memory_budget,
+            disk_budget=disk_budget,
+            spill_dir=None if spill_dir is None else str(spill_dir),
+            chunk_bytes=chunk_bytes,
+            eager=eager,
+            progress=progress,
+            shuffle_rows=shuffle_rows,
+            broadcast_bytes=broadcast_bytes,
+            scheduler=scheduler,
+        )
+        self._previous: list = []
+
+    @classmethod
+    def _wrap(cls, native: Any) -> "Session":
+        s = cls.__new__(cls)
+        s._native = native
+        s._previous = []
+        return s
+
+    @classmethod
+    def connect(cls, address: str) -> "Session":
+        """A session on the cluster whose scheduler listens at ``address``
+        (``"HOST:PORT"``)."""
+        return cls(scheduler=address)
+
+    @classmethod
+    def local_cluster(cls, workers: int) -> "Session":
+        """A session on a cluster of ``workers`` local worker processes, started now and
+        stopped when the session closes (needs the ``tessera-scheduler`` and
+        ``tessera-worker`` programs, found as the Rust API finds them)."""
+        return cls._wrap(_tessera.Session.local_cluster(workers))
+
+    @property
+    def config(self) -> dict:
+        """The session's settings (threads, memory_budget, chunk_bytes, …)."""
+        return self._native.config()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran."""
+        return self._native.closed
+
+    def close(self) -> None:
+        """Stops the session's actor system; later jobs on it raise ``ComputeError``."""
+        self._native.close()
+
+    def __enter__(self) -> "Session":
+        with _lock:
+            self._previous.append(_state.current)
+            _state.current = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        with _lock:
+            _state.current = self._previous.pop() if self._previous else None
+        self.close()
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "tessera.Session<closed>"
+        c = self.config
+        return (
+            f"tessera.Session<threads={c['threads']}, memory_budget={c['memory_budget']}, "
+            f"chunk_bytes={c['chunk_bytes']}>"
+        )
+
+
+class _State:
+    current: Optional[Session] = None
+    default: Optional[Session] = None
+
+
+_state = _State()
+_lock = threading.Lock()
+
+
+def get_session(session: Optional[Session] = None) -> Session:
+    """``session`` if given, else the one of the innermost ``with Session()`` block, else
+    the default session (made on first use with default settings, as Dask's default
+    scheduler is)."""
+    if session is not None:
+        return session
+    with _lock:
+        if _state.current is not None and not _state.current.closed:
+            return _state.current
+        if _state.default is None or _state.default.closed:
+            _state.default = Session()
+        return _state.default

@@ -1,0 +1,86 @@
+"""Sessions: options, context manager, default session, the GIL and Ctrl-C."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tessera as ts
+
+
+def test_options_reach_the_session(tmp_path):
+    with ts.Session(threads=2, memory_budget=1 << 28, chunk_bytes=1 << 20, spill_dir=str(tmp_path),
+                    progress=False) as s:
+        c = s.config
+        assert (c["threads"], c["memory_budget"], c["chunk_bytes"]) == (2, 1 << 28, 1 << 20)
+        assert str(c["spill_dir"]) == str(tmp_path)
+        assert ts.get_session() is s  # the default inside the block
+        assert float(ts.ones(10).sum()) == 10.0
+    assert s.closed
+    assert ts.get_session() is not s
+
+
+def test_default_session_is_made_once():
+    a = ts.get_session()
+    assert ts.get_session() is a and not a.closed
+    np.testing.assert_array_equal(np.asarray(ts.arange(3)), [0, 1, 2])
+
+
+def test_eager_session_computes_at_once():
+    with ts.Session(threads=1, eager=True) as s:
+        x = ts.arange(5) * 2
+        np.testing.assert_array_equal(x.compute(s), np.arange(5) * 2)
+
+
+def test_gil_is_released_while_a_job_runs(session):
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    t = threading.Thread(target=count)
+    x = ts.random.default_rng(0).uniform(size=(3_000_000,))
+    t.start()
+    before = len(ticks)
+    float(ts.sqrt(x * x + 1).sum().compute(session))
+    after = len(ticks)
+    stop.set()
+    t.join()
+    # The other thread kept running while this one waited for the job.
+    assert after - before > 5
+
+
+def test_ctrl_c_cancels_a_long_job_and_the_session_stays_usable():
+    # About a minute of work on one thread (50M elements took 1.8 s). SIGINT at 0.3 s must
+    # raise KeyboardInterrupt out of compute() and cancel the job: the next job on the
+    # same one-thread session would otherwise wait behind it for the rest of that minute.
+    with ts.Session(threads=1) as s:
+        x = ts.random.default_rng(1).uniform(size=(1_600_000_000,))
+        job = (ts.sin(x) * ts.cos(x) + ts.sqrt(x)).sum()
+        timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                job.compute(s)
+        finally:
+            timer.cancel()
+        assert float(ts.arange(4).sum().compute(s)) == 6.0
+
+
+@pytest.mark.skipif(not os.environ.get("TESSERA_BIN_DIR"), reason="needs tessera-scheduler/worker (TESSERA_BIN_DIR)")
+def test_local_cluster_and_connect():
+    with ts.Session.local_cluster(2) as s:
+        a = np.arange(1000.0).reshape(100, 10)
+        np.testing.assert_allclose(ts.asarray(a).sum(axis=0).compute(s), a.sum(axis=0))
+
+
+def test_connect_to_nothing_is_a_cluster_error():
+    with pytest.raises(ts.ClusterError) as e:
+        ts.Session.connect("127.0.0.1:1")
+    assert isinstance(e.value, ConnectionError)
