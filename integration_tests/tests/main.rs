@@ -22,6 +22,7 @@ mod persist;
 mod random;
 mod recovery;
 mod reductions;
+mod reports;
 mod series;
 mod sessions;
 mod shape_ops;
