@@ -58,21 +58,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
-/// Bytes in binary units for people (`32.0 MiB`, `1.50 GiB`).
-pub fn fmt_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut x = bytes as f64;
-    let mut unit = 0;
-    while x >= 1024.0 && unit + 1 < UNITS.len() {
-        x /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{x:.1} {}", UNITS[unit])
-    }
-}
+pub use tessera::fmt_bytes;
 
 /// A small deterministic generator (SplitMix64) for synthetic tables.
 #[derive(Clone, Debug)]

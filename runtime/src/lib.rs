@@ -44,7 +44,7 @@ pub mod tensor;
 pub use cluster::{LocalCluster, LocalClusterBuilder};
 pub use error::{Error, Result};
 pub use progress::Progress;
-pub use report::{Recording, ReportFormat};
+pub use report::{fmt_bytes, Recording, ReportFormat};
 pub use session::{Session, SessionBuilder, SessionConfig, DEFAULT_CHUNK_BYTES};
 pub use tensor::{Slice, Tensor};
 pub use tessera_actors::{

@@ -179,6 +179,44 @@ fn run(
     }
 }
 
+/// Delivers `job`, whose delivery `actions` start, and returns its statistics.
+fn delivered(p: &mut PlannerState, job: JobId, actions: &[PlannerAction]) -> JobStats {
+    let attempt = actions
+        .iter()
+        .find_map(|a| match a {
+            PlannerAction::Deliver { attempt, .. } => Some(*attempt),
+            _ => None,
+        })
+        .unwrap();
+    p.on_delivered(job, attempt, std::time::Instant::now())
+        .unwrap()
+}
+
+#[test]
+fn a_lineage_recompute_is_marked() {
+    let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+    p.set_recorder(Recorder::new(100));
+    assert!(p.add_device(DeviceId(0), 1).is_empty());
+    let (job, a) = p.submit(
+        graph(&[(1, &[]), (2, &[1])], &[2]),
+        std::time::Instant::now(),
+    );
+    let a = run(&mut p, job, dispatches(&a)[0], 10, Ok(1));
+    // 2 finds its input lost: 1 is computed again first.
+    let (key, attempt) = dispatches(&a)[0];
+    let a = p.on_inputs_lost(job, ChunkKey(key), attempt, &[ChunkKey(1)], "gone");
+    let a = run(&mut p, job, dispatches(&a)[0], 20, Ok(1));
+    let a = run(&mut p, job, dispatches(&a)[0], 30, Ok(1));
+    let stats = delivered(&mut p, job, &a);
+    let got: Vec<(u64, bool)> = stats.stream[0]
+        .tasks
+        .iter()
+        .map(|r| (r.key.0, r.recompute))
+        .collect();
+    assert_eq!(got, vec![(1, false), (1, true), (2, false)]);
+    assert_eq!(stats.chunks_recomputed, 1);
+}
+
 #[test]
 fn the_planner_files_one_record_per_run_with_bytes_and_retries() {
     let recorder = Recorder::new(100);
@@ -203,16 +241,7 @@ fn the_planner_files_one_record_per_run_with_bytes_and_retries() {
     p.record_run(job, ChunkKey(2), first.1, RunSpan::default(), 0, true);
     let a = run(&mut p, job, second, 30, Ok(2));
     let a = run(&mut p, job, dispatches(&a)[0], 40, Ok(1));
-    let attempt = a
-        .iter()
-        .find_map(|a| match a {
-            PlannerAction::Deliver { attempt, .. } => Some(*attempt),
-            _ => None,
-        })
-        .unwrap();
-    let stats = p
-        .on_delivered(job, attempt, std::time::Instant::now())
-        .unwrap();
+    let stats = delivered(&mut p, job, &a);
     assert_eq!(stats.stream.len(), 1);
     let s = &stats.stream[0];
     let got: Vec<(u64, u64, u64, u32, bool, bool)> = s
@@ -249,16 +278,7 @@ fn the_planner_files_one_record_per_run_with_bytes_and_retries() {
     recorder.set_enabled(false);
     let (job, a) = p.submit(graph(&[(1, &[])], &[1]), std::time::Instant::now());
     let a = run(&mut p, job, dispatches(&a)[0], 50, Ok(1));
-    let attempt = a
-        .iter()
-        .find_map(|a| match a {
-            PlannerAction::Deliver { attempt, .. } => Some(*attempt),
-            _ => None,
-        })
-        .unwrap();
-    let stats = p
-        .on_delivered(job, attempt, std::time::Instant::now())
-        .unwrap();
+    let stats = delivered(&mut p, job, &a);
     assert!(stats.stream.is_empty());
 }
 

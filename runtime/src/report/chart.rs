@@ -1,10 +1,14 @@
 //! The report's charts, drawn as inline SVG: a time axis, horizontal bars, and step lines.
 //! Hover text is SVG `<title>`, which browsers show without a script.
 
+use super::fmt_bytes;
+
 /// Width of every chart, in SVG units (the page scales it).
 pub(super) const WIDTH: f64 = 1100.0;
 /// Room for row labels left of a chart's plot area.
 pub(super) const LABEL: f64 = 110.0;
+/// Width of a time chart's plot area (room for the last tick's label on the right).
+const PLOT: f64 = WIDTH - LABEL - 40.0;
 
 /// Colours for ops, by the order in which the report first met them.
 const PALETTE: [&str; 10] = [
@@ -31,22 +35,6 @@ pub(super) fn esc(s: &str) -> String {
         }
     }
     out
-}
-
-/// Bytes in binary units for people (`512 B`, `32.0 MiB`).
-pub(super) fn fmt_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut x = bytes as f64;
-    let mut unit = 0;
-    while x >= 1024.0 && unit + 1 < UNITS.len() {
-        x /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{x:.1} {}", UNITS[unit])
-    }
 }
 
 /// Maps nanoseconds `t0..t1` onto the plot area right of the labels.
@@ -78,12 +66,12 @@ impl TimeAxis {
     /// The x of time `t`.
     pub(super) fn x(&self, t: u64) -> f64 {
         let span = (self.t1 - self.t0) as f64;
-        LABEL + (t.saturating_sub(self.t0) as f64 / span) * (WIDTH - LABEL - 10.0)
+        LABEL + (t.saturating_sub(self.t0) as f64 / span) * PLOT
     }
 
     /// Nanoseconds one SVG unit stands for.
     pub(super) fn ns_per_unit(&self) -> f64 {
-        (self.t1 - self.t0) as f64 / (WIDTH - LABEL - 10.0)
+        (self.t1 - self.t0) as f64 / PLOT
     }
 
     /// Time since the axis's start, for people.

@@ -3,8 +3,8 @@
 //! `memory`, `time-per-op`, `occupancy`, `job-stats` and `plan` (the panels' element ids).
 //! Every number comes from the recorder's streams or the jobs' [`JobStats`].
 
-use super::chart::{self, bars, colour, esc, fmt_bytes, lines, Bar, Series, TimeAxis};
-use super::ms;
+use super::chart::{self, bars, colour, esc, lines, Bar, Series, TimeAxis};
+use super::{fmt_bytes, ms};
 use std::collections::BTreeMap;
 use tessera_actors::{JobStats, StorageEventKind, TaskStream};
 

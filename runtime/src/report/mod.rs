@@ -168,3 +168,19 @@ impl Session {
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
+
+/// Bytes in binary units for people (`512 B`, `32.0 MiB`, `1.5 GiB`).
+pub fn fmt_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut x = bytes as f64;
+    let mut unit = 0;
+    while x >= 1024.0 && unit + 1 < UNITS.len() {
+        x /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{x:.1} {}", UNITS[unit])
+    }
+}
