@@ -331,3 +331,41 @@ fn the_store_logs_spills_read_backs_and_drops_for_their_job() {
     );
     assert_eq!(log.dropped, 0);
 }
+
+/// What recording costs per task, measured (not asserted): a job of 100,000 independent
+/// tasks driven through the planner's state machine with the recorder on and off, the
+/// device's two clock reads included. Run it in release:
+/// `cargo test --release -p tessera-actors cost_per_task -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, not a check"]
+#[allow(clippy::print_stderr)]
+fn cost_per_task() {
+    let n = 100_000u64;
+    let tasks: Vec<(u64, &[u64])> = (0..n).map(|k| (k, &[][..])).collect();
+    let data = chunk(1);
+    for on in [false, true, false, true, false, true] {
+        let recorder = Recorder::new(DEFAULT_CAPACITY);
+        recorder.set_enabled(on);
+        let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+        p.set_recorder(Arc::clone(&recorder));
+        assert!(p.add_device(DeviceId(0), 16).is_empty());
+        let started = Instant::now();
+        let (job, a) = p.submit(graph(&tasks, &[0]), started);
+        let mut queue: std::collections::VecDeque<(u64, u64)> = dispatches(&a).into();
+        let mut ran = 0;
+        while let Some((key, attempt)) = queue.pop_front() {
+            let (_, span) = RunSpan::time(on.then_some(&*recorder), 0, || ());
+            p.record_run(job, ChunkKey(key), attempt, span, 8, true);
+            let now = Instant::now();
+            let a = p.on_chunk_done(job, ChunkKey(key), attempt, Arc::clone(&data), now);
+            queue.extend(dispatches(&a));
+            ran += 1;
+        }
+        assert_eq!(ran, n);
+        let per_task = started.elapsed().as_nanos() as f64 / n as f64;
+        eprintln!(
+            "recorder {}: {per_task:.0} ns per task",
+            if on { "on " } else { "off" }
+        );
+    }
+}
