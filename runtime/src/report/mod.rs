@@ -98,13 +98,12 @@ impl Recording {
             .lock()
             .map(|j| j.clone())
             .map_err(|_| self.error("the recording's lock was poisoned"))?;
-        let text = match self.format {
-            ReportFormat::Html => html::document(&jobs),
-            ReportFormat::ChromeTrace => {
-                serde_json::to_string(&trace::events(&jobs)).map_err(|e| self.error(e))?
-            }
+        let written = match self.format {
+            ReportFormat::Html => std::fs::write(&self.path, html::document(&jobs)),
+            ReportFormat::ChromeTrace => std::fs::File::create(&self.path)
+                .and_then(|file| trace::write(&jobs, std::io::BufWriter::new(file))),
         };
-        std::fs::write(&self.path, text).map_err(|e| self.error(e))
+        written.map_err(|e| self.error(e))
     }
 
     fn error(&self, cause: impl std::fmt::Display) -> Error {

@@ -2,9 +2,13 @@
 //! ("X") event per chunk-task run with pid = device and tid = worker thread, the storage
 //! events on a process of their own, the reserved memory as a counter ("C"), and names for
 //! processes and threads ("M"). Times are microseconds since the session started.
+//!
+//! Events are written one by one as they are made, so a job of a hundred thousand tasks
+//! never holds its whole trace as a JSON tree.
 
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
+use std::io::{self, Write};
 use tessera_actors::JobStats;
 
 /// The pid of the storage tiers' events (devices use their own ids, from 0).
@@ -15,9 +19,26 @@ fn us(ns: u64) -> f64 {
     ns as f64 / 1e3
 }
 
-/// The trace of `jobs`' task streams, with each job's statistics under `otherData`.
-pub(super) fn events(jobs: &[JobStats]) -> Value {
-    let mut events = Vec::new();
+/// Writes events to a JSON array, comma-separated.
+struct Events<W: Write> {
+    out: W,
+    first: bool,
+}
+
+impl<W: Write> Events<W> {
+    fn push(&mut self, event: Value) -> io::Result<()> {
+        if !std::mem::replace(&mut self.first, false) {
+            self.out.write_all(b",\n")?;
+        }
+        serde_json::to_writer(&mut self.out, &event).map_err(io::Error::from)
+    }
+}
+
+/// Writes the trace of `jobs`' task streams to `out`, with each job's statistics under
+/// `otherData`.
+pub(super) fn write(jobs: &[JobStats], mut out: impl Write) -> io::Result<()> {
+    out.write_all(b"{\"traceEvents\":[\n")?;
+    let mut events = Events { out, first: true };
     let mut threads = BTreeSet::new();
     for (n, stats) in jobs.iter().enumerate() {
         for stream in stats.stream.iter() {
@@ -43,7 +64,7 @@ pub(super) fn events(jobs: &[JobStats]) -> Value {
                         "bytes_in": r.bytes_in,
                         "bytes_out": r.bytes_out,
                     },
-                }));
+                }))?;
             }
             for e in &stream.storage.events {
                 events.push(json!({
@@ -55,7 +76,7 @@ pub(super) fn events(jobs: &[JobStats]) -> Value {
                     "pid": STORAGE_PID,
                     "tid": 0,
                     "args": { "job": n, "stage": stage, "key": e.key.0, "bytes": e.bytes },
-                }));
+                }))?;
             }
             for m in &stream.memory {
                 events.push(json!({
@@ -64,28 +85,24 @@ pub(super) fn events(jobs: &[JobStats]) -> Value {
                     "ts": us(m.t_ns),
                     "pid": STORAGE_PID,
                     "args": { "bytes": m.reserved },
-                }));
+                }))?;
             }
         }
     }
     let devices: BTreeSet<u32> = threads.iter().map(|&(d, _)| d).collect();
     for d in devices {
-        events.push(meta(
-            "process_name",
-            d,
-            None,
-            &format!("device{d} (cpu pool)"),
-        ));
+        let name = format!("device{d} (cpu pool)");
+        events.push(meta("process_name", d, None, &name))?;
     }
     for (d, t) in threads {
-        events.push(meta("thread_name", d, Some(t), &format!("cpu{t}")));
+        events.push(meta("thread_name", d, Some(t), &format!("cpu{t}")))?;
     }
-    events.push(meta("process_name", STORAGE_PID, None, "storage"));
-    json!({
-        "traceEvents": events,
-        "displayTimeUnit": "ms",
-        "otherData": { "jobs": jobs },
-    })
+    events.push(meta("process_name", STORAGE_PID, None, "storage"))?;
+    let mut out = events.out;
+    out.write_all(b"],\n\"displayTimeUnit\":\"ms\",\"otherData\":")?;
+    serde_json::to_writer(&mut out, &json!({ "jobs": jobs })).map_err(io::Error::from)?;
+    out.write_all(b"}\n")?;
+    out.flush()
 }
 
 /// A metadata event naming a process or a thread.
