@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 use tessera::dataframe::{self, Agg, DataFrame};
 use tessera::{Progress, Session};
-use tessera_examples::{exit_code, init_logging, parse_count, SplitMix};
+use tessera_examples::{exit_code, init_logging, parse_count, SightArgs, SplitMix};
 
 /// Run the db-benchmark groupby queries on a CSV file with Tessera dataframes.
 #[derive(Parser, Debug)]
@@ -43,6 +43,9 @@ struct Args {
     /// Result rows printed per query.
     #[arg(long, default_value_t = 5)]
     show: usize,
+    /// Where to write a performance report and a trace of the run.
+    #[command(flatten)]
+    sight: SightArgs,
 }
 
 /// Writes an h2o G1-style table: `id1`,`id2` in id001..idK, `id3` in id0000000001..
@@ -117,6 +120,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         builder = builder.threads(t);
     }
     let session = builder.build()?;
+    let recordings = args.sight.start(&session)?;
     let path = match &args.csv {
         Some(p) => p.clone(),
         None => {
@@ -157,6 +161,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         let shown = result.slice(0, args.show.min(result.num_rows()));
         println!("{}", pretty_format_batches(&[shown])?);
     }
+    recordings.finish()?;
     Ok(())
 }
 

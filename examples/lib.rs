@@ -9,7 +9,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use tessera::JobStats;
+use tessera::{JobStats, Recording, Session};
 use tracing_subscriber::EnvFilter;
 
 /// A positive count written plainly (`250000`) or in scientific notation (`1e9`, `2.5e7`).
@@ -58,21 +58,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
-/// Bytes in binary units for people (`32.0 MiB`, `1.50 GiB`).
-pub fn fmt_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut x = bytes as f64;
-    let mut unit = 0;
-    while x >= 1024.0 && unit + 1 < UNITS.len() {
-        x /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{x:.1} {}", UNITS[unit])
-    }
-}
+pub use tessera::fmt_bytes;
 
 /// A small deterministic generator (SplitMix64) for synthetic tables.
 #[derive(Clone, Debug)]
@@ -126,6 +112,53 @@ pub fn keyed_csv(dir: &Path, rows: usize, groups: usize) -> std::io::Result<(Pat
     Ok((path, true))
 }
 
+/// `--report FILE` and `--trace FILE`: what the examples and `tessera-bench` write about
+/// the jobs they run.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct SightArgs {
+    /// Write a self-contained HTML performance report of the run's jobs to FILE (task
+    /// stream, progress, memory, time per op, occupancy, job statistics, plan).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Write the run's task stream to FILE as Chrome trace-event JSON (open it in
+    /// Perfetto or chrome://tracing).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+}
+
+impl SightArgs {
+    /// Opens the recordings asked for on `session`; finish them after the jobs.
+    pub fn start(&self, session: &Session) -> tessera::Result<Recordings> {
+        let mut open = Vec::new();
+        if let Some(path) = &self.report {
+            open.push(session.performance_report(path)?);
+        }
+        if let Some(path) = &self.trace {
+            open.push(session.trace(path)?);
+        }
+        Ok(Recordings(open))
+    }
+}
+
+/// The recordings [`SightArgs::start`] opened.
+#[derive(Debug)]
+#[must_use = "finish the recordings to write their files and see errors"]
+pub struct Recordings(Vec<Recording>);
+
+impl Recordings {
+    /// Writes every file (the first error is returned; the other files are still written).
+    pub fn finish(self) -> tessera::Result<()> {
+        let mut result = Ok(());
+        for recording in self.0 {
+            let written = recording.finish();
+            if result.is_ok() {
+                result = written;
+            }
+        }
+        result
+    }
+}
+
 /// Logs to stderr, filtered by `RUST_LOG` (default: warnings).
 pub fn init_logging() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
@@ -155,6 +188,7 @@ pub fn print_job_summary(elapsed: Duration, stats: &JobStats, threads: usize) {
     );
     println!("threads:  {threads}");
     println!("chunks:   {}", stats.chunks_run);
+    println!("produced: {} bytes", stats.bytes_produced);
 }
 
 #[cfg(test)]

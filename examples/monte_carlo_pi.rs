@@ -15,7 +15,7 @@ use std::error::Error;
 use std::process::ExitCode;
 use std::time::Instant;
 use tessera::{tensor, DType, Progress, Session};
-use tessera_examples::{exit_code, init_logging, parse_count, print_job_summary};
+use tessera_examples::{exit_code, init_logging, parse_count, print_job_summary, SightArgs};
 
 /// Estimate pi from random points with a chunked Tessera tensor expression.
 #[derive(Parser, Debug)]
@@ -33,6 +33,9 @@ struct Args {
     /// Seed of the random generator.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Where to write a performance report and a trace of the run.
+    #[command(flatten)]
+    sight: SightArgs,
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
@@ -41,6 +44,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         builder = builder.threads(t);
     }
     let session = builder.build()?;
+    let recordings = args.sight.start(&session)?;
     let n = args.points;
 
     let started = Instant::now();
@@ -62,6 +66,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     println!("pi ~      {estimate:.8}");
     println!("error:    {:+.3e}", estimate - std::f64::consts::PI);
     print_job_summary(elapsed, &stats, session.config().threads);
+    recordings.finish()?;
     Ok(())
 }
 

@@ -48,7 +48,7 @@ use std::time::{Duration, Instant};
 use tessera::dataframe::{self, Agg, DataFrame, ReadCsv};
 use tessera::tensor::random::default_rng;
 use tessera::{linalg, JobStats, Progress, Session};
-use tessera_examples::{fmt_bytes, init_logging, keyed_csv, parse_bytes, parse_count};
+use tessera_examples::{fmt_bytes, init_logging, keyed_csv, parse_bytes, parse_count, SightArgs};
 
 /// Run a groupby (or a randomized SVD) over data several times the host memory budget,
 /// and check that the result is the one computed without the budget.
@@ -97,6 +97,9 @@ struct Args {
     /// Singular values computed by the randomized SVD.
     #[arg(long, default_value = "10", value_parser = parse_count)]
     svd_k: usize,
+    /// Where to write a performance report and a trace of the budget run.
+    #[command(flatten)]
+    sight: SightArgs,
 }
 
 /// The query: sums, means and counts per key, sorted by `(v2_sum, key)` descending (the
@@ -251,9 +254,11 @@ fn groupby(args: &Args) -> Result<bool, Box<dyn Error>> {
 
     // The limited run first, so that the process's peak RSS after it is its own.
     let limited = session(args, Some(args.budget))?;
+    let recordings = args.sight.start(&limited)?;
     let reset = reset_peak_rss();
     let started = Instant::now();
     let (small, small_stats) = query(&path, key, args.chunk_bytes).execute_with_stats(&limited)?;
+    recordings.finish()?;
     report(
         "budget run",
         args.budget,
@@ -325,11 +330,19 @@ fn svd(args: &Args) -> Result<bool, Box<dyn Error>> {
     );
     let run = |label: &str, limit: Option<u64>| -> Result<(Vec<f64>, JobStats), Box<dyn Error>> {
         let s = session(args, limit)?;
+        // The budget run is the one reported.
+        let recordings = match limit {
+            Some(_) => Some(args.sight.start(&s)?),
+            None => None,
+        };
         let x = default_rng(42).random(&[m, n]);
         let (_, sv, _) = linalg::svd_compressed(&x, k, 0, oversamples, 42);
         let reset = reset_peak_rss();
         let started = Instant::now();
         let (values, stats) = s.execute_with_stats(&sv)?;
+        if let Some(recordings) = recordings {
+            recordings.finish()?;
+        }
         report(
             label,
             s.config().memory_budget,

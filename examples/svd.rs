@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 use tessera::linalg::{self, MAX_TSQR_COLUMNS};
 use tessera::{tensor, Progress, Session, Tensor, DEFAULT_CHUNK_BYTES};
-use tessera_examples::{exit_code, init_logging, parse_count, print_job_summary};
+use tessera_examples::{exit_code, init_logging, parse_count, print_job_summary, SightArgs};
 
 /// Print the top singular values of a random or `.npy` matrix, computed by a chunked
 /// Tessera SVD, and the time it took.
@@ -62,6 +62,9 @@ struct Args {
     /// Worker threads [default: every core this process may use].
     #[arg(long, value_parser = parse_count)]
     threads: Option<usize>,
+    /// Where to write a performance report and a trace of the run.
+    #[command(flatten)]
+    sight: SightArgs,
 }
 
 /// The element type of an `.npy` file this example reads.
@@ -244,6 +247,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         builder = builder.threads(t);
     }
     let session = builder.build()?;
+    let recordings = args.sight.start(&session)?;
 
     let loading = Instant::now();
     let (x, source) = match &args.input {
@@ -307,6 +311,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         println!("  s{:<4} {v:.6}", i + 1);
     }
     print_job_summary(elapsed, &stats, session.config().threads);
+    recordings.finish()?;
     Ok(())
 }
 

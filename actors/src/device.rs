@@ -7,7 +7,8 @@
 
 use crate::faults::{FaultInjector, FaultKind, FaultPoint};
 use crate::messages::{ActorDied, ActorName, ChunkFinished, DeviceId, ExecuteChunk};
-use crate::pool::WorkerPool;
+use crate::pool::{worker_index, WorkerPool};
+use crate::recorder::{Recorder, RunSpan};
 use actix::{Actor, ActorContext, Context, Handler, Recipient};
 use std::any::Any;
 use std::io;
@@ -27,21 +28,25 @@ pub struct DeviceActor {
     id: DeviceId,
     pool: WorkerPool,
     faults: Option<Arc<FaultInjector>>,
+    recorder: Arc<Recorder>,
     supervisor: Option<Recipient<ActorDied>>,
     killed: bool,
 }
 
 impl DeviceActor {
-    /// A CPU pool of `threads` workers named `{prefix}-cpu{i}`, injecting `faults` if given.
+    /// A CPU pool of `threads` workers named `{prefix}-cpu{i}`, injecting `faults` if given
+    /// and timing each kernel with `recorder`'s clock (while recording is on).
     pub fn cpu(
         prefix: &str,
         threads: usize,
         faults: Option<Arc<FaultInjector>>,
+        recorder: Arc<Recorder>,
     ) -> io::Result<DeviceActor> {
         Ok(DeviceActor {
             id: CPU_DEVICE,
             pool: WorkerPool::new(threads, |i| format!("{prefix}-cpu{i}"))?,
             faults,
+            recorder,
             supervisor: None,
             killed: false,
         })
@@ -94,14 +99,18 @@ impl Handler<ExecuteChunk> for DeviceActor {
             return;
         }
         let on_refusal = reply_to.clone();
+        let recorder = self.recorder.enabled().then(|| Arc::clone(&self.recorder));
         let task = Box::new(move || {
-            let span = tracing::debug_span!("chunk", %job, %key, op = op.name());
-            let result = span.in_scope(|| run_kernel(&op, &inputs, fault));
+            let trace = tracing::debug_span!("chunk", %job, %key, op = op.name());
+            let (result, span) = RunSpan::time(recorder.as_deref(), worker_index(), || {
+                trace.in_scope(|| run_kernel(&op, &inputs, fault))
+            });
             reply_to.do_send(ChunkFinished {
                 job,
                 key,
                 attempt,
                 result,
+                span,
             });
         });
         if self.pool.execute(task).is_err() {
@@ -111,6 +120,7 @@ impl Handler<ExecuteChunk> for DeviceActor {
                 key,
                 attempt,
                 result: Err(error),
+                span: RunSpan::default(),
             });
         }
     }

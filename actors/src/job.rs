@@ -2,6 +2,7 @@
 //! chunks with statistics, and the typed errors that end it.
 
 use crate::graph::{ChunkKey, GraphError};
+use crate::recorder::TaskStream;
 use crate::store::StorageStats;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -50,6 +51,12 @@ pub struct JobStats {
     pub peak_host_reserved: u64,
     /// What the storage tiers did for the job (spilled and read-back bytes, disk peak).
     pub storage: StorageStats,
+    /// What the recorder saw, one stream per job that ran (a staged computation has one
+    /// per stage); empty where nothing was recorded (recording off, or a cluster's job).
+    /// Not serialized: it stays in the process that recorded it. (Behind an `Arc`, so that
+    /// copies of the statistics share it and a finished job's event stays small.)
+    #[serde(skip)]
+    pub stream: Arc<Vec<Arc<TaskStream>>>,
 }
 
 impl JobStats {
@@ -70,6 +77,9 @@ impl JobStats {
         self.held_back += later.held_back;
         self.peak_host_reserved = self.peak_host_reserved.max(later.peak_host_reserved);
         self.storage.absorb(&later.storage);
+        if !later.stream.is_empty() {
+            Arc::make_mut(&mut self.stream).extend(later.stream.iter().cloned());
+        }
     }
 }
 

@@ -20,6 +20,7 @@ pub mod messages;
 pub mod planner;
 pub mod planner_state;
 pub mod pool;
+pub mod recorder;
 pub mod storage;
 pub mod store;
 pub mod supervisor;
@@ -35,6 +36,10 @@ pub use messages::ActorName;
 pub use planner::GraphPlannerActor;
 pub use planner_state::{PlannerAction, PlannerState, MAX_ATTEMPTS, MAX_LOSSES};
 pub use pool::WorkerPool;
+pub use recorder::{
+    MemorySample, OpSummary, Recorder, RunSpan, StorageEvent, StorageEventKind, StorageLog,
+    TaskRecord, TaskStream,
+};
 pub use storage::StorageActor;
 pub use store::{ChunkId, ChunkStore, StorageError, StorageStats, StoreConfig};
 pub use supervisor::{Supervisor, BACKOFF, MAX_RESTARTS, RESTART_WINDOW};

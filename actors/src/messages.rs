@@ -6,6 +6,7 @@
 
 use crate::graph::{ChunkGraph, ChunkKey};
 use crate::job::{JobEvent, JobId};
+use crate::recorder::{RunSpan, StorageLog};
 use crate::storage::StorageActor;
 use crate::store::{ChunkId, StorageError, StorageStats};
 use actix::{Addr, Message, Recipient};
@@ -89,6 +90,8 @@ pub struct ChunkFinished {
     pub attempt: u64,
     /// The chunk's data, or why the kernel failed.
     pub result: Result<Arc<ChunkData>, KernelError>,
+    /// When and on which worker thread the kernel ran (0s when not recorded).
+    pub span: RunSpan,
 }
 
 /// Planner → storage: keep a chunk.
@@ -121,9 +124,9 @@ pub struct GetChunks {
 }
 
 /// Planner → storage: hand out a finished job's output chunks, remove them, and report what
-/// storage did for the job (its counters are then forgotten).
+/// storage did for the job (its counters and events are then forgotten).
 #[derive(Debug, Message, Serialize, Deserialize)]
-#[rtype(result = "Result<(Vec<Arc<ChunkData>>, StorageStats), StorageError>")]
+#[rtype(result = "Result<(Vec<Arc<ChunkData>>, StorageStats, StorageLog), StorageError>")]
 pub struct TakeOutputs {
     /// The job.
     pub job: JobId,
@@ -134,7 +137,7 @@ pub struct TakeOutputs {
 /// Planner → storage: keep a finished job's output chunks in storage for the caller
 /// (persisted data), report their sizes in bytes and what storage did for the job.
 #[derive(Debug, Message, Serialize, Deserialize)]
-#[rtype(result = "Result<(Vec<u64>, StorageStats), StorageError>")]
+#[rtype(result = "Result<(Vec<u64>, StorageStats, StorageLog), StorageError>")]
 pub struct KeepOutputs {
     /// The job.
     pub job: JobId,

@@ -14,6 +14,7 @@ use crate::messages::{
     Unkeep,
 };
 use crate::planner_state::{PlannerAction, PlannerState};
+use crate::recorder::{attach_storage, Recorder};
 use crate::storage::StorageActor;
 use crate::store::{ChunkId, StorageError};
 use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Recipient, WrapFuture};
@@ -38,11 +39,17 @@ pub struct GraphPlannerActor {
 }
 
 impl GraphPlannerActor {
-    /// A planner with no devices yet (see [`AddDevice`]), keeping chunks in `storage` and
-    /// reserving task outputs in the host memory `pool`.
-    pub fn new(storage: Addr<StorageActor>, pool: Arc<MemoryPool>) -> GraphPlannerActor {
+    /// A planner with no devices yet (see [`AddDevice`]), keeping chunks in `storage`,
+    /// reserving task outputs in the host memory `pool` and recording jobs with `recorder`.
+    pub fn new(
+        storage: Addr<StorageActor>,
+        pool: Arc<MemoryPool>,
+        recorder: Arc<Recorder>,
+    ) -> GraphPlannerActor {
+        let mut state = PlannerState::new(pool);
+        state.set_recorder(recorder);
         GraphPlannerActor {
-            state: PlannerState::new(pool),
+            state,
             storage,
             storage_epoch: 0,
             devices: BTreeMap::new(),
@@ -210,12 +217,12 @@ impl GraphPlannerActor {
         let epoch = self.storage_epoch;
         ctx.spawn(fetch.map(move |fetched, act, ctx| {
             let actions = match fetched {
-                Ok(Ok((chunks, storage))) => {
+                Ok(Ok((chunks, storage, log))) => {
                     let Some(mut stats) = act.state.on_delivered(job, attempt, Instant::now())
                     else {
                         return; // superseded: the outputs are being recomputed
                     };
-                    stats.storage.absorb(&storage);
+                    attach_storage(&mut stats, &storage, log);
                     let output = JobOutput {
                         outputs: outputs.iter().map(|id| id.key).zip(chunks).collect(),
                         kept: Vec::new(),
@@ -243,7 +250,7 @@ impl GraphPlannerActor {
         let epoch = self.storage_epoch;
         ctx.spawn(fetch.map(move |kept, act, ctx| {
             let actions = match kept {
-                Ok(Ok((sizes, storage))) => {
+                Ok(Ok((sizes, storage, log))) => {
                     let owner: Arc<dyn KeptOwner> = Arc::new(ctx.address().recipient::<Unkeep>());
                     let kept: Vec<Arc<KeptChunk>> = outputs
                         .iter()
@@ -256,7 +263,7 @@ impl GraphPlannerActor {
                     else {
                         return; // superseded (the handles give the chunks up again)
                     };
-                    stats.storage.absorb(&storage);
+                    attach_storage(&mut stats, &storage, log);
                     let output = JobOutput {
                         outputs: Vec::new(),
                         kept,
@@ -370,7 +377,11 @@ impl Handler<ChunkFinished> for GraphPlannerActor {
             key,
             attempt,
             result,
+            span,
         } = msg;
+        let bytes_out = result.as_ref().map_or(0, |data| data.nbytes() as u64);
+        self.state
+            .record_run(job, key, attempt, span, bytes_out, result.is_ok());
         let actions = match result {
             Ok(data) => self
                 .state

@@ -25,6 +25,7 @@ use crate::graph::{ChunkGraph, ChunkKey, GraphIndex};
 use crate::job::{JobError, JobId, JobStats, OutOfMemory};
 use crate::memory::{MemoryPool, Reservation};
 use crate::messages::{ActorName, DeviceId};
+use crate::recorder::{Recorder, RunSpan, TaskRecord, TaskStream};
 use crate::store::ChunkId;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -169,6 +170,8 @@ struct Task {
     retries: u32,
     /// Times its chunk was lost.
     losses: u32,
+    /// Times it was computed again from lineage.
+    recomputes: u32,
 }
 
 #[derive(Debug)]
@@ -185,6 +188,8 @@ struct Job {
     /// Keep the outputs in storage instead of handing them out.
     keep: bool,
     stats: JobStats,
+    /// What the recorder sees of the job (none while recording is off).
+    stream: Option<TaskStream>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -219,6 +224,8 @@ pub struct PlannerState {
     /// holds most of its input bytes unless that one is saturated. A cluster's scheduler
     /// fills it (each worker is a device); in one process it stays empty.
     locality: HashMap<ChunkId, (DeviceId, u64)>,
+    /// Records jobs' task streams when set.
+    recorder: Option<Arc<Recorder>>,
 }
 
 /// Input bytes over which a task waits for a busy device holding them rather than move
@@ -250,6 +257,7 @@ impl PlannerState {
             storage_up: true,
             gone: None,
             locality: HashMap::new(),
+            recorder: None,
         }
     }
 
@@ -302,6 +310,12 @@ impl PlannerState {
         }
     }
 
+    /// Records the task stream of every job submitted from now on (while `recorder` is on):
+    /// see [`Self::record_run`].
+    pub fn set_recorder(&mut self, recorder: Arc<Recorder>) {
+        self.recorder = Some(recorder);
+    }
+
     /// Adds a device that runs up to `slots` tasks at once (or changes its slot count).
     pub fn add_device(&mut self, device: DeviceId, slots: usize) -> Vec<PlannerAction> {
         let used = self.devices.get(&device).map_or(0, |s| s.used);
@@ -342,6 +356,7 @@ impl PlannerState {
             status: Status::Pending,
             retries: 0,
             losses: 0,
+            recomputes: 0,
         };
         let mut tasks = Vec::with_capacity(kept + graph.tasks.len());
         for (pos, s) in graph.stored.iter().enumerate() {
@@ -375,6 +390,11 @@ impl PlannerState {
             delivering: None,
             keep: graph.keep_outputs,
             stats: JobStats::default(),
+            stream: self
+                .recorder
+                .as_ref()
+                .filter(|r| r.enabled())
+                .map(|r| TaskStream::new(id, r.since(now), r.capacity())),
         };
         self.jobs.insert(id, job);
         let mut actions = self.deliver_if_done(id);
@@ -566,7 +586,66 @@ impl PlannerState {
         }
         let mut state = self.jobs.remove(&job)?;
         state.stats.wall_time = now.duration_since(state.submitted);
+        if let (Some(mut stream), Some(recorder)) = (state.stream, &self.recorder) {
+            stream.finished_ns = recorder.since(now);
+            Arc::make_mut(&mut state.stats.stream).push(Arc::new(stream));
+        }
         Some(state.stats)
+    }
+
+    /// Files a run of dispatch `attempt` of `key` of `job` that `span` timed and that
+    /// produced `bytes_out` (`ok`) or failed, in the job's task stream, with the reserved
+    /// memory now. Call it before [`Self::on_chunk_done`] or [`Self::on_chunk_failed`]
+    /// (while the dispatch is in flight); reports of other dispatches are ignored.
+    pub fn record_run(
+        &mut self,
+        job: JobId,
+        key: ChunkKey,
+        attempt: u64,
+        span: RunSpan,
+        bytes_out: u64,
+        ok: bool,
+    ) {
+        let Some(state) = self.jobs.get_mut(&job) else {
+            return;
+        };
+        let Some(stream) = &mut state.stream else {
+            return; // not recorded: nothing to look up
+        };
+        let Some(device) = self
+            .in_flight
+            .get(&(job, key))
+            .filter(|f| f.attempt == attempt)
+            .map(|f| f.device)
+        else {
+            return;
+        };
+        let Some(pos) = state.index.position(key) else {
+            return;
+        };
+        let task = &state.tasks[pos];
+        let bytes_in = task
+            .inputs
+            .iter()
+            .filter_map(|&k| state.index.position(k))
+            .map(|i| match state.tasks[i].status {
+                Status::Stored(n) => n,
+                _ => 0,
+            })
+            .sum();
+        stream.record_task(TaskRecord {
+            key,
+            op: task.work.name(),
+            device,
+            span,
+            bytes_in,
+            bytes_out,
+            attempt: task.retries + 1,
+            retry: task.retries > 0,
+            recompute: task.recomputes > 0,
+            ok,
+        });
+        stream.sample_memory(span.end_ns, self.pool.used());
     }
 
     /// Delivery `attempt` of `job` failed: the outputs `lost` are recomputed (none: storage

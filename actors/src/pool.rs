@@ -33,7 +33,7 @@ impl WorkerPool {
             // On error, dropping `pool` joins the threads already started.
             let handle = std::thread::Builder::new()
                 .name(name(i))
-                .spawn(move || work(&rx, &closing))?;
+                .spawn(move || work(i, &rx, &closing))?;
             pool.threads.push(handle);
         }
         Ok(pool)
@@ -53,7 +53,19 @@ impl WorkerPool {
     }
 }
 
-fn work(jobs: &Receiver<PoolJob>, closing: &AtomicBool) {
+thread_local! {
+    /// The index of the pool worker running on this thread (0 on other threads).
+    static WORKER: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// The index of the pool worker this is called on (its `i` in the thread's name); 0 on a
+/// thread that is not a pool worker.
+pub fn worker_index() -> u32 {
+    WORKER.with(std::cell::Cell::get)
+}
+
+fn work(index: usize, jobs: &Receiver<PoolJob>, closing: &AtomicBool) {
+    WORKER.with(|w| w.set(u32::try_from(index).unwrap_or(u32::MAX)));
     for job in jobs.iter() {
         if !closing.load(Ordering::Acquire) {
             job();
@@ -88,13 +100,18 @@ mod tests {
             let tx = tx.clone();
             pool.execute(Box::new(move || {
                 let name = std::thread::current().name().map(str::to_string);
-                tx.send(name).unwrap();
+                tx.send((name, worker_index())).unwrap();
             }))
             .unwrap_or_else(|_| panic!("pool closed"));
         }
         for _ in 0..6 {
-            let name = rx.recv_timeout(Duration::from_secs(10)).unwrap().unwrap();
-            assert!(name.starts_with("tp-"), "{name}");
+            let (name, index) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+            let name = name.unwrap();
+            assert_eq!(
+                name,
+                format!("tp-{index}"),
+                "the worker index is the name's"
+            );
         }
         drop(pool);
     }

@@ -9,6 +9,7 @@ use crate::messages::{
     ActorDied, ActorName, ForgetJob, GetChunks, KeepOutputs, PutChunk, ReleaseChunks, TakeOutputs,
     Unkeep,
 };
+use crate::recorder::StorageLog;
 use crate::store::{ChunkStore, PutOutcome, StorageError, StorageStats, StoreConfig};
 use actix::{Actor, ActorContext, Addr, Context, Handler, Recipient, System};
 use std::io;
@@ -153,20 +154,22 @@ impl Handler<GetChunks> for StorageActor {
 }
 
 impl Handler<TakeOutputs> for StorageActor {
-    type Result = Result<(Vec<Arc<ChunkData>>, StorageStats), StorageError>;
+    type Result = Result<(Vec<Arc<ChunkData>>, StorageStats, StorageLog), StorageError>;
 
     fn handle(&mut self, msg: TakeOutputs, _: &mut Self::Context) -> Self::Result {
         let chunks = self.store.get(&msg.ids, true)?;
-        Ok((chunks, self.store.forget_job(msg.job)))
+        let (stats, log) = self.store.forget_job(msg.job);
+        Ok((chunks, stats, log))
     }
 }
 
 impl Handler<KeepOutputs> for StorageActor {
-    type Result = Result<(Vec<u64>, StorageStats), StorageError>;
+    type Result = Result<(Vec<u64>, StorageStats, StorageLog), StorageError>;
 
     fn handle(&mut self, msg: KeepOutputs, _: &mut Self::Context) -> Self::Result {
         let sizes = self.store.keep(&msg.ids)?;
-        Ok((sizes, self.store.forget_job(msg.job)))
+        let (stats, log) = self.store.forget_job(msg.job);
+        Ok((sizes, stats, log))
     }
 }
 

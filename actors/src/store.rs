@@ -17,6 +17,7 @@ use crate::faults::{FaultInjector, FaultKind, FaultPoint};
 use crate::graph::ChunkKey;
 use crate::job::JobId;
 use crate::memory::{MemoryPool, Reservation};
+use crate::recorder::{Recorder, StorageEvent, StorageEventKind, StorageLog};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -90,6 +91,8 @@ pub struct StoreConfig {
     pub disk_budget: u64,
     /// Faults to inject at puts and spills.
     pub faults: Option<Arc<FaultInjector>>,
+    /// The clock and bound of the storage events kept per job.
+    pub recorder: Arc<Recorder>,
 }
 
 /// What happened to a put chunk.
@@ -152,8 +155,15 @@ pub struct ChunkStore {
     kept: HashMap<ChunkId, u32>,
     dir: Option<SpillDir>,
     disk_bytes: u64,
-    jobs: HashMap<JobId, StorageStats>,
+    jobs: HashMap<JobId, JobStorage>,
     warned_spill_failure: bool,
+}
+
+/// What storage did for one job: counters, and the events while recording is on.
+#[derive(Debug, Default)]
+struct JobStorage {
+    stats: StorageStats,
+    log: StorageLog,
 }
 
 impl ChunkStore {
@@ -325,6 +335,8 @@ impl ChunkStore {
                 continue;
             }
             if let Some(old) = self.entries.remove(id) {
+                let now = self.config.recorder.now();
+                self.log(StorageEventKind::Drop, *id, old.nbytes, now);
                 self.forget_file(old);
                 released += 1;
             }
@@ -338,8 +350,9 @@ impl ChunkStore {
         released
     }
 
-    /// Drops every chunk of `job` that is not kept and returns what storage did for it.
-    pub fn forget_job(&mut self, job: JobId) -> StorageStats {
+    /// Drops every chunk of `job` that is not kept and returns what storage did for it: its
+    /// counters and (while recording is on) its events.
+    pub fn forget_job(&mut self, job: JobId) -> (StorageStats, StorageLog) {
         let ids: Vec<ChunkId> = self
             .entries
             .keys()
@@ -347,7 +360,8 @@ impl ChunkStore {
             .copied()
             .collect();
         self.release(&ids);
-        self.jobs.remove(&job).unwrap_or_default()
+        let done = self.jobs.remove(&job).unwrap_or_default();
+        (done.stats, done.log)
     }
 
     /// Chunks stored (in either tier).
@@ -447,6 +461,7 @@ impl ChunkStore {
             return Ok(());
         };
         let (data, nbytes, op) = (Arc::clone(data), entry.nbytes, entry.op);
+        let started = self.config.recorder.now();
         if self.disk_bytes.saturating_add(nbytes) > self.config.disk_budget {
             return Err(SpillRefused::DiskBudget);
         }
@@ -481,6 +496,7 @@ impl ChunkStore {
         stats.bytes_spilled += nbytes;
         stats.chunks_spilled += 1;
         stats.peak_disk_bytes = stats.peak_disk_bytes.max(disk_now);
+        self.log(StorageEventKind::Spill, id, nbytes, started);
         tracing::debug!(chunk = %id, bytes = nbytes, "spilled");
         Ok(())
     }
@@ -494,6 +510,7 @@ impl ChunkStore {
         let Place::Disk(file) = &entry.place else {
             return Ok(());
         };
+        let started = self.config.recorder.now();
         let read = dir.read(file);
         let Some(Entry {
             place,
@@ -519,6 +536,7 @@ impl ChunkStore {
                 };
                 self.entries.insert(id, entry);
                 self.stats(reader).bytes_read_back += nbytes;
+                self.log_for(reader, StorageEventKind::ReadBack, id, nbytes, started);
                 Ok(())
             }
             (read, place) => {
@@ -536,7 +554,36 @@ impl ChunkStore {
     }
 
     fn stats(&mut self, job: JobId) -> &mut StorageStats {
-        self.jobs.entry(job).or_default()
+        &mut self.jobs.entry(job).or_default().stats
+    }
+
+    /// Logs an event on chunk `id` (of `nbytes`) that began at `started`, for its own job.
+    fn log(&mut self, kind: StorageEventKind, id: ChunkId, nbytes: u64, started: u64) {
+        self.log_for(id.job, kind, id, nbytes, started);
+    }
+
+    /// Logs an event on chunk `id` for job `job`, while recording is on.
+    fn log_for(
+        &mut self,
+        job: JobId,
+        kind: StorageEventKind,
+        id: ChunkId,
+        nbytes: u64,
+        started: u64,
+    ) {
+        let recorder = &self.config.recorder;
+        if !recorder.enabled() {
+            return;
+        }
+        let event = StorageEvent {
+            kind,
+            key: id.key,
+            bytes: nbytes,
+            start_ns: started,
+            end_ns: recorder.now().max(started),
+        };
+        let capacity = recorder.capacity();
+        self.jobs.entry(job).or_default().log.push(event, capacity);
     }
 }
 
@@ -565,12 +612,13 @@ pub(crate) mod tests {
         }
     }
 
-    fn store(budget: u64, faults: Option<FaultInjector>) -> ChunkStore {
+    pub(crate) fn store(budget: u64, faults: Option<FaultInjector>) -> ChunkStore {
         ChunkStore::new(StoreConfig {
             pool: MemoryPool::new(budget),
             spill_parent: std::env::temp_dir(),
             disk_budget: u64::MAX,
             faults: faults.map(Arc::new),
+            recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
         })
     }
 
@@ -608,7 +656,7 @@ pub(crate) mod tests {
         assert_eq!(*back[0], *chunk(10));
         // Reading 2 back pushed the pool over again: another unpinned chunk was spilled.
         assert_eq!(store.spilled(), 1);
-        let stats = store.forget_job(JobId(0));
+        let (stats, _) = store.forget_job(JobId(0));
         assert_eq!((stats.chunks_spilled, stats.bytes_spilled), (2, 160));
         assert_eq!(stats.bytes_read_back, 80);
         assert!(stats.peak_disk_bytes > 80);
@@ -656,7 +704,7 @@ pub(crate) mod tests {
         assert_eq!((store.spilled(), store.len()), (0, 2));
         assert_eq!(store.config.pool.used(), 160, "over budget, nothing lost");
         assert!(store.get(&[id(0, 1), id(0, 2)], true).is_ok());
-        assert!(store.forget_job(JobId(0)).spill_failures >= 1);
+        assert!(store.forget_job(JobId(0)).0.spill_failures >= 1);
     }
 
     #[test]
@@ -709,7 +757,7 @@ pub(crate) mod tests {
         store.put(id(0, 3), chunk(10), "fused", 5, false); // 1 again: its file is reused
         assert_eq!(store.disk_bytes(), disk);
         assert_eq!(store.spilled(), 2);
-        let stats = store.forget_job(JobId(0));
+        let (stats, _) = store.forget_job(JobId(0));
         assert_eq!((stats.chunks_spilled, stats.bytes_spilled), (2, 160));
         assert_eq!(store.disk_bytes(), 0);
     }
@@ -739,6 +787,7 @@ pub(crate) mod tests {
             spill_parent: std::env::temp_dir(),
             disk_budget: 150,
             faults: None,
+            recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
         });
         for k in 0..4 {
             store.put(id(0, k), chunk(10), "fused", k, false);
@@ -774,6 +823,7 @@ pub(crate) mod tests {
             spill_parent: std::env::temp_dir(),
             disk_budget: 150,
             faults: None,
+            recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
         });
         store.put(id(0, 0), chunk(10), "fused", 9, false);
         let held: Vec<Arc<ChunkData>> = (1..3).map(|_| chunk(10)).collect();

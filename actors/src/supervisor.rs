@@ -8,6 +8,7 @@ use crate::device::{DeviceActor, CPU_DEVICE};
 use crate::memory::MemoryPool;
 use crate::messages::{ActorDied, ActorDown, ActorName, AddDevice, Shutdown, StorageRestarted};
 use crate::planner::GraphPlannerActor;
+use crate::recorder::Recorder;
 use crate::storage::{StorageActor, StorageThreads};
 use crate::store::StoreConfig;
 use crate::system::SystemConfig;
@@ -53,20 +54,22 @@ pub struct Supervisor {
 impl Supervisor {
     /// Starts the supervisor with storage (on its own thread, recorded in
     /// `storage_threads`), the CPU pool and the planner (inside a running actix `System`),
-    /// all accounting host memory in `pool`; registers the CPU pool with the planner, and
-    /// returns the supervisor's and the planner's addresses.
+    /// all accounting host memory in `pool` and recording with `recorder`; registers the
+    /// CPU pool with the planner, and returns the supervisor's and the planner's addresses.
     pub fn launch(
         config: SystemConfig,
         pool: Arc<MemoryPool>,
+        recorder: Arc<Recorder>,
         storage_threads: StorageThreads,
     ) -> io::Result<(Addr<Supervisor>, Addr<GraphPlannerActor>)> {
-        let cpu = cpu_device(&config)?;
         let store = StoreConfig {
             pool: Arc::clone(&pool),
             spill_parent: config.spill_dir.clone(),
             disk_budget: config.disk_budget,
             faults: config.faults.clone(),
+            recorder: Arc::clone(&recorder),
         };
+        let cpu = cpu_device(&config, &store)?;
         let ctx = Context::<Supervisor>::new();
         let me = ctx.address().recipient();
         let storage = StorageActor::launch(
@@ -75,7 +78,7 @@ impl Supervisor {
             storage_thread(&config),
             &storage_threads,
         )?;
-        let planner = GraphPlannerActor::new(storage.clone(), pool).start();
+        let planner = GraphPlannerActor::new(storage.clone(), pool, recorder).start();
         let cpu = start_device(cpu, me, &planner);
         let supervisor = ctx.run(Supervisor {
             config,
@@ -120,7 +123,7 @@ impl Supervisor {
                     }
                 }
             }
-            ActorName::Device(_) => match cpu_device(&self.config) {
+            ActorName::Device(_) => match cpu_device(&self.config, &self.store) {
                 Ok(cpu) => self.children.cpu = start_device(cpu, me, &self.children.planner),
                 Err(e) => {
                     tracing::error!(error = %e, "cannot restart the CPU pool");
@@ -148,11 +151,13 @@ fn storage_thread(config: &SystemConfig) -> String {
     format!("{}-store", config.thread_prefix)
 }
 
-fn cpu_device(config: &SystemConfig) -> io::Result<DeviceActor> {
+/// The CPU pool's device actor, recording with the store's recorder.
+fn cpu_device(config: &SystemConfig, store: &StoreConfig) -> io::Result<DeviceActor> {
     DeviceActor::cpu(
         &config.thread_prefix,
         config.cpu_threads,
         config.faults.clone(),
+        Arc::clone(&store.recorder),
     )
 }
 

@@ -10,6 +10,7 @@ use crate::job::{JobError, JobEvent, JobOutput};
 use crate::memory::{MemoryPool, Reservation};
 use crate::messages::{CancelJob, Shutdown, SubmitJob};
 use crate::planner::GraphPlannerActor;
+use crate::recorder::{Recorder, DEFAULT_CAPACITY};
 use crate::storage::StorageThreads;
 use crate::supervisor::Supervisor;
 use actix::{Addr, System};
@@ -88,6 +89,7 @@ pub enum ActorError {
 pub struct ActorSystem {
     running: Option<Running>,
     pool: Arc<MemoryPool>,
+    recorder: Arc<Recorder>,
 }
 
 #[derive(Debug)]
@@ -122,11 +124,13 @@ impl ActorSystem {
         let (started_tx, started_rx) = crossbeam_channel::bounded(1);
         let pool = MemoryPool::new(config.host_memory_budget);
         let actors_pool = Arc::clone(&pool);
+        let recorder = Recorder::new(DEFAULT_CAPACITY);
+        let actors_recorder = Arc::clone(&recorder);
         let storage_threads = StorageThreads::default();
         let threads = storage_threads.clone();
         let thread = std::thread::Builder::new()
             .name(format!("{}-actix", config.thread_prefix))
-            .spawn(move || run_actors(config, actors_pool, threads, &started_tx))
+            .spawn(move || run_actors(config, actors_pool, actors_recorder, threads, &started_tx))
             .map_err(|e| ActorError::StartFailed(format!("cannot spawn the actor thread: {e}")))?;
         let (system, supervisor, planner) = match started_rx.recv_timeout(START_TIMEOUT) {
             Ok(Ok(started)) => started,
@@ -153,7 +157,13 @@ impl ActorSystem {
                 storage_threads,
             }),
             pool,
+            recorder,
         })
+    }
+
+    /// The recorder of this system's task streams (its clock, bound and on/off switch).
+    pub fn recorder(&self) -> &Arc<Recorder> {
+        &self.recorder
     }
 
     /// Host-memory bytes reserved now: chunks held in memory and running tasks' outputs.
@@ -237,12 +247,13 @@ impl Drop for ActorSystem {
 fn run_actors(
     config: SystemConfig,
     pool: Arc<MemoryPool>,
+    recorder: Arc<Recorder>,
     storage_threads: StorageThreads,
     started: &Sender<Result<Started, String>>,
 ) {
     let runner = System::new();
     let up = runner.block_on(async {
-        let (supervisor, planner) = Supervisor::launch(config, pool, storage_threads)?;
+        let (supervisor, planner) = Supervisor::launch(config, pool, recorder, storage_threads)?;
         Ok::<_, std::io::Error>((System::current(), supervisor, planner))
     });
     match up {

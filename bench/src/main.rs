@@ -53,7 +53,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tessera::{FaultInjector, FaultKind, LocalCluster, Progress, Session};
-use tessera_examples::{parse_bytes, parse_count};
+use tessera_examples::{parse_bytes, parse_count, SightArgs};
 use workloads::{parse_size, Size, Workload};
 
 /// Run a peers' array workload on Tessera and print one JSON result line per run.
@@ -118,6 +118,14 @@ struct Args {
     /// ends before the kill is an error: choose a moment inside the run.
     #[arg(long, requires = "local_cluster")]
     kill_worker_at: Option<f64>,
+    /// Task runs each job's task stream keeps at most (default 100,000; past them, per-op
+    /// summaries); 0 switches the recorder off, to measure what it costs.
+    #[arg(long)]
+    task_stream: Option<usize>,
+    /// Where to write a performance report and a trace of the timed runs (and the input
+    /// preparation before them).
+    #[command(flatten)]
+    sight: SightArgs,
 }
 
 /// Restarts of one actor a session allows within a minute (`tessera_actors::MAX_RESTARTS`).
@@ -258,6 +266,9 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     if let Some(dir) = &args.spill_dir {
         builder = builder.spill_dir(dir);
     }
+    if let Some(capacity) = args.task_stream {
+        builder = builder.task_stream(capacity);
+    }
     if args.kill_device_at.is_some() && args.repeat > SESSION_RESTARTS {
         return Err(format!(
             "--kill-device-at with --repeat {}: a session restarts its device actor at most \
@@ -282,6 +293,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         )),
         _ => None,
     };
+    let recordings = args.sight.start(&session)?;
     let checks = RunChecks {
         workload: args.workload.name(),
         engine: args.engine.clone(),
@@ -296,7 +308,8 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
             let data = args.data.clone().unwrap_or_else(|| {
                 std::env::var("PEERS_DATA").unwrap_or_else(|_| "/tmp/peers-data".into())
             });
-            return w.run(&session, &args.engine, rows, args.repeat, &data, &checks);
+            w.run(&session, &args.engine, rows, args.repeat, &data, &checks)?;
+            return Ok(recordings.finish()?);
         }
     };
     let n = args.size.unwrap_or_else(|| workload.default_size());
@@ -324,7 +337,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         drop(result);
         println!("{}", record.to_line()?);
     }
-    Ok(())
+    Ok(recordings.finish()?)
 }
 
 fn main() -> ExitCode {

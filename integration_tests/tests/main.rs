@@ -23,6 +23,7 @@ mod persist;
 mod random;
 mod recovery;
 mod reductions;
+mod reports;
 mod series;
 mod sessions;
 mod shape_ops;

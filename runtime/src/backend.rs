@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use std::sync::Arc;
 use std::time::Duration;
-use tessera_actors::{ActorSystem, ChunkGraph, JobHandle, MemoryPool, Reservation};
+use tessera_actors::{ActorSystem, ChunkGraph, JobHandle, MemoryPool, Recorder, Reservation};
 use tessera_cluster::{ClusterClient, Secret};
 
 /// How long connecting to a scheduler may take.
@@ -62,6 +62,14 @@ impl Backend {
         match self {
             Backend::Local(system) => system.reserve(bytes),
             Backend::Cluster { pool, .. } => pool.reserve(bytes),
+        }
+    }
+
+    /// The recorder of the in-process actor system (a cluster's jobs are not recorded yet).
+    pub fn recorder(&self) -> Option<&Arc<Recorder>> {
+        match self {
+            Backend::Local(system) => Some(system.recorder()),
+            Backend::Cluster { .. } => None,
         }
     }
 

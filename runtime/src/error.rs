@@ -99,6 +99,14 @@ pub enum Error {
     /// address and complaint are named).
     #[error("cluster: {0}")]
     Cluster(String),
+    /// A performance report or trace could not be written.
+    #[error("cannot write {path}: {cause}")]
+    Report {
+        /// The file.
+        path: String,
+        /// The operating system's or the encoder's complaint.
+        cause: String,
+    },
 }
 
 impl From<tessera_cluster::ClusterError> for Error {

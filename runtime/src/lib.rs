@@ -37,16 +37,19 @@ pub mod linalg;
 mod plan;
 mod progress;
 pub mod reference;
+mod report;
 mod session;
 pub mod tensor;
 
 pub use cluster::{LocalCluster, LocalClusterBuilder};
 pub use error::{Error, Result};
 pub use progress::Progress;
+pub use report::{fmt_bytes, Recording, ReportFormat};
 pub use session::{Session, SessionBuilder, SessionConfig, DEFAULT_CHUNK_BYTES};
 pub use tensor::{Slice, Tensor};
 pub use tessera_actors::{
-    FaultInjector, FaultKind, FaultPoint, JobStats, MemoryReading, OutOfMemory, StorageStats,
+    FaultInjector, FaultKind, FaultPoint, JobStats, MemoryReading, OpSummary, OutOfMemory,
+    StorageEvent, StorageEventKind, StorageStats, TaskRecord, TaskStream,
 };
 pub use tessera_cluster::{ClusterInfo, WorkerInfo};
 pub use tessera_kernels::{DType, Element, HostTensor, KernelError, ReduceOp, Scalar};

@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::kept::{restore, MAX_RESTORES};
 use crate::plan::{self, grid::Grid};
 use crate::progress::{JobProgress, Progress};
+use crate::report::Collectors;
 use crate::tensor::node::Node;
 use crate::tensor::Tensor;
 use std::path::{Path, PathBuf};
@@ -71,6 +72,7 @@ pub struct SessionBuilder {
     broadcast_bytes: Option<u64>,
     scheduler: Option<String>,
     secret: Option<String>,
+    task_stream: Option<usize>,
 }
 
 impl SessionBuilder {
@@ -136,6 +138,15 @@ impl SessionBuilder {
     /// Largest estimated right side of a join that is broadcast (default: the chunk size).
     pub fn broadcast_bytes(mut self, bytes: u64) -> Self {
         self.broadcast_bytes = Some(bytes);
+        self
+    }
+
+    /// Task runs (and storage events) each job's task stream keeps at most (default
+    /// 100,000); past them only per-op summaries grow, so a job of a million tasks keeps
+    /// bounded memory. 0 switches the recorder off (no kernel is timed; performance reports
+    /// then show the jobs' statistics only) — to measure what recording costs.
+    pub fn task_stream(mut self, capacity: usize) -> Self {
+        self.task_stream = Some(capacity);
         self
     }
 
@@ -223,6 +234,10 @@ impl SessionBuilder {
                 .map_err(|e| Error::Runtime(format!("starting the actor system: {e}")))?,
             ),
         };
+        if let (Some(capacity), Some(recorder)) = (self.task_stream, system.recorder()) {
+            recorder.set_capacity(capacity);
+            recorder.set_enabled(capacity > 0);
+        }
         match tessera_kernels::cuda::probe() {
             GpuProbe::Devices(n) if n > 0 => {
                 tracing::info!("{n} CUDA device(s) found; this build runs on the CPU pool only")
@@ -247,6 +262,7 @@ impl SessionBuilder {
             prefix,
             last_stats: Mutex::new(None),
             cancels: AtomicU64::new(0),
+            recordings: Collectors::default(),
         });
         if inner.config.eager {
             crate::eager::register(&inner);
@@ -303,6 +319,8 @@ pub(crate) struct SessionInner {
     /// Bumped by [`Session::cancel_jobs`]: a job submitted before sees it change and
     /// cancels itself.
     cancels: AtomicU64,
+    /// Open performance reports and traces, fed every finished job.
+    pub(crate) recordings: Collectors,
 }
 
 impl Session {
@@ -604,8 +622,9 @@ impl SessionInner {
         system.as_ref().map(|s| s.reserve(bytes))
     }
 
-    /// Keeps `stats` as the statistics of the last job.
+    /// Keeps `stats` as the statistics of the last job, and hands them to open recordings.
     pub(crate) fn record(&self, stats: &JobStats) {
+        self.recordings.job_finished(stats);
         if let Ok(mut s) = self.last_stats.lock() {
             *s = Some(stats.clone());
         }

@@ -139,6 +139,7 @@ impl Job {
             Status::Released => {}
         }
         self.tasks[pos].status = Status::Pending;
+        self.tasks[pos].recomputes += 1;
         self.done -= 1;
         self.stats.chunks_recomputed += 1;
         // Queued readers wait for it again (running ones already have it).

@@ -1,0 +1,247 @@
+//! Seeing a job: the Chrome trace holds one complete event per chunk task of the job, with
+//! sane fields that add up to the job's statistics; the HTML report holds every panel and
+//! the statistics' numbers; the recorder's cap bounds what a job keeps; bad paths are
+//! typed errors.
+
+use crate::common::{builder, session, session_from, SpillParent};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use tessera::{tensor, DType, Error, JobStats, Tensor};
+
+/// Monte Carlo pi over `n` points in chunks of `rows` rows: fused, reduced, combined.
+fn pi(n: usize, rows: usize) -> Tensor {
+    let data = tensor::random::default_rng(3)
+        .uniform(-1.0, 1.0, &[n, 2])
+        .rechunk(&[rows, 2]);
+    let inside = (&data * &data).sum_axis(1).sqrt().lt(1.0).sum();
+    inside.astype(DType::F64) * 4.0 / n as f64
+}
+
+/// The events of a trace file.
+fn trace_events(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let trace: Value = serde_json::from_str(&text).unwrap();
+    trace["traceEvents"].as_array().unwrap().clone()
+}
+
+fn tasks(events: &[Value]) -> Vec<&Value> {
+    events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "task")
+        .collect()
+}
+
+#[test]
+fn the_trace_has_one_complete_event_per_chunk_task() {
+    let s = session();
+    let spill = SpillParent::new("reports-trace");
+    let path = spill.0.join("pi.json");
+    let recording = s.trace(&path).unwrap();
+    let (out, stats) = s.execute_with_stats(&pi(200_000, 10_000)).unwrap();
+    assert!((out.item().unwrap().as_f64() - std::f64::consts::PI).abs() < 0.05);
+    assert_eq!(recording.jobs(), 1);
+    recording.finish().unwrap();
+
+    let events = trace_events(&path);
+    let tasks = tasks(&events);
+    assert_eq!(
+        tasks.len() as u64,
+        stats.chunks_run,
+        "one event per chunk task"
+    );
+    assert!(stats.chunks_run > 20, "{stats:?}");
+    let mut per_op: BTreeMap<String, u64> = BTreeMap::new();
+    let mut by_thread: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut bytes_out = 0;
+    for e in &tasks {
+        let (ts, dur) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());
+        assert!(ts >= 0.0 && dur >= 0.0, "{e}");
+        assert_eq!(e["pid"], 0, "the CPU pool is device 0");
+        let tid = e["tid"].as_u64().unwrap();
+        assert!(tid < 2, "two worker threads: {e}");
+        let args = &e["args"];
+        assert_eq!(
+            (&args["ok"], &args["attempt"], &args["retry"]),
+            (&Value::Bool(true), &Value::from(1), &Value::Bool(false))
+        );
+        bytes_out += args["bytes_out"].as_u64().unwrap();
+        *per_op
+            .entry(e["name"].as_str().unwrap().to_string())
+            .or_default() += 1;
+        by_thread.entry(tid).or_default().push((ts, ts + dur));
+    }
+    assert_eq!(
+        per_op, stats.chunks_by_op,
+        "ops as the statistics name them"
+    );
+    assert_eq!(bytes_out, stats.bytes_produced);
+    // A worker thread runs one task at a time: its events never overlap.
+    for spans in by_thread.values_mut() {
+        spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for w in spans.windows(2) {
+            assert!(w[0].1 <= w[1].0 + 1e-3, "overlap on one thread: {w:?}");
+        }
+    }
+    let named = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .count();
+    assert_eq!(named, by_thread.len(), "every thread is named");
+    assert_eq!(
+        events[events.len() - 1]["ph"],
+        "M",
+        "metadata closes the list"
+    );
+}
+
+/// The `data-stat` cells of job `job`'s table in `html`, by name.
+fn stat_cells(html: &str, job: usize) -> BTreeMap<String, u64> {
+    let table = html
+        .split(&format!("id=\"job-{job}-stats\""))
+        .nth(1)
+        .and_then(|rest| rest.split("</table>").next())
+        .unwrap_or_else(|| panic!("no table for job {job}"));
+    table
+        .split("<td data-stat=\"")
+        .skip(1)
+        .map(|cell| {
+            let (name, rest) = cell.split_once("\">").unwrap();
+            let value = rest.split('<').next().unwrap().parse().unwrap();
+            (name.to_string(), value)
+        })
+        .collect()
+}
+
+fn expected_cells(stats: &JobStats) -> BTreeMap<String, u64> {
+    let s = &stats.storage;
+    let mut cells: BTreeMap<String, u64> = [
+        ("chunks_run", stats.chunks_run),
+        ("bytes_produced", stats.bytes_produced),
+        ("wall_time_ns", stats.wall_time.as_nanos() as u64),
+        ("peak_stored_bytes", stats.peak_stored_bytes),
+        ("peak_host_reserved", stats.peak_host_reserved),
+        ("chunks_recomputed", stats.chunks_recomputed),
+        ("retries", stats.retries),
+        ("chunks_lost", stats.chunks_lost),
+        ("restarts", stats.restarts),
+        ("held_back", stats.held_back),
+        ("storage.bytes_spilled", s.bytes_spilled),
+        ("storage.bytes_read_back", s.bytes_read_back),
+        ("storage.chunks_spilled", s.chunks_spilled),
+        ("storage.spill_failures", s.spill_failures),
+        ("storage.peak_disk_bytes", s.peak_disk_bytes),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    for (op, n) in &stats.chunks_by_op {
+        cells.insert(format!("chunks_by_op.{op}"), *n);
+    }
+    cells
+}
+
+#[test]
+fn the_report_holds_every_panel_and_the_job_statistics() {
+    let spill = SpillParent::new("reports-html");
+    // A host budget of a few 8 KiB chunks: the job spills and reads back.
+    let s = session_from(
+        builder()
+            .chunk_bytes(8 << 10)
+            .memory_budget(7 << 13)
+            .disk_budget(16 << 20)
+            .spill_dir(&spill.0),
+    );
+    let path = spill.0.join("report.html");
+    let recording = s.performance_report(&path).unwrap();
+    let x = tensor::arange_f64(0.0, 100_000.0, 1.0);
+    let (out, first) = s.execute_with_stats(&(&x + &x)).unwrap();
+    assert_eq!(out.as_slice::<f64>().unwrap()[99_999], 199_998.0);
+    assert!(first.storage.chunks_spilled > 0, "{first:?}");
+    let (_, second) = s.execute_with_stats(&pi(50_000, 5_000)).unwrap();
+    recording.finish().unwrap();
+    // Jobs after the recording are not in it.
+    s.execute(&pi(1000, 100)).unwrap();
+
+    let html = std::fs::read_to_string(&path).unwrap();
+    for id in [
+        "task-stream",
+        "progress",
+        "memory",
+        "time-per-op",
+        "occupancy",
+        "job-stats",
+        "plan",
+    ] {
+        assert!(
+            html.contains(&format!("<section id=\"{id}\">")),
+            "panel {id}"
+        );
+    }
+    assert_eq!(stat_cells(&html, 0), expected_cells(&first));
+    assert_eq!(stat_cells(&html, 1), expected_cells(&second));
+    assert!(!html.contains("id=\"job-2-stats\""));
+    // Self-contained: nothing to fetch, no script.
+    assert!(!html.contains("http://") && !html.contains("https://"));
+    assert!(!html.contains("src=") && !html.contains("<script"));
+    // The task stream drew the spills (red) and the memory panel a line per series.
+    assert!(html.contains("spill chunk") || html.contains("spill ×"));
+    assert!(html.contains("host memory reserved") && html.contains("read back (cumulative)"));
+    let stream = &first.stream[0];
+    assert!(stream
+        .storage
+        .events
+        .iter()
+        .any(|e| e.kind == tessera::StorageEventKind::Spill));
+    let spilled: u64 = stream
+        .storage
+        .events
+        .iter()
+        .filter(|e| e.kind == tessera::StorageEventKind::Spill)
+        .map(|e| e.bytes)
+        .sum();
+    assert_eq!(spilled, first.storage.bytes_spilled);
+}
+
+#[test]
+fn the_cap_bounds_the_records_and_zero_switches_recording_off() {
+    let capped = session_from(builder().task_stream(5));
+    let (_, stats) = capped.execute_with_stats(&pi(100_000, 1000)).unwrap();
+    let stream = &stats.stream[0];
+    assert_eq!(stream.tasks.len(), 5);
+    assert_eq!(stream.tasks_dropped, stats.chunks_run - 5);
+    let summarised: u64 = stream.ops.iter().map(|o| o.tasks).sum();
+    assert_eq!(
+        summarised, stats.chunks_run,
+        "every task is in the summaries"
+    );
+
+    let off = session_from(builder().task_stream(0));
+    let spill = SpillParent::new("reports-off");
+    let path = spill.0.join("off.html");
+    let recording = off.performance_report(&path).unwrap();
+    let (_, stats) = off.execute_with_stats(&pi(10_000, 1000)).unwrap();
+    assert!(stats.stream.is_empty());
+    drop(recording); // written on drop
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(stat_cells(&html, 0), expected_cells(&stats));
+    assert!(html.contains("not recorded"));
+}
+
+#[test]
+fn reports_to_paths_that_cannot_be_written_are_typed_errors() {
+    let s = session();
+    let missing = std::env::temp_dir().join("tessera-no-such-folder-for-reports/r.html");
+    assert!(matches!(
+        s.performance_report(&missing),
+        Err(Error::Report { .. })
+    ));
+    assert!(matches!(s.trace(""), Err(Error::Report { .. })));
+    // A folder where the file should go: the error comes when the file is written.
+    let spill = SpillParent::new("reports-dir");
+    let recording = s.trace(&spill.0).unwrap();
+    let err = recording.finish().unwrap_err();
+    assert!(
+        matches!(&err, Error::Report { path, .. } if path.contains("reports-dir")),
+        "{err}"
+    );
+}
