@@ -11,7 +11,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use tessera_cluster::auth::check_listen_address;
 use tessera_cluster::{serve_scheduler, SchedulerConfig, Secret};
 
 /// Tessera's scheduler: workers register with it, clients run jobs on it.
@@ -44,9 +43,7 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let secret = match Secret::from_file_or_env(args.secret_file.as_deref())
-        .and_then(|s| check_listen_address("scheduler", args.listen, s.as_ref()).map(|()| s))
-    {
+    let secret = match Secret::from_file_or_env(args.secret_file.as_deref()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("tessera-scheduler: {e}");

@@ -12,7 +12,8 @@ mod core;
 
 pub(crate) use convert::{job_error, kernel_error, kernel_error_payload};
 
-use crate::auth::{RequireSecret, Secret};
+use crate::auth::{check_listen_address, RequireSecret, Secret};
+use crate::error::ClusterError;
 use crate::scheduler::core::{Core, SharedCore};
 use futures::{Stream, StreamExt};
 use std::future::Future;
@@ -62,12 +63,14 @@ impl Default for SchedulerConfig {
     }
 }
 
-/// Runs the scheduler's services on `listener` until `shutdown` completes.
+/// Runs the scheduler's services on `listener` until `shutdown` completes (refused off
+/// loopback without a secret).
 pub async fn serve_scheduler(
     listener: TcpListener,
     config: SchedulerConfig,
     shutdown: impl Future<Output = ()> + Send,
-) -> Result<(), tonic::transport::Error> {
+) -> Result<(), ClusterError> {
+    check_listen_address("scheduler", listener.local_addr()?, config.secret.as_ref())?;
     let core: SharedCore = Arc::new(Mutex::new(Core::new(config.clone())));
     let watchdog = tokio::spawn(watch_liveness(Arc::clone(&core), config.heartbeat_ttl));
     let gate = RequireSecret::new(config.secret.clone(), "scheduler");
@@ -95,7 +98,7 @@ pub async fn serve_scheduler(
         )
         .await;
     watchdog.abort();
-    result
+    Ok(result?)
 }
 
 /// Checks heartbeats a few times per TTL.

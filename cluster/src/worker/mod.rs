@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tessera_actors::{
     ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, StoredInput, SystemConfig,
@@ -468,7 +468,7 @@ impl Agent {
         let cached = self
             .clients
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .get(address)
             .cloned();
         let mut client = match cached {
@@ -479,7 +479,7 @@ impl Agent {
                     .map_err(|e| format!("{ticket} from {address}: {e}"))?;
                 self.clients
                     .lock()
-                    .unwrap_or_else(|p| p.into_inner())
+                    .unwrap_or_else(PoisonError::into_inner)
                     .insert(address.clone(), c.clone());
                 c
             }
@@ -489,7 +489,7 @@ impl Agent {
             Err(e) => {
                 self.clients
                     .lock()
-                    .unwrap_or_else(|p| p.into_inner())
+                    .unwrap_or_else(PoisonError::into_inner)
                     .remove(address);
                 Err(format!("{ticket} from {address}: {e}"))
             }
@@ -516,7 +516,7 @@ impl LostPeers {
     fn declare(&self, incarnation: u64) {
         self.lost
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .insert(incarnation);
         let _ = self.lost_tx.send(incarnation);
     }
@@ -524,7 +524,7 @@ impl LostPeers {
     fn is_lost(&self, incarnation: u64) -> bool {
         self.lost
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(PoisonError::into_inner)
             .contains(&incarnation)
     }
 }

@@ -188,14 +188,10 @@ impl Core {
         }
         // Readers waiting on the lost worker's data stop waiting (a stopped process keeps
         // its connections open until keep-alive notices).
-        let ids: Vec<u32> = self.workers.keys().copied().collect();
-        for w in ids {
-            let notice = scheduler_message::Kind::PeerLost(pb::PeerLost {
-                flight_address: worker.flight_address.clone(),
-                incarnation,
-            });
-            self.send_worker(w, notice);
-        }
+        self.send_all(&scheduler_message::Kind::PeerLost(pb::PeerLost {
+            flight_address: worker.flight_address.clone(),
+            incarnation,
+        }));
         let cause = format!("worker {} was lost ({cause})", worker.name);
         for job in self.planner.jobs() {
             let keys = self.planner.keys_of(job, &lost);
@@ -617,12 +613,16 @@ impl Core {
         for id in ids {
             self.unhold(id);
         }
+        self.send_all(&scheduler_message::Kind::Cancel(pb::Cancel {
+            job_id: job.0,
+        }));
+    }
+
+    /// Sends `kind` to every worker with an open stream.
+    fn send_all(&mut self, kind: &scheduler_message::Kind) {
         let ids: Vec<u32> = self.workers.keys().copied().collect();
         for w in ids {
-            self.send_worker(
-                w,
-                scheduler_message::Kind::Cancel(pb::Cancel { job_id: job.0 }),
-            );
+            self.send_worker(w, kind.clone());
         }
     }
 
