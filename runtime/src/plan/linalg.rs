@@ -171,7 +171,29 @@ impl Tiler {
         Ok(vec![rows, cols])
     }
 
-    /// One task per output block of `a · b`, summing over the shared axis in a tree.
+    /// Pairs of operand blocks one product task multiplies and adds up: [`FAN_IN`], so that
+    /// fewer partial blocks are held and summed, unless the output block is small beside
+    /// the operand blocks (a skinny product such as `Qᵀ · X`): then one pair per task, so a
+    /// task reads one large block, on a cluster where that block is held, and only the small
+    /// partials travel to be summed.
+    fn pairs_per_task(out_block: usize, a_rows: usize, b_cols: usize, k_grid: &[usize]) -> usize {
+        let smallest_pair = k_grid
+            .iter()
+            .map(|&k| {
+                k.saturating_mul(a_rows)
+                    .saturating_add(k.saturating_mul(b_cols))
+            })
+            .min()
+            .unwrap_or(0);
+        if out_block.saturating_mul(FAN_IN) <= smallest_pair {
+            1
+        } else {
+            FAN_IN
+        }
+    }
+
+    /// One task per output block of `a · b` (or per pair of operand blocks, see
+    /// [`Self::pairs_per_task`]), summing over the shared axis in a tree.
     pub(super) fn matmul(
         &mut self,
         a: &Arc<Node>,
@@ -186,7 +208,9 @@ impl Tiler {
             for j in 0..out[1].len() {
                 let mut sum = SumTree::default();
                 let ks: Vec<usize> = (0..k_grid.len()).collect();
-                for group in ks.chunks(FAN_IN) {
+                let (rows, cols) = (out[0][i], out[1][j]);
+                let per_task = Self::pairs_per_task(rows * cols, rows, cols, &k_grid);
+                for group in ks.chunks(per_task) {
                     let mut inputs = TaskInputs::default();
                     let mut pairs = Vec::with_capacity(group.len());
                     for &kk in group {
@@ -295,5 +319,26 @@ impl Tiler {
         };
         self.factors.insert(f.id, outputs.clone());
         Ok(outputs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skinny_product_takes_one_pair_per_task_and_a_square_one_groups_them() {
+        // Qᵀ · X: a 20 × 5000 output from row blocks of 838 × 20 and 838 × 5000.
+        assert_eq!(Tiler::pairs_per_task(20 * 5000, 20, 5000, &[838; 120]), 1);
+        // A square product: 1000 × 1000 blocks of every operand.
+        assert_eq!(
+            Tiler::pairs_per_task(1000 * 1000, 1000, 1000, &[1000; 16]),
+            FAN_IN
+        );
+        // The smallest block of the shared axis decides.
+        assert_eq!(
+            Tiler::pairs_per_task(20 * 5000, 20, 5000, &[838, 838, 1]),
+            FAN_IN
+        );
     }
 }
