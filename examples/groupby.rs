@@ -119,7 +119,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     if let Some(t) = args.threads {
         builder = builder.threads(t);
     }
-    let session = builder.build()?;
+    let session = args.sight.configure(builder).build()?;
     let recordings = args.sight.start(&session)?;
     let path = match &args.csv {
         Some(p) => p.clone(),
@@ -162,6 +162,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         println!("{}", pretty_format_batches(&[shown])?);
     }
     recordings.finish()?;
+    args.sight.hold(&session);
     Ok(())
 }
 

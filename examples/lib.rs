@@ -9,7 +9,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use tessera::{JobStats, Recording, Session};
+use tessera::{JobStats, Recording, Session, SessionBuilder};
 use tracing_subscriber::EnvFilter;
 
 /// A positive count written plainly (`250000`) or in scientific notation (`1e9`, `2.5e7`).
@@ -124,11 +124,30 @@ pub struct SightArgs {
     /// Perfetto or chrome://tracing).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Serve the live dashboard at HOST:PORT while the program runs (its page at
+    /// http://HOST:PORT/, Prometheus metrics at /metrics; loopback only).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub dashboard: Option<String>,
+    /// Keep serving the dashboard this many seconds after the work is done.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    pub dashboard_hold: f64,
 }
 
 impl SightArgs {
-    /// Opens the recordings asked for on `session`; finish them after the jobs.
+    /// `builder` with the dashboard asked for.
+    pub fn configure(&self, builder: SessionBuilder) -> SessionBuilder {
+        match &self.dashboard {
+            Some(address) => builder.dashboard(address),
+            None => builder,
+        }
+    }
+
+    /// Opens the recordings asked for on `session` (finish them after the jobs), and
+    /// prints where its dashboard is (on stderr).
     pub fn start(&self, session: &Session) -> tessera::Result<Recordings> {
+        if let Some(address) = session.dashboard_address() {
+            eprintln!("dashboard: http://{address}/");
+        }
         let mut open = Vec::new();
         if let Some(path) = &self.report {
             open.push(session.performance_report(path)?);
@@ -137,6 +156,17 @@ impl SightArgs {
             open.push(session.trace(path)?);
         }
         Ok(Recordings(open))
+    }
+}
+
+impl SightArgs {
+    /// Waits `--dashboard-hold` seconds when `session` serves a dashboard, so that it can
+    /// still be looked at after the work.
+    pub fn hold(&self, session: &Session) {
+        if session.dashboard_address().is_some() && self.dashboard_hold > 0.0 {
+            eprintln!("dashboard: serving for {} s more", self.dashboard_hold);
+            std::thread::sleep(std::time::Duration::from_secs_f64(self.dashboard_hold));
+        }
     }
 }
 

@@ -43,7 +43,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     if let Some(t) = args.threads {
         builder = builder.threads(t);
     }
-    let session = builder.build()?;
+    let session = args.sight.configure(builder).build()?;
     let recordings = args.sight.start(&session)?;
     let n = args.points;
 
@@ -67,6 +67,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     println!("error:    {:+.3e}", estimate - std::f64::consts::PI);
     print_job_summary(elapsed, &stats, session.config().threads);
     recordings.finish()?;
+    args.sight.hold(&session);
     Ok(())
 }
 

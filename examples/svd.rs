@@ -246,7 +246,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     if let Some(t) = args.threads {
         builder = builder.threads(t);
     }
-    let session = builder.build()?;
+    let session = args.sight.configure(builder).build()?;
     let recordings = args.sight.start(&session)?;
 
     let loading = Instant::now();
@@ -312,6 +312,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     }
     print_job_summary(elapsed, &stats, session.config().threads);
     recordings.finish()?;
+    args.sight.hold(&session);
     Ok(())
 }
 

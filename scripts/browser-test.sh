@@ -3,7 +3,8 @@
 # `--report` and `--trace`, opens the report in headless Chromium and checks that no
 # JavaScript error reached the console, that every panel was drawn, and that the numbers
 # on the page equal the job's statistics (as the example printed them, and as the trace
-# counts its tasks). Keeps a screenshot, target/report.png, as the CI artifact.
+# counts its tasks); then the live dashboard served by the same example. Keeps screenshots,
+# target/report.png and target/dashboard.png, as the CI artifacts.
 #
 # Needs Rust, CPython 3 and Debian's chromium; installs chromium with apt-get (as root,
 # non-interactive) when /usr/bin/chromium is missing.
@@ -124,4 +125,58 @@ if problems:
 print(f"browser-test: {len(panels)} panels drawn, no console error, "
       f"{chunks} chunk tasks on the page and in the trace; screenshot target/report.png")
 PY
+# The live dashboard (the same example, serving it at a free port and for a minute after
+# its job): loaded over HTTP, its event stream opened by the page's script (the status line
+# then says "live"), every panel drawn, the totals equal to the job's and to /metrics.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+target/debug/examples/monte_carlo_pi --points 2e6 --chunk-rows 100000 --threads 2 \
+  --dashboard "127.0.0.1:$port" --dashboard-hold 60 >"$out/dash-stdout.txt" 2>"$out/dash-stderr.txt" &
+dash=$!
+trap 'kill "$dash" 2>/dev/null || true; rm -rf "$profile"' EXIT
+for _ in $(seq 1 240); do
+  grep -q "serving for" "$out/dash-stderr.txt" && break
+  kill -0 "$dash" 2>/dev/null || { cat "$out/dash-stderr.txt" >&2; exit 1; }
+  sleep 0.5
+done
+# Its panels come over an event stream after the load event, so the page is watched
+# through the DevTools protocol until the stream has opened (scripts/live_page.py); console
+# errors and exceptions fail it.
+if python3 scripts/live_page.py "file://$PWD/$out/throws.html" "document.readyState === 'complete'" \
+  /dev/null /dev/null "${flags[@]}" 2>/dev/null; then
+  echo "browser-test: live_page.py does not see a thrown error" >&2
+  exit 1
+fi
+python3 scripts/live_page.py "http://127.0.0.1:$port/" \
+  "document.getElementById('status').textContent === 'live'" \
+  "$out/dash-dom.html" target/dashboard.png "${flags[@]}" --window-size=1280,1800
+python3 - "$out" "$port" <<'PY'
+import re, sys, urllib.request
+out, port = sys.argv[1], sys.argv[2]
+problems = []
+dom = open(f"{out}/dash-dom.html", encoding="utf-8").read()
+status = re.search(r'<p id="status">([^<]*)</p>', dom)
+if not status or status.group(1) != "live":
+    problems.append(f"the page's event stream did not open (status: {status and status.group(1)})")
+for panel in ["running", "memory-now", "workers", "totals", "task-stream", "progress",
+              "memory", "time-per-op", "occupancy", "job-stats", "plan"]:
+    if f'<section id="{panel}">' not in dom:
+        problems.append(f"dashboard panel {panel} missing")
+chunks = int(re.search(r"^chunks:\s+(\d+)", open(f"{out}/dash-stdout.txt").read(), re.M).group(1))
+shown = re.search(r'data-metric="tasks_run_total">(\d+)<', dom)
+metrics = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode()
+scraped = re.search(r"^tessera_tasks_run_total (\d+)$", metrics, re.M)
+for name, got in [("page", shown), ("/metrics", scraped)]:
+    if not got or int(got.group(1)) != chunks:
+        problems.append(f"{name} shows {got and got.group(1)} chunk tasks, the job ran {chunks}")
+png = open("target/dashboard.png", "rb").read()
+if not png.startswith(b"\x89PNG") or len(png) < 10_000:
+    problems.append(f"target/dashboard.png is not a drawn page ({len(png)} bytes)")
+if problems:
+    print("browser-test: dashboard FAILED", *problems, sep="\n  ", file=sys.stderr)
+    sys.exit(1)
+print(f"browser-test: dashboard live, every panel drawn, {chunks} chunk tasks on the page "
+      "and in /metrics; screenshot target/dashboard.png")
+PY
+kill "$dash" 2>/dev/null || true
+
 echo "browser-test: passed in $(($(date +%s) - started)) s"

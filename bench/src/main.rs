@@ -284,7 +284,10 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     if let Some(f) = &faults {
         builder = builder.faults(f.clone());
     }
-    let session = builder.progress(Progress::Never).build()?;
+    let session = args
+        .sight
+        .configure(builder.progress(Progress::Never))
+        .build()?;
     let killer = match (&cluster, args.kill_worker_at) {
         (Some(c), Some(seconds)) => Some(WorkerKiller::new(
             Arc::clone(c),
@@ -309,7 +312,9 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
                 std::env::var("PEERS_DATA").unwrap_or_else(|_| "/tmp/peers-data".into())
             });
             w.run(&session, &args.engine, rows, args.repeat, &data, &checks)?;
-            return Ok(recordings.finish()?);
+            recordings.finish()?;
+            args.sight.hold(&session);
+            return Ok(());
         }
     };
     let n = args.size.unwrap_or_else(|| workload.default_size());
@@ -337,7 +342,9 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         drop(result);
         println!("{}", record.to_line()?);
     }
-    Ok(recordings.finish()?)
+    recordings.finish()?;
+    args.sight.hold(&session);
+    Ok(())
 }
 
 fn main() -> ExitCode {

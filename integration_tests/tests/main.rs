@@ -11,6 +11,7 @@ mod chunking;
 mod cluster;
 mod cluster_drills;
 mod creation;
+mod dashboard;
 mod dataframes;
 mod elementwise;
 mod empty;

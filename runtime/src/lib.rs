@@ -25,10 +25,15 @@
 //! again from lineage. [`FaultInjector`] drills all of it. Persisted tensors and frames
 //! (`persist`) keep their chunks in the session's storage under the same budget, and are
 //! computed again from their expression if storage loses them.
+//!
+//! To see what jobs did, [`Session::performance_report`] and [`Session::trace`] write the
+//! recorded task streams as an HTML report or a Chrome trace; to watch them run,
+//! [`SessionBuilder::dashboard`] serves a live page and Prometheus `/metrics`.
 
 mod assemble;
 mod backend;
 mod cluster;
+mod dashboard;
 pub mod dataframe;
 mod eager;
 mod error;
@@ -42,6 +47,7 @@ mod session;
 pub mod tensor;
 
 pub use cluster::{LocalCluster, LocalClusterBuilder};
+pub use dashboard::DashboardOptions;
 pub use error::{Error, Result};
 pub use progress::Progress;
 pub use report::{fmt_bytes, Recording, ReportFormat};

@@ -3,6 +3,7 @@
 use crate::assemble::assemble;
 use crate::backend::Backend;
 use crate::cluster::LocalCluster;
+use crate::dashboard::{Board, DashboardOptions, Server, SessionView};
 use crate::dataframe::node::FrameNode;
 use crate::dataframe::plan::FramePlanner;
 use crate::error::{Error, Result};
@@ -12,9 +13,10 @@ use crate::progress::{JobProgress, Progress};
 use crate::report::Collectors;
 use crate::tensor::node::Node;
 use crate::tensor::Tensor;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tessera_actors::{
     ActorSystem, ChunkGraph, FaultInjector, JobError, JobEvent, JobOutput, JobStats, KeptChunk,
@@ -73,6 +75,7 @@ pub struct SessionBuilder {
     scheduler: Option<String>,
     secret: Option<String>,
     task_stream: Option<usize>,
+    dashboard: Option<DashboardOptions>,
 }
 
 impl SessionBuilder {
@@ -150,6 +153,32 @@ impl SessionBuilder {
         self
     }
 
+    /// Serves a live dashboard at `address` (`HOST:PORT`, as Dask's `127.0.0.1:8787`; port
+    /// 0 takes any free port, see [`Session::dashboard_address`]): a page that follows the
+    /// running jobs, memory, the cluster's workers, running totals and the performance
+    /// report's panels for the last jobs, and a Prometheus `/metrics` endpoint. Read-only;
+    /// it listens off loopback only with [`SessionBuilder::dashboard_token`].
+    pub fn dashboard(mut self, address: &str) -> Self {
+        let token = self.dashboard.take().and_then(|d| d.token);
+        self.dashboard = Some(DashboardOptions {
+            address: address.to_string(),
+            token,
+        });
+        self
+    }
+
+    /// The token every dashboard request must then carry (`?token=…` in the page's URL, or
+    /// `Authorization: Bearer …`): letters, digits and `-._~`. Needed to serve the
+    /// dashboard on an address other than loopback.
+    pub fn dashboard_token(mut self, token: &str) -> Self {
+        let options = self.dashboard.get_or_insert_with(|| DashboardOptions {
+            address: "127.0.0.1:8787".into(),
+            token: None,
+        });
+        options.token = Some(token.to_string());
+        self
+    }
+
     /// Injects `faults` (fault drills and tests): failing or panicking kernels, killed
     /// device or storage actors, dropped chunks, damaged spill files, a full disk, fake
     /// memory readings. The job retries a failed chunk task up to 3 runs in all, restarts
@@ -161,6 +190,9 @@ impl SessionBuilder {
 
     /// Starts the session's actor system (or connects to its cluster).
     pub fn build(self) -> Result<Session> {
+        if let Some(options) = &self.dashboard {
+            crate::dashboard::check(options)?;
+        }
         let cluster = match &self.scheduler {
             Some(address) => {
                 if self.faults.is_some() {
@@ -263,7 +295,16 @@ impl SessionBuilder {
             last_stats: Mutex::new(None),
             cancels: AtomicU64::new(0),
             recordings: Collectors::default(),
+            board: self.dashboard.as_ref().map(|_| Arc::default()),
+            dashboard: Mutex::new(None),
         });
+        if let (Some(options), Some(board)) = (&self.dashboard, &inner.board) {
+            let view = Arc::new(View(Arc::downgrade(&inner)));
+            let server = Server::start(options, Arc::clone(board), view)?;
+            if let Ok(mut d) = inner.dashboard.lock() {
+                *d = Some(server);
+            }
+        }
         if inner.config.eager {
             crate::eager::register(&inner);
         }
@@ -321,6 +362,26 @@ pub(crate) struct SessionInner {
     cancels: AtomicU64,
     /// Open performance reports and traces, fed every finished job.
     pub(crate) recordings: Collectors,
+    /// What the live dashboard shows, when there is one.
+    board: Option<Arc<Board>>,
+    /// The live dashboard's server (stopped first when the session stops).
+    dashboard: Mutex<Option<Server>>,
+}
+
+/// The dashboard's view of a session, which it does not keep alive.
+struct View(Weak<SessionInner>);
+
+impl SessionView for View {
+    fn memory(&self) -> (u64, u64) {
+        match self.0.upgrade() {
+            Some(inner) => (inner.reserved_bytes(), inner.config.memory_budget),
+            None => (0, 0),
+        }
+    }
+
+    fn workers(&self) -> Option<ClusterInfo> {
+        self.0.upgrade()?.cluster_info().ok().flatten()
+    }
 }
 
 impl Session {
@@ -409,27 +470,24 @@ impl Session {
     /// Host-memory bytes the session holds reserved now (chunks kept in memory and running
     /// tasks' outputs); 0 when no job runs.
     pub fn reserved_bytes(&self) -> u64 {
-        self.inner
-            .system
-            .lock()
-            .ok()
-            .and_then(|s| s.as_ref().map(Backend::reserved_bytes))
-            .unwrap_or(0)
+        self.inner.reserved_bytes()
     }
 
     /// The cluster's workers now, as its scheduler sees them (as Dask's
     /// `Client.scheduler_info()`); `None` for a session in this process.
     pub fn cluster_info(&self) -> Result<Option<ClusterInfo>> {
-        let system = self
-            .inner
-            .system
+        self.inner.cluster_info()
+    }
+
+    /// The address the live dashboard listens at (`None` without
+    /// [`SessionBuilder::dashboard`]); its page is `http://ADDRESS/`, its metrics
+    /// `http://ADDRESS/metrics`.
+    pub fn dashboard_address(&self) -> Option<SocketAddr> {
+        self.inner
+            .dashboard
             .lock()
-            .map_err(|_| Error::Runtime("session lock poisoned".into()))?;
-        match system.as_ref() {
-            Some(Backend::Cluster { client, .. }) => Ok(Some(client.info()?)),
-            Some(Backend::Local(_)) => Ok(None),
-            None => Err(Error::Runtime("the session is shut down".into())),
-        }
+            .ok()
+            .and_then(|d| d.as_ref().map(Server::address))
     }
 
     /// Statistics of the last job this session finished.
@@ -460,6 +518,26 @@ impl Drop for Session {
 }
 
 impl SessionInner {
+    fn reserved_bytes(&self) -> u64 {
+        self.system
+            .lock()
+            .ok()
+            .and_then(|s| s.as_ref().map(Backend::reserved_bytes))
+            .unwrap_or(0)
+    }
+
+    fn cluster_info(&self) -> Result<Option<ClusterInfo>> {
+        let system = self
+            .system
+            .lock()
+            .map_err(|_| Error::Runtime("session lock poisoned".into()))?;
+        match system.as_ref() {
+            Some(Backend::Cluster { client, .. }) => Ok(Some(client.info()?)),
+            Some(Backend::Local(_)) => Ok(None),
+            None => Err(Error::Runtime("the session is shut down".into())),
+        }
+    }
+
     /// Tiles `node`, runs the job and returns its output chunks on their grid.
     pub(crate) fn run(&self, node: &Arc<Node>) -> Result<(Grid, Vec<Arc<ChunkData>>, JobStats)> {
         let (grid, output) = self.run_tiled(node, false)?;
@@ -575,10 +653,16 @@ impl SessionInner {
             system.submit(graph)?
         };
         let mut progress = JobProgress::new(self.config.progress);
+        let run = self.board.as_ref().map(|b| b.run_started());
         let mut cancelled = false;
         let result = loop {
             match handle.recv_event(Duration::from_millis(100)) {
-                Ok(Some(JobEvent::Progress { done, total })) => progress.update(done, total),
+                Ok(Some(JobEvent::Progress { done, total })) => {
+                    progress.update(done, total);
+                    if let (Some(board), Some(run)) = (&self.board, run) {
+                        board.progress(run, done, total);
+                    }
+                }
                 Ok(Some(JobEvent::Finished(r))) => break r,
                 Ok(None) => {}
                 Err(e) => break Err(JobError::SystemStopped(e.to_string())),
@@ -590,6 +674,9 @@ impl SessionInner {
             }
         };
         progress.finish();
+        if let (Some(board), Some(run)) = (&self.board, run) {
+            board.run_ended(run, result.is_err());
+        }
         let output = result.map_err(|e| match e {
             JobError::ChunkFailed { key, op, source } => Error::ChunkFailed {
                 key: key.0,
@@ -625,6 +712,9 @@ impl SessionInner {
     /// Keeps `stats` as the statistics of the last job, and hands them to open recordings.
     pub(crate) fn record(&self, stats: &JobStats) {
         self.recordings.job_finished(stats);
+        if let Some(board) = &self.board {
+            board.job_finished(stats);
+        }
         if let Ok(mut s) = self.last_stats.lock() {
             *s = Some(stats.clone());
         }
@@ -636,6 +726,9 @@ impl SessionInner {
     }
 
     fn stop(&self) -> Result<()> {
+        // The dashboard first: its renders read the session.
+        let dashboard = self.dashboard.lock().ok().and_then(|mut d| d.take());
+        drop(dashboard);
         crate::eager::unregister(self);
         let system = self
             .system

@@ -22,7 +22,7 @@ pub(super) fn colour(i: usize) -> &'static str {
 }
 
 /// `s` with HTML's special characters escaped (for text and attribute values).
-pub(super) fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -8,7 +8,8 @@ use super::{fmt_bytes, ms};
 use std::collections::BTreeMap;
 use tessera_actors::{JobStats, StorageEventKind, TaskStream};
 
-const STYLE: &str = "body{font:14px system-ui,sans-serif;margin:20px;color:#222;max-width:1200px}\
+pub(crate) const STYLE: &str =
+    "body{font:14px system-ui,sans-serif;margin:20px;color:#222;max-width:1200px}\
 h1{font-size:22px}h2{font-size:17px;margin:0 0 8px}h3{font-size:14px;margin:10px 0 4px}\
 section{border:1px solid #ddd;border-radius:6px;padding:12px;margin:14px 0}\
 .grid{stroke:#eee}.tick{font-size:10px;fill:#666;text-anchor:middle}\
@@ -20,6 +21,16 @@ td[data-stat]{font-family:monospace;text-align:right}";
 
 /// The page for `jobs` (in the order they finished).
 pub(super) fn document(jobs: &[JobStats]) -> String {
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>Tessera performance report</title><style>{STYLE}</style></head><body>\
+         <h1>Tessera performance report</h1>{}</body></html>\n",
+        panels(jobs)
+    )
+}
+
+/// The report's summary line and panels for `jobs` (also the live dashboard's).
+pub(crate) fn panels(jobs: &[JobStats]) -> String {
     let streams: Vec<(usize, &TaskStream)> = jobs
         .iter()
         .enumerate()
@@ -40,10 +51,7 @@ pub(super) fn document(jobs: &[JobStats]) -> String {
     let runs: u64 = streams.iter().map(|(_, s)| s.runs()).sum();
     let summarised: u64 = streams.iter().map(|(_, s)| s.tasks_dropped).sum();
     let mut page = format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>Tessera performance report</title><style>{STYLE}</style></head><body>\
-         <h1>Tessera performance report</h1>\
-         <p id=\"summary\">{} job(s), {} stage(s), {runs} task run(s) over {:.1} ms{}</p>",
+        "<p id=\"summary\">{} job(s), {} stage(s), {runs} task run(s) over {:.1} ms{}</p>",
         jobs.len(),
         streams.len(),
         ms(t1.saturating_sub(t0)),
@@ -78,7 +86,6 @@ pub(super) fn document(jobs: &[JobStats]) -> String {
             "<section id=\"{id}\"><h2>{title}</h2>{body}</section>"
         ));
     }
-    page.push_str("</body></html>\n");
     page
 }
 

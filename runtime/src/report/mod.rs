@@ -8,8 +8,8 @@
 //! drop) and then writes one file. The files show what the recorder saw and the jobs'
 //! [`JobStats`], never numbers computed a second way.
 
-mod chart;
-mod html;
+pub(crate) mod chart;
+pub(crate) mod html;
 mod trace;
 
 use crate::error::{Error, Result};

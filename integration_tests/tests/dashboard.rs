@@ -1,0 +1,267 @@
+//! The live dashboard: `/metrics` equals the sums of the jobs' statistics, the page has
+//! every panel, the event stream sends the live and the last jobs' panels, many pages and
+//! one that never reads do not stop a job or the session's shutdown, and the token and
+//! loopback rules hold.
+
+use crate::common::{builder, session_from};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+use tessera::{tensor, DType, Error, JobStats, Tensor};
+
+/// `GET path` with extra header lines; the status and the body (the connection closes).
+fn get(address: SocketAddr, path: &str, headers: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\n{headers}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// Reads an open event stream until every one of `wanted` has appeared in it.
+fn read_events(stream: &mut TcpStream, wanted: &[&str]) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = String::new();
+    let mut buf = [0u8; 65536];
+    while !wanted.iter().all(|w| seen.contains(w)) {
+        assert!(Instant::now() < deadline, "events so far: {seen:.2000}");
+        let n = stream.read(&mut buf).unwrap();
+        assert!(n > 0, "the event stream closed; so far: {seen:.2000}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    seen
+}
+
+fn open_events(address: SocketAddr) -> TcpStream {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /events HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    stream
+}
+
+/// The `/metrics` samples by name.
+fn metrics(address: SocketAddr) -> BTreeMap<String, u64> {
+    let (status, body) = get(address, "/metrics", "");
+    assert_eq!(status, 200, "{body}");
+    body.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (name, value) = l.split_once(' ').unwrap();
+            (name.to_string(), value.parse().unwrap())
+        })
+        .collect()
+}
+
+/// The sum 0 + 1 + … + (n − 1) in chunks of `chunk`.
+fn arange_sum(n: usize, chunk: usize) -> Tensor {
+    tensor::arange(0, n as i64, 1)
+        .rechunk(&[chunk])
+        .astype(DType::F64)
+        .sum()
+}
+
+#[test]
+fn metrics_are_the_sums_of_the_jobs_statistics() {
+    let s = session_from(builder().dashboard("127.0.0.1:0"));
+    let address = s.dashboard_address().expect("a dashboard address");
+    assert!(address.ip().is_loopback() && address.port() != 0);
+    let before = metrics(address);
+    assert_eq!(before["tessera_jobs_finished_total"], 0);
+    assert_eq!(before["tessera_tasks_run_total"], 0);
+    // A job refused before it runs is not counted.
+    let bad = tensor::arange(0, 10, 1).reshape(&[3, 3]);
+    assert!(s.execute(&bad).is_err());
+    let mut all = JobStats::default();
+    for (n, chunk) in [(10_000, 1_000), (5_000, 70)] {
+        let (out, stats) = s.execute_with_stats(&arange_sum(n, chunk)).unwrap();
+        let expected = (n * (n - 1) / 2) as f64;
+        assert_eq!(out.to_f64_vec(), vec![expected]);
+        all.absorb(&stats);
+    }
+    let after = metrics(address);
+    assert_eq!(after["tessera_jobs_finished_total"], 2);
+    assert_eq!(after["tessera_jobs_failed_total"], 0);
+    assert_eq!(after["tessera_jobs_running"], 0);
+    assert_eq!(after["tessera_tasks_run_total"], all.chunks_run);
+    assert!(all.chunks_run > 80, "{}", all.chunks_run);
+    assert_eq!(after["tessera_bytes_produced_total"], all.bytes_produced);
+    assert_eq!(after["tessera_retries_total"], all.retries);
+    assert_eq!(
+        after["tessera_bytes_spilled_total"],
+        all.storage.bytes_spilled
+    );
+    assert_eq!(after["tessera_host_budget_bytes"], s.config().memory_budget);
+    let (page_status, page) = get(address, "/", "");
+    assert_eq!(page_status, 200);
+    // The totals panel shows the same numbers as /metrics.
+    let cell = format!(
+        "data-metric=\"tasks_run_total\">{}</td>",
+        after["tessera_tasks_run_total"]
+    );
+    assert!(page.contains(&cell), "{page:.3000}");
+}
+
+#[test]
+fn the_page_and_its_events_carry_every_panel() {
+    let s = session_from(builder().dashboard("127.0.0.1:0"));
+    let address = s.dashboard_address().unwrap();
+    let (status, page) = get(address, "/", "");
+    assert_eq!(status, 200);
+    for id in [
+        "running",
+        "memory-now",
+        "workers",
+        "totals",
+        "jobs",
+        "status",
+    ] {
+        assert!(
+            page.contains(&format!("id=\"{id}\"")),
+            "no {id}: {page:.3000}"
+        );
+    }
+    assert!(page.contains("No job has finished yet"));
+    assert!(page.contains("new EventSource('events'+location.search)"));
+    assert!(
+        page.find("EventSource") < page.find("<body>"),
+        "the stream opens from the head"
+    );
+    let mut events = open_events(address);
+    let first = read_events(&mut events, &["event: live", "event: jobs"]);
+    assert!(first.contains("text/event-stream"), "{first:.500}");
+    s.execute(&arange_sum(4_000, 500)).unwrap();
+    // After the job, the stream sends the report's panels for it.
+    let later = read_events(&mut events, &["id=\"task-stream\"", "id=\"job-stats\""]);
+    assert!(later.contains("event: jobs"));
+    let (_, page) = get(address, "/", "");
+    for id in [
+        "task-stream",
+        "progress",
+        "memory",
+        "time-per-op",
+        "occupancy",
+        "job-stats",
+        "plan",
+    ] {
+        assert!(page.contains(&format!("id=\"{id}\"")), "no {id}");
+    }
+}
+
+#[test]
+fn many_pages_and_one_that_never_reads_neither_stop_a_job_nor_shutdown() {
+    let s = session_from(builder().dashboard("127.0.0.1:0"));
+    let address = s.dashboard_address().unwrap();
+    let mut pages: Vec<TcpStream> = (0..20).map(|_| open_events(address)).collect();
+    for page in &mut pages {
+        read_events(page, &["event: live"]);
+    }
+    // This one asks for events and never reads them: its socket buffers fill up.
+    let _stalled = open_events(address);
+    for round in 0..3 {
+        let n = 20_000 + round;
+        let out = s.execute(&arange_sum(n, 100)).unwrap();
+        assert_eq!(out.to_f64_vec(), vec![(n * (n - 1) / 2) as f64]);
+    }
+    assert_eq!(metrics(address)["tessera_jobs_finished_total"], 3);
+    // Shutdown closes every page, the stalled one included, and returns.
+    s.shutdown().unwrap();
+    let mut rest = Vec::new();
+    let mut page = pages.swap_remove(0);
+    page.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let _ = page.read_to_end(&mut rest); // ends: the server closed it
+    assert!(TcpStream::connect(address).is_err() || get_refused(address));
+}
+
+/// True when a request to a stopped dashboard gets no HTTP answer.
+fn get_refused(address: SocketAddr) -> bool {
+    let Ok(mut stream) = TcpStream::connect(address) else {
+        return true;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let _ = write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    );
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    !response.starts_with("HTTP/1.1 200")
+}
+
+#[test]
+fn a_token_is_required_once_set() {
+    let s = session_from(
+        builder()
+            .dashboard("127.0.0.1:0")
+            .dashboard_token("tessera-test.token_1"),
+    );
+    let address = s.dashboard_address().unwrap();
+    for path in ["/", "/metrics", "/events"] {
+        assert_eq!(get(address, path, "").0, 401, "{path}");
+        assert_eq!(get(address, &format!("{path}?token=wrong"), "").0, 401);
+        assert_eq!(get(address, path, "Authorization: Bearer wrong\r\n").0, 401);
+    }
+    assert_eq!(
+        get(address, "/metrics?token=tessera-test.token_1", "").0,
+        200
+    );
+    let bearer = "Authorization: Bearer tessera-test.token_1\r\n";
+    assert_eq!(get(address, "/metrics", bearer).0, 200);
+    let (status, page) = get(address, "/?token=tessera-test.token_1", "");
+    assert_eq!(status, 200);
+    assert!(page.contains("id=\"totals\""));
+}
+
+#[test]
+fn off_loopback_needs_a_token_and_bad_settings_are_typed_errors() {
+    let refused = builder().dashboard("0.0.0.0:0").build().unwrap_err();
+    assert!(
+        matches!(&refused, Error::InvalidArgument(m) if m.contains("only with a token")),
+        "{refused}"
+    );
+    let bad_token = builder()
+        .dashboard("127.0.0.1:0")
+        .dashboard_token("a b")
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(bad_token, Error::InvalidArgument(_)),
+        "{bad_token}"
+    );
+    let bad_address = builder().dashboard("not an address").build().unwrap_err();
+    assert!(
+        matches!(bad_address, Error::InvalidArgument(_)),
+        "{bad_address}"
+    );
+    // A port already taken is a typed error naming the address, not a panic.
+    let first = session_from(builder().dashboard("127.0.0.1:0"));
+    let taken = first.dashboard_address().unwrap();
+    let second = builder().dashboard(&taken.to_string()).build().unwrap_err();
+    assert!(
+        matches!(&second, Error::InvalidArgument(m) if m.contains(&taken.to_string())),
+        "{second}"
+    );
+}

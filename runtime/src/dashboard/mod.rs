@@ -1,0 +1,377 @@
+//! The live dashboard ([`crate::SessionBuilder::dashboard`]): a read-only web page that
+//! follows the session's jobs while they run — running jobs' progress, memory reserved,
+//! the cluster's workers, running totals and the panels of the performance report for the
+//! last jobs — plus a Prometheus `/metrics` endpoint.
+//!
+//! The session feeds a [`Board`] (a few counters behind one short lock, touched at a job's
+//! start, at its progress events, about every 100 ms, and at its end); the server thread
+//! only reads it. A page that disconnects or never reads costs its own connection task,
+//! never a job. The server binds to loopback unless given a token, and then every request
+//! must carry it (`?token=…` or `Authorization: Bearer …`).
+
+mod page;
+mod server;
+
+use crate::error::{Error, Result};
+pub(crate) use server::Server;
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::time::Instant;
+use tessera_actors::JobStats;
+
+/// Finished jobs whose panels the dashboard shows.
+const LAST_JOBS: usize = 5;
+
+/// Where the dashboard listens and who may read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DashboardOptions {
+    /// `HOST:PORT` to listen at (port 0: any free port; see [`crate::Session::dashboard_address`]).
+    pub address: String,
+    /// The token every request must carry; required to listen on a non-loopback address.
+    pub token: Option<String>,
+}
+
+/// A job the session is running.
+#[derive(Clone, Debug)]
+struct Running {
+    started: Instant,
+    done: u64,
+    total: u64,
+}
+
+/// Counters over every job the session finished (the sums of their [`JobStats`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Totals {
+    pub jobs_finished: u64,
+    pub jobs_failed: u64,
+    pub tasks_run: u64,
+    pub bytes_produced: u64,
+    pub bytes_spilled: u64,
+    pub bytes_read_back: u64,
+    pub chunks_spilled: u64,
+    pub chunks_recomputed: u64,
+    pub chunks_lost: u64,
+    pub retries: u64,
+    pub restarts: u64,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    next_run: u64,
+    running: BTreeMap<u64, Running>,
+    totals: Totals,
+    last_jobs: VecDeque<JobStats>,
+    /// Bumped with every finished job, so pages redraw the report panels only then.
+    version: u64,
+}
+
+/// What the session tells the dashboard.
+#[derive(Debug, Default)]
+pub(crate) struct Board {
+    state: Mutex<State>,
+}
+
+impl Board {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // A poisoned lock only means a page render panicked: the counters are still whole.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A graph run starts; returns its id for [`Board::progress`] and [`Board::run_ended`].
+    pub fn run_started(&self) -> u64 {
+        let mut s = self.state();
+        s.next_run += 1;
+        let id = s.next_run;
+        s.running.insert(
+            id,
+            Running {
+                started: Instant::now(),
+                done: 0,
+                total: 0,
+            },
+        );
+        id
+    }
+
+    /// `done` of `total` chunk tasks of run `id` have finished.
+    pub fn progress(&self, id: u64, done: u64, total: u64) {
+        if let Some(r) = self.state().running.get_mut(&id) {
+            r.done = done;
+            r.total = total;
+        }
+    }
+
+    /// Run `id` ended; `failed` when it gave an error.
+    pub fn run_ended(&self, id: u64, failed: bool) {
+        let mut s = self.state();
+        s.running.remove(&id);
+        if failed {
+            s.totals.jobs_failed += 1;
+        }
+    }
+
+    /// A user's job finished with `stats` (all its stages).
+    pub fn job_finished(&self, stats: &JobStats) {
+        let mut s = self.state();
+        let t = &mut s.totals;
+        t.jobs_finished += 1;
+        t.tasks_run += stats.chunks_run;
+        t.bytes_produced += stats.bytes_produced;
+        t.bytes_spilled += stats.storage.bytes_spilled;
+        t.bytes_read_back += stats.storage.bytes_read_back;
+        t.chunks_spilled += stats.storage.chunks_spilled;
+        t.chunks_recomputed += stats.chunks_recomputed;
+        t.chunks_lost += stats.chunks_lost;
+        t.retries += stats.retries;
+        t.restarts += stats.restarts;
+        if s.last_jobs.len() == LAST_JOBS {
+            s.last_jobs.pop_front();
+        }
+        s.last_jobs.push_back(stats.clone());
+        s.version += 1;
+    }
+
+    /// The running totals.
+    pub fn totals(&self) -> Totals {
+        self.state().totals.clone()
+    }
+
+    /// Running jobs as `(id, seconds running, done, total)`, oldest first.
+    fn running(&self) -> Vec<(u64, f64, u64, u64)> {
+        self.state()
+            .running
+            .iter()
+            .map(|(&id, r)| (id, r.started.elapsed().as_secs_f64(), r.done, r.total))
+            .collect()
+    }
+
+    /// The last finished jobs and the version they are at.
+    fn last_jobs(&self) -> (u64, Vec<JobStats>) {
+        let s = self.state();
+        (s.version, s.last_jobs.iter().cloned().collect())
+    }
+}
+
+/// What the server reads from the session besides the board (the session may be gone).
+pub(crate) trait SessionView: Send + Sync {
+    /// Host memory reserved now and the budget.
+    fn memory(&self) -> (u64, u64);
+    /// The cluster's workers, for a cluster session.
+    fn workers(&self) -> Option<tessera_cluster::ClusterInfo>;
+}
+
+/// The Prometheus text exposition of the totals, the running jobs and memory.
+pub(crate) fn metrics(totals: &Totals, running: usize, reserved: u64, budget: u64) -> String {
+    let mut out = String::new();
+    let mut metric = |name: &str, kind: &str, help: &str, value: u64| {
+        let _ = writeln!(
+            out,
+            "# HELP tessera_{name} {help}\n# TYPE tessera_{name} {kind}\ntessera_{name} {value}"
+        );
+    };
+    metric(
+        "jobs_finished_total",
+        "counter",
+        "Jobs finished.",
+        totals.jobs_finished,
+    );
+    metric(
+        "jobs_failed_total",
+        "counter",
+        "Job runs that ended in an error.",
+        totals.jobs_failed,
+    );
+    metric(
+        "jobs_running",
+        "gauge",
+        "Job runs in progress.",
+        running as u64,
+    );
+    metric(
+        "tasks_run_total",
+        "counter",
+        "Chunk tasks completed.",
+        totals.tasks_run,
+    );
+    metric(
+        "bytes_produced_total",
+        "counter",
+        "Bytes of chunks produced.",
+        totals.bytes_produced,
+    );
+    metric(
+        "bytes_spilled_total",
+        "counter",
+        "Bytes spilled to disk.",
+        totals.bytes_spilled,
+    );
+    metric(
+        "bytes_read_back_total",
+        "counter",
+        "Bytes read back from disk.",
+        totals.bytes_read_back,
+    );
+    metric(
+        "chunks_spilled_total",
+        "counter",
+        "Chunks spilled to disk.",
+        totals.chunks_spilled,
+    );
+    metric(
+        "chunks_recomputed_total",
+        "counter",
+        "Chunks computed again (by plan or from lineage after a loss).",
+        totals.chunks_recomputed,
+    );
+    metric(
+        "chunks_lost_total",
+        "counter",
+        "Stored chunks lost.",
+        totals.chunks_lost,
+    );
+    metric(
+        "retries_total",
+        "counter",
+        "Chunk tasks run again after a failure.",
+        totals.retries,
+    );
+    metric(
+        "restarts_total",
+        "counter",
+        "Actors restarted while jobs ran.",
+        totals.restarts,
+    );
+    metric(
+        "host_reserved_bytes",
+        "gauge",
+        "Host memory reserved now.",
+        reserved,
+    );
+    metric(
+        "host_budget_bytes",
+        "gauge",
+        "The session's host memory budget.",
+        budget,
+    );
+    out
+}
+
+/// Checks `options` before anything listens: the address parses, and a non-loopback one
+/// has a token.
+pub(crate) fn check(options: &DashboardOptions) -> Result<SocketAddr> {
+    let address: SocketAddr = options.address.parse().map_err(|e| {
+        Error::InvalidArgument(format!(
+            "dashboard address {:?} is not HOST:PORT with an IP host: {e}",
+            options.address
+        ))
+    })?;
+    if let Some(token) = &options.token {
+        let unreserved = |c: char| c.is_ascii_alphanumeric() || "-._~".contains(c);
+        if token.is_empty() || !token.chars().all(unreserved) {
+            return Err(Error::InvalidArgument(
+                "a dashboard token must be non-empty and only letters, digits and - . _ ~ \
+                 (it travels in URLs)"
+                    .into(),
+            ));
+        }
+    } else if !address.ip().is_loopback() {
+        return Err(Error::InvalidArgument(format!(
+            "the dashboard listens on {address}, off loopback, only with a token \
+             (SessionBuilder::dashboard_token)"
+        )));
+    }
+    Ok(address)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals_are_the_sums_of_the_finished_jobs() {
+        let board = Board::default();
+        let mut a = JobStats {
+            chunks_run: 7,
+            bytes_produced: 100,
+            retries: 1,
+            ..JobStats::default()
+        };
+        a.storage.bytes_spilled = 64;
+        let b = JobStats {
+            chunks_run: 5,
+            chunks_recomputed: 2,
+            restarts: 1,
+            ..JobStats::default()
+        };
+        board.job_finished(&a);
+        board.job_finished(&b);
+        let t = board.totals();
+        assert_eq!(
+            (t.jobs_finished, t.tasks_run, t.bytes_produced),
+            (2, 12, 100)
+        );
+        assert_eq!(
+            (t.bytes_spilled, t.retries, t.restarts, t.chunks_recomputed),
+            (64, 1, 1, 2)
+        );
+        for _ in 0..LAST_JOBS + 3 {
+            board.job_finished(&b);
+        }
+        let (version, last) = board.last_jobs();
+        assert_eq!((version, last.len()), (LAST_JOBS as u64 + 5, LAST_JOBS));
+    }
+
+    #[test]
+    fn running_jobs_come_and_go_and_failures_count() {
+        let board = Board::default();
+        let one = board.run_started();
+        let two = board.run_started();
+        board.progress(two, 3, 9);
+        let running = board.running();
+        assert_eq!(running.len(), 2);
+        assert_eq!((running[1].0, running[1].2, running[1].3), (two, 3, 9));
+        board.run_ended(one, true);
+        board.run_ended(two, false);
+        assert!(board.running().is_empty());
+        assert_eq!(board.totals().jobs_failed, 1);
+    }
+
+    #[test]
+    fn metrics_are_prometheus_text() {
+        let totals = Totals {
+            jobs_finished: 3,
+            tasks_run: 42,
+            ..Totals::default()
+        };
+        let text = metrics(&totals, 1, 10, 20);
+        assert!(
+            text.contains("# TYPE tessera_tasks_run_total counter\ntessera_tasks_run_total 42\n")
+        );
+        assert!(text.contains("tessera_jobs_running 1\n"));
+        assert!(text.contains("tessera_host_budget_bytes 20\n"));
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let (name, value) = line.split_once(' ').expect("name value");
+            assert!(
+                name.starts_with("tessera_") && value.parse::<u64>().is_ok(),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_loopback_listens_without_a_token() {
+        let opts = |a: &str, t: Option<&str>| DashboardOptions {
+            address: a.into(),
+            token: t.map(str::to_string),
+        };
+        assert!(check(&opts("127.0.0.1:0", None)).is_ok());
+        assert!(check(&opts("[::1]:0", None)).is_ok());
+        let off = check(&opts("0.0.0.0:8787", None)).unwrap_err().to_string();
+        assert!(off.contains("only with a token"), "{off}");
+        assert!(check(&opts("0.0.0.0:8787", Some("s3cret"))).is_ok());
+        assert!(check(&opts("0.0.0.0:8787", Some("has space"))).is_err());
+        assert!(check(&opts("localhost:8787", None)).is_err());
+    }
+}
