@@ -102,8 +102,9 @@ pub enum ReadError {
     /// Storage does not hold a chunk, or cannot read it back.
     #[error(transparent)]
     Lost(#[from] StorageError),
-    /// The storage actor went away (killed, or stopping) before it answered.
-    #[error("the storage actor stopped before it answered")]
+    /// The planner or the storage actor went away (killed, or stopping) before storage
+    /// answered.
+    #[error("the actors stopped before storage answered")]
     Unanswered,
 }
 
@@ -235,10 +236,12 @@ impl ActorSystem {
             key: ChunkKey(self.next_stored.fetch_add(1, Ordering::Relaxed)),
         };
         let nbytes = data.nbytes() as u64;
-        running
-            .planner
-            .try_send(StoreKept { id, data })
-            .map_err(|_| ActorError::Stopped("the graph planner is not running".into()))?;
+        if !running.planner.connected() {
+            return Err(ActorError::Stopped("the graph planner is not running".into()));
+        }
+        // Past the mailbox's capacity (a full mailbox is no error here: the caller does
+        // not wait, and storage keeps the order of what the planner forwards).
+        running.planner.do_send(StoreKept { id, data });
         let owner: Arc<dyn KeptOwner> = Arc::new(running.planner.clone().recipient::<Unkeep>());
         Ok(KeptChunk::new(id, nbytes, owner))
     }
@@ -252,10 +255,8 @@ impl ActorSystem {
         let running = self.running()?;
         let (reply, answer) = crossbeam_channel::bounded(1);
         let ids = chunks.iter().map(|c| c.id()).collect();
-        running
-            .planner
-            .try_send(ReadKept { ids, reply })
-            .map_err(|_| ActorError::Stopped("the graph planner is not running".into()))?;
+        // Past the mailbox's capacity; a planner that stops drops the reply channel.
+        running.planner.do_send(ReadKept { ids, reply });
         match answer.recv() {
             Ok(read) => Ok(read?),
             Err(_) => Err(ReadError::Unanswered),

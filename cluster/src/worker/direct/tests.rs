@@ -184,3 +184,20 @@ fn dropping_the_last_handle_gives_a_stored_chunk_up() {
     assert!(error.to_string().contains("lost from storage"), "{error}");
     assert_eq!(held.system().reserved_bytes(), 0);
 }
+
+#[test]
+fn many_chunks_stored_at_once_are_all_kept_past_the_planners_mailbox() {
+    let held = held();
+    let kept: Vec<KeptChunk> = (0..500)
+        .map(|i| held.system().store(chunk(&[i, -i])).unwrap())
+        .collect();
+    let read = held
+        .system()
+        .read_kept(&kept.iter().collect::<Vec<_>>())
+        .unwrap();
+    assert_eq!(read.len(), 500);
+    for (i, data) in (0..500).zip(read) {
+        assert_eq!(*data, ChunkData::Tensor(vector(&[i, -i])));
+    }
+    assert_eq!(held.system().reserved_bytes(), 500 * 16);
+}
