@@ -29,6 +29,9 @@ pub(super) enum Input {
     Fetched(Arc<ChunkData>),
 }
 
+/// The status of a task that ended without output (boxed: it is large).
+pub(super) type Ended = Box<pb::TaskStatus>;
+
 /// A task ready to run directly: its op, its inputs in the op's order, and the number of
 /// parts it splits into (0: not split).
 pub(super) struct DirectTask {
@@ -44,17 +47,17 @@ pub(super) struct DirectTask {
 
 /// Runs `task` on the calling thread and keeps its output in `held`'s storage: the kept
 /// chunks (one, or one per part), or the status that reports why there are none.
-pub(super) fn run(held: &Held, task: DirectTask) -> Result<Vec<Arc<KeptChunk>>, pb::TaskStatus> {
+pub(super) fn run(held: &Held, task: DirectTask) -> Result<Vec<Arc<KeptChunk>>, Ended> {
     if held.is_cancelled(task.job) {
-        return Err(cancelled());
+        return Err(Box::new(cancelled()));
     }
     let data = read_inputs(held, &task.inputs)?;
-    let output = run_retrying(&task.op, &data).map_err(|e| kernel_failed(&e))?;
+    let output = run_retrying(&task.op, &data).map_err(|e| Box::new(kernel_failed(&e)))?;
     drop(data);
     let pieces = if task.parts == 0 {
         vec![output]
     } else {
-        split_parts(output, task.parts).map_err(|e| kernel_failed(&e))?
+        split_parts(output, task.parts).map_err(|e| Box::new(kernel_failed(&e)))?
     };
     pieces
         .into_iter()
@@ -62,13 +65,13 @@ pub(super) fn run(held: &Held, task: DirectTask) -> Result<Vec<Arc<KeptChunk>>, 
             held.system()
                 .store(piece)
                 .map(Arc::new)
-                .map_err(|e| failed(e.to_string(), true))
+                .map_err(|e| Box::new(failed(e.to_string(), true)))
         })
         .collect()
 }
 
 /// The inputs' data: held ones read from storage in one request, fetched ones as they are.
-fn read_inputs(held: &Held, inputs: &[Input]) -> Result<Vec<Arc<ChunkData>>, pb::TaskStatus> {
+fn read_inputs(held: &Held, inputs: &[Input]) -> Result<Vec<Arc<ChunkData>>, Ended> {
     let stored: Vec<&KeptChunk> = inputs
         .iter()
         .filter_map(|input| match input {
@@ -79,14 +82,14 @@ fn read_inputs(held: &Held, inputs: &[Input]) -> Result<Vec<Arc<ChunkData>>, pb:
     let mut read = held
         .system()
         .read_kept(&stored)
-        .map_err(|e| failed(format!("reading a held input: {e}"), true))?
+        .map_err(|e| Box::new(failed(format!("reading a held input: {e}"), true)))?
         .into_iter();
     inputs
         .iter()
         .map(|input| match input {
             Input::Held(_) => read
                 .next()
-                .ok_or_else(|| failed("storage handed out too few inputs".into(), true)),
+                .ok_or_else(|| Box::new(failed("storage handed out too few inputs".into(), true))),
             Input::Fetched(data) => Ok(Arc::clone(data)),
         })
         .collect()

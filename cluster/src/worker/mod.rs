@@ -17,7 +17,7 @@ use crate::client::{ChunkClient, ClientConfig};
 use crate::error::ClusterError;
 use crate::scheduler::MAX_CONTROL_MESSAGE_BYTES;
 use crate::server::{serve, ChunkFlightService, ServerConfig};
-use direct::{cancelled, failed, kernel_failed, DirectTask, Input};
+use direct::{cancelled, failed, kernel_failed, DirectTask, Ended, Input};
 use held::{Held, HeldChunk};
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -298,7 +298,7 @@ impl Agent {
         self.running.fetch_add(1, Ordering::Relaxed);
         let (op, inputs, keys) = match self.gather(&task).await {
             Ok(gathered) => gathered,
-            Err(status) => return self.report(&task, status),
+            Err(status) => return self.report(&task, *status),
         };
         if self.held.system().reserved_bytes() < self.memory_limit {
             let direct = DirectTask {
@@ -317,7 +317,7 @@ impl Agent {
             let job = Box::new(move || {
                 let status = match direct::run(&agent.held, direct) {
                     Ok(kept) => agent.hold(&task, kept),
-                    Err(status) => status,
+                    Err(status) => *status,
                 };
                 agent.report(&task, status);
             });
@@ -329,7 +329,7 @@ impl Agent {
         }
         let status = match self.run_job(&task, op, inputs, &keys).await {
             Ok(kept) => self.hold(&task, kept),
-            Err(status) => status,
+            Err(status) => *status,
         };
         self.report(&task, status);
     }
@@ -351,12 +351,9 @@ impl Agent {
 
     /// Decodes the op and gathers the inputs: the distinct inputs, and for each of the
     /// op's inputs its index among them.
-    async fn gather(
-        &self,
-        task: &pb::RunTask,
-    ) -> Result<(ChunkOp, Vec<Input>, Vec<usize>), pb::TaskStatus> {
+    async fn gather(&self, task: &pb::RunTask) -> Result<(ChunkOp, Vec<Input>, Vec<usize>), Ended> {
         let op: ChunkOp = decode_payload(&task.task)
-            .map_err(|e| failed(format!("undecodable task: {e}"), false))?;
+            .map_err(|e| Box::new(failed(format!("undecodable task: {e}"), false)))?;
         let mut inputs: Vec<(u64, u64, Input)> = Vec::new();
         let mut keys = Vec::with_capacity(task.inputs.len());
         for location in &task.inputs {
@@ -372,12 +369,12 @@ impl Agent {
                     }
                     Err(reason) => {
                         tracing::warn!(worker = %self.name, %reason, "input missing");
-                        return Err(pb::TaskStatus {
+                        return Err(Box::new(pb::TaskStatus {
                             state: TaskState::InputMissing as i32,
                             error: reason,
                             missing: vec![location.clone()],
                             ..Default::default()
-                        });
+                        }));
                     }
                 },
             };
@@ -394,7 +391,7 @@ impl Agent {
         op: ChunkOp,
         inputs: Vec<Input>,
         keys: &[usize],
-    ) -> Result<Vec<Arc<KeptChunk>>, pb::TaskStatus> {
+    ) -> Result<Vec<Arc<KeptChunk>>, Ended> {
         // A split task's parts are the local job's outputs, kept one chunk each.
         let output = ChunkKey(inputs.len() as u64);
         let parts: Vec<ChunkKey> = (1..=task.parts.len() as u64)
@@ -442,9 +439,12 @@ impl Agent {
         .await;
         match ran {
             Ok(Ok(output)) => Ok(output.kept),
-            Ok(Err(JobError::ChunkFailed { source, .. })) => Err(kernel_failed(&source)),
-            Ok(Err(e)) => Err(failed(e.to_string(), true)),
-            Err(e) => Err(failed(format!("the task's thread failed: {e}"), true)),
+            Ok(Err(JobError::ChunkFailed { source, .. })) => Err(Box::new(kernel_failed(&source))),
+            Ok(Err(e)) => Err(Box::new(failed(e.to_string(), true))),
+            Err(e) => Err(Box::new(failed(
+                format!("the task's thread failed: {e}"),
+                true,
+            ))),
         }
     }
 
