@@ -237,7 +237,9 @@ impl ActorSystem {
         };
         let nbytes = data.nbytes() as u64;
         if !running.planner.connected() {
-            return Err(ActorError::Stopped("the graph planner is not running".into()));
+            return Err(ActorError::Stopped(
+                "the graph planner is not running".into(),
+            ));
         }
         // Past the mailbox's capacity (a full mailbox is no error here: the caller does
         // not wait, and storage keeps the order of what the planner forwards).
