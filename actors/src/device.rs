@@ -126,6 +126,16 @@ impl Handler<ExecuteChunk> for DeviceActor {
     }
 }
 
+/// Runs one CPU kernel on the calling thread, as the CPU pool's device actor does (a panic
+/// becomes [`KernelError::Panicked`]; literal data is handed over as the same allocation).
+/// For callers that run a task outside a job, such as a cluster worker's direct path.
+pub fn run_cpu_kernel(
+    op: &ChunkOp,
+    inputs: &[Arc<ChunkData>],
+) -> Result<Arc<ChunkData>, KernelError> {
+    run_kernel(op, inputs, None)
+}
+
 /// Runs one kernel on the calling thread, striking the injected `fault` first; a panic
 /// becomes [`KernelError::Panicked`]. Literal data is handed over as the same allocation.
 fn run_kernel(

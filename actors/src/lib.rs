@@ -26,7 +26,7 @@ pub mod store;
 pub mod supervisor;
 pub mod system;
 
-pub use device::DeviceActor;
+pub use device::{run_cpu_kernel, DeviceActor};
 pub use faults::{FaultInjector, FaultKind, FaultPoint, FaultRule, MemoryReading};
 pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError, StoredInput};
 pub use job::{JobError, JobEvent, JobId, JobOutput, JobStats, OutOfMemory};
@@ -34,7 +34,7 @@ pub use kept::{KeptChunk, KeptOwner, KEPT_OP};
 pub use memory::{MemoryPool, Reservation};
 pub use messages::ActorName;
 pub use planner::GraphPlannerActor;
-pub use planner_state::{PlannerAction, PlannerState, MAX_ATTEMPTS, MAX_LOSSES};
+pub use planner_state::{split_parts, PlannerAction, PlannerState, MAX_ATTEMPTS, MAX_LOSSES};
 pub use pool::WorkerPool;
 pub use recorder::{
     MemorySample, OpSummary, Recorder, RunSpan, StorageEvent, StorageEventKind, StorageLog,
@@ -43,4 +43,4 @@ pub use recorder::{
 pub use storage::StorageActor;
 pub use store::{ChunkId, ChunkStore, StorageError, StorageStats, StoreConfig};
 pub use supervisor::{Supervisor, BACKOFF, MAX_RESTARTS, RESTART_WINDOW};
-pub use system::{ActorError, ActorSystem, JobHandle, SystemConfig};
+pub use system::{ActorError, ActorSystem, JobHandle, ReadError, SystemConfig, STORED_JOB};

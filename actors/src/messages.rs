@@ -154,6 +154,30 @@ pub struct Unkeep {
     pub ids: Vec<ChunkId>,
 }
 
+/// Caller → planner → storage: keep `data` as chunk `id` outside any job (see
+/// [`crate::ActorSystem::store`]): stored like a job's chunk (reserved, spillable) and
+/// kept at once, as if a job had kept it as its output.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct StoreKept {
+    /// The chunk's id (of the system's own job, [`crate::system::STORED_JOB`]).
+    pub id: ChunkId,
+    /// Its data.
+    pub data: Arc<ChunkData>,
+}
+
+/// Caller → planner → storage: hand out kept chunks (read back from disk if spilled),
+/// leaving them kept (see [`crate::ActorSystem::read_kept`]). The answer goes to `reply`;
+/// a storage actor that is gone drops it, which the caller sees as a closed channel.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ReadKept {
+    /// The chunks, in the order wanted.
+    pub ids: Vec<ChunkId>,
+    /// Where the chunks (or the error naming those lost) go.
+    pub reply: Sender<Result<Vec<Arc<ChunkData>>, StorageError>>,
+}
+
 /// Planner → storage: a job ended without a result; drop its chunks and counters.
 #[derive(Debug, Message, Serialize, Deserialize)]
 #[rtype(result = "()")]

@@ -10,8 +10,8 @@ use crate::kept::{KeptChunk, KeptOwner};
 use crate::memory::MemoryPool;
 use crate::messages::{
     ActorDown, ActorName, AddDevice, CancelJob, ChunkFinished, DeviceId, ExecuteChunk, ForgetJob,
-    GetChunks, KeepOutputs, PutChunk, ReleaseChunks, StorageRestarted, SubmitJob, TakeOutputs,
-    Unkeep,
+    GetChunks, KeepOutputs, PutChunk, ReadKept, ReleaseChunks, StorageRestarted, StoreKept,
+    SubmitJob, TakeOutputs, Unkeep,
 };
 use crate::planner_state::{PlannerAction, PlannerState};
 use crate::recorder::{attach_storage, Recorder};
@@ -406,6 +406,24 @@ impl Handler<ActorDown> for GraphPlannerActor {
             .state
             .on_actor_down(msg.actor, msg.restarting, msg.restarts);
         self.apply(actions, ctx);
+    }
+}
+
+impl Handler<StoreKept> for GraphPlannerActor {
+    type Result = ();
+
+    /// Storage in use keeps the chunk (after everything the planner sent it before).
+    fn handle(&mut self, msg: StoreKept, _: &mut Self::Context) {
+        self.storage.do_send(msg);
+    }
+}
+
+impl Handler<ReadKept> for GraphPlannerActor {
+    type Result = ();
+
+    /// Storage in use hands the chunks out (after everything the planner sent it before).
+    fn handle(&mut self, msg: ReadKept, _: &mut Self::Context) {
+        self.storage.do_send(msg);
     }
 }
 

@@ -29,6 +29,7 @@ use crate::recorder::{Recorder, RunSpan, TaskRecord, TaskStream};
 use crate::store::ChunkId;
 use placement::Placement;
 pub use placement::MOVE_BYTES;
+pub use split::split_parts;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Bound::{Excluded, Unbounded};
 use std::sync::Arc;

@@ -4,10 +4,11 @@
 //! stops it, losing every chunk it held; it then reports [`ActorDied`] to the supervisor,
 //! which starts an empty one (on a new thread) in its place.
 
+use crate::kept::KEPT_OP;
 use crate::messages::Shutdown;
 use crate::messages::{
-    ActorDied, ActorName, ForgetJob, GetChunks, KeepOutputs, PutChunk, ReleaseChunks, TakeOutputs,
-    Unkeep,
+    ActorDied, ActorName, ForgetJob, GetChunks, KeepOutputs, PutChunk, ReadKept, ReleaseChunks,
+    StoreKept, TakeOutputs, Unkeep,
 };
 use crate::recorder::StorageLog;
 use crate::store::{ChunkStore, PutOutcome, StorageError, StorageStats, StoreConfig};
@@ -126,22 +127,33 @@ impl Actor for StorageActor {
     }
 }
 
-impl Handler<PutChunk> for StorageActor {
-    type Result = ();
-
-    fn handle(&mut self, msg: PutChunk, ctx: &mut Self::Context) {
+impl StorageActor {
+    /// Stores a chunk, carrying out an injected fault; false if it was not stored.
+    fn put(&mut self, msg: PutChunk, ctx: &mut Context<Self>) -> bool {
         match self
             .store
             .put(msg.id, msg.data, msg.op, msg.next_use, msg.shared)
         {
-            PutOutcome::Stored => {}
-            PutOutcome::Dropped => tracing::warn!(chunk = %msg.id, "injected: chunk dropped"),
+            PutOutcome::Stored => true,
+            PutOutcome::Dropped => {
+                tracing::warn!(chunk = %msg.id, "injected: chunk dropped");
+                false
+            }
             PutOutcome::Kill => {
                 tracing::warn!(chunk = %msg.id, "injected: storage actor killed");
                 self.killed = true;
                 ctx.stop();
+                false
             }
         }
+    }
+}
+
+impl Handler<PutChunk> for StorageActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: PutChunk, ctx: &mut Self::Context) {
+        self.put(msg, ctx);
     }
 }
 
@@ -170,6 +182,35 @@ impl Handler<KeepOutputs> for StorageActor {
         let sizes = self.store.keep(&msg.ids)?;
         let (stats, log) = self.store.forget_job(msg.job);
         Ok((sizes, stats, log))
+    }
+}
+
+impl Handler<StoreKept> for StorageActor {
+    type Result = ();
+
+    /// Stored with next use 0 (running jobs' chunks needed later are spilled first); one
+    /// an injected fault dropped is not kept, and a read reports it lost.
+    fn handle(&mut self, msg: StoreKept, ctx: &mut Self::Context) {
+        let put = PutChunk {
+            id: msg.id,
+            data: msg.data,
+            op: KEPT_OP,
+            next_use: 0,
+            shared: false,
+        };
+        if self.put(put, ctx) {
+            // Cannot fail: the chunk was just stored.
+            let _ = self.store.keep(&[msg.id]);
+        }
+    }
+}
+
+impl Handler<ReadKept> for StorageActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: ReadKept, _: &mut Self::Context) {
+        // The caller may have stopped waiting.
+        let _ = msg.reply.send(self.store.get(&msg.ids, false));
     }
 }
 

@@ -297,7 +297,9 @@ impl ChunkStore {
         self.release(&unused);
         // Counters of spills of kept chunks after their job ended go with the last of them.
         for id in unused {
-            if !self.entries.keys().any(|e| e.job == id.job) {
+            // (Scanning the entries only when there are counters to drop: a worker holds
+            // thousands of kept chunks and gives them up one by one.)
+            if self.jobs.contains_key(&id.job) && !self.entries.keys().any(|e| e.job == id.job) {
                 self.jobs.remove(&id.job);
             }
         }

@@ -5,13 +5,17 @@
 //! actors and joins all of those threads, with bounded waits.
 
 use crate::faults::FaultInjector;
+use crate::graph::ChunkKey;
 use crate::graph::{ChunkGraph, GraphError};
+use crate::job::JobId;
 use crate::job::{JobError, JobEvent, JobOutput};
+use crate::kept::{KeptChunk, KeptOwner};
 use crate::memory::{MemoryPool, Reservation};
-use crate::messages::{CancelJob, Shutdown, SubmitJob};
+use crate::messages::{CancelJob, ReadKept, Shutdown, StoreKept, SubmitJob, Unkeep};
 use crate::planner::GraphPlannerActor;
 use crate::recorder::{Recorder, DEFAULT_CAPACITY};
 use crate::storage::StorageThreads;
+use crate::store::{ChunkId, StorageError};
 use crate::supervisor::Supervisor;
 use actix::{Addr, System};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -20,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use tessera_kernels::ChunkData;
 use thiserror::Error;
 
 /// How long [`ActorSystem::start`] waits for the actors to come up.
@@ -29,6 +34,10 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The next job's token (see [`CancelJob`]): unique within the process.
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(0);
+
+/// The job id of chunks stored outside any job ([`ActorSystem::store`]); the planner
+/// numbers its jobs from 0 up and never reaches it.
+pub const STORED_JOB: JobId = JobId(u64::MAX);
 
 /// How to build an actor system.
 #[derive(Clone, Debug)]
@@ -84,12 +93,29 @@ pub enum ActorError {
     ShutdownTimedOut(Duration),
 }
 
+/// Why [`ActorSystem::read_kept`] returned no data.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum ReadError {
+    /// The actor system is not running.
+    #[error(transparent)]
+    Stopped(#[from] ActorError),
+    /// Storage does not hold a chunk, or cannot read it back.
+    #[error(transparent)]
+    Lost(#[from] StorageError),
+    /// The planner or the storage actor went away (killed, or stopping) before storage
+    /// answered.
+    #[error("the actors stopped before storage answered")]
+    Unanswered,
+}
+
 /// A running set of actors on their own thread. Send + Sync.
 #[derive(Debug)]
 pub struct ActorSystem {
     running: Option<Running>,
     pool: Arc<MemoryPool>,
     recorder: Arc<Recorder>,
+    /// The key of the next chunk [`ActorSystem::store`] keeps.
+    next_stored: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -158,6 +184,7 @@ impl ActorSystem {
             }),
             pool,
             recorder,
+            next_stored: AtomicU64::new(0),
         })
     }
 
@@ -181,10 +208,7 @@ impl ActorSystem {
     /// Validates `graph` and submits it; the handle receives its progress and result.
     pub fn submit(&self, graph: ChunkGraph) -> Result<JobHandle, ActorError> {
         graph.validate()?;
-        let running = self
-            .running
-            .as_ref()
-            .ok_or_else(|| ActorError::Stopped("shut down".into()))?;
+        let running = self.running()?;
         let (events, events_rx) = crossbeam_channel::unbounded();
         let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
         running
@@ -199,6 +223,52 @@ impl ActorSystem {
             events: events_rx,
             cancel: Some((running.planner.clone(), token)),
         })
+    }
+
+    /// Keeps `data` in storage outside any job, as a job keeps its outputs (under the
+    /// host memory budget, spilled when memory is short), and returns the handle on it.
+    /// Does not wait: storage takes the chunk after everything sent to it before, so a
+    /// later [`Self::read_kept`] or graph reading it as a [`crate::StoredInput`] finds it.
+    pub fn store(&self, data: Arc<ChunkData>) -> Result<KeptChunk, ActorError> {
+        let running = self.running()?;
+        let id = ChunkId {
+            job: STORED_JOB,
+            key: ChunkKey(self.next_stored.fetch_add(1, Ordering::Relaxed)),
+        };
+        let nbytes = data.nbytes() as u64;
+        if !running.planner.connected() {
+            return Err(ActorError::Stopped(
+                "the graph planner is not running".into(),
+            ));
+        }
+        // Past the mailbox's capacity (a full mailbox is no error here: the caller does
+        // not wait, and storage keeps the order of what the planner forwards).
+        running.planner.do_send(StoreKept { id, data });
+        let owner: Arc<dyn KeptOwner> = Arc::new(running.planner.clone().recipient::<Unkeep>());
+        Ok(KeptChunk::new(id, nbytes, owner))
+    }
+
+    /// The data of kept chunks, in order (read back from disk where spilled; they stay
+    /// kept). Blocks until storage answers: call it off the actors' threads.
+    pub fn read_kept(&self, chunks: &[&KeptChunk]) -> Result<Vec<Arc<ChunkData>>, ReadError> {
+        if chunks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let running = self.running()?;
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        let ids = chunks.iter().map(|c| c.id()).collect();
+        // Past the mailbox's capacity; a planner that stops drops the reply channel.
+        running.planner.do_send(ReadKept { ids, reply });
+        match answer.recv() {
+            Ok(read) => Ok(read?),
+            Err(_) => Err(ReadError::Unanswered),
+        }
+    }
+
+    fn running(&self) -> Result<&Running, ActorError> {
+        self.running
+            .as_ref()
+            .ok_or_else(|| ActorError::Stopped("shut down".into()))
     }
 
     /// Stops the actors and joins the actor and worker threads. Running kernels are

@@ -76,8 +76,8 @@ impl Job {
 }
 
 /// The `n` parts of a chunk of several parts: the tables of a partitioned table, the
-/// tensors of a multi-part tensor chunk.
-fn split_parts(data: Arc<ChunkData>, n: usize) -> Result<Vec<Arc<ChunkData>>, KernelError> {
+/// tensors of a multi-part tensor chunk. An error when `data` is not a chunk of `n` parts.
+pub fn split_parts(data: Arc<ChunkData>, n: usize) -> Result<Vec<Arc<ChunkData>>, KernelError> {
     let wrong = |what: String| {
         KernelError::ShapeMismatch(format!(
             "a task split into {n} parts produced {what}, not a chunk of {n} parts"

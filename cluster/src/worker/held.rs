@@ -6,7 +6,7 @@
 use crate::server::{ChunkSink, ChunkSource, SourceError};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
-use tessera_actors::{ActorSystem, ChunkGraph, ChunkKey, KeptChunk, StoredInput};
+use tessera_actors::{ActorSystem, KeptChunk};
 use tessera_kernels::ChunkData;
 use tessera_proto::ChunkTicket;
 
@@ -103,30 +103,19 @@ impl Held {
         table.chunks.retain(|&(j, _), _| j != job);
     }
 
+    /// True once `job` was cancelled here.
+    pub fn is_cancelled(&self, job: u64) -> bool {
+        self.table().cancelled.contains(&job)
+    }
+
     /// The data of a held chunk, read from the worker's storage (back from disk if
     /// spilled). Blocks.
     pub fn read(&self, chunk: &HeldChunk) -> Result<Arc<ChunkData>, String> {
-        let key = ChunkKey(0);
-        let graph = ChunkGraph {
-            stored: vec![StoredInput {
-                key,
-                id: chunk.kept.id(),
-                nbytes: chunk.kept.nbytes(),
-            }],
-            outputs: vec![key],
-            ..ChunkGraph::default()
-        };
-        let output = self
-            .system
-            .submit(graph)
+        self.system
+            .read_kept(&[chunk.kept.as_ref()])
             .map_err(|e| e.to_string())?
-            .wait()
-            .map_err(|e| e.to_string())?;
-        output
-            .outputs
             .into_iter()
             .next()
-            .map(|(_, data)| data)
             .ok_or_else(|| "the read delivered nothing".to_string())
     }
 }
@@ -157,7 +146,7 @@ impl ChunkSink for Held {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_actors::{ChunkId, JobId, KeptOwner};
+    use tessera_actors::{ChunkId, ChunkKey, JobId, KeptOwner};
 
     struct Nobody;
     impl KeptOwner for Nobody {

@@ -9,13 +9,15 @@
 //! scheduler's stream ends the worker stops: a scheduler that comes back starts from
 //! nothing, and a new worker process registers as a new incarnation.
 
+mod direct;
 mod held;
 
 use crate::auth::{check_listen_address, AddSecret, Secret};
 use crate::client::{ChunkClient, ClientConfig};
 use crate::error::ClusterError;
-use crate::scheduler::{kernel_error_payload, MAX_CONTROL_MESSAGE_BYTES};
+use crate::scheduler::MAX_CONTROL_MESSAGE_BYTES;
 use crate::server::{serve, ChunkFlightService, ServerConfig};
+use direct::{cancelled, failed, kernel_failed, DirectTask, Ended, Input};
 use held::{Held, HeldChunk};
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -24,7 +26,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tessera_actors::{
-    ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, StoredInput, SystemConfig,
+    ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, KeptChunk, StoredInput, SystemConfig,
+    WorkerPool,
 };
 use tessera_kernels::ChunkOp;
 use tessera_proto::pb::{
@@ -207,7 +210,13 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
             ..ClientConfig::default()
         },
         running: Arc::new(AtomicU32::new(0)),
+        memory_limit: config.memory_limit,
     };
+    // The threads tasks run on directly (see [`direct`]); a task's closure does not hold
+    // the pool, so the pool is never dropped (and joined) on one of its own threads.
+    let pool = Arc::new(WorkerPool::new(config.nthreads.max(1), |i| {
+        format!("tw-task{i}")
+    })?);
     let interval = Duration::from_millis(u64::from(reply.heartbeat_interval_ms.max(10)));
     let heartbeat = tokio::spawn(heartbeats(agent.clone(), interval));
 
@@ -215,8 +224,8 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         match inbound.message().await {
             Ok(Some(message)) => match message.kind {
                 Some(scheduler_message::Kind::RunTask(task)) => {
-                    let agent = agent.clone();
-                    tokio::spawn(async move { agent.run_task(task).await });
+                    let (agent, pool) = (agent.clone(), Arc::clone(&pool));
+                    tokio::spawn(async move { agent.run_task(task, &pool).await });
                 }
                 Some(scheduler_message::Kind::Release(r)) => {
                     held.release(r.job_id, r.chunk_key, r.attempt)
@@ -276,19 +285,57 @@ struct Agent {
     /// How peers are called (with the secret).
     client_config: ClientConfig,
     running: Arc<AtomicU32>,
-}
-
-/// A task's inputs for the local graph.
-enum Input {
-    Held(HeldChunk),
-    Fetched(Arc<tessera_kernels::ChunkData>),
+    /// Bytes of chunk data storage holds in memory before spilling: beyond it tasks run
+    /// as jobs, which wait for memory.
+    memory_limit: u64,
 }
 
 impl Agent {
-    /// Runs one task and reports how it ended.
-    async fn run_task(self, task: pb::RunTask) {
+    /// Runs one task and reports how it ended: directly on the worker's pool while
+    /// storage is within the memory budget, else as a one-task job on the local actors
+    /// (which waits for memory).
+    async fn run_task(self, task: pb::RunTask, pool: &WorkerPool) {
         self.running.fetch_add(1, Ordering::Relaxed);
-        let status = self.compute(&task).await;
+        let (op, inputs, keys) = match self.gather(&task).await {
+            Ok(gathered) => gathered,
+            Err(status) => return self.report(&task, *status),
+        };
+        if self.held.system().reserved_bytes() < self.memory_limit {
+            let direct = DirectTask {
+                job: task.job_id,
+                op,
+                inputs: keys.iter().map(|&i| inputs[i].clone()).collect(),
+                parts: task.parts.len(),
+            };
+            let ids = pb::RunTask {
+                job_id: task.job_id,
+                chunk_key: task.chunk_key,
+                attempt: task.attempt,
+                ..pb::RunTask::default()
+            };
+            let agent = self.clone();
+            let job = Box::new(move || {
+                let status = match direct::run(&agent.held, direct) {
+                    Ok(kept) => agent.hold(&task, kept),
+                    Err(status) => *status,
+                };
+                agent.report(&task, status);
+            });
+            if pool.execute(job).is_err() {
+                let stopped = failed("the worker's task threads have stopped".into(), true);
+                self.report(&ids, stopped);
+            }
+            return;
+        }
+        let status = match self.run_job(&task, op, inputs, &keys).await {
+            Ok(kept) => self.hold(&task, kept),
+            Err(status) => *status,
+        };
+        self.report(&task, status);
+    }
+
+    /// Sends the status of `task` up (`status` says how it ended) and counts it done.
+    fn report(&self, task: &pb::RunTask, status: pb::TaskStatus) {
         self.running.fetch_sub(1, Ordering::Relaxed);
         let status = pb::TaskStatus {
             incarnation: self.incarnation,
@@ -302,12 +349,11 @@ impl Agent {
         });
     }
 
-    /// Gathers the inputs, runs the op on the local actors and holds its output.
-    async fn compute(&self, task: &pb::RunTask) -> pb::TaskStatus {
-        let op: ChunkOp = match decode_payload(&task.task) {
-            Ok(op) => op,
-            Err(e) => return failed(format!("undecodable task: {e}"), false),
-        };
+    /// Decodes the op and gathers the inputs: the distinct inputs, and for each of the
+    /// op's inputs its index among them.
+    async fn gather(&self, task: &pb::RunTask) -> Result<(ChunkOp, Vec<Input>, Vec<usize>), Ended> {
+        let op: ChunkOp = decode_payload(&task.task)
+            .map_err(|e| Box::new(failed(format!("undecodable task: {e}"), false)))?;
         let mut inputs: Vec<(u64, u64, Input)> = Vec::new();
         let mut keys = Vec::with_capacity(task.inputs.len());
         for location in &task.inputs {
@@ -323,17 +369,29 @@ impl Agent {
                     }
                     Err(reason) => {
                         tracing::warn!(worker = %self.name, %reason, "input missing");
-                        return pb::TaskStatus {
+                        return Err(Box::new(pb::TaskStatus {
                             state: TaskState::InputMissing as i32,
                             error: reason,
                             missing: vec![location.clone()],
                             ..Default::default()
-                        };
+                        }));
                     }
                 },
             };
-            keys.push(ChunkKey(index as u64));
+            keys.push(index);
         }
+        Ok((op, inputs.into_iter().map(|(_, _, i)| i).collect(), keys))
+    }
+
+    /// Runs the op as a one-task graph on the local actors, which keep its output (one
+    /// chunk, or one per part of a split task).
+    async fn run_job(
+        &self,
+        task: &pb::RunTask,
+        op: ChunkOp,
+        inputs: Vec<Input>,
+        keys: &[usize],
+    ) -> Result<Vec<Arc<KeptChunk>>, Ended> {
         // A split task's parts are the local job's outputs, kept one chunk each.
         let output = ChunkKey(inputs.len() as u64);
         let parts: Vec<ChunkKey> = (1..=task.parts.len() as u64)
@@ -348,7 +406,7 @@ impl Agent {
             keep_outputs: true,
             ..ChunkGraph::default()
         };
-        for (i, (_, _, input)) in inputs.iter().enumerate() {
+        for (i, input) in inputs.iter().enumerate() {
             let key = ChunkKey(i as u64);
             match input {
                 Input::Held(h) => graph.stored.push(StoredInput {
@@ -366,7 +424,7 @@ impl Agent {
         graph.tasks.push(ChunkTask {
             key: output,
             op,
-            inputs: keys,
+            inputs: keys.iter().map(|&i| ChunkKey(i as u64)).collect(),
             parts,
         });
         let system = Arc::clone(self.held.system());
@@ -379,43 +437,39 @@ impl Agent {
                 .wait()
         })
         .await;
-        let output = match ran {
-            Ok(Ok(output)) => output,
-            Ok(Err(JobError::ChunkFailed { source, .. })) => {
-                return pb::TaskStatus {
-                    kernel_error: kernel_error_payload(&source),
-                    ..failed(source.to_string(), source.is_retryable())
-                };
-            }
-            Ok(Err(e)) => return failed(e.to_string(), true),
-            Err(e) => return failed(format!("the task's thread failed: {e}"), true),
-        };
+        match ran {
+            Ok(Ok(output)) => Ok(output.kept),
+            Ok(Err(JobError::ChunkFailed { source, .. })) => Err(Box::new(kernel_failed(&source))),
+            Ok(Err(e)) => Err(Box::new(failed(e.to_string(), true))),
+            Err(e) => Err(Box::new(failed(
+                format!("the task's thread failed: {e}"),
+                true,
+            ))),
+        }
+    }
+
+    /// Holds the chunks a task kept (one, or one per part) under the scheduler's keys and
+    /// says how the task ended.
+    fn hold(&self, task: &pb::RunTask, kept: Vec<Arc<KeptChunk>>) -> pb::TaskStatus {
         let keys = if task.parts.is_empty() {
             vec![task.chunk_key]
         } else {
             task.parts.clone()
         };
-        if output.kept.len() != keys.len() {
+        if kept.len() != keys.len() {
             return failed(
-                format!(
-                    "the local job kept {} chunks, not {}",
-                    output.kept.len(),
-                    keys.len()
-                ),
+                format!("the task kept {} chunks, not {}", kept.len(), keys.len()),
                 true,
             );
         }
-        let sizes: Vec<u64> = output.kept.iter().map(|k| k.nbytes()).collect();
-        for (key, kept) in keys.iter().zip(output.kept) {
+        let sizes: Vec<u64> = kept.iter().map(|k| k.nbytes()).collect();
+        for (key, kept) in keys.iter().zip(kept) {
             let chunk = HeldChunk {
                 attempt: task.attempt,
                 kept,
             };
             if !self.held.insert(task.job_id, *key, chunk) {
-                return pb::TaskStatus {
-                    state: TaskState::Cancelled as i32,
-                    ..Default::default()
-                };
+                return cancelled();
             }
         }
         pb::TaskStatus {
@@ -537,14 +591,5 @@ async fn wait_for_loss(notices: &mut broadcast::Receiver<u64>, incarnation: u64)
             Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
             Err(broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
         }
-    }
-}
-
-fn failed(error: String, retryable: bool) -> pb::TaskStatus {
-    pb::TaskStatus {
-        state: TaskState::Failed as i32,
-        error,
-        retryable,
-        ..Default::default()
     }
 }

@@ -1,0 +1,139 @@
+//! The direct path: a task's kernel runs on a thread of the worker's own pool and its
+//! output goes straight into the worker's storage as a kept chunk
+//! ([`ActorSystem::store`](tessera_actors::ActorSystem::store)), instead of running as a
+//! one-task job on the worker's actors. A tiny task then costs one hand-off to the pool
+//! and one message to storage (two more to read held inputs) rather than a job's trip
+//! through the planner, storage and the CPU device.
+//!
+//! It keeps the job path's outcome: a kernel failure is a typed kernel error, run again
+//! on this worker while retryable up to [`MAX_ATTEMPTS`] runs (as the local planner
+//! does); a split task's output is stored one chunk per part; a task of a job cancelled
+//! here before it starts is not run. The worker sends a task this way only while its
+//! storage is within its memory budget: a task then runs while storage spills to make
+//! room for its output, where the job path would wait for memory (see
+//! [`super::Agent::run_task`]).
+
+use super::held::{Held, HeldChunk};
+use crate::scheduler::kernel_error_payload;
+use std::sync::Arc;
+use tessera_actors::{run_cpu_kernel, split_parts, KeptChunk, MAX_ATTEMPTS};
+use tessera_kernels::{ChunkData, ChunkOp, KernelError};
+use tessera_proto::pb::{self, TaskState};
+
+/// A task's input, as the worker found it.
+#[derive(Clone)]
+pub(super) enum Input {
+    /// Held in this worker's storage.
+    Held(HeldChunk),
+    /// Fetched from the peer that holds it.
+    Fetched(Arc<ChunkData>),
+}
+
+/// The status of a task that ended without output (boxed: it is large).
+pub(super) type Ended = Box<pb::TaskStatus>;
+
+/// A task ready to run directly: its op, its inputs in the op's order, and the number of
+/// parts it splits into (0: not split).
+pub(super) struct DirectTask {
+    /// The scheduler's job.
+    pub job: u64,
+    /// What to compute.
+    pub op: ChunkOp,
+    /// Its inputs, in the op's order (a repeated input appears again).
+    pub inputs: Vec<Input>,
+    /// How many parts its output splits into (0: one chunk).
+    pub parts: usize,
+}
+
+/// Runs `task` on the calling thread and keeps its output in `held`'s storage: the kept
+/// chunks (one, or one per part), or the status that reports why there are none.
+pub(super) fn run(held: &Held, task: DirectTask) -> Result<Vec<Arc<KeptChunk>>, Ended> {
+    if held.is_cancelled(task.job) {
+        return Err(Box::new(cancelled()));
+    }
+    let data = read_inputs(held, &task.inputs)?;
+    let output = run_retrying(&task.op, &data).map_err(|e| Box::new(kernel_failed(&e)))?;
+    drop(data);
+    let pieces = if task.parts == 0 {
+        vec![output]
+    } else {
+        split_parts(output, task.parts).map_err(|e| Box::new(kernel_failed(&e)))?
+    };
+    pieces
+        .into_iter()
+        .map(|piece| {
+            held.system()
+                .store(piece)
+                .map(Arc::new)
+                .map_err(|e| Box::new(failed(e.to_string(), true)))
+        })
+        .collect()
+}
+
+/// The inputs' data: held ones read from storage in one request, fetched ones as they are.
+fn read_inputs(held: &Held, inputs: &[Input]) -> Result<Vec<Arc<ChunkData>>, Ended> {
+    let stored: Vec<&KeptChunk> = inputs
+        .iter()
+        .filter_map(|input| match input {
+            Input::Held(h) => Some(h.kept.as_ref()),
+            Input::Fetched(_) => None,
+        })
+        .collect();
+    let mut read = held
+        .system()
+        .read_kept(&stored)
+        .map_err(|e| Box::new(failed(format!("reading a held input: {e}"), true)))?
+        .into_iter();
+    inputs
+        .iter()
+        .map(|input| match input {
+            Input::Held(_) => read
+                .next()
+                .ok_or_else(|| Box::new(failed("storage handed out too few inputs".into(), true))),
+            Input::Fetched(data) => Ok(Arc::clone(data)),
+        })
+        .collect()
+}
+
+/// Runs the kernel, again while its failure is retryable, up to [`MAX_ATTEMPTS`] runs.
+fn run_retrying(op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> Result<Arc<ChunkData>, KernelError> {
+    let mut runs = 1;
+    loop {
+        match run_cpu_kernel(op, inputs) {
+            Err(e) if e.is_retryable() && runs < MAX_ATTEMPTS => {
+                tracing::debug!(op = op.name(), error = %e, "running a failed task again");
+                runs += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// The status of a task whose kernel failed with `error`.
+pub(super) fn kernel_failed(error: &KernelError) -> pb::TaskStatus {
+    pb::TaskStatus {
+        kernel_error: kernel_error_payload(error),
+        ..failed(error.to_string(), error.is_retryable())
+    }
+}
+
+/// The status of a task that failed for `error`.
+pub(super) fn failed(error: String, retryable: bool) -> pb::TaskStatus {
+    pb::TaskStatus {
+        state: TaskState::Failed as i32,
+        error,
+        retryable,
+        ..Default::default()
+    }
+}
+
+/// The status of a task of a job cancelled here.
+pub(super) fn cancelled() -> pb::TaskStatus {
+    pb::TaskStatus {
+        state: TaskState::Cancelled as i32,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests;
