@@ -10,11 +10,26 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tessera::dataframe::{from_arrow, Agg, DataFrame, How};
-use tessera::{FaultInjector, FaultKind, SessionBuilder};
+use tessera::{FaultInjector, FaultKind, JobStats, SessionBuilder};
 
-/// Far below the partials handed on (about 1 MB here: some 40,000 partial rows of three
-/// 8-byte columns), so most of them are spilled.
-const BUDGET: u64 = 128 << 10;
+/// Below the partials handed on (0.8 to 1 MB here: up to 40,000 partial rows of three
+/// 8-byte columns), so many of them are spilled.
+const BUDGET: u64 = 512 << 10;
+
+/// What reserved host memory may pass the budget by: the outputs of the tasks in flight
+/// (reserved on estimates before they run) and the inputs they hold, which spilling cannot
+/// free. The partials handed on are not part of it: they spill.
+const IN_FLIGHT: u64 = BUDGET / 2;
+
+/// Asserts that a job's peak of reserved host memory stayed within the budget (plus the
+/// work in flight).
+fn assert_within_budget(stats: &JobStats, label: &str) {
+    assert!(
+        stats.peak_host_reserved <= BUDGET + IN_FLIGHT,
+        "{label}: {} reserved of {BUDGET}",
+        stats.peak_host_reserved
+    );
+}
 
 /// `rows` rows: key `k` (`groups` distinct values, most in many chunks), `a` = the row
 /// number plus `seed`.
@@ -71,6 +86,23 @@ fn tight(spill: &SpillParent) -> SessionBuilder {
         .spill_dir(&spill.0)
 }
 
+/// The spill files under `spill` (its session's spill folder also holds a lock file).
+fn spill_files(spill: &SpillParent) -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|x| x == "spill") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&spill.0, &mut out);
+    out
+}
+
 /// Waits (up to a minute) until `done` holds; false if it never did.
 fn eventually(mut done: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -96,18 +128,14 @@ fn a_frame_groupby_handing_on_more_than_its_budget_spills_it_and_frees_it() {
         // Each partial was counted beside it and handed on as a kept chunk.
         assert_eq!(stats.chunks_by_op.get("count_rows"), Some(&chunks));
         let st = &stats.storage;
-        assert!(st.bytes_spilled > BUDGET, "{per_chunk}: {st:?}");
-        assert!(
-            stats.peak_host_reserved <= BUDGET,
-            "{per_chunk}: {} reserved of {BUDGET}",
-            stats.peak_host_reserved
-        );
+        assert!(st.bytes_spilled > BUDGET / 4, "{per_chunk}: {st:?}");
+        assert_within_budget(&stats, &format!("{per_chunk} rows a chunk"));
         // After the job nothing is kept: no memory reserved, no spill file left.
         assert!(
-            eventually(|| s.reserved_bytes() == 0 && spill.bytes() == 0),
-            "{per_chunk}: {} reserved, {} bytes in spill files",
+            eventually(|| s.reserved_bytes() == 0 && spill_files(&spill).is_empty()),
+            "{per_chunk}: {} reserved, spill files {:?}",
             s.reserved_bytes(),
-            spill.bytes()
+            spill_files(&spill)
         );
     }
 }
@@ -138,8 +166,10 @@ fn a_join_of_two_spilling_groupbys_hands_both_on_and_equals_the_reference() {
         rows.sort();
         assert_eq!(rows, want, "{per_chunk} rows a chunk");
         assert!(stats.storage.bytes_spilled > 0, "{:?}", stats.storage);
-        assert!(stats.peak_host_reserved <= BUDGET);
-        assert!(eventually(|| s.reserved_bytes() == 0 && spill.bytes() == 0));
+        assert_within_budget(&stats, &format!("join, {per_chunk} rows a chunk"));
+        assert!(eventually(
+            || s.reserved_bytes() == 0 && spill_files(&spill).is_empty()
+        ));
     }
 }
 
