@@ -64,8 +64,10 @@ pub enum Sink {
         /// Number of parts.
         parts: usize,
     },
-    /// Count them; the chunk is a one-row table `rows` (see [`row_count_table`]).
-    Rows,
+    /// Aggregate them into a groupby partial table and count its rows: a chunk of two
+    /// parts, the partial and a one-row table `rows` (see [`row_count_table`]), so that a
+    /// planner may read the count without the partial.
+    CountedPartial(GroupBySpec),
     /// Write them to a file; the chunk is a one-row table `rows`.
     Write {
         /// The file.
@@ -133,10 +135,9 @@ impl FrameOp {
     pub fn name(&self) -> &'static str {
         match self {
             FrameOp::Pipeline(p) => match (&p.source, &p.sink) {
-                (_, Sink::GroupPartial(_)) => "group_partial",
+                (_, Sink::GroupPartial(_) | Sink::CountedPartial(_)) => "group_partial",
                 (_, Sink::Partition { .. }) => "partition",
                 (_, Sink::Write { .. }) => "write",
-                (_, Sink::Rows) => "count_rows",
                 (Source::Csv(_), Sink::Table) => "read_csv",
                 (Source::Parquet(_), Sink::Table) => "read_parquet",
                 (Source::Input, Sink::Table) => "map",
@@ -173,11 +174,6 @@ fn concat_all(batches: &[RecordBatch]) -> FrameResult<RecordBatch> {
 }
 
 fn run_pipeline(p: &Pipeline, inputs: &[Arc<ChunkData>]) -> FrameResult<ChunkData> {
-    if let (Source::Input, Sink::Rows, true) = (&p.source, &p.sink, p.steps.is_empty()) {
-        // Counting the inputs' rows needs no copy of them.
-        let rows = tables(inputs)?.iter().map(RecordBatch::num_rows).sum();
-        return Ok(ChunkData::Table(row_count_table(rows)?));
-    }
     let batch = match &p.source {
         Source::Input => concat_all(&tables(inputs)?)?,
         Source::Csv(s) => csv::read_range(
@@ -195,7 +191,11 @@ fn run_pipeline(p: &Pipeline, inputs: &[Arc<ChunkData>]) -> FrameResult<ChunkDat
         Sink::Table => ChunkData::Table(batch),
         Sink::GroupPartial(spec) => ChunkData::Table(groupby::partial(spec, &batch)?),
         Sink::Partition { keys, parts } => ChunkData::Tables(hash_partition(&batch, keys, *parts)?),
-        Sink::Rows => ChunkData::Table(row_count_table(batch.num_rows())?),
+        Sink::CountedPartial(spec) => {
+            let partial = groupby::partial(spec, &batch)?;
+            let rows = row_count_table(partial.num_rows())?;
+            ChunkData::Tables(vec![partial, rows])
+        }
         Sink::Write { path, format } => {
             match format {
                 FileFormat::Csv => csv::write_csv(path, std::slice::from_ref(&batch))?,

@@ -208,14 +208,10 @@ impl<'s> FramePlanner<'s> {
     }
 
     /// Runs the tasks planned so far as a stage handing the groupby partials `partials` on
-    /// ([`Self::hand_on`]) and returns their rows. A task beside each partial counts its
-    /// rows as it is made (a one-row table); only those tables are read back (in a job of
-    /// their own), so no partial leaves storage to be counted.
-    fn hand_on_counted(&mut self, partials: &[ChunkKey]) -> Result<usize> {
-        let counts: Vec<ChunkKey> = partials
-            .iter()
-            .map(|&k| self.emit(Pending::Emitted(k), Sink::Rows))
-            .collect();
+    /// ([`Self::hand_on`]) and returns their rows, read from `counts` (each partial's task
+    /// counts its rows into a one-row table, a part of its own): only those tables are read
+    /// back, in a job of their own, so no partial leaves storage to be counted.
+    fn hand_on_counted(&mut self, partials: &[ChunkKey], counts: Vec<ChunkKey>) -> Result<usize> {
         let mut wanted = partials.to_vec();
         wanted.extend(&counts);
         self.hand_on(&wanted)?;
@@ -417,7 +413,7 @@ impl<'s> FramePlanner<'s> {
             } => (source, input, steps),
         };
         let sink_columns = match &sink {
-            Sink::GroupPartial(spec) => Some(groupby_columns(spec)),
+            Sink::GroupPartial(spec) | Sink::CountedPartial(spec) => Some(groupby_columns(spec)),
             _ => None,
         };
         let steps = match &mut source {
@@ -450,19 +446,25 @@ impl<'s> FramePlanner<'s> {
 
     /// Plans a groupby: partials, then (decided from them) a merge tree or a shuffle.
     fn groupby(&mut self, input: &Arc<FrameNode>, spec: &GroupBySpec) -> Result<Vec<ChunkKey>> {
-        let partials: Vec<ChunkKey> = self
-            .pending(input)?
-            .into_iter()
-            .map(|p| self.emit(p, Sink::GroupPartial(spec.clone())))
-            .collect();
-        if spec.keys.is_empty() {
-            // One group: nothing to decide, the partials merge in a tree in the same job.
+        let pending = self.pending(input)?;
+        if spec.keys.is_empty() || pending.len() <= 1 {
+            // One group or one partial: nothing to decide, the partials merge (in a tree)
+            // in the same job.
+            let partials: Vec<ChunkKey> = pending
+                .into_iter()
+                .map(|p| self.emit(p, Sink::GroupPartial(spec.clone())))
+                .collect();
             return Ok(vec![self.merge_tree(spec, partials)]);
         }
-        if partials.len() <= 1 {
-            return Ok(vec![self.merge(spec, partials, true)]);
-        }
-        let rows = self.hand_on_counted(&partials)?;
+        // Each partial with a count of its rows beside it, in a part of its own.
+        let (partials, counts): (Vec<ChunkKey>, Vec<ChunkKey>) = pending
+            .into_iter()
+            .map(|p| {
+                let parts = self.split(p, Sink::CountedPartial(spec.clone()), 2);
+                (parts[0], parts[1])
+            })
+            .unzip();
+        let rows = self.hand_on_counted(&partials, counts)?;
         if rows <= self.shuffle_rows {
             tracing::debug!(partials = partials.len(), rows, "groupby: tree merge");
             return Ok(vec![self.merge_tree(spec, partials)]);
@@ -488,6 +490,12 @@ impl<'s> FramePlanner<'s> {
             keys: keys.to_vec(),
             parts,
         };
+        self.split(pending, sink, parts)
+    }
+
+    /// Gives `pending` a task ending in `sink`, which makes a chunk of `parts` parts, each
+    /// stored as a chunk of its own, and returns the parts' keys.
+    fn split(&mut self, pending: Pending, sink: Sink, parts: usize) -> Vec<ChunkKey> {
         let key = self.emit(pending, sink);
         let part_keys: Vec<ChunkKey> = (0..parts).map(|_| self.new_key()).collect();
         if let Some(task) = self.tasks.iter_mut().rev().find(|t| t.key == key) {
@@ -586,7 +594,7 @@ fn part_of_each(split: &[Vec<ChunkKey>], p: usize) -> Vec<ChunkKey> {
     split.iter().map(|parts| parts[p]).collect()
 }
 
-/// The rows a write or count task reports (its one-row `rows` table).
+/// The rows a write task or a counted partial reports (its one-row `rows` table).
 fn rows_column(c: &ChunkData) -> usize {
     let ChunkData::Table(t) = c else { return 0 };
     t.column_by_name("rows")
@@ -747,7 +755,7 @@ mod tests {
         assert_eq!(got, want);
         // The 20 partials went from the first stage to the second as kept chunks (with a
         // count of rows beside each), held by the planner until it ends, not as data.
-        assert_eq!(planner.stats.chunks_by_op.get("count_rows"), Some(&20));
+        assert_eq!(planner.stats.chunks_by_op.get("group_partial"), Some(&20));
         let held: u64 = planner
             .stored
             .inputs()
