@@ -156,10 +156,13 @@ pub struct ChunkStore {
     dir: Option<SpillDir>,
     disk_bytes: u64,
     jobs: HashMap<JobId, JobStorage>,
-    /// The job whose put or read made room last: a kept chunk spilled after its own job
-    /// (handed on between a frame job's stages, persisted) counts for it, so that a job's
-    /// counters show what it spilled beside what it read back.
+    /// The job whose put or read made room last, while its counters are not taken yet: a
+    /// kept chunk spilled after its own job (handed on between a frame job's stages,
+    /// persisted) counts for it, so that a job's counters show what it spilled beside what
+    /// it read back.
     pressing: Option<JobId>,
+    /// Spills of kept chunks while no job pressed: reported with the next job's counters.
+    unclaimed: StorageStats,
     warned_spill_failure: bool,
 }
 
@@ -181,6 +184,7 @@ impl ChunkStore {
             disk_bytes: 0,
             jobs: HashMap::new(),
             pressing: None,
+            unclaimed: StorageStats::default(),
             warned_spill_failure: false,
         }
     }
@@ -367,7 +371,11 @@ impl ChunkStore {
             .copied()
             .collect();
         self.release(&ids);
-        let done = self.jobs.remove(&job).unwrap_or_default();
+        if self.pressing == Some(job) {
+            self.pressing = None;
+        }
+        let mut done = self.jobs.remove(&job).unwrap_or_default();
+        done.stats.absorb(&std::mem::take(&mut self.unclaimed));
         (done.stats, done.log)
     }
 
@@ -500,14 +508,23 @@ impl ChunkStore {
             entry.place = Place::Disk(file);
         }
         let job = match self.kept.contains_key(&id) {
-            true => self.pressing.unwrap_or(id.job),
-            false => id.job,
+            true => self.pressing,
+            false => Some(id.job),
         };
-        let stats = self.stats(job);
+        let stats = match job {
+            Some(job) => self.stats(job),
+            None => &mut self.unclaimed,
+        };
         stats.bytes_spilled += nbytes;
         stats.chunks_spilled += 1;
         stats.peak_disk_bytes = stats.peak_disk_bytes.max(disk_now);
-        self.log_for(job, StorageEventKind::Spill, id, nbytes, started);
+        self.log_for(
+            job.unwrap_or(id.job),
+            StorageEventKind::Spill,
+            id,
+            nbytes,
+            started,
+        );
         tracing::debug!(chunk = %id, bytes = nbytes, "spilled");
         Ok(())
     }
@@ -712,6 +729,9 @@ pub(crate) mod tests {
         store.put(id(0, 1), chunk(10), "fused", u64::MAX, false);
         store.keep(&[id(0, 1)]).unwrap();
         assert_eq!(store.forget_job(JobId(0)).0.chunks_spilled, 0);
+        store.forget_job(JobId(7)); // no job presses now
+        store.put(id(1, 2), chunk(1), "fused", 0, false);
+        store.release(&[id(1, 2)]);
         // Job 1's chunk does not fit beside it: the kept chunk (needed last) is spilled.
         store.put(id(1, 1), chunk(10), "fused", 0, false);
         assert_eq!(store.spilled(), 1);
