@@ -71,7 +71,7 @@ fn sums(data: &RecordBatch, per_chunk: usize) -> DataFrame {
 /// The rows of a `k, a_sum, a_count` table by key (each key once).
 fn by_key(b: &RecordBatch) -> BTreeMap<i64, (i64, i64)> {
     let (k, s, c) = (ints(b, "k"), ints(b, "a_sum"), ints(b, "a_count"));
-    let out: BTreeMap<i64, (i64, i64)> = k.iter().map(|&k| k).zip(s.into_iter().zip(c)).collect();
+    let out: BTreeMap<i64, (i64, i64)> = k.iter().copied().zip(s.into_iter().zip(c)).collect();
     assert_eq!(out.len(), k.len(), "a key twice");
     out
 }
