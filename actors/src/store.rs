@@ -156,6 +156,13 @@ pub struct ChunkStore {
     dir: Option<SpillDir>,
     disk_bytes: u64,
     jobs: HashMap<JobId, JobStorage>,
+    /// The job whose put or read made room last, while its counters are not taken yet: a
+    /// kept chunk spilled after its own job (handed on between a frame job's stages,
+    /// persisted) counts for it, so that a job's counters show what it spilled beside what
+    /// it read back.
+    pressing: Option<JobId>,
+    /// Spills of kept chunks while no job pressed: reported with the next job's counters.
+    unclaimed: StorageStats,
     warned_spill_failure: bool,
 }
 
@@ -176,6 +183,8 @@ impl ChunkStore {
             dir: None,
             disk_bytes: 0,
             jobs: HashMap::new(),
+            pressing: None,
+            unclaimed: StorageStats::default(),
             warned_spill_failure: false,
         }
     }
@@ -198,6 +207,7 @@ impl ChunkStore {
             _ => {}
         }
         let nbytes = data.nbytes() as u64;
+        self.pressing = Some(id.job);
         let entry = Entry {
             place: Place::Memory {
                 _reservation: (!shared).then(|| self.config.pool.reserve(nbytes)),
@@ -237,6 +247,7 @@ impl ChunkStore {
     ) -> Result<Vec<Arc<ChunkData>>, StorageError> {
         let wanted = distinct(ids);
         self.all_stored(&wanted)?;
+        self.pressing = reader.or(self.pressing);
         let mut unreadable = Vec::new();
         let mut cause = String::new();
         for id in wanted {
@@ -362,7 +373,11 @@ impl ChunkStore {
             .copied()
             .collect();
         self.release(&ids);
-        let done = self.jobs.remove(&job).unwrap_or_default();
+        if self.pressing == Some(job) {
+            self.pressing = None;
+        }
+        let mut done = self.jobs.remove(&job).unwrap_or_default();
+        done.stats.absorb(&std::mem::take(&mut self.unclaimed));
         (done.stats, done.log)
     }
 
@@ -494,11 +509,24 @@ impl ChunkStore {
         if let Some(entry) = self.entries.get_mut(&id) {
             entry.place = Place::Disk(file);
         }
-        let stats = self.stats(id.job);
+        let job = match self.kept.contains_key(&id) {
+            true => self.pressing,
+            false => Some(id.job),
+        };
+        let stats = match job {
+            Some(job) => self.stats(job),
+            None => &mut self.unclaimed,
+        };
         stats.bytes_spilled += nbytes;
         stats.chunks_spilled += 1;
         stats.peak_disk_bytes = stats.peak_disk_bytes.max(disk_now);
-        self.log(StorageEventKind::Spill, id, nbytes, started);
+        self.log_for(
+            job.unwrap_or(id.job),
+            StorageEventKind::Spill,
+            id,
+            nbytes,
+            started,
+        );
         tracing::debug!(chunk = %id, bytes = nbytes, "spilled");
         Ok(())
     }
@@ -695,6 +723,31 @@ pub(crate) mod tests {
         assert_eq!((store.disk_bytes(), store.config.pool.used()), (0, 0));
         store.unkeep(&[id(0, 1)]); // a hold given up twice changes nothing
         assert_eq!(store.kept(), 0);
+    }
+
+    #[test]
+    fn a_kept_chunk_spilled_after_its_job_counts_for_the_job_that_made_room() {
+        let mut store = store(100, None);
+        store.put(id(0, 1), chunk(10), "fused", u64::MAX, false);
+        store.keep(&[id(0, 1)]).unwrap();
+        assert_eq!(store.forget_job(JobId(0)).0.chunks_spilled, 0);
+        store.forget_job(JobId(7)); // no job presses now
+        store.put(id(1, 2), chunk(1), "fused", 0, false);
+        store.release(&[id(1, 2)]);
+        // Job 1's chunk does not fit beside it: the kept chunk (needed last) is spilled.
+        store.put(id(1, 1), chunk(10), "fused", 0, false);
+        assert_eq!(store.spilled(), 1);
+        let (stats, _) = store.forget_job(JobId(1));
+        assert_eq!((stats.chunks_spilled, stats.bytes_spilled), (1, 80));
+        // Job 2 reads it back: its counters have it.
+        assert_eq!(
+            store
+                .get_for(Some(JobId(2)), &[id(0, 1)], false)
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(store.forget_job(JobId(2)).0.bytes_read_back, 80);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::graph::{ChunkGraph, GraphError};
 use crate::job::JobId;
 use crate::job::{JobError, JobEvent, JobOutput};
 use crate::kept::{KeptChunk, KeptOwner};
-use crate::memory::{MemoryPool, Reservation};
+use crate::memory::MemoryPool;
 use crate::messages::{CancelJob, ReadKept, Shutdown, StoreKept, SubmitJob, Unkeep};
 use crate::planner::GraphPlannerActor;
 use crate::recorder::{Recorder, DEFAULT_CAPACITY};
@@ -196,13 +196,6 @@ impl ActorSystem {
     /// Host-memory bytes reserved now: chunks held in memory and running tasks' outputs.
     pub fn reserved_bytes(&self) -> u64 {
         self.pool.used()
-    }
-
-    /// Reserves `bytes` of host memory, whether or not they fit, for data the caller holds
-    /// between jobs (a staged job's partial results): the store spills and the planner holds
-    /// back work to make room for them until the reservation is dropped.
-    pub fn reserve(&self, bytes: u64) -> Reservation {
-        self.pool.reserve(bytes)
     }
 
     /// Validates `graph` and submits it; the handle receives its progress and result.

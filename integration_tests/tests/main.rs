@@ -17,6 +17,7 @@ mod elementwise;
 mod empty;
 mod errors;
 mod faults;
+mod frame_handover;
 mod frame_semantics;
 mod linalg;
 mod numpy_ops;

@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use std::sync::Arc;
 use std::time::Duration;
-use tessera_actors::{ActorSystem, ChunkGraph, JobHandle, MemoryPool, Recorder, Reservation};
+use tessera_actors::{ActorSystem, ChunkGraph, JobHandle, Recorder};
 use tessera_cluster::{ClusterClient, Secret};
 
 /// How long connecting to a scheduler may take.
@@ -15,12 +15,8 @@ pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) enum Backend {
     /// The in-process actor system.
     Local(ActorSystem),
-    /// A cluster; `pool` accounts for data the session holds between jobs (the workers
-    /// budget their own memory).
-    Cluster {
-        client: Box<ClusterClient>,
-        pool: Arc<MemoryPool>,
-    },
+    /// A cluster (the workers budget their own memory).
+    Cluster { client: Box<ClusterClient> },
 }
 
 impl Backend {
@@ -30,7 +26,6 @@ impl Backend {
             ClusterClient::connect(address, CONNECT_TIMEOUT, secret).map_err(Error::from)?;
         Ok(Backend::Cluster {
             client: Box::new(client),
-            pool: MemoryPool::new(u64::MAX),
         })
     }
 
@@ -49,19 +44,12 @@ impl Backend {
         }
     }
 
-    /// Host-memory bytes reserved in this process.
+    /// Host-memory bytes reserved in this process (none for a cluster: its workers hold
+    /// the data).
     pub fn reserved_bytes(&self) -> u64 {
         match self {
             Backend::Local(system) => system.reserved_bytes(),
-            Backend::Cluster { pool, .. } => pool.used(),
-        }
-    }
-
-    /// Reserves `bytes` for data held between jobs (see [`ActorSystem::reserve`]).
-    pub fn reserve(&self, bytes: u64) -> Reservation {
-        match self {
-            Backend::Local(system) => system.reserve(bytes),
-            Backend::Cluster { pool, .. } => pool.reserve(bytes),
+            Backend::Cluster { .. } => 0,
         }
     }
 

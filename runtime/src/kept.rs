@@ -11,8 +11,15 @@ use tessera_actors::{ChunkKey, KeptChunk, StoredInput};
 /// Most times one job recomputes the persisted data it reads after storage lost some.
 pub(crate) const MAX_RESTORES: u32 = 2;
 
-/// Key space of the stored inputs of a graph (far above any task key).
+/// Key space of the stored inputs of a graph that are persisted data (far above any task
+/// key; chunks handed between the stages of one job keep their task keys).
 const STORED_KEYS: u64 = 1 << 62;
+
+/// True when `key` names persisted data read by a graph (see [`StoredInputs::add`]), false
+/// for a task's chunk (or one handed on from an earlier stage, [`StoredInputs::add_at`]).
+pub(crate) fn is_persisted_key(key: u64) -> bool {
+    key >= STORED_KEYS
+}
 
 /// Persisted chunks of a node of type `N` (a tensor or frame node) and its lineage.
 #[derive(Debug)]
@@ -104,19 +111,41 @@ pub(crate) fn restore<N: Lineage>(
 pub(crate) struct StoredInputs {
     inputs: Vec<StoredInput>,
     holds: Vec<Arc<KeptChunk>>,
+    /// Persisted inputs added so far (numbers their keys).
+    next: u64,
 }
 
 impl StoredInputs {
-    /// The key under which the graph's tasks read the kept chunk `chunk`.
+    /// The key under which the graph's tasks read the kept chunk `chunk` (persisted data).
     pub fn add(&mut self, chunk: &Arc<KeptChunk>) -> ChunkKey {
-        let key = ChunkKey(STORED_KEYS + self.inputs.len() as u64);
+        // Counted, not taken from the length: inputs may be removed.
+        let key = ChunkKey(STORED_KEYS + self.next);
+        self.next += 1;
+        self.add_at(key, chunk);
+        key
+    }
+
+    /// Makes the kept chunk `chunk` the input `key` (below the persisted key space: a chunk
+    /// an earlier stage of the same job kept, read under the key its task had).
+    pub fn add_at(&mut self, key: ChunkKey, chunk: &Arc<KeptChunk>) {
         self.inputs.push(StoredInput {
             key,
             id: chunk.id(),
             nbytes: chunk.nbytes(),
         });
         self.holds.push(Arc::clone(chunk));
-        key
+    }
+
+    /// Drops the inputs for which `drop` holds, and the handles on them (storage frees a
+    /// chunk once no handle is left).
+    pub fn remove(&mut self, drop: impl Fn(ChunkKey) -> bool) {
+        let (inputs, holds) = std::mem::take(&mut self.inputs)
+            .into_iter()
+            .zip(std::mem::take(&mut self.holds))
+            .filter(|(input, _)| !drop(input.key))
+            .unzip();
+        self.inputs = inputs;
+        self.holds = holds;
     }
 
     /// The inputs, for [`tessera_actors::ChunkGraph::stored`].

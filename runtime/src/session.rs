@@ -7,7 +7,7 @@ use crate::dashboard::{Board, DashboardOptions, Server, SessionView};
 use crate::dataframe::node::FrameNode;
 use crate::dataframe::plan::FramePlanner;
 use crate::error::{Error, Result};
-use crate::kept::{restore, MAX_RESTORES};
+use crate::kept::{is_persisted_key, restore, MAX_RESTORES};
 use crate::plan::{self, grid::Grid};
 use crate::progress::{JobProgress, Progress};
 use crate::report::Collectors;
@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tessera_actors::{
     ActorSystem, ChunkGraph, FaultInjector, JobError, JobEvent, JobOutput, JobStats, KeptChunk,
-    MemoryReading, Reservation, SystemConfig, KEPT_OP,
+    MemoryReading, SystemConfig, KEPT_OP,
 };
 use tessera_cluster::ClusterInfo;
 use tessera_kernels::cuda::GpuProbe;
@@ -433,7 +433,7 @@ impl Session {
                 inner.record(&stats);
                 Ok(chunks)
             },
-            || inner.restore_tensors(reads, true),
+            |_| inner.restore_tensors(reads, true),
         )
     }
 
@@ -572,7 +572,7 @@ impl SessionInner {
                 self.record(&output.stats);
                 Ok((tiled.grid, output))
             },
-            || self.restore_tensors(node, true),
+            |_| self.restore_tensors(node, true),
         )
     }
 
@@ -582,22 +582,23 @@ impl SessionInner {
         restore(node, self.id, all, |n| Ok(self.persist(n)?.1))
     }
 
-    /// Runs `job`; when it fails because storage lost persisted data it reads, computes
-    /// that data again (`restore`) and runs `job` again, up to [`MAX_RESTORES`] times.
+    /// Runs `job`; when it fails because storage lost a kept chunk it reads (key `key` in
+    /// its graph), has `restore(key)` compute that data again and runs `job` again, up to
+    /// [`MAX_RESTORES`] times.
     pub(crate) fn with_restores<T>(
         &self,
         mut job: impl FnMut() -> Result<T>,
-        mut restore: impl FnMut() -> Result<()>,
+        mut restore: impl FnMut(u64) -> Result<()>,
     ) -> Result<T> {
         let mut restores = 0;
         loop {
             match job() {
-                Err(Error::ChunkLost { op, cause, .. })
+                Err(Error::ChunkLost { key, op, cause, .. })
                     if op == KEPT_OP && restores < MAX_RESTORES =>
                 {
                     restores += 1;
-                    tracing::warn!(%cause, restores, "persisted data lost; computing it again");
-                    restore()?;
+                    tracing::warn!(%cause, restores, "kept data lost; computing it again");
+                    restore(key)?;
                 }
                 result => return result,
             }
@@ -606,7 +607,8 @@ impl SessionInner {
 
     /// Runs the frame job `run` over `node` with a fresh planner and returns its result with
     /// the stages' statistics; persisted frames it reads are computed again where another
-    /// session holds them or storage lost them.
+    /// session holds them or storage lost them. When storage lost a chunk that one stage
+    /// handed on to the next, the job runs again from its start (bounded with the rest).
     pub(crate) fn frame_job<T>(
         &self,
         node: &Arc<FrameNode>,
@@ -620,7 +622,10 @@ impl SessionInner {
                 self.record(&planner.stats);
                 Ok((result, planner.stats))
             },
-            || self.restore_frames(node, true),
+            |key| match is_persisted_key(key) {
+                true => self.restore_frames(node, true),
+                false => Ok(()),
+            },
         )
     }
 
@@ -700,13 +705,6 @@ impl SessionInner {
         })?;
         tracing::info!(chunks = output.stats.chunks_run, bytes = output.stats.bytes_produced, wall = ?output.stats.wall_time, "job finished");
         Ok(output)
-    }
-
-    /// Reserves `bytes` of host memory for data held between jobs (see
-    /// [`ActorSystem::reserve`]); `None` once the session is shut down.
-    pub(crate) fn reserve(&self, bytes: u64) -> Option<Reservation> {
-        let system = self.system.lock().ok()?;
-        system.as_ref().map(|s| s.reserve(bytes))
     }
 
     /// Keeps `stats` as the statistics of the last job, and hands them to open recordings.

@@ -64,6 +64,10 @@ pub enum Sink {
         /// Number of parts.
         parts: usize,
     },
+    /// Aggregate them into a groupby partial table and count its rows: a chunk of two
+    /// parts, the partial and a one-row table `rows` (see [`row_count_table`]), so that a
+    /// planner may read the count without the partial.
+    CountedPartial(GroupBySpec),
     /// Write them to a file; the chunk is a one-row table `rows`.
     Write {
         /// The file.
@@ -131,7 +135,7 @@ impl FrameOp {
     pub fn name(&self) -> &'static str {
         match self {
             FrameOp::Pipeline(p) => match (&p.source, &p.sink) {
-                (_, Sink::GroupPartial(_)) => "group_partial",
+                (_, Sink::GroupPartial(_) | Sink::CountedPartial(_)) => "group_partial",
                 (_, Sink::Partition { .. }) => "partition",
                 (_, Sink::Write { .. }) => "write",
                 (Source::Csv(_), Sink::Table) => "read_csv",
@@ -187,6 +191,11 @@ fn run_pipeline(p: &Pipeline, inputs: &[Arc<ChunkData>]) -> FrameResult<ChunkDat
         Sink::Table => ChunkData::Table(batch),
         Sink::GroupPartial(spec) => ChunkData::Table(groupby::partial(spec, &batch)?),
         Sink::Partition { keys, parts } => ChunkData::Tables(hash_partition(&batch, keys, *parts)?),
+        Sink::CountedPartial(spec) => {
+            let partial = groupby::partial(spec, &batch)?;
+            let rows = row_count_table(partial.num_rows())?;
+            ChunkData::Tables(vec![partial, rows])
+        }
         Sink::Write { path, format } => {
             match format {
                 FileFormat::Csv => csv::write_csv(path, std::slice::from_ref(&batch))?,

@@ -17,7 +17,7 @@ use arrow::array::RecordBatch;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
-use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, JobStats, KeptChunk, Reservation};
+use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, JobStats, KeptChunk};
 use tessera_kernels::frame::csv::quote_ranges;
 use tessera_kernels::frame::groupby::GroupBySpec;
 use tessera_kernels::frame::join::{JoinHow, JoinSpec};
@@ -55,16 +55,13 @@ pub(crate) struct FramePlanner<'s> {
     shuffle_rows: usize,
     broadcast_bytes: u64,
     tasks: Vec<ChunkTask>,
-    /// Persisted chunks the tasks read.
+    /// Kept chunks the tasks read: persisted data, and chunks earlier stages handed on.
     stored: StoredInputs,
     next_key: u64,
     /// Chunks of nodes read more than once, kept rather than recomputed.
     memo: HashMap<u64, Vec<ChunkKey>>,
     /// How many consumers each node has in the graph being planned.
     uses: HashMap<u64, usize>,
-    /// Host memory reserved for the chunks the last stage handed on (held here as literal
-    /// tasks), so later stages spill and hold back work around them.
-    handed_on: Option<Reservation>,
     /// Statistics of the stages run so far.
     pub stats: JobStats,
 }
@@ -82,7 +79,6 @@ impl<'s> FramePlanner<'s> {
             next_key: 0,
             memo: HashMap::new(),
             uses: HashMap::new(),
-            handed_on: None,
             stats: JobStats::default(),
         }
     }
@@ -91,7 +87,7 @@ impl<'s> FramePlanner<'s> {
     pub fn execute(&mut self, root: &Arc<FrameNode>) -> Result<Vec<RecordBatch>> {
         count_uses(root, &mut self.uses, &mut HashSet::new());
         let keys = self.tables(root)?;
-        let chunks = self.run_stage(&keys)?;
+        let chunks = self.run_last(keys)?;
         chunks
             .iter()
             .map(|c| match c.as_ref() {
@@ -108,15 +104,9 @@ impl<'s> FramePlanner<'s> {
     pub fn persist(&mut self, root: &Arc<FrameNode>) -> Result<Vec<Arc<KeptChunk>>> {
         count_uses(root, &mut self.uses, &mut HashSet::new());
         let keys = self.tables(root)?;
-        let graph = ChunkGraph {
-            stored: self.stored.inputs(),
-            tasks: std::mem::take(&mut self.tasks),
-            outputs: keys,
-            keep_outputs: true,
-        };
+        let graph = self.graph(keys, true);
         let output = self.session.run_graph_output(graph).map_err(frame_error)?;
         self.stats.absorb(&output.stats);
-        self.handed_on = None;
         Ok(output.kept)
     }
 
@@ -141,8 +131,8 @@ impl<'s> FramePlanner<'s> {
                 self.emit(p, sink)
             })
             .collect();
-        let counts = self.run_stage(&keys)?;
-        Ok(counts.iter().map(|c| chunk_rows_written(c)).sum())
+        let counts = self.run_last(keys)?;
+        Ok(counts.iter().map(|c| rows_column(c)).sum())
     }
 
     fn new_key(&mut self) -> ChunkKey {
@@ -161,13 +151,32 @@ impl<'s> FramePlanner<'s> {
         self.add(ChunkOp::Frame(op), inputs)
     }
 
-    /// Runs the tasks planned so far and returns the chunks `wanted`. Every chunk that the
-    /// stage produced and did not consume, and every chunk of a node read more than once
-    /// (its other readers may be planned already, waiting for a later stage), is kept for
-    /// later stages (as a literal task under the same key), so plans made before the stage
-    /// stay valid; their bytes stay reserved in the session's host memory budget until the
-    /// next stage hands on its own.
-    fn run_stage(&mut self, wanted: &[ChunkKey]) -> Result<Vec<Arc<ChunkData>>> {
+    /// The graph of the tasks planned so far (taken), reading the stored inputs, with
+    /// `outputs` delivered (or kept in storage, with `keep`).
+    fn graph(&mut self, outputs: Vec<ChunkKey>, keep: bool) -> ChunkGraph {
+        ChunkGraph {
+            stored: self.stored.inputs(),
+            tasks: std::mem::take(&mut self.tasks),
+            outputs,
+            keep_outputs: keep,
+        }
+    }
+
+    /// Runs the last stage: the tasks planned so far, returning the data of `wanted`.
+    fn run_last(&mut self, wanted: Vec<ChunkKey>) -> Result<Vec<Arc<ChunkData>>> {
+        let graph = self.graph(wanted, false);
+        let (chunks, stats) = self.session.run_graph(graph).map_err(frame_error)?;
+        self.stats.absorb(&stats);
+        Ok(chunks)
+    }
+
+    /// Runs the tasks planned so far as a stage whose chunks later stages read: `wanted`,
+    /// every chunk the stage produced and did not consume, and every chunk of a node read
+    /// more than once (its other readers may be planned already, waiting for a later stage)
+    /// are kept in the session's storage (refcounted, spillable, under the memory budget)
+    /// and read by later stages as stored inputs under the same keys, so plans made before
+    /// the stage stay valid. Stored inputs the stage read for the last time are given up.
+    fn hand_on(&mut self, wanted: &[ChunkKey]) -> Result<()> {
         let shared: HashSet<ChunkKey> = self.memo.values().flatten().copied().collect();
         let consumed: HashSet<ChunkKey> = self
             .tasks
@@ -178,41 +187,50 @@ impl<'s> FramePlanner<'s> {
         let mut outputs: Vec<ChunkKey> = wanted.to_vec();
         let wanted_set: HashSet<ChunkKey> = wanted.iter().copied().collect();
         // The stored chunks: a task's, or each part of a split task's.
-        let kept: Vec<ChunkKey> = self
-            .tasks
-            .iter()
-            .flat_map(|t| match t.parts.is_empty() {
-                true => std::slice::from_ref(&t.key),
-                false => t.parts.as_slice(),
-            })
-            .copied()
-            .filter(|k| !consumed.contains(k) && !wanted_set.contains(k))
-            .collect();
-        outputs.extend(&kept);
+        outputs.extend(
+            self.tasks
+                .iter()
+                .flat_map(|t| match t.parts.is_empty() {
+                    true => std::slice::from_ref(&t.key),
+                    false => t.parts.as_slice(),
+                })
+                .copied()
+                .filter(|k| !consumed.contains(k) && !wanted_set.contains(k)),
+        );
+        let graph = self.graph(outputs.clone(), true);
+        let output = self.session.run_graph_output(graph).map_err(frame_error)?;
+        self.stats.absorb(&output.stats);
+        self.stored.remove(|k| consumed.contains(&k));
+        for (key, chunk) in outputs.iter().zip(&output.kept) {
+            self.stored.add_at(*key, chunk);
+        }
+        Ok(())
+    }
+
+    /// Runs the tasks planned so far as a stage handing the groupby partials `partials` on
+    /// ([`Self::hand_on`]) and returns their rows, read from `counts` (each partial's task
+    /// counts its rows into a one-row table, a part of its own): only those tables are read
+    /// back, in a job of their own, so no partial leaves storage to be counted.
+    fn hand_on_counted(&mut self, partials: &[ChunkKey], counts: Vec<ChunkKey>) -> Result<usize> {
+        let mut wanted = partials.to_vec();
+        wanted.extend(&counts);
+        self.hand_on(&wanted)?;
+        let counted: HashSet<ChunkKey> = counts.iter().copied().collect();
         let graph = ChunkGraph {
-            stored: self.stored.inputs(),
-            tasks: std::mem::take(&mut self.tasks),
-            outputs,
+            stored: self
+                .stored
+                .inputs()
+                .into_iter()
+                .filter(|i| counted.contains(&i.key))
+                .collect(),
+            tasks: Vec::new(),
+            outputs: counts,
             keep_outputs: false,
         };
         let (chunks, stats) = self.session.run_graph(graph).map_err(frame_error)?;
         self.stats.absorb(&stats);
-        // `chunks` holds the wanted chunks, then the kept ones.
-        let held: u64 = chunks.iter().map(|c| c.nbytes() as u64).sum();
-        self.handed_on = self.session.reserve(held);
-        let (wanted_data, kept_data) = chunks.split_at(wanted.len());
-        for (key, data) in wanted
-            .iter()
-            .zip(wanted_data)
-            .chain(kept.iter().zip(kept_data))
-        {
-            self.tasks.push(ChunkTask::new(
-                *key,
-                ChunkOp::Literal(data.clone()),
-                Vec::new(),
-            ));
-        }
-        Ok(wanted_data.to_vec())
+        self.stored.remove(|k| counted.contains(&k));
+        Ok(chunks.iter().map(|c| rows_column(c)).sum())
     }
 
     /// The chunks of `node` as table tasks.
@@ -395,7 +413,7 @@ impl<'s> FramePlanner<'s> {
             } => (source, input, steps),
         };
         let sink_columns = match &sink {
-            Sink::GroupPartial(spec) => Some(groupby_columns(spec)),
+            Sink::GroupPartial(spec) | Sink::CountedPartial(spec) => Some(groupby_columns(spec)),
             _ => None,
         };
         let steps = match &mut source {
@@ -428,20 +446,25 @@ impl<'s> FramePlanner<'s> {
 
     /// Plans a groupby: partials, then (decided from them) a merge tree or a shuffle.
     fn groupby(&mut self, input: &Arc<FrameNode>, spec: &GroupBySpec) -> Result<Vec<ChunkKey>> {
-        let partials: Vec<ChunkKey> = self
-            .pending(input)?
-            .into_iter()
-            .map(|p| self.emit(p, Sink::GroupPartial(spec.clone())))
-            .collect();
-        if spec.keys.is_empty() {
-            // One group: nothing to decide, the partials merge in a tree in the same job.
+        let pending = self.pending(input)?;
+        if spec.keys.is_empty() || pending.len() <= 1 {
+            // One group or one partial: nothing to decide, the partials merge (in a tree)
+            // in the same job.
+            let partials: Vec<ChunkKey> = pending
+                .into_iter()
+                .map(|p| self.emit(p, Sink::GroupPartial(spec.clone())))
+                .collect();
             return Ok(vec![self.merge_tree(spec, partials)]);
         }
-        if partials.len() <= 1 {
-            return Ok(vec![self.merge(spec, partials, true)]);
-        }
-        let data = self.run_stage(&partials)?;
-        let rows: usize = data.iter().map(|c| chunk_rows(c)).sum();
+        // Each partial with a count of its rows beside it, in a part of its own.
+        let (partials, counts): (Vec<ChunkKey>, Vec<ChunkKey>) = pending
+            .into_iter()
+            .map(|p| {
+                let parts = self.split(p, Sink::CountedPartial(spec.clone()), 2);
+                (parts[0], parts[1])
+            })
+            .unzip();
+        let rows = self.hand_on_counted(&partials, counts)?;
         if rows <= self.shuffle_rows {
             tracing::debug!(partials = partials.len(), rows, "groupby: tree merge");
             return Ok(vec![self.merge_tree(spec, partials)]);
@@ -467,6 +490,12 @@ impl<'s> FramePlanner<'s> {
             keys: keys.to_vec(),
             parts,
         };
+        self.split(pending, sink, parts)
+    }
+
+    /// Gives `pending` a task ending in `sink`, which makes a chunk of `parts` parts, each
+    /// stored as a chunk of its own, and returns the parts' keys.
+    fn split(&mut self, pending: Pending, sink: Sink, parts: usize) -> Vec<ChunkKey> {
         let key = self.emit(pending, sink);
         let part_keys: Vec<ChunkKey> = (0..parts).map(|_| self.new_key()).collect();
         if let Some(task) = self.tasks.iter_mut().rev().find(|t| t.key == key) {
@@ -565,17 +594,8 @@ fn part_of_each(split: &[Vec<ChunkKey>], p: usize) -> Vec<ChunkKey> {
     split.iter().map(|parts| parts[p]).collect()
 }
 
-/// Rows of a table chunk.
-fn chunk_rows(c: &ChunkData) -> usize {
-    match c {
-        ChunkData::Table(t) => t.num_rows(),
-        ChunkData::Tables(parts) => parts.iter().map(RecordBatch::num_rows).sum(),
-        _ => 0,
-    }
-}
-
-/// The rows a write task reports (its one-row `rows` table).
-fn chunk_rows_written(c: &ChunkData) -> usize {
+/// The rows a write task or a counted partial reports (its one-row `rows` table).
+fn rows_column(c: &ChunkData) -> usize {
     let ChunkData::Table(t) = c else { return 0 };
     t.column_by_name("rows")
         .and_then(|a| a.as_any().downcast_ref::<arrow::array::Int64Array>())
@@ -687,8 +707,20 @@ mod tests {
     use crate::{Progress, Session};
     use arrow::array::Int64Array;
 
+    /// Waits (up to a minute) until `done` holds; false if it never did.
+    fn eventually(mut done: impl FnMut() -> bool) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while std::time::Instant::now() < deadline {
+            if done() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        done()
+    }
+
     #[test]
-    fn chunks_handed_on_between_stages_stay_reserved_until_the_planner_ends() {
+    fn chunks_handed_on_between_stages_stay_kept_in_storage_until_the_planner_ends() {
         let session = Session::builder()
             .threads(1)
             .progress(Progress::Never)
@@ -698,8 +730,8 @@ mod tests {
         let k: Vec<i64> = (0..2000).map(|i| (i * 7) % 500).collect();
         let a: Vec<i64> = (0..2000).collect();
         let batch = RecordBatch::try_from_iter([
-            ("k", Arc::new(Int64Array::from(k)) as _),
-            ("a", Arc::new(Int64Array::from(a)) as _),
+            ("k", Arc::new(Int64Array::from(k.clone())) as _),
+            ("a", Arc::new(Int64Array::from(a.clone())) as _),
         ])
         .unwrap();
         let frame = from_arrow(batch, Some(100))
@@ -707,19 +739,37 @@ mod tests {
             .agg(&[("a", &[Agg::Sum])]);
         let mut planner = FramePlanner::new(&session.inner);
         let out = planner.execute(&frame.node.clone().unwrap()).unwrap();
-        assert_eq!(out.iter().map(RecordBatch::num_rows).sum::<usize>(), 500);
-        let out_bytes: u64 = out
+        // Against sums by hand.
+        let mut want: HashMap<i64, i64> = HashMap::new();
+        for (k, a) in k.iter().zip(&a) {
+            *want.entry(*k).or_default() += a;
+        }
+        let mut got: HashMap<i64, i64> = HashMap::new();
+        for b in &out {
+            let col = |i: usize| {
+                let c = b.column(i).as_any().downcast_ref::<Int64Array>();
+                c.unwrap().values().to_vec()
+            };
+            got.extend(col(0).into_iter().zip(col(1)));
+        }
+        assert_eq!(got, want);
+        // The 20 partials went from the first stage to the second as kept chunks (with a
+        // count of rows beside each), held by the planner until it ends, not as data.
+        assert_eq!(planner.stats.chunks_by_op.get("group_partial"), Some(&20));
+        let held: u64 = planner
+            .stored
+            .inputs()
             .iter()
-            .map(|b| ChunkData::Table(b.clone()).nbytes() as u64)
+            .filter(|i| !crate::kept::is_persisted_key(i.key.0))
+            .map(|i| i.nbytes)
             .sum();
-        // The last stage's chunks are held by the planner and reserved; nothing else is.
-        assert!(out_bytes > 0);
+        assert!(held > 0);
         assert!(
-            session.reserved_bytes() >= out_bytes,
-            "{} reserved, {out_bytes} held",
+            session.reserved_bytes() >= held,
+            "{} reserved, {held} kept",
             session.reserved_bytes()
         );
         drop(planner);
-        assert_eq!(session.reserved_bytes(), 0);
+        assert!(eventually(|| session.reserved_bytes() == 0));
     }
 }
