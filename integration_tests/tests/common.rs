@@ -40,6 +40,29 @@ fn read_guard() -> RwLockReadGuard<'static, ()> {
 }
 
 /// Takes the exclusive guard for the eager-mode test.
+/// Waits (up to a minute) until `done` holds; false if it never did.
+pub fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    done()
+}
+
+/// The panels of a performance report (and of the dashboard's last jobs), by element id.
+pub const REPORT_PANELS: [&str; 7] = [
+    "task-stream",
+    "progress",
+    "memory",
+    "time-per-op",
+    "occupancy",
+    "job-stats",
+    "plan",
+];
+
 pub fn exclusive() -> RwLockWriteGuard<'static, ()> {
     EAGER_LOCK.write().unwrap_or_else(|p| p.into_inner())
 }

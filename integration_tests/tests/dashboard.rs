@@ -3,7 +3,7 @@
 //! one that never reads do not stop a job or the session's shutdown, and the token and
 //! loopback rules hold.
 
-use crate::common::{builder, session_from};
+use crate::common::{builder, session_from, REPORT_PANELS};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -12,15 +12,7 @@ use tessera::{tensor, DType, Error, JobStats, Tensor};
 
 /// `GET path` with extra header lines; the status and the body (the connection closes).
 fn get(address: SocketAddr, path: &str, headers: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(address).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\n{headers}Connection: close\r\n\r\n"
-    )
-    .unwrap();
+    let mut stream = request(address, path, &format!("{headers}Connection: close\r\n"));
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     let status = response
@@ -50,13 +42,18 @@ fn read_events(stream: &mut TcpStream, wanted: &[&str]) -> String {
 }
 
 fn open_events(address: SocketAddr) -> TcpStream {
+    request(address, "/events", "Accept: text/event-stream\r\n")
+}
+
+/// A connection that has sent `GET path` with the header lines `headers`.
+fn request(address: SocketAddr, path: &str, headers: &str) -> TcpStream {
     let mut stream = TcpStream::connect(address).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
     write!(
         stream,
-        "GET /events HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\n{headers}\r\n"
     )
     .unwrap();
     stream
@@ -157,15 +154,7 @@ fn the_page_and_its_events_carry_every_panel() {
     let later = read_events(&mut events, &["id=\"task-stream\"", "id=\"job-stats\""]);
     assert!(later.contains("event: jobs"));
     let (_, page) = get(address, "/", "");
-    for id in [
-        "task-stream",
-        "progress",
-        "memory",
-        "time-per-op",
-        "occupancy",
-        "job-stats",
-        "plan",
-    ] {
+    for id in REPORT_PANELS {
         assert!(page.contains(&format!("id=\"{id}\"")), "no {id}");
     }
 }

@@ -4,11 +4,10 @@
 //! storage loses them (its actor killed, a spill file damaged) the job still gives the
 //! right answer.
 
-use crate::common::{builder, session_from, SpillParent};
+use crate::common::{builder, eventually, session_from, SpillParent};
 use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 use tessera::dataframe::{from_arrow, Agg, DataFrame, How};
 use tessera::{FaultInjector, FaultKind, JobStats, SessionBuilder};
 
@@ -101,18 +100,6 @@ fn spill_files(spill: &SpillParent) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     walk(&spill.0, &mut out);
     out
-}
-
-/// Waits (up to a minute) until `done` holds; false if it never did.
-fn eventually(mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    done()
 }
 
 #[test]

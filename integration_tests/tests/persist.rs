@@ -3,11 +3,10 @@
 //! freed when dropped, and computed again from its expression when storage loses it or
 //! another session reads it.
 
-use crate::common::{builder, exclusive, session_from, SpillParent, TestSession};
+use crate::common::{builder, eventually, exclusive, session_from, SpillParent, TestSession};
 use crate::dataframes::sorted_rows;
 use arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 use tessera::dataframe::{col, from_arrow, lit, Agg, DataFrame};
 use tessera::{
     tensor, FaultInjector, FaultKind, HostTensor, MemoryReading, SessionBuilder, Slice, Tensor,
@@ -77,18 +76,6 @@ fn rss() -> u64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
-}
-
-/// Waits (up to a minute) until `done` holds; false if it never did.
-fn eventually(mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    done()
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! the statistics' numbers; the recorder's cap bounds what a job keeps; bad paths are
 //! typed errors.
 
-use crate::common::{builder, session, session_from, SpillParent};
+use crate::common::{builder, session, session_from, SpillParent, REPORT_PANELS};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use tessera::{tensor, DType, Error, JobStats, Tensor};
@@ -163,15 +163,7 @@ fn the_report_holds_every_panel_and_the_job_statistics() {
     s.execute(&pi(1000, 100)).unwrap();
 
     let html = std::fs::read_to_string(&path).unwrap();
-    for id in [
-        "task-stream",
-        "progress",
-        "memory",
-        "time-per-op",
-        "occupancy",
-        "job-stats",
-        "plan",
-    ] {
+    for id in REPORT_PANELS {
         assert!(
             html.contains(&format!("<section id=\"{id}\">")),
             "panel {id}"

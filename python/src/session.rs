@@ -95,7 +95,7 @@ impl PySession {
     #[new]
     #[pyo3(signature = (*, threads=None, memory_budget=None, disk_budget=None, spill_dir=None,
         chunk_bytes=None, eager=false, progress=None, shuffle_rows=None, broadcast_bytes=None,
-        scheduler=None))]
+        scheduler=None, dashboard=None, dashboard_token=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -109,6 +109,8 @@ impl PySession {
         shuffle_rows: Option<usize>,
         broadcast_bytes: Option<u64>,
         scheduler: Option<String>,
+        dashboard: Option<String>,
+        dashboard_token: Option<String>,
     ) -> PyResult<PySession> {
         let mut b = Session::builder()
             .eager(eager)
@@ -137,6 +139,12 @@ impl PySession {
         if let Some(address) = scheduler {
             b = b.scheduler(&address);
         }
+        if let Some(address) = dashboard {
+            b = b.dashboard(&address);
+        }
+        if let Some(token) = dashboard_token {
+            b = b.dashboard_token(&token);
+        }
         run_job(py, None, move || b.build()).map(PySession::wrap)
     }
 
@@ -161,6 +169,16 @@ impl PySession {
         d.set_item("shuffle_rows", c.shuffle_rows)?;
         d.set_item("broadcast_bytes", c.broadcast_bytes)?;
         Ok(d)
+    }
+
+    /// The live dashboard's page, `http://HOST:PORT/` (Dask's `Client.dashboard_link`),
+    /// or `None` without one.
+    #[getter]
+    fn dashboard_link(&self) -> PyResult<Option<String>> {
+        Ok(self
+            .get()?
+            .dashboard_address()
+            .map(|a| format!("http://{a}/")))
     }
 
     /// Host-memory bytes the session holds reserved now.

@@ -25,7 +25,11 @@ class Session:
     - ``progress``: draw a progress bar always (True), never (False), or when stderr is
       a terminal (None);
     - ``shuffle_rows``, ``broadcast_bytes``: groupby-shuffle and broadcast-join thresholds;
-    - ``scheduler``: ``"HOST:PORT"`` of a cluster's scheduler to run on instead.
+    - ``scheduler``: ``"HOST:PORT"`` of a cluster's scheduler to run on instead;
+    - ``dashboard``: ``"HOST:PORT"`` to serve the live dashboard at (``"127.0.0.1:0"``
+      for any free port; see :attr:`dashboard_link`), with its Prometheus ``/metrics``;
+    - ``dashboard_token``: the token every dashboard request must carry (needed to serve
+      it off loopback).
 
     A session is a context manager: inside ``with Session() as s:`` it is the default
     session, and it is closed on exit.
@@ -44,6 +48,8 @@ class Session:
         shuffle_rows: Optional[int] = None,
         broadcast_bytes: Optional[int] = None,
         scheduler: Optional[str] = None,
+        dashboard: Optional[str] = None,
+        dashboard_token: Optional[str] = None,
     ) -> None:
         self._native = _tessera.Session(
             threads=threads,
@@ -56,6 +62,8 @@ class Session:
             shuffle_rows=shuffle_rows,
             broadcast_bytes=broadcast_bytes,
             scheduler=scheduler,
+            dashboard=dashboard,
+            dashboard_token=dashboard_token,
         )
         self._previous: list = []
 
@@ -83,6 +91,12 @@ class Session:
     def config(self) -> dict:
         """The session's settings (threads, memory_budget, chunk_bytes, …)."""
         return self._native.config()
+
+    @property
+    def dashboard_link(self) -> Optional[str]:
+        """The live dashboard's page, ``http://HOST:PORT/``, or None without one (as
+        Dask's ``Client.dashboard_link``)."""
+        return self._native.dashboard_link
 
     @property
     def closed(self) -> bool:

@@ -84,3 +84,21 @@ def test_connect_to_nothing_is_a_cluster_error():
     with pytest.raises(ts.ClusterError) as e:
         ts.Session.connect("127.0.0.1:1")
     assert isinstance(e.value, ConnectionError)
+
+
+def test_dashboard_serves_metrics_that_equal_the_jobs():
+    import re
+    import urllib.request
+
+    with ts.Session(threads=2, progress=False, dashboard="127.0.0.1:0") as s:
+        link = s.dashboard_link
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", link), link
+        assert float(ts.arange(1000).sum()) == 499500.0
+        page = urllib.request.urlopen(link, timeout=30).read().decode()
+        assert 'id="totals"' in page and 'id="task-stream"' in page
+        metrics = urllib.request.urlopen(link + "metrics", timeout=30).read().decode()
+        assert re.search(r"^tessera_jobs_finished_total 1$", metrics, re.M), metrics
+    with ts.Session(threads=1, progress=False) as plain:
+        assert plain.dashboard_link is None
+    with pytest.raises(ValueError, match="only with a token"):
+        ts.Session(dashboard="0.0.0.0:0")

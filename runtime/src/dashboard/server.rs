@@ -5,8 +5,9 @@
 
 use super::{page, Board, DashboardOptions, SessionView};
 use crate::error::{Error, Result};
-use axum::extract::{ConnectInfo, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, StatusCode, Uri};
+use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
@@ -120,6 +121,7 @@ fn serve(listener: std::net::TcpListener, app: Arc<App>, stopped: oneshot::Recei
             .route("/metrics", get(metrics))
             // Browsers ask for it; nothing to send (and no error on their console).
             .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
+            .route_layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
             .with_state(app);
         let server = axum::serve(
             listener,
@@ -134,6 +136,19 @@ fn serve(listener: std::net::TcpListener, app: Arc<App>, stopped: oneshot::Recei
         }
     });
     runtime.shutdown_timeout(CLOSE_WAIT);
+}
+
+/// Lets a request through to its page unless [`refused`].
+async fn guard(
+    State(app): State<Arc<App>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match refused(&app, peer, request.uri(), request.headers()) {
+        Some(no) => no,
+        None => next.run(request).await,
+    }
 }
 
 /// Refuses a request without the token (when there is one), or from another host (when
@@ -196,15 +211,7 @@ impl App {
     }
 }
 
-async fn index(
-    State(app): State<Arc<App>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
-    if let Some(no) = refused(&app, peer, &uri, &headers) {
-        return no;
-    }
+async fn index(State(app): State<Arc<App>>) -> Response {
     match render(&app, |a| {
         page::index(&a.board, a.view.as_ref(), &a.jobs_panels().1)
     })
@@ -215,15 +222,7 @@ async fn index(
     }
 }
 
-async fn metrics(
-    State(app): State<Arc<App>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
-    if let Some(no) = refused(&app, peer, &uri, &headers) {
-        return no;
-    }
+async fn metrics(State(app): State<Arc<App>>) -> Response {
     let text = render(&app, |a| {
         let (reserved, budget) = a.view.memory();
         super::metrics(&a.board.totals(), a.board.running().len(), reserved, budget)
@@ -242,15 +241,7 @@ async fn metrics(
     }
 }
 
-async fn events(
-    State(app): State<Arc<App>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
-    if let Some(no) = refused(&app, peer, &uri, &headers) {
-        return no;
-    }
+async fn events(State(app): State<Arc<App>>) -> Response {
     Sse::new(live_events(app))
         .keep_alive(KeepAlive::default())
         .into_response()
