@@ -60,17 +60,23 @@ def test_ctrl_c_cancels_a_long_job_and_the_session_stays_usable():
     # About a minute of work on one thread (50M elements took 1.8 s). SIGINT at 0.3 s must
     # raise KeyboardInterrupt out of compute() and cancel the job: the next job on the
     # same one-thread session would otherwise wait behind it for the rest of that minute.
-    with ts.Session(threads=1) as s:
-        x = ts.random.default_rng(1).uniform(size=(1_600_000_000,))
-        job = (ts.sin(x) * ts.cos(x) + ts.sqrt(x)).sum()
-        timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-        timer.start()
-        try:
-            with pytest.raises(KeyboardInterrupt):
-                job.compute(s)
-        finally:
-            timer.cancel()
-        assert float(ts.arange(4).sum().compute(s)) == 6.0
+    # Python's own Ctrl-C handler, as in a terminal: a process started in the background
+    # by a non-interactive shell inherits SIGINT ignored, and Python then keeps it so.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with ts.Session(threads=1) as s:
+            x = ts.random.default_rng(1).uniform(size=(1_600_000_000,))
+            job = (ts.sin(x) * ts.cos(x) + ts.sqrt(x)).sum()
+            timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+            timer.start()
+            try:
+                with pytest.raises(KeyboardInterrupt):
+                    job.compute(s)
+            finally:
+                timer.cancel()
+            assert float(ts.arange(4).sum().compute(s)) == 6.0
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.skipif(not os.environ.get("TESSERA_BIN_DIR"), reason="needs tessera-scheduler/worker (TESSERA_BIN_DIR)")
