@@ -39,7 +39,6 @@ fn read_guard() -> RwLockReadGuard<'static, ()> {
     EAGER_LOCK.read().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Takes the exclusive guard for the eager-mode test.
 /// Waits (up to a minute) until `done` holds; false if it never did.
 pub fn eventually(mut done: impl FnMut() -> bool) -> bool {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
@@ -63,6 +62,7 @@ pub const REPORT_PANELS: [&str; 7] = [
     "plan",
 ];
 
+/// Takes the exclusive guard for the eager-mode test.
 pub fn exclusive() -> RwLockWriteGuard<'static, ()> {
     EAGER_LOCK.write().unwrap_or_else(|p| p.into_inner())
 }

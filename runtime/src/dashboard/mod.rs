@@ -147,6 +147,11 @@ impl Board {
             .collect()
     }
 
+    /// The version of the last jobs: bumped with every finished job.
+    fn version(&self) -> u64 {
+        self.state().version
+    }
+
     /// The last finished jobs and the version they are at.
     fn last_jobs(&self) -> (u64, Vec<JobStats>) {
         let s = self.state();

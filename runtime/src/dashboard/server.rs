@@ -199,14 +199,16 @@ impl App {
     /// The last jobs' panels at the board's version now, rendered once per version
     /// however many pages are open.
     fn jobs_panels(&self) -> (u64, Arc<String>) {
-        let (version, jobs) = self.board.last_jobs();
         let mut cache = self.jobs_html.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.as_ref().map(|(v, _)| *v) != Some(version) {
-            *cache = Some((version, Arc::new(page::jobs(&jobs))));
-        }
         match cache.as_ref() {
-            Some((v, html)) => (*v, Arc::clone(html)),
-            None => (version, Arc::default()),
+            // Every page asks each tick: the jobs are read and drawn only when they changed.
+            Some((v, html)) if *v == self.board.version() => (*v, Arc::clone(html)),
+            _ => {
+                let (version, jobs) = self.board.last_jobs();
+                let html = Arc::new(page::jobs(&jobs));
+                *cache = Some((version, Arc::clone(&html)));
+                (version, html)
+            }
         }
     }
 }
