@@ -440,7 +440,7 @@ impl ChunkStore {
                             .pool
                             .set_disk_full(Some(self.config.disk_budget));
                     }
-                    self.stats(victim.job).spill_failures += 1;
+                    self.spill_stats(victim).spill_failures += 1;
                     if !std::mem::replace(&mut self.warned_spill_failure, true) {
                         tracing::warn!(chunk = %victim, cause = %refused, "cannot spill to disk; holding chunks in memory");
                     }
@@ -449,6 +449,23 @@ impl ChunkStore {
             }
         }
         self.config.pool.set_disk_full(None);
+    }
+
+    /// The job a spill of `id` (or its failure) counts for: its own, or for a kept chunk
+    /// spilled after its job, the job that made room (`None`: no job presses now).
+    fn spill_job(&self, id: ChunkId) -> Option<JobId> {
+        match self.kept.contains_key(&id) {
+            true => self.pressing,
+            false => Some(id.job),
+        }
+    }
+
+    /// The counters a spill of `id` (or its failure) goes into (see [`Self::spill_job`]).
+    fn spill_stats(&mut self, id: ChunkId) -> &mut StorageStats {
+        match self.spill_job(id) {
+            Some(job) => self.stats(job),
+            None => &mut self.unclaimed,
+        }
     }
 
     /// The in-memory chunk nobody else holds that is needed last (then the largest).
@@ -509,14 +526,8 @@ impl ChunkStore {
         if let Some(entry) = self.entries.get_mut(&id) {
             entry.place = Place::Disk(file);
         }
-        let job = match self.kept.contains_key(&id) {
-            true => self.pressing,
-            false => Some(id.job),
-        };
-        let stats = match job {
-            Some(job) => self.stats(job),
-            None => &mut self.unclaimed,
-        };
+        let job = self.spill_job(id);
+        let stats = self.spill_stats(id);
         stats.bytes_spilled += nbytes;
         stats.chunks_spilled += 1;
         stats.peak_disk_bytes = stats.peak_disk_bytes.max(disk_now);
