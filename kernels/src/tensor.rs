@@ -37,6 +37,18 @@ macro_rules! with_buffer {
 }
 
 impl Buffer {
+    /// Elements `range` as a new buffer of the same dtype (`None` past the end).
+    pub fn slice(&self, range: std::ops::Range<usize>) -> Option<Buffer> {
+        Some(match self {
+            Buffer::Bool(v) => Buffer::Bool(v.get(range)?.to_vec()),
+            Buffer::U8(v) => Buffer::U8(v.get(range)?.to_vec()),
+            Buffer::I32(v) => Buffer::I32(v.get(range)?.to_vec()),
+            Buffer::I64(v) => Buffer::I64(v.get(range)?.to_vec()),
+            Buffer::F32(v) => Buffer::F32(v.get(range)?.to_vec()),
+            Buffer::F64(v) => Buffer::F64(v.get(range)?.to_vec()),
+        })
+    }
+
     /// An empty buffer of `dtype` with room for `capacity` elements.
     pub fn with_capacity(dtype: DType, capacity: usize) -> Buffer {
         match dtype {

@@ -1,10 +1,15 @@
 //! CUDA devices, loaded at run time: nothing of CUDA is needed to build, and a machine
 //! without a driver runs CPU-only. This module discovers devices ([`probe`]), generates
 //! one CUDA C kernel per fused chunk task from the CPU's IR ([`codegen`]) and compiles it
-//! with NVRTC ([`nvrtc`]); GPU device actors build on these.
+//! with NVRTC ([`nvrtc`]), and runs it on a device ([`Gpu`], with the pure parts of a
+//! launch in [`launch`]); GPU device actors build on these.
 
 pub mod codegen;
+mod gpu;
+pub mod launch;
 pub mod nvrtc;
+
+pub use gpu::Gpu;
 
 #[cfg(test)]
 mod corpus;

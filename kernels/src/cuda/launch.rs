@@ -1,0 +1,289 @@
+//! What a launch of a generated kernel needs besides the GPU, as pure functions a machine
+//! without one runs and tests: the grid and the number of partial records
+//! ([`launch_shape`]), the check of a task's inputs against the kernel's parameters
+//! ([`input_buffers`]), and the chunk the copied-back outputs make ([`assemble`]).
+//! [`super::gpu::Gpu`] puts them together with the CUDA calls.
+
+use super::codegen::{CudaKernel, ParamKind, ReduceLayout};
+use crate::chunk::{ChunkData, Partial};
+use crate::expr::CombineSpec;
+use crate::tensor::{Buffer, HostTensor};
+use crate::{ChunkOp, KernelError};
+use std::sync::Arc;
+
+/// Blocks per multiprocessor a launch aims for: 2,048 resident threads per SM on Hopper
+/// and Ampere over the generated kernels' 256 threads per block.
+pub const BLOCKS_PER_SM: u32 = 8;
+
+/// Fewest elements one partial record reduces: below this, a block's threads would spend
+/// more time merging than folding.
+pub const MIN_RECORD_ELEMENTS: usize = 4_096;
+
+/// How one kernel is launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    /// Blocks in the grid (every generated loop is grid-stride, so any count is right).
+    pub grid: u32,
+    /// Partial records per output slot (1 for kernels without a reduction).
+    pub splits: usize,
+}
+
+/// The grid and record count for `kernel` on a device of `sms` multiprocessors: enough
+/// blocks to fill it, no more than the work has, and records no smaller than
+/// [`MIN_RECORD_ELEMENTS`] (nor more than the kernel's contract, `1..=per_slot`).
+pub fn launch_shape(kernel: &CudaKernel, sms: u32) -> LaunchShape {
+    let fill = u64::from(sms.max(1)) * u64::from(BLOCKS_PER_SM);
+    let block = u64::from(kernel.block_dim.max(1));
+    let clamp = |blocks: u64| u32::try_from(blocks.clamp(1, fill)).unwrap_or(u32::MAX);
+    match &kernel.reduce {
+        None => LaunchShape {
+            grid: clamp((kernel.elements as u64).div_ceil(block)),
+            splits: 1,
+        },
+        Some(r) => {
+            let slots = r.slots.max(1) as u64;
+            let wanted = fill.div_ceil(slots) as usize;
+            let most = (r.per_slot / MIN_RECORD_ELEMENTS).max(1);
+            let splits = wanted.clamp(1, most).min(r.per_slot.max(1));
+            LaunchShape {
+                grid: clamp(slots.saturating_mul(splits as u64)),
+                splits,
+            }
+        }
+    }
+}
+
+/// The task's input buffers in the kernel's parameter order, after checking that each
+/// `Input` parameter's chunk is a tensor of the dtype and shape the kernel was generated
+/// for (`BadInput` naming the slot otherwise).
+pub fn input_buffers<'a>(
+    kernel: &CudaKernel,
+    inputs: &'a [Arc<ChunkData>],
+) -> Result<Vec<&'a Buffer>, KernelError> {
+    let mut out = Vec::new();
+    for p in &kernel.params {
+        let ParamKind::Input { slot, dtype, shape } = p else {
+            continue;
+        };
+        let tensor = match inputs.get(*slot).map(|c| c.as_ref()) {
+            Some(ChunkData::Tensor(t)) => t,
+            Some(other) => {
+                return Err(KernelError::BadInput(format!(
+                    "{}: input {slot} is {}, not a tensor",
+                    kernel.name,
+                    other.kind_name()
+                )))
+            }
+            None => {
+                return Err(KernelError::BadInput(format!(
+                    "{}: input {slot} is missing ({} given)",
+                    kernel.name,
+                    inputs.len()
+                )))
+            }
+        };
+        if tensor.dtype() != *dtype || tensor.shape() != shape.as_slice() {
+            return Err(KernelError::BadInput(format!(
+                "{}: input {slot} is {} {:?}, the kernel reads {dtype} {shape:?}",
+                kernel.name,
+                tensor.dtype(),
+                tensor.shape()
+            )));
+        }
+        out.push(tensor.data());
+    }
+    Ok(out)
+}
+
+/// Elements of each output parameter (`Values` and `Part`, in parameter order) for a
+/// launch with `splits` records.
+pub fn output_lengths(kernel: &CudaKernel, splits: usize) -> Vec<usize> {
+    let slots = kernel.reduce.as_ref().map_or(1, |r| r.slots);
+    kernel
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            ParamKind::Values { len, .. } => Some(*len),
+            ParamKind::Part { .. } => Some(splits * slots),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The chunk a launch produced, from its outputs copied back in parameter order
+/// ([`output_lengths`]): the root's values shaped `root_shape`, or, for a reducing
+/// kernel, its `splits` partial records merged by the CPU's `Combine` into one partial
+/// (so the result equals the CPU evaluator's, up to the float accumulation order).
+pub fn assemble(
+    kernel: &CudaKernel,
+    root_shape: &[usize],
+    splits: usize,
+    outputs: Vec<Buffer>,
+) -> Result<ChunkData, KernelError> {
+    let Some(layout) = &kernel.reduce else {
+        let values = outputs
+            .into_iter()
+            .next()
+            .ok_or_else(|| KernelError::BadInput(format!("{} wrote no values", kernel.name)))?;
+        return Ok(ChunkData::Tensor(HostTensor::new(
+            root_shape.to_vec(),
+            values,
+        )?));
+    };
+    if outputs.len() != layout.parts.len() {
+        return Err(KernelError::BadInput(format!(
+            "{}: {} outputs for a partial of {} parts",
+            kernel.name,
+            outputs.len(),
+            layout.parts.len()
+        )));
+    }
+    let records = (0..splits)
+        .map(|r| record(layout, &outputs, r).map(Arc::new))
+        .collect::<Result<Vec<_>, _>>()?;
+    let spec = CombineSpec {
+        op: layout.op,
+        input_dtype: layout.input_dtype,
+        finalize: None,
+    };
+    crate::cpu::execute(&ChunkOp::Combine(spec), &records)
+}
+
+/// Partial record `r` of a reducing launch: slot `s` of part `k` is element
+/// `r * slots + s` of output `k`.
+fn record(layout: &ReduceLayout, outputs: &[Buffer], r: usize) -> Result<ChunkData, KernelError> {
+    let range = r * layout.slots..(r + 1) * layout.slots;
+    let parts = outputs
+        .iter()
+        .map(|b| {
+            let part = b.slice(range.clone()).ok_or_else(|| {
+                KernelError::BadInput(format!(
+                    "an output of {} elements has no record {r}",
+                    b.len()
+                ))
+            })?;
+            HostTensor::new(layout.out_shape.clone(), part)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ChunkData::Partial(Partial {
+        op: layout.op,
+        input_dtype: layout.input_dtype,
+        parts,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::codegen::fused_source;
+    use super::super::corpus;
+    use super::*;
+    use crate::dtype::DType;
+    use crate::expr::ReduceOp;
+
+    fn reducing(per_slot: usize, slots: usize) -> CudaKernel {
+        CudaKernel {
+            name: "k".into(),
+            source: String::new(),
+            params: vec![
+                ParamKind::Part {
+                    part: 0,
+                    dtype: DType::I64,
+                },
+                ParamKind::Splits,
+                ParamKind::Faults,
+            ],
+            block_dim: 256,
+            elements: per_slot * slots,
+            reduce: Some(ReduceLayout {
+                op: ReduceOp::Sum,
+                input_dtype: DType::I64,
+                out_shape: vec![slots],
+                slots,
+                per_slot,
+                parts: vec![DType::I64],
+            }),
+        }
+    }
+
+    #[test]
+    fn launches_fill_the_device_without_records_too_small_or_out_of_contract() {
+        // One slot of 1e8: 132 SMs × 8 blocks, one record per block.
+        let s = launch_shape(&reducing(100_000_000, 1), 132);
+        assert_eq!(
+            s,
+            LaunchShape {
+                grid: 1056,
+                splits: 1056
+            }
+        );
+        // Small reductions keep records of at least MIN_RECORD_ELEMENTS.
+        assert_eq!(launch_shape(&reducing(10_000, 1), 132).splits, 2);
+        assert_eq!(launch_shape(&reducing(100, 1), 132).splits, 1);
+        // Many slots need one record each; the grid stops at the fill.
+        let s = launch_shape(&reducing(50_000, 10_000), 132);
+        assert_eq!(
+            s,
+            LaunchShape {
+                grid: 1056,
+                splits: 1
+            }
+        );
+        // Elementwise: one thread per element up to the fill.
+        let mut e = reducing(1, 1);
+        e.reduce = None;
+        e.elements = 1000;
+        assert_eq!(launch_shape(&e, 132), LaunchShape { grid: 4, splits: 1 });
+        e.elements = 1 << 30;
+        assert_eq!(launch_shape(&e, 132).grid, 1056);
+        assert_eq!(launch_shape(&e, 0).grid, 8);
+    }
+
+    #[test]
+    fn records_merge_into_the_cpus_partial() {
+        let k = reducing(6, 2);
+        // Two records of two slots: slot sums 1+3 and 2+4.
+        let out = assemble(&k, &[], 2, vec![Buffer::I64(vec![1, 2, 3, 4])]).unwrap();
+        let ChunkData::Partial(p) = out else {
+            panic!("{out:?}")
+        };
+        assert_eq!(p.parts[0].data(), &Buffer::I64(vec![4, 6]));
+        assert_eq!(output_lengths(&k, 2), vec![4]);
+        assert!(matches!(
+            assemble(&k, &[], 2, vec![]),
+            Err(KernelError::BadInput(_))
+        ));
+    }
+
+    #[test]
+    fn inputs_are_checked_against_the_kernels_parameters() {
+        let case = corpus::cases()
+            .into_iter()
+            .find(|c| {
+                fused_source(&c.kernel).is_ok_and(|k| {
+                    k.params
+                        .iter()
+                        .any(|p| matches!(p, ParamKind::Input { .. }))
+                })
+            })
+            .unwrap();
+        let k = fused_source(&case.kernel).unwrap();
+        let inputs = corpus::inputs_for(&case.kernel);
+        assert!(!input_buffers(&k, &inputs).unwrap().is_empty());
+        assert!(matches!(
+            input_buffers(&k, &[]),
+            Err(KernelError::BadInput(m)) if m.contains("missing")
+        ));
+        let wrong: Vec<_> = inputs
+            .iter()
+            .map(|_| {
+                Arc::new(ChunkData::Tensor(HostTensor::scalar(
+                    crate::dtype::Scalar::F64(1.0),
+                )))
+            })
+            .collect();
+        assert!(matches!(
+            input_buffers(&k, &wrong),
+            Err(KernelError::BadInput(m)) if m.contains("the kernel reads")
+        ));
+    }
+}
