@@ -15,7 +15,7 @@ use crate::dtype::DType;
 use crate::expr::FusedKernel;
 use crate::tensor::Buffer;
 use crate::{ChunkData, ChunkOp, KernelError};
-use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchArgs, LaunchConfig,
     PushKernelArg,
@@ -255,8 +255,10 @@ fn launch(
     let splits = i64::try_from(shape.splits)
         .map_err(|_| KernelError::SizeOverflow(format!("{} records", shape.splits)))?;
     let ctx = stream.context();
-    let start = ctx.new_event(None).map_err(driver("event"))?;
-    let end = ctx.new_event(None).map_err(driver("event"))?;
+    // Timing events (cudarc's default flags disable timing).
+    let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
+    let start = ctx.new_event(timing).map_err(driver("event"))?;
+    let end = ctx.new_event(timing).map_err(driver("event"))?;
     {
         let mut args = stream.launch_builder(function);
         let (mut i, mut o) = (ins.iter(), outs.iter());

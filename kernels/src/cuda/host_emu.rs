@@ -11,15 +11,14 @@
 //! apply.
 
 use super::codegen::{fault_error, fused_source, CudaKernel, ParamKind, PRELUDE};
+use super::compare::{self, Judge};
 use super::corpus::{self, inputs_for};
-use crate::chunk::{ChunkData, Partial};
+use super::launch;
+use crate::chunk::ChunkData;
 use crate::dtype::DType;
-use crate::expr::{
-    AxisMap, BinaryOp, CombineSpec, FusedKernel, Instr, InstrKind, LeafSource, ReduceOp,
-    SourceChunk,
-};
+use crate::expr::FusedKernel;
 use crate::tensor::{Buffer, HostTensor};
-use crate::ChunkOp;
+use crate::KernelError;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -212,159 +211,22 @@ fn buffer(dtype: DType, bits: &[u64]) -> Buffer {
     }
 }
 
-/// `Ok` when `got` equals `want`: bit for bit when `bits` (NaN payloads aside), else by
-/// value (`-0.0 == 0.0`) within relative error `tol`.
-fn compare(got: &Buffer, want: &Buffer, bits: bool, tol: f64) -> Result<(), String> {
-    if got.dtype() != want.dtype() || got.len() != want.len() {
-        return Err(format!("{got:?} vs {want:?}"));
+/// The chunk (or the error) an emulated launch stands for, assembled as the GPU launcher
+/// assembles its outputs.
+fn device_result(e: &Emulated, out: &Output) -> Result<ChunkData, KernelError> {
+    if let Some(error) = fault_error(out.faults) {
+        return Err(error);
     }
-    let (g, w) = (got.to_f64_vec(), want.to_f64_vec());
-    let exact_bits = match (got, want) {
-        (Buffer::F64(a), Buffer::F64(b)) if bits => a
-            .iter()
-            .zip(b)
-            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())),
-        (Buffer::F32(a), Buffer::F32(b)) if bits => a
-            .iter()
-            .zip(b)
-            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())),
-        _ => true,
-    };
-    let close = g.iter().zip(&w).all(|(x, y)| {
-        x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= tol * x.abs().max(y.abs())
+    let dtypes = e.cuda.params.iter().filter_map(|p| match p {
+        ParamKind::Values { dtype, .. } | ParamKind::Part { dtype, .. } => Some(*dtype),
+        _ => None,
     });
-    if exact_bits && close {
-        Ok(())
-    } else {
-        Err(format!("\n  gpu {got:?}\n  cpu {want:?}"))
-    }
-}
-
-/// Checks one case's emulated output against the CPU.
-fn check(e: &Emulated, out: &Output) -> Result<(), String> {
-    let cpu = crate::cpu::execute(&ChunkOp::Fused(e.fused.clone()), &e.inputs);
-    let want = match (cpu, fault_error(out.faults)) {
-        (Err(c), Some(g)) if std::mem::discriminant(&c) == std::mem::discriminant(&g) => {
-            return Ok(())
-        }
-        (Err(c), g) => return Err(format!("CPU error {c:?}, emulated fault {g:?}")),
-        (Ok(_), Some(g)) => return Err(format!("emulated fault {g:?}; the CPU succeeds")),
-        (Ok(v), None) => v,
-    };
-    match (&e.cuda.reduce, want) {
-        (None, ChunkData::Tensor(t)) => {
-            let got = buffer(t.dtype(), out.parts.first().map_or(&[][..], |v| v));
-            compare(&got, t.data(), true, 0.0)
-        }
-        (Some(layout), ChunkData::Partial(p)) => {
-            let records: Vec<Arc<ChunkData>> = (0..e.splits)
-                .map(|r| {
-                    let parts = layout
-                        .parts
-                        .iter()
-                        .enumerate()
-                        .map(|(k, d)| {
-                            let bits = &out.parts[k][r * layout.slots..(r + 1) * layout.slots];
-                            HostTensor::new(layout.out_shape.clone(), buffer(*d, bits)).unwrap()
-                        })
-                        .collect();
-                    Arc::new(ChunkData::Partial(Partial {
-                        op: layout.op,
-                        input_dtype: layout.input_dtype,
-                        parts,
-                    }))
-                })
-                .collect();
-            let spec = CombineSpec {
-                op: layout.op,
-                input_dtype: layout.input_dtype,
-                finalize: None,
-            };
-            let merged = match crate::cpu::execute(&ChunkOp::Combine(spec), &records) {
-                Ok(ChunkData::Partial(m)) => m,
-                other => return Err(format!("combine of the records: {other:?}")),
-            };
-            // Float accumulations run in another order; everything else is exact.
-            let float_acc = matches!(
-                layout.op,
-                ReduceOp::Mean | ReduceOp::Var { .. } | ReduceOp::Std { .. }
-            ) || (matches!(layout.op, ReduceOp::Sum | ReduceOp::Prod)
-                && layout.input_dtype.is_float());
-            // Min / max may return either zero of a tie between -0.0 and 0.0.
-            let signed_zero_free = matches!(layout.op, ReduceOp::Min | ReduceOp::Max);
-            for (k, (g, w)) in merged.parts.iter().zip(&p.parts).enumerate() {
-                let tol = if float_acc && g.dtype() == DType::F64 {
-                    1e-9
-                } else {
-                    0.0
-                };
-                let bits = tol == 0.0 && !signed_zero_free;
-                compare(g.data(), w.data(), bits, tol).map_err(|m| format!("part {k}: {m}"))?;
-            }
-            Ok(())
-        }
-        (_, other) => Err(format!("unexpected CPU result {other:?}")),
-    }
-}
-
-/// Cases only the emulator runs: faults the CPU reports as errors.
-fn fault_cases() -> Vec<(String, FusedKernel)> {
-    let s = corpus::SHAPE.to_vec();
-    let leaf = |dtype| corpus::chunk_leaf(&s, dtype, 0);
-    let gap = Instr {
-        shape: s.clone(),
-        dtype: DType::F64,
-        kind: InstrKind::Leaf(LeafSource::Chunks {
-            chunks: vec![
-                SourceChunk {
-                    start: vec![0, 0],
-                    shape: vec![3, 2],
-                    input: 0,
-                },
-                SourceChunk {
-                    start: vec![0, 3],
-                    shape: vec![3, 2],
-                    input: 1,
-                },
-            ],
-            axes: (0..2)
-                .map(|d| AxisMap {
-                    offset: 0,
-                    local_axis: Some(d),
-                    step: 1,
-                })
-                .collect(),
-        }),
-    };
-    vec![
-        (
-            "fault/negative_power".into(),
-            FusedKernel {
-                instrs: vec![
-                    leaf(DType::I64),
-                    Instr {
-                        shape: s.clone(),
-                        dtype: DType::I64,
-                        kind: InstrKind::Binary {
-                            op: BinaryOp::Pow,
-                            a: 0,
-                            b: 0,
-                        },
-                    },
-                ],
-                root: 1,
-                reduce: None,
-            },
-        ),
-        (
-            "fault/gap_between_chunks".into(),
-            FusedKernel {
-                instrs: vec![gap],
-                root: 0,
-                reduce: None,
-            },
-        ),
-    ]
+    let buffers = dtypes
+        .enumerate()
+        .map(|(k, d)| buffer(d, out.parts.get(k).map_or(&[][..], |v| v)))
+        .collect();
+    let (root, _) = e.fused.root_instr()?;
+    launch::assemble(&e.cuda, &root.shape, e.splits, buffers)
 }
 
 /// Compiles and runs `cases` on the host; `None` when no C++ compiler is installed.
@@ -426,7 +288,7 @@ fn cuda_kernels_emulated_on_the_host_match_the_cpu() {
         .into_iter()
         .map(|c| (c.label, c.kernel))
         .collect();
-    all.extend(fault_cases());
+    all.extend(compare::fault_cases());
     let cases: Vec<Emulated> = all
         .into_iter()
         .enumerate()
@@ -449,7 +311,11 @@ fn cuda_kernels_emulated_on_the_host_match_the_cpu() {
     let failures: Vec<String> = cases
         .iter()
         .zip(&outputs)
-        .filter_map(|(e, o)| check(e, o).err().map(|m| format!("{}: {m}", e.label)))
+        .filter_map(|(e, o)| {
+            compare::check(&e.fused, &e.inputs, device_result(e, o), Judge::Host)
+                .err()
+                .map(|m| format!("{}: {m}", e.label))
+        })
         .collect();
     assert!(
         failures.is_empty(),

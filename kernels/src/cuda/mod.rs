@@ -8,15 +8,20 @@ pub mod codegen;
 mod gpu;
 pub mod launch;
 pub mod nvrtc;
+pub mod workloads;
 
 pub use gpu::Gpu;
 
+#[cfg(test)]
+mod compare;
 #[cfg(test)]
 mod corpus;
 #[cfg(test)]
 mod host_emu;
 #[cfg(test)]
 mod tests_codegen;
+#[cfg(test)]
+mod tests_gpu;
 
 /// What the CUDA probe found.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,228 @@
+//! Judging a device's result for a fused kernel against the CPU evaluator's (tests only):
+//! shared by the host emulation (`host_emu`, where every value must be identical) and the
+//! GPU suite (`tests_gpu`, where the libdevice functions listed in `codegen`'s docs may
+//! differ in their last ulps); and the fault cases both run.
+
+use super::corpus;
+use crate::chunk::ChunkData;
+use crate::dtype::DType;
+use crate::expr::{
+    AxisMap, BinaryOp, FusedKernel, Instr, InstrKind, LeafSource, ReduceOp, SourceChunk, UnaryOp,
+};
+use crate::tensor::Buffer;
+use crate::{ChunkOp, KernelError};
+use std::mem::discriminant;
+use std::sync::Arc;
+
+/// Where the result under judgement was computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Judge {
+    /// The host emulation: the same libm as the CPU, so every value is identical.
+    Host,
+    /// A GPU: functions backed by libdevice may differ within their documented ulps.
+    Device,
+}
+
+/// How a result agreed with the CPU's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Agreement {
+    /// Bit for bit (or the same error).
+    Exact,
+    /// Within the tolerance the kernel's ops allow (float accumulation order, libdevice).
+    Close,
+}
+
+/// True when `fused` uses a function whose GPU value may differ from the CPU's in the
+/// last ulps (see `codegen`'s docs): libdevice stand-ins for libm, `f32` `exp log sin cos`,
+/// `f64` `sin cos` (outside `|x| < 2^17`), float `pow`, `arctan2`, `hypot`.
+pub fn uses_libdevice(fused: &FusedKernel) -> bool {
+    fused.instrs.iter().any(|i| match &i.kind {
+        InstrKind::Unary { op, .. } => match op {
+            UnaryOp::Exp | UnaryOp::Log => i.dtype == DType::F32,
+            UnaryOp::Sin | UnaryOp::Cos => i.dtype.is_float(),
+            UnaryOp::Tan
+            | UnaryOp::Arcsin
+            | UnaryOp::Arccos
+            | UnaryOp::Arctan
+            | UnaryOp::Sinh
+            | UnaryOp::Cosh
+            | UnaryOp::Tanh
+            | UnaryOp::Log2
+            | UnaryOp::Log10
+            | UnaryOp::Log1p
+            | UnaryOp::Expm1
+            | UnaryOp::Exp2 => i.dtype.is_float(),
+            _ => false,
+        },
+        InstrKind::Binary { op, a, .. } => {
+            matches!(op, BinaryOp::Pow | BinaryOp::Arctan2 | BinaryOp::Hypot)
+                && fused.instrs.get(*a).is_some_and(|x| x.dtype.is_float())
+        }
+        _ => false,
+    })
+}
+
+/// `Ok` when `got` equals `want`: bit for bit when `bits` (NaN payloads aside), else by
+/// value (`-0.0 == 0.0`) within relative error `tol` of the larger magnitude or `floor`, whichever is larger.
+pub fn compare(
+    got: &Buffer,
+    want: &Buffer,
+    bits: bool,
+    tol: f64,
+    floor: f64,
+) -> Result<(), String> {
+    if got.dtype() != want.dtype() || got.len() != want.len() {
+        return Err(format!("{got:?} vs {want:?}"));
+    }
+    let (g, w) = (got.to_f64_vec(), want.to_f64_vec());
+    let exact_bits = match (got, want) {
+        (Buffer::F64(a), Buffer::F64(b)) if bits => a
+            .iter()
+            .zip(b)
+            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())),
+        (Buffer::F32(a), Buffer::F32(b)) if bits => a
+            .iter()
+            .zip(b)
+            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())),
+        _ => true,
+    };
+    let close = g.iter().zip(&w).all(|(x, y)| {
+        x == y
+            || (x.is_nan() && y.is_nan())
+            || (x - y).abs() <= tol * x.abs().max(y.abs()).max(floor)
+    });
+    if exact_bits && close {
+        Ok(())
+    } else {
+        Err(format!("\n  gpu {got:?}\n  cpu {want:?}"))
+    }
+}
+
+/// Judges `got`, a device's result for `fused` on `inputs`, against the CPU evaluator:
+/// the same error variant, or the same values (see [`Judge`] for the tolerances).
+pub fn check(
+    fused: &FusedKernel,
+    inputs: &[Arc<ChunkData>],
+    got: Result<ChunkData, KernelError>,
+    judge: Judge,
+) -> Result<Agreement, String> {
+    let cpu = crate::cpu::execute(&ChunkOp::Fused(fused.clone()), inputs);
+    let (want, got) = match (cpu, got) {
+        (Err(c), Err(g)) if discriminant(&c) == discriminant(&g) => return Ok(Agreement::Exact),
+        (Err(c), g) => return Err(format!("CPU error {c:?}, device {g:?}")),
+        (Ok(_), Err(g)) => return Err(format!("device error {g:?}; the CPU succeeds")),
+        (Ok(w), Ok(g)) => (w, g),
+    };
+    let libdevice = judge == Judge::Device && uses_libdevice(fused);
+    // (relative tolerance, magnitude floor) for values through libdevice functions.
+    let ulps = |d: DType| match d {
+        DType::F32 => (2e-6, 1e-30),
+        _ => (1e-13, 1e-300),
+    };
+    match (want, got) {
+        (ChunkData::Tensor(w), ChunkData::Tensor(g)) => {
+            if compare(g.data(), w.data(), true, 0.0, 0.0).is_ok() {
+                return Ok(Agreement::Exact);
+            }
+            let (tol, floor) = ulps(w.dtype());
+            if libdevice && w.dtype().is_float() && g.shape() == w.shape() {
+                compare(g.data(), w.data(), false, tol, floor).map(|()| Agreement::Close)
+            } else {
+                compare(g.data(), w.data(), true, 0.0, 0.0).map(|()| Agreement::Exact)
+            }
+        }
+        (ChunkData::Partial(w), ChunkData::Partial(g)) => {
+            if (w.op, w.input_dtype) != (g.op, g.input_dtype) || w.parts.len() != g.parts.len() {
+                return Err(format!("partials differ in kind: {g:?} vs {w:?}"));
+            }
+            // Float accumulations run in another order; everything else is exact.
+            let float_acc = matches!(
+                w.op,
+                ReduceOp::Mean | ReduceOp::Var { .. } | ReduceOp::Std { .. }
+            ) || (matches!(w.op, ReduceOp::Sum | ReduceOp::Prod)
+                && w.input_dtype.is_float());
+            // Min / max may return either zero of a tie between -0.0 and 0.0.
+            let signed_zero_free = matches!(w.op, ReduceOp::Min | ReduceOp::Max);
+            let mut agreement = Agreement::Exact;
+            for (k, (g, w)) in g.parts.iter().zip(&w.parts).enumerate() {
+                if compare(g.data(), w.data(), true, 0.0, 0.0).is_ok() {
+                    continue;
+                }
+                agreement = Agreement::Close;
+                let float = g.dtype().is_float();
+                let (tol, floor) = if libdevice && float {
+                    ulps(g.dtype())
+                } else if float_acc && g.dtype() == DType::F64 {
+                    (1e-9, 0.0)
+                } else {
+                    (0.0, 0.0)
+                };
+                let bits = tol == 0.0 && !signed_zero_free;
+                compare(g.data(), w.data(), bits, tol, floor)
+                    .map_err(|m| format!("part {k}: {m}"))?;
+            }
+            Ok(agreement)
+        }
+        (w, g) => Err(format!("device gave {g:?}, the CPU {w:?}")),
+    }
+}
+
+/// Cases whose kernels fault: faults the CPU reports as errors.
+pub fn fault_cases() -> Vec<(String, FusedKernel)> {
+    let s = corpus::SHAPE.to_vec();
+    let leaf = |dtype| corpus::chunk_leaf(&s, dtype, 0);
+    let gap = Instr {
+        shape: s.clone(),
+        dtype: DType::F64,
+        kind: InstrKind::Leaf(LeafSource::Chunks {
+            chunks: vec![
+                SourceChunk {
+                    start: vec![0, 0],
+                    shape: vec![3, 2],
+                    input: 0,
+                },
+                SourceChunk {
+                    start: vec![0, 3],
+                    shape: vec![3, 2],
+                    input: 1,
+                },
+            ],
+            axes: (0..2)
+                .map(|d| AxisMap {
+                    offset: 0,
+                    local_axis: Some(d),
+                    step: 1,
+                })
+                .collect(),
+        }),
+    };
+    vec![
+        (
+            "fault/negative_power".into(),
+            FusedKernel {
+                instrs: vec![
+                    leaf(DType::I64),
+                    Instr {
+                        shape: s.clone(),
+                        dtype: DType::I64,
+                        kind: InstrKind::Binary {
+                            op: BinaryOp::Pow,
+                            a: 0,
+                            b: 0,
+                        },
+                    },
+                ],
+                root: 1,
+                reduce: None,
+            },
+        ),
+        (
+            "fault/gap_between_chunks".into(),
+            FusedKernel {
+                instrs: vec![gap],
+                root: 0,
+                reduce: None,
+            },
+        ),
+    ]
+}

@@ -1,0 +1,231 @@
+//! The GPU suite: generated kernels run on a real device by [`Gpu`] and judged against the
+//! CPU evaluator (`compare::check`): the whole corpus, the fault cases, reductions large
+//! enough to spread over every multiprocessor, the benchmark kernels, concurrent callers
+//! and bad input. Each test runs where device 0 opens; where none does it checks that the
+//! error says why, unless `TESSERA_REQUIRE_GPU=1`, which makes a missing device a failure
+//! (the device machine's script sets it, so a broken driver setup cannot pass as a skip).
+
+use super::codegen::fused_source;
+use super::compare::{self, Agreement, Judge};
+use super::corpus::{self, inputs_for};
+use super::workloads::{self, reduce_all, uniform};
+use super::Gpu;
+use crate::dtype::DType;
+use crate::expr::{ChunkReduce, Distribution, FusedKernel, InstrKind, LeafSource, ReduceOp};
+use crate::{ChunkData, ChunkOp, KernelError};
+use std::sync::Arc;
+
+/// Device 0, or `None` (after checking the error) where this machine has none.
+fn device() -> Option<Gpu> {
+    match Gpu::open(0) {
+        Ok(gpu) => Some(gpu),
+        Err(e) => {
+            let required = std::env::var("TESSERA_REQUIRE_GPU").is_ok_and(|v| v == "1");
+            assert!(!required, "TESSERA_REQUIRE_GPU=1, but no GPU opened: {e}");
+            assert!(matches!(e, KernelError::DeviceUnavailable(_)), "{e:?}");
+            None
+        }
+    }
+}
+
+/// Runs every `(label, kernel)` on `gpu` and judges it; panics listing the disagreements.
+#[allow(clippy::print_stderr)]
+fn judge_all(gpu: &Gpu, what: &str, cases: Vec<(String, FusedKernel)>) {
+    // Compile on every core first (NVRTC takes tens of milliseconds a kernel); a kernel
+    // that does not compile fails below, in its own case.
+    let sources: Vec<_> = cases
+        .iter()
+        .filter_map(|(_, k)| fused_source(k).ok())
+        .collect();
+    let per_thread = sources
+        .len()
+        .div_ceil(std::thread::available_parallelism().map_or(4, |n| n.get()))
+        .max(1);
+    std::thread::scope(|s| {
+        for part in sources.chunks(per_thread) {
+            s.spawn(|| part.iter().for_each(|k| drop(gpu.function(k))));
+        }
+    });
+    let (mut exact, mut close, mut failures) = (0, Vec::new(), Vec::new());
+    for (label, kernel) in &cases {
+        let inputs = inputs_for(kernel);
+        let got = gpu.execute(&ChunkOp::Fused(kernel.clone()), &inputs);
+        match compare::check(kernel, &inputs, got, Judge::Device) {
+            Ok(Agreement::Exact) => exact += 1,
+            Ok(Agreement::Close) => close.push(label.clone()),
+            Err(m) => failures.push(format!("{label}: {m}")),
+        }
+    }
+    eprintln!(
+        "{what} on {}: {exact} bit-identical, {} within tolerance, {} differ; {} kernels compiled",
+        gpu.describe(),
+        close.len(),
+        failures.len(),
+        gpu.cached_kernels()
+    );
+    if !close.is_empty() {
+        eprintln!("within tolerance: {}", close.join(", "));
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} kernels differ from the CPU on the GPU:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn gpu_runs_the_corpus_like_the_cpu() {
+    let Some(gpu) = device() else { return };
+    let mut cases: Vec<_> = corpus::cases()
+        .into_iter()
+        .map(|c| (c.label, c.kernel))
+        .collect();
+    cases.extend(compare::fault_cases());
+    judge_all(&gpu, "corpus", cases);
+}
+
+/// A random `(rows, cols)` leaf of `dist` as `dtype`, reduced by `op` over `axes`.
+fn random_reduce(
+    rows: usize,
+    cols: usize,
+    dist: Distribution,
+    op: ReduceOp,
+    axes: Vec<usize>,
+) -> FusedKernel {
+    let shape = [rows, cols];
+    let mut leaf = uniform(&shape, 0.0, 1.0, 7);
+    let InstrKind::Leaf(LeafSource::Random { dist: d, .. }) = &mut leaf.kind else {
+        unreachable!("uniform() is a random leaf")
+    };
+    *d = dist;
+    if matches!(dist, Distribution::RandInt { .. }) {
+        leaf.dtype = DType::I64;
+    }
+    FusedKernel {
+        root: 0,
+        instrs: vec![leaf],
+        reduce: Some(ChunkReduce {
+            axes,
+            ..reduce_all(&shape, op)
+        }),
+    }
+}
+
+#[test]
+fn gpu_reductions_over_many_blocks_match_the_cpu() {
+    let Some(gpu) = device() else { return };
+    let normal = Distribution::Normal {
+        mean: 1.5,
+        std: 2.0,
+    };
+    let ints = Distribution::RandInt {
+        low: -1000,
+        high: 1000,
+    };
+    let ops = [
+        ReduceOp::Sum,
+        ReduceOp::Mean,
+        ReduceOp::Var { ddof: 1 },
+        ReduceOp::Min,
+        ReduceOp::Max,
+        ReduceOp::ArgMin,
+        ReduceOp::ArgMax,
+        ReduceOp::CountNonzero,
+    ];
+    let mut cases = Vec::new();
+    // One slot of 3e6 (many records), 1e3 slots of 3e3 (one record each), and the
+    // leading axis of a tall matrix (strided slots).
+    for (rows, cols, axes) in [
+        (3_000, 1_000, vec![0, 1]),
+        (1_000, 3_001, vec![1]),
+        (20_011, 7, vec![0]),
+    ] {
+        for op in ops {
+            for (name, dist) in [("normal", normal), ("int", ints)] {
+                let label = format!(
+                    "{rows}x{cols} {name} {} over {axes:?}",
+                    corpus::op_label(op)
+                );
+                cases.push((label, random_reduce(rows, cols, dist, op, axes.clone())));
+            }
+        }
+    }
+    judge_all(&gpu, "large reductions", cases);
+}
+
+#[test]
+fn gpu_benchmark_kernels_match_the_cpu() {
+    let Some(gpu) = device() else { return };
+    judge_all(
+        &gpu,
+        "benchmark kernels",
+        vec![
+            ("pi 1e7".into(), workloads::pi(10_000_000, 42)),
+            ("pi 999_983".into(), workloads::pi(999_983, 3)),
+            ("sincos 2000".into(), workloads::sincos(2_000, 42)),
+        ],
+    );
+}
+
+#[test]
+fn gpu_serves_concurrent_callers_and_compiles_each_kernel_once() {
+    let Some(gpu) = device() else { return };
+    let gpu = Arc::new(gpu);
+    let kernel = ChunkOp::Fused(workloads::pi(1_000_000, 5));
+    let want = crate::cpu::execute(&kernel, &[]).unwrap();
+    let before = gpu.cached_kernels();
+    let threads: Vec<_> = (0..6)
+        .map(|_| {
+            let (gpu, kernel) = (Arc::clone(&gpu), kernel.clone());
+            std::thread::spawn(move || {
+                (0..5)
+                    .map(|_| gpu.execute(&kernel, &[]))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for t in threads {
+        for got in t.join().unwrap() {
+            assert_eq!(got.as_ref(), Ok(&want));
+        }
+    }
+    assert_eq!(gpu.cached_kernels(), before + 1);
+}
+
+#[test]
+fn gpu_refuses_what_it_cannot_run_with_typed_errors() {
+    let Some(gpu) = device() else {
+        return;
+    };
+    let missing = Gpu::open(4096).unwrap_err();
+    assert!(
+        matches!(&missing, KernelError::DeviceUnavailable(m) if m.contains("4096")),
+        "{missing:?}"
+    );
+    // An input of another dtype than the kernel was generated for.
+    let case = corpus::cases()
+        .into_iter()
+        .find(|c| !inputs_for(&c.kernel).is_empty())
+        .unwrap();
+    let wrong: Vec<_> = inputs_for(&case.kernel)
+        .iter()
+        .map(|_| {
+            Arc::new(ChunkData::Tensor(crate::HostTensor::scalar(
+                crate::Scalar::Bool(true),
+            )))
+        })
+        .collect();
+    let got = gpu.execute(&ChunkOp::Fused(case.kernel), &wrong);
+    assert!(matches!(got, Err(KernelError::BadInput(_))), "{got:?}");
+    // Ops without a CUDA kernel are refused, not run somewhere else.
+    let literal = ChunkOp::Literal(Arc::new(ChunkData::Tensor(crate::HostTensor::scalar(
+        crate::Scalar::I64(1),
+    ))));
+    assert!(!Gpu::runs(&literal));
+    assert!(matches!(
+        gpu.execute(&literal, &[]),
+        Err(KernelError::DeviceUnavailable(_))
+    ));
+}

@@ -1,0 +1,58 @@
+"""CuPy beside Tessera on the GPU: the peers' pi and sincos workloads written as a CuPy user
+writes them (NumPy code with `cupy` for `numpy`), timed like shared/peers (one JSON line per
+run, the compute only, the device synchronised before the clock stops).
+
+    python3 scripts/gpu_peers.py pi 1e10 5
+    python3 scripts/gpu_peers.py sincos 10000 5
+
+pi draws its points in batches of 5e8 (a (1e10, 2) float64 sample is 160 GB); the first run
+includes CuPy's kernel compilation, so read the later ones.
+"""
+import json
+import resource
+import sys
+import time
+
+import cupy as cp
+
+SEED = 42
+BATCH = 500_000_000
+
+
+def pi(n):
+    rng = cp.random.default_rng(SEED)
+    inside = 0
+    left = n
+    while left:
+        b = min(BATCH, left)
+        x = rng.random((b, 2)) * 2.0 - 1.0
+        inside += int(((x * x).sum(axis=1) ** 0.5 < 1.0).sum())
+        left -= b
+    return float(f"{4.0 * inside / n:.7g}")
+
+
+def sincos(n):
+    x = cp.random.default_rng(SEED).random((n, n))
+    return bool((cp.sin(x) ** 2 + cp.cos(x) ** 2 == 1).all())
+
+
+def main():
+    workload, size, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    n = int(float(size))
+    run = {"pi": pi, "sincos": sincos}[workload]
+    label = size if workload == "pi" else f"{n}x{n}"
+    device = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    for i in range(runs):
+        cp.cuda.Device().synchronize()
+        t = time.perf_counter()
+        digest = run(n)
+        cp.cuda.Device().synchronize()
+        seconds = time.perf_counter() - t
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps({"workload": workload, "engine": f"cupy-{cp.__version__}", "size": label,
+                          "seconds": round(seconds, 6), "peak_rss_mb": round(rss, 1),
+                          "result_digest": digest, "run": i, "device": device}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
