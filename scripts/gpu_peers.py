@@ -4,6 +4,7 @@ run, the compute only, the device synchronised before the clock stops).
 
     python3 scripts/gpu_peers.py pi 1e10 5
     python3 scripts/gpu_peers.py sincos 10000 5
+    python3 scripts/gpu_peers.py matmul 8192 5      # float64 A @ B, generated on the device
 
 pi draws its points in batches of 5e8 (a (1e10, 2) float64 sample is 160 GB); the first run
 includes CuPy's kernel compilation, so read the later ones.
@@ -36,10 +37,16 @@ def sincos(n):
     return bool((cp.sin(x) ** 2 + cp.cos(x) ** 2 == 1).all())
 
 
+def matmul(n):
+    rng = cp.random.default_rng(SEED)
+    c = rng.random((n, n)) @ rng.random((n, n))
+    return float(f"{float(c[0, 0]):.7g}")
+
+
 def main():
     workload, size, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
     n = int(float(size))
-    run = {"pi": pi, "sincos": sincos}[workload]
+    run = {"pi": pi, "sincos": sincos, "matmul": matmul}[workload]
     label = size if workload == "pi" else f"{n}x{n}"
     device = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     for i in range(runs):

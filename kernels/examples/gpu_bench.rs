@@ -7,8 +7,10 @@
 //! ```text
 //! cargo run --release -p tessera-kernels --example gpu_bench -- pi 1e10 5
 //! cargo run --release -p tessera-kernels --example gpu_bench -- sincos 10000 5
+//! cargo run --release -p tessera-kernels --example gpu_bench -- matmul 8192 5
 //! ```
-//! Arguments: workload (`pi` or `sincos`), size (points, or the side of the square), runs.
+//! Arguments: workload (`pi`, `sincos` or `matmul`: f64 `A @ B` of two generated `n × n`
+//! matrices, copied back), size (points, or the side of the square), runs.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line program
 
@@ -54,7 +56,8 @@ fn digest(workload: &str, points: usize, data: &ChunkData) -> Result<String, Str
         .as_f64();
     Ok(match workload {
         "pi" => format!("{:.7}", 4.0 * value / points as f64),
-        _ => (value != 0.0).to_string(),
+        "sincos" => (value != 0.0).to_string(),
+        _ => format!("{value:.7}"),
     })
 }
 
@@ -65,14 +68,14 @@ fn run() -> Result<(), String> {
     };
     let n = size_arg(size)?;
     let runs: usize = runs.parse().map_err(|_| format!("runs {runs:?}"))?;
-    let kernel = match workload.as_str() {
-        "pi" => workloads::pi(n, 42),
-        "sincos" => workloads::sincos(n, 42),
-        other => return Err(format!("unknown workload {other:?} (pi or sincos)")),
+    let op = match workload.as_str() {
+        "pi" => ChunkOp::Fused(workloads::pi(n, 42)),
+        "sincos" => ChunkOp::Fused(workloads::sincos(n, 42)),
+        "matmul" => ChunkOp::Linalg(workloads::matmul(n, 42)),
+        other => return Err(format!("unknown workload {other:?} (pi, sincos or matmul)")),
     };
     let points = if workload == "pi" { n } else { n * n };
     let gpu = Gpu::open(0).map_err(|e| e.to_string())?;
-    let op = ChunkOp::Fused(kernel);
     let inputs: Vec<Arc<ChunkData>> = Vec::new();
     // Warm-up: compilation, module load, the allocator's first pool.
     gpu.execute(&op, &inputs).map_err(|e| e.to_string())?;

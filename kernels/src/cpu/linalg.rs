@@ -131,13 +131,24 @@ fn input_matrix<'a>(
     r: &InputRef,
     what: &str,
 ) -> Result<Matrix<'a>, KernelError> {
+    let (data, rows, cols) = input_rows(inputs, r, what)?;
+    Ok(Matrix {
+        data: Cow::Borrowed(data),
+        rows,
+        cols,
+    })
+}
+
+/// Input `r` as a row-major `f64` matrix: its values, rows and columns (for other
+/// devices' products, which check their operands as the CPU does).
+pub(crate) fn input_rows<'a>(
+    inputs: &'a [Arc<ChunkData>],
+    r: &InputRef,
+    what: &str,
+) -> Result<(&'a [f64], usize, usize), KernelError> {
     let (data, shape) = input_f64(inputs, r, what)?;
     match shape[..] {
-        [rows, cols] => Ok(Matrix {
-            data: Cow::Borrowed(data),
-            rows,
-            cols,
-        }),
+        [rows, cols] => Ok((data, rows, cols)),
         _ => Err(KernelError::ShapeMismatch(format!(
             "{what}: expected a 2-D matrix, got shape {shape:?}"
         ))),

@@ -4,7 +4,7 @@ mod array;
 mod combine;
 mod elementwise;
 mod fused;
-mod linalg;
+pub(crate) mod linalg;
 pub mod philox;
 mod reduce;
 mod reshape;

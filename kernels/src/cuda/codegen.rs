@@ -427,7 +427,16 @@ impl<'a> Gen<'a> {
                 shape: shape.clone(),
             });
         }
-        let mut body = Vec::new();
+        // Each random leaf's per-thread cache of its last Philox block.
+        let mut body: Vec<String> = self
+            .live
+            .iter()
+            .filter_map(|&i| {
+                self.leaves[i]
+                    .as_ref()
+                    .and_then(|l| leaves::cache_decl(l, i))
+            })
+            .collect();
         let mut helpers = String::new();
         let reduce = match &k.reduce {
             None => {

@@ -337,24 +337,38 @@ static __device__ __forceinline__ void ts_philox_lanes(ts_u64 seed, ts_u64 strea
     *lane1 = ((ts_u64)x3 << 32) | (ts_u64)x2;
 }
 
+// A thread's last Philox block of one random leaf (j = ~0: none yet; element indices are
+// below 2^64, so j = i >> 1 never is).
+struct ts_block_cache {
+    ts_u64 j, a, b;
+};
+
+// Element i's block, computed unless it is the cached one.
+static __device__ __forceinline__ void ts_lanes(ts_u64 seed, ts_u64 stream, ts_u64 i, ts_block_cache* c) {
+    if ((i >> 1) != c->j) {
+        ts_philox_lanes(seed, stream, i, &c->a, &c->b);
+        c->j = i >> 1;
+    }
+}
+
 // The 53-bit uniform in [0, 1) of 64 random bits (exact).
 static __device__ __forceinline__ double ts_unit(ts_u64 bits) {
     return ts_mul(__ull2double_rn(bits >> 11), 1.1102230246251565404236316680908203125e-16);
 }
 
 // Uniform(low, low + range): `low + range * u`.
-static __device__ double ts_uniform(ts_u64 seed, ts_u64 stream, ts_u64 i, double low, double range) {
-    ts_u64 a, b;
-    ts_philox_lanes(seed, stream, i, &a, &b);
-    return ts_add(low, ts_mul(range, ts_unit((i & 1ULL) ? b : a)));
+static __device__ __forceinline__ double ts_uniform(ts_u64 seed, ts_u64 stream, ts_u64 i, double low,
+                                                    double range, ts_block_cache* c) {
+    ts_lanes(seed, stream, i, c);
+    return ts_add(low, ts_mul(range, ts_unit((i & 1ULL) ? c->b : c->a)));
 }
 
 // Normal(mean, std) by Box-Muller over the block's two uniforms.
-static __device__ double ts_normal(ts_u64 seed, ts_u64 stream, ts_u64 i, double mean, double std_dev) {
-    ts_u64 a, b;
-    ts_philox_lanes(seed, stream, i, &a, &b);
-    double u1 = ts_sub(1.0, ts_unit(a));
-    double u2 = ts_unit(b);
+static __device__ double ts_normal(ts_u64 seed, ts_u64 stream, ts_u64 i, double mean, double std_dev,
+                                   ts_block_cache* block) {
+    ts_lanes(seed, stream, i, block);
+    double u1 = ts_sub(1.0, ts_unit(block->a));
+    double u2 = ts_unit(block->b);
     double r = ts_sqrt(ts_mul(-2.0, ts_ln_scaled(u1, 0.0)));
     double s, c;
     ts_sincos_core(ts_mul(TS_TAU, u2), &s, &c);
@@ -363,10 +377,10 @@ static __device__ double ts_normal(ts_u64 seed, ts_u64 stream, ts_u64 i, double 
 }
 
 // RandInt: `low + ((bits * range) >> 64)` (wrapping), range = (high - low) as u64.
-static __device__ ts_i64 ts_randint(ts_u64 seed, ts_u64 stream, ts_u64 i, ts_i64 low, ts_u64 range) {
-    ts_u64 a, b;
-    ts_philox_lanes(seed, stream, i, &a, &b);
-    return (ts_i64)((ts_u64)low + __umul64hi((i & 1ULL) ? b : a, range));
+static __device__ __forceinline__ ts_i64 ts_randint(ts_u64 seed, ts_u64 stream, ts_u64 i, ts_i64 low,
+                                                    ts_u64 range, ts_block_cache* c) {
+    ts_lanes(seed, stream, i, c);
+    return (ts_i64)((ts_u64)low + __umul64hi((i & 1ULL) ? c->b : c->a, range));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -12,7 +12,10 @@ use super::workloads::{self, reduce_all, uniform};
 use super::Gpu;
 use crate::dtype::DType;
 use crate::expr::{ChunkReduce, Distribution, FusedKernel, InstrKind, LeafSource, ReduceOp};
+use crate::linalg::{InputRef, LinalgOp, MatOperand};
+use crate::tensor::{Buffer, HostTensor};
 use crate::{ChunkData, ChunkOp, KernelError};
+use std::mem::discriminant;
 use std::sync::Arc;
 
 /// Device 0, or `None` (after checking the error) where this machine has none.
@@ -212,15 +215,18 @@ fn gpu_refuses_what_it_cannot_run_with_typed_errors() {
     let wrong: Vec<_> = inputs_for(&case.kernel)
         .iter()
         .map(|_| {
-            Arc::new(ChunkData::Tensor(crate::HostTensor::scalar(
-                crate::Scalar::Bool(true),
-            )))
+            Arc::new(ChunkData::Tensor(HostTensor::scalar(crate::Scalar::Bool(
+                true,
+            ))))
         })
         .collect();
     let got = gpu.execute(&ChunkOp::Fused(case.kernel), &wrong);
     assert!(matches!(got, Err(KernelError::BadInput(_))), "{got:?}");
     // Ops without a CUDA kernel are refused, not run somewhere else.
-    let literal = ChunkOp::Literal(Arc::new(ChunkData::Tensor(crate::HostTensor::scalar(
+    assert!(Gpu::runs(&ChunkOp::Linalg(LinalgOp::MatMul {
+        pairs: vec![]
+    })));
+    let literal = ChunkOp::Literal(Arc::new(ChunkData::Tensor(HostTensor::scalar(
         crate::Scalar::I64(1),
     ))));
     assert!(!Gpu::runs(&literal));
@@ -228,4 +234,95 @@ fn gpu_refuses_what_it_cannot_run_with_typed_errors() {
         gpu.execute(&literal, &[]),
         Err(KernelError::DeviceUnavailable(_))
     ));
+}
+
+/// A deterministic `rows × cols` `f64` tensor (a splitmix sequence in `[-1, 1)`).
+fn matrix(rows: usize, cols: usize, seed: u64) -> HostTensor {
+    let mut s = seed;
+    let values = (0..rows * cols)
+        .map(|_| {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let z = (s ^ (s >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        })
+        .collect();
+    HostTensor::new(vec![rows, cols], Buffer::F64(values)).unwrap()
+}
+
+/// `‖got − want‖ / ‖want‖` (Frobenius), or `None` when the shapes differ.
+fn relative_error(got: &ChunkData, want: &ChunkData) -> Option<f64> {
+    let (ChunkData::Tensor(g), ChunkData::Tensor(w)) = (got, want) else {
+        return None;
+    };
+    (g.shape() == w.shape()).then(|| {
+        let (g, w) = (g.to_f64_vec(), w.to_f64_vec());
+        let diff: f64 = g.iter().zip(&w).map(|(a, b)| (a - b) * (a - b)).sum();
+        let norm: f64 = w.iter().map(|b| b * b).sum();
+        (diff / norm.max(f64::MIN_POSITIVE)).sqrt()
+    })
+}
+
+#[test]
+fn gpu_products_match_the_cpu() {
+    let Some(gpu) = device() else { return };
+    let input = |i| MatOperand::Input(InputRef::whole(i));
+    let generated = |rows, cols, seed| {
+        let shape = [rows, cols];
+        MatOperand::Fused(Box::new(FusedKernel {
+            root: 0,
+            instrs: vec![uniform(&shape, -1.0, 1.0, seed)],
+            reduce: None,
+        }))
+    };
+    let inputs: Vec<Arc<ChunkData>> = vec![
+        Arc::new(ChunkData::Tensor(matrix(300, 200, 1))),
+        Arc::new(ChunkData::Tensor(matrix(200, 100, 2))),
+        Arc::new(ChunkData::Tensor(matrix(300, 50, 3))),
+        Arc::new(ChunkData::Parts(vec![matrix(2, 2, 4), matrix(80, 100, 5)])),
+        Arc::new(ChunkData::Tensor(matrix(300, 0, 6))),
+        Arc::new(ChunkData::Tensor(matrix(0, 100, 7))),
+    ];
+    let rows_of_part = MatOperand::Input(InputRef {
+        input: 3,
+        part: Some(1),
+        rows: Some((30, 50)),
+    });
+    let cases: Vec<(&str, Vec<(MatOperand, MatOperand)>)> = vec![
+        ("one pair", vec![(input(0), input(1))]),
+        (
+            "two pairs, a part's row range",
+            vec![(input(0), input(1)), (input(2), rows_of_part)],
+        ),
+        ("generated left", vec![(generated(300, 200, 9), input(1))]),
+        ("generated right", vec![(input(0), generated(200, 100, 10))]),
+        (
+            "both generated",
+            vec![(generated(64, 4096, 11), generated(4096, 64, 12))],
+        ),
+        ("inner size 0", vec![(input(4), input(5))]),
+        ("inner sizes differ", vec![(input(1), input(1))]),
+        (
+            "products differ",
+            vec![(input(0), input(1)), (input(1), input(1))],
+        ),
+        ("no pairs", vec![]),
+    ];
+    for (label, pairs) in cases {
+        let op = ChunkOp::Linalg(LinalgOp::MatMul { pairs });
+        let want = crate::cpu::execute(&op, &inputs);
+        let got = gpu.execute(&op, &inputs);
+        match (&want, &got) {
+            (Ok(w), Ok(g)) => {
+                let err = relative_error(g, w);
+                assert!(
+                    err.is_some_and(|e| e <= 1e-13),
+                    "{label}: relative error {err:?}"
+                );
+            }
+            (Err(w), Err(g)) => {
+                assert_eq!(discriminant(w), discriminant(g), "{label}: {g:?} vs {w:?}")
+            }
+            _ => panic!("{label}: GPU {got:?}, CPU {want:?}"),
+        }
+    }
 }

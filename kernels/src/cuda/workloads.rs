@@ -8,6 +8,7 @@ use crate::expr::{
     BinaryOp, ChunkReduce, Distribution, FlatMap, FusedKernel, Instr, InstrKind, LeafSource,
     ReduceOp, UnaryOp,
 };
+use crate::linalg::{LinalgOp, MatOperand};
 use crate::tensor::c_strides;
 
 fn instr(shape: &[usize], dtype: DType, kind: InstrKind) -> Instr {
@@ -132,6 +133,21 @@ pub fn sincos(n: usize, seed: u64) -> FusedKernel {
     }
 }
 
+/// `A @ B` of two `n × n` uniform `[0, 1)` matrices generated where the product runs
+/// (seeds `seed` and `seed + 1`).
+pub fn matmul(n: usize, seed: u64) -> LinalgOp {
+    let operand = |seed| {
+        MatOperand::Fused(Box::new(FusedKernel {
+            root: 0,
+            instrs: vec![uniform(&[n, n], 0.0, 1.0, seed)],
+            reduce: None,
+        }))
+    };
+    LinalgOp::MatMul {
+        pairs: vec![(operand(seed), operand(seed.wrapping_add(1)))],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,6 +170,15 @@ mod tests {
         match cpu::execute(&ChunkOp::Fused(sincos(300, 42)), &[]) {
             Ok(ChunkData::Partial(p)) => {
                 assert_eq!(p.parts[0].data(), &crate::Buffer::Bool(vec![false]))
+            }
+            other => panic!("{other:?}"),
+        }
+        // matmul: every entry of a product of uniform [0, 1) matrices is about n / 4.
+        match cpu::execute(&ChunkOp::Linalg(matmul(64, 42)), &[]) {
+            Ok(ChunkData::Tensor(t)) => {
+                assert_eq!(t.shape(), &[64, 64]);
+                let mean = t.to_f64_vec().iter().sum::<f64>() / 4096.0;
+                assert!((mean - 16.0).abs() < 1.0, "{mean}");
             }
             other => panic!("{other:?}"),
         }

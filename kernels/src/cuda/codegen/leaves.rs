@@ -231,6 +231,14 @@ fn many_chunks(
     })
 }
 
+/// The declaration of random leaf `i`'s Philox block cache (`None` for other leaves): a
+/// thread that reads both elements of one block (the two coordinates of a point in a
+/// trailing run, say) computes the block once.
+pub(crate) fn cache_decl(leaf: &Leaf, i: usize) -> Option<String> {
+    matches!(leaf.plan, Plan::Random { .. })
+        .then(|| format!("ts_block_cache pc{i} = {{~0ULL, 0ULL, 0ULL}};"))
+}
+
 /// Lines declaring `v{i}`, leaf `i`'s value at local flat index `ix` (over `shape`).
 pub(crate) fn emit(leaf: &Leaf, i: usize, shape: &[usize], dtype: DType, ix: &str) -> Vec<String> {
     let t = ctype(dtype);
@@ -241,13 +249,13 @@ pub(crate) fn emit(leaf: &Leaf, i: usize, shape: &[usize], dtype: DType, ix: &st
             let f = format!("(ts_u64)(base{i} + {})", flat(map));
             let call = match dist {
                 Distribution::Uniform { .. } => {
-                    format!("ts_uniform(seed{i}, stream{i}, {f}, lo{i}, range{i})")
+                    format!("ts_uniform(seed{i}, stream{i}, {f}, lo{i}, range{i}, &pc{i})")
                 }
                 Distribution::Normal { .. } => {
-                    format!("ts_normal(seed{i}, stream{i}, {f}, mean{i}, sd{i})")
+                    format!("ts_normal(seed{i}, stream{i}, {f}, mean{i}, sd{i}, &pc{i})")
                 }
                 Distribution::RandInt { .. } => {
-                    format!("ts_randint(seed{i}, stream{i}, {f}, lo{i}, range{i})")
+                    format!("ts_randint(seed{i}, stream{i}, {f}, lo{i}, range{i}, &pc{i})")
                 }
             };
             vec![format!("const {t} v{i} = {call};")]

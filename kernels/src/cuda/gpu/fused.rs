@@ -1,0 +1,139 @@
+//! Launching a generated fused kernel: inputs copied in, outputs allocated, parameters
+//! pushed in the kernel's order, the `faults` word checked after the launch; the outputs
+//! stay on the device ([`Launched`]) until the caller copies them back or uses them there.
+
+use super::devbuf::DevBuf;
+use super::{driver, elapsed, timing_events, Gpu, Lease};
+use crate::cuda::codegen::{fault_error, fused_source, CudaKernel, ParamKind};
+use crate::cuda::launch::{assemble, input_buffers, launch_shape, output_lengths};
+use crate::expr::FusedKernel;
+use crate::{ChunkData, KernelError};
+use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A finished launch whose outputs are still on the device.
+pub(super) struct Launched {
+    /// The kernel that ran.
+    pub cuda: CudaKernel,
+    /// Its outputs in parameter order (see `launch::output_lengths`).
+    pub outputs: Vec<DevBuf>,
+    /// Partial records per slot.
+    pub splits: usize,
+    /// The kernel's device time.
+    pub took: Duration,
+}
+
+impl Gpu {
+    /// Runs `kernel` and copies its outputs back into the CPU evaluator's chunk.
+    pub(super) fn run_fused(
+        &self,
+        lease: &mut Lease,
+        kernel: &FusedKernel,
+        inputs: &[Arc<ChunkData>],
+    ) -> Result<(ChunkData, Duration), KernelError> {
+        let launched = self.launch_fused(&lease.stream, kernel, inputs)?;
+        let host = launched
+            .outputs
+            .iter()
+            .map(|d| d.download(&lease.stream))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(driver("copy from the device"))?;
+        let (root, _) = kernel.root_instr()?;
+        let data = assemble(&launched.cuda, &root.shape, launched.splits, host)?;
+        Ok((data, launched.took))
+    }
+
+    /// Generates, compiles (once per source) and launches `kernel` on `stream`, waits for
+    /// it and checks its faults.
+    pub(super) fn launch_fused(
+        &self,
+        stream: &Arc<CudaStream>,
+        kernel: &FusedKernel,
+        inputs: &[Arc<ChunkData>],
+    ) -> Result<Launched, KernelError> {
+        let cuda = fused_source(kernel)?;
+        let host_inputs = input_buffers(&cuda, inputs)?;
+        let function = self.function(&cuda)?;
+        let shape = launch_shape(&cuda, self.sms);
+        let ins = host_inputs
+            .iter()
+            .map(|b| DevBuf::upload(stream, b))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(driver("copy to the device"))?;
+        let out_dtypes = cuda.params.iter().filter_map(|p| match p {
+            ParamKind::Values { dtype, .. } | ParamKind::Part { dtype, .. } => Some(*dtype),
+            _ => None,
+        });
+        let outputs = out_dtypes
+            .zip(output_lengths(&cuda, shape.splits))
+            .map(|(d, n)| DevBuf::alloc(stream, d, n))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(driver("allocation"))?;
+        let faults = stream.alloc_zeros::<i32>(1).map_err(driver("allocation"))?;
+        let splits = i64::try_from(shape.splits)
+            .map_err(|_| KernelError::SizeOverflow(format!("{} records", shape.splits)))?;
+        let (start, end) = timing_events(stream)?;
+        {
+            let mut args = stream.launch_builder(&function);
+            let (mut i, mut o) = (ins.iter(), outputs.iter());
+            for p in &cuda.params {
+                let buf = match p {
+                    ParamKind::Input { .. } => i.next(),
+                    ParamKind::Values { .. } | ParamKind::Part { .. } => o.next(),
+                    ParamKind::Splits => {
+                        args.arg(&splits);
+                        continue;
+                    }
+                    ParamKind::I64(v) => {
+                        args.arg(v);
+                        continue;
+                    }
+                    ParamKind::U64(v) => {
+                        args.arg(v);
+                        continue;
+                    }
+                    ParamKind::F64(v) => {
+                        args.arg(v);
+                        continue;
+                    }
+                    ParamKind::Faults => {
+                        args.arg(&faults);
+                        continue;
+                    }
+                };
+                buf.ok_or_else(|| {
+                    KernelError::BadInput(format!(
+                        "{}: a buffer parameter has no buffer",
+                        cuda.name
+                    ))
+                })?
+                .push(&mut args);
+            }
+            let config = LaunchConfig {
+                grid_dim: (shape.grid, 1, 1),
+                block_dim: (cuda.block_dim, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            start.record(stream).map_err(driver("event"))?;
+            // SAFETY: the parameters were pushed in the order and with the types the
+            // generated signature declares (`CudaKernel::params`), every buffer holds the
+            // elements the kernel indexes (inputs checked by `input_buffers`, outputs sized
+            // by `output_lengths`), and all of them outlive the launch: the copy of the
+            // faults word below waits for it.
+            unsafe { args.launch(config) }.map_err(driver("launch"))?;
+            end.record(stream).map_err(driver("event"))?;
+        }
+        let fault = stream.clone_dtoh(&faults).map_err(driver("kernel run"))?;
+        let took = elapsed(&start, &end)?;
+        if let Some(e) = fault.first().copied().and_then(fault_error) {
+            return Err(e);
+        }
+        Ok(Launched {
+            cuda,
+            outputs,
+            splits: shape.splits,
+            took,
+        })
+    }
+}

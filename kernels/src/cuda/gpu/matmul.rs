@@ -1,0 +1,167 @@
+//! Block products through cuBLAS: `LinalgOp::MatMul`'s pairs summed into one row-major
+//! `f64` result by DGEMM. An operand is an input block (its rows copied in) or a fused
+//! kernel run on the device, whose values never leave it. Shapes are checked with the
+//! CPU's errors; values differ from the CPU's in rounding only (another summation order).
+
+use super::{driver, elapsed, timing_events, Gpu, Lease};
+use crate::cpu::linalg::input_rows;
+use crate::linalg::MatOperand;
+use crate::tensor::{Buffer, HostTensor};
+use crate::{ChunkData, KernelError};
+use cudarc::cublas::sys::cublasOperation_t;
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
+use cudarc::driver::{CudaSlice, CudaStream};
+use std::os::raw::c_int;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A row-major `f64` matrix on the device.
+struct DeviceMatrix {
+    data: CudaSlice<f64>,
+    rows: usize,
+    cols: usize,
+}
+
+fn dim(n: usize) -> Result<c_int, KernelError> {
+    c_int::try_from(n.max(1)).map_err(|_| {
+        KernelError::SizeOverflow(format!("a matrix side of {n} exceeds cuBLAS's int"))
+    })
+}
+
+impl Gpu {
+    /// `sum(a @ b for (a, b) in pairs)` on the device.
+    pub(super) fn run_matmul(
+        &self,
+        lease: &mut Lease,
+        pairs: &[(MatOperand, MatOperand)],
+        inputs: &[Arc<ChunkData>],
+    ) -> Result<(ChunkData, Duration), KernelError> {
+        let stream = Arc::clone(&lease.stream);
+        let blas = match &mut lease.blas {
+            Some(b) => b,
+            empty => empty.insert(
+                CudaBlas::new(Arc::clone(&stream))
+                    .map_err(|e| KernelError::DeviceUnavailable(format!("cuBLAS: {e}")))?,
+            ),
+        };
+        let mut acc: Option<(CudaSlice<f64>, usize, usize)> = None;
+        let mut took = Duration::ZERO;
+        for (t, (a, b)) in pairs.iter().enumerate() {
+            let (a, ta) =
+                self.matrix(&stream, a, inputs, &format!("matmul pair {t} left operand"))?;
+            let (b, tb) = self.matrix(
+                &stream,
+                b,
+                inputs,
+                &format!("matmul pair {t} right operand"),
+            )?;
+            let (m, k, n) = (a.rows, a.cols, b.cols);
+            if k != b.rows {
+                return Err(KernelError::ShapeMismatch(format!(
+                    "matmul pair {t}: inner dimensions differ ({m} × {k} times {} × {n})",
+                    b.rows
+                )));
+            }
+            let c = match &mut acc {
+                Some((_, om, on)) if (*om, *on) != (m, n) => {
+                    return Err(KernelError::ShapeMismatch(format!(
+                        "matmul pair {t}: product is {m} × {n}, earlier products are {om} × {on}"
+                    )))
+                }
+                Some((c, _, _)) => c,
+                empty => {
+                    let c = stream
+                        .alloc_zeros::<f64>(m.saturating_mul(n).max(1))
+                        .map_err(driver("allocation"))?;
+                    &mut empty.insert((c, m, n)).0
+                }
+            };
+            took += ta + tb;
+            if m == 0 || n == 0 || k == 0 {
+                continue;
+            }
+            // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: cuBLAS gets B first.
+            let cfg = GemmConfig {
+                transa: cublasOperation_t::CUBLAS_OP_N,
+                transb: cublasOperation_t::CUBLAS_OP_N,
+                m: dim(n)?,
+                n: dim(m)?,
+                k: dim(k)?,
+                alpha: 1.0,
+                lda: dim(n)?,
+                ldb: dim(k)?,
+                beta: 1.0,
+                ldc: dim(n)?,
+            };
+            let (start, end) = timing_events(&stream)?;
+            start.record(&stream).map_err(driver("event"))?;
+            // SAFETY: B is k × n and A is m × k row-major (n·k and k·m elements, leading
+            // dimensions n and k), C holds m·n elements; all live until the copy back,
+            // which waits for the stream.
+            unsafe { blas.gemm(cfg, &b.data, &a.data, c) }
+                .map_err(|e| KernelError::DeviceUnavailable(format!("cuBLAS DGEMM: {e}")))?;
+            end.record(&stream).map_err(driver("event"))?;
+            took += elapsed(&start, &end)?;
+        }
+        let (c, m, n) = acc.ok_or_else(|| {
+            KernelError::BadInput("matmul needs at least one operand pair".into())
+        })?;
+        let mut values = stream
+            .clone_dtoh(&c)
+            .map_err(driver("copy from the device"))?;
+        values.truncate(m * n);
+        Ok((
+            ChunkData::Tensor(HostTensor::new(vec![m, n], Buffer::F64(values))?),
+            took,
+        ))
+    }
+
+    /// An operand on the device, and the device time it took to compute.
+    fn matrix(
+        &self,
+        stream: &Arc<CudaStream>,
+        op: &MatOperand,
+        inputs: &[Arc<ChunkData>],
+        what: &str,
+    ) -> Result<(DeviceMatrix, Duration), KernelError> {
+        match op {
+            MatOperand::Input(r) => {
+                let (values, rows, cols) = input_rows(inputs, r, what)?;
+                let data = if values.is_empty() {
+                    stream.alloc_zeros::<f64>(1)
+                } else {
+                    stream.clone_htod(values)
+                }
+                .map_err(driver("copy to the device"))?;
+                Ok((DeviceMatrix { data, rows, cols }, Duration::ZERO))
+            }
+            MatOperand::Fused(kernel) => {
+                let (root, _) = kernel.root_instr()?;
+                let &[rows, cols] = root.shape.as_slice() else {
+                    return Err(KernelError::ShapeMismatch(format!(
+                        "{what}: expected the fused kernel to produce a 2-D matrix, got shape {:?}",
+                        root.shape
+                    )));
+                };
+                if kernel.reduce.is_some() {
+                    return Err(KernelError::BadInput(format!(
+                        "{what}: expected the fused kernel to produce a tensor"
+                    )));
+                }
+                let launched = self.launch_fused(stream, kernel, inputs)?;
+                let dtype = root.dtype;
+                let data = launched
+                    .outputs
+                    .into_iter()
+                    .next()
+                    .and_then(|b| b.into_f64())
+                    .ok_or_else(|| {
+                        KernelError::BadInput(format!(
+                            "{what}: expected the fused kernel to produce f64 values, got {dtype}"
+                        ))
+                    })?;
+                Ok((DeviceMatrix { data, rows, cols }, launched.took))
+            }
+        }
+    }
+}

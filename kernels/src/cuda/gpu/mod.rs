@@ -1,0 +1,249 @@
+//! One CUDA device running chunk kernels: its context, a pool of streams (one per
+//! concurrent caller, each with its cuBLAS handle once needed), the module cache keyed by
+//! the generated kernel's source hash, and the launchers: fused kernels ([`fused`]) and
+//! block products through cuBLAS ([`matmul`]). Each returns the chunk the CPU evaluator
+//! returns for the same task.
+//!
+//! Every CUDA call is checked; cudarc panics (a driver or library without a symbol it
+//! expects) are contained and become [`KernelError::DeviceUnavailable`]. Nothing here runs
+//! where no driver exists: [`Gpu::open`] says why instead.
+
+mod devbuf;
+mod fused;
+mod matmul;
+
+use super::codegen::CudaKernel;
+use super::{nvrtc, probe, GpuProbe};
+use crate::linalg::LinalgOp;
+use crate::{ChunkData, ChunkOp, KernelError};
+use cudarc::cublas::CudaBlas;
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaStream, DriverError};
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// A CUDA device opened for running chunk kernels (shared by the threads that drive it).
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    ordinal: usize,
+    name: String,
+    arch: String,
+    sms: u32,
+    memory: usize,
+    leases: Mutex<Vec<Lease>>,
+    functions: Mutex<HashMap<String, Arc<CudaFunction>>>,
+}
+
+/// A stream lent to one caller at a time, with its cuBLAS handle once a product needed one.
+struct Lease {
+    stream: Arc<CudaStream>,
+    blas: Option<CudaBlas>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+/// Maps a driver error to `DeviceUnavailable` naming the step that failed.
+fn driver(what: &str) -> impl FnOnce(DriverError) -> KernelError + '_ {
+    move |e| KernelError::DeviceUnavailable(format!("CUDA {what}: {e}"))
+}
+
+/// Runs `f`, turning a panic inside cudarc into `DeviceUnavailable` naming `what`.
+fn contained<T>(what: &str, f: impl FnOnce() -> Result<T, KernelError>) -> Result<T, KernelError> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(KernelError::DeviceUnavailable(format!(
+            "the CUDA driver panicked during {what}"
+        )))
+    })
+}
+
+/// Two timing events on `stream`'s context (cudarc's default flags disable timing).
+fn timing_events(stream: &Arc<CudaStream>) -> Result<(CudaEvent, CudaEvent), KernelError> {
+    let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+    let ctx = stream.context();
+    Ok((
+        ctx.new_event(flags).map_err(driver("event"))?,
+        ctx.new_event(flags).map_err(driver("event"))?,
+    ))
+}
+
+/// The time between two recorded events (waits for the second).
+fn elapsed(start: &CudaEvent, end: &CudaEvent) -> Result<Duration, KernelError> {
+    let ms = start.elapsed_ms(end).map_err(driver("event"))?;
+    Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+}
+
+impl Gpu {
+    /// Opens device `ordinal`: its primary context, compute capability, multiprocessor
+    /// count and memory. `DeviceUnavailable` names the cause where there is no driver, no
+    /// such device, or the driver refuses.
+    pub fn open(ordinal: usize) -> Result<Gpu, KernelError> {
+        match probe() {
+            GpuProbe::Devices(n) if ordinal < n => {}
+            GpuProbe::Devices(n) => {
+                return Err(KernelError::DeviceUnavailable(format!(
+                    "no CUDA device {ordinal}: the driver reports {n}"
+                )))
+            }
+            GpuProbe::NoDriver => {
+                return Err(KernelError::DeviceUnavailable(
+                    "no CUDA driver (libcuda.so) could be loaded".into(),
+                ))
+            }
+            GpuProbe::DriverError(e) => {
+                return Err(KernelError::DeviceUnavailable(format!(
+                    "the CUDA driver could not be queried: {e}"
+                )))
+            }
+        }
+        contained("opening a device", || {
+            let ctx = CudaContext::new(ordinal).map_err(driver("context"))?;
+            let (major, minor) = ctx.compute_capability().map_err(driver("query"))?;
+            let sms = ctx
+                .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                .map_err(driver("query"))?;
+            Ok(Gpu {
+                name: ctx.name().map_err(driver("query"))?,
+                memory: ctx.total_mem().map_err(driver("query"))?,
+                arch: format!("compute_{major}{minor}"),
+                sms: u32::try_from(sms).unwrap_or(1),
+                ordinal,
+                ctx,
+                leases: Mutex::default(),
+                functions: Mutex::default(),
+            })
+        })
+    }
+
+    /// The device's ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// Bytes of device memory.
+    pub fn memory(&self) -> usize {
+        self.memory
+    }
+
+    /// Multiprocessors on the device.
+    pub fn multiprocessors(&self) -> u32 {
+        self.sms
+    }
+
+    /// "cuda:N (name, compute_XY, S SMs, M GiB)".
+    pub fn describe(&self) -> String {
+        format!(
+            "cuda:{} ({}, {}, {} SMs, {:.0} GiB)",
+            self.ordinal,
+            self.name,
+            self.arch,
+            self.sms,
+            self.memory as f64 / f64::from(1u32 << 30)
+        )
+    }
+
+    /// True for the ops this device has kernels for: fused elementwise expressions with
+    /// their trailing reductions, and block products (cuBLAS); the rest run on the CPU.
+    pub fn runs(op: &ChunkOp) -> bool {
+        matches!(
+            op,
+            ChunkOp::Fused(_) | ChunkOp::Linalg(LinalgOp::MatMul { .. })
+        )
+    }
+
+    /// Runs one chunk task on the device and returns what the CPU evaluator returns for
+    /// it (see `codegen`'s docs for which values are bit-identical; products differ from
+    /// the CPU's in rounding, as two BLAS libraries do). Ops [`Gpu::runs`] refuses are
+    /// `DeviceUnavailable`; the kernels' own errors are the CPU's.
+    pub fn execute(
+        &self,
+        op: &ChunkOp,
+        inputs: &[Arc<ChunkData>],
+    ) -> Result<ChunkData, KernelError> {
+        self.execute_timed(op, inputs).map(|(data, _)| data)
+    }
+
+    /// [`Gpu::execute`], also returning the device time of its kernels (CUDA events around
+    /// the launches: no compilation, copies or host work).
+    pub fn execute_timed(
+        &self,
+        op: &ChunkOp,
+        inputs: &[Arc<ChunkData>],
+    ) -> Result<(ChunkData, Duration), KernelError> {
+        match op {
+            ChunkOp::Fused(kernel) => contained("a launch", || {
+                self.with_lease(|l| self.run_fused(l, kernel, inputs))
+            }),
+            ChunkOp::Linalg(LinalgOp::MatMul { pairs }) => contained("a product", || {
+                self.with_lease(|l| self.run_matmul(l, pairs, inputs))
+            }),
+            other => Err(KernelError::DeviceUnavailable(format!(
+                "{} has no CUDA kernel",
+                other.name()
+            ))),
+        }
+    }
+
+    /// Compiles and loads `kernel` unless a kernel of the same source was loaded before.
+    pub fn function(&self, kernel: &CudaKernel) -> Result<Arc<CudaFunction>, KernelError> {
+        let cached = self
+            .functions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(f) = cached.get(&kernel.name) {
+            return Ok(Arc::clone(f));
+        }
+        drop(cached);
+        let ptx = nvrtc::compile(kernel, &self.arch)?;
+        let module = self.ctx.load_module(ptx).map_err(driver("module load"))?;
+        let f = Arc::new(
+            module
+                .load_function(&kernel.name)
+                .map_err(driver("function lookup"))?,
+        );
+        let mut cached = self
+            .functions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        Ok(Arc::clone(cached.entry(kernel.name.clone()).or_insert(f)))
+    }
+
+    /// Kernels compiled and loaded so far.
+    pub fn cached_kernels(&self) -> usize {
+        self.functions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Runs `f` with a stream of its own (from the pool, or a new one), returned after.
+    fn with_lease<T>(
+        &self,
+        f: impl FnOnce(&mut Lease) -> Result<T, KernelError>,
+    ) -> Result<T, KernelError> {
+        self.ctx.bind_to_thread().map_err(driver("context"))?;
+        let pooled = self
+            .leases
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let mut lease = match pooled {
+            Some(l) => l,
+            None => Lease {
+                stream: self.ctx.new_stream().map_err(driver("stream"))?,
+                blas: None,
+            },
+        };
+        let result = f(&mut lease);
+        self.leases
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(lease);
+        result
+    }
+}
