@@ -86,7 +86,13 @@ impl DeviceActor {
         recorder: Arc<Recorder>,
     ) -> io::Result<DeviceActor> {
         let pool = WorkerPool::new(threads, |i| format!("{prefix}-cpu{i}"))?;
-        Ok(DeviceActor::new(CPU_DEVICE, Executor::Cpu, pool, faults, recorder))
+        Ok(DeviceActor::new(
+            CPU_DEVICE,
+            Executor::Cpu,
+            pool,
+            faults,
+            recorder,
+        ))
     }
 
     /// The actor of `gpu` ([`gpu_device_id`] of its ordinal), driving it from
@@ -101,7 +107,13 @@ impl DeviceActor {
         let ordinal = gpu.ordinal();
         let pool = WorkerPool::new(GPU_HOST_THREADS, |i| format!("{prefix}-g{ordinal}.{i}"))?;
         let id = gpu_device_id(ordinal);
-        Ok(DeviceActor::new(id, Executor::Cuda(gpu), pool, faults, recorder))
+        Ok(DeviceActor::new(
+            id,
+            Executor::Cuda(gpu),
+            pool,
+            faults,
+            recorder,
+        ))
     }
 
     fn new(

@@ -12,9 +12,9 @@
 //! inputs costs more than waiting for their holder.
 
 use super::{PlannerState, Work};
+use crate::graph::ChunkKey;
 use crate::job::JobId;
 use crate::messages::{DeviceId, DeviceKind};
-use crate::graph::ChunkKey;
 use crate::store::ChunkId;
 use std::cmp::Reverse;
 use tessera_kernels::cuda::Gpu;
@@ -47,9 +47,10 @@ impl PlannerState {
 
     /// The kind of device the task at `pos` of `job` runs on (see the module docs).
     fn kind_for(&self, job: JobId, pos: usize) -> DeviceKind {
-        let gpu_op = self.jobs.get(&job).is_some_and(|state| {
-            matches!(&state.tasks[pos].work, Work::Run(op) if Gpu::runs(op))
-        });
+        let gpu_op = self
+            .jobs
+            .get(&job)
+            .is_some_and(|state| matches!(&state.tasks[pos].work, Work::Run(op) if Gpu::runs(op)));
         let gpu_up = self.devices.values().any(|s| s.kind == DeviceKind::Cuda);
         if gpu_op && gpu_up {
             DeviceKind::Cuda
