@@ -125,24 +125,13 @@ mod tests {
     use crate::graph::tests::graph;
     use crate::memory::MemoryPool;
     use crate::messages::ActorName;
-    use crate::planner_state::PlannerAction;
+    use crate::planner_state::tests::{deliver, done, placed};
     use crate::store::tests::chunk;
     use std::time::Instant;
     use tessera_kernels::ChunkOp;
 
     const CPU: DeviceId = DeviceId(0);
     const GPU: DeviceId = DeviceId(1);
-
-    /// `(key, device)` of each dispatch in `actions`.
-    fn placed(actions: &[PlannerAction]) -> Vec<(u64, DeviceId)> {
-        actions
-            .iter()
-            .filter_map(|a| match a {
-                PlannerAction::Dispatch { key, device, .. } => Some((key.0, *device)),
-                _ => None,
-            })
-            .collect()
-    }
 
     /// Tasks 1, 2 and 4 fused (GPU kernels), 3 a literal (CPU only); 5 reads them all.
     fn mixed() -> crate::ChunkGraph {
@@ -154,40 +143,35 @@ mod tests {
         g
     }
 
-    fn done(p: &mut PlannerState, job: JobId, key: u64) -> Vec<PlannerAction> {
-        let attempt = p.in_flight[&(job, ChunkKey(key))].attempt;
-        p.on_chunk_done(job, ChunkKey(key), attempt, chunk(8), Instant::now())
+    /// A planner with a CPU pool of `cpu_slots` and, if `gpu_slots` is not 0, a GPU.
+    fn planner(cpu_slots: usize, gpu_slots: usize) -> PlannerState {
+        let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+        assert!(p.add_device(CPU, cpu_slots).is_empty());
+        if gpu_slots > 0 {
+            assert!(p.add_device_of(GPU, DeviceKind::Cuda, gpu_slots).is_empty());
+        }
+        p
     }
 
     #[test]
     fn gpu_ops_go_to_the_gpu_and_the_rest_to_the_cpu_pool() {
-        let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
-        assert!(p.add_device(CPU, 4).is_empty());
-        assert!(p.add_device_of(GPU, DeviceKind::Cuda, 1).is_empty());
+        let mut p = planner(4, 1);
         let (job, actions) = p.submit(mixed(), Instant::now());
         // 2 and 4 wait for the busy GPU, while the literal after them runs on the CPU.
         assert_eq!(placed(&actions), vec![(1, GPU), (3, CPU)]);
-        assert_eq!(placed(&done(&mut p, job, 1)), vec![(2, GPU)]);
-        assert_eq!(placed(&done(&mut p, job, 3)), vec![]);
-        assert_eq!(placed(&done(&mut p, job, 2)), vec![(4, GPU)]);
+        assert_eq!(placed(&done(&mut p, job, 1, 8)), vec![(2, GPU)]);
+        assert_eq!(placed(&done(&mut p, job, 3, 8)), vec![]);
+        assert_eq!(placed(&done(&mut p, job, 2, 8)), vec![(4, GPU)]);
         // The last task is fused too.
-        assert_eq!(placed(&done(&mut p, job, 4)), vec![(5, GPU)]);
-        let finished = done(&mut p, job, 5);
-        let attempt = finished
-            .iter()
-            .find_map(|a| match a {
-                PlannerAction::Deliver { attempt, .. } => Some(*attempt),
-                _ => None,
-            })
-            .unwrap();
-        let stats = p.on_delivered(job, attempt, Instant::now()).unwrap();
+        assert_eq!(placed(&done(&mut p, job, 4, 8)), vec![(5, GPU)]);
+        let actions = done(&mut p, job, 5, 8);
+        let stats = deliver(&mut p, job, &actions);
         assert_eq!((stats.chunks_run, stats.chunks_on_gpu), (5, 4));
     }
 
     #[test]
     fn without_a_gpu_every_op_runs_on_the_cpu_pool() {
-        let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
-        assert!(p.add_device(CPU, 8).is_empty());
+        let mut p = planner(8, 0);
         let (_, actions) = p.submit(mixed(), Instant::now());
         let cpu = |k| (k, CPU);
         assert_eq!(placed(&actions), vec![cpu(1), cpu(2), cpu(3), cpu(4)]);
@@ -195,9 +179,7 @@ mod tests {
 
     #[test]
     fn a_gpu_being_restarted_leaves_its_ops_to_the_cpu_pool() {
-        let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
-        assert!(p.add_device(CPU, 8).is_empty());
-        assert!(p.add_device_of(GPU, DeviceKind::Cuda, 1).is_empty());
+        let mut p = planner(8, 1);
         let (job, actions) = p.submit(mixed(), Instant::now());
         assert_eq!(placed(&actions), vec![(1, GPU), (3, CPU)]);
         // The GPU actor dies: its task and those waiting for it go to the CPU pool.
@@ -205,9 +187,9 @@ mod tests {
         assert_eq!(placed(&actions), vec![(1, CPU), (2, CPU), (4, CPU)]);
         // Back again, it takes the fused tasks that follow.
         for key in [1, 2, 3] {
-            assert_eq!(placed(&done(&mut p, job, key)), vec![]);
+            assert_eq!(placed(&done(&mut p, job, key, 8)), vec![]);
         }
         assert!(p.add_device_of(GPU, DeviceKind::Cuda, 1).is_empty());
-        assert_eq!(placed(&done(&mut p, job, 4)), vec![(5, GPU)]);
+        assert_eq!(placed(&done(&mut p, job, 4, 8)), vec![(5, GPU)]);
     }
 }
