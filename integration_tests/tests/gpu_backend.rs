@@ -113,8 +113,15 @@ fn auto_computes_what_the_cpu_computes() {
     assert_eq!(cpu.config().devices, vec!["cpu (2 threads)".to_string()]);
     let x = tensor::random::default_rng(3).uniform(-10.0, 10.0, &[300, 70]);
     let sincos = &x.sin() * &x.sin() + &x.cos() * &x.cos();
+    let on_gpus = auto.config().devices.len() > 1;
     for t in [pi(100_000, 30_000), sincos] {
-        assert_bitwise(&run(&auto, &t), &run(&cpu, &t));
+        let (got, stats) = run_stats(&auto, &t);
+        assert_bitwise(&got, &run(&cpu, &t));
+        if on_gpus {
+            assert_ran_on_gpu(&stats, false);
+        } else {
+            assert_eq!(stats.chunks_on_gpu, 0, "{stats:?}");
+        }
     }
 }
 
