@@ -9,7 +9,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use tessera::{JobStats, Recording, Session, SessionBuilder};
+use tessera::{DeviceBackend, JobStats, Recording, Session, SessionBuilder};
 use tracing_subscriber::EnvFilter;
 
 /// A positive count written plainly (`250000`) or in scientific notation (`1e9`, `2.5e7`).
@@ -110,6 +110,26 @@ pub fn keyed_csv(dir: &Path, rows: usize, groups: usize) -> std::io::Result<(Pat
     write_keyed_csv(&partial, rows, groups)?;
     std::fs::rename(&partial, &path)?;
     Ok((path, true))
+}
+
+/// `--backend cpu|cuda|auto`: where the examples' and `tessera-bench`'s sessions compute.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct BackendArgs {
+    /// Compute on the CPU pool (`cpu`), also on every GPU (`cuda`: an error where none can
+    /// be used), or on the GPUs where they can be used (`auto`) [default: $TESSERA_BACKEND,
+    /// else cpu].
+    #[arg(long, value_name = "cpu|cuda|auto")]
+    pub backend: Option<DeviceBackend>,
+}
+
+impl BackendArgs {
+    /// `builder` with the backend asked for (none: the session's default).
+    pub fn configure(&self, builder: SessionBuilder) -> SessionBuilder {
+        match self.backend {
+            Some(backend) => builder.backend(backend),
+            None => builder,
+        }
+    }
 }
 
 /// `--report FILE` and `--trace FILE`: what the examples and `tessera-bench` write about
@@ -218,6 +238,9 @@ pub fn print_job_summary(elapsed: Duration, stats: &JobStats, threads: usize) {
     );
     println!("threads:  {threads}");
     println!("chunks:   {}", stats.chunks_run);
+    if stats.chunks_on_gpu > 0 {
+        println!("on GPUs:  {} chunks", stats.chunks_on_gpu);
+    }
     println!("produced: {} bytes", stats.bytes_produced);
 }
 

@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release -p tessera-examples --example monte_carlo_pi -- --points 1e8
 //! RUST_LOG=tessera=info cargo run --release -p tessera-examples --example monte_carlo_pi -- --points 1e9 --chunk-rows 10000000
+//! cargo run --release -p tessera-examples --example monte_carlo_pi -- --points 1e10 --backend cuda
 //! ```
 
 /// Keeps freed chunk buffers instead of unmapping them (see tessera-bench).
@@ -15,7 +16,9 @@ use std::error::Error;
 use std::process::ExitCode;
 use std::time::Instant;
 use tessera::{tensor, DType, Progress, Session};
-use tessera_examples::{exit_code, init_logging, parse_count, print_job_summary, SightArgs};
+use tessera_examples::{
+    exit_code, init_logging, parse_count, print_job_summary, BackendArgs, SightArgs,
+};
 
 /// Estimate pi from random points with a chunked Tessera tensor expression.
 #[derive(Parser, Debug)]
@@ -33,6 +36,9 @@ struct Args {
     /// Seed of the random generator.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Where to compute.
+    #[command(flatten)]
+    backend: BackendArgs,
     /// Where to write a performance report and a trace of the run.
     #[command(flatten)]
     sight: SightArgs,
@@ -43,6 +49,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     if let Some(t) = args.threads {
         builder = builder.threads(t);
     }
+    let builder = args.backend.configure(builder);
     let session = args.sight.configure(builder).build()?;
     let recordings = args.sight.start(&session)?;
     let n = args.points;
@@ -63,6 +70,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         .ok_or("the result is not a single value")?
         .as_f64();
     println!("points:   {n}");
+    println!("devices:  {}", session.config().devices.join(", "));
     println!("pi ~      {estimate:.8}");
     println!("error:    {:+.3e}", estimate - std::f64::consts::PI);
     print_job_summary(elapsed, &stats, session.config().threads);

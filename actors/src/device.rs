@@ -1,12 +1,16 @@
-//! `DeviceActor` for the CPU pool: runs each chunk kernel on a [`WorkerPool`] thread,
-//! never on the actor's event loop, turns a kernel panic into
-//! [`KernelError::Panicked`], and reports every task with [`ChunkFinished`]. An injected
-//! [`FaultKind::KillDevice`] stops it (its queued tasks are dropped, running ones finish
-//! and report to a planner that no longer waits for them); it then reports [`ActorDied`]
-//! to its supervisor.
+//! `DeviceActor`: one for the CPU pool and one per GPU. Each runs its chunk kernels on a
+//! [`WorkerPool`] of host threads of its own, never on the actor's event loop — the CPU
+//! pool's threads compute, a GPU's few threads each drive the device through
+//! [`Gpu::execute`] (the `Gpu` keeps a CUDA stream per concurrent caller). What runs the
+//! kernels is the actor's [`Executor`]; everything else is shared: a kernel panic becomes
+//! [`KernelError::Panicked`], the fault injector strikes before the kernel, the recorder
+//! times it, and every task is reported with [`ChunkFinished`]. An injected
+//! [`FaultKind::KillDevice`] stops the actor (its queued tasks are dropped, running ones
+//! finish and report to a planner that no longer waits for them); it then reports
+//! [`ActorDied`] to its supervisor.
 
 use crate::faults::{FaultInjector, FaultKind, FaultPoint};
-use crate::messages::{ActorDied, ActorName, ChunkFinished, DeviceId, ExecuteChunk};
+use crate::messages::{ActorDied, ActorName, ChunkFinished, DeviceId, DeviceKind, ExecuteChunk};
 use crate::pool::{worker_index, WorkerPool};
 use crate::recorder::{Recorder, RunSpan};
 use actix::{Actor, ActorContext, Context, Handler, Recipient};
@@ -14,18 +18,57 @@ use std::any::Any;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
+use tessera_kernels::cuda::Gpu;
 use tessera_kernels::{cpu, ChunkData, ChunkOp, KernelError};
 
 /// The id of the CPU pool's device actor.
 pub const CPU_DEVICE: DeviceId = DeviceId(0);
 
+/// Host threads driving one GPU: enough to overlap one task's copies and host-side
+/// assembly with another's kernel, few enough to leave the cores to the CPU pool.
+pub const GPU_HOST_THREADS: usize = 4;
+
 /// Tasks queued per worker thread, so a thread never idles waiting for the planner.
 const SLOTS_PER_THREAD: usize = 2;
 
-/// Executes chunk tasks on its own worker threads.
+/// The id of the device actor of CUDA device `ordinal` (after the CPU pool's).
+pub fn gpu_device_id(ordinal: usize) -> DeviceId {
+    DeviceId(u32::try_from(ordinal).map_or(u32::MAX, |o| o.saturating_add(1)))
+}
+
+/// What a device actor runs its kernels with.
+#[derive(Clone, Debug)]
+pub enum Executor {
+    /// The CPU kernels ([`tessera_kernels::cpu::execute`]).
+    Cpu,
+    /// A GPU, for the ops it has kernels for ([`Gpu::runs`]); the planner sends it no
+    /// other op, and one that came anyway would run on the CPU kernels of the host thread.
+    Cuda(Arc<Gpu>),
+}
+
+impl Executor {
+    /// The kind of device this is.
+    pub fn kind(&self) -> DeviceKind {
+        match self {
+            Executor::Cpu => DeviceKind::Cpu,
+            Executor::Cuda(_) => DeviceKind::Cuda,
+        }
+    }
+
+    /// Runs `op` on the calling thread.
+    fn execute(&self, op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
+        match self {
+            Executor::Cuda(gpu) if Gpu::runs(op) => gpu.execute(op, inputs),
+            _ => cpu::execute(op, inputs),
+        }
+    }
+}
+
+/// Executes chunk tasks on its own host threads.
 #[derive(Debug)]
 pub struct DeviceActor {
     id: DeviceId,
+    executor: Executor,
     pool: WorkerPool,
     faults: Option<Arc<FaultInjector>>,
     recorder: Arc<Recorder>,
@@ -42,14 +85,53 @@ impl DeviceActor {
         faults: Option<Arc<FaultInjector>>,
         recorder: Arc<Recorder>,
     ) -> io::Result<DeviceActor> {
-        Ok(DeviceActor {
-            id: CPU_DEVICE,
-            pool: WorkerPool::new(threads, |i| format!("{prefix}-cpu{i}"))?,
+        let pool = WorkerPool::new(threads, |i| format!("{prefix}-cpu{i}"))?;
+        Ok(DeviceActor::new(
+            CPU_DEVICE,
+            Executor::Cpu,
+            pool,
+            faults,
+            recorder,
+        ))
+    }
+
+    /// The actor of `gpu` ([`gpu_device_id`] of its ordinal), driving it from
+    /// [`GPU_HOST_THREADS`] threads named `{prefix}-g{ordinal}.{i}`, with the CPU pool's
+    /// fault injection and recording.
+    pub fn cuda(
+        prefix: &str,
+        gpu: Arc<Gpu>,
+        faults: Option<Arc<FaultInjector>>,
+        recorder: Arc<Recorder>,
+    ) -> io::Result<DeviceActor> {
+        let ordinal = gpu.ordinal();
+        let pool = WorkerPool::new(GPU_HOST_THREADS, |i| format!("{prefix}-g{ordinal}.{i}"))?;
+        let id = gpu_device_id(ordinal);
+        Ok(DeviceActor::new(
+            id,
+            Executor::Cuda(gpu),
+            pool,
+            faults,
+            recorder,
+        ))
+    }
+
+    fn new(
+        id: DeviceId,
+        executor: Executor,
+        pool: WorkerPool,
+        faults: Option<Arc<FaultInjector>>,
+        recorder: Arc<Recorder>,
+    ) -> DeviceActor {
+        DeviceActor {
+            id,
+            executor,
+            pool,
             faults,
             recorder,
             supervisor: None,
             killed: false,
-        })
+        }
     }
 
     /// Reports this actor's death (from an injected kill) to `supervisor`.
@@ -61,6 +143,16 @@ impl DeviceActor {
     /// How many tasks the planner may have in flight here.
     pub fn slots(&self) -> usize {
         SLOTS_PER_THREAD * self.pool.threads()
+    }
+
+    /// This device's id.
+    pub fn id(&self) -> DeviceId {
+        self.id
+    }
+
+    /// What runs its kernels.
+    pub fn executor(&self) -> &Executor {
+        &self.executor
     }
 }
 
@@ -100,10 +192,11 @@ impl Handler<ExecuteChunk> for DeviceActor {
         }
         let on_refusal = reply_to.clone();
         let recorder = self.recorder.enabled().then(|| Arc::clone(&self.recorder));
+        let (executor, device) = (self.executor.clone(), self.id);
         let task = Box::new(move || {
-            let trace = tracing::debug_span!("chunk", %job, %key, op = op.name());
+            let trace = tracing::debug_span!("chunk", %device, %job, %key, op = op.name());
             let (result, span) = RunSpan::time(recorder.as_deref(), worker_index(), || {
-                trace.in_scope(|| run_kernel(&op, &inputs, fault))
+                trace.in_scope(|| run_kernel(&executor, &op, &inputs, fault))
             });
             reply_to.do_send(ChunkFinished {
                 job,
@@ -133,12 +226,14 @@ pub fn run_cpu_kernel(
     op: &ChunkOp,
     inputs: &[Arc<ChunkData>],
 ) -> Result<Arc<ChunkData>, KernelError> {
-    run_kernel(op, inputs, None)
+    run_kernel(&Executor::Cpu, op, inputs, None)
 }
 
-/// Runs one kernel on the calling thread, striking the injected `fault` first; a panic
-/// becomes [`KernelError::Panicked`]. Literal data is handed over as the same allocation.
+/// Runs one kernel on the calling thread with `executor`, striking the injected `fault`
+/// first; a panic becomes [`KernelError::Panicked`]. Literal data is handed over as the
+/// same allocation.
 fn run_kernel(
+    executor: &Executor,
     op: &ChunkOp,
     inputs: &[Arc<ChunkData>],
     fault: Option<FaultKind>,
@@ -149,7 +244,7 @@ fn run_kernel(
         }
         match op {
             ChunkOp::Literal(data) => Ok(Arc::clone(data)),
-            op => cpu::execute(op, inputs).map(Arc::new),
+            op => executor.execute(op, inputs).map(Arc::new),
         }
     })
 }

@@ -33,6 +33,8 @@ pub struct JobStats {
     pub wall_time: Duration,
     /// Completed chunk tasks per op name ([`tessera_kernels::ChunkOp::name`]).
     pub chunks_by_op: BTreeMap<String, u64>,
+    /// Of those, the tasks a GPU's device actor ran (0 in a CPU-only session).
+    pub chunks_on_gpu: u64,
     /// The most bytes of this job's chunks held in storage at once.
     pub peak_stored_bytes: u64,
     /// Chunks computed again: by the plan, for a later pass instead of keeping them (added
@@ -64,6 +66,7 @@ impl JobStats {
     /// same computation (wall times add; the peak is the larger of the two).
     pub fn absorb(&mut self, later: &JobStats) {
         self.chunks_run += later.chunks_run;
+        self.chunks_on_gpu += later.chunks_on_gpu;
         self.bytes_produced += later.bytes_produced;
         self.wall_time += later.wall_time;
         for (op, n) in &later.chunks_by_op {

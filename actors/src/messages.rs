@@ -26,6 +26,26 @@ impl fmt::Display for DeviceId {
     }
 }
 
+/// What kind of device an actor drives: the planner sends a task to a CUDA device when its
+/// op has a GPU kernel (`tessera_kernels::cuda::Gpu::runs`), every other task to a CPU one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DeviceKind {
+    /// A pool of CPU worker threads (also each worker of a cluster).
+    #[default]
+    Cpu,
+    /// One CUDA GPU.
+    Cuda,
+}
+
+impl fmt::Display for DeviceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DeviceKind::Cpu => "cpu",
+            DeviceKind::Cuda => "cuda",
+        })
+    }
+}
+
 /// User → planner: run a validated graph, reporting to `events`.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
@@ -54,6 +74,8 @@ pub struct CancelJob {
 pub struct AddDevice {
     /// The device's id.
     pub id: DeviceId,
+    /// What it runs (which tasks the planner sends it).
+    pub kind: DeviceKind,
     /// Tasks it may have in flight.
     pub slots: usize,
     /// Where its tasks go.

@@ -336,7 +336,7 @@ impl Handler<AddDevice> for GraphPlannerActor {
 
     fn handle(&mut self, msg: AddDevice, ctx: &mut Self::Context) {
         self.devices.insert(msg.id, msg.device);
-        let actions = self.state.add_device(msg.id, msg.slots);
+        let actions = self.state.add_device_of(msg.id, msg.kind, msg.slots);
         self.apply(actions, ctx);
     }
 }

@@ -24,7 +24,7 @@
 use crate::graph::{ChunkGraph, ChunkKey, GraphIndex};
 use crate::job::{JobError, JobId, JobStats, OutOfMemory};
 use crate::memory::{MemoryPool, Reservation};
-use crate::messages::{ActorName, DeviceId};
+use crate::messages::{ActorName, DeviceId, DeviceKind};
 use crate::recorder::{Recorder, RunSpan, TaskRecord, TaskStream};
 use crate::store::ChunkId;
 use placement::Placement;
@@ -196,6 +196,7 @@ struct Job {
 
 #[derive(Clone, Copy, Debug)]
 struct Slots {
+    kind: DeviceKind,
     capacity: usize,
     used: usize,
 }
@@ -254,12 +255,25 @@ impl PlannerState {
         self.recorder = Some(recorder);
     }
 
-    /// Adds a device that runs up to `slots` tasks at once (or changes its slot count).
+    /// Adds a CPU device (a CPU pool, or a cluster's worker) that runs up to `slots` tasks
+    /// at once (or changes its slot count).
     pub fn add_device(&mut self, device: DeviceId, slots: usize) -> Vec<PlannerAction> {
+        self.add_device_of(device, DeviceKind::Cpu, slots)
+    }
+
+    /// Adds a device of `kind` that runs up to `slots` tasks at once (or changes it); see
+    /// the placement rules in [`placement`].
+    pub fn add_device_of(
+        &mut self,
+        device: DeviceId,
+        kind: DeviceKind,
+        slots: usize,
+    ) -> Vec<PlannerAction> {
         let used = self.devices.get(&device).map_or(0, |s| s.used);
         self.devices.insert(
             device,
             Slots {
+                kind,
                 capacity: slots,
                 used,
             },
@@ -376,11 +390,13 @@ impl PlannerState {
         produced: Produced,
         now: Instant,
     ) -> Vec<PlannerAction> {
+        let on_gpu = self.runs_on_gpu(job, key, attempt);
         if !self.take_in_flight(job, key, attempt) {
             return Vec::new();
         }
         let mut actions = Vec::new();
         if let Some(state) = self.jobs.get_mut(&job) {
+            state.stats.chunks_on_gpu += u64::from(on_gpu);
             if let Some(pos) = state.index.position(key) {
                 if !state.index.parts(pos).is_empty() {
                     let (in_flight, ready) = (&self.in_flight, &mut self.ready);
@@ -871,6 +887,11 @@ impl PlannerState {
             let device = match self.place(job, pos) {
                 Placement::On(device) => device,
                 Placement::Wait => {
+                    passed = Some((job, pos));
+                    continue;
+                }
+                // This task's kind of device is full; another kind may take later tasks.
+                Placement::Full if self.has_free_slot() => {
                     passed = Some((job, pos));
                     continue;
                 }

@@ -1,12 +1,15 @@
-//! `Supervisor`: starts the storage, device and planner actors, restarts a device or the
+//! `Supervisor`: starts the storage, device (the CPU pool and one per GPU) and planner
+//! actors, restarts a device or the
 //! storage actor that dies (at most [`MAX_RESTARTS`] times each within
 //! [`RESTART_WINDOW`], as Erlang supervisors bound restart intensity, waiting [`BACKOFF`]
 //! doubled for each recent restart), tells the planner what died and what replaced it, and
 //! stops the whole actor system when it stops.
 
-use crate::device::{DeviceActor, CPU_DEVICE};
+use crate::device::{gpu_device_id, DeviceActor, CPU_DEVICE};
 use crate::memory::MemoryPool;
-use crate::messages::{ActorDied, ActorDown, ActorName, AddDevice, Shutdown, StorageRestarted};
+use crate::messages::{
+    ActorDied, ActorDown, ActorName, AddDevice, DeviceId, Shutdown, StorageRestarted,
+};
 use crate::planner::GraphPlannerActor;
 use crate::recorder::Recorder;
 use crate::storage::{StorageActor, StorageThreads};
@@ -35,8 +38,8 @@ pub struct Children {
     pub planner: Addr<GraphPlannerActor>,
     /// The storage actor.
     pub storage: Addr<StorageActor>,
-    /// The CPU pool's device actor.
-    pub cpu: Addr<DeviceActor>,
+    /// The device actors: the CPU pool's ([`CPU_DEVICE`]) and one per GPU.
+    pub devices: HashMap<DeviceId, Addr<DeviceActor>>,
 }
 
 /// Owns the other actors' lifetimes.
@@ -53,9 +56,10 @@ pub struct Supervisor {
 
 impl Supervisor {
     /// Starts the supervisor with storage (on its own thread, recorded in
-    /// `storage_threads`), the CPU pool and the planner (inside a running actix `System`),
-    /// all accounting host memory in `pool` and recording with `recorder`; registers the
-    /// CPU pool with the planner, and returns the supervisor's and the planner's addresses.
+    /// `storage_threads`), the CPU pool, a device actor per GPU in `config.gpus` and the
+    /// planner (inside a running actix `System`), all accounting host memory in `pool` and
+    /// recording with `recorder`; registers the devices with the planner, and returns the
+    /// supervisor's and the planner's addresses.
     pub fn launch(
         config: SystemConfig,
         pool: Arc<MemoryPool>,
@@ -69,7 +73,10 @@ impl Supervisor {
             faults: config.faults.clone(),
             recorder: Arc::clone(&recorder),
         };
-        let cpu = cpu_device(&config, &store)?;
+        let mut devices = vec![cpu_device(&config, &store)?];
+        for gpu in &config.gpus {
+            devices.push(gpu_device(&config, &store, gpu_device_id(gpu.ordinal()))?);
+        }
         let ctx = Context::<Supervisor>::new();
         let me = ctx.address().recipient();
         let storage = StorageActor::launch(
@@ -79,7 +86,10 @@ impl Supervisor {
             &storage_threads,
         )?;
         let planner = GraphPlannerActor::new(storage.clone(), pool, recorder).start();
-        let cpu = start_device(cpu, me, &planner);
+        let devices = devices
+            .into_iter()
+            .map(|d| (d.id(), start_device(d, me.clone(), &planner)))
+            .collect();
         let supervisor = ctx.run(Supervisor {
             config,
             store,
@@ -87,7 +97,7 @@ impl Supervisor {
             children: Children {
                 planner: planner.clone(),
                 storage,
-                cpu,
+                devices,
             },
             restarts: HashMap::new(),
             stopping: false,
@@ -123,14 +133,23 @@ impl Supervisor {
                     }
                 }
             }
-            ActorName::Device(_) => match cpu_device(&self.config, &self.store) {
-                Ok(cpu) => self.children.cpu = start_device(cpu, me, &self.children.planner),
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot restart the CPU pool");
-                    self.give_up(actor);
-                    return;
+            ActorName::Device(id) => {
+                let device = match id {
+                    CPU_DEVICE => cpu_device(&self.config, &self.store),
+                    id => gpu_device(&self.config, &self.store, id),
+                };
+                match device {
+                    Ok(device) => {
+                        let addr = start_device(device, me, &self.children.planner);
+                        self.children.devices.insert(id, addr);
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, %id, "cannot restart a device actor");
+                        self.give_up(actor);
+                        return;
+                    }
                 }
-            },
+            }
         }
         tracing::info!(%actor, "restarted");
     }
@@ -161,16 +180,33 @@ fn cpu_device(config: &SystemConfig, store: &StoreConfig) -> io::Result<DeviceAc
     )
 }
 
+/// The device actor `id` of one of `config.gpus` (a restart drives the same opened GPU
+/// from new host threads), recording with the store's recorder.
+fn gpu_device(config: &SystemConfig, store: &StoreConfig, id: DeviceId) -> io::Result<DeviceActor> {
+    let gpu = config
+        .gpus
+        .iter()
+        .find(|g| gpu_device_id(g.ordinal()) == id)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no GPU is {id}")))?;
+    DeviceActor::cuda(
+        &config.thread_prefix,
+        Arc::clone(gpu),
+        config.faults.clone(),
+        Arc::clone(&store.recorder),
+    )
+}
+
 /// Starts a device supervised by `supervisor` and registers it with the planner.
 fn start_device(
     device: DeviceActor,
     supervisor: actix::Recipient<ActorDied>,
     planner: &Addr<GraphPlannerActor>,
 ) -> Addr<DeviceActor> {
-    let slots = device.slots();
+    let (id, kind, slots) = (device.id(), device.executor().kind(), device.slots());
     let addr = device.supervised_by(supervisor).start();
     planner.do_send(AddDevice {
-        id: CPU_DEVICE,
+        id,
+        kind,
         slots,
         device: addr.clone().recipient(),
     });
@@ -181,8 +217,8 @@ impl Actor for Supervisor {
     type Context = Context<Self>;
 
     /// Stopping the supervisor stops storage (its thread ends as its store removes the
-    /// spill folder) and the system, which drops every other actor (the CPU pool joins its
-    /// threads as it drops).
+    /// spill folder) and the system, which drops every other actor (each device actor joins
+    /// its threads as it drops).
     fn stopped(&mut self, _: &mut Self::Context) {
         tracing::debug!("supervisor stopped; stopping the actor system");
         self.children.storage.do_send(Shutdown);

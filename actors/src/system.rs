@@ -1,6 +1,7 @@
 //! The entry point the runtime uses: [`ActorSystem`] runs the supervisor, planner and device
 //! actors on one thread named `{prefix}-actix`, the storage actor on `{prefix}-store` (the
-//! CPU pool's workers are `{prefix}-cpu{i}`), takes graphs from any
+//! CPU pool's workers are `{prefix}-cpu{i}`, GPU `n`'s host threads `{prefix}-g{n}.{i}`),
+//! takes graphs from any
 //! thread and returns a [`JobHandle`] per job; shutting down (or dropping it) stops the
 //! actors and joins all of those threads, with bounded waits.
 
@@ -24,6 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use tessera_kernels::cuda::Gpu;
 use tessera_kernels::ChunkData;
 use thiserror::Error;
 
@@ -56,11 +58,14 @@ pub struct SystemConfig {
     pub thread_prefix: String,
     /// Faults to inject (tests and fault drills).
     pub faults: Option<Arc<FaultInjector>>,
+    /// GPUs opened for this system: each gets a device actor of its own, which runs the
+    /// tasks whose ops have GPU kernels; the CPU pool runs the rest. Empty: CPU only.
+    pub gpus: Vec<Arc<Gpu>>,
 }
 
 impl Default for SystemConfig {
-    /// All cores, no memory or disk limit, spilling under the system's temporary folder,
-    /// prefix `tessera`.
+    /// All cores, no GPU, no memory or disk limit, spilling under the system's temporary
+    /// folder, prefix `tessera`.
     fn default() -> SystemConfig {
         SystemConfig {
             cpu_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -69,6 +74,7 @@ impl Default for SystemConfig {
             spill_dir: std::env::temp_dir(),
             thread_prefix: "tessera".to_string(),
             faults: None,
+            gpus: Vec::new(),
         }
     }
 }
@@ -131,7 +137,7 @@ struct Running {
 type Started = (System, Addr<Supervisor>, Addr<GraphPlannerActor>);
 
 impl ActorSystem {
-    /// Starts the actix thread with the supervisor, storage, CPU pool and planner, and
+    /// Starts the actix thread with the supervisor, storage, CPU pool, GPUs and planner, and
     /// returns once they are up.
     pub fn start(config: SystemConfig) -> Result<ActorSystem, ActorError> {
         if config.cpu_threads == 0 {
@@ -328,7 +334,7 @@ fn run_actors(
             }
         }
         Err(e) => {
-            let _ = started.send(Err(format!("cannot start the CPU pool: {e}")));
+            let _ = started.send(Err(format!("cannot start the device actors: {e}")));
         }
     }
 }

@@ -11,6 +11,7 @@
 //! tessera-bench groupby_keyed --size 1e7 --repeat 3 --data /tmp --stats
 //! tessera-bench groupby_keyed --size 1e7 --engine tessera-spill --memory-budget 5G --spill-dir /tmp
 //! tessera-bench pi --size 1e8 --engine tessera-kill --kill-device-at 28 --stats
+//! tessera-bench pi --size 1e10 --engine tessera-cuda --backend cuda --repeat 3
 //! ```
 //!
 //! Dataframe workloads (`read_csv`, `groupby_q1`…`groupby_q5`, `ratings_groupby`,
@@ -53,7 +54,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tessera::{FaultInjector, FaultKind, LocalCluster, Progress, Session};
-use tessera_examples::{parse_bytes, parse_count, SightArgs};
+use tessera_examples::{parse_bytes, parse_count, BackendArgs, SightArgs};
 use workloads::{parse_size, Size, Workload};
 
 /// Run a peers' array workload on Tessera and print one JSON result line per run.
@@ -95,7 +96,7 @@ struct Args {
     /// folder].
     #[arg(long)]
     spill_dir: Option<PathBuf>,
-    /// Kill the CPU device actor at the Nth kernel execution of every timed run (it is
+    /// Kill the device actor running the Nth kernel execution of every timed run (it is
     /// restarted and its tasks run again); a run in which this did not happen exactly once
     /// fails. `--stats` shows a run's kernel executions (`chunks_run`). A session restarts
     /// an actor at most 3 times a minute, so at most 3 repeats; the count also runs while a
@@ -122,6 +123,9 @@ struct Args {
     /// summaries); 0 switches the recorder off, to measure what it costs.
     #[arg(long)]
     task_stream: Option<usize>,
+    /// Where to compute (a cluster's workers: `cpu` or `auto` only).
+    #[command(flatten)]
+    backend: BackendArgs,
     /// Where to write a performance report and a trace of the timed runs (and the input
     /// preparation before them).
     #[command(flatten)]
@@ -284,10 +288,8 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     if let Some(f) = &faults {
         builder = builder.faults(f.clone());
     }
-    let session = args
-        .sight
-        .configure(builder.progress(Progress::Never))
-        .build()?;
+    let builder = args.backend.configure(builder.progress(Progress::Never));
+    let session = args.sight.configure(builder).build()?;
     let killer = match (&cluster, args.kill_worker_at) {
         (Some(c), Some(seconds)) => Some(WorkerKiller::new(
             Arc::clone(c),

@@ -104,6 +104,15 @@ pub fn session_from(b: SessionBuilder) -> TestSession {
     }
 }
 
+/// A lazy session built from `b`, or why it could not start.
+pub fn try_session_from(b: SessionBuilder) -> tessera::Result<TestSession> {
+    let guard = read_guard();
+    Ok(TestSession {
+        session: Some(b.build()?),
+        _guard: guard,
+    })
+}
+
 /// Executes `t`, panicking with the error if the job fails.
 pub fn run(s: &Session, t: &Tensor) -> HostTensor {
     match t.execute(s) {

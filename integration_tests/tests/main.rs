@@ -19,6 +19,7 @@ mod errors;
 mod faults;
 mod frame_handover;
 mod frame_semantics;
+mod gpu_backend;
 mod linalg;
 mod numpy_ops;
 mod persist;

@@ -116,6 +116,7 @@ fn expected_cells(stats: &JobStats) -> BTreeMap<String, u64> {
     let s = &stats.storage;
     let mut cells: BTreeMap<String, u64> = [
         ("chunks_run", stats.chunks_run),
+        ("chunks_on_gpu", stats.chunks_on_gpu),
         ("bytes_produced", stats.bytes_produced),
         ("wall_time_ns", stats.wall_time.as_nanos() as u64),
         ("peak_stored_bytes", stats.peak_stored_bytes),

@@ -27,7 +27,10 @@ fn class_of(err: &Error) -> &'static str {
         Error::ChunkFailed { cause, .. } => class_of_kernel(cause),
         Error::Cluster(_) => "ClusterError",
         Error::Report { .. } => "TesseraOSError",
-        Error::ChunkLost { .. } | Error::ActorLost { .. } | Error::Runtime(_) => "ComputeError",
+        Error::ChunkLost { .. }
+        | Error::ActorLost { .. }
+        | Error::Runtime(_)
+        | Error::GpuUnavailable(_) => "ComputeError",
     }
 }
 

@@ -12,7 +12,7 @@ use pyo3::types::PyDict;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tessera::{Progress, Session};
+use tessera::{DeviceBackend, Progress, Session};
 
 /// How often a waiting job checks for Ctrl-C.
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
@@ -95,7 +95,7 @@ impl PySession {
     #[new]
     #[pyo3(signature = (*, threads=None, memory_budget=None, disk_budget=None, spill_dir=None,
         chunk_bytes=None, eager=false, progress=None, shuffle_rows=None, broadcast_bytes=None,
-        scheduler=None, dashboard=None, dashboard_token=None))]
+        scheduler=None, dashboard=None, dashboard_token=None, backend=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -111,6 +111,7 @@ impl PySession {
         scheduler: Option<String>,
         dashboard: Option<String>,
         dashboard_token: Option<String>,
+        backend: Option<String>,
     ) -> PyResult<PySession> {
         let mut b = Session::builder()
             .eager(eager)
@@ -145,6 +146,9 @@ impl PySession {
         if let Some(token) = dashboard_token {
             b = b.dashboard_token(&token);
         }
+        if let Some(name) = backend {
+            b = b.backend(name.parse::<DeviceBackend>().map_err(to_py)?);
+        }
         run_job(py, None, move || b.build()).map(PySession::wrap)
     }
 
@@ -168,6 +172,8 @@ impl PySession {
         d.set_item("eager", c.eager)?;
         d.set_item("shuffle_rows", c.shuffle_rows)?;
         d.set_item("broadcast_bytes", c.broadcast_bytes)?;
+        d.set_item("backend", c.backend.to_string())?;
+        d.set_item("devices", c.devices.clone())?;
         Ok(d)
     }
 

@@ -29,7 +29,10 @@ class Session:
     - ``dashboard``: ``"HOST:PORT"`` to serve the live dashboard at (``"127.0.0.1:0"``
       for any free port; see :attr:`dashboard_link`), with its Prometheus ``/metrics``;
     - ``dashboard_token``: the token every dashboard request must carry (needed to serve
-      it off loopback).
+      it off loopback);
+    - ``backend``: ``"cpu"``, ``"cuda"`` (also every GPU; an error naming the cause where
+      none can be used) or ``"auto"`` (the GPUs where they can be used) — default
+      ``$TESSERA_BACKEND``, else ``"cpu"``. ``config["devices"]`` names the devices used.
 
     A session is a context manager: inside ``with Session() as s:`` it is the default
     session, and it is closed on exit.
@@ -50,6 +53,7 @@ class Session:
         scheduler: Optional[str] = None,
         dashboard: Optional[str] = None,
         dashboard_token: Optional[str] = None,
+        backend: Optional[str] = None,
     ) -> None:
         self._native = _tessera.Session(
             threads=threads,
@@ -64,6 +68,7 @@ class Session:
             scheduler=scheduler,
             dashboard=dashboard,
             dashboard_token=dashboard_token,
+            backend=backend,
         )
         self._previous: list = []
 

@@ -21,6 +21,7 @@ class Session:
         scheduler: Optional[str] = ...,
         dashboard: Optional[str] = ...,
         dashboard_token: Optional[str] = ...,
+        backend: Optional[str] = ...,
     ) -> None: ...
     @staticmethod
     def local_cluster(workers: int) -> "Session": ...

@@ -23,6 +23,21 @@ def test_options_reach_the_session(tmp_path):
     assert ts.get_session() is not s
 
 
+def test_backend_keyword_picks_the_devices():
+    with ts.Session(threads=2, backend="cpu", progress=False) as s:
+        assert s.config["backend"] == "cpu"
+        assert s.config["devices"] == ["cpu (2 threads)"]
+    with ts.Session(threads=2, backend="auto", progress=False) as s:
+        assert s.config["backend"] == "auto"
+        assert s.config["devices"][0] == "cpu (2 threads)"
+        assert float(ts.ones(10).sum()) == 10.0
+    with pytest.raises(ValueError, match="unknown backend"):
+        ts.Session(backend="tpu")
+    if not os.path.exists("/proc/driver/nvidia"):
+        with pytest.raises(ts.TesseraError, match="cuda backend cannot be used"):
+            ts.Session(backend="cuda")
+
+
 def test_default_session_is_made_once():
     a = ts.get_session()
     assert ts.get_session() is a and not a.closed

@@ -95,6 +95,10 @@ pub enum Error {
     /// The actor system could not start, or stopped while a job ran.
     #[error("runtime: {0}")]
     Runtime(String),
+    /// The session was asked to compute on GPUs (the `cuda` backend) and none can be used:
+    /// the cause names what is missing (driver, device, NVRTC) or what the driver said.
+    #[error("the cuda backend cannot be used: {0}")]
+    GpuUnavailable(String),
     /// A cluster could not be started, reached or used (the scheduler's or worker's
     /// address and complaint are named).
     #[error("cluster: {0}")]

@@ -30,6 +30,7 @@
 //! recorded task streams as an HTML report or a Chrome trace; to watch them run,
 //! [`SessionBuilder::dashboard`] serves a live page and Prometheus `/metrics`.
 
+mod accelerator;
 mod assemble;
 mod backend;
 mod cluster;
@@ -46,6 +47,7 @@ mod report;
 mod session;
 pub mod tensor;
 
+pub use accelerator::{DeviceBackend, BACKEND_VAR};
 pub use cluster::{LocalCluster, LocalClusterBuilder};
 pub use dashboard::DashboardOptions;
 pub use error::{Error, Result};

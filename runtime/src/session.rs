@@ -1,5 +1,6 @@
 //! Sessions: the embedded actor system that runs jobs, and its configuration.
 
+use crate::accelerator::DeviceBackend;
 use crate::assemble::assemble;
 use crate::backend::Backend;
 use crate::cluster::LocalCluster;
@@ -23,7 +24,6 @@ use tessera_actors::{
     MemoryReading, SystemConfig, KEPT_OP,
 };
 use tessera_cluster::ClusterInfo;
-use tessera_kernels::cuda::GpuProbe;
 use tessera_kernels::frame::ops::FileFormat;
 use tessera_kernels::{ChunkData, HostTensor};
 
@@ -54,6 +54,11 @@ pub struct SessionConfig {
     /// Estimated bytes of a join's right side up to which it is broadcast to every left
     /// chunk rather than shuffled.
     pub broadcast_bytes: u64,
+    /// The backend asked for (in code, else by `TESSERA_BACKEND`, else `Cpu`).
+    pub backend: DeviceBackend,
+    /// The devices the session computes on, as the logs name them: `cpu (N threads)` and
+    /// each GPU's `cuda:N (name, …)`; a cluster session's are its workers'.
+    pub devices: Vec<String>,
 }
 
 /// Default [`SessionConfig::shuffle_rows`].
@@ -76,6 +81,7 @@ pub struct SessionBuilder {
     secret: Option<String>,
     task_stream: Option<usize>,
     dashboard: Option<DashboardOptions>,
+    backend: Option<DeviceBackend>,
 }
 
 impl SessionBuilder {
@@ -179,6 +185,18 @@ impl SessionBuilder {
         self
     }
 
+    /// Where chunk tasks run (default: `$TESSERA_BACKEND` if set, else
+    /// [`DeviceBackend::Cpu`]; see there why not `Auto`). With GPUs, the ops that have GPU
+    /// kernels (fused elementwise expressions and their trailing reductions) run on every
+    /// visible GPU and the rest on the CPU pool. `Cuda` makes [`Self::build`] fail with
+    /// [`Error::GpuUnavailable`] where no GPU can be used; `Auto` then falls back to the
+    /// CPU pool. Sessions on a cluster take `Cpu` or `Auto` only (their workers compute on
+    /// their CPU pools): `Cuda` there is [`Error::InvalidArgument`].
+    pub fn backend(mut self, backend: DeviceBackend) -> Self {
+        self.backend = Some(backend);
+        self
+    }
+
     /// Injects `faults` (fault drills and tests): failing or panicking kernels, killed
     /// device or storage actors, dropped chunks, damaged spill files, a full disk, fake
     /// memory readings. The job retries a failed chunk task up to 3 runs in all, restarts
@@ -193,8 +211,19 @@ impl SessionBuilder {
         if let Some(options) = &self.dashboard {
             crate::dashboard::check(options)?;
         }
+        let backend = match self.backend {
+            Some(backend) => backend,
+            None => DeviceBackend::from_env()?.unwrap_or_default(),
+        };
         let cluster = match &self.scheduler {
             Some(address) => {
+                if backend == DeviceBackend::Cuda {
+                    return Err(Error::InvalidArgument(
+                        "the cuda backend runs in local sessions only: a cluster's workers \
+                         compute on their CPU pools"
+                            .into(),
+                    ));
+                }
                 if self.faults.is_some() {
                     return Err(Error::InvalidArgument(
                         "fault injection runs in local sessions only".into(),
@@ -232,6 +261,12 @@ impl SessionBuilder {
                 "chunk_bytes {chunk_bytes} is below one element"
             )));
         }
+        let gpus = match &cluster {
+            Some(_) => Vec::new(),
+            None => crate::accelerator::open_gpus(backend)?,
+        };
+        let mut devices = vec![format!("cpu ({threads} threads)")];
+        devices.extend(gpus.iter().map(|g| g.describe()));
         let reading = self.faults.as_ref().and_then(|f| f.memory_reading());
         let spill_dir = self.spill_dir.unwrap_or_else(std::env::temp_dir);
         let config = SessionConfig {
@@ -248,6 +283,8 @@ impl SessionBuilder {
             eager: self.eager,
             shuffle_rows: self.shuffle_rows.unwrap_or(DEFAULT_SHUFFLE_ROWS),
             broadcast_bytes: self.broadcast_bytes.unwrap_or(chunk_bytes as u64),
+            backend,
+            devices,
         };
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -262,6 +299,7 @@ impl SessionBuilder {
                     spill_dir: config.spill_dir.clone(),
                     thread_prefix: prefix.clone(),
                     faults: self.faults,
+                    gpus,
                 })
                 .map_err(|e| Error::Runtime(format!("starting the actor system: {e}")))?,
             ),
@@ -270,17 +308,10 @@ impl SessionBuilder {
             recorder.set_capacity(capacity);
             recorder.set_enabled(capacity > 0);
         }
-        match tessera_kernels::cuda::probe() {
-            GpuProbe::Devices(n) if n > 0 => {
-                tracing::info!("{n} CUDA device(s) found; this build runs on the CPU pool only")
-            }
-            GpuProbe::DriverError(e) => {
-                tracing::info!("CUDA driver present but unusable ({e}); CPU only")
-            }
-            _ => tracing::info!("no CUDA device found; CPU only"),
-        }
         tracing::info!(
             threads,
+            backend = %backend,
+            devices = ?config.devices,
             budget = config.memory_budget,
             chunk_bytes,
             eager = config.eager,

@@ -45,7 +45,7 @@ fn attempt(p: &PlannerState, job: JobId, key: u64) -> u64 {
         .map_or(u64::MAX, |f| f.attempt)
 }
 
-fn done(p: &mut PlannerState, job: JobId, key: u64, n: usize) -> Vec<PlannerAction> {
+pub(super) fn done(p: &mut PlannerState, job: JobId, key: u64, n: usize) -> Vec<PlannerAction> {
     let attempt = attempt(p, job, key);
     p.on_chunk_done(job, ChunkKey(key), attempt, chunk(n), Instant::now())
 }
@@ -74,7 +74,7 @@ fn failure(actions: &[PlannerAction]) -> Option<&JobError> {
 }
 
 /// Delivers `job` as the store would, returning its statistics.
-fn deliver(p: &mut PlannerState, job: JobId, actions: &[PlannerAction]) -> JobStats {
+pub(super) fn deliver(p: &mut PlannerState, job: JobId, actions: &[PlannerAction]) -> JobStats {
     let (_, attempt) = delivery(actions).expect("delivery starts");
     p.on_delivered(job, attempt, Instant::now())
         .expect("delivered")
@@ -857,7 +857,7 @@ fn a_split_task_whose_output_has_the_wrong_parts_fails_its_job_naming_it() {
 }
 
 /// The device each key of `actions` was dispatched to.
-fn placed(actions: &[PlannerAction]) -> Vec<(u64, DeviceId)> {
+pub(super) fn placed(actions: &[PlannerAction]) -> Vec<(u64, DeviceId)> {
     actions
         .iter()
         .filter_map(|a| match a {

@@ -130,6 +130,8 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         spill_dir: config.spill_dir.clone(),
         thread_prefix: "tw".to_string(),
         faults: None,
+        // A worker's tasks run on its CPU pool: the scheduler places by CPU only so far.
+        gpus: Vec::new(),
     })
     .map_err(|e| ClusterError::Actors(e.to_string()))?;
     let held = Arc::new(Held::new(Arc::new(system)));

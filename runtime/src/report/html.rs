@@ -392,6 +392,7 @@ fn job_stats(jobs: &[JobStats]) -> String {
         let s = &j.storage;
         let mut rows: Vec<(String, u64, String)> = vec![
             ("chunks_run".into(), j.chunks_run, String::new()),
+            ("chunks_on_gpu".into(), j.chunks_on_gpu, String::new()),
             (
                 "bytes_produced".into(),
                 j.bytes_produced,

@@ -1,0 +1,265 @@
+//! The device backend (issue 17): `SessionBuilder::backend` and `TESSERA_BACKEND`, and
+//! sessions computing on GPUs, checked against CPU sessions computing the same thing.
+//!
+//! The GPU tests run where a GPU can be used. Elsewhere they check nothing, unless
+//! `TESSERA_REQUIRE_GPU=1` is set: then a missing GPU fails them (on a GPU machine, run
+//! `TESSERA_REQUIRE_GPU=1 cargo test -p tessera-integration-tests --test integration gpu_backend`).
+
+use crate::common::{
+    assert_bitwise, assert_same_close, builder, run, session, try_session_from, TestSession,
+};
+use std::sync::Arc;
+use tessera::{
+    tensor, DType, DeviceBackend, Error, FaultInjector, FaultKind, HostTensor, JobStats, Session,
+    SessionBuilder, Tensor, BACKEND_VAR,
+};
+
+/// True when `TESSERA_REQUIRE_GPU=1`: a GPU test without a GPU fails.
+fn gpu_required() -> bool {
+    std::env::var("TESSERA_REQUIRE_GPU").is_ok_and(|v| v == "1")
+}
+
+/// A session on the GPUs (and the CPU pool) built from `b`; `None` where no GPU can be
+/// used, unless one is required.
+fn gpu_session(b: SessionBuilder) -> Option<TestSession> {
+    match try_session_from(b.backend(DeviceBackend::Cuda)) {
+        Ok(s) => Some(s),
+        Err(Error::GpuUnavailable(cause)) if !gpu_required() => {
+            eprintln!("no GPU, nothing checked: {cause}");
+            None
+        }
+        Err(e) => panic!("a GPU session was required (TESSERA_REQUIRE_GPU=1): {e}"),
+    }
+}
+
+/// A CPU-only session built from `b`.
+fn cpu_session(b: SessionBuilder) -> TestSession {
+    try_session_from(b.backend(DeviceBackend::Cpu)).expect("a CPU session starts")
+}
+
+/// Executes `t` on `s`, with the job's statistics.
+fn run_stats(s: &Session, t: &Tensor) -> (HostTensor, JobStats) {
+    s.execute_with_stats(t)
+        .unwrap_or_else(|e| panic!("execution failed: {e} ({e:?})"))
+}
+
+/// Checks that a job of a GPU session ran `gpu_tasks` of its tasks on a GPU, that the task
+/// stream shows as many on devices other than the CPU pool's, and that the CPU pool ran
+/// the rest (`cpu_too`: at least one).
+fn assert_ran_on_gpu(stats: &JobStats, cpu_too: bool) {
+    assert!(stats.chunks_on_gpu > 0, "no task ran on a GPU: {stats:?}");
+    let on_gpu_in_stream: u64 = stats
+        .stream
+        .iter()
+        .flat_map(|s| s.tasks.iter())
+        .filter(|t| t.ok && t.device.0 != 0)
+        .count() as u64;
+    assert_eq!(
+        on_gpu_in_stream, stats.chunks_on_gpu,
+        "task stream vs counter"
+    );
+    if cpu_too {
+        assert!(stats.chunks_run > stats.chunks_on_gpu, "{stats:?}");
+    }
+}
+
+/// Monte Carlo pi, as in `examples/monte_carlo_pi.rs`, over `n` points in chunks of `rows`.
+fn pi(n: usize, rows: usize) -> Tensor {
+    let data = tensor::random::default_rng(42)
+        .uniform(-1.0, 1.0, &[n, 2])
+        .rechunk(&[rows, 2]);
+    let inside = (&data * &data).sum_axis(1).sqrt().lt(1.0).sum();
+    inside.astype(DType::F64) * 4.0 / n as f64
+}
+
+#[test]
+fn cuda_is_a_typed_error_naming_the_cause_where_no_gpu_can_be_used() {
+    match try_session_from(builder().backend(DeviceBackend::Cuda)) {
+        Ok(s) => {
+            // A GPU machine: the session says which devices it computes on.
+            assert_eq!(s.config().backend, DeviceBackend::Cuda);
+            assert!(
+                s.config().devices[0].starts_with("cpu ("),
+                "{:?}",
+                s.config()
+            );
+            assert!(
+                s.config().devices[1].starts_with("cuda:0 ("),
+                "{:?}",
+                s.config()
+            );
+        }
+        Err(Error::GpuUnavailable(cause)) => {
+            assert!(!gpu_required(), "TESSERA_REQUIRE_GPU=1 but: {cause}");
+            assert!(
+                ["CUDA", "NVRTC"].iter().any(|w| cause.contains(w)),
+                "the cause is named: {cause}"
+            );
+            let e = Error::GpuUnavailable(cause);
+            assert!(e
+                .to_string()
+                .starts_with("the cuda backend cannot be used: "));
+        }
+        Err(e) => panic!("expected GpuUnavailable, got {e:?}"),
+    }
+}
+
+#[test]
+fn auto_computes_what_the_cpu_computes() {
+    let auto = try_session_from(builder().backend(DeviceBackend::Auto)).expect("auto starts");
+    assert_eq!(auto.config().backend, DeviceBackend::Auto);
+    assert!(auto.config().devices[0].starts_with("cpu (2 threads)"));
+    let cpu = cpu_session(builder());
+    assert_eq!(cpu.config().devices, vec!["cpu (2 threads)".to_string()]);
+    let x = tensor::random::default_rng(3).uniform(-10.0, 10.0, &[300, 70]);
+    let sincos = &x.sin() * &x.sin() + &x.cos() * &x.cos();
+    let on_gpus = auto.config().devices.len() > 1;
+    for t in [pi(100_000, 30_000), sincos] {
+        let (got, stats) = run_stats(&auto, &t);
+        assert_bitwise(&got, &run(&cpu, &t));
+        if on_gpus {
+            assert_ran_on_gpu(&stats, false);
+        } else {
+            assert_eq!(stats.chunks_on_gpu, 0, "{stats:?}");
+        }
+    }
+}
+
+#[test]
+fn the_backend_comes_from_code_else_the_environment_else_cpu() {
+    // The test binary may run under TESSERA_BACKEND (then every default session follows it).
+    let from_env = DeviceBackend::from_env().expect("TESSERA_BACKEND, if set, is valid");
+    let s = session();
+    assert_eq!(s.config().backend, from_env.unwrap_or(DeviceBackend::Cpu));
+    drop(s);
+    assert_eq!(
+        cpu_session(builder()).config().backend,
+        DeviceBackend::Cpu,
+        "code wins over the environment"
+    );
+    let value = |v: &str| DeviceBackend::from_env_value(Some(std::ffi::OsStr::new(v)));
+    assert_eq!(value("cuda").unwrap(), Some(DeviceBackend::Cuda));
+    assert_eq!(value("AUTO").unwrap(), Some(DeviceBackend::Auto));
+    assert_eq!(value("").unwrap(), None);
+    assert_eq!(DeviceBackend::from_env_value(None).unwrap(), None);
+    for bad in ["rocm", "cuda:0", "1"] {
+        match value(bad) {
+            Err(Error::InvalidArgument(m)) => {
+                assert!(m.contains(BACKEND_VAR) && m.contains(bad), "{m}");
+            }
+            other => panic!("{bad}: expected InvalidArgument, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_cluster_session_refuses_cuda_before_connecting() {
+    // Nothing listens at port 1: the backend is refused first, without a connection.
+    let b = builder()
+        .scheduler("127.0.0.1:1")
+        .backend(DeviceBackend::Cuda);
+    match b.build() {
+        Err(Error::InvalidArgument(m)) => assert!(m.contains("local sessions only"), "{m}"),
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    }
+}
+
+#[test]
+fn gpu_monte_carlo_pi_equals_the_cpu_bit_for_bit_at_two_chunkings() {
+    let Some(gpu) = gpu_session(builder()) else {
+        return;
+    };
+    let cpu = cpu_session(builder());
+    let n = 3_000_000;
+    let want = run(&cpu, &pi(n, 1_000_000));
+    for rows in [1_000_000, 262_144] {
+        let (got, stats) = run_stats(&gpu, &pi(n, rows));
+        assert_bitwise(&got, &want);
+        assert_ran_on_gpu(&stats, false);
+    }
+    let estimate = want.item().expect("a scalar").as_f64();
+    assert!((estimate - std::f64::consts::PI).abs() < 0.01, "{estimate}");
+}
+
+#[test]
+fn gpu_sin_squared_plus_cos_squared_equals_the_cpu_elementwise() {
+    let Some(gpu) = gpu_session(builder().chunk_bytes(1 << 20)) else {
+        return;
+    };
+    let cpu = cpu_session(builder().chunk_bytes(1 << 20));
+    // |x| < 2^17: f64 sin and cos are bit-identical on the GPU there (codegen's docs).
+    let x = tensor::random::default_rng(11).uniform(-1e5, 1e5, &[1000, 700]);
+    let (s, c) = (x.sin(), x.cos());
+    let t = &s * &s + &c * &c;
+    let (got, stats) = run_stats(&gpu, &t);
+    assert_bitwise(&got, &run(&cpu, &t));
+    assert_ran_on_gpu(&stats, false);
+    let values = got.as_slice::<f64>().expect("f64");
+    assert!(values.iter().all(|v| (v - 1.0).abs() < 1e-15));
+}
+
+#[test]
+fn gpu_reductions_equal_the_cpu() {
+    let Some(gpu) = gpu_session(builder().chunk_bytes(1 << 20)) else {
+        return;
+    };
+    let cpu = cpu_session(builder().chunk_bytes(1 << 20));
+    let x = tensor::random::default_rng(5).normal(0.0, 1.0, &[4000, 300]);
+    let exact = [
+        x.min(),
+        x.argmax(),
+        x.min_axis(0),
+        x.argmax_axis(0),
+        x.gt(0.5).sum(),
+    ];
+    for t in &exact {
+        let (got, stats) = run_stats(&gpu, t);
+        assert_bitwise(&got, &run(&cpu, t));
+        assert_ran_on_gpu(&stats, false);
+    }
+    for t in [x.sum(), x.mean(), x.sum_axis(0), x.mean_axis(0)] {
+        let (got, stats) = run_stats(&gpu, &t);
+        assert_same_close(&got, &run(&cpu, &t), 1e-12);
+        assert_ran_on_gpu(&stats, false);
+    }
+}
+
+#[test]
+fn gpu_ops_feed_cpu_ops_in_one_graph() {
+    let Some(gpu) = gpu_session(builder().chunk_bytes(1 << 18)) else {
+        return;
+    };
+    let cpu = cpu_session(builder().chunk_bytes(1 << 18));
+    let rng = tensor::random::default_rng(9);
+    // Fused on the GPU, then a matmul (CPU only), then fused again.
+    let a = (rng.uniform(-2.0, 2.0, &[600, 200]) * 3.0).sin();
+    let b = rng.normal(0.0, 1.0, &[200, 50]).exp() - 1.0;
+    let t = (a.dot(&b) * 0.5).abs().sum_axis(1);
+    let (got, stats) = run_stats(&gpu, &t);
+    assert_same_close(&got, &run(&cpu, &t), 1e-12);
+    assert_ran_on_gpu(&stats, true);
+    assert!(
+        stats.chunks_by_op.keys().any(|op| op.contains("matmul")),
+        "{stats:?}"
+    );
+}
+
+#[test]
+fn a_killed_gpu_actor_is_restarted_and_the_answer_is_unchanged() {
+    let faults =
+        Arc::new(FaultInjector::new().on_nth(Some("fused_reduce"), 3, FaultKind::KillDevice));
+    let Some(gpu) = gpu_session(builder().faults(Arc::clone(&faults))) else {
+        return;
+    };
+    let cpu = cpu_session(builder());
+    let t = pi(2_000_000, 100_000);
+    let (got, stats) = run_stats(&gpu, &t);
+    assert_bitwise(&got, &run(&cpu, &t));
+    assert_eq!(faults.injected_of(FaultKind::KillDevice), 1);
+    assert_eq!(stats.restarts, 1, "{stats:?}");
+    assert!(stats.retries >= 1, "{stats:?}");
+    // The restarted GPU actor takes the next job.
+    let (again, stats) = run_stats(&gpu, &t);
+    assert_bitwise(&again, &got);
+    assert_ran_on_gpu(&stats, false);
+}
