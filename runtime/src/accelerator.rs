@@ -110,9 +110,10 @@ pub(crate) fn open_gpus(backend: DeviceBackend) -> Result<Vec<Arc<Gpu>>> {
     }
 }
 
-/// Every visible GPU, opened, or why none can be used.
+/// Every visible GPU, opened (once per process, shared by its sessions), or why none can
+/// be used.
 fn open_all() -> std::result::Result<Vec<Arc<Gpu>>, String> {
-    let first = Gpu::open(0).map_err(|e| cause_of(&e))?;
+    let first = Gpu::shared(0).map_err(|e| cause_of(&e))?;
     if !nvrtc::nvrtc_available() {
         return Err(
             "NVRTC (libnvrtc.so, which compiles the GPU kernels) cannot be loaded: \
@@ -125,9 +126,9 @@ fn open_all() -> std::result::Result<Vec<Arc<Gpu>>, String> {
         GpuProbe::Devices(n) => n,
         _ => 1,
     };
-    let mut gpus = vec![Arc::new(first)];
+    let mut gpus = vec![first];
     for ordinal in 1..count {
-        gpus.push(Arc::new(Gpu::open(ordinal).map_err(|e| cause_of(&e))?));
+        gpus.push(Gpu::shared(ordinal).map_err(|e| cause_of(&e))?);
     }
     Ok(gpus)
 }

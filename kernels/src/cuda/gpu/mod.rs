@@ -21,7 +21,7 @@ use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaStream, DriverError};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 /// A CUDA device opened for running chunk kernels (shared by the threads that drive it).
@@ -118,6 +118,23 @@ impl Gpu {
                 functions: Mutex::default(),
             })
         })
+    }
+
+    /// Device `ordinal`, opened once per process and shared: every session of the process
+    /// then shares its streams and its compiled kernels. Errors as [`Gpu::open`] (not
+    /// remembered: a later call tries again).
+    pub fn shared(ordinal: usize) -> Result<Arc<Gpu>, KernelError> {
+        static OPENED: OnceLock<Mutex<HashMap<usize, Arc<Gpu>>>> = OnceLock::new();
+        let mut opened = OPENED
+            .get_or_init(Mutex::default)
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(gpu) = opened.get(&ordinal) {
+            return Ok(Arc::clone(gpu));
+        }
+        let gpu = Arc::new(Gpu::open(ordinal)?);
+        opened.insert(ordinal, Arc::clone(&gpu));
+        Ok(gpu)
     }
 
     /// The device's ordinal.
