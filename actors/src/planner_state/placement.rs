@@ -1,9 +1,10 @@
 //! Where a task runs.
 //!
 //! First the kind of device: a task whose op has a GPU kernel ([`Gpu::runs`]: today the
-//! fused elementwise expressions and their trailing reductions, which is where the time
-//! of a NumPy-style job goes) runs on a CUDA device whenever one is registered; every
-//! other op (matmul, sort, dataframe kernels, combines of partials…) runs on a CPU device.
+//! fused elementwise expressions with their trailing reductions, and block products,
+//! which is where the time of a NumPy-style job goes) runs on a CUDA device whenever one
+//! is registered; every other op (QR and SVD blocks, sort, dataframe kernels, combines of
+//! partials…) runs on a CPU device.
 //! A GPU being restarted is not registered, so its ops run on the CPU meanwhile (the CUDA
 //! kernels return what the CPU ones do); a session without GPUs never sees the difference.
 //!

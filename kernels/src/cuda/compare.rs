@@ -37,23 +37,16 @@ pub enum Agreement {
 /// `f64` `sin cos` (outside `|x| < 2^17`), float `pow`, `arctan2`, `hypot`.
 pub fn uses_libdevice(fused: &FusedKernel) -> bool {
     fused.instrs.iter().any(|i| match &i.kind {
-        InstrKind::Unary { op, .. } => match op {
-            UnaryOp::Exp | UnaryOp::Log => i.dtype == DType::F32,
-            UnaryOp::Sin | UnaryOp::Cos => i.dtype.is_float(),
-            UnaryOp::Tan
-            | UnaryOp::Arcsin
-            | UnaryOp::Arccos
-            | UnaryOp::Arctan
-            | UnaryOp::Sinh
-            | UnaryOp::Cosh
-            | UnaryOp::Tanh
-            | UnaryOp::Log2
-            | UnaryOp::Log10
-            | UnaryOp::Log1p
-            | UnaryOp::Expm1
-            | UnaryOp::Exp2 => i.dtype.is_float(),
-            _ => false,
-        },
+        InstrKind::Unary { op, .. } => {
+            i.dtype.is_float()
+                && op.is_float_fn()
+                && match op {
+                    UnaryOp::Sqrt => false,
+                    // f64 exp and log are ports of the CPU's own polynomials.
+                    UnaryOp::Exp | UnaryOp::Log => i.dtype == DType::F32,
+                    _ => true,
+                }
+        }
         InstrKind::Binary { op, a, .. } => {
             matches!(op, BinaryOp::Pow | BinaryOp::Arctan2 | BinaryOp::Hypot)
                 && fused.instrs.get(*a).is_some_and(|x| x.dtype.is_float())
@@ -63,7 +56,8 @@ pub fn uses_libdevice(fused: &FusedKernel) -> bool {
 }
 
 /// `Ok` when `got` equals `want`: bit for bit when `bits` (NaN payloads aside), else by
-/// value (`-0.0 == 0.0`) within relative error `tol` of the larger magnitude or `floor`, whichever is larger.
+/// value (`-0.0 == 0.0`) within relative error `tol` of the larger magnitude or of
+/// `floor`, whichever is larger.
 pub fn compare(
     got: &Buffer,
     want: &Buffer,
