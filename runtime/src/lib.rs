@@ -53,7 +53,9 @@ pub use dashboard::DashboardOptions;
 pub use error::{Error, Result};
 pub use progress::Progress;
 pub use report::{fmt_bytes, Recording, ReportFormat};
-pub use session::{Session, SessionBuilder, SessionConfig, DEFAULT_CHUNK_BYTES};
+pub use session::{
+    Session, SessionBuilder, SessionConfig, DEFAULT_CHUNK_BYTES, DEFAULT_GPU_CHUNK_BYTES,
+};
 pub use tensor::{Slice, Tensor};
 pub use tessera_actors::{
     FaultInjector, FaultKind, FaultPoint, JobStats, MemoryReading, OpSummary, OutOfMemory,

@@ -30,6 +30,12 @@ use tessera_kernels::{ChunkData, HostTensor};
 /// Default bytes per chunk (as float64 elements) when the user gives no chunk shape.
 pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
 
+/// [`DEFAULT_CHUNK_BYTES`] of a session computing on GPUs: each task costs the runtime
+/// a fixed ~0.3 ms, which a GPU needs large chunks to hide (pi over 1e10 points on an H200
+/// took 1.33 s in 32 MiB chunks, 0.083 s in 1.6 GB ones; `docs/GPU.md`). A fused chunk
+/// that ends in a reduction is never materialized, so its size costs no memory.
+pub const DEFAULT_GPU_CHUNK_BYTES: usize = 1 << 30;
+
 /// How a session runs jobs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionConfig {
@@ -122,7 +128,8 @@ impl SessionBuilder {
         self.spill_dir = Some(parent.into());
         self
     }
-    /// Target bytes per automatically sized chunk (default 32 MiB).
+    /// Target bytes per automatically sized chunk (default [`DEFAULT_CHUNK_BYTES`], or
+    /// [`DEFAULT_GPU_CHUNK_BYTES`] when the session computes on GPUs).
     pub fn chunk_bytes(mut self, bytes: usize) -> Self {
         self.chunk_bytes = Some(bytes);
         self
@@ -255,16 +262,21 @@ impl SessionBuilder {
                 "a session needs at least one thread".into(),
             ));
         }
-        let chunk_bytes = self.chunk_bytes.unwrap_or(DEFAULT_CHUNK_BYTES);
+        let gpus = match &cluster {
+            Some(_) => Vec::new(),
+            None => crate::accelerator::open_gpus(backend)?,
+        };
+        let default_chunk = if gpus.is_empty() {
+            DEFAULT_CHUNK_BYTES
+        } else {
+            DEFAULT_GPU_CHUNK_BYTES
+        };
+        let chunk_bytes = self.chunk_bytes.unwrap_or(default_chunk);
         if chunk_bytes < 8 {
             return Err(Error::InvalidChunks(format!(
                 "chunk_bytes {chunk_bytes} is below one element"
             )));
         }
-        let gpus = match &cluster {
-            Some(_) => Vec::new(),
-            None => crate::accelerator::open_gpus(backend)?,
-        };
         let mut devices = vec![format!("cpu ({threads} threads)")];
         devices.extend(gpus.iter().map(|g| g.describe()));
         let reading = self.faults.as_ref().and_then(|f| f.memory_reading());

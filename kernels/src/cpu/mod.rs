@@ -6,7 +6,7 @@ mod elementwise;
 mod fused;
 pub(crate) mod linalg;
 pub mod philox;
-mod reduce;
+pub(crate) mod reduce;
 mod reshape;
 mod runs;
 mod shortcuts;

@@ -6,9 +6,9 @@
 
 use super::codegen::{CudaKernel, ParamKind, ReduceLayout};
 use crate::chunk::{ChunkData, Partial};
-use crate::expr::CombineSpec;
+use crate::cpu::reduce::Accumulator;
 use crate::tensor::{Buffer, HostTensor};
-use crate::{ChunkOp, KernelError};
+use crate::KernelError;
 use std::sync::Arc;
 
 /// Blocks per multiprocessor a launch aims for: 2,048 resident threads per SM on Hopper
@@ -112,7 +112,7 @@ pub fn output_lengths(kernel: &CudaKernel, splits: usize) -> Vec<usize> {
 
 /// The chunk a launch produced, from its outputs copied back in parameter order
 /// ([`output_lengths`]): the root's values shaped `root_shape`, or, for a reducing
-/// kernel, its `splits` partial records merged by the CPU's `Combine` into one partial
+/// kernel, its `splits` partial records merged as the CPU's `Combine` merges them
 /// (so the result equals the CPU evaluator's, up to the float accumulation order).
 pub fn assemble(
     kernel: &CudaKernel,
@@ -138,20 +138,17 @@ pub fn assemble(
             layout.parts.len()
         )));
     }
-    let records = (0..splits)
-        .map(|r| record(layout, &outputs, r).map(Arc::new))
-        .collect::<Result<Vec<_>, _>>()?;
-    let spec = CombineSpec {
-        op: layout.op,
-        input_dtype: layout.input_dtype,
-        finalize: None,
-    };
-    crate::cpu::execute(&ChunkOp::Combine(spec), &records)
+    // Merged without a chunk per record: a launch writes about a thousand of them.
+    let mut acc = Accumulator::from_partial(&record(layout, &outputs, 0)?)?;
+    for r in 1..splits {
+        acc.merge(&record(layout, &outputs, r)?)?;
+    }
+    Ok(ChunkData::Partial(acc.into_partial(&layout.out_shape)?))
 }
 
 /// Partial record `r` of a reducing launch: slot `s` of part `k` is element
 /// `r * slots + s` of output `k`.
-fn record(layout: &ReduceLayout, outputs: &[Buffer], r: usize) -> Result<ChunkData, KernelError> {
+fn record(layout: &ReduceLayout, outputs: &[Buffer], r: usize) -> Result<Partial, KernelError> {
     let range = r * layout.slots..(r + 1) * layout.slots;
     let parts = outputs
         .iter()
@@ -165,11 +162,11 @@ fn record(layout: &ReduceLayout, outputs: &[Buffer], r: usize) -> Result<ChunkDa
             HostTensor::new(layout.out_shape.clone(), part)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(ChunkData::Partial(Partial {
+    Ok(Partial {
         op: layout.op,
         input_dtype: layout.input_dtype,
         parts,
-    }))
+    })
 }
 
 #[cfg(test)]
