@@ -518,30 +518,13 @@ impl<'a> Gen<'a> {
             cexpr::i64_lit(self.root_len as i64)
         ));
         body.push("const ts_i64 stride = (ts_i64)gridDim.x * blockDim.x;".into());
-        let first = "(ts_i64)blockIdx.x * blockDim.x + threadIdx.x";
-        if self.draws_random() {
-            // Pairs of elements per thread, so both share one Philox block.
-            body.push(format!(
-                "for (ts_i64 ixp = 2 * ({first}); ixp < n; ixp += 2 * stride)"
-            ));
-            body.push("for (ts_i64 ix0 = ixp; ix0 < ixp + 2 && ix0 < n; ++ix0) {".into());
-        } else {
-            body.push(format!(
-                "for (ts_i64 ix0 = {first}; ix0 < n; ix0 += stride) {{"
-            ));
-        }
+        body.push(
+            "for (ts_i64 ix0 = (ts_i64)blockIdx.x * blockDim.x + threadIdx.x; ix0 < n; ix0 += stride) {"
+                .into(),
+        );
         self.scope(root, "ix0", 1, body);
         body.push(format!("    out[ix0] = v{root};"));
         body.push("}".into());
-    }
-
-    /// True when the root reads a random leaf: its loops then give each thread pairs of
-    /// neighbouring indices (the two lanes of one Philox block, which the leaf's cache
-    /// computes once), instead of one index at a time.
-    fn draws_random(&self) -> bool {
-        self.live
-            .iter()
-            .any(|&i| self.leaves[i].as_ref().is_some_and(leaves::Leaf::is_random))
     }
 
     /// `cpu::fused::Reducer::new`'s checks and the partial layout.
@@ -633,20 +616,10 @@ impl<'a> Gen<'a> {
             format!("    const ts_i64 ebase = {slot_e};"),
             "    ts_acc acc;".into(),
             "    ts_acc_init(acc);".into(),
+            "    for (ts_i64 r = r0 + threadIdx.x; r < r1; r += blockDim.x) {".into(),
             format!("        const ts_i64 ix0 = ebase + {};", red[0]),
         ];
-        body.extend(lines[..lines.len() - 1].iter().cloned());
-        if self.draws_random() {
-            // Pairs of neighbouring reduction indices per thread (see `draws_random`).
-            body.push(
-                "    for (ts_i64 rp = r0 + 2 * (ts_i64)threadIdx.x; rp < r1; rp += 2 * (ts_i64)blockDim.x)"
-                    .into(),
-            );
-            body.push("    for (ts_i64 r = rp; r < rp + 2 && r < r1; ++r) {".into());
-        } else {
-            body.push("    for (ts_i64 r = r0 + threadIdx.x; r < r1; r += blockDim.x) {".into());
-        }
-        body.extend(lines.last().cloned());
+        body.extend(lines);
         let aidx = if is_arg {
             body.push(format!("        const ts_i64 aidx = idx0 + {};", red[1]));
             "aidx"

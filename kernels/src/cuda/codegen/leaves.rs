@@ -231,18 +231,11 @@ fn many_chunks(
     })
 }
 
-impl Leaf {
-    /// True for a random leaf.
-    pub(crate) fn is_random(&self) -> bool {
-        matches!(self.plan, Plan::Random { .. })
-    }
-}
-
 /// The declaration of random leaf `i`'s Philox block cache (`None` for other leaves): a
 /// thread that reads both elements of one block (the two coordinates of a point in a
 /// trailing run, say) computes the block once.
 pub(crate) fn cache_decl(leaf: &Leaf, i: usize) -> Option<String> {
-    leaf.is_random()
+    matches!(leaf.plan, Plan::Random { .. })
         .then(|| format!("ts_block_cache pc{i} = {{~0ULL, 0ULL, 0ULL}};"))
 }
 
