@@ -40,19 +40,17 @@ fn peak_rss_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-/// The digest of a workload's partial: pi's estimate, sincos's boolean.
+/// The digest of a workload's result: pi's estimate, sincos's boolean, the product's
+/// first entry.
 fn digest(workload: &str, points: usize, data: &ChunkData) -> Result<String, String> {
-    let ChunkData::Partial(p) = data else {
-        return Err(format!(
-            "{workload} gave {}, not a partial",
-            data.kind_name()
-        ));
+    let first = match data {
+        ChunkData::Partial(p) => p.parts.first(),
+        ChunkData::Tensor(t) => Some(t),
+        other => return Err(format!("{workload} gave {}", other.kind_name())),
     };
-    let value = p
-        .parts
-        .first()
+    let value = first
         .and_then(|t| t.data().get(0))
-        .ok_or("an empty partial")?
+        .ok_or("an empty result")?
         .as_f64();
     Ok(match workload {
         "pi" => format!("{:.7}", 4.0 * value / points as f64),
@@ -64,7 +62,7 @@ fn digest(workload: &str, points: usize, data: &ChunkData) -> Result<String, Str
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [workload, size, runs] = args.as_slice() else {
-        return Err("usage: gpu_bench <pi|sincos> <size> <runs>".into());
+        return Err("usage: gpu_bench <pi|sincos|matmul> <size> <runs>".into());
     };
     let n = size_arg(size)?;
     let runs: usize = runs.parse().map_err(|_| format!("runs {runs:?}"))?;
