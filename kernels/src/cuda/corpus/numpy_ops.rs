@@ -226,6 +226,16 @@ pub(super) fn compositions(out: &mut Vec<Case>) {
         let t = p.binary(BinaryOp::Arctan2, h, f);
         p.max_of_runs(t, 5);
         p.done(format!("chain/arctan2_hypot/{d}"), None, out);
+        // sin(x)**2 + cos(x)**2 of one operand, over the edge values (beyond 2^17,
+        // infinities, NaN) and over a chunk.
+        for (label, edges) in [("edges", true), ("chunk", false)] {
+            let mut p = Prog::new(&[N]);
+            let x = if edges { p.edge(d, 0) } else { p.leaf(d, 0) };
+            let (s, c) = (p.unary(UnaryOp::Sin, x), p.unary(UnaryOp::Cos, x));
+            let (ss, cc) = (p.binary(BinaryOp::Mul, s, s), p.binary(BinaryOp::Mul, c, c));
+            p.binary(BinaryOp::Add, ss, cc);
+            p.done(format!("chain/sin_cos_shared/{label}/{d}"), None, out);
+        }
     }
     for d in [DType::U8, DType::I32, DType::I64] {
         // ((a << b) ^ ~a) >> (b & 3), summed into i64.
