@@ -55,10 +55,24 @@ impl Executor {
         }
     }
 
-    /// Runs `op` on the calling thread.
+    /// Runs `op` on the calling thread. Where the GPU itself fails (a driver error, device
+    /// memory exhausted, a kernel NVRTC refuses), the task runs on the CPU kernels instead,
+    /// with a warning: they compute the same values, and a retry on the GPU would likely
+    /// fail the same way. The kernel's own errors (bad input, invalid values) are the
+    /// CPU's and are returned as they are.
     fn execute(&self, op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
         match self {
-            Executor::Cuda(gpu) if Gpu::runs(op) => gpu.execute(op, inputs),
+            Executor::Cuda(gpu) if Gpu::runs(op) => match gpu.execute(op, inputs) {
+                Err(e @ (KernelError::DeviceUnavailable(_) | KernelError::DeviceCompile(_))) => {
+                    tracing::warn!(
+                        device = %gpu.describe(),
+                        op = op.name(),
+                        "the GPU failed ({e}); running the task on the CPU"
+                    );
+                    cpu::execute(op, inputs)
+                }
+                other => other,
+            },
             _ => cpu::execute(op, inputs),
         }
     }
