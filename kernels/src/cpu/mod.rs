@@ -9,7 +9,7 @@ pub mod philox;
 pub(crate) mod reduce;
 mod reshape;
 mod runs;
-mod shortcuts;
+pub(crate) mod shortcuts;
 pub mod vmath;
 
 use crate::{ChunkData, ChunkOp, KernelError};

@@ -18,7 +18,7 @@ use crate::KernelError;
 
 /// How one instruction of a kernel is evaluated.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Shortcut {
+pub(crate) enum Shortcut {
     /// On its own.
     Plain,
     /// Not at all: an earlier instruction computes it, or nothing reads it any more.
@@ -31,7 +31,7 @@ pub(super) enum Shortcut {
 }
 
 /// The shortcut of every instruction of a kernel whose result is instruction `root`.
-pub(super) fn plan(instrs: &[Instr], root: usize) -> Vec<Shortcut> {
+pub(crate) fn plan(instrs: &[Instr], root: usize) -> Vec<Shortcut> {
     let mut how = vec![Shortcut::Plain; instrs.len()];
     pair_sin_cos(instrs, &mut how);
     let mut uses = vec![0usize; instrs.len()];

@@ -38,6 +38,11 @@
 //! through a search in the CPU's order; any steps, reversed, broadcast or transposed
 //! axes); and every [`ReduceOp`] as the trailing reduction, over any set of axes.
 //!
+//! The generator takes the CPU evaluator's shortcuts (`cpu::shortcuts`), which give the
+//! same values bit for bit: an `f64` `sin` and `cos` of one operand share one argument
+//! reduction (`ts_sincos64`), and `sqrt(x) < c` (or `<= c`) for a constant `c > 0` is
+//! `0 <= x && x < t` with no square root.
+//!
 //! Errors the CPU finds only while running (a negative integer power, a source index no
 //! input chunk holds) are reported through the `faults` word: see [`fault_error`].
 //! Instructions the root does not use are checked but not evaluated.
@@ -68,8 +73,9 @@ mod index;
 mod leaves;
 mod reduce;
 
+use crate::cpu::shortcuts::{self, Shortcut};
 use crate::dtype::DType;
-use crate::expr::{FusedKernel, Instr, InstrKind, ReduceOp};
+use crate::expr::{FusedKernel, Instr, InstrKind, ReduceOp, UnaryOp};
 use crate::tensor::checked_numel;
 use crate::KernelError;
 use index::{c_strides_i64, Affine};
@@ -220,6 +226,8 @@ struct Gen<'a> {
     exprs: Vec<Option<String>>,
     /// Per instruction: the run fold (`ReduceTrailing`).
     folds: Vec<Option<cexpr::RunFold>>,
+    /// Per instruction: the CPU evaluator's shortcut (`cpu::shortcuts`), taken here too.
+    how: Vec<Shortcut>,
     /// Instructions the root depends on.
     live: BTreeSet<usize>,
     /// The partial layout, for kernels with a trailing reduction.
@@ -238,6 +246,7 @@ impl<'a> Gen<'a> {
             leaves: Vec::with_capacity(instrs.len()),
             exprs: Vec::with_capacity(instrs.len()),
             folds: Vec::with_capacity(instrs.len()),
+            how: shortcuts::plan(instrs, kernel.root),
             live: BTreeSet::new(),
             layout: None,
         };
@@ -254,6 +263,10 @@ impl<'a> Gen<'a> {
         }
         for (i, ins) in instrs.iter().enumerate() {
             g.prepare(i, ins)?;
+            if let Shortcut::SqrtBelow { x, limit } = g.how[i] {
+                let limit = cexpr::f64_lit(limit);
+                g.exprs[i] = Some(format!("(0.0 <= v{x} && v{x} < {limit})"));
+            }
         }
         let mut stack = vec![kernel.root];
         while let Some(i) = stack.pop() {
@@ -353,21 +366,45 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
+    /// The operands instruction `i` reads as emitted: a rewritten `sqrt(x) < c` reads `x`.
+    fn reads(&self, i: usize) -> Vec<usize> {
+        match self.how[i] {
+            Shortcut::SqrtBelow { x, .. } => vec![x],
+            _ => operands(&self.kernel.instrs[i].kind),
+        }
+    }
+
     /// Lines computing `v{target}` at local flat index `ix`: the target's instructions of
-    /// the same shape in order, each `ReduceTrailing` as a loop over its run.
+    /// the same shape in order, each `ReduceTrailing` as a loop over its run; an `f64`
+    /// `sin` and `cos` of one operand in the same scope as one `ts_sincos64` call.
     fn scope(&self, target: usize, ix: &str, indent: usize, out: &mut Vec<String>) {
         let instrs = &self.kernel.instrs;
         let mut cone = BTreeSet::new();
         let mut stack = vec![target];
         while let Some(i) = stack.pop() {
             if cone.insert(i) && !matches!(instrs[i].kind, InstrKind::ReduceTrailing { .. }) {
-                stack.extend(operands(&instrs[i].kind));
+                stack.extend(self.reads(i));
             }
         }
         let pad = "    ".repeat(indent);
+        let mut paired = BTreeSet::new();
         for &i in &cone {
             let ins = &instrs[i];
             let t = cexpr::ctype(ins.dtype);
+            if paired.contains(&i) {
+                continue;
+            }
+            if let (Shortcut::SinCos { gap }, InstrKind::Unary { op, x }) = (self.how[i], &ins.kind)
+            {
+                let j = i + gap;
+                if cone.contains(&j) {
+                    let (s, c) = if *op == UnaryOp::Sin { (i, j) } else { (j, i) };
+                    out.push(format!("{pad}double v{i}, v{j};"));
+                    out.push(format!("{pad}ts_sincos64(v{x}, &v{s}, &v{c});"));
+                    paired.insert(j);
+                    continue;
+                }
+            }
             if let Some(leaf) = &self.leaves[i] {
                 for line in leaves::emit(leaf, i, &ins.shape, ins.dtype, ix) {
                     out.push(format!("{pad}{line}"));

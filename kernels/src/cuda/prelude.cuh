@@ -305,6 +305,15 @@ static __device__ double ts_cos64(double x) {
     ts_sincos_core(x, &s, &c);
     return c;
 }
+// Both at once, with the values of ts_sin64 and ts_cos64 (one argument reduction).
+static __device__ void ts_sincos64(double x, double* s, double* c) {
+    if (!(fabs(x) < TS_SINCOS_MAX)) {
+        *s = sin(x);
+        *c = cos(x);
+        return;
+    }
+    ts_sincos_core(x, s, c);
+}
 
 // ---------------------------------------------------------------------------------------
 // Philox4x32-10 and Tessera's random streams (kernels/src/cpu/philox.rs).

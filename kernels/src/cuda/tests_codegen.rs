@@ -380,3 +380,50 @@ fn cuda_nvrtc_errors_carry_the_log() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn cuda_frame_kernels_compile_with_nvrtc() {
+    if nvrtc_or_skip("cuda_frame_kernels_compile_with_nvrtc").is_none() {
+        return;
+    }
+    for arch in ["compute_80", "compute_90"] {
+        let ptx = super::compile_frame_kernels(arch)
+            .unwrap_or_else(|e| panic!("frame.cu for {arch}: {e}"))
+            .to_src();
+        for entry in [
+            "ts_gb_fill",
+            "ts_gb_insert",
+            "ts_gb_count_firsts",
+            "ts_gb_scan",
+            "ts_gb_number",
+            "ts_gb_agg",
+        ] {
+            assert!(
+                ptx.contains(&format!(".entry {entry}(")),
+                "{arch}: no {entry}"
+            );
+        }
+    }
+}
+
+#[test]
+fn cuda_the_benchmark_kernels_take_the_cpus_shortcuts() {
+    // pi's sqrt(x) < 1 becomes 0 <= x < 1: no square root left.
+    let pi = fused_source(&super::workloads::pi(1000, 1)).unwrap();
+    assert!(!pi.source.contains("ts_sqrt(v"), "{}", pi.source);
+    assert!(pi
+        .source
+        .contains("(0.0 <= v2 && v2 < (0x1.0000000000000p+0))"));
+    // sincos: one ts_sincos64 call for sin and cos of one operand.
+    let sc = fused_source(&super::workloads::sincos(100, 1)).unwrap();
+    let body = &sc.source[sc.source.find("extern \"C\"").unwrap()..];
+    assert_eq!(
+        body.matches("ts_sincos64(v0, &v1, &v3)").count(),
+        1,
+        "{body}"
+    );
+    assert!(
+        !body.contains("ts_sin64") && !body.contains("ts_cos64"),
+        "{body}"
+    );
+}

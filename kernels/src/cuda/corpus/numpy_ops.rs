@@ -236,6 +236,26 @@ pub(super) fn compositions(out: &mut Vec<Case>) {
             p.binary(BinaryOp::Add, ss, cc);
             p.done(format!("chain/sin_cos_shared/{label}/{d}"), None, out);
         }
+        // cos before sin of one operand (the pair's first instruction is the cosine).
+        let mut p = Prog::new(&[N]);
+        let x = p.edge(d, 0);
+        let (c, s) = (p.unary(UnaryOp::Cos, x), p.unary(UnaryOp::Sin, x));
+        p.binary(BinaryOp::Sub, c, s);
+        p.done(format!("chain/cos_sin_shared/{d}"), None, out);
+        // sqrt(x) < c and sqrt(x) <= c, rewritten without the square root for f64.
+        for (label, op, c) in [
+            ("lt1", BinaryOp::Lt, 1.0),
+            ("le2", BinaryOp::Le, 2.0),
+            ("lt3", BinaryOp::Lt, 3.0),
+        ] {
+            for edges in [true, false] {
+                let mut p = Prog::new(&[N]);
+                let x = if edges { p.edge(d, 0) } else { p.leaf(d, 0) };
+                let (r, k) = (p.unary(UnaryOp::Sqrt, x), p.constant(c, d));
+                p.binary(op, r, k);
+                p.done(format!("chain/sqrt_below/{label}/{edges}/{d}"), None, out);
+            }
+        }
     }
     for d in [DType::U8, DType::I32, DType::I64] {
         // ((a << b) ^ ~a) >> (b & 3), summed into i64.
