@@ -264,3 +264,83 @@ fn a_killed_gpu_actor_is_restarted_and_the_answer_is_unchanged() {
     assert_bitwise(&again, &got);
     assert_ran_on_gpu(&stats, false);
 }
+
+/// A table of `n` rows: string and integer keys (some null), integer and float values
+/// (some null, some NaN).
+fn groupby_table(n: usize) -> arrow::array::RecordBatch {
+    use arrow::array::{ArrayRef, Float64Array, Int64Array, LargeStringArray};
+    let name: LargeStringArray = (0..n)
+        .map(|i| (i % 17 != 5).then(|| format!("id{:03}", i * 31 % 100)))
+        .collect();
+    let id: Int64Array = (0..n)
+        .map(|i| (i % 23 != 0).then_some((i * 7 % 1000) as i64))
+        .collect();
+    let v: Int64Array = (0..n).map(|i| Some((i % 5 + 1) as i64)).collect();
+    let f: Float64Array = (0..n)
+        .map(|i| match i % 11 {
+            0 => None,
+            1 => Some(f64::NAN),
+            _ => Some(i as f64 * 0.25),
+        })
+        .collect();
+    arrow::array::RecordBatch::try_from_iter(vec![
+        ("name", Arc::new(name) as ArrayRef),
+        ("id", Arc::new(id) as ArrayRef),
+        ("v", Arc::new(v) as ArrayRef),
+        ("f", Arc::new(f) as ArrayRef),
+    ])
+    .expect("a table")
+}
+
+#[test]
+fn gpu_backend_groupby_partials_run_on_the_gpu_with_the_cpus_answer() {
+    use tessera::dataframe::{from_arrow, Agg};
+    let Some(gpu) = gpu_session(builder()) else {
+        return;
+    };
+    let cpu = cpu_session(builder());
+    let table = groupby_table(200_000);
+    for per_chunk in [7_777, 50_000, 200_000] {
+        let df = from_arrow(table.clone(), Some(per_chunk));
+        for keys in [&["name"][..], &["id"], &["name", "id"]] {
+            let q = df.groupby(keys).agg(&[
+                ("v", &[Agg::Sum, Agg::Count, Agg::Min, Agg::Max]),
+                ("f", &[Agg::Sum, Agg::Mean, Agg::Max]),
+            ]);
+            let (got, stats) = q
+                .execute_with_stats(&gpu)
+                .expect("the GPU session's groupby");
+            let want = q.execute(&cpu).expect("the CPU session's groupby");
+            assert!(
+                stats.chunks_on_gpu > 0,
+                "no partial ran on the GPU: {stats:?}"
+            );
+            assert_eq!(got.schema(), want.schema(), "{keys:?}, {per_chunk}");
+            assert_eq!(got.num_rows(), want.num_rows(), "{keys:?}, {per_chunk}");
+            for (c, field) in want.schema().fields().iter().enumerate() {
+                let (g, w) = (got.column(c), want.column(c));
+                if field.data_type() == &arrow::datatypes::DataType::Float64 {
+                    let (g, w) = (
+                        arrow::array::AsArray::as_primitive::<arrow::datatypes::Float64Type>(g),
+                        arrow::array::AsArray::as_primitive::<arrow::datatypes::Float64Type>(w),
+                    );
+                    for (x, y) in g.iter().zip(w.iter()) {
+                        let (x, y) = (x.unwrap_or(0.0), y.unwrap_or(0.0));
+                        assert!(
+                            (x - y).abs() <= 1e-9 * y.abs().max(1.0),
+                            "{}: {x} vs {y}",
+                            field.name()
+                        );
+                    }
+                } else {
+                    assert_eq!(
+                        g,
+                        w,
+                        "{} by {keys:?}, {per_chunk} rows a chunk",
+                        field.name()
+                    );
+                }
+            }
+        }
+    }
+}

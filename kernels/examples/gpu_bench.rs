@@ -8,9 +8,13 @@
 //! cargo run --release -p tessera-kernels --example gpu_bench -- pi 1e10 5
 //! cargo run --release -p tessera-kernels --example gpu_bench -- sincos 10000 5
 //! cargo run --release -p tessera-kernels --example gpu_bench -- matmul 8192 5
+//! cargo run --release -p tessera-kernels --example gpu_bench -- groupby_q1 1e8 5
 //! ```
-//! Arguments: workload (`pi`, `sincos` or `matmul`: f64 `A @ B` of two generated `n × n`
-//! matrices, copied back), size (points, or the side of the square), runs.
+//! Arguments: workload (`pi`, `sincos`, `matmul`: f64 `A @ B` of two generated `n × n`
+//! matrices, copied back, or `groupby_q1`: the h2o query `sum(v1) by id1` as one groupby
+//! partial of a generated table, `id1` strings `id001`..`id100` and `v1` in 1..5, whose
+//! wall time includes copying the table in and whose kernel time is the device's alone),
+//! size (points, the side of the square, or rows), runs.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line program
 
@@ -18,6 +22,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 use tessera_kernels::cuda::{workloads, Gpu};
+use tessera_kernels::frame::groupby::{AggFunc, AggSpec, GroupBySpec};
+use tessera_kernels::frame::ops::{FrameOp, Pipeline, Sink, Source};
 use tessera_kernels::{ChunkData, ChunkOp};
 
 fn size_arg(s: &str) -> Result<usize, String> {
@@ -40,9 +46,61 @@ fn peak_rss_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// The h2o groupby table's `id1` and `v1` columns for `rows` rows (splitmix64 draws).
+fn q1_table(rows: usize) -> Result<arrow::array::RecordBatch, String> {
+    use arrow::array::{ArrayRef, Int64Array, LargeStringArray};
+    let draw = |i: u64| {
+        let mut z = i.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(42);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    // Every id is 5 bytes ("id001"), so the offsets are 5 i and the bytes one copy each.
+    let ids: Vec<String> = (1..=100).map(|k| format!("id{k:03}")).collect();
+    let mut bytes = Vec::with_capacity(rows * 5);
+    for i in 0..rows as u64 {
+        bytes.extend_from_slice(ids[(draw(i) % 100) as usize].as_bytes());
+    }
+    let offsets = arrow::buffer::OffsetBuffer::new((0..=rows as i64).map(|i| i * 5).collect());
+    let id1 = LargeStringArray::try_new(offsets, bytes.into(), None).map_err(|e| e.to_string())?;
+    let v1: Int64Array = (0..rows as u64)
+        .map(|i| Some((draw(i ^ (1 << 63)) % 5 + 1) as i64))
+        .collect();
+    arrow::array::RecordBatch::try_from_iter(vec![
+        ("id1", std::sync::Arc::new(id1) as ArrayRef),
+        ("v1", std::sync::Arc::new(v1) as ArrayRef),
+    ])
+    .map_err(|e| e.to_string())
+}
+
+/// `sum(v1) by id1` as one groupby partial of the task's input table.
+fn q1_op() -> ChunkOp {
+    ChunkOp::Frame(FrameOp::Pipeline(Pipeline {
+        source: Source::Input,
+        steps: vec![],
+        sink: Sink::GroupPartial(GroupBySpec {
+            keys: vec!["id1".into()],
+            aggs: vec![AggSpec {
+                column: "v1".into(),
+                func: AggFunc::Sum,
+                output: "v1".into(),
+            }],
+        }),
+    }))
+}
+
 /// The digest of a workload's result: pi's estimate, sincos's boolean, the product's
-/// first entry.
+/// first entry, the groupby's `[groups, sum of v1]`.
 fn digest(workload: &str, points: usize, data: &ChunkData) -> Result<String, String> {
+    if let ChunkData::Table(t) = data {
+        let sums = t
+            .column(1)
+            .as_any()
+            .downcast_ref::<arrow::array::Int64Array>()
+            .ok_or("the groupby's sums are not Int64")?;
+        let total: i64 = sums.values().iter().sum();
+        return Ok(format!("[{}, {total}]", t.num_rows()));
+    }
     let first = match data {
         ChunkData::Partial(p) => p.parts.first(),
         ChunkData::Tensor(t) => Some(t),
@@ -62,7 +120,7 @@ fn digest(workload: &str, points: usize, data: &ChunkData) -> Result<String, Str
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [workload, size, runs] = args.as_slice() else {
-        return Err("usage: gpu_bench <pi|sincos|matmul> <size> <runs>".into());
+        return Err("usage: gpu_bench <pi|sincos|matmul|groupby_q1> <size> <runs>".into());
     };
     let n = size_arg(size)?;
     let runs: usize = runs.parse().map_err(|_| format!("runs {runs:?}"))?;
@@ -70,14 +128,37 @@ fn run() -> Result<(), String> {
         "pi" => ChunkOp::Fused(workloads::pi(n, 42)),
         "sincos" => ChunkOp::Fused(workloads::sincos(n, 42)),
         "matmul" => ChunkOp::Linalg(workloads::matmul(n, 42)),
-        other => return Err(format!("unknown workload {other:?} (pi, sincos or matmul)")),
+        "groupby_q1" => q1_op(),
+        other => {
+            return Err(format!(
+                "unknown workload {other:?} (pi, sincos, matmul or groupby_q1)"
+            ))
+        }
     };
     let points = if workload == "pi" { n } else { n * n };
     let gpu = Gpu::open(0).map_err(|e| e.to_string())?;
-    let inputs: Vec<Arc<ChunkData>> = Vec::new();
+    let inputs: Vec<Arc<ChunkData>> = match workload.as_str() {
+        "groupby_q1" => vec![Arc::new(ChunkData::Table(q1_table(n)?))],
+        _ => Vec::new(),
+    };
     // Warm-up: compilation, module load, the allocator's first pool.
-    gpu.execute(&op, &inputs).map_err(|e| e.to_string())?;
-    let size_label = if workload == "pi" {
+    let first = gpu.execute(&op, &inputs).map_err(|e| e.to_string())?;
+    if workload == "groupby_q1" && n <= 20_000_000 {
+        // The CPU's partial of the same table (one thread) must have the same digest.
+        let started = Instant::now();
+        let cpu = tessera_kernels::cpu::execute(&op, &inputs).map_err(|e| e.to_string())?;
+        let (want, got) = (digest(workload, n, &cpu)?, digest(workload, n, &first)?);
+        eprintln!(
+            "groupby_q1 on the CPU (one thread): {:.3} s, digest {want}",
+            started.elapsed().as_secs_f64()
+        );
+        if want != got {
+            return Err(format!(
+                "the GPU's digest {got} differs from the CPU's {want}"
+            ));
+        }
+    }
+    let size_label = if workload == "pi" || workload == "groupby_q1" {
         size.clone()
     } else {
         format!("{n}x{n}")

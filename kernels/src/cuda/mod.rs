@@ -5,12 +5,13 @@
 //! launch in [`launch`]); GPU device actors build on these.
 
 pub mod codegen;
+pub mod frame_plan;
 mod gpu;
 pub mod launch;
 pub mod nvrtc;
 pub mod workloads;
 
-pub use gpu::Gpu;
+pub use gpu::{compile_frame_kernels, Gpu};
 
 #[cfg(test)]
 mod compare;
@@ -22,6 +23,8 @@ mod host_emu;
 mod tests_codegen;
 #[cfg(test)]
 mod tests_gpu;
+#[cfg(test)]
+mod tests_gpu_frame;
 
 /// What the CUDA probe found.
 #[derive(Clone, Debug, PartialEq, Eq)]

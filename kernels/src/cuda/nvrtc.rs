@@ -60,6 +60,12 @@ pub fn options(arch: &str) -> Vec<String> {
 /// Errors: `BadInput` for another kind of `arch`; `DeviceUnavailable` when NVRTC cannot
 /// be loaded; `DeviceCompile` when it rejects the source (the message carries NVRTC's log).
 pub fn compile(kernel: &CudaKernel, arch: &str) -> Result<Ptx, KernelError> {
+    compile_source(&kernel.name, &kernel.source, arch)
+}
+
+/// Compiles CUDA C++ `source` (named `name` in NVRTC's messages) to PTX for `arch`, with
+/// the options and errors of [`compile`].
+pub fn compile_source(name: &str, source: &str, arch: &str) -> Result<Ptx, KernelError> {
     let valid_arch = arch
         .strip_prefix("compute_")
         .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric()));
@@ -75,28 +81,24 @@ pub fn compile(kernel: &CudaKernel, arch: &str) -> Result<Ptx, KernelError> {
     }
     let opts = CompileOptions {
         options: options(arch),
-        name: Some(format!("{}.cu", kernel.name)),
+        name: Some(format!("{name}.cu")),
         ..Default::default()
     };
-    let source = kernel.source.as_str();
     match catch_unwind(AssertUnwindSafe(|| {
         cudarc::nvrtc::compile_ptx_with_opts(source, opts)
     })) {
         Ok(Ok(ptx)) => Ok(ptx),
         Ok(Err(CompileError::CompileError { nvrtc, log, .. })) => {
             Err(KernelError::DeviceCompile(format!(
-                "NVRTC could not compile {} ({nvrtc:?}):\n{}",
-                kernel.name,
+                "NVRTC could not compile {name} ({nvrtc:?}):\n{}",
                 log.to_string_lossy()
             )))
         }
         Ok(Err(e)) => Err(KernelError::DeviceUnavailable(format!(
-            "NVRTC failed on {}: {e:?}",
-            kernel.name
+            "NVRTC failed on {name}: {e:?}"
         ))),
         Err(_) => Err(KernelError::DeviceUnavailable(format!(
-            "NVRTC panicked while compiling {}",
-            kernel.name
+            "NVRTC panicked while compiling {name}"
         ))),
     }
 }

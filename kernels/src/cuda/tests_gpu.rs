@@ -19,7 +19,7 @@ use std::mem::discriminant;
 use std::sync::Arc;
 
 /// Device 0, or `None` (after checking the error) where this machine has none.
-fn device() -> Option<Gpu> {
+pub(super) fn device() -> Option<Gpu> {
     match Gpu::open(0) {
         Ok(gpu) => Some(gpu),
         Err(e) => {

@@ -173,7 +173,14 @@ fn concat_all(batches: &[RecordBatch]) -> FrameResult<RecordBatch> {
     concat(&schema, batches)
 }
 
-fn run_pipeline(p: &Pipeline, inputs: &[Arc<ChunkData>]) -> FrameResult<ChunkData> {
+/// A groupby partial's computation: `groupby::partial` on the CPU, or a device's.
+pub type PartialFn<'a> = &'a dyn Fn(&GroupBySpec, &RecordBatch) -> Result<RecordBatch, KernelError>;
+
+fn run_pipeline(
+    p: &Pipeline,
+    inputs: &[Arc<ChunkData>],
+    group: PartialFn<'_>,
+) -> Result<ChunkData, KernelError> {
     let batch = match &p.source {
         Source::Input => concat_all(&tables(inputs)?)?,
         Source::Csv(s) => csv::read_range(
@@ -189,10 +196,10 @@ fn run_pipeline(p: &Pipeline, inputs: &[Arc<ChunkData>]) -> FrameResult<ChunkDat
     let batch = apply_steps(&batch, &p.steps)?;
     Ok(match &p.sink {
         Sink::Table => ChunkData::Table(batch),
-        Sink::GroupPartial(spec) => ChunkData::Table(groupby::partial(spec, &batch)?),
+        Sink::GroupPartial(spec) => ChunkData::Table(group(spec, &batch)?),
         Sink::Partition { keys, parts } => ChunkData::Tables(hash_partition(&batch, keys, *parts)?),
         Sink::CountedPartial(spec) => {
-            let partial = groupby::partial(spec, &batch)?;
+            let partial = group(spec, &batch)?;
             let rows = row_count_table(partial.num_rows())?;
             ChunkData::Tables(vec![partial, rows])
         }
@@ -223,8 +230,19 @@ pub fn row_count_table(rows: usize) -> FrameResult<RecordBatch> {
 
 /// Runs one frame op on the calling thread.
 pub fn run(op: &FrameOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
+    run_with(op, inputs, &|spec, batch| {
+        Ok(groupby::partial(spec, batch)?)
+    })
+}
+
+/// [`run`], with groupby partials computed by `group` (a device's kernels).
+pub fn run_with(
+    op: &FrameOp,
+    inputs: &[Arc<ChunkData>],
+    group: PartialFn<'_>,
+) -> Result<ChunkData, KernelError> {
     let out = match op {
-        FrameOp::Pipeline(p) => run_pipeline(p, inputs),
+        FrameOp::Pipeline(p) => return run_pipeline(p, inputs, group),
         FrameOp::GroupMerge { spec, finalize } => tables(inputs).and_then(|t| {
             let merged = groupby::merge(spec, &t)?;
             Ok(ChunkData::Table(if *finalize {

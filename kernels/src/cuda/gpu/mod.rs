@@ -10,10 +10,14 @@
 
 mod devbuf;
 mod fused;
+mod groupby;
 mod matmul;
+
+pub use groupby::compile_frame_kernels;
 
 use super::codegen::CudaKernel;
 use super::{nvrtc, probe, GpuProbe};
+use crate::frame::ops::{self as frame_ops, FrameOp, Sink, Source};
 use crate::linalg::LinalgOp;
 use crate::{ChunkData, ChunkOp, KernelError};
 use cudarc::cublas::CudaBlas;
@@ -34,6 +38,7 @@ pub struct Gpu {
     memory: usize,
     leases: Mutex<Vec<Lease>>,
     functions: Mutex<HashMap<String, Arc<CudaFunction>>>,
+    frame: Mutex<Option<Arc<groupby::FrameFns>>>,
 }
 
 /// A stream lent to one caller at a time, with its cuBLAS handle once a product needed one.
@@ -116,6 +121,7 @@ impl Gpu {
                 ctx,
                 leases: Mutex::default(),
                 functions: Mutex::default(),
+                frame: Mutex::default(),
             })
         })
     }
@@ -165,12 +171,18 @@ impl Gpu {
     }
 
     /// True for the ops this device has kernels for: fused elementwise expressions with
-    /// their trailing reductions, and block products (cuBLAS); the rest run on the CPU.
+    /// their trailing reductions, block products (cuBLAS), and groupby partials of tables
+    /// in memory (hash kernels; a spec or column type they lack is computed by the CPU
+    /// kernels on the calling thread); the rest run on the CPU.
     pub fn runs(op: &ChunkOp) -> bool {
-        matches!(
-            op,
-            ChunkOp::Fused(_) | ChunkOp::Linalg(LinalgOp::MatMul { .. })
-        )
+        match op {
+            ChunkOp::Fused(_) | ChunkOp::Linalg(LinalgOp::MatMul { .. }) => true,
+            ChunkOp::Frame(FrameOp::Pipeline(p)) => {
+                matches!(p.source, Source::Input)
+                    && matches!(p.sink, Sink::GroupPartial(_) | Sink::CountedPartial(_))
+            }
+            _ => false,
+        }
     }
 
     /// Runs one chunk task on the device and returns what the CPU evaluator returns for
@@ -198,6 +210,17 @@ impl Gpu {
             }),
             ChunkOp::Linalg(LinalgOp::MatMul { pairs }) => contained("a product", || {
                 self.with_lease(|l| self.run_matmul(l, pairs, inputs))
+            }),
+            ChunkOp::Frame(frame) if Gpu::runs(op) => contained("a groupby", || {
+                self.with_lease(|l| {
+                    let took = std::cell::Cell::new(Duration::ZERO);
+                    let data = frame_ops::run_with(frame, inputs, &|spec, batch| {
+                        let (table, t) = self.group_partial(&l.stream, spec, batch)?;
+                        took.set(took.get() + t);
+                        Ok(table)
+                    })?;
+                    Ok((data, took.get()))
+                })
             }),
             other => Err(KernelError::DeviceUnavailable(format!(
                 "{} has no CUDA kernel",

@@ -1,0 +1,359 @@
+// Hash groupby over Arrow buffers on a CUDA device (driven by kernels/src/cuda/gpu/groupby.rs;
+// column kinds and aggregation codes match kernels/src/cuda/frame_plan.rs).
+//
+// 1. ts_gb_insert: every row whose keys are all valid finds its key's slot in an
+//    open-addressing table (linear probing; a slot holds the row that claimed it, compared
+//    byte for byte on a hash match), records the slot, and lowers the slot's first row.
+// 2. ts_gb_count_firsts / ts_gb_scan / ts_gb_number: rows that are their group's first row
+//    are numbered in row order (a three-phase scan over tiles), so groups come out in order
+//    of first appearance, as on the CPU and in pandas.
+// 3. ts_gb_agg: one aggregation state per launch, folded with atomics, in shared memory
+//    first when the groups fit there.
+
+typedef long long ts_i64;
+typedef unsigned long long ts_u64;
+
+#define TS_COL_I8 0
+#define TS_COL_I16 1
+#define TS_COL_I32 2
+#define TS_COL_I64 3
+#define TS_COL_U8 4
+#define TS_COL_U16 5
+#define TS_COL_U32 6
+#define TS_COL_U64 7
+#define TS_COL_F32 8
+#define TS_COL_F64 9
+#define TS_COL_UTF8 10
+#define TS_COL_LARGE_UTF8 11
+
+#define TS_AGG_SUM_INT 0
+#define TS_AGG_SUM_FLOAT 1
+#define TS_AGG_COUNT 2
+#define TS_AGG_SIZE 3
+#define TS_AGG_MIN_INT 4
+#define TS_AGG_MAX_INT 5
+#define TS_AGG_MIN_FLOAT 6
+#define TS_AGG_MAX_FLOAT 7
+
+#define TS_NO_SLOT 0xFFFFFFFFu
+#define TS_EMPTY 0xFFFFFFFFFFFFFFFFULL
+#define TS_TILE 4096
+
+// One Arrow column on the device (five 8-byte words, as frame_plan.rs writes them).
+struct ts_col {
+    ts_i64 kind;
+    const void* data;            // values, or a string column's bytes
+    const void* offsets;         // a string column's offsets (i32 or i64), else null
+    const unsigned char* valid;  // the validity bitmap, or null when every row is valid
+    ts_i64 valid_offset;         // the bitmap's bit of row 0
+};
+
+static __device__ __forceinline__ bool ts_is_valid(const ts_col& c, ts_i64 i) {
+    if (c.valid == nullptr) return true;
+    const ts_i64 b = c.valid_offset + i;
+    return (c.valid[b >> 3] >> (b & 7)) & 1;
+}
+
+// An integer column's value as i64 (UInt64 as its bits).
+static __device__ __forceinline__ ts_i64 ts_int_at(const ts_col& c, ts_i64 i) {
+    switch (c.kind) {
+    case TS_COL_I8: return ((const signed char*)c.data)[i];
+    case TS_COL_I16: return ((const short*)c.data)[i];
+    case TS_COL_I32: return ((const int*)c.data)[i];
+    case TS_COL_U8: return ((const unsigned char*)c.data)[i];
+    case TS_COL_U16: return ((const unsigned short*)c.data)[i];
+    case TS_COL_U32: return ((const unsigned*)c.data)[i];
+    default: return ((const ts_i64*)c.data)[i];
+    }
+}
+
+static __device__ __forceinline__ double ts_float_at(const ts_col& c, ts_i64 i) {
+    return c.kind == TS_COL_F32 ? (double)((const float*)c.data)[i] : ((const double*)c.data)[i];
+}
+
+static __device__ __forceinline__ bool ts_is_string(const ts_col& c) {
+    return c.kind == TS_COL_UTF8 || c.kind == TS_COL_LARGE_UTF8;
+}
+
+static __device__ __forceinline__ const unsigned char* ts_str_at(const ts_col& c, ts_i64 i, ts_i64* len) {
+    ts_i64 a, b;
+    if (c.kind == TS_COL_UTF8) {
+        const int* o = (const int*)c.offsets;
+        a = o[i];
+        b = o[i + 1];
+    } else {
+        const ts_i64* o = (const ts_i64*)c.offsets;
+        a = o[i];
+        b = o[i + 1];
+    }
+    *len = b - a;
+    return (const unsigned char*)c.data + a;
+}
+
+// splitmix64's finalizer.
+static __device__ __forceinline__ ts_u64 ts_mix(ts_u64 h) {
+    h ^= h >> 30;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 27;
+    h *= 0x94D049BB133111EBULL;
+    return h ^ (h >> 31);
+}
+
+static __device__ ts_u64 ts_hash_bytes(const unsigned char* p, ts_i64 len) {
+    ts_u64 h = 0x9E3779B97F4A7C15ULL ^ (ts_u64)len;
+    ts_u64 w = 0;
+    int shift = 0;
+    for (ts_i64 k = 0; k < len; ++k) {
+        w |= (ts_u64)p[k] << shift;
+        shift += 8;
+        if (shift == 64) {
+            h = ts_mix(h ^ w);
+            w = 0;
+            shift = 0;
+        }
+    }
+    return ts_mix(h ^ w);
+}
+
+static __device__ ts_u64 ts_row_hash(const ts_col* cols, int ncols, ts_i64 i) {
+    ts_u64 h = 0;
+    for (int c = 0; c < ncols; ++c) {
+        ts_u64 v;
+        if (ts_is_string(cols[c])) {
+            ts_i64 len;
+            const unsigned char* p = ts_str_at(cols[c], i, &len);
+            v = ts_hash_bytes(p, len);
+        } else {
+            v = ts_mix((ts_u64)ts_int_at(cols[c], i));
+        }
+        h = ts_mix(h * 0x9E3779B97F4A7C15ULL + v);
+    }
+    return h;
+}
+
+static __device__ bool ts_rows_equal(const ts_col* cols, int ncols, ts_i64 a, ts_i64 b) {
+    for (int c = 0; c < ncols; ++c) {
+        if (ts_is_string(cols[c])) {
+            ts_i64 la, lb;
+            const unsigned char* pa = ts_str_at(cols[c], a, &la);
+            const unsigned char* pb = ts_str_at(cols[c], b, &lb);
+            if (la != lb) return false;
+            for (ts_i64 k = 0; k < la; ++k) {
+                if (pa[k] != pb[k]) return false;
+            }
+        } else if (ts_int_at(cols[c], a) != ts_int_at(cols[c], b)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static __device__ __forceinline__ bool ts_keys_valid(const ts_col* cols, int ncols, ts_i64 i) {
+    for (int c = 0; c < ncols; ++c) {
+        if (!ts_is_valid(cols[c], i)) return false;
+    }
+    return true;
+}
+
+// Fills `n` words with `value` (the table's empty marker, the first rows' infinity, an
+// aggregation's identity).
+extern "C" __global__ void ts_gb_fill(ts_u64* __restrict__ out, ts_i64 n, ts_u64 value) {
+    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
+        out[i] = value;
+    }
+}
+
+// Step 1. `table` (mask + 1 slots, TS_EMPTY) and `first` (i64 max) are filled before.
+extern "C" __global__ void ts_gb_insert(const ts_col* __restrict__ cols, int ncols, ts_i64 n,
+                                        ts_u64* __restrict__ table, ts_u64 mask,
+                                        ts_i64* __restrict__ first, unsigned* __restrict__ slot_of_row) {
+    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
+        if (!ts_keys_valid(cols, ncols, i)) {
+            slot_of_row[i] = TS_NO_SLOT;
+            continue;
+        }
+        ts_u64 s = ts_row_hash(cols, ncols, i) & mask;
+        for (;;) {
+            ts_u64 holder = table[s];
+            if (holder == TS_EMPTY) {
+                holder = atomicCAS(&table[s], TS_EMPTY, (ts_u64)i);
+                if (holder == TS_EMPTY) break;
+            }
+            if (ts_rows_equal(cols, ncols, (ts_i64)holder, i)) break;
+            s = (s + 1) & mask;
+        }
+        // A stale read only sees a larger row, so no smaller first row is ever missed.
+        if (first[s] > i) atomicMin(&first[s], i);
+        slot_of_row[i] = (unsigned)s;
+    }
+}
+
+static __device__ __forceinline__ bool ts_is_first(const unsigned* slot_of_row, const ts_i64* first, ts_i64 i) {
+    const unsigned s = slot_of_row[i];
+    return s != TS_NO_SLOT && first[s] == i;
+}
+
+// Step 2a: the number of first rows in each tile of TS_TILE rows (one block per tile).
+extern "C" __global__ void ts_gb_count_firsts(ts_i64 n, const unsigned* __restrict__ slot_of_row,
+                                              const ts_i64* __restrict__ first, ts_i64* __restrict__ counts) {
+    __shared__ unsigned total;
+    const ts_i64 tiles = (n + TS_TILE - 1) / TS_TILE;
+    for (ts_i64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+        if (threadIdx.x == 0) total = 0;
+        __syncthreads();
+        unsigned mine = 0;
+        const ts_i64 end = min(n, (t + 1) * TS_TILE);
+        for (ts_i64 i = t * TS_TILE + threadIdx.x; i < end; i += blockDim.x) {
+            mine += ts_is_first(slot_of_row, first, i) ? 1u : 0u;
+        }
+        if (mine) atomicAdd(&total, mine);
+        __syncthreads();
+        if (threadIdx.x == 0) counts[t] = total;
+        __syncthreads();
+    }
+}
+
+// Step 2b (one block): `counts[0..tiles)` becomes its exclusive prefix sum and
+// `counts[tiles]` the total, the number of groups.
+extern "C" __global__ void ts_gb_scan(ts_i64* __restrict__ counts, ts_i64 tiles) {
+    __shared__ ts_i64 buf[1024];
+    __shared__ ts_i64 carry;
+    if (threadIdx.x == 0) carry = 0;
+    __syncthreads();
+    for (ts_i64 base = 0; base < tiles; base += blockDim.x) {
+        const ts_i64 i = base + threadIdx.x;
+        const ts_i64 v = i < tiles ? counts[i] : 0;
+        buf[threadIdx.x] = v;
+        __syncthreads();
+        for (unsigned o = 1; o < blockDim.x; o <<= 1) {
+            const ts_i64 add = threadIdx.x >= o ? buf[threadIdx.x - o] : 0;
+            __syncthreads();
+            buf[threadIdx.x] += add;
+            __syncthreads();
+        }
+        if (i < tiles) counts[i] = carry + buf[threadIdx.x] - v;
+        __syncthreads();
+        if (threadIdx.x == 0) carry += buf[blockDim.x - 1];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) counts[tiles] = carry;
+}
+
+// Step 2c: numbers each tile's first rows from its offset, in row order: the group of each
+// slot, and the first row of each group (blockDim a multiple of 32, at most 1024).
+extern "C" __global__ void ts_gb_number(ts_i64 n, const unsigned* __restrict__ slot_of_row,
+                                        const ts_i64* __restrict__ first, const ts_i64* __restrict__ offsets,
+                                        unsigned* __restrict__ group_of_slot, ts_i64* __restrict__ first_rows) {
+    __shared__ unsigned warp_counts[32];
+    __shared__ ts_i64 base;
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned warps = blockDim.x >> 5;
+    const ts_i64 tiles = (n + TS_TILE - 1) / TS_TILE;
+    for (ts_i64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+        if (threadIdx.x == 0) base = offsets[t];
+        __syncthreads();
+        const ts_i64 end = min(n, (t + 1) * TS_TILE);
+        for (ts_i64 r = t * TS_TILE; r < end; r += blockDim.x) {
+            const ts_i64 i = r + threadIdx.x;
+            const bool flag = i < end && ts_is_first(slot_of_row, first, i);
+            const unsigned ballot = __ballot_sync(0xFFFFFFFFu, flag);
+            if (lane == 0) warp_counts[warp] = __popc(ballot);
+            __syncthreads();
+            unsigned before = 0, round = 0;
+            for (unsigned w = 0; w < warps; ++w) {
+                before += w < warp ? warp_counts[w] : 0;
+                round += warp_counts[w];
+            }
+            if (flag) {
+                const ts_i64 id = base + before + __popc(ballot & ((1u << lane) - 1u));
+                group_of_slot[slot_of_row[i]] = (unsigned)id;
+                first_rows[id] = i;
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) base += round;
+            __syncthreads();
+        }
+    }
+}
+
+// The identity of aggregation `op`'s state word.
+static __device__ __forceinline__ ts_u64 ts_identity(int op) {
+    switch (op) {
+    case TS_AGG_MIN_INT:
+    case TS_AGG_MIN_FLOAT: return 0x7FFFFFFFFFFFFFFFULL;
+    case TS_AGG_MAX_INT:
+    case TS_AGG_MAX_FLOAT: return 0x8000000000000000ULL;
+    default: return 0;
+    }
+}
+
+// A double's bits as an i64 that orders like the double (NaN excluded).
+static __device__ __forceinline__ ts_i64 ts_ordered(double v) {
+    const ts_i64 b = __double_as_longlong(v);
+    return b ^ ((b >> 63) & 0x7FFFFFFFFFFFFFFFLL);
+}
+
+// Row `i`'s contribution to `op` as a state word; false for a value it skips (null, NaN).
+static __device__ __forceinline__ bool ts_word(const ts_col& c, ts_i64 i, int op, ts_u64* w) {
+    if (op == TS_AGG_SIZE) {
+        *w = 1;
+        return true;
+    }
+    if (!ts_is_valid(c, i)) return false;
+    if (op == TS_AGG_COUNT) {
+        if (c.kind == TS_COL_F32 || c.kind == TS_COL_F64) {
+            const double v = ts_float_at(c, i);
+            if (v != v) return false;
+        }
+        *w = 1;
+        return true;
+    }
+    if (c.kind == TS_COL_F32 || c.kind == TS_COL_F64) {
+        const double v = ts_float_at(c, i);
+        if (v != v) return false;
+        *w = op == TS_AGG_SUM_FLOAT ? (ts_u64)__double_as_longlong(v) : (ts_u64)ts_ordered(v);
+        return true;
+    }
+    const ts_i64 v = ts_int_at(c, i);
+    *w = op == TS_AGG_SUM_FLOAT ? (ts_u64)__double_as_longlong((double)v) : (ts_u64)v;
+    return true;
+}
+
+static __device__ __forceinline__ void ts_fold(ts_u64* p, int op, ts_u64 w) {
+    switch (op) {
+    case TS_AGG_SUM_FLOAT: atomicAdd((double*)p, __longlong_as_double((ts_i64)w)); break;
+    case TS_AGG_MIN_INT:
+    case TS_AGG_MIN_FLOAT: atomicMin((ts_i64*)p, (ts_i64)w); break;
+    case TS_AGG_MAX_INT:
+    case TS_AGG_MAX_FLOAT: atomicMax((ts_i64*)p, (ts_i64)w); break;
+    default: atomicAdd(p, w); break;
+    }
+}
+
+// Step 3: folds column `col` into `state` (one word per group, filled with the identity),
+// in `groups` words of dynamic shared memory per block when `in_shared`.
+extern "C" __global__ void ts_gb_agg(const ts_col* __restrict__ col, int op, ts_i64 n,
+                                     const unsigned* __restrict__ slot_of_row,
+                                     const unsigned* __restrict__ group_of_slot, ts_i64 groups,
+                                     ts_u64* __restrict__ state, int in_shared) {
+    extern __shared__ ts_u64 local[];
+    const ts_u64 identity = ts_identity(op);
+    const ts_col c = *col;
+    if (in_shared) {
+        for (ts_i64 g = threadIdx.x; g < groups; g += blockDim.x) local[g] = identity;
+        __syncthreads();
+    }
+    ts_u64* into = in_shared ? local : state;
+    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
+        const unsigned s = slot_of_row[i];
+        ts_u64 w;
+        if (s == TS_NO_SLOT || !ts_word(c, i, op, &w)) continue;
+        ts_fold(&into[group_of_slot[s]], op, w);
+    }
+    if (in_shared) {
+        __syncthreads();
+        for (ts_i64 g = threadIdx.x; g < groups; g += blockDim.x) {
+            if (local[g] != identity) ts_fold(&state[g], op, local[g]);
+        }
+    }
+}

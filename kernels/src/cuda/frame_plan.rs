@@ -1,0 +1,555 @@
+//! The pure parts of a groupby partial on a CUDA device (`frame.cu`, driven by the
+//! `Gpu`): which specs and column types the device kernels take ([`GroupPlan::new`]), the
+//! aggregation launches they need, and the partial table built from what they computed
+//! ([`GroupPlan::assemble`]), the same table `frame::groupby::partial` returns.
+//!
+//! The device takes key columns of integer and string types (rows with a null key are
+//! dropped) and `sum`, `mean`, `count`, `size`, `min` and `max` over integer and float
+//! columns (nulls and NaNs skipped); anything else stays on the CPU. Groups come out in
+//! order of first appearance and integer states are exact. Float sums (and means) are
+//! added in the order the device's atomics run, so they agree with the CPU's
+//! left-to-right sums to rounding, not bit for bit, and may differ from run to run; a
+//! float `min` or `max` of `-0.0` and `0.0` is `-0.0` and `0.0` respectively.
+
+use crate::frame::error::{FrameError, FrameResult};
+use crate::frame::groupby::{AggFunc, GroupBySpec};
+use crate::frame::schema::column_index;
+use arrow::array::{ArrayRef, Float32Array, Float64Array, Int64Array, UInt64Array};
+use arrow::buffer::NullBuffer;
+use arrow::compute::{cast, take};
+use arrow::datatypes::{DataType, Schema};
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use std::sync::Arc;
+
+/// How `frame.cu` reads a column (its `TS_COL_*` codes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i64)]
+pub enum ColKind {
+    /// `Int8`.
+    I8 = 0,
+    /// `Int16`.
+    I16 = 1,
+    /// `Int32`.
+    I32 = 2,
+    /// `Int64`.
+    I64 = 3,
+    /// `UInt8`.
+    U8 = 4,
+    /// `UInt16`.
+    U16 = 5,
+    /// `UInt32`.
+    U32 = 6,
+    /// `UInt64` (compared by its bits; a key only).
+    U64 = 7,
+    /// `Float32` (a value only).
+    F32 = 8,
+    /// `Float64` (a value only).
+    F64 = 9,
+    /// `Utf8` (`i32` offsets; a key only).
+    Utf8 = 10,
+    /// `LargeUtf8` (`i64` offsets; a key only).
+    LargeUtf8 = 11,
+}
+
+impl ColKind {
+    fn of(dt: &DataType) -> Option<ColKind> {
+        Some(match dt {
+            DataType::Int8 => ColKind::I8,
+            DataType::Int16 => ColKind::I16,
+            DataType::Int32 => ColKind::I32,
+            DataType::Int64 => ColKind::I64,
+            DataType::UInt8 => ColKind::U8,
+            DataType::UInt16 => ColKind::U16,
+            DataType::UInt32 => ColKind::U32,
+            DataType::UInt64 => ColKind::U64,
+            DataType::Float32 => ColKind::F32,
+            DataType::Float64 => ColKind::F64,
+            DataType::Utf8 => ColKind::Utf8,
+            DataType::LargeUtf8 => ColKind::LargeUtf8,
+            _ => return None,
+        })
+    }
+
+    /// A key column's kind: integers and strings.
+    pub fn key(dt: &DataType) -> Option<ColKind> {
+        ColKind::of(dt).filter(|k| !matches!(k, ColKind::F32 | ColKind::F64))
+    }
+
+    /// An aggregated column's kind: integers (not `UInt64`) and floats.
+    pub fn value(dt: &DataType) -> Option<ColKind> {
+        ColKind::of(dt).filter(|k| !matches!(k, ColKind::U64 | ColKind::Utf8 | ColKind::LargeUtf8))
+    }
+
+    /// Whether the values are floats.
+    pub fn is_float(self) -> bool {
+        matches!(self, ColKind::F32 | ColKind::F64)
+    }
+}
+
+/// One state word per group, as `frame.cu`'s `TS_AGG_*` codes compute it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum AggCode {
+    /// Wrapping `i64` sum of integers.
+    SumInt = 0,
+    /// `f64` sum (of floats, or of integers converted).
+    SumFloat = 1,
+    /// Non-null, non-NaN values.
+    Count = 2,
+    /// Rows.
+    Size = 3,
+    /// Least integer.
+    MinInt = 4,
+    /// Greatest integer.
+    MaxInt = 5,
+    /// Least float, as an order-preserving `i64` of its bits.
+    MinFloat = 6,
+    /// Greatest float, likewise.
+    MaxFloat = 7,
+}
+
+impl AggCode {
+    /// The word a group without values keeps.
+    pub fn identity(self) -> u64 {
+        match self {
+            AggCode::MinInt | AggCode::MinFloat => i64::MAX as u64,
+            AggCode::MaxInt | AggCode::MaxFloat => i64::MIN as u64,
+            _ => 0,
+        }
+    }
+}
+
+/// One aggregation launch: `code` over input column `column` (`None` for `size`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AggLaunch {
+    /// The input column (index into the batch), if any.
+    pub column: Option<usize>,
+    /// What is folded.
+    pub code: AggCode,
+}
+
+/// A groupby partial the device kernels can compute.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupPlan {
+    /// The key columns (indices into the batch) and how the device reads them.
+    pub keys: Vec<(usize, ColKind)>,
+    /// The distinct launches, in first-needed order.
+    pub launches: Vec<AggLaunch>,
+    /// Per aggregation of the spec: its input column and kind (`None` for `size`), and
+    /// the launches (indices into `launches`) its states are built from.
+    aggs: Vec<(Option<(usize, ColKind)>, AggFunc, Vec<usize>)>,
+}
+
+/// Float `min` / `max` words back to the value (the order-preserving map is its own inverse).
+fn unordered(w: u64) -> f64 {
+    let b = w as i64;
+    f64::from_bits((b ^ ((b >> 63) & i64::MAX)) as u64)
+}
+
+impl GroupPlan {
+    /// The plan for `spec` over a batch of `schema`, or `None` where a key or an
+    /// aggregation has no device kernel (or there are no keys), so the CPU computes it.
+    /// Names and types are checked by the CPU's `partial_schema` first (its errors).
+    pub fn new(spec: &GroupBySpec, schema: &Schema) -> FrameResult<Option<GroupPlan>> {
+        spec.partial_schema(schema)?;
+        if spec.keys.is_empty() {
+            return Ok(None);
+        }
+        let mut keys = Vec::new();
+        for k in &spec.keys {
+            let at = column_index(schema, k)?;
+            match ColKind::key(schema.field(at).data_type()) {
+                Some(kind) => keys.push((at, kind)),
+                None => return Ok(None),
+            }
+        }
+        let mut plan = GroupPlan {
+            keys,
+            launches: Vec::new(),
+            aggs: Vec::new(),
+        };
+        for agg in &spec.aggs {
+            let input = match agg.func {
+                AggFunc::Size => None,
+                _ => {
+                    let at = column_index(schema, &agg.column)?;
+                    match ColKind::value(schema.field(at).data_type()) {
+                        Some(kind) => Some((at, kind)),
+                        None => return Ok(None),
+                    }
+                }
+            };
+            let float = input.is_some_and(|(_, k)| k.is_float());
+            let codes: &[AggCode] = match (agg.func, float) {
+                (AggFunc::Sum, false) => &[AggCode::SumInt],
+                (AggFunc::Sum, true) => &[AggCode::SumFloat],
+                (AggFunc::Mean, _) => &[AggCode::SumFloat, AggCode::Count],
+                (AggFunc::Count, _) => &[AggCode::Count],
+                (AggFunc::Size, _) => &[AggCode::Size],
+                (AggFunc::Min, false) => &[AggCode::MinInt, AggCode::Count],
+                (AggFunc::Max, false) => &[AggCode::MaxInt, AggCode::Count],
+                (AggFunc::Min, true) => &[AggCode::MinFloat, AggCode::Count],
+                (AggFunc::Max, true) => &[AggCode::MaxFloat, AggCode::Count],
+                _ => return Ok(None),
+            };
+            let used = codes
+                .iter()
+                .map(|&code| plan.launch(input.map(|(at, _)| at), code))
+                .collect();
+            plan.aggs.push((input, agg.func, used));
+        }
+        Ok(Some(plan))
+    }
+
+    /// The index of launch `(column, code)`, added when new.
+    fn launch(&mut self, column: Option<usize>, code: AggCode) -> usize {
+        let want = AggLaunch { column, code };
+        match self.launches.iter().position(|l| *l == want) {
+            Some(i) => i,
+            None => {
+                self.launches.push(want);
+                self.launches.len() - 1
+            }
+        }
+    }
+
+    /// The partial table of `spec` over `batch`, from the first row of each group (in
+    /// group order) and each launch's word per group.
+    pub fn assemble(
+        &self,
+        spec: &GroupBySpec,
+        batch: &RecordBatch,
+        first_rows: &[i64],
+        words: &[Vec<u64>],
+    ) -> FrameResult<RecordBatch> {
+        let groups = first_rows.len();
+        if words.len() != self.launches.len() || words.iter().any(|w| w.len() != groups) {
+            return Err(FrameError::InvalidArgument(format!(
+                "a device groupby returned {} state columns for {} launches of {groups} groups",
+                words.len(),
+                self.launches.len()
+            )));
+        }
+        let schema = Arc::new(spec.partial_schema(batch.schema_ref())?);
+        let rows = UInt64Array::from_iter_values(first_rows.iter().map(|&r| r as u64));
+        let mut columns = Vec::with_capacity(schema.fields().len());
+        for &(at, _) in &self.keys {
+            columns.push(take(batch.column(at), &rows, None)?);
+        }
+        for (input, func, used) in &self.aggs {
+            let word = |k: usize| &words[used[k]];
+            let as_i64 = |k: usize| Int64Array::from_iter_values(word(k).iter().map(|&w| w as i64));
+            match func {
+                AggFunc::Sum | AggFunc::Count | AggFunc::Size => {
+                    let float = input.is_some_and(|(_, k)| k.is_float());
+                    columns.push(if float && *func == AggFunc::Sum {
+                        Arc::new(Float64Array::from_iter_values(
+                            word(0).iter().map(|&w| f64::from_bits(w)),
+                        ))
+                    } else {
+                        Arc::new(as_i64(0))
+                    });
+                }
+                AggFunc::Mean => {
+                    columns.push(Arc::new(Float64Array::from_iter_values(
+                        word(0).iter().map(|&w| f64::from_bits(w)),
+                    )));
+                    columns.push(Arc::new(as_i64(1)));
+                }
+                AggFunc::Min | AggFunc::Max => {
+                    let (at, kind) = input.ok_or_else(|| {
+                        FrameError::InvalidArgument("min or max without a column".into())
+                    })?;
+                    let seen = NullBuffer::from_iter(word(1).iter().map(|&c| c > 0));
+                    let dt = batch.column(at).data_type();
+                    columns.push(extreme_column(word(0), kind, dt, seen)?);
+                }
+                _ => {
+                    return Err(FrameError::InvalidArgument(format!(
+                        "{} has no device kernel",
+                        func.name()
+                    )))
+                }
+            }
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(groups));
+        Ok(RecordBatch::try_new_with_options(
+            schema, columns, &options,
+        )?)
+    }
+}
+
+/// A `min` / `max` state column of type `dt` from its words (null where `seen` is not).
+fn extreme_column(
+    words: &[u64],
+    kind: ColKind,
+    dt: &DataType,
+    seen: NullBuffer,
+) -> FrameResult<ArrayRef> {
+    let value = |i: usize, w: u64| if seen.is_valid(i) { w } else { 0 };
+    let words = words.iter().enumerate().map(|(i, &w)| value(i, w));
+    let nulls = Some(seen.clone()).filter(|n| n.null_count() > 0);
+    Ok(match kind {
+        ColKind::F64 => Arc::new(Float64Array::new(words.map(unordered).collect(), nulls)),
+        ColKind::F32 => Arc::new(Float32Array::new(
+            words.map(|w| unordered(w) as f32).collect(),
+            nulls,
+        )),
+        // Every valid word is a value of `dt`, so the cast is exact.
+        _ => cast(
+            &Int64Array::new(words.map(|w| w as i64).collect(), nulls),
+            dt,
+        )?,
+    })
+}
+
+/// Tables and checks shared by these tests and the GPU suite.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::frame::groupby::AggSpec;
+    use arrow::array::{
+        Array, Float32Array, Int32Array, Int8Array, LargeStringArray, StringArray, UInt64Array,
+    };
+    use arrow::datatypes::Field;
+
+    /// `func` of `column`, named `{column}_{func}`.
+    pub(crate) fn agg(column: &str, func: AggFunc) -> AggSpec {
+        AggSpec {
+            column: column.into(),
+            func,
+            output: format!("{column}_{}", func.name()),
+        }
+    }
+
+    /// A table of `n` rows: integer, string and 64-bit keys with nulls, a key of about
+    /// `n / 3` values, and integer and float columns with nulls and NaNs.
+    pub(crate) fn sample_batch(n: usize) -> RecordBatch {
+        let id: Int32Array = (0..n)
+            .map(|i| (i % 7 != 3).then_some((i * 37 % 11) as i32))
+            .collect();
+        let name: StringArray = (0..n).map(|i| Some(format!("k{}", i % 5))).collect();
+        let big: LargeStringArray = (0..n)
+            .map(|i| (i % 13 != 0).then(|| "x".repeat(i % 3 + 8)))
+            .collect();
+        let wide: UInt64Array = (0..n).map(|i| Some(u64::MAX - (i % 4) as u64)).collect();
+        let v: arrow::array::Int64Array = (0..n)
+            .map(|i| (i % 9 != 0).then_some(i as i64 * 1_000_003 - 50_000))
+            .collect();
+        let f: Float64Array = (0..n)
+            .map(|i| match i % 10 {
+                0 => None,
+                1 => Some(f64::NAN),
+                _ => Some((i as f64 * 0.37).sin() * 100.0),
+            })
+            .collect();
+        let g: Float32Array = (0..n).map(|i| Some(i as f32 * -0.5)).collect();
+        let small: Int8Array = (0..n).map(|i| Some((i % 200) as i8)).collect();
+        let many: arrow::array::Int64Array = (0..n)
+            .map(|i| Some((i as i64 * 7919) % (n as i64 / 3 + 1)))
+            .collect();
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(id),
+            Arc::new(name),
+            Arc::new(big),
+            Arc::new(wide),
+            Arc::new(v),
+            Arc::new(f),
+            Arc::new(g),
+            Arc::new(small),
+            Arc::new(many),
+        ];
+        let fields: Vec<Field> = ["id", "name", "big", "wide", "v", "f", "g", "small", "many"]
+            .iter()
+            .zip(&columns)
+            .map(|(n, c)| Field::new(*n, c.data_type().clone(), true))
+            .collect();
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+    }
+
+    /// Asserts two partial tables are equal: float columns to 1e-9 relative, the rest exactly.
+    pub(crate) fn assert_same(got: &RecordBatch, want: &RecordBatch) {
+        assert_eq!(got.schema(), want.schema());
+        assert_eq!(got.num_rows(), want.num_rows());
+        for (c, (a, b)) in got.columns().iter().zip(want.columns()).enumerate() {
+            match (
+                a.as_any().downcast_ref::<Float64Array>(),
+                b.as_any().downcast_ref::<Float64Array>(),
+            ) {
+                (Some(a), Some(b)) => {
+                    assert_eq!(a.nulls(), b.nulls(), "column {c}");
+                    for (x, y) in a.iter().zip(b.iter()) {
+                        let (x, y) = (x.unwrap_or(0.0), y.unwrap_or(0.0));
+                        assert!(
+                            (x - y).abs() <= 1e-9 * y.abs().max(1.0),
+                            "column {c}: {x} {y}"
+                        );
+                    }
+                }
+                _ => assert_eq!(a, b, "column {c}"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{agg, assert_same, sample_batch};
+    use super::*;
+    use crate::frame::groupby::{partial, AggSpec};
+    use arrow::array::Array;
+    use arrow::util::display::array_value_to_string;
+    use std::collections::HashMap;
+
+    /// The device's words, computed the simple way: each row in order.
+    fn simulate(plan: &GroupPlan, batch: &RecordBatch) -> (Vec<i64>, Vec<Vec<u64>>) {
+        let mut group_of: HashMap<Vec<String>, usize> = HashMap::new();
+        let mut first_rows = Vec::new();
+        let mut groups = Vec::new();
+        for i in 0..batch.num_rows() {
+            let cols = plan.keys.iter().map(|&(at, _)| batch.column(at));
+            if cols.clone().any(|c| c.is_null(i)) {
+                groups.push(None);
+                continue;
+            }
+            let key: Vec<String> = cols.map(|c| array_value_to_string(c, i).unwrap()).collect();
+            let next = group_of.len();
+            let g = *group_of.entry(key).or_insert_with(|| {
+                first_rows.push(i as i64);
+                next
+            });
+            groups.push(Some(g));
+        }
+        let words = plan
+            .launches
+            .iter()
+            .map(|l| {
+                let mut w = vec![l.code.identity(); first_rows.len()];
+                for (i, g) in groups.iter().enumerate() {
+                    let Some(g) = *g else { continue };
+                    let value = l.column.map(|c| batch.column(c));
+                    let v = match value {
+                        None => Some(1.0),
+                        Some(c) if c.is_null(i) => None,
+                        Some(c) => {
+                            Some(array_value_to_string(c, i).unwrap().parse::<f64>().unwrap())
+                        }
+                    };
+                    let Some(v) = v.filter(|v| !v.is_nan()) else {
+                        continue;
+                    };
+                    let s = &mut w[g];
+                    match l.code {
+                        AggCode::SumInt => *s = (*s as i64).wrapping_add(v as i64) as u64,
+                        AggCode::SumFloat => *s = (f64::from_bits(*s) + v).to_bits(),
+                        AggCode::Count | AggCode::Size => *s += 1,
+                        AggCode::MinInt => *s = (*s as i64).min(v as i64) as u64,
+                        AggCode::MaxInt => *s = (*s as i64).max(v as i64) as u64,
+                        AggCode::MinFloat | AggCode::MaxFloat => {
+                            let b = v.to_bits() as i64;
+                            let key = b ^ ((b >> 63) & i64::MAX);
+                            *s = match l.code {
+                                AggCode::MinFloat => (*s as i64).min(key),
+                                _ => (*s as i64).max(key),
+                            } as u64;
+                        }
+                    }
+                }
+                w
+            })
+            .collect();
+        (first_rows, words)
+    }
+
+    #[test]
+    fn the_device_words_assemble_into_the_cpu_partial() {
+        for batch in [sample_batch(200), sample_batch(1000).slice(37, 900)] {
+            words_assemble_into_the_cpu_partial(&batch);
+        }
+    }
+
+    fn words_assemble_into_the_cpu_partial(batch: &RecordBatch) {
+        let every = |col: &str| {
+            [
+                AggFunc::Sum,
+                AggFunc::Mean,
+                AggFunc::Count,
+                AggFunc::Min,
+                AggFunc::Max,
+            ]
+            .map(|f| agg(col, f))
+        };
+        let mut aggs: Vec<AggSpec> = ["v", "f", "g", "small"]
+            .iter()
+            .flat_map(|c| every(c))
+            .collect();
+        aggs.push(AggSpec {
+            column: String::new(),
+            func: AggFunc::Size,
+            output: "rows".into(),
+        });
+        for keys in [
+            vec!["id"],
+            vec!["name"],
+            vec!["big"],
+            vec!["wide"],
+            vec!["name", "id"],
+            vec!["big", "wide", "id"],
+            vec!["many"],
+            vec!["many", "name"],
+        ] {
+            let spec = GroupBySpec {
+                keys: keys.iter().map(|k| k.to_string()).collect(),
+                aggs: aggs.clone(),
+            };
+            let plan = GroupPlan::new(&spec, batch.schema_ref()).unwrap().unwrap();
+            // mean and count of one column share the count launch.
+            assert!(plan.launches.len() < aggs.len() * 2, "{keys:?}");
+            let (first, words) = simulate(&plan, batch);
+            let got = plan.assemble(&spec, batch, &first, &words).unwrap();
+            assert_same(&got, &partial(&spec, batch).unwrap());
+        }
+    }
+
+    #[test]
+    fn what_the_device_lacks_stays_on_the_cpu_and_bad_specs_are_the_cpus_errors() {
+        let batch = sample_batch(200);
+        let plan = |keys: &[&str], aggs: Vec<AggSpec>| {
+            let spec = GroupBySpec {
+                keys: keys.iter().map(|k| k.to_string()).collect(),
+                aggs,
+            };
+            GroupPlan::new(&spec, batch.schema_ref())
+        };
+        assert_eq!(plan(&["f"], vec![agg("v", AggFunc::Sum)]).unwrap(), None);
+        assert_eq!(plan(&[], vec![agg("v", AggFunc::Sum)]).unwrap(), None);
+        assert_eq!(plan(&["id"], vec![agg("v", AggFunc::Std)]).unwrap(), None);
+        assert_eq!(
+            plan(&["id"], vec![agg("wide", AggFunc::Sum)]).unwrap(),
+            None
+        );
+        assert_eq!(
+            plan(&["id"], vec![agg("name", AggFunc::Max)]).unwrap(),
+            None
+        );
+        assert!(matches!(
+            plan(&["nope"], vec![agg("v", AggFunc::Sum)]),
+            Err(FrameError::ColumnNotFound { .. })
+        ));
+        assert!(plan(&["id"], vec![agg("name", AggFunc::Sum)]).is_err());
+        let p = plan(&["id"], vec![agg("v", AggFunc::Sum)])
+            .unwrap()
+            .unwrap();
+        assert!(p
+            .assemble(
+                &GroupBySpec {
+                    keys: vec!["id".into()],
+                    aggs: vec![agg("v", AggFunc::Sum)]
+                },
+                &batch,
+                &[0],
+                &[]
+            )
+            .is_err());
+    }
+}

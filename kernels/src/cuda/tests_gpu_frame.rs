@@ -1,0 +1,131 @@
+//! The GPU suite's dataframe part: groupby partials computed by `frame.cu` on device 0,
+//! judged against the CPU's `groupby::partial` (keys and integer states exactly, float
+//! sums to rounding) over key types, nulls, NaNs, many groups, sliced tables, and through
+//! `Gpu::execute` as the runtime calls it. Skips as the rest of the suite does.
+
+use super::frame_plan::testing::{agg, assert_same, sample_batch};
+use super::tests_gpu::device;
+use super::Gpu;
+use crate::frame::groupby::{partial, AggFunc, AggSpec, GroupBySpec};
+use crate::frame::ops::{FrameOp, Pipeline, Sink, Source};
+use crate::{cpu, ChunkData, ChunkOp};
+use arrow::array::RecordBatch;
+use std::sync::Arc;
+
+fn specs() -> Vec<GroupBySpec> {
+    let every = |col: &str| {
+        [
+            AggFunc::Sum,
+            AggFunc::Mean,
+            AggFunc::Count,
+            AggFunc::Min,
+            AggFunc::Max,
+        ]
+        .map(|f| agg(col, f))
+    };
+    let mut aggs: Vec<AggSpec> = ["v", "f", "g", "small"]
+        .iter()
+        .flat_map(|c| every(c))
+        .collect();
+    aggs.push(AggSpec {
+        column: String::new(),
+        func: AggFunc::Size,
+        output: "rows".into(),
+    });
+    let keys: [&[&str]; 8] = [
+        &["id"],
+        &["name"],
+        &["big"],
+        &["wide"],
+        &["many"],
+        &["name", "id"],
+        &["big", "wide", "id"],
+        &["many", "name"],
+    ];
+    keys.iter()
+        .map(|k| GroupBySpec {
+            keys: k.iter().map(|s| s.to_string()).collect(),
+            aggs: aggs.clone(),
+        })
+        .collect()
+}
+
+fn check(gpu: &Gpu, batch: &RecordBatch, what: &str) {
+    for spec in specs() {
+        let got = gpu
+            .execute(
+                &pipeline(&spec, false),
+                &[Arc::new(ChunkData::Table(batch.clone()))],
+            )
+            .unwrap_or_else(|e| panic!("{what} by {:?}: {e}", spec.keys));
+        let ChunkData::Table(got) = got else {
+            panic!("{what}: not a table")
+        };
+        assert_same(&got, &partial(&spec, batch).unwrap());
+    }
+}
+
+fn pipeline(spec: &GroupBySpec, counted: bool) -> ChunkOp {
+    ChunkOp::Frame(FrameOp::Pipeline(Pipeline {
+        source: Source::Input,
+        steps: vec![],
+        sink: if counted {
+            Sink::CountedPartial(spec.clone())
+        } else {
+            Sink::GroupPartial(spec.clone())
+        },
+    }))
+}
+
+#[test]
+fn gpu_groupby_partials_equal_the_cpus() {
+    let Some(gpu) = device() else { return };
+    for n in [1, 200, 5_000, 1_000_003] {
+        check(&gpu, &sample_batch(n), &format!("{n} rows"));
+    }
+    // Offsets into every buffer (values, strings, validity bits).
+    check(&gpu, &sample_batch(100_000).slice(37, 70_001), "a slice");
+}
+
+#[test]
+fn gpu_groupby_runs_as_the_runtime_calls_it() {
+    let Some(gpu) = device() else { return };
+    let batch = Arc::new(ChunkData::Table(sample_batch(50_000)));
+    for spec in specs().into_iter().take(3) {
+        for counted in [false, true] {
+            let op = pipeline(&spec, counted);
+            assert!(Gpu::runs(&op));
+            let got = gpu.execute(&op, &[Arc::clone(&batch)]).unwrap();
+            let want = cpu::execute(&op, &[Arc::clone(&batch)]).unwrap();
+            match (got, want) {
+                (ChunkData::Table(g), ChunkData::Table(w)) => assert_same(&g, &w),
+                (ChunkData::Tables(g), ChunkData::Tables(w)) => {
+                    assert_eq!(g.len(), w.len());
+                    g.iter().zip(&w).for_each(|(g, w)| assert_same(g, w));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    // A spec the kernels lack (std) and an empty table run on the CPU, with its answers.
+    let std = GroupBySpec {
+        keys: vec!["id".into()],
+        aggs: vec![agg("f", AggFunc::Std)],
+    };
+    for input in [
+        Arc::clone(&batch),
+        Arc::new(ChunkData::Table(sample_batch(10).slice(0, 0))),
+    ] {
+        let got = gpu
+            .execute(&pipeline(&std, false), &[Arc::clone(&input)])
+            .unwrap();
+        let want = cpu::execute(&pipeline(&std, false), &[input]).unwrap();
+        assert_eq!(got, want);
+    }
+    // Bad input is the CPU's typed error.
+    let missing = GroupBySpec {
+        keys: vec!["nope".into()],
+        aggs: vec![agg("v", AggFunc::Sum)],
+    };
+    assert!(gpu.execute(&pipeline(&missing, false), &[batch]).is_err());
+}
