@@ -9,12 +9,16 @@
 //! cargo run --release -p tessera-kernels --example gpu_bench -- sincos 10000 5
 //! cargo run --release -p tessera-kernels --example gpu_bench -- matmul 8192 5
 //! cargo run --release -p tessera-kernels --example gpu_bench -- groupby_q1 1e8 5
+//! cargo run --release -p tessera-kernels --example gpu_bench -- join 1e7 5
 //! ```
 //! Arguments: workload (`pi`, `sincos`, `matmul`: f64 `A @ B` of two generated `n × n`
 //! matrices, copied back, or `groupby_q1`: the h2o query `sum(v1) by id1` as one groupby
 //! partial of a generated table, `id1` strings `id001`..`id100` and `v1` in 1..5, whose
-//! wall time includes copying the table in and whose kernel time is the device's alone),
-//! size (points, the side of the square, or rows), runs.
+//! wall time includes copying the table in and whose kernel time is the device's alone;
+//! or `join`: an inner join of two tables of `n` rows on an Int64 key drawn from
+//! `0..n` (the peers' `join_self`), matched on the device and gathered on the CPU, whose
+//! digest is `[rows, sum of the left values, sum of the right values]`), size (points, the
+//! side of the square, or rows), runs.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line program
 
@@ -23,6 +27,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tessera_kernels::cuda::{workloads, Gpu};
 use tessera_kernels::frame::groupby::{AggFunc, AggSpec, GroupBySpec};
+use tessera_kernels::frame::join::{JoinHow, JoinSpec};
 use tessera_kernels::frame::ops::{FrameOp, Pipeline, Sink, Source};
 use tessera_kernels::{ChunkData, ChunkOp};
 
@@ -46,15 +51,17 @@ fn peak_rss_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// splitmix64 of `i`: the benchmark tables' draws.
+fn draw(i: u64) -> u64 {
+    let mut z = i.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(42);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// The h2o groupby table's `id1` and `v1` columns for `rows` rows (splitmix64 draws).
 fn q1_table(rows: usize) -> Result<arrow::array::RecordBatch, String> {
     use arrow::array::{ArrayRef, Int64Array, LargeStringArray};
-    let draw = |i: u64| {
-        let mut z = i.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(42);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
     // Every id is 5 bytes ("id001"), so the offsets are 5 i and the bytes one copy each.
     let ids: Vec<String> = (1..=100).map(|k| format!("id{k:03}")).collect();
     let mut bytes = Vec::with_capacity(rows * 5);
@@ -71,6 +78,32 @@ fn q1_table(rows: usize) -> Result<arrow::array::RecordBatch, String> {
         ("v1", std::sync::Arc::new(v1) as ArrayRef),
     ])
     .map_err(|e| e.to_string())
+}
+
+/// Two tables of `rows` rows, `k` drawn from `0..rows` and a value column (`x`, `y`).
+fn join_tables(rows: usize) -> Result<Vec<Arc<ChunkData>>, String> {
+    use arrow::array::{ArrayRef, Int64Array};
+    let side = |salt: u64, value: &str| {
+        let k = Int64Array::from_iter_values(
+            (0..rows as u64).map(|i| (draw(i ^ salt) % rows as u64) as i64),
+        );
+        let v = Int64Array::from_iter_values((0..rows as i64).map(|i| i % 1000));
+        arrow::array::RecordBatch::try_from_iter(vec![
+            ("k", Arc::new(k) as ArrayRef),
+            (value, Arc::new(v) as ArrayRef),
+        ])
+        .map(|b| Arc::new(ChunkData::Table(b)))
+        .map_err(|e| e.to_string())
+    };
+    Ok(vec![side(1 << 62, "x")?, side(1 << 61, "y")?])
+}
+
+/// An inner join of the two inputs on `k`.
+fn join_op() -> ChunkOp {
+    ChunkOp::Frame(FrameOp::Join {
+        spec: JoinSpec::new(vec!["k".into()], vec!["k".into()], JoinHow::Inner),
+        n_left: 1,
+    })
 }
 
 /// `sum(v1) by id1` as one groupby partial of the task's input table.
@@ -92,6 +125,16 @@ fn q1_op() -> ChunkOp {
 /// The digest of a workload's result: pi's estimate, sincos's boolean, the product's
 /// first entry, the groupby's `[groups, sum of v1]`.
 fn digest(workload: &str, points: usize, data: &ChunkData) -> Result<String, String> {
+    if let (ChunkData::Table(t), "join") = (data, workload) {
+        let sum = |c: usize| -> Result<i64, String> {
+            let a = t
+                .column(c)
+                .as_any()
+                .downcast_ref::<arrow::array::Int64Array>();
+            Ok(a.ok_or("a join column is not Int64")?.values().iter().sum())
+        };
+        return Ok(format!("[{}, {}, {}]", t.num_rows(), sum(1)?, sum(2)?));
+    }
     if let ChunkData::Table(t) = data {
         let sums = t
             .column(1)
@@ -120,7 +163,7 @@ fn digest(workload: &str, points: usize, data: &ChunkData) -> Result<String, Str
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [workload, size, runs] = args.as_slice() else {
-        return Err("usage: gpu_bench <pi|sincos|matmul|groupby_q1> <size> <runs>".into());
+        return Err("usage: gpu_bench <pi|sincos|matmul|groupby_q1|join> <size> <runs>".into());
     };
     let n = size_arg(size)?;
     let runs: usize = runs.parse().map_err(|_| format!("runs {runs:?}"))?;
@@ -129,9 +172,10 @@ fn run() -> Result<(), String> {
         "sincos" => ChunkOp::Fused(workloads::sincos(n, 42)),
         "matmul" => ChunkOp::Linalg(workloads::matmul(n, 42)),
         "groupby_q1" => q1_op(),
+        "join" => join_op(),
         other => {
             return Err(format!(
-                "unknown workload {other:?} (pi, sincos, matmul or groupby_q1)"
+                "unknown workload {other:?} (pi, sincos, matmul, groupby_q1 or join)"
             ))
         }
     };
@@ -139,17 +183,18 @@ fn run() -> Result<(), String> {
     let gpu = Gpu::open(0).map_err(|e| e.to_string())?;
     let inputs: Vec<Arc<ChunkData>> = match workload.as_str() {
         "groupby_q1" => vec![Arc::new(ChunkData::Table(q1_table(n)?))],
+        "join" => join_tables(n)?,
         _ => Vec::new(),
     };
     // Warm-up: compilation, module load, the allocator's first pool.
     let first = gpu.execute(&op, &inputs).map_err(|e| e.to_string())?;
-    if workload == "groupby_q1" && n <= 20_000_000 {
-        // The CPU's partial of the same table (one thread) must have the same digest.
+    if matches!(workload.as_str(), "groupby_q1" | "join") && n <= 20_000_000 {
+        // The CPU's answer for the same tables (one thread) must have the same digest.
         let started = Instant::now();
         let cpu = tessera_kernels::cpu::execute(&op, &inputs).map_err(|e| e.to_string())?;
         let (want, got) = (digest(workload, n, &cpu)?, digest(workload, n, &first)?);
         eprintln!(
-            "groupby_q1 on the CPU (one thread): {:.3} s, digest {want}",
+            "{workload} on the CPU (one thread): {:.3} s, digest {want}",
             started.elapsed().as_secs_f64()
         );
         if want != got {
@@ -158,7 +203,7 @@ fn run() -> Result<(), String> {
             ));
         }
     }
-    let size_label = if workload == "pi" || workload == "groupby_q1" {
+    let size_label = if matches!(workload.as_str(), "pi" | "groupby_q1" | "join") {
         size.clone()
     } else {
         format!("{n}x{n}")

@@ -9,6 +9,12 @@
 //    of first appearance, as on the CPU and in pandas.
 // 3. ts_gb_agg: one aggregation state per launch, folded with atomics, in shared memory
 //    first when the groups fit there.
+//
+// Hash joins (kernels/src/cuda/gpu/join.rs) insert and number the build side's rows with
+// steps 1 and 2, lay each key's build rows out in row order (ts_join_count, a scan,
+// ts_join_place, ts_join_sort), then count and emit each probe row's matches in probe row
+// order (ts_join_probe, a scan, ts_join_emit): the CPU's order. ts_tile_sums and
+// ts_tile_scan, with ts_gb_scan between them, are an exclusive prefix sum of any length.
 
 typedef long long ts_i64;
 typedef unsigned long long ts_u64;
@@ -131,17 +137,18 @@ static __device__ ts_u64 ts_row_hash(const ts_col* cols, int ncols, ts_i64 i) {
     return h;
 }
 
-static __device__ bool ts_rows_equal(const ts_col* cols, int ncols, ts_i64 a, ts_i64 b) {
+// Row `i` of key columns `a` equals row `j` of key columns `b` (same kinds of key).
+static __device__ bool ts_rows_equal(const ts_col* a, ts_i64 i, const ts_col* b, ts_i64 j, int ncols) {
     for (int c = 0; c < ncols; ++c) {
-        if (ts_is_string(cols[c])) {
+        if (ts_is_string(a[c])) {
             ts_i64 la, lb;
-            const unsigned char* pa = ts_str_at(cols[c], a, &la);
-            const unsigned char* pb = ts_str_at(cols[c], b, &lb);
+            const unsigned char* pa = ts_str_at(a[c], i, &la);
+            const unsigned char* pb = ts_str_at(b[c], j, &lb);
             if (la != lb) return false;
             for (ts_i64 k = 0; k < la; ++k) {
                 if (pa[k] != pb[k]) return false;
             }
-        } else if (ts_int_at(cols[c], a) != ts_int_at(cols[c], b)) {
+        } else if (ts_int_at(a[c], i) != ts_int_at(b[c], j)) {
             return false;
         }
     }
@@ -179,7 +186,7 @@ extern "C" __global__ void ts_gb_insert(const ts_col* __restrict__ cols, int nco
                 holder = atomicCAS(&table[s], TS_EMPTY, (ts_u64)i);
                 if (holder == TS_EMPTY) break;
             }
-            if (ts_rows_equal(cols, ncols, (ts_i64)holder, i)) break;
+            if (ts_rows_equal(cols, (ts_i64)holder, cols, i, ncols)) break;
             s = (s + 1) & mask;
         }
         // A stale read only sees a larger row, so no smaller first row is ever missed.
@@ -354,6 +361,163 @@ extern "C" __global__ void ts_gb_agg(const ts_col* __restrict__ col, int op, ts_
         __syncthreads();
         for (ts_i64 g = threadIdx.x; g < groups; g += blockDim.x) {
             if (local[g] != identity) ts_fold(&state[g], op, local[g]);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Prefix sums of any length: ts_tile_sums, ts_gb_scan over the tile sums, ts_tile_scan.
+
+// The sum of each tile of TS_TILE elements of `x` (one block per tile).
+extern "C" __global__ void ts_tile_sums(const ts_i64* __restrict__ x, ts_i64 n, ts_i64* __restrict__ sums) {
+    __shared__ unsigned long long total;
+    const ts_i64 tiles = (n + TS_TILE - 1) / TS_TILE;
+    for (ts_i64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+        if (threadIdx.x == 0) total = 0;
+        __syncthreads();
+        ts_i64 mine = 0;
+        const ts_i64 end = min(n, (t + 1) * TS_TILE);
+        for (ts_i64 i = t * TS_TILE + threadIdx.x; i < end; i += blockDim.x) mine += x[i];
+        if (mine) atomicAdd(&total, (unsigned long long)mine);
+        __syncthreads();
+        if (threadIdx.x == 0) sums[t] = (ts_i64)total;
+        __syncthreads();
+    }
+}
+
+// `x` becomes its exclusive prefix sum, given each tile's offset (blockDim a multiple of 32).
+extern "C" __global__ void ts_tile_scan(ts_i64* __restrict__ x, ts_i64 n, const ts_i64* __restrict__ offsets) {
+    __shared__ ts_i64 warp_sums[32];
+    __shared__ ts_i64 base;
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned warps = blockDim.x >> 5;
+    const ts_i64 tiles = (n + TS_TILE - 1) / TS_TILE;
+    for (ts_i64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+        if (threadIdx.x == 0) base = offsets[t];
+        __syncthreads();
+        const ts_i64 end = min(n, (t + 1) * TS_TILE);
+        for (ts_i64 r = t * TS_TILE; r < end; r += blockDim.x) {
+            const ts_i64 i = r + threadIdx.x;
+            const ts_i64 v = i < end ? x[i] : 0;
+            ts_i64 inclusive = v;
+            for (int o = 1; o < 32; o <<= 1) {
+                const ts_i64 y = __shfl_up_sync(0xFFFFFFFFu, inclusive, o);
+                if ((int)lane >= o) inclusive += y;
+            }
+            if (lane == 31) warp_sums[warp] = inclusive;
+            __syncthreads();
+            ts_i64 before = 0, round = 0;
+            for (unsigned w = 0; w < warps; ++w) {
+                before += w < warp ? warp_sums[w] : 0;
+                round += warp_sums[w];
+            }
+            if (i < end) x[i] = base + before + inclusive - v;
+            __syncthreads();
+            if (threadIdx.x == 0) base += round;
+            __syncthreads();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Hash join: the build side's rows per key in row order, then each probe row's matches.
+
+// Build rows per group (`counts` zeroed), and the most in one group (`most` zeroed).
+extern "C" __global__ void ts_join_count(ts_i64 n, const unsigned* __restrict__ slot_of_row,
+                                         const unsigned* __restrict__ group_of_slot,
+                                         ts_i64* __restrict__ counts) {
+    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
+        const unsigned s = slot_of_row[i];
+        if (s != TS_NO_SLOT) atomicAdd((ts_u64*)&counts[group_of_slot[s]], 1ULL);
+    }
+}
+
+extern "C" __global__ void ts_join_most(const ts_i64* __restrict__ counts, ts_i64 groups, ts_i64* __restrict__ most) {
+    ts_i64 mine = 0;
+    for (ts_i64 g = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; g < groups; g += (ts_i64)gridDim.x * blockDim.x) {
+        mine = max(mine, counts[g]);
+    }
+    if (mine) atomicMax(most, mine);
+}
+
+// Each build row into its group's range of `rows` (`cursor` zeroed; any order in a range).
+extern "C" __global__ void ts_join_place(ts_i64 n, const unsigned* __restrict__ slot_of_row,
+                                         const unsigned* __restrict__ group_of_slot,
+                                         const ts_i64* __restrict__ starts, ts_i64* __restrict__ cursor,
+                                         unsigned* __restrict__ rows) {
+    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
+        const unsigned s = slot_of_row[i];
+        if (s == TS_NO_SLOT) continue;
+        const unsigned g = group_of_slot[s];
+        const ts_i64 at = (ts_i64)atomicAdd((ts_u64*)&cursor[g], 1ULL);
+        rows[starts[g] + at] = (unsigned)i;
+    }
+}
+
+// Sorts each group's range of `rows` (insertion sort: the host sends only short ranges).
+extern "C" __global__ void ts_join_sort(ts_i64 groups, const ts_i64* __restrict__ starts,
+                                        const ts_i64* __restrict__ counts, unsigned* __restrict__ rows) {
+    for (ts_i64 g = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; g < groups; g += (ts_i64)gridDim.x * blockDim.x) {
+        unsigned* r = rows + starts[g];
+        const ts_i64 len = counts[g];
+        for (ts_i64 a = 1; a < len; ++a) {
+            const unsigned v = r[a];
+            ts_i64 b = a - 1;
+            while (b >= 0 && r[b] > v) {
+                r[b + 1] = r[b];
+                --b;
+            }
+            r[b + 1] = v;
+        }
+    }
+}
+
+// Each probe row's group among the build side's (-1: none) and how many output rows it
+// makes (its build rows; one with no build row when `keep_unmatched`, else none).
+extern "C" __global__ void ts_join_probe(const ts_col* __restrict__ probe, const ts_col* __restrict__ build,
+                                         int ncols, ts_i64 n, const ts_u64* __restrict__ table, ts_u64 mask,
+                                         const unsigned* __restrict__ group_of_slot,
+                                         const ts_i64* __restrict__ counts, int keep_unmatched,
+                                         ts_i64* __restrict__ match_group, ts_i64* __restrict__ out_counts) {
+    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
+        ts_i64 g = -1;
+        if (ts_keys_valid(probe, ncols, i)) {
+            ts_u64 s = ts_row_hash(probe, ncols, i) & mask;
+            for (;;) {
+                const ts_u64 holder = table[s];
+                if (holder == TS_EMPTY) break;
+                if (ts_rows_equal(probe, i, build, (ts_i64)holder, ncols)) {
+                    g = group_of_slot[s];
+                    break;
+                }
+                s = (s + 1) & mask;
+            }
+        }
+        match_group[i] = g;
+        out_counts[i] = g >= 0 ? counts[g] : (keep_unmatched ? 1 : 0);
+    }
+}
+
+// Writes every probe row's output rows from its offset (`out_counts` scanned).
+extern "C" __global__ void ts_join_emit(ts_i64 n, const ts_i64* __restrict__ match_group,
+                                        const ts_i64* __restrict__ starts, const ts_i64* __restrict__ counts,
+                                        const ts_i64* __restrict__ offsets, const unsigned* __restrict__ rows,
+                                        int keep_unmatched, unsigned* __restrict__ probe_out,
+                                        unsigned* __restrict__ build_out) {
+    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
+        const ts_i64 g = match_group[i], at = offsets[i];
+        if (g < 0) {
+            if (keep_unmatched) {
+                probe_out[at] = (unsigned)i;
+                build_out[at] = TS_NO_SLOT;
+            }
+            continue;
+        }
+        const ts_i64 len = counts[g];
+        const unsigned* r = rows + starts[g];
+        for (ts_i64 k = 0; k < len; ++k) {
+            probe_out[at + k] = (unsigned)i;
+            build_out[at + k] = r[k];
         }
     }
 }

@@ -135,10 +135,13 @@ pub struct GroupPlan {
     pub keys: Vec<(usize, ColKind)>,
     /// The distinct launches, in first-needed order.
     pub launches: Vec<AggLaunch>,
-    /// Per aggregation of the spec: its input column and kind (`None` for `size`), and
-    /// the launches (indices into `launches`) its states are built from.
-    aggs: Vec<(Option<(usize, ColKind)>, AggFunc, Vec<usize>)>,
+    /// Per aggregation of the spec, how its states are built.
+    aggs: Vec<PlannedAgg>,
 }
+
+/// An aggregation's input column and kind (`None` for `size`), its function, and the
+/// launches (indices into [`GroupPlan::launches`]) its states are built from.
+type PlannedAgg = (Option<(usize, ColKind)>, AggFunc, Vec<usize>);
 
 /// Float `min` / `max` words back to the value (the order-preserving map is its own inverse).
 fn unordered(w: u64) -> f64 {

@@ -397,6 +397,14 @@ fn cuda_frame_kernels_compile_with_nvrtc() {
             "ts_gb_scan",
             "ts_gb_number",
             "ts_gb_agg",
+            "ts_tile_sums",
+            "ts_tile_scan",
+            "ts_join_count",
+            "ts_join_most",
+            "ts_join_place",
+            "ts_join_sort",
+            "ts_join_probe",
+            "ts_join_emit",
         ] {
             assert!(
                 ptx.contains(&format!(".entry {entry}(")),

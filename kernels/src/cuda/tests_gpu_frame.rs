@@ -1,16 +1,19 @@
-//! The GPU suite's dataframe part: groupby partials computed by `frame.cu` on device 0,
-//! judged against the CPU's `groupby::partial` (keys and integer states exactly, float
-//! sums to rounding) over key types, nulls, NaNs, many groups, sliced tables, and through
-//! `Gpu::execute` as the runtime calls it. Skips as the rest of the suite does.
+//! The GPU suite's dataframe part: groupby partials and join matching computed by
+//! `frame.cu` on device 0, judged against the CPU kernels (groupby keys and integer states
+//! exactly, float sums to rounding; joined tables exactly) over key types, nulls, NaNs,
+//! many groups, duplicate join keys, sliced tables, and through `Gpu::execute` as the
+//! runtime calls it. Skips as the rest of the suite does.
 
 use super::frame_plan::testing::{agg, assert_same, sample_batch};
 use super::tests_gpu::device;
 use super::Gpu;
 use crate::frame::groupby::{partial, AggFunc, AggSpec, GroupBySpec};
+use crate::frame::join_matcher_tests::{join_specs, join_tables};
 use crate::frame::ops::{FrameOp, Pipeline, Sink, Source};
 use crate::{cpu, ChunkData, ChunkOp};
 use arrow::array::RecordBatch;
 use std::sync::Arc;
+use std::time::Duration;
 
 fn specs() -> Vec<GroupBySpec> {
     let every = |col: &str| {
@@ -128,4 +131,39 @@ fn gpu_groupby_runs_as_the_runtime_calls_it() {
         aggs: vec![agg("v", AggFunc::Sum)],
     };
     assert!(gpu.execute(&pipeline(&missing, false), &[batch]).is_err());
+}
+
+#[test]
+fn gpu_joins_equal_the_cpus() {
+    let Some(gpu) = device() else { return };
+    // (left rows, right rows, right rows per key); 2,000 per key is more than the device
+    // lays out, so that case is matched by the CPU.
+    for (n, m, dups, on_device) in [
+        (1, 1, 1, true),
+        (1_000, 800, 3, true),
+        (300_000, 200_000, 5, true),
+        (50, 4_000, 2_000, false),
+    ] {
+        let (left, right) = join_tables(n, m, dups);
+        for (l, r) in [
+            (left.clone(), right.clone()),
+            (left.slice(n / 3, n - n / 3), right.slice(m / 5, m - m / 5)),
+        ] {
+            for spec in join_specs() {
+                let op = ChunkOp::Frame(FrameOp::Join {
+                    spec: spec.clone(),
+                    n_left: 1,
+                });
+                assert!(Gpu::runs(&op));
+                let inputs = [
+                    Arc::new(ChunkData::Table(l.clone())),
+                    Arc::new(ChunkData::Table(r.clone())),
+                ];
+                let (got, took) = gpu.execute_timed(&op, &inputs).unwrap();
+                assert_eq!(took > Duration::ZERO, on_device, "{n}x{m} by {spec:?}");
+                let want = cpu::execute(&op, &inputs).unwrap();
+                assert_eq!(got, want, "{n}x{m}, {dups} per key, by {spec:?}");
+            }
+        }
+    }
 }

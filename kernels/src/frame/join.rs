@@ -207,13 +207,52 @@ pub fn hash_join(
     left: &RecordBatch,
     right: &RecordBatch,
 ) -> FrameResult<RecordBatch> {
+    hash_join_with(
+        spec,
+        left,
+        right,
+        &|_: &[ArrayRef], _: &[ArrayRef], _: bool| Ok(None),
+    )
+}
+
+/// The matching rows of a join, from a device: for each output row, the probe (left) row
+/// and the build (right) row, `u32::MAX` where a left join's row has none; in the CPU's
+/// order (probe rows in order, each one's build rows in order).
+pub type Matches = (Vec<u32>, Vec<u32>);
+
+/// A device's matcher of build keys against probe keys (`keep_unmatched`: a left join's
+/// probe rows without a match are kept); `None` leaves the matching to the CPU.
+pub type MatchFn<'a, E> = &'a dyn Fn(&[ArrayRef], &[ArrayRef], bool) -> Result<Option<Matches>, E>;
+
+/// [`hash_join`], with inner and left joins' rows matched by `matcher` where it takes
+/// them: keys without nulls, none of them cast into unmatchable values.
+pub fn hash_join_with<E: From<FrameError>>(
+    spec: &JoinSpec,
+    left: &RecordBatch,
+    right: &RecordBatch,
+    matcher: MatchFn<'_, E>,
+) -> Result<RecordBatch, E> {
     let plan = spec.plan(left.schema_ref(), right.schema_ref())?;
     let (lside, rside) = key_sides(&plan, left, right)?;
-    let (left_rows, right_rows) = match spec.how {
-        JoinHow::Inner => match_rows(&rside, &lside, false, false)?.into_sides(),
-        JoinHow::Left => match_rows(&rside, &lside, true, false)?.into_sides(),
-        JoinHow::Right => match_rows(&lside, &rside, true, false)?.swap(),
-        JoinHow::Outer => match_rows(&rside, &lside, true, true)?.into_sides(),
+    let plain = |s: &Side| s.unmatchable.is_none() && s.keys.iter().all(|k| k.null_count() == 0);
+    let device = match spec.how {
+        JoinHow::Inner | JoinHow::Left if plain(&lside) && plain(&rside) => {
+            matcher(&rside.keys, &lside.keys, spec.how == JoinHow::Left)?
+        }
+        _ => None,
+    };
+    let (left_rows, right_rows) = match (device, spec.how) {
+        (Some((probe, build)), _) => Pairs {
+            probe: Some(probe),
+            build,
+            probe_rows: lside.rows,
+            build_rows: rside.rows,
+        }
+        .into_sides(),
+        (None, JoinHow::Inner) => match_rows(&rside, &lside, false, false)?.into_sides(),
+        (None, JoinHow::Left) => match_rows(&rside, &lside, true, false)?.into_sides(),
+        (None, JoinHow::Right) => match_rows(&lside, &rside, true, false)?.swap(),
+        (None, JoinHow::Outer) => match_rows(&rside, &lside, true, true)?.into_sides(),
     };
     let len = left_rows.len();
     let columns = plan
@@ -228,11 +267,8 @@ pub fn hash_join(
         })
         .collect::<FrameResult<Vec<_>>>()?;
     let options = RecordBatchOptions::new().with_row_count(Some(len));
-    Ok(RecordBatch::try_new_with_options(
-        Arc::new(plan.schema),
-        columns,
-        &options,
-    )?)
+    let batch = RecordBatch::try_new_with_options(Arc::new(plan.schema), columns, &options);
+    Ok(batch.map_err(FrameError::from)?)
 }
 
 /// The key columns of one side (a UInt64 key paired with a signed one cast to Int64).

@@ -8,6 +8,8 @@ pub mod error;
 pub mod expr;
 pub mod groupby;
 pub mod join;
+#[cfg(test)]
+pub(crate) mod join_matcher_tests;
 pub mod keys;
 pub mod map;
 pub mod ops;

@@ -17,7 +17,7 @@ use super::partition::hash_partition;
 use super::sort::{sort_batches, SortKey};
 use super::table::concat;
 use crate::{ChunkData, KernelError};
-use arrow::array::{Int64Array, RecordBatch};
+use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -173,13 +173,50 @@ fn concat_all(batches: &[RecordBatch]) -> FrameResult<RecordBatch> {
     concat(&schema, batches)
 }
 
-/// A groupby partial's computation: `groupby::partial` on the CPU, or a device's.
-pub type PartialFn<'a> = &'a dyn Fn(&GroupBySpec, &RecordBatch) -> Result<RecordBatch, KernelError>;
+/// The parts of frame ops a device may compute instead of the CPU kernels.
+pub trait FrameDevice {
+    /// A groupby partial of `batch` (the CPU's: `groupby::partial`).
+    fn group_partial(
+        &self,
+        spec: &GroupBySpec,
+        batch: &RecordBatch,
+    ) -> Result<RecordBatch, KernelError>;
+
+    /// A join's matching rows (see [`join::MatchFn`]); `None` leaves them to the CPU.
+    fn match_keys(
+        &self,
+        build: &[ArrayRef],
+        probe: &[ArrayRef],
+        keep_unmatched: bool,
+    ) -> Result<Option<join::Matches>, KernelError>;
+}
+
+/// The CPU kernels, as a [`FrameDevice`].
+pub struct CpuFrames;
+
+impl FrameDevice for CpuFrames {
+    fn group_partial(
+        &self,
+        spec: &GroupBySpec,
+        batch: &RecordBatch,
+    ) -> Result<RecordBatch, KernelError> {
+        Ok(groupby::partial(spec, batch)?)
+    }
+
+    fn match_keys(
+        &self,
+        _build: &[ArrayRef],
+        _probe: &[ArrayRef],
+        _keep_unmatched: bool,
+    ) -> Result<Option<join::Matches>, KernelError> {
+        Ok(None)
+    }
+}
 
 fn run_pipeline(
     p: &Pipeline,
     inputs: &[Arc<ChunkData>],
-    group: PartialFn<'_>,
+    device: &dyn FrameDevice,
 ) -> Result<ChunkData, KernelError> {
     let batch = match &p.source {
         Source::Input => concat_all(&tables(inputs)?)?,
@@ -196,10 +233,10 @@ fn run_pipeline(
     let batch = apply_steps(&batch, &p.steps)?;
     Ok(match &p.sink {
         Sink::Table => ChunkData::Table(batch),
-        Sink::GroupPartial(spec) => ChunkData::Table(group(spec, &batch)?),
+        Sink::GroupPartial(spec) => ChunkData::Table(device.group_partial(spec, &batch)?),
         Sink::Partition { keys, parts } => ChunkData::Tables(hash_partition(&batch, keys, *parts)?),
         Sink::CountedPartial(spec) => {
-            let partial = group(spec, &batch)?;
+            let partial = device.group_partial(spec, &batch)?;
             let rows = row_count_table(partial.num_rows())?;
             ChunkData::Tables(vec![partial, rows])
         }
@@ -230,19 +267,17 @@ pub fn row_count_table(rows: usize) -> FrameResult<RecordBatch> {
 
 /// Runs one frame op on the calling thread.
 pub fn run(op: &FrameOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
-    run_with(op, inputs, &|spec, batch| {
-        Ok(groupby::partial(spec, batch)?)
-    })
+    run_with(op, inputs, &CpuFrames)
 }
 
-/// [`run`], with groupby partials computed by `group` (a device's kernels).
+/// [`run`], with groupby partials and join matching computed by `device`.
 pub fn run_with(
     op: &FrameOp,
     inputs: &[Arc<ChunkData>],
-    group: PartialFn<'_>,
+    device: &dyn FrameDevice,
 ) -> Result<ChunkData, KernelError> {
     let out = match op {
-        FrameOp::Pipeline(p) => return run_pipeline(p, inputs, group),
+        FrameOp::Pipeline(p) => return run_pipeline(p, inputs, device),
         FrameOp::GroupMerge { spec, finalize } => tables(inputs).and_then(|t| {
             let merged = groupby::merge(spec, &t)?;
             Ok(ChunkData::Table(if *finalize {
@@ -251,12 +286,16 @@ pub fn run_with(
                 merged
             }))
         }),
-        FrameOp::Join { spec, n_left } => tables(inputs).and_then(|t| {
+        FrameOp::Join { spec, n_left } => {
+            let t = tables(inputs)?;
             let (left, right) = t.split_at((*n_left).min(t.len()));
             let left = concat_all(left)?;
             let right = concat_all(right)?;
-            Ok(ChunkData::Table(join::hash_join(spec, &left, &right)?))
-        }),
+            let matcher =
+                |b: &[ArrayRef], p: &[ArrayRef], keep: bool| device.match_keys(b, p, keep);
+            let joined = join::hash_join_with(spec, &left, &right, &matcher)?;
+            return Ok(ChunkData::Table(joined));
+        }
         FrameOp::Sort { by, limit } => tables(inputs).and_then(|t| {
             let schema = t
                 .first()

@@ -9,14 +9,17 @@
 //! where no driver exists: [`Gpu::open`] says why instead.
 
 mod devbuf;
+mod frame;
 mod fused;
 mod groupby;
+mod join;
 mod matmul;
 
-pub use groupby::compile_frame_kernels;
+pub use frame::compile_frame_kernels;
 
 use super::codegen::CudaKernel;
 use super::{nvrtc, probe, GpuProbe};
+use crate::frame::join::JoinHow;
 use crate::frame::ops::{self as frame_ops, FrameOp, Sink, Source};
 use crate::linalg::LinalgOp;
 use crate::{ChunkData, ChunkOp, KernelError};
@@ -38,7 +41,7 @@ pub struct Gpu {
     memory: usize,
     leases: Mutex<Vec<Lease>>,
     functions: Mutex<HashMap<String, Arc<CudaFunction>>>,
-    frame: Mutex<Option<Arc<groupby::FrameFns>>>,
+    frame: Mutex<Option<Arc<frame::FrameFns>>>,
 }
 
 /// A stream lent to one caller at a time, with its cuBLAS handle once a product needed one.
@@ -171,15 +174,19 @@ impl Gpu {
     }
 
     /// True for the ops this device has kernels for: fused elementwise expressions with
-    /// their trailing reductions, block products (cuBLAS), and groupby partials of tables
-    /// in memory (hash kernels; a spec or column type they lack is computed by the CPU
-    /// kernels on the calling thread); the rest run on the CPU.
+    /// their trailing reductions, block products (cuBLAS), groupby partials of tables in
+    /// memory and the matching of inner and left joins (hash kernels; a spec or column
+    /// type they lack is computed by the CPU kernels on the calling thread); the rest run
+    /// on the CPU.
     pub fn runs(op: &ChunkOp) -> bool {
         match op {
             ChunkOp::Fused(_) | ChunkOp::Linalg(LinalgOp::MatMul { .. }) => true,
             ChunkOp::Frame(FrameOp::Pipeline(p)) => {
                 matches!(p.source, Source::Input)
                     && matches!(p.sink, Sink::GroupPartial(_) | Sink::CountedPartial(_))
+            }
+            ChunkOp::Frame(FrameOp::Join { spec, .. }) => {
+                matches!(spec.how, JoinHow::Inner | JoinHow::Left)
             }
             _ => false,
         }
@@ -211,15 +218,15 @@ impl Gpu {
             ChunkOp::Linalg(LinalgOp::MatMul { pairs }) => contained("a product", || {
                 self.with_lease(|l| self.run_matmul(l, pairs, inputs))
             }),
-            ChunkOp::Frame(frame) if Gpu::runs(op) => contained("a groupby", || {
+            ChunkOp::Frame(frame) if Gpu::runs(op) => contained("a dataframe op", || {
                 self.with_lease(|l| {
-                    let took = std::cell::Cell::new(Duration::ZERO);
-                    let data = frame_ops::run_with(frame, inputs, &|spec, batch| {
-                        let (table, t) = self.group_partial(&l.stream, spec, batch)?;
-                        took.set(took.get() + t);
-                        Ok(table)
-                    })?;
-                    Ok((data, took.get()))
+                    let device = frame::GpuFrames {
+                        gpu: self,
+                        stream: &l.stream,
+                        took: std::cell::Cell::new(Duration::ZERO),
+                    };
+                    let data = frame_ops::run_with(frame, inputs, &device)?;
+                    Ok((data, device.took.get()))
                 })
             }),
             other => Err(KernelError::DeviceUnavailable(format!(

@@ -1,0 +1,324 @@
+//! What the dataframe kernels share on the device: `frame.cu` compiled once per device,
+//! Arrow columns copied in as `ts_col` descriptors, launches, prefix sums, and
+//! [`GpuFrames`], the [`FrameDevice`] that gives groupby partials and join matching to the
+//! device ([`super::groupby`], [`super::join`]).
+
+use super::{driver, Gpu};
+use crate::cuda::frame_plan::ColKind;
+use crate::cuda::nvrtc;
+use crate::frame::groupby::GroupBySpec;
+use crate::frame::join::Matches;
+use crate::frame::ops::FrameDevice;
+use crate::KernelError;
+use arrow::array::{Array, ArrayRef, RecordBatch};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchArgs, LaunchConfig, PushKernelArg,
+};
+use std::cell::Cell;
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+/// The source of the dataframe kernels.
+const FRAME_SOURCE: &str = include_str!("../frame.cu");
+
+/// Rows per tile of the numbering scan (`TS_TILE` in `frame.cu`).
+pub(super) const TILE: usize = 4096;
+
+/// Threads per block of every frame kernel but the scan.
+pub(super) const BLOCK: u32 = 256;
+
+/// The compiled entry points of `frame.cu`.
+pub(super) struct FrameFns {
+    pub fill: CudaFunction,
+    pub insert: CudaFunction,
+    pub count_firsts: CudaFunction,
+    pub scan: CudaFunction,
+    pub number: CudaFunction,
+    pub agg: CudaFunction,
+    pub tile_sums: CudaFunction,
+    pub tile_scan: CudaFunction,
+    pub join_count: CudaFunction,
+    pub join_most: CudaFunction,
+    pub join_place: CudaFunction,
+    pub join_sort: CudaFunction,
+    pub join_probe: CudaFunction,
+    pub join_emit: CudaFunction,
+}
+
+/// NVRTC's check of `frame.cu` for `arch` (also run by the CI's compile test).
+pub fn compile_frame_kernels(arch: &str) -> Result<cudarc::nvrtc::Ptx, KernelError> {
+    nvrtc::compile_source("tessera_frame", FRAME_SOURCE, arch)
+}
+
+/// One column on the device: its buffers (kept alive while launches read them) and the
+/// five words of `frame.cu`'s `ts_col`.
+pub(super) struct DevCol {
+    _buffers: Vec<CudaSlice<u8>>,
+    words: [u64; 5],
+}
+
+/// Copies `bytes` in (one zero byte for none: an empty allocation is no valid pointer).
+fn upload(stream: &Arc<CudaStream>, bytes: &[u8]) -> Result<CudaSlice<u8>, KernelError> {
+    let bytes = if bytes.is_empty() { &[0u8][..] } else { bytes };
+    stream
+        .clone_htod(bytes)
+        .map_err(driver("copy to the device"))
+}
+
+fn address(stream: &CudaStream, s: &CudaSlice<u8>) -> u64 {
+    let (ptr, _sync) = s.device_ptr(stream);
+    ptr
+}
+
+/// The device copy of `array`, read as `kind`.
+pub(super) fn dev_col(
+    stream: &Arc<CudaStream>,
+    array: &ArrayRef,
+    kind: ColKind,
+) -> Result<DevCol, KernelError> {
+    let data = array.to_data();
+    let (offset, len) = (data.offset(), data.len());
+    let bad = || {
+        KernelError::BadInput(format!(
+            "a {} column without its buffers",
+            array.data_type()
+        ))
+    };
+    let mut buffers = Vec::new();
+    let (values, offsets) = match kind {
+        ColKind::Utf8 | ColKind::LargeUtf8 => {
+            let width = if kind == ColKind::Utf8 { 4 } else { 8 };
+            let offs = data.buffers().first().ok_or_else(bad)?.as_slice();
+            let offs = offs
+                .get(offset * width..(offset + len + 1) * width)
+                .ok_or_else(bad)?;
+            let bytes = data.buffers().get(1).ok_or_else(bad)?.as_slice();
+            (upload(stream, bytes)?, Some(upload(stream, offs)?))
+        }
+        _ => {
+            let width = array.data_type().primitive_width().ok_or_else(bad)?;
+            let all = data.buffers().first().ok_or_else(bad)?.as_slice();
+            let bytes = all
+                .get(offset * width..(offset + len) * width)
+                .ok_or_else(bad)?;
+            (upload(stream, bytes)?, None)
+        }
+    };
+    let mut words = [kind as i64 as u64, address(stream, &values), 0, 0, 0];
+    buffers.push(values);
+    if let Some(o) = offsets {
+        words[2] = address(stream, &o);
+        buffers.push(o);
+    }
+    if let Some(nulls) = array.nulls().filter(|n| n.null_count() > 0) {
+        let bits = nulls.inner();
+        let valid = upload(stream, bits.values())?;
+        words[3] = address(stream, &valid);
+        words[4] = bits.offset() as u64;
+        buffers.push(valid);
+    }
+    Ok(DevCol {
+        _buffers: buffers,
+        words,
+    })
+}
+
+/// The `ts_col` array of `cols` on the device.
+pub(super) fn descriptors(
+    stream: &Arc<CudaStream>,
+    cols: &[&DevCol],
+) -> Result<CudaSlice<u64>, KernelError> {
+    let words: Vec<u64> = cols.iter().flat_map(|c| c.words).collect();
+    stream
+        .clone_htod(&words)
+        .map_err(driver("copy to the device"))
+}
+
+pub(super) fn i64_of(n: usize) -> Result<i64, KernelError> {
+    i64::try_from(n).map_err(|_| KernelError::SizeOverflow(format!("{n} rows")))
+}
+
+/// Launches `args` with `grid` blocks of `block` threads and `shared` bytes.
+pub(super) fn launch(
+    mut args: LaunchArgs<'_>,
+    grid: usize,
+    block: u32,
+    shared: u32,
+) -> Result<(), KernelError> {
+    let config = LaunchConfig {
+        grid_dim: (u32::try_from(grid.max(1)).unwrap_or(u32::MAX), 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: shared,
+    };
+    // SAFETY: every caller pushes the parameters `frame.cu` declares for its kernel, in
+    // order and with its types; the buffers hold the elements those kernels index (sized
+    // from the same row and slot counts) and outlive the launch, since the stream's copies
+    // back (which wait for it) happen before they drop.
+    unsafe { args.launch(config) }.map_err(driver("launch"))?;
+    Ok(())
+}
+
+impl Gpu {
+    /// `frame.cu`, compiled and loaded on first use.
+    pub(super) fn frame_fns(&self) -> Result<Arc<FrameFns>, KernelError> {
+        let mut slot = self.frame.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(f) = slot.as_ref() {
+            return Ok(Arc::clone(f));
+        }
+        let ptx = compile_frame_kernels(&self.arch)?;
+        let module = self.ctx.load_module(ptx).map_err(driver("module load"))?;
+        let f = |name: &str| {
+            module
+                .load_function(name)
+                .map_err(driver("function lookup"))
+        };
+        let fns = Arc::new(FrameFns {
+            fill: f("ts_gb_fill")?,
+            insert: f("ts_gb_insert")?,
+            count_firsts: f("ts_gb_count_firsts")?,
+            scan: f("ts_gb_scan")?,
+            number: f("ts_gb_number")?,
+            agg: f("ts_gb_agg")?,
+            tile_sums: f("ts_tile_sums")?,
+            tile_scan: f("ts_tile_scan")?,
+            join_count: f("ts_join_count")?,
+            join_most: f("ts_join_most")?,
+            join_place: f("ts_join_place")?,
+            join_sort: f("ts_join_sort")?,
+            join_probe: f("ts_join_probe")?,
+            join_emit: f("ts_join_emit")?,
+        });
+        *slot = Some(Arc::clone(&fns));
+        Ok(fns)
+    }
+
+    /// Zeroed device words.
+    pub(super) fn zeros(
+        &self,
+        stream: &Arc<CudaStream>,
+        len: usize,
+    ) -> Result<CudaSlice<u64>, KernelError> {
+        stream
+            .alloc_zeros::<u64>(len.max(1))
+            .map_err(driver("allocation"))
+    }
+
+    /// Sets `buf[..len]` to `value`.
+    pub(super) fn fill_words(
+        &self,
+        stream: &Arc<CudaStream>,
+        fns: &FrameFns,
+        buf: &mut CudaSlice<u64>,
+        len: usize,
+        value: u64,
+    ) -> Result<(), KernelError> {
+        let len64 = i64_of(len)?;
+        let mut args = stream.launch_builder(&fns.fill);
+        args.arg(buf).arg(&len64).arg(&value);
+        launch(args, self.grid(len), BLOCK, 0)
+    }
+
+    /// Numbers the groups `ts_gb_insert` found among `rows` rows in order of their first
+    /// rows (`group_of_slot`); returns how many there are.
+    pub(super) fn number_groups(
+        &self,
+        stream: &Arc<CudaStream>,
+        fns: &FrameFns,
+        rows: usize,
+        slot_of_row: &CudaSlice<u32>,
+        first: &CudaSlice<u64>,
+        group_of_slot: &CudaSlice<u32>,
+    ) -> Result<(CudaSlice<u64>, usize), KernelError> {
+        let tiles = rows.div_ceil(TILE);
+        let tile_grid = tiles.min(self.sms as usize * 8);
+        let n = i64_of(rows)?;
+        let counts = self.zeros(stream, tiles + 1)?;
+        let mut args = stream.launch_builder(&fns.count_firsts);
+        args.arg(&n).arg(slot_of_row).arg(first).arg(&counts);
+        launch(args, tile_grid, BLOCK, 0)?;
+        let tiles64 = i64_of(tiles)?;
+        let mut args = stream.launch_builder(&fns.scan);
+        args.arg(&counts).arg(&tiles64);
+        launch(args, 1, 1024, 0)?;
+        let total = stream
+            .clone_dtoh(&counts.slice(tiles..tiles + 1))
+            .map_err(driver("copy from the device"))?;
+        let groups = total.first().copied().unwrap_or(0) as usize;
+        let first_rows = self.zeros(stream, groups)?;
+        let mut args = stream.launch_builder(&fns.number);
+        args.arg(&n)
+            .arg(slot_of_row)
+            .arg(first)
+            .arg(&counts)
+            .arg(group_of_slot)
+            .arg(&first_rows);
+        launch(args, tile_grid, BLOCK, 0)?;
+        Ok((first_rows, groups))
+    }
+
+    /// Blocks for a grid-stride loop over `len` items.
+    pub(super) fn grid(&self, len: usize) -> usize {
+        len.div_ceil(BLOCK as usize).min(self.sms as usize * 8)
+    }
+
+    /// Turns `x[..n]` into its exclusive prefix sum; returns the total.
+    pub(super) fn prefix_sum(
+        &self,
+        stream: &Arc<CudaStream>,
+        fns: &FrameFns,
+        x: &mut CudaSlice<u64>,
+        n: usize,
+    ) -> Result<u64, KernelError> {
+        let tiles = n.div_ceil(TILE);
+        let sums = self.zeros(stream, tiles + 1)?;
+        let (n64, tiles64) = (i64_of(n)?, i64_of(tiles)?);
+        let tile_grid = tiles.min(self.sms as usize * 8);
+        let mut args = stream.launch_builder(&fns.tile_sums);
+        args.arg(&*x).arg(&n64).arg(&sums);
+        launch(args, tile_grid, BLOCK, 0)?;
+        let mut args = stream.launch_builder(&fns.scan);
+        args.arg(&sums).arg(&tiles64);
+        launch(args, 1, 1024, 0)?;
+        let mut args = stream.launch_builder(&fns.tile_scan);
+        args.arg(x).arg(&n64).arg(&sums);
+        launch(args, tile_grid, BLOCK, 0)?;
+        let total = stream
+            .clone_dtoh(&sums.slice(tiles..tiles + 1))
+            .map_err(driver("copy from the device"))?;
+        Ok(total.first().copied().unwrap_or(0))
+    }
+}
+
+/// The device as a [`FrameDevice`] on one stream, adding up its kernels' device time.
+pub(super) struct GpuFrames<'a> {
+    pub gpu: &'a Gpu,
+    pub stream: &'a Arc<CudaStream>,
+    pub took: Cell<Duration>,
+}
+
+impl FrameDevice for GpuFrames<'_> {
+    fn group_partial(
+        &self,
+        spec: &GroupBySpec,
+        batch: &RecordBatch,
+    ) -> Result<RecordBatch, KernelError> {
+        let (table, t) = self.gpu.group_partial(self.stream, spec, batch)?;
+        self.took.set(self.took.get() + t);
+        Ok(table)
+    }
+
+    fn match_keys(
+        &self,
+        build: &[ArrayRef],
+        probe: &[ArrayRef],
+        keep_unmatched: bool,
+    ) -> Result<Option<Matches>, KernelError> {
+        let found = self
+            .gpu
+            .match_keys(self.stream, build, probe, keep_unmatched)?;
+        Ok(found.map(|(m, t)| {
+            self.took.set(self.took.get() + t);
+            m
+        }))
+    }
+}

@@ -1,0 +1,185 @@
+//! Join matching on the device: the build side's keys go into `frame.cu`'s hash table
+//! (the groupby's insert and numbering), its rows are laid out per key in row order, and
+//! each probe row's matches are counted, prefix-summed and written in probe row order:
+//! the CPU's `(probe row, build row)` pairs, which the CPU then gathers into the joined
+//! table. Key columns of integer and string types without nulls; a key whose build rows
+//! number more than [`MOST_PER_KEY`] leaves the matching to the CPU (the per-key sort is a
+//! short insertion sort).
+
+use super::frame::{descriptors, dev_col, i64_of, launch, DevCol, BLOCK};
+use super::{driver, elapsed, timing_events, Gpu};
+use crate::cuda::frame_plan::ColKind;
+use crate::frame::join::Matches;
+use crate::KernelError;
+use arrow::array::{Array, ArrayRef};
+use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Most build rows of one key the device lays out in order.
+pub(super) const MOST_PER_KEY: u64 = 256;
+
+/// The device copies of key columns whose kinds the kernels read, or `None`.
+fn key_cols(
+    stream: &Arc<CudaStream>,
+    keys: &[ArrayRef],
+) -> Result<Option<Vec<DevCol>>, KernelError> {
+    let mut out = Vec::with_capacity(keys.len());
+    for k in keys {
+        match ColKind::key(k.data_type()) {
+            Some(kind) => out.push(dev_col(stream, k, kind)?),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(out))
+}
+
+fn is_string(k: &ArrayRef) -> bool {
+    matches!(
+        ColKind::key(k.data_type()),
+        Some(ColKind::Utf8 | ColKind::LargeUtf8)
+    )
+}
+
+impl Gpu {
+    /// The matches of `probe` keys against `build` keys (see the module docs), with the
+    /// kernels' device time; `None` where the keys are not the kernels' to match.
+    pub(super) fn match_keys(
+        &self,
+        stream: &Arc<CudaStream>,
+        build: &[ArrayRef],
+        probe: &[ArrayRef],
+        keep_unmatched: bool,
+    ) -> Result<Option<(Matches, Duration)>, KernelError> {
+        let same_class = build.len() == probe.len()
+            && build
+                .iter()
+                .zip(probe)
+                .all(|(b, p)| is_string(b) == is_string(p));
+        let (nb, np) = (
+            build.first().map_or(0, |k| k.len()),
+            probe.first().map_or(0, |k| k.len()),
+        );
+        if !same_class || build.is_empty() || nb == 0 || np == 0 || nb >= 1 << 30 || np >= 1 << 31 {
+            return Ok(None);
+        }
+        let (Some(bcols), Some(pcols)) = (key_cols(stream, build)?, key_cols(stream, probe)?)
+        else {
+            return Ok(None);
+        };
+        let fns = self.frame_fns()?;
+        let (bdesc, pdesc) = (
+            descriptors(stream, &bcols.iter().collect::<Vec<_>>())?,
+            descriptors(stream, &pcols.iter().collect::<Vec<_>>())?,
+        );
+        let ncols = i32::try_from(build.len()).unwrap_or(i32::MAX);
+        let (nb64, np64) = (i64_of(nb)?, i64_of(np)?);
+        let slots = (2 * nb).next_power_of_two().max(1024);
+        let mask = (slots - 1) as u64;
+        let u32s = |len: usize| {
+            stream
+                .alloc_zeros::<u32>(len.max(1))
+                .map_err(driver("allocation"))
+        };
+        let mut table = self.zeros(stream, slots)?;
+        let mut first = self.zeros(stream, slots)?;
+        let slot_of_row = u32s(nb)?;
+        let group_of_slot = u32s(slots)?;
+        let (start, end) = timing_events(stream)?;
+        start.record(stream).map_err(driver("event"))?;
+        // The build side: slots, then groups numbered in row order of first appearance.
+        self.fill_words(stream, &fns, &mut table, slots, u64::MAX)?;
+        self.fill_words(stream, &fns, &mut first, slots, i64::MAX as u64)?;
+        let mut args = stream.launch_builder(&fns.insert);
+        args.arg(&bdesc)
+            .arg(&ncols)
+            .arg(&nb64)
+            .arg(&table)
+            .arg(&mask)
+            .arg(&first)
+            .arg(&slot_of_row);
+        launch(args, self.grid(nb), BLOCK, 0)?;
+        let (_, groups) =
+            self.number_groups(stream, &fns, nb, &slot_of_row, &first, &group_of_slot)?;
+        let groups64 = i64_of(groups)?;
+        // Build rows per group, laid out in row order.
+        let counts = self.zeros(stream, groups)?;
+        let mut args = stream.launch_builder(&fns.join_count);
+        args.arg(&nb64)
+            .arg(&slot_of_row)
+            .arg(&group_of_slot)
+            .arg(&counts);
+        launch(args, self.grid(nb), BLOCK, 0)?;
+        let most = self.zeros(stream, 1)?;
+        let mut args = stream.launch_builder(&fns.join_most);
+        args.arg(&counts).arg(&groups64).arg(&most);
+        launch(args, self.grid(groups), BLOCK, 0)?;
+        let most = stream
+            .clone_dtoh(&most)
+            .map_err(driver("copy from the device"))?;
+        if most.first().copied().unwrap_or(0) > MOST_PER_KEY {
+            return Ok(None);
+        }
+        let mut starts = self.zeros(stream, groups)?;
+        stream
+            .memcpy_dtod(&counts, &mut starts)
+            .map_err(driver("copy on the device"))?;
+        self.prefix_sum(stream, &fns, &mut starts, groups)?;
+        let cursor = self.zeros(stream, groups)?;
+        let rows = u32s(nb)?;
+        let mut args = stream.launch_builder(&fns.join_place);
+        args.arg(&nb64)
+            .arg(&slot_of_row)
+            .arg(&group_of_slot)
+            .arg(&starts)
+            .arg(&cursor)
+            .arg(&rows);
+        launch(args, self.grid(nb), BLOCK, 0)?;
+        let mut args = stream.launch_builder(&fns.join_sort);
+        args.arg(&groups64).arg(&starts).arg(&counts).arg(&rows);
+        launch(args, self.grid(groups), BLOCK, 0)?;
+        // The probe side: each row's group and output rows, their offsets, the pairs.
+        let keep = i32::from(keep_unmatched);
+        let match_group = self.zeros(stream, np)?;
+        let mut offsets = self.zeros(stream, np)?;
+        let mut args = stream.launch_builder(&fns.join_probe);
+        args.arg(&pdesc)
+            .arg(&bdesc)
+            .arg(&ncols)
+            .arg(&np64)
+            .arg(&table)
+            .arg(&mask)
+            .arg(&group_of_slot)
+            .arg(&counts)
+            .arg(&keep)
+            .arg(&match_group)
+            .arg(&offsets);
+        launch(args, self.grid(np), BLOCK, 0)?;
+        let total = self.prefix_sum(stream, &fns, &mut offsets, np)? as usize;
+        if u32::try_from(total).is_err() {
+            return Ok(None);
+        }
+        let (probe_out, build_out) = (u32s(total)?, u32s(total)?);
+        let mut args = stream.launch_builder(&fns.join_emit);
+        args.arg(&np64)
+            .arg(&match_group)
+            .arg(&starts)
+            .arg(&counts)
+            .arg(&offsets)
+            .arg(&rows)
+            .arg(&keep)
+            .arg(&probe_out)
+            .arg(&build_out);
+        launch(args, self.grid(np), BLOCK, 0)?;
+        end.record(stream).map_err(driver("event"))?;
+        let back = |s: &CudaSlice<u32>| -> Result<Vec<u32>, KernelError> {
+            let mut v = stream
+                .clone_dtoh(s)
+                .map_err(driver("copy from the device"))?;
+            v.truncate(total);
+            Ok(v)
+        };
+        let pairs = (back(&probe_out)?, back(&build_out)?);
+        Ok(Some((pairs, elapsed(&start, &end)?)))
+    }
+}
