@@ -66,7 +66,7 @@
 mod cexpr;
 mod index;
 mod leaves;
-mod reduce;
+pub(super) mod reduce;
 
 use crate::dtype::DType;
 use crate::expr::{FusedKernel, Instr, InstrKind, ReduceOp};
