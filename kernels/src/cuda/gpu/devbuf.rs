@@ -41,20 +41,39 @@ impl DevBuf {
         })
     }
 
-    /// `len` elements, at least one (a zero-length allocation is not a valid pointer).
-    pub(super) fn alloc(
+    /// `len` elements left unset, for a kernel that writes every one of them: no memset
+    /// on the stream. An empty buffer is one zeroed element instead (a zero-length
+    /// allocation is not a valid pointer, and the element may be copied back).
+    ///
+    /// # Safety
+    /// Every one of the `len` elements must be written on the device before the buffer is
+    /// read (copied back or passed to a kernel that reads it): reading an unset element is
+    /// undefined (a `bool` that is neither 0 nor 1).
+    pub(super) unsafe fn alloc_unset(
         stream: &Arc<CudaStream>,
         dtype: DType,
         len: usize,
     ) -> Result<DevBuf, DriverError> {
-        let n = len.max(1);
-        Ok(match dtype {
-            DType::Bool => DevBuf::Bool(stream.alloc_zeros(n)?),
-            DType::U8 => DevBuf::U8(stream.alloc_zeros(n)?),
-            DType::I32 => DevBuf::I32(stream.alloc_zeros(n)?),
-            DType::I64 => DevBuf::I64(stream.alloc_zeros(n)?),
-            DType::F32 => DevBuf::F32(stream.alloc_zeros(n)?),
-            DType::F64 => DevBuf::F64(stream.alloc_zeros(n)?),
+        if len == 0 {
+            return Ok(match dtype {
+                DType::Bool => DevBuf::Bool(stream.alloc_zeros(1)?),
+                DType::U8 => DevBuf::U8(stream.alloc_zeros(1)?),
+                DType::I32 => DevBuf::I32(stream.alloc_zeros(1)?),
+                DType::I64 => DevBuf::I64(stream.alloc_zeros(1)?),
+                DType::F32 => DevBuf::F32(stream.alloc_zeros(1)?),
+                DType::F64 => DevBuf::F64(stream.alloc_zeros(1)?),
+            });
+        }
+        // SAFETY: the caller writes every element before any is read (this fn's contract).
+        Ok(unsafe {
+            match dtype {
+                DType::Bool => DevBuf::Bool(stream.alloc(len)?),
+                DType::U8 => DevBuf::U8(stream.alloc(len)?),
+                DType::I32 => DevBuf::I32(stream.alloc(len)?),
+                DType::I64 => DevBuf::I64(stream.alloc(len)?),
+                DType::F32 => DevBuf::F32(stream.alloc(len)?),
+                DType::F64 => DevBuf::F64(stream.alloc(len)?),
+            }
         })
     }
 

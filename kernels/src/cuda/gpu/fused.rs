@@ -68,11 +68,21 @@ impl Gpu {
             ParamKind::Values { dtype, .. } | ParamKind::Part { dtype, .. } => Some(*dtype),
             _ => None,
         });
+        // SAFETY: the generated kernels write every element of their outputs before the
+        // copy back reads them: the elementwise body stores `out[ix0]` for every
+        // `ix0 < n`, `n` being the `Values` length, and the reducing body's grid-stride
+        // loop visits every (slot, record) `w < S * splits` and stores record
+        // `rec * S + slot` of every part, the `splits * slots` elements `output_lengths`
+        // gives (see `codegen`). The one path that skips the stores, a launch against the
+        // kernel's contract (`splits` out of range), sets the faults word, and a faulted
+        // launch's outputs are never read. The host emulation runs every corpus kernel
+        // with its outputs filled with garbage to check this.
         let outputs = out_dtypes
             .zip(output_lengths(&cuda, shape.splits))
-            .map(|(d, n)| DevBuf::alloc(stream, d, n))
+            .map(|(d, n)| unsafe { DevBuf::alloc_unset(stream, d, n) })
             .collect::<Result<Vec<_>, _>>()
             .map_err(driver("allocation"))?;
+        // The faults word is or-ed into: it must start at 0.
         let faults = stream.alloc_zeros::<i32>(1).map_err(driver("allocation"))?;
         let splits = i64::try_from(shape.splits)
             .map_err(|_| KernelError::SizeOverflow(format!("{} records", shape.splits)))?;
