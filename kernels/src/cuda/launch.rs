@@ -262,22 +262,9 @@ mod tests {
 
     #[test]
     fn records_merge_in_place_as_one_partial_per_record_merges() {
-        let ops = [
-            ReduceOp::Sum,
-            ReduceOp::Prod,
-            ReduceOp::Min,
-            ReduceOp::Max,
-            ReduceOp::Mean,
-            ReduceOp::Var { ddof: 1 },
-            ReduceOp::All,
-            ReduceOp::Any,
-            ReduceOp::CountNonzero,
-            ReduceOp::ArgMin,
-            ReduceOp::ArgMax,
-        ];
         let (slots, splits) = (5, 7);
-        for op in ops {
-            for input in [DType::F64, DType::F32, DType::I64, DType::I32, DType::Bool] {
+        for op in corpus::REDUCE_OPS {
+            for input in corpus::DTYPES {
                 let parts = super::super::codegen::reduce::part_dtypes(op, input);
                 let mut k = reducing(64, slots);
                 if let Some(r) = &mut k.reduce {
