@@ -55,26 +55,40 @@ impl Executor {
         }
     }
 
-    /// Runs `op` on the calling thread. Where the GPU itself fails (a driver error, device
-    /// memory exhausted, a kernel NVRTC refuses), the task runs on the CPU kernels instead,
-    /// with a warning: they compute the same values, and a retry on the GPU would likely
-    /// fail the same way. The kernel's own errors (bad input, invalid values) are the
-    /// CPU's and are returned as they are.
+    /// Runs `op` on the calling thread, on the GPU where it has a kernel for it, with the
+    /// CPU kernels as its fallback ([`with_cpu_fallback`]).
     fn execute(&self, op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
         match self {
-            Executor::Cuda(gpu) if Gpu::runs(op) => match gpu.execute(op, inputs) {
-                Err(e @ (KernelError::DeviceUnavailable(_) | KernelError::DeviceCompile(_))) => {
-                    tracing::warn!(
-                        device = %gpu.describe(),
-                        op = op.name(),
-                        "the GPU failed ({e}); running the task on the CPU"
-                    );
-                    cpu::execute(op, inputs)
-                }
-                other => other,
-            },
+            Executor::Cuda(gpu) if Gpu::runs(op) => {
+                with_cpu_fallback(op, inputs, || gpu.describe(), || gpu.execute(op, inputs))
+            }
             _ => cpu::execute(op, inputs),
         }
+    }
+}
+
+/// Returns `gpu_attempt`'s result for `op`, except where the GPU itself failed (a driver
+/// error, device memory exhausted, a kernel NVRTC refuses: `DeviceUnavailable`,
+/// `DeviceCompile`): then the task runs on the CPU kernels instead, with a warning naming
+/// the device (`describe`) — they compute the same values, and a retry on the GPU would
+/// likely fail the same way. The kernel's own errors (bad input, invalid values) are the
+/// CPU's and are returned as they are, not run again.
+fn with_cpu_fallback(
+    op: &ChunkOp,
+    inputs: &[Arc<ChunkData>],
+    describe: impl FnOnce() -> String,
+    gpu_attempt: impl FnOnce() -> Result<ChunkData, KernelError>,
+) -> Result<ChunkData, KernelError> {
+    match gpu_attempt() {
+        Err(e @ (KernelError::DeviceUnavailable(_) | KernelError::DeviceCompile(_))) => {
+            tracing::warn!(
+                device = %describe(),
+                op = op.name(),
+                "the GPU failed ({e}); running the task on the CPU"
+            );
+            cpu::execute(op, inputs)
+        }
+        other => other,
     }
 }
 
@@ -281,6 +295,76 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tessera_kernels::{Buffer, HostTensor, InputRef, LinalgOp, MatOperand};
+
+    fn matrix(v: [f64; 4]) -> Arc<ChunkData> {
+        let t = HostTensor::new(vec![2, 2], Buffer::F64(v.to_vec())).unwrap();
+        Arc::new(ChunkData::Tensor(t))
+    }
+
+    /// `[[1, 2], [3, 4]] @ [[5, 6], [7, 8]]`, an op the GPU has a kernel for.
+    fn product() -> (ChunkOp, Vec<Arc<ChunkData>>) {
+        let input = |i| MatOperand::Input(InputRef::whole(i));
+        let op = ChunkOp::Linalg(LinalgOp::MatMul {
+            pairs: vec![(input(0), input(1))],
+        });
+        (
+            op,
+            vec![matrix([1.0, 2.0, 3.0, 4.0]), matrix([5.0, 6.0, 7.0, 8.0])],
+        )
+    }
+
+    #[test]
+    fn a_failing_gpu_falls_back_to_the_cpu_kernels() {
+        let (op, inputs) = product();
+        for error in [
+            KernelError::DeviceUnavailable("CUDA allocation: out of memory".into()),
+            KernelError::DeviceCompile("NVRTC: error: identifier undefined".into()),
+        ] {
+            let got = with_cpu_fallback(&op, &inputs, || "fake gpu".into(), || Err(error));
+            // By hand: [[1·5 + 2·7, 1·6 + 2·8], [3·5 + 4·7, 3·6 + 4·8]].
+            assert_eq!(got, Ok((*matrix([19.0, 22.0, 43.0, 50.0])).clone()));
+        }
+        // The CPU's own verdict stands when it fails too: here the shapes do not fit.
+        let mismatched = vec![
+            matrix([1.0; 4]),
+            Arc::new(ChunkData::Tensor(
+                HostTensor::new(vec![3, 1], Buffer::F64(vec![1.0; 3])).unwrap(),
+            )),
+        ];
+        let got = with_cpu_fallback(
+            &op,
+            &mismatched,
+            || "fake gpu".into(),
+            || Err(KernelError::DeviceUnavailable("no driver".into())),
+        );
+        assert!(matches!(got, Err(KernelError::ShapeMismatch(_))), "{got:?}");
+    }
+
+    #[test]
+    fn the_gpus_result_and_the_kernels_own_errors_are_not_run_again_on_the_cpu() {
+        let (op, inputs) = product();
+        // A result the CPU would not give, and errors where the CPU would succeed: each
+        // comes back as the GPU gave it, so the CPU never ran (nor was a warning logged).
+        for outcome in [
+            Ok((*matrix([0.0; 4])).clone()),
+            Err(KernelError::InvalidValue(
+                "integer to a negative power".into(),
+            )),
+            Err(KernelError::BadInput("input 0 is missing".into())),
+            Err(KernelError::ShapeMismatch("inner dimensions differ".into())),
+            Err(KernelError::Panicked("index out of bounds".into())),
+            Err(KernelError::Injected("injected Error at matmul".into())),
+        ] {
+            let got = with_cpu_fallback(
+                &op,
+                &inputs,
+                || unreachable!("no warning"),
+                || outcome.clone(),
+            );
+            assert_eq!(got, outcome);
+        }
+    }
 
     #[test]
     fn panics_become_kernel_errors() {

@@ -177,32 +177,42 @@ impl Accumulator {
 
     /// Merges another partial of the same op, dtype and slot count into this one.
     pub fn merge(&mut self, other: &Partial) -> Result<(), KernelError> {
-        let op = self.op;
-        if other.op != op
+        if other.op != self.op
             || other.input_dtype != self.dtype
-            || other.parts.len() != self.parts.len()
             || other.parts.iter().any(|p| p.len() != self.slots)
         {
-            return Err(wrong_state(op));
+            return Err(wrong_state(self.op));
         }
         let o: Vec<&Buffer> = other.parts.iter().map(HostTensor::data).collect();
-        for slot in 0..self.slots {
+        self.merge_record(&o, 0)
+    }
+
+    /// Merges one record of this reduction's state held in `parts` (its parts in order,
+    /// as a [`Partial`]'s): slot `s` of the record is element `at + s` of every part, so
+    /// records laid end to end in one buffer merge without a partial each.
+    pub fn merge_record(&mut self, parts: &[&Buffer], at: usize) -> Result<(), KernelError> {
+        let op = self.op;
+        let end = at.checked_add(self.slots).ok_or_else(|| wrong_state(op))?;
+        if parts.len() != self.parts.len() || parts.iter().any(|p| p.len() < end) {
+            return Err(wrong_state(op));
+        }
+        for (slot, i) in (at..end).enumerate() {
             let first = !std::mem::replace(&mut self.seen[slot], true);
-            match (op, self.parts.as_mut_slice(), o.as_slice()) {
+            match (op, self.parts.as_mut_slice(), parts) {
                 (ReduceOp::Sum | ReduceOp::Mean, [Buffer::F64(s), ..], [Buffer::F64(t), ..]) => {
-                    s[slot] += t[slot]
+                    s[slot] += t[i]
                 }
                 (ReduceOp::Sum | ReduceOp::CountNonzero, [Buffer::I64(s)], [Buffer::I64(t)]) => {
-                    s[slot] = s[slot].wrapping_add(t[slot])
+                    s[slot] = s[slot].wrapping_add(t[i])
                 }
-                (ReduceOp::Prod, [Buffer::F64(s)], [Buffer::F64(t)]) => s[slot] *= t[slot],
+                (ReduceOp::Prod, [Buffer::F64(s)], [Buffer::F64(t)]) => s[slot] *= t[i],
                 (ReduceOp::Prod, [Buffer::I64(s)], [Buffer::I64(t)]) => {
-                    s[slot] = s[slot].wrapping_mul(t[slot])
+                    s[slot] = s[slot].wrapping_mul(t[i])
                 }
-                (ReduceOp::All, [Buffer::Bool(s)], [Buffer::Bool(t)]) => s[slot] &= t[slot],
-                (ReduceOp::Any, [Buffer::Bool(s)], [Buffer::Bool(t)]) => s[slot] |= t[slot],
+                (ReduceOp::All, [Buffer::Bool(s)], [Buffer::Bool(t)]) => s[slot] &= t[i],
+                (ReduceOp::Any, [Buffer::Bool(s)], [Buffer::Bool(t)]) => s[slot] |= t[i],
                 (ReduceOp::Min | ReduceOp::Max, [acc], [t]) => with_buffer!(acc, a => {
-                    let x = element(t, slot).ok_or_else(|| wrong_state(op))?;
+                    let x = element(t, i).ok_or_else(|| wrong_state(op))?;
                     a[slot] = if first { x } else { merge_extreme(op, a[slot], x) };
                 }),
                 (
@@ -210,10 +220,10 @@ impl Accumulator {
                     [val, Buffer::I64(idx)],
                     [tv, Buffer::I64(ti)],
                 ) => with_buffer!(val, v => {
-                    let x = element(tv, slot).ok_or_else(|| wrong_state(op))?;
-                    if first || arg_better(op, x, ti[slot], v[slot], idx[slot]) {
+                    let x = element(tv, i).ok_or_else(|| wrong_state(op))?;
+                    if first || arg_better(op, x, ti[i], v[slot], idx[slot]) {
                         v[slot] = x;
-                        idx[slot] = ti[slot];
+                        idx[slot] = ti[i];
                     }
                 }),
                 (
@@ -222,14 +232,14 @@ impl Accumulator {
                     [Buffer::I64(tn), Buffer::F64(tm), Buffer::F64(tq)],
                 ) => merge_moments(
                     (&mut n[slot], &mut m[slot], &mut q[slot]),
-                    (tn[slot], tm[slot], tq[slot]),
+                    (tn[i], tm[i], tq[i]),
                 ),
                 _ => return Err(wrong_state(op)),
             }
             if let (ReduceOp::Mean, [_, Buffer::I64(n)], [_, Buffer::I64(tn)]) =
-                (op, self.parts.as_mut_slice(), o.as_slice())
+                (op, self.parts.as_mut_slice(), parts)
             {
-                n[slot] += tn[slot];
+                n[slot] += tn[i];
             }
         }
         Ok(())

@@ -71,7 +71,7 @@
 mod cexpr;
 mod index;
 mod leaves;
-mod reduce;
+pub(super) mod reduce;
 
 use crate::cpu::shortcuts::{self, Shortcut};
 use crate::dtype::DType;

@@ -55,9 +55,9 @@ pub fn uses_libdevice(fused: &FusedKernel) -> bool {
     })
 }
 
-/// `Ok` when `got` equals `want`: bit for bit when `bits` (NaN payloads aside), else by
-/// value (`-0.0 == 0.0`) within relative error `tol` of the larger magnitude or of
-/// `floor`, whichever is larger.
+/// `Ok` when `got` equals `want`: bit for bit when `bits` (NaN payloads aside; integers
+/// exactly, `tol` and `floor` unused), else by value (`-0.0 == 0.0`, NaN equals NaN)
+/// within relative error `tol` of the larger magnitude or of `floor`, whichever is larger.
 pub fn compare(
     got: &Buffer,
     want: &Buffer,
@@ -68,8 +68,7 @@ pub fn compare(
     if got.dtype() != want.dtype() || got.len() != want.len() {
         return Err(format!("{got:?} vs {want:?}"));
     }
-    let (g, w) = (got.to_f64_vec(), want.to_f64_vec());
-    let exact_bits = match (got, want) {
+    let equal = match (got, want) {
         (Buffer::F64(a), Buffer::F64(b)) if bits => a
             .iter()
             .zip(b)
@@ -78,14 +77,18 @@ pub fn compare(
             .iter()
             .zip(b)
             .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())),
-        _ => true,
+        _ if bits => got == want,
+        _ => got
+            .to_f64_vec()
+            .iter()
+            .zip(&want.to_f64_vec())
+            .all(|(x, y)| {
+                x == y
+                    || (x.is_nan() && y.is_nan())
+                    || (x - y).abs() <= tol * x.abs().max(y.abs()).max(floor)
+            }),
     };
-    let close = g.iter().zip(&w).all(|(x, y)| {
-        x == y
-            || (x.is_nan() && y.is_nan())
-            || (x - y).abs() <= tol * x.abs().max(y.abs()).max(floor)
-    });
-    if exact_bits && close {
+    if equal {
         Ok(())
     } else {
         Err(format!("\n  gpu {got:?}\n  cpu {want:?}"))
@@ -115,14 +118,13 @@ pub fn check(
     };
     match (want, got) {
         (ChunkData::Tensor(w), ChunkData::Tensor(g)) => {
-            if compare(g.data(), w.data(), true, 0.0, 0.0).is_ok() {
-                return Ok(Agreement::Exact);
-            }
-            let (tol, floor) = ulps(w.dtype());
-            if libdevice && w.dtype().is_float() && g.shape() == w.shape() {
-                compare(g.data(), w.data(), false, tol, floor).map(|()| Agreement::Close)
-            } else {
-                compare(g.data(), w.data(), true, 0.0, 0.0).map(|()| Agreement::Exact)
+            match compare(g.data(), w.data(), true, 0.0, 0.0) {
+                Ok(()) => Ok(Agreement::Exact),
+                Err(_) if libdevice && w.dtype().is_float() && g.shape() == w.shape() => {
+                    let (tol, floor) = ulps(w.dtype());
+                    compare(g.data(), w.data(), false, tol, floor).map(|()| Agreement::Close)
+                }
+                Err(m) => Err(m),
             }
         }
         (ChunkData::Partial(w), ChunkData::Partial(g)) => {
@@ -139,9 +141,9 @@ pub fn check(
             let signed_zero_free = matches!(w.op, ReduceOp::Min | ReduceOp::Max);
             let mut agreement = Agreement::Exact;
             for (k, (g, w)) in g.parts.iter().zip(&w.parts).enumerate() {
-                if compare(g.data(), w.data(), true, 0.0, 0.0).is_ok() {
+                let Err(m) = compare(g.data(), w.data(), true, 0.0, 0.0) else {
                     continue;
-                }
+                };
                 agreement = Agreement::Close;
                 let float = g.dtype().is_float();
                 let (tol, floor) = if libdevice && float {
@@ -151,8 +153,11 @@ pub fn check(
                 } else {
                     (0.0, 0.0)
                 };
-                let bits = tol == 0.0 && !signed_zero_free;
-                compare(g.data(), w.data(), bits, tol, floor)
+                if tol == 0.0 && !signed_zero_free {
+                    // Bits were the test, and they differ.
+                    return Err(format!("part {k}: {m}"));
+                }
+                compare(g.data(), w.data(), false, tol, floor)
                     .map_err(|m| format!("part {k}: {m}"))?;
             }
             Ok(agreement)
@@ -219,4 +224,30 @@ pub fn fault_cases() -> Vec<(String, FusedKernel)> {
             },
         ),
     ]
+}
+
+#[test]
+fn buffers_compare_by_bits_or_by_value_once() {
+    let f = |v: &[f64]| Buffer::F64(v.to_vec());
+    let nan2 = f64::from_bits(f64::NAN.to_bits() | 1);
+    // Bits: NaN payloads aside, every bit counts, the zeros' signs included.
+    assert!(compare(&f(&[1.0, f64::NAN]), &f(&[1.0, nan2]), true, 0.0, 0.0).is_ok());
+    assert!(compare(&f(&[-0.0]), &f(&[0.0]), true, 0.0, 0.0).is_err());
+    assert!(compare(&f(&[1.0]), &f(&[1.0 + f64::EPSILON]), true, 0.0, 0.0).is_err());
+    let f32s = |v: f32| Buffer::F32(vec![v]);
+    assert!(compare(&f32s(-0.0), &f32s(0.0), true, 0.0, 0.0).is_err());
+    assert!(compare(&f32s(2.5), &f32s(2.5), true, 0.0, 0.0).is_ok());
+    // Integers exactly, even where f64 cannot tell them apart.
+    let big = 1i64 << 53;
+    let i = |v: i64| Buffer::I64(vec![v]);
+    assert!(compare(&i(big + 1), &i(big), true, 0.0, 0.0).is_err());
+    assert!(compare(&i(big + 1), &i(big + 1), true, 0.0, 0.0).is_ok());
+    // By value: zeros equal, within tol of the larger magnitude or the floor.
+    assert!(compare(&f(&[-0.0]), &f(&[0.0]), false, 0.0, 0.0).is_ok());
+    assert!(compare(&f(&[1.0]), &f(&[1.0 + 1e-10]), false, 1e-9, 0.0).is_ok());
+    assert!(compare(&f(&[1.0]), &f(&[1.0 + 1e-8]), false, 1e-9, 0.0).is_err());
+    assert!(compare(&f(&[1e-20]), &f(&[2e-20]), false, 1e-9, 1e-10).is_ok());
+    // Dtype or length differ: never equal.
+    assert!(compare(&f(&[1.0]), &Buffer::F32(vec![1.0]), false, 1.0, 1.0).is_err());
+    assert!(compare(&f(&[1.0]), &f(&[1.0, 1.0]), false, 1.0, 1.0).is_err());
 }

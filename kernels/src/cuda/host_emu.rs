@@ -60,8 +60,11 @@ static inline unsigned long long __umul64hi(unsigned long long a, unsigned long 
 }
 "#;
 
-/// Prints `n` values as their bits: `P <case> <part> <hex>...`.
+/// Prints `n` values as their bits: `P <case> <part> <hex>...`; and `ts_garbage`, which
+/// fills an output array with garbage before the launch, as the GPU launcher leaves its
+/// outputs unset: an element the kernel failed to write would then differ from the CPU's.
 const PRINT: &str = r#"
+#define ts_garbage(a) memset((a), 0xA5, sizeof(a))
 static unsigned long long ts_raw(bool v) { return v ? 1 : 0; }
 static unsigned long long ts_raw(ts_u8 v) { return v; }
 static unsigned long long ts_raw(ts_i32 v) { return (unsigned)v; }
@@ -135,12 +138,14 @@ fn runner(c: usize, e: &Emulated) -> String {
             }
             ParamKind::Values { dtype, len } => {
                 let _ = writeln!(s, "    static {} a{k}[{len}];", ctype(*dtype));
+                let _ = writeln!(s, "    ts_garbage(a{k});");
                 args.push(format!("a{k}"));
                 prints.push(format!("ts_print({c}, 0, a{k}, {len});"));
             }
             ParamKind::Part { part, dtype } => {
                 let n = e.splits * e.cuda.reduce.as_ref().map_or(1, |r| r.slots);
                 let _ = writeln!(s, "    static {} a{k}[{n}];", ctype(*dtype));
+                let _ = writeln!(s, "    ts_garbage(a{k});");
                 args.push(format!("a{k}"));
                 prints.push(format!("ts_print({c}, {part}, a{k}, {n});"));
             }

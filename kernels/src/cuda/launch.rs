@@ -4,8 +4,8 @@
 //! ([`input_buffers`]), and the chunk the copied-back outputs make ([`assemble`]).
 //! [`super::gpu::Gpu`] puts them together with the CUDA calls.
 
-use super::codegen::{CudaKernel, ParamKind, ReduceLayout};
-use crate::chunk::{ChunkData, Partial};
+use super::codegen::{CudaKernel, ParamKind};
+use crate::chunk::ChunkData;
 use crate::cpu::reduce::Accumulator;
 use crate::tensor::{Buffer, HostTensor};
 use crate::KernelError;
@@ -138,42 +138,32 @@ pub fn assemble(
             layout.parts.len()
         )));
     }
-    // Merged without a chunk per record: a launch writes about a thousand of them.
-    let mut acc = Accumulator::from_partial(&record(layout, &outputs, 0)?)?;
-    for r in 1..splits {
-        acc.merge(&record(layout, &outputs, r)?)?;
+    // Slot `s` of record `r` is element `r * slots + s` of every output; the records are
+    // merged in place, without a partial each (a launch writes about a thousand).
+    let records = splits.max(1);
+    let need = records.saturating_mul(layout.slots);
+    if let Some(short) = outputs.iter().find(|b| b.len() < need) {
+        return Err(KernelError::BadInput(format!(
+            "{}: an output of {} elements holds fewer than {records} records of {} slots",
+            kernel.name,
+            short.len(),
+            layout.slots
+        )));
+    }
+    let parts: Vec<&Buffer> = outputs.iter().collect();
+    let mut acc = Accumulator::new(layout.op, layout.input_dtype, layout.slots)?;
+    for r in 0..records {
+        acc.merge_record(&parts, r * layout.slots)?;
     }
     Ok(ChunkData::Partial(acc.into_partial(&layout.out_shape)?))
 }
 
-/// Partial record `r` of a reducing launch: slot `s` of part `k` is element
-/// `r * slots + s` of output `k`.
-fn record(layout: &ReduceLayout, outputs: &[Buffer], r: usize) -> Result<Partial, KernelError> {
-    let range = r * layout.slots..(r + 1) * layout.slots;
-    let parts = outputs
-        .iter()
-        .map(|b| {
-            let part = b.slice(range.clone()).ok_or_else(|| {
-                KernelError::BadInput(format!(
-                    "an output of {} elements has no record {r}",
-                    b.len()
-                ))
-            })?;
-            HostTensor::new(layout.out_shape.clone(), part)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Partial {
-        op: layout.op,
-        input_dtype: layout.input_dtype,
-        parts,
-    })
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::codegen::fused_source;
+    use super::super::codegen::{fused_source, ReduceLayout};
     use super::super::corpus;
     use super::*;
+    use crate::chunk::Partial;
     use crate::dtype::DType;
     use crate::expr::ReduceOp;
 
@@ -248,6 +238,87 @@ mod tests {
         assert!(matches!(
             assemble(&k, &[], 2, vec![]),
             Err(KernelError::BadInput(_))
+        ));
+    }
+
+    /// `n` values of `dtype`, varied, with ties, negative zeros and NaNs among the floats.
+    fn record_values(dtype: DType, n: usize) -> Buffer {
+        let f = |i: usize| match i % 11 {
+            3 => f64::NAN,
+            5 => -0.0,
+            7 => 0.0,
+            k => (k as f64 - 4.0) * 0.75,
+        };
+        match dtype {
+            DType::Bool => Buffer::Bool((0..n).map(|i| i % 3 != 0).collect()),
+            DType::U8 => Buffer::U8((0..n).map(|i| (i * 37 % 251) as u8).collect()),
+            DType::I32 => Buffer::I32((0..n).map(|i| (i as i32 * 7919) % 13 - 6).collect()),
+            // Counts (Mean's, Var's first part) stay positive.
+            DType::I64 => Buffer::I64((0..n).map(|i| (i as i64 * 31) % 9 + 1).collect()),
+            DType::F32 => Buffer::F32((0..n).map(|i| f(i) as f32).collect()),
+            DType::F64 => Buffer::F64((0..n).map(f).collect()),
+        }
+    }
+
+    #[test]
+    fn records_merge_in_place_as_one_partial_per_record_merges() {
+        let (slots, splits) = (5, 7);
+        for op in corpus::REDUCE_OPS {
+            for input in corpus::DTYPES {
+                let parts = super::super::codegen::reduce::part_dtypes(op, input);
+                let mut k = reducing(64, slots);
+                if let Some(r) = &mut k.reduce {
+                    r.op = op;
+                    r.input_dtype = input;
+                    r.parts = parts.clone();
+                }
+                let outputs: Vec<Buffer> = parts
+                    .iter()
+                    .map(|&d| record_values(d, splits * slots))
+                    .collect();
+                // The reference: a partial per record, merged as the CPU's Combine does.
+                let record = |r: usize| Partial {
+                    op,
+                    input_dtype: input,
+                    parts: outputs
+                        .iter()
+                        .map(|b| {
+                            let part = b.slice(r * slots..(r + 1) * slots).unwrap();
+                            HostTensor::new(vec![slots], part).unwrap()
+                        })
+                        .collect(),
+                };
+                let mut want = Accumulator::from_partial(&record(0)).unwrap();
+                for r in 1..splits {
+                    want.merge(&record(r)).unwrap();
+                }
+                let want = want.into_partial(&[slots]).unwrap();
+                let got = assemble(&k, &[], splits, outputs.clone()).unwrap();
+                let ChunkData::Partial(got) = got else {
+                    panic!("{got:?}")
+                };
+                assert_eq!((got.op, got.input_dtype), (op, input));
+                for (g, w) in got.parts.iter().zip(&want.parts) {
+                    assert_eq!(g.shape(), w.shape());
+                    // Bit for bit, NaNs included.
+                    let bits = |b: &Buffer| match b {
+                        Buffer::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+                        Buffer::F32(v) => v.iter().map(|x| u64::from(x.to_bits())).collect(),
+                        other => other
+                            .to_f64_vec()
+                            .iter()
+                            .map(|x| x.to_bits())
+                            .collect::<Vec<_>>(),
+                    };
+                    assert_eq!(bits(g.data()), bits(w.data()), "{op:?} over {input}");
+                }
+            }
+        }
+        // Outputs too short for the records: an error naming them, no panic.
+        let k = reducing(6, 2);
+        assert!(matches!(
+            assemble(&k, &[], 3, vec![Buffer::I64(vec![1, 2, 3, 4])]),
+            Err(KernelError::BadInput(m)) if m.contains("fewer than 3 records")
         ));
     }
 

@@ -6,71 +6,95 @@ use crate::tensor::Buffer;
 use cudarc::driver::{CudaSlice, CudaStream, DriverError, LaunchArgs, PushKernelArg};
 use std::sync::Arc;
 
-/// A device buffer of any chunk dtype.
-pub(super) enum DevBuf {
-    Bool(CudaSlice<bool>),
-    U8(CudaSlice<u8>),
-    I32(CudaSlice<i32>),
-    I64(CudaSlice<i64>),
-    F32(CudaSlice<f32>),
-    F64(CudaSlice<f64>),
-}
+/// Declares [`DevBuf`] and its conversions from one list of the chunk dtypes: each
+/// `Variant(type)` is the [`DType`], [`Buffer`] and `DevBuf` variant of that name.
+macro_rules! dev_buffers {
+    ($($variant:ident($t:ty)),+ $(,)?) => {
+        /// A device buffer of any chunk dtype.
+        pub(super) enum DevBuf {
+            $(
+                #[doc = concat!("`", stringify!($t), "` elements.")]
+                $variant(CudaSlice<$t>),
+            )+
+        }
 
-macro_rules! with_dev {
-    ($buf:expr, $v:ident => $body:expr) => {
-        match $buf {
-            DevBuf::Bool($v) => $body,
-            DevBuf::U8($v) => $body,
-            DevBuf::I32($v) => $body,
-            DevBuf::I64($v) => $body,
-            DevBuf::F32($v) => $body,
-            DevBuf::F64($v) => $body,
+        impl DevBuf {
+            /// A copy of `b` on the device.
+            pub(super) fn upload(
+                stream: &Arc<CudaStream>,
+                b: &Buffer,
+            ) -> Result<DevBuf, DriverError> {
+                Ok(match b {
+                    $(Buffer::$variant(v) => DevBuf::$variant(stream.clone_htod(v)?),)+
+                })
+            }
+
+            /// `len` zeroed elements of `dtype`.
+            fn zeros(
+                stream: &Arc<CudaStream>,
+                dtype: DType,
+                len: usize,
+            ) -> Result<DevBuf, DriverError> {
+                Ok(match dtype {
+                    $(DType::$variant => DevBuf::$variant(stream.alloc_zeros(len)?),)+
+                })
+            }
+
+            /// `len` unset elements of `dtype`.
+            ///
+            /// # Safety
+            /// As [`DevBuf::alloc_unset`]: every element is written before any is read.
+            unsafe fn unset(
+                stream: &Arc<CudaStream>,
+                dtype: DType,
+                len: usize,
+            ) -> Result<DevBuf, DriverError> {
+                // SAFETY: the caller's contract.
+                Ok(match dtype {
+                    $(DType::$variant => DevBuf::$variant(unsafe { stream.alloc(len)? }),)+
+                })
+            }
+
+            /// The values, copied back to the host (waits for the stream).
+            pub(super) fn download(&self, stream: &Arc<CudaStream>) -> Result<Buffer, DriverError> {
+                Ok(match self {
+                    $(DevBuf::$variant(s) => Buffer::$variant(stream.clone_dtoh(s)?),)+
+                })
+            }
+
+            /// Pushes the buffer as the launch's next parameter.
+            pub(super) fn push<'a>(&'a self, args: &mut LaunchArgs<'a>) {
+                match self {
+                    $(DevBuf::$variant(s) => {
+                        args.arg(s);
+                    })+
+                }
+            }
         }
     };
 }
 
-impl DevBuf {
-    pub(super) fn upload(stream: &Arc<CudaStream>, b: &Buffer) -> Result<DevBuf, DriverError> {
-        Ok(match b {
-            Buffer::Bool(v) => DevBuf::Bool(stream.clone_htod(v)?),
-            Buffer::U8(v) => DevBuf::U8(stream.clone_htod(v)?),
-            Buffer::I32(v) => DevBuf::I32(stream.clone_htod(v)?),
-            Buffer::I64(v) => DevBuf::I64(stream.clone_htod(v)?),
-            Buffer::F32(v) => DevBuf::F32(stream.clone_htod(v)?),
-            Buffer::F64(v) => DevBuf::F64(stream.clone_htod(v)?),
-        })
-    }
+dev_buffers!(Bool(bool), U8(u8), I32(i32), I64(i64), F32(f32), F64(f64));
 
-    /// `len` elements, at least one (a zero-length allocation is not a valid pointer).
-    pub(super) fn alloc(
+impl DevBuf {
+    /// `len` elements left unset, for a kernel that writes every one of them: no memset
+    /// on the stream. An empty buffer is one zeroed element instead (a zero-length
+    /// allocation is not a valid pointer, and the element may be copied back).
+    ///
+    /// # Safety
+    /// Every one of the `len` elements must be written on the device before the buffer is
+    /// read (copied back or passed to a kernel that reads it): reading an unset element is
+    /// undefined (a `bool` that is neither 0 nor 1).
+    pub(super) unsafe fn alloc_unset(
         stream: &Arc<CudaStream>,
         dtype: DType,
         len: usize,
     ) -> Result<DevBuf, DriverError> {
-        let n = len.max(1);
-        Ok(match dtype {
-            DType::Bool => DevBuf::Bool(stream.alloc_zeros(n)?),
-            DType::U8 => DevBuf::U8(stream.alloc_zeros(n)?),
-            DType::I32 => DevBuf::I32(stream.alloc_zeros(n)?),
-            DType::I64 => DevBuf::I64(stream.alloc_zeros(n)?),
-            DType::F32 => DevBuf::F32(stream.alloc_zeros(n)?),
-            DType::F64 => DevBuf::F64(stream.alloc_zeros(n)?),
-        })
-    }
-
-    pub(super) fn download(&self, stream: &Arc<CudaStream>) -> Result<Buffer, DriverError> {
-        Ok(match self {
-            DevBuf::Bool(s) => Buffer::Bool(stream.clone_dtoh(s)?),
-            DevBuf::U8(s) => Buffer::U8(stream.clone_dtoh(s)?),
-            DevBuf::I32(s) => Buffer::I32(stream.clone_dtoh(s)?),
-            DevBuf::I64(s) => Buffer::I64(stream.clone_dtoh(s)?),
-            DevBuf::F32(s) => Buffer::F32(stream.clone_dtoh(s)?),
-            DevBuf::F64(s) => Buffer::F64(stream.clone_dtoh(s)?),
-        })
-    }
-
-    pub(super) fn push<'a>(&'a self, args: &mut LaunchArgs<'a>) {
-        with_dev!(self, s => { args.arg(s); });
+        if len == 0 {
+            return DevBuf::zeros(stream, dtype, 1);
+        }
+        // SAFETY: the caller writes every element before any is read (this fn's contract).
+        unsafe { DevBuf::unset(stream, dtype, len) }
     }
 
     /// The `f64` slice, if this is one.

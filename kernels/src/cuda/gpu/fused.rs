@@ -3,7 +3,7 @@
 //! stay on the device ([`Launched`]) until the caller copies them back or uses them there.
 
 use super::devbuf::DevBuf;
-use super::{driver, elapsed, timing_events, Gpu, Lease};
+use super::{driver, Gpu, Lease, Timer};
 use crate::cuda::codegen::{fault_error, fused_source, CudaKernel, ParamKind};
 use crate::cuda::launch::{assemble, input_buffers, launch_shape, output_lengths};
 use crate::expr::FusedKernel;
@@ -20,19 +20,21 @@ pub(super) struct Launched {
     pub outputs: Vec<DevBuf>,
     /// Partial records per slot.
     pub splits: usize,
-    /// The kernel's device time.
+    /// The kernel's device time (zero when the launch was not timed).
     pub took: Duration,
 }
 
 impl Gpu {
-    /// Runs `kernel` and copies its outputs back into the CPU evaluator's chunk.
+    /// Runs `kernel` and copies its outputs back into the CPU evaluator's chunk, with its
+    /// device time when `timed` (zero otherwise).
     pub(super) fn run_fused(
         &self,
         lease: &mut Lease,
         kernel: &FusedKernel,
         inputs: &[Arc<ChunkData>],
+        timed: bool,
     ) -> Result<(ChunkData, Duration), KernelError> {
-        let launched = self.launch_fused(&lease.stream, kernel, inputs)?;
+        let launched = self.launch_fused(&lease.stream, kernel, inputs, timed)?;
         let host = launched
             .outputs
             .iter()
@@ -45,12 +47,13 @@ impl Gpu {
     }
 
     /// Generates, compiles (once per source) and launches `kernel` on `stream`, waits for
-    /// it and checks its faults.
+    /// it and checks its faults; the kernel is timed with CUDA events only when `timed`.
     pub(super) fn launch_fused(
         &self,
         stream: &Arc<CudaStream>,
         kernel: &FusedKernel,
         inputs: &[Arc<ChunkData>],
+        timed: bool,
     ) -> Result<Launched, KernelError> {
         let cuda = fused_source(kernel)?;
         let host_inputs = input_buffers(&cuda, inputs)?;
@@ -65,15 +68,25 @@ impl Gpu {
             ParamKind::Values { dtype, .. } | ParamKind::Part { dtype, .. } => Some(*dtype),
             _ => None,
         });
+        // SAFETY: the generated kernels write every element of their outputs before the
+        // copy back reads them: the elementwise body stores `out[ix0]` for every
+        // `ix0 < n`, `n` being the `Values` length, and the reducing body's grid-stride
+        // loop visits every (slot, record) `w < S * splits` and stores record
+        // `rec * S + slot` of every part, the `splits * slots` elements `output_lengths`
+        // gives (see `codegen`). The one path that skips the stores, a launch against the
+        // kernel's contract (`splits` out of range), sets the faults word, and a faulted
+        // launch's outputs are never read. The host emulation runs every corpus kernel
+        // with its outputs filled with garbage to check this.
         let outputs = out_dtypes
             .zip(output_lengths(&cuda, shape.splits))
-            .map(|(d, n)| DevBuf::alloc(stream, d, n))
+            .map(|(d, n)| unsafe { DevBuf::alloc_unset(stream, d, n) })
             .collect::<Result<Vec<_>, _>>()
             .map_err(driver("allocation"))?;
+        // The faults word is or-ed into: it must start at 0.
         let faults = stream.alloc_zeros::<i32>(1).map_err(driver("allocation"))?;
         let splits = i64::try_from(shape.splits)
             .map_err(|_| KernelError::SizeOverflow(format!("{} records", shape.splits)))?;
-        let (start, end) = timing_events(stream)?;
+        let timer = Timer::new(stream, timed)?;
         {
             let mut args = stream.launch_builder(&function);
             let (mut i, mut o) = (ins.iter(), outputs.iter());
@@ -115,17 +128,17 @@ impl Gpu {
                 block_dim: (cuda.block_dim, 1, 1),
                 shared_mem_bytes: 0,
             };
-            start.record(stream).map_err(driver("event"))?;
+            timer.start(stream)?;
             // SAFETY: the parameters were pushed in the order and with the types the
             // generated signature declares (`CudaKernel::params`), every buffer holds the
             // elements the kernel indexes (inputs checked by `input_buffers`, outputs sized
             // by `output_lengths`), and all of them outlive the launch: the copy of the
             // faults word below waits for it.
             unsafe { args.launch(config) }.map_err(driver("launch"))?;
-            end.record(stream).map_err(driver("event"))?;
+            timer.stop(stream)?;
         }
         let fault = stream.clone_dtoh(&faults).map_err(driver("kernel run"))?;
-        let took = elapsed(&start, &end)?;
+        let took = timer.elapsed()?;
         if let Some(e) = fault.first().copied().and_then(fault_error) {
             return Err(e);
         }

@@ -3,7 +3,7 @@
 //! kernel run on the device, whose values never leave it. Shapes are checked with the
 //! CPU's errors; values differ from the CPU's in rounding only (another summation order).
 
-use super::{driver, elapsed, timing_events, Gpu, Lease};
+use super::{driver, Gpu, Lease, Timer};
 use crate::cpu::linalg::input_rows;
 use crate::linalg::MatOperand;
 use crate::tensor::{Buffer, HostTensor};
@@ -29,12 +29,14 @@ fn dim(n: usize) -> Result<c_int, KernelError> {
 }
 
 impl Gpu {
-    /// `sum(a @ b for (a, b) in pairs)` on the device.
+    /// `sum(a @ b for (a, b) in pairs)` on the device, with the device time of its kernels
+    /// when `timed` (zero otherwise).
     pub(super) fn run_matmul(
         &self,
         lease: &mut Lease,
         pairs: &[(MatOperand, MatOperand)],
         inputs: &[Arc<ChunkData>],
+        timed: bool,
     ) -> Result<(ChunkData, Duration), KernelError> {
         let stream = Arc::clone(&lease.stream);
         let blas = match &mut lease.blas {
@@ -47,14 +49,10 @@ impl Gpu {
         let mut acc: Option<(CudaSlice<f64>, usize, usize)> = None;
         let mut took = Duration::ZERO;
         for (t, (a, b)) in pairs.iter().enumerate() {
-            let (a, ta) =
-                self.matrix(&stream, a, inputs, &format!("matmul pair {t} left operand"))?;
-            let (b, tb) = self.matrix(
-                &stream,
-                b,
-                inputs,
-                &format!("matmul pair {t} right operand"),
-            )?;
+            let left = format!("matmul pair {t} left operand");
+            let (a, ta) = self.matrix(&stream, a, inputs, &left, timed)?;
+            let right = format!("matmul pair {t} right operand");
+            let (b, tb) = self.matrix(&stream, b, inputs, &right, timed)?;
             let (m, k, n) = (a.rows, a.cols, b.cols);
             if k != b.rows {
                 return Err(KernelError::ShapeMismatch(format!(
@@ -93,15 +91,15 @@ impl Gpu {
                 beta: 1.0,
                 ldc: dim(n)?,
             };
-            let (start, end) = timing_events(&stream)?;
-            start.record(&stream).map_err(driver("event"))?;
+            let timer = Timer::new(&stream, timed)?;
+            timer.start(&stream)?;
             // SAFETY: B is k × n and A is m × k row-major (n·k and k·m elements, leading
             // dimensions n and k), C holds m·n elements; all live until the copy back,
             // which waits for the stream.
             unsafe { blas.gemm(cfg, &b.data, &a.data, c) }
                 .map_err(|e| KernelError::DeviceUnavailable(format!("cuBLAS DGEMM: {e}")))?;
-            end.record(&stream).map_err(driver("event"))?;
-            took += elapsed(&start, &end)?;
+            timer.stop(&stream)?;
+            took += timer.elapsed()?;
         }
         let (c, m, n) = acc.ok_or_else(|| {
             KernelError::BadInput("matmul needs at least one operand pair".into())
@@ -116,13 +114,14 @@ impl Gpu {
         ))
     }
 
-    /// An operand on the device, and the device time it took to compute.
+    /// An operand on the device, and the device time it took to compute (when `timed`).
     fn matrix(
         &self,
         stream: &Arc<CudaStream>,
         op: &MatOperand,
         inputs: &[Arc<ChunkData>],
         what: &str,
+        timed: bool,
     ) -> Result<(DeviceMatrix, Duration), KernelError> {
         match op {
             MatOperand::Input(r) => {
@@ -148,7 +147,7 @@ impl Gpu {
                         "{what}: expected the fused kernel to produce a tensor"
                     )));
                 }
-                let launched = self.launch_fused(stream, kernel, inputs)?;
+                let launched = self.launch_fused(stream, kernel, inputs, timed)?;
                 let dtype = root.dtype;
                 let data = launched
                     .outputs

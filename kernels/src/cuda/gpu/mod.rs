@@ -70,20 +70,49 @@ fn contained<T>(what: &str, f: impl FnOnce() -> Result<T, KernelError>) -> Resul
     })
 }
 
-/// Two timing events on `stream`'s context (cudarc's default flags disable timing).
-fn timing_events(stream: &Arc<CudaStream>) -> Result<(CudaEvent, CudaEvent), KernelError> {
-    let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-    let ctx = stream.context();
-    Ok((
-        ctx.new_event(flags).map_err(driver("event"))?,
-        ctx.new_event(flags).map_err(driver("event"))?,
-    ))
-}
+/// The device time of a launch, measured with two CUDA events only when timing was asked
+/// for ([`Gpu::execute_timed`]): [`Gpu::execute`] creates no events.
+struct Timer(Option<(CudaEvent, CudaEvent)>);
 
-/// The time between two recorded events (waits for the second).
-fn elapsed(start: &CudaEvent, end: &CudaEvent) -> Result<Duration, KernelError> {
-    let ms = start.elapsed_ms(end).map_err(driver("event"))?;
-    Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+impl Timer {
+    /// Two timing events on `stream`'s context when `timed` (cudarc's default flags
+    /// disable timing), none otherwise.
+    fn new(stream: &Arc<CudaStream>, timed: bool) -> Result<Timer, KernelError> {
+        if !timed {
+            return Ok(Timer(None));
+        }
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let ctx = stream.context();
+        Ok(Timer(Some((
+            ctx.new_event(flags).map_err(driver("event"))?,
+            ctx.new_event(flags).map_err(driver("event"))?,
+        ))))
+    }
+
+    /// Records the start event on `stream` (nothing when untimed).
+    fn start(&self, stream: &Arc<CudaStream>) -> Result<(), KernelError> {
+        match &self.0 {
+            Some((start, _)) => start.record(stream).map_err(driver("event")),
+            None => Ok(()),
+        }
+    }
+
+    /// Records the end event on `stream` (nothing when untimed).
+    fn stop(&self, stream: &Arc<CudaStream>) -> Result<(), KernelError> {
+        match &self.0 {
+            Some((_, end)) => end.record(stream).map_err(driver("event")),
+            None => Ok(()),
+        }
+    }
+
+    /// The time between the recorded events (waits for the end event); zero when untimed.
+    fn elapsed(&self) -> Result<Duration, KernelError> {
+        let Some((start, end)) = &self.0 else {
+            return Ok(Duration::ZERO);
+        };
+        let ms = start.elapsed_ms(end).map_err(driver("event"))?;
+        Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+    }
 }
 
 impl Gpu {
@@ -201,7 +230,7 @@ impl Gpu {
         op: &ChunkOp,
         inputs: &[Arc<ChunkData>],
     ) -> Result<ChunkData, KernelError> {
-        self.execute_timed(op, inputs).map(|(data, _)| data)
+        self.run_op(op, inputs, false).map(|(data, _)| data)
     }
 
     /// [`Gpu::execute`], also returning the device time of its kernels (CUDA events around
@@ -211,12 +240,23 @@ impl Gpu {
         op: &ChunkOp,
         inputs: &[Arc<ChunkData>],
     ) -> Result<(ChunkData, Duration), KernelError> {
+        self.run_op(op, inputs, true)
+    }
+
+    /// Runs `op`, timing its kernels with CUDA events only when `timed` (else the time is
+    /// zero and no event is created).
+    fn run_op(
+        &self,
+        op: &ChunkOp,
+        inputs: &[Arc<ChunkData>],
+        timed: bool,
+    ) -> Result<(ChunkData, Duration), KernelError> {
         match op {
             ChunkOp::Fused(kernel) => contained("a launch", || {
-                self.with_lease(|l| self.run_fused(l, kernel, inputs))
+                self.with_lease(|l| self.run_fused(l, kernel, inputs, timed))
             }),
             ChunkOp::Linalg(LinalgOp::MatMul { pairs }) => contained("a product", || {
-                self.with_lease(|l| self.run_matmul(l, pairs, inputs))
+                self.with_lease(|l| self.run_matmul(l, pairs, inputs, timed))
             }),
             ChunkOp::Frame(frame) if Gpu::runs(op) => contained("a dataframe op", || {
                 self.with_lease(|l| {
@@ -292,5 +332,18 @@ impl Gpu {
             .unwrap_or_else(PoisonError::into_inner)
             .push(lease);
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_untimed_launch_has_no_events_and_takes_zero_device_time() {
+        // `Timer::new(stream, false)` returns this without touching the stream; its
+        // start and stop record nothing.
+        let untimed = Timer(None);
+        assert_eq!(untimed.elapsed().unwrap(), Duration::ZERO);
     }
 }
