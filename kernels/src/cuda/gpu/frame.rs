@@ -293,6 +293,8 @@ impl Gpu {
 pub(super) struct GpuFrames<'a> {
     pub gpu: &'a Gpu,
     pub stream: &'a Arc<CudaStream>,
+    /// Whether to time the kernels (CUDA events).
+    pub timed: bool,
     pub took: Cell<Duration>,
 }
 
@@ -302,7 +304,9 @@ impl FrameDevice for GpuFrames<'_> {
         spec: &GroupBySpec,
         batch: &RecordBatch,
     ) -> Result<RecordBatch, KernelError> {
-        let (table, t) = self.gpu.group_partial(self.stream, spec, batch)?;
+        let (table, t) = self
+            .gpu
+            .group_partial(self.stream, spec, batch, self.timed)?;
         self.took.set(self.took.get() + t);
         Ok(table)
     }
@@ -315,7 +319,7 @@ impl FrameDevice for GpuFrames<'_> {
     ) -> Result<Option<Matches>, KernelError> {
         let found = self
             .gpu
-            .match_keys(self.stream, build, probe, keep_unmatched)?;
+            .match_keys(self.stream, build, probe, keep_unmatched, self.timed)?;
         Ok(found.map(|(m, t)| {
             self.took.set(self.took.get() + t);
             m

@@ -4,7 +4,7 @@
 //! on the CPU (`groupby::partial`), on the calling thread.
 
 use super::frame::{descriptors, dev_col, i64_of, launch, BLOCK};
-use super::{driver, elapsed, timing_events, Gpu};
+use super::{driver, Gpu, Timer};
 use crate::cuda::frame_plan::{ColKind, GroupPlan};
 use crate::frame::groupby::{self, GroupBySpec};
 use crate::KernelError;
@@ -19,17 +19,19 @@ const SHARED_GROUPS: usize = 4096;
 
 impl Gpu {
     /// The groupby partial of `batch`: on the device where the plan allows, else on the
-    /// CPU. Also returns the device time of the kernels (zero on the CPU).
+    /// CPU. Also returns the device time of the kernels when `timed` (else zero, as on the
+    /// CPU).
     pub(super) fn group_partial(
         &self,
         stream: &Arc<CudaStream>,
         spec: &GroupBySpec,
         batch: &RecordBatch,
+        timed: bool,
     ) -> Result<(RecordBatch, Duration), KernelError> {
         let plan = GroupPlan::new(spec, batch.schema_ref())?;
         match plan {
             Some(plan) if batch.num_rows() > 0 && batch.num_rows() < (1 << 30) => {
-                self.group_on_device(stream, &plan, spec, batch)
+                self.group_on_device(stream, &plan, spec, batch, timed)
             }
             _ => Ok((groupby::partial(spec, batch)?, Duration::ZERO)),
         }
@@ -41,6 +43,7 @@ impl Gpu {
         plan: &GroupPlan,
         spec: &GroupBySpec,
         batch: &RecordBatch,
+        timed: bool,
     ) -> Result<(RecordBatch, Duration), KernelError> {
         let fns = self.frame_fns()?;
         let rows = batch.num_rows();
@@ -78,8 +81,8 @@ impl Gpu {
         let group_of_slot = stream
             .alloc_zeros::<u32>(slots)
             .map_err(driver("allocation"))?;
-        let (start, end) = timing_events(stream)?;
-        start.record(stream).map_err(driver("event"))?;
+        let timer = Timer::new(stream, timed)?;
+        timer.start(stream)?;
         self.fill_words(stream, &fns, &mut table, slots, u64::MAX)?;
         self.fill_words(stream, &fns, &mut first, slots, i64::MAX as u64)?;
         let ncols = i32::try_from(keys.len()).unwrap_or(i32::MAX);
@@ -119,7 +122,7 @@ impl Gpu {
             launch(args, self.grid(rows), BLOCK, shared)?;
             states.push(state);
         }
-        end.record(stream).map_err(driver("event"))?;
+        timer.stop(stream)?;
         let back = |s: &CudaSlice<u64>| -> Result<Vec<u64>, KernelError> {
             let mut v = stream
                 .clone_dtoh(s)
@@ -129,7 +132,7 @@ impl Gpu {
         };
         let first_rows: Vec<i64> = back(&first_rows)?.into_iter().map(|r| r as i64).collect();
         let words = states.iter().map(back).collect::<Result<Vec<_>, _>>()?;
-        let took = elapsed(&start, &end)?;
+        let took = timer.elapsed()?;
         Ok((plan.assemble(spec, batch, &first_rows, &words)?, took))
     }
 }

@@ -7,7 +7,7 @@
 //! short insertion sort).
 
 use super::frame::{descriptors, dev_col, i64_of, launch, DevCol, BLOCK};
-use super::{driver, elapsed, timing_events, Gpu};
+use super::{driver, Gpu, Timer};
 use crate::cuda::frame_plan::ColKind;
 use crate::frame::join::Matches;
 use crate::KernelError;
@@ -43,13 +43,14 @@ fn is_string(k: &ArrayRef) -> bool {
 
 impl Gpu {
     /// The matches of `probe` keys against `build` keys (see the module docs), with the
-    /// kernels' device time; `None` where the keys are not the kernels' to match.
+    /// kernels' device time when `timed`; `None` where the keys are not the kernels' to match.
     pub(super) fn match_keys(
         &self,
         stream: &Arc<CudaStream>,
         build: &[ArrayRef],
         probe: &[ArrayRef],
         keep_unmatched: bool,
+        timed: bool,
     ) -> Result<Option<(Matches, Duration)>, KernelError> {
         let same_class = build.len() == probe.len()
             && build
@@ -85,8 +86,8 @@ impl Gpu {
         let mut first = self.zeros(stream, slots)?;
         let slot_of_row = u32s(nb)?;
         let group_of_slot = u32s(slots)?;
-        let (start, end) = timing_events(stream)?;
-        start.record(stream).map_err(driver("event"))?;
+        let timer = Timer::new(stream, timed)?;
+        timer.start(stream)?;
         // The build side: slots, then groups numbered in row order of first appearance.
         self.fill_words(stream, &fns, &mut table, slots, u64::MAX)?;
         self.fill_words(stream, &fns, &mut first, slots, i64::MAX as u64)?;
@@ -171,7 +172,7 @@ impl Gpu {
             .arg(&probe_out)
             .arg(&build_out);
         launch(args, self.grid(np), BLOCK, 0)?;
-        end.record(stream).map_err(driver("event"))?;
+        timer.stop(stream)?;
         let back = |s: &CudaSlice<u32>| -> Result<Vec<u32>, KernelError> {
             let mut v = stream
                 .clone_dtoh(s)
@@ -180,6 +181,6 @@ impl Gpu {
             Ok(v)
         };
         let pairs = (back(&probe_out)?, back(&build_out)?);
-        Ok(Some((pairs, elapsed(&start, &end)?)))
+        Ok(Some((pairs, timer.elapsed()?)))
     }
 }

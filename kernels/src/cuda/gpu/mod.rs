@@ -263,6 +263,7 @@ impl Gpu {
                     let device = frame::GpuFrames {
                         gpu: self,
                         stream: &l.stream,
+                        timed,
                         took: std::cell::Cell::new(Duration::ZERO),
                     };
                     let data = frame_ops::run_with(frame, inputs, &device)?;
