@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 /// A left and a right table of `n` and `m` rows keyed by `k` (an integer, Int32 on the
 /// left and Int64 on the right) and `s` (a string, Utf8 on the left and LargeUtf8 on the
-/// right), with about `m / dups` distinct keys on the right, some left keys matching none.
+/// right, one per three values of `k`), with about `m / dups` distinct `k` on the right,
+/// some left keys matching none.
 pub(crate) fn join_tables(n: usize, m: usize, dups: usize) -> (RecordBatch, RecordBatch) {
     let distinct = (m / dups.max(1)).max(1);
     let left_key = |i: usize| (i * 7919 + 3) % (distinct + distinct / 4 + 1);
@@ -29,7 +30,7 @@ pub(crate) fn join_tables(n: usize, m: usize, dups: usize) -> (RecordBatch, Reco
         (
             "s",
             Arc::new(StringArray::from_iter_values(
-                (0..n).map(|i| format!("s{}", left_key(i) % 7)),
+                (0..n).map(|i| format!("s{}", left_key(i) / 3)),
             )),
         ),
         (
@@ -50,7 +51,7 @@ pub(crate) fn join_tables(n: usize, m: usize, dups: usize) -> (RecordBatch, Reco
         (
             "s",
             Arc::new(LargeStringArray::from_iter_values(
-                (0..m).map(|j| format!("s{}", right_key(j) % 7)),
+                (0..m).map(|j| format!("s{}", right_key(j) / 3)),
             )),
         ),
         (
