@@ -246,15 +246,36 @@ extern "C" __global__ void ts_gb_scan(ts_i64* __restrict__ counts, ts_i64 tiles)
     if (threadIdx.x == 0) counts[tiles] = carry;
 }
 
+// The exclusive prefix sum of `v` over the block's threads in thread order, and in
+// `total` the block's sum. Every thread of the block calls it (blockDim a multiple of 32,
+// at most 1024); `warp_sums` is 32 words of shared memory.
+static __device__ ts_i64 ts_block_exclusive(ts_i64 v, ts_i64* warp_sums, ts_i64* total) {
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned warps = blockDim.x >> 5;
+    ts_i64 inclusive = v;
+    for (int o = 1; o < 32; o <<= 1) {
+        const ts_i64 y = __shfl_up_sync(0xFFFFFFFFu, inclusive, o);
+        if ((int)lane >= o) inclusive += y;
+    }
+    if (lane == 31) warp_sums[warp] = inclusive;
+    __syncthreads();
+    ts_i64 before = 0, all = 0;
+    for (unsigned w = 0; w < warps; ++w) {
+        before += w < warp ? warp_sums[w] : 0;
+        all += warp_sums[w];
+    }
+    __syncthreads();
+    *total = all;
+    return before + inclusive - v;
+}
+
 // Step 2c: numbers each tile's first rows from its offset, in row order: the group of each
 // slot, and the first row of each group (blockDim a multiple of 32, at most 1024).
 extern "C" __global__ void ts_gb_number(ts_i64 n, const unsigned* __restrict__ slot_of_row,
                                         const ts_i64* __restrict__ first, const ts_i64* __restrict__ offsets,
                                         unsigned* __restrict__ group_of_slot, ts_i64* __restrict__ first_rows) {
-    __shared__ unsigned warp_counts[32];
+    __shared__ ts_i64 warp_sums[32];
     __shared__ ts_i64 base;
-    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const unsigned warps = blockDim.x >> 5;
     const ts_i64 tiles = (n + TS_TILE - 1) / TS_TILE;
     for (ts_i64 t = blockIdx.x; t < tiles; t += gridDim.x) {
         if (threadIdx.x == 0) base = offsets[t];
@@ -263,16 +284,9 @@ extern "C" __global__ void ts_gb_number(ts_i64 n, const unsigned* __restrict__ s
         for (ts_i64 r = t * TS_TILE; r < end; r += blockDim.x) {
             const ts_i64 i = r + threadIdx.x;
             const bool flag = i < end && ts_is_first(slot_of_row, first, i);
-            const unsigned ballot = __ballot_sync(0xFFFFFFFFu, flag);
-            if (lane == 0) warp_counts[warp] = __popc(ballot);
-            __syncthreads();
-            unsigned before = 0, round = 0;
-            for (unsigned w = 0; w < warps; ++w) {
-                before += w < warp ? warp_counts[w] : 0;
-                round += warp_counts[w];
-            }
+            ts_i64 round;
+            const ts_i64 id = base + ts_block_exclusive(flag ? 1 : 0, warp_sums, &round);
             if (flag) {
-                const ts_i64 id = base + before + __popc(ballot & ((1u << lane) - 1u));
                 group_of_slot[slot_of_row[i]] = (unsigned)id;
                 first_rows[id] = i;
             }
@@ -389,8 +403,6 @@ extern "C" __global__ void ts_tile_sums(const ts_i64* __restrict__ x, ts_i64 n, 
 extern "C" __global__ void ts_tile_scan(ts_i64* __restrict__ x, ts_i64 n, const ts_i64* __restrict__ offsets) {
     __shared__ ts_i64 warp_sums[32];
     __shared__ ts_i64 base;
-    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const unsigned warps = blockDim.x >> 5;
     const ts_i64 tiles = (n + TS_TILE - 1) / TS_TILE;
     for (ts_i64 t = blockIdx.x; t < tiles; t += gridDim.x) {
         if (threadIdx.x == 0) base = offsets[t];
@@ -398,20 +410,9 @@ extern "C" __global__ void ts_tile_scan(ts_i64* __restrict__ x, ts_i64 n, const 
         const ts_i64 end = min(n, (t + 1) * TS_TILE);
         for (ts_i64 r = t * TS_TILE; r < end; r += blockDim.x) {
             const ts_i64 i = r + threadIdx.x;
-            const ts_i64 v = i < end ? x[i] : 0;
-            ts_i64 inclusive = v;
-            for (int o = 1; o < 32; o <<= 1) {
-                const ts_i64 y = __shfl_up_sync(0xFFFFFFFFu, inclusive, o);
-                if ((int)lane >= o) inclusive += y;
-            }
-            if (lane == 31) warp_sums[warp] = inclusive;
-            __syncthreads();
-            ts_i64 before = 0, round = 0;
-            for (unsigned w = 0; w < warps; ++w) {
-                before += w < warp ? warp_sums[w] : 0;
-                round += warp_sums[w];
-            }
-            if (i < end) x[i] = base + before + inclusive - v;
+            ts_i64 round;
+            const ts_i64 before = ts_block_exclusive(i < end ? x[i] : 0, warp_sums, &round);
+            if (i < end) x[i] = base + before;
             __syncthreads();
             if (threadIdx.x == 0) base += round;
             __syncthreads();

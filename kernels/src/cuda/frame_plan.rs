@@ -325,6 +325,46 @@ pub(crate) mod testing {
         }
     }
 
+    /// Groupbys of [`sample_batch`]: each key type alone and together, with every
+    /// aggregation the device computes over every value column, and `size`.
+    pub(crate) fn sample_specs() -> Vec<GroupBySpec> {
+        let every = |col: &str| {
+            [
+                AggFunc::Sum,
+                AggFunc::Mean,
+                AggFunc::Count,
+                AggFunc::Min,
+                AggFunc::Max,
+            ]
+            .map(|f| agg(col, f))
+        };
+        let mut aggs: Vec<AggSpec> = ["v", "f", "g", "small"]
+            .iter()
+            .flat_map(|c| every(c))
+            .collect();
+        aggs.push(AggSpec {
+            column: String::new(),
+            func: AggFunc::Size,
+            output: "rows".into(),
+        });
+        let keys: [&[&str]; 8] = [
+            &["id"],
+            &["name"],
+            &["big"],
+            &["wide"],
+            &["many"],
+            &["name", "id"],
+            &["big", "wide", "id"],
+            &["many", "name"],
+        ];
+        keys.iter()
+            .map(|k| GroupBySpec {
+                keys: k.iter().map(|s| s.to_string()).collect(),
+                aggs: aggs.clone(),
+            })
+            .collect()
+    }
+
     /// A table of `n` rows: integer, string and 64-bit keys with nulls, a key of about
     /// `n / 3` values, and integer and float columns with nulls and NaNs.
     pub(crate) fn sample_batch(n: usize) -> RecordBatch {
@@ -397,7 +437,7 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
-    use super::testing::{agg, assert_same, sample_batch};
+    use super::testing::{agg, assert_same, sample_batch, sample_specs};
     use super::*;
     use crate::frame::groupby::{partial, AggSpec};
     use arrow::array::Array;
@@ -472,42 +512,10 @@ mod tests {
     }
 
     fn words_assemble_into_the_cpu_partial(batch: &RecordBatch) {
-        let every = |col: &str| {
-            [
-                AggFunc::Sum,
-                AggFunc::Mean,
-                AggFunc::Count,
-                AggFunc::Min,
-                AggFunc::Max,
-            ]
-            .map(|f| agg(col, f))
-        };
-        let mut aggs: Vec<AggSpec> = ["v", "f", "g", "small"]
-            .iter()
-            .flat_map(|c| every(c))
-            .collect();
-        aggs.push(AggSpec {
-            column: String::new(),
-            func: AggFunc::Size,
-            output: "rows".into(),
-        });
-        for keys in [
-            vec!["id"],
-            vec!["name"],
-            vec!["big"],
-            vec!["wide"],
-            vec!["name", "id"],
-            vec!["big", "wide", "id"],
-            vec!["many"],
-            vec!["many", "name"],
-        ] {
-            let spec = GroupBySpec {
-                keys: keys.iter().map(|k| k.to_string()).collect(),
-                aggs: aggs.clone(),
-            };
+        for spec in sample_specs() {
             let plan = GroupPlan::new(&spec, batch.schema_ref()).unwrap().unwrap();
             // mean and count of one column share the count launch.
-            assert!(plan.launches.len() < aggs.len() * 2, "{keys:?}");
+            assert!(plan.launches.len() < spec.aggs.len() * 2, "{:?}", spec.keys);
             let (first, words) = simulate(&plan, batch);
             let got = plan.assemble(&spec, batch, &first, &words).unwrap();
             assert_same(&got, &partial(&spec, batch).unwrap());

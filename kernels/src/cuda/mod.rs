@@ -2,7 +2,9 @@
 //! without a driver runs CPU-only. This module discovers devices ([`probe`]), generates
 //! one CUDA C kernel per fused chunk task from the CPU's IR ([`codegen`]) and compiles it
 //! with NVRTC ([`nvrtc`]), and runs it on a device ([`Gpu`], with the pure parts of a
-//! launch in [`launch`]); GPU device actors build on these.
+//! launch in [`launch`]); dataframe groupby partials and join matching run as the fixed
+//! hash kernels of `frame.cu` (planned and assembled by [`frame_plan`]). GPU device
+//! actors build on these.
 
 pub mod codegen;
 pub mod frame_plan;

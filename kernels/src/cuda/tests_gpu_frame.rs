@@ -4,10 +4,10 @@
 //! many groups, duplicate join keys, sliced tables, and through `Gpu::execute` as the
 //! runtime calls it. Skips as the rest of the suite does.
 
-use super::frame_plan::testing::{agg, assert_same, sample_batch};
+use super::frame_plan::testing::{agg, assert_same, sample_batch, sample_specs};
 use super::tests_gpu::device;
 use super::Gpu;
-use crate::frame::groupby::{partial, AggFunc, AggSpec, GroupBySpec};
+use crate::frame::groupby::{partial, AggFunc, GroupBySpec};
 use crate::frame::join_matcher_tests::{join_specs, join_tables};
 use crate::frame::ops::{FrameOp, Pipeline, Sink, Source};
 use crate::{cpu, ChunkData, ChunkOp};
@@ -15,46 +15,8 @@ use arrow::array::RecordBatch;
 use std::sync::Arc;
 use std::time::Duration;
 
-fn specs() -> Vec<GroupBySpec> {
-    let every = |col: &str| {
-        [
-            AggFunc::Sum,
-            AggFunc::Mean,
-            AggFunc::Count,
-            AggFunc::Min,
-            AggFunc::Max,
-        ]
-        .map(|f| agg(col, f))
-    };
-    let mut aggs: Vec<AggSpec> = ["v", "f", "g", "small"]
-        .iter()
-        .flat_map(|c| every(c))
-        .collect();
-    aggs.push(AggSpec {
-        column: String::new(),
-        func: AggFunc::Size,
-        output: "rows".into(),
-    });
-    let keys: [&[&str]; 8] = [
-        &["id"],
-        &["name"],
-        &["big"],
-        &["wide"],
-        &["many"],
-        &["name", "id"],
-        &["big", "wide", "id"],
-        &["many", "name"],
-    ];
-    keys.iter()
-        .map(|k| GroupBySpec {
-            keys: k.iter().map(|s| s.to_string()).collect(),
-            aggs: aggs.clone(),
-        })
-        .collect()
-}
-
 fn check(gpu: &Gpu, batch: &RecordBatch, what: &str) {
-    for spec in specs() {
+    for spec in sample_specs() {
         let got = gpu
             .execute(
                 &pipeline(&spec, false),
@@ -94,7 +56,7 @@ fn gpu_groupby_partials_equal_the_cpus() {
 fn gpu_groupby_runs_as_the_runtime_calls_it() {
     let Some(gpu) = device() else { return };
     let batch = Arc::new(ChunkData::Table(sample_batch(50_000)));
-    for spec in specs().into_iter().take(3) {
+    for spec in sample_specs().into_iter().take(3) {
         for counted in [false, true] {
             let op = pipeline(&spec, counted);
             assert!(Gpu::runs(&op));

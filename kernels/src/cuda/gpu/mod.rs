@@ -1,8 +1,9 @@
 //! One CUDA device running chunk kernels: its context, a pool of streams (one per
 //! concurrent caller, each with its cuBLAS handle once needed), the module cache keyed by
-//! the generated kernel's source hash, and the launchers: fused kernels ([`fused`]) and
-//! block products through cuBLAS ([`matmul`]). Each returns the chunk the CPU evaluator
-//! returns for the same task.
+//! the generated kernel's source hash, and the launchers: fused kernels ([`fused`]),
+//! block products through cuBLAS ([`matmul`]), groupby partials ([`groupby`]) and join
+//! matching ([`join`]) on `frame.cu`'s hash kernels (shared parts in [`frame`]). Each
+//! returns the chunk the CPU kernels return for the same task.
 //!
 //! Every CUDA call is checked; cudarc panics (a driver or library without a symbol it
 //! expects) are contained and become [`KernelError::DeviceUnavailable`]. Nothing here runs
