@@ -203,19 +203,24 @@ impl Gpu {
             .map_err(driver("allocation"))
     }
 
-    /// Sets `buf[..len]` to `value`.
-    pub(super) fn fill_words(
+    /// `len` device words (at least one), every one set to `value` by a kernel: allocated
+    /// without the memset of [`Gpu::zeros`], which the fill would overwrite.
+    pub(super) fn filled(
         &self,
         stream: &Arc<CudaStream>,
         fns: &FrameFns,
-        buf: &mut CudaSlice<u64>,
         len: usize,
         value: u64,
-    ) -> Result<(), KernelError> {
-        let len64 = i64_of(len)?;
+    ) -> Result<CudaSlice<u64>, KernelError> {
+        let n = len.max(1);
+        // SAFETY: the fill below writes all `n` words before any kernel or copy reads one
+        // (both are ordered after it on `stream`).
+        let buf = unsafe { stream.alloc::<u64>(n) }.map_err(driver("allocation"))?;
+        let n64 = i64_of(n)?;
         let mut args = stream.launch_builder(&fns.fill);
-        args.arg(buf).arg(&len64).arg(&value);
-        launch(args, self.grid(len), BLOCK, 0)
+        args.arg(&buf).arg(&n64).arg(&value);
+        launch(args, self.grid(n), BLOCK, 0)?;
+        Ok(buf)
     }
 
     /// Numbers the groups `ts_gb_insert` found among `rows` rows in order of their first

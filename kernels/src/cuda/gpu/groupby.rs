@@ -73,8 +73,6 @@ impl Gpu {
         }
         let slots = (2 * rows).next_power_of_two().max(1024);
         let mask = (slots - 1) as u64;
-        let mut table = self.zeros(stream, slots)?;
-        let mut first = self.zeros(stream, slots)?;
         let slot_of_row = stream
             .alloc_zeros::<u32>(rows)
             .map_err(driver("allocation"))?;
@@ -83,8 +81,8 @@ impl Gpu {
             .map_err(driver("allocation"))?;
         let timer = Timer::new(stream, timed)?;
         timer.start(stream)?;
-        self.fill_words(stream, &fns, &mut table, slots, u64::MAX)?;
-        self.fill_words(stream, &fns, &mut first, slots, i64::MAX as u64)?;
+        let table = self.filled(stream, &fns, slots, u64::MAX)?;
+        let first = self.filled(stream, &fns, slots, i64::MAX as u64)?;
         let ncols = i32::try_from(keys.len()).unwrap_or(i32::MAX);
         let mut args = stream.launch_builder(&fns.insert);
         args.arg(&key_desc)
@@ -102,8 +100,7 @@ impl Gpu {
         let shared = if in_shared { (groups * 8) as u32 } else { 0 };
         let mut states = Vec::with_capacity(plan.launches.len());
         for l in &plan.launches {
-            let mut state = self.zeros(stream, groups)?;
-            self.fill_words(stream, &fns, &mut state, groups, l.code.identity())?;
+            let state = self.filled(stream, &fns, groups, l.code.identity())?;
             // `size` reads no column: any descriptor serves (the key columns').
             let desc = match l.column.and_then(|c| values.get(&c)) {
                 Some((_, d)) => d,

@@ -82,15 +82,13 @@ impl Gpu {
                 .alloc_zeros::<u32>(len.max(1))
                 .map_err(driver("allocation"))
         };
-        let mut table = self.zeros(stream, slots)?;
-        let mut first = self.zeros(stream, slots)?;
         let slot_of_row = u32s(nb)?;
         let group_of_slot = u32s(slots)?;
         let timer = Timer::new(stream, timed)?;
         timer.start(stream)?;
         // The build side: slots, then groups numbered in row order of first appearance.
-        self.fill_words(stream, &fns, &mut table, slots, u64::MAX)?;
-        self.fill_words(stream, &fns, &mut first, slots, i64::MAX as u64)?;
+        let table = self.filled(stream, &fns, slots, u64::MAX)?;
+        let first = self.filled(stream, &fns, slots, i64::MAX as u64)?;
         let mut args = stream.launch_builder(&fns.insert);
         args.arg(&bdesc)
             .arg(&ncols)
