@@ -10,10 +10,10 @@
 // 3. ts_gb_agg: one aggregation state per launch, folded with atomics, in shared memory
 //    first when the groups fit there.
 //
-// Hash joins (kernels/src/cuda/gpu/join.rs) insert and number the build side's rows with
-// steps 1 and 2, lay each key's build rows out in row order (ts_join_count, a scan,
-// ts_join_place, ts_join_sort), then count and emit each probe row's matches in probe row
-// order (ts_join_probe, a scan, ts_join_emit): the CPU's order. ts_tile_sums and
+// Hash joins (kernels/src/cuda/gpu/join.rs) insert the build side's rows with step 1, lay
+// each slot's build rows out in row order (ts_join_count, a scan, ts_join_place,
+// ts_join_sort), then count and emit each probe row's matches in probe row order
+// (ts_join_probe, a scan, ts_join_emit): the CPU's order. ts_tile_sums and
 // ts_tile_scan, with ts_gb_scan between them, are an exclusive prefix sum of any length.
 
 typedef long long ts_i64;
@@ -170,7 +170,8 @@ extern "C" __global__ void ts_gb_fill(ts_u64* __restrict__ out, ts_i64 n, ts_u64
     }
 }
 
-// Step 1. `table` (mask + 1 slots, TS_EMPTY) and `first` (i64 max) are filled before.
+// Step 1. `table` (mask + 1 slots, TS_EMPTY) and `first` (i64 max) are filled before;
+// `first` is null for a join, which needs no group order.
 extern "C" __global__ void ts_gb_insert(const ts_col* __restrict__ cols, int ncols, ts_i64 n,
                                         ts_u64* __restrict__ table, ts_u64 mask,
                                         ts_i64* __restrict__ first, unsigned* __restrict__ slot_of_row) {
@@ -190,7 +191,7 @@ extern "C" __global__ void ts_gb_insert(const ts_col* __restrict__ cols, int nco
             s = (s + 1) & mask;
         }
         // A stale read only sees a larger row, so no smaller first row is ever missed.
-        if (first[s] > i) atomicMin(&first[s], i);
+        if (first != nullptr && first[s] > i) atomicMin(&first[s], i);
         slot_of_row[i] = (unsigned)s;
     }
 }
@@ -421,46 +422,40 @@ extern "C" __global__ void ts_tile_scan(ts_i64* __restrict__ x, ts_i64 n, const 
 }
 
 // ---------------------------------------------------------------------------------------
-// Hash join: the build side's rows per key in row order, then each probe row's matches.
+// Hash join: the build side's rows per slot of the table in row order, then each probe
+// row's matches. A slot's rows take the range [ends[s - 1], ends[s]) of `rows` (ends[-1] =
+// 0): the ranges follow slot order, so no group numbering is needed.
 
-// Build rows per group (`counts` zeroed), and the most in one group (`most` zeroed).
+static __device__ __forceinline__ ts_u64 ts_begin(const ts_u64* ends, ts_u64 s) { return s ? ends[s - 1] : 0; }
+
+// Build rows per slot (`counts` zeroed) and in `most` (zeroed) the most rows of one slot.
 extern "C" __global__ void ts_join_count(ts_i64 n, const unsigned* __restrict__ slot_of_row,
-                                         const unsigned* __restrict__ group_of_slot,
-                                         ts_i64* __restrict__ counts) {
+                                         ts_u64* __restrict__ counts, ts_u64* __restrict__ most) {
+    ts_u64 mine = 0;
     for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
         const unsigned s = slot_of_row[i];
-        if (s != TS_NO_SLOT) atomicAdd((ts_u64*)&counts[group_of_slot[s]], 1ULL);
+        if (s != TS_NO_SLOT) mine = max(mine, atomicAdd(&counts[s], 1ULL) + 1);
     }
+    for (int o = 16; o > 0; o >>= 1) mine = max(mine, __shfl_down_sync(0xFFFFFFFFu, mine, o));
+    if ((threadIdx.x & 31) == 0 && mine) atomicMax(most, mine);
 }
 
-extern "C" __global__ void ts_join_most(const ts_i64* __restrict__ counts, ts_i64 groups, ts_i64* __restrict__ most) {
-    ts_i64 mine = 0;
-    for (ts_i64 g = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; g < groups; g += (ts_i64)gridDim.x * blockDim.x) {
-        mine = max(mine, counts[g]);
-    }
-    if (mine) atomicMax(most, mine);
-}
-
-// Each build row into its group's range of `rows` (`cursor` zeroed; any order in a range).
+// Each build row into its slot's range of `rows`: `starts` (the counts' exclusive prefix
+// sum) is bumped past each row placed, ending as the ranges' ends (any order in a range).
 extern "C" __global__ void ts_join_place(ts_i64 n, const unsigned* __restrict__ slot_of_row,
-                                         const unsigned* __restrict__ group_of_slot,
-                                         const ts_i64* __restrict__ starts, ts_i64* __restrict__ cursor,
-                                         unsigned* __restrict__ rows) {
+                                         ts_u64* __restrict__ starts, unsigned* __restrict__ rows) {
     for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
         const unsigned s = slot_of_row[i];
-        if (s == TS_NO_SLOT) continue;
-        const unsigned g = group_of_slot[s];
-        const ts_i64 at = (ts_i64)atomicAdd((ts_u64*)&cursor[g], 1ULL);
-        rows[starts[g] + at] = (unsigned)i;
+        if (s != TS_NO_SLOT) rows[atomicAdd(&starts[s], 1ULL)] = (unsigned)i;
     }
 }
 
-// Sorts each group's range of `rows` (insertion sort: the host sends only short ranges).
-extern "C" __global__ void ts_join_sort(ts_i64 groups, const ts_i64* __restrict__ starts,
-                                        const ts_i64* __restrict__ counts, unsigned* __restrict__ rows) {
-    for (ts_i64 g = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; g < groups; g += (ts_i64)gridDim.x * blockDim.x) {
-        unsigned* r = rows + starts[g];
-        const ts_i64 len = counts[g];
+// Sorts each slot's range of `rows` (insertion sort: the host sends only short ranges).
+extern "C" __global__ void ts_join_sort(ts_i64 slots, const ts_u64* __restrict__ ends, unsigned* __restrict__ rows) {
+    for (ts_i64 s = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; s < slots; s += (ts_i64)gridDim.x * blockDim.x) {
+        const ts_u64 begin = ts_begin(ends, (ts_u64)s);
+        unsigned* r = rows + begin;
+        const ts_i64 len = (ts_i64)(ends[s] - begin);
         for (ts_i64 a = 1; a < len; ++a) {
             const unsigned v = r[a];
             ts_i64 b = a - 1;
@@ -473,50 +468,51 @@ extern "C" __global__ void ts_join_sort(ts_i64 groups, const ts_i64* __restrict_
     }
 }
 
-// Each probe row's group among the build side's (-1: none) and how many output rows it
-// makes (its build rows; one with no build row when `keep_unmatched`, else none).
+// Each probe row's first build row in `rows` (-1: none) and how many output rows it makes
+// (its build rows; one with no build row when `keep_unmatched`, else none).
 extern "C" __global__ void ts_join_probe(const ts_col* __restrict__ probe, const ts_col* __restrict__ build,
                                          int ncols, ts_i64 n, const ts_u64* __restrict__ table, ts_u64 mask,
-                                         const unsigned* __restrict__ group_of_slot,
-                                         const ts_i64* __restrict__ counts, int keep_unmatched,
-                                         ts_i64* __restrict__ match_group, ts_i64* __restrict__ out_counts) {
+                                         const ts_u64* __restrict__ ends, int keep_unmatched,
+                                         ts_i64* __restrict__ match_start, ts_u64* __restrict__ out_counts) {
     for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
-        ts_i64 g = -1;
+        ts_i64 start = -1;
+        ts_u64 count = keep_unmatched ? 1 : 0;
         if (ts_keys_valid(probe, ncols, i)) {
             ts_u64 s = ts_row_hash(probe, ncols, i) & mask;
             for (;;) {
                 const ts_u64 holder = table[s];
                 if (holder == TS_EMPTY) break;
                 if (ts_rows_equal(probe, i, build, (ts_i64)holder, ncols)) {
-                    g = group_of_slot[s];
+                    const ts_u64 begin = ts_begin(ends, s);
+                    start = (ts_i64)begin;
+                    count = ends[s] - begin;
                     break;
                 }
                 s = (s + 1) & mask;
             }
         }
-        match_group[i] = g;
-        out_counts[i] = g >= 0 ? counts[g] : (keep_unmatched ? 1 : 0);
+        match_start[i] = start;
+        out_counts[i] = count;
     }
 }
 
-// Writes every probe row's output rows from its offset (`out_counts` scanned).
-extern "C" __global__ void ts_join_emit(ts_i64 n, const ts_i64* __restrict__ match_group,
-                                        const ts_i64* __restrict__ starts, const ts_i64* __restrict__ counts,
-                                        const ts_i64* __restrict__ offsets, const unsigned* __restrict__ rows,
-                                        int keep_unmatched, unsigned* __restrict__ probe_out,
-                                        unsigned* __restrict__ build_out) {
+// Writes every probe row's output rows: `offsets` (n + 1 words) is the output counts'
+// exclusive prefix sum.
+extern "C" __global__ void ts_join_emit(ts_i64 n, const ts_i64* __restrict__ match_start,
+                                        const ts_u64* __restrict__ offsets, const unsigned* __restrict__ rows,
+                                        unsigned* __restrict__ probe_out, unsigned* __restrict__ build_out) {
     for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
-        const ts_i64 g = match_group[i], at = offsets[i];
-        if (g < 0) {
-            if (keep_unmatched) {
+        const ts_u64 at = offsets[i], len = offsets[i + 1] - at;
+        const ts_i64 start = match_start[i];
+        if (start < 0) {
+            if (len) {
                 probe_out[at] = (unsigned)i;
                 build_out[at] = TS_NO_SLOT;
             }
             continue;
         }
-        const ts_i64 len = counts[g];
-        const unsigned* r = rows + starts[g];
-        for (ts_i64 k = 0; k < len; ++k) {
+        const unsigned* r = rows + start;
+        for (ts_u64 k = 0; k < len; ++k) {
             probe_out[at + k] = (unsigned)i;
             build_out[at + k] = r[k];
         }

@@ -400,7 +400,6 @@ fn cuda_frame_kernels_compile_with_nvrtc() {
             "ts_tile_sums",
             "ts_tile_scan",
             "ts_join_count",
-            "ts_join_most",
             "ts_join_place",
             "ts_join_sort",
             "ts_join_probe",

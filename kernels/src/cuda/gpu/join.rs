@@ -1,6 +1,7 @@
 //! Join matching on the device: the build side's keys go into `frame.cu`'s hash table
-//! (the groupby's insert and numbering), its rows are laid out per key in row order, and
-//! each probe row's matches are counted, prefix-summed and written in probe row order:
+//! (the groupby's insert), its rows are laid out per slot in row order (the slots' ranges
+//! in slot order, so no group numbering), and each probe row's matches are counted,
+//! prefix-summed and written in probe row order:
 //! the CPU's `(probe row, build row)` pairs, which the CPU then gathers into the joined
 //! table. Key columns of integer and string types without nulls; a key whose build rows
 //! number more than [`MOST_PER_KEY`] leaves the matching to the CPU (the per-key sort is a
@@ -83,64 +84,46 @@ impl Gpu {
                 .map_err(driver("allocation"))
         };
         let slot_of_row = u32s(nb)?;
-        let group_of_slot = u32s(slots)?;
         let timer = Timer::new(stream, timed)?;
         timer.start(stream)?;
-        // The build side: slots, then groups numbered in row order of first appearance.
+        // The build side: each row's slot, then each slot's rows laid out in row order.
+        let counts = self.zeros(stream, slots)?;
+        let most = self.zeros(stream, 1)?;
         let table = self.filled(stream, &fns, slots, u64::MAX)?;
-        let first = self.filled(stream, &fns, slots, i64::MAX as u64)?;
+        let no_first: u64 = 0;
         let mut args = stream.launch_builder(&fns.insert);
         args.arg(&bdesc)
             .arg(&ncols)
             .arg(&nb64)
             .arg(&table)
             .arg(&mask)
-            .arg(&first)
+            .arg(&no_first)
             .arg(&slot_of_row);
         launch(args, self.grid(nb), BLOCK, 0)?;
-        let (_, groups) =
-            self.number_groups(stream, &fns, nb, &slot_of_row, &first, &group_of_slot)?;
-        let groups64 = i64_of(groups)?;
-        // Build rows per group, laid out in row order.
-        let counts = self.zeros(stream, groups)?;
         let mut args = stream.launch_builder(&fns.join_count);
-        args.arg(&nb64)
-            .arg(&slot_of_row)
-            .arg(&group_of_slot)
-            .arg(&counts);
+        args.arg(&nb64).arg(&slot_of_row).arg(&counts).arg(&most);
         launch(args, self.grid(nb), BLOCK, 0)?;
-        let most = self.zeros(stream, 1)?;
-        let mut args = stream.launch_builder(&fns.join_most);
-        args.arg(&counts).arg(&groups64).arg(&most);
-        launch(args, self.grid(groups), BLOCK, 0)?;
+        let mut ends = counts;
+        self.prefix_sum(stream, &fns, &mut ends, slots)?;
         let most = stream
             .clone_dtoh(&most)
             .map_err(driver("copy from the device"))?;
         if most.first().copied().unwrap_or(0) > MOST_PER_KEY {
             return Ok(None);
         }
-        let mut starts = self.zeros(stream, groups)?;
-        stream
-            .memcpy_dtod(&counts, &mut starts)
-            .map_err(driver("copy on the device"))?;
-        self.prefix_sum(stream, &fns, &mut starts, groups)?;
-        let cursor = self.zeros(stream, groups)?;
         let rows = u32s(nb)?;
         let mut args = stream.launch_builder(&fns.join_place);
-        args.arg(&nb64)
-            .arg(&slot_of_row)
-            .arg(&group_of_slot)
-            .arg(&starts)
-            .arg(&cursor)
-            .arg(&rows);
+        args.arg(&nb64).arg(&slot_of_row).arg(&ends).arg(&rows);
         launch(args, self.grid(nb), BLOCK, 0)?;
+        let slots64 = i64_of(slots)?;
         let mut args = stream.launch_builder(&fns.join_sort);
-        args.arg(&groups64).arg(&starts).arg(&counts).arg(&rows);
-        launch(args, self.grid(groups), BLOCK, 0)?;
-        // The probe side: each row's group and output rows, their offsets, the pairs.
+        args.arg(&slots64).arg(&ends).arg(&rows);
+        launch(args, self.grid(slots), BLOCK, 0)?;
+        // The probe side: each row's first build row and output rows, their offsets, the
+        // pairs.
         let keep = i32::from(keep_unmatched);
-        let match_group = self.zeros(stream, np)?;
-        let mut offsets = self.zeros(stream, np)?;
+        let match_start = self.zeros(stream, np)?;
+        let mut offsets = self.zeros(stream, np + 1)?;
         let mut args = stream.launch_builder(&fns.join_probe);
         args.arg(&pdesc)
             .arg(&bdesc)
@@ -148,25 +131,21 @@ impl Gpu {
             .arg(&np64)
             .arg(&table)
             .arg(&mask)
-            .arg(&group_of_slot)
-            .arg(&counts)
+            .arg(&ends)
             .arg(&keep)
-            .arg(&match_group)
+            .arg(&match_start)
             .arg(&offsets);
         launch(args, self.grid(np), BLOCK, 0)?;
-        let total = self.prefix_sum(stream, &fns, &mut offsets, np)? as usize;
+        let total = self.prefix_sum(stream, &fns, &mut offsets, np + 1)? as usize;
         if u32::try_from(total).is_err() {
             return Ok(None);
         }
         let (probe_out, build_out) = (u32s(total)?, u32s(total)?);
         let mut args = stream.launch_builder(&fns.join_emit);
         args.arg(&np64)
-            .arg(&match_group)
-            .arg(&starts)
-            .arg(&counts)
+            .arg(&match_start)
             .arg(&offsets)
             .arg(&rows)
-            .arg(&keep)
             .arg(&probe_out)
             .arg(&build_out);
         launch(args, self.grid(np), BLOCK, 0)?;
