@@ -360,13 +360,9 @@ static __device__ __forceinline__ void ts_lanes(ts_u64 seed, ts_u64 stream, ts_u
     }
 }
 
-// The 53-bit uniform in [0, 1) of 64 random bits, u * 2^-53 with u = bits >> 11, exact and
-// without a 64-bit integer conversion (a quarter-rate instruction): u is 2^52 b + m, b the
-// bits' top bit; the double with exponent -1 and mantissa m is 0.5 + m 2^-53, u 2^-53
-// itself when b is set and 0.5 more otherwise (subtracted exactly: Sterbenz).
+// The 53-bit uniform in [0, 1) of 64 random bits (exact).
 static __device__ __forceinline__ double ts_unit(ts_u64 bits) {
-    const double d = ts_bits_f64(0x3FE0000000000000ULL | ((bits >> 11) & 0x000FFFFFFFFFFFFFULL));
-    return ts_add(d, (bits >> 63) ? 0.0 : -0.5);
+    return ts_mul(__ull2double_rn(bits >> 11), 1.1102230246251565404236316680908203125e-16);
 }
 
 // Uniform(low, low + range): `low + range * u`.
