@@ -374,10 +374,9 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// Lines computing `v{target}` at local flat index `ix`: the target's instructions of
-    /// the same shape in order, each `ReduceTrailing` as a loop over its run; an `f64`
-    /// `sin` and `cos` of one operand in the same scope as one `ts_sincos64` call.
-    fn scope(&self, target: usize, ix: &str, indent: usize, out: &mut Vec<String>) {
+    /// The instructions `v{target}` is computed from in its scope (a `ReduceTrailing` is
+    /// in its reader's scope, its operands in its own).
+    fn cone(&self, target: usize) -> BTreeSet<usize> {
         let instrs = &self.kernel.instrs;
         let mut cone = BTreeSet::new();
         let mut stack = vec![target];
@@ -386,6 +385,24 @@ impl<'a> Gen<'a> {
                 stack.extend(self.reads(i));
             }
         }
+        cone
+    }
+
+    /// Lines computing `v{target}` at local flat index `ix`: the target's instructions of
+    /// the same shape in order, each `ReduceTrailing` as a loop over its run; an `f64`
+    /// `sin` and `cos` of one operand in the same scope as one `ts_sincos64` call. With
+    /// `lane`, the random leaves in its set read their primed block's lane (see
+    /// [`Self::trailing`]).
+    fn scope(
+        &self,
+        target: usize,
+        ix: &str,
+        indent: usize,
+        lane: Option<(&BTreeSet<usize>, usize)>,
+        out: &mut Vec<String>,
+    ) {
+        let instrs = &self.kernel.instrs;
+        let cone = self.cone(target);
         let pad = "    ".repeat(indent);
         let mut paired = BTreeSet::new();
         for &i in &cone {
@@ -406,22 +423,65 @@ impl<'a> Gen<'a> {
                 }
             }
             if let Some(leaf) = &self.leaves[i] {
-                for line in leaves::emit(leaf, i, &ins.shape, ins.dtype, ix) {
+                let lane = lane.and_then(|(primed, t)| primed.contains(&i).then_some(t));
+                for line in leaves::emit(leaf, i, &ins.shape, ins.dtype, ix, lane) {
                     out.push(format!("{pad}{line}"));
                 }
             } else if let Some(e) = &self.exprs[i] {
                 out.push(format!("{pad}const {t} v{i} = {e};"));
-            } else if let (Some(f), InstrKind::ReduceTrailing { x, k, .. }) =
-                (&self.folds[i], &ins.kind)
-            {
-                let k = cexpr::i64_lit(*k as i64);
+            } else if let Some(f) = &self.folds[i] {
                 out.push(format!("{pad}{t} v{i} = {};", f.init));
-                out.push(format!("{pad}for (ts_i64 t{i} = 0; t{i} < {k}; ++t{i}) {{"));
-                out.push(format!("{pad}    const ts_i64 ix{i} = {ix} * {k} + t{i};"));
-                self.scope(*x, &format!("ix{i}"), indent + 1, out);
-                out.push(format!("{pad}    v{i} = {};", f.step));
-                out.push(format!("{pad}}}"));
+                self.trailing(i, ix, indent, out);
             }
+        }
+    }
+
+    /// The run of `ReduceTrailing` `i` over `k` values of `x` at run index `ix`: a loop;
+    /// for runs of two, whose random leaves read both elements of each Philox block (an
+    /// even base, trailing stride 1, even strides elsewhere: a point's two coordinates),
+    /// the block computed once before the two steps (`ts_prime`, no cache check), which
+    /// NVRTC cannot see for itself since the base is a parameter.
+    fn trailing(&self, i: usize, ix: &str, indent: usize, out: &mut Vec<String>) {
+        let (Some(f), InstrKind::ReduceTrailing { x, k, .. }) =
+            (&self.folds[i], &self.kernel.instrs[i].kind)
+        else {
+            return;
+        };
+        let (x, k) = (*x, *k);
+        let pad = "    ".repeat(indent);
+        let first = format!("({ix} * 2)");
+        let primes: Vec<(usize, String)> = if k == 2 {
+            self.cone(x)
+                .into_iter()
+                .filter_map(|j| {
+                    let leaf = self.leaves[j].as_ref()?;
+                    Some((
+                        j,
+                        leaves::prime(leaf, j, &self.kernel.instrs[j].shape, &first)?,
+                    ))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if primes.is_empty() {
+            let k = cexpr::i64_lit(k as i64);
+            out.push(format!("{pad}for (ts_i64 t{i} = 0; t{i} < {k}; ++t{i}) {{"));
+            out.push(format!("{pad}    const ts_i64 ix{i} = {ix} * {k} + t{i};"));
+            self.scope(x, &format!("ix{i}"), indent + 1, None, out);
+            out.push(format!("{pad}    v{i} = {};", f.step));
+            out.push(format!("{pad}}}"));
+            return;
+        }
+        let primed: BTreeSet<usize> = primes.iter().map(|(j, _)| *j).collect();
+        out.extend(primes.into_iter().map(|(_, line)| format!("{pad}{line}")));
+        for t in 0..2 {
+            out.push(format!("{pad}{{"));
+            out.push(format!("{pad}    const ts_i64 t{i} = {t}LL;"));
+            out.push(format!("{pad}    const ts_i64 ix{i} = {ix} * 2LL + t{i};"));
+            self.scope(x, &format!("ix{i}"), indent + 1, Some((&primed, t)), out);
+            out.push(format!("{pad}    v{i} = {};", f.step));
+            out.push(format!("{pad}}}"));
         }
     }
 
@@ -559,7 +619,7 @@ impl<'a> Gen<'a> {
             "for (ts_i64 ix0 = (ts_i64)blockIdx.x * blockDim.x + threadIdx.x; ix0 < n; ix0 += stride) {"
                 .into(),
         );
-        self.scope(root, "ix0", 1, body);
+        self.scope(root, "ix0", 1, None, body);
         body.push(format!("    out[ix0] = v{root};"));
         body.push("}".into());
     }
@@ -663,7 +723,7 @@ impl<'a> Gen<'a> {
         } else {
             "0"
         };
-        self.scope(self.kernel.root, "ix0", 2, body);
+        self.scope(self.kernel.root, "ix0", 2, None, body);
         let root_v = format!("v{}", self.kernel.root);
         let tail = [
             format!("        ts_acc_fold(acc, {root_v}, {aidx});"),

@@ -360,36 +360,56 @@ static __device__ __forceinline__ void ts_lanes(ts_u64 seed, ts_u64 stream, ts_u
     }
 }
 
+// The block of an even element i, computed without the cache's check: the generator primes
+// the cache so when a thread reads both elements of the block in a row (a point's two
+// coordinates), then takes each element's value from its lane (the ts_*_lane functions).
+static __device__ __forceinline__ void ts_prime(ts_u64 seed, ts_u64 stream, ts_u64 i, ts_block_cache* c) {
+    ts_philox_lanes(seed, stream, i, &c->a, &c->b);
+    c->j = i >> 1;
+}
+
 // The 53-bit uniform in [0, 1) of 64 random bits (exact).
 static __device__ __forceinline__ double ts_unit(ts_u64 bits) {
     return ts_mul(__ull2double_rn(bits >> 11), 1.1102230246251565404236316680908203125e-16);
 }
 
-// Uniform(low, low + range): `low + range * u`.
+// Uniform(low, low + range) of the cached block's lane `odd`: `low + range * u`.
+static __device__ __forceinline__ double ts_uniform_lane(const ts_block_cache* c, int odd, double low, double range) {
+    return ts_add(low, ts_mul(range, ts_unit(odd ? c->b : c->a)));
+}
+
 static __device__ __forceinline__ double ts_uniform(ts_u64 seed, ts_u64 stream, ts_u64 i, double low,
                                                     double range, ts_block_cache* c) {
     ts_lanes(seed, stream, i, c);
-    return ts_add(low, ts_mul(range, ts_unit((i & 1ULL) ? c->b : c->a)));
+    return ts_uniform_lane(c, (int)(i & 1ULL), low, range);
 }
 
-// Normal(mean, std) by Box-Muller over the block's two uniforms.
-static __device__ double ts_normal(ts_u64 seed, ts_u64 stream, ts_u64 i, double mean, double std_dev,
-                                   ts_block_cache* block) {
-    ts_lanes(seed, stream, i, block);
+// Normal(mean, std) of lane `odd` by Box-Muller over the cached block's two uniforms.
+static __device__ double ts_normal_lane(const ts_block_cache* block, int odd, double mean, double std_dev) {
     double u1 = ts_sub(1.0, ts_unit(block->a));
     double u2 = ts_unit(block->b);
     double r = ts_sqrt(ts_mul(-2.0, ts_ln_scaled(u1, 0.0)));
     double s, c;
     ts_sincos_core(ts_mul(TS_TAU, u2), &s, &c);
-    double z = (i & 1ULL) ? ts_mul(r, s) : ts_mul(r, c);
+    double z = odd ? ts_mul(r, s) : ts_mul(r, c);
     return ts_add(mean, ts_mul(std_dev, z));
 }
 
-// RandInt: `low + ((bits * range) >> 64)` (wrapping), range = (high - low) as u64.
+static __device__ double ts_normal(ts_u64 seed, ts_u64 stream, ts_u64 i, double mean, double std_dev,
+                                   ts_block_cache* block) {
+    ts_lanes(seed, stream, i, block);
+    return ts_normal_lane(block, (int)(i & 1ULL), mean, std_dev);
+}
+
+// RandInt of lane `odd`: `low + ((bits * range) >> 64)` (wrapping), range = (high - low) as u64.
+static __device__ __forceinline__ ts_i64 ts_randint_lane(const ts_block_cache* c, int odd, ts_i64 low, ts_u64 range) {
+    return (ts_i64)((ts_u64)low + __umul64hi(odd ? c->b : c->a, range));
+}
+
 static __device__ __forceinline__ ts_i64 ts_randint(ts_u64 seed, ts_u64 stream, ts_u64 i, ts_i64 low,
                                                     ts_u64 range, ts_block_cache* c) {
     ts_lanes(seed, stream, i, c);
-    return (ts_i64)((ts_u64)low + __umul64hi((i & 1ULL) ? c->b : c->a, range));
+    return ts_randint_lane(c, (int)(i & 1ULL), low, range);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -421,16 +421,29 @@ fn cuda_the_benchmark_kernels_take_the_cpus_shortcuts() {
     assert!(pi
         .source
         .contains("(0.0 <= v2 && v2 < (0x1.0000000000000p+0))"));
+    // pi's points: each Philox block computed once for both coordinates, no cache check.
+    let body = |source: &str| source[source.find("extern \"C\"").unwrap()..].to_string();
+    let pi_body = body(&pi.source);
+    assert!(pi_body.contains("ts_prime(seed0"), "{pi_body}");
+    assert!(!pi_body.contains("ts_uniform(seed0"), "{pi_body}");
+    // Elsewhere the cached reads stay: an odd base or an odd row stride splits the pairs.
+    let pairs: Vec<_> = corpus::cases()
+        .into_iter()
+        .filter(|c| c.label.starts_with("random_pairs/"))
+        .collect();
+    assert_eq!(pairs.len(), 12);
+    for case in pairs {
+        let source = body(&fused_source(&case.kernel).unwrap().source);
+        let paired = case.label.ends_with("/pairs") || case.label.ends_with("/pairs_far");
+        assert_eq!(source.contains("ts_prime("), paired, "{}", case.label);
+        assert_eq!(source.contains("_lane(&pc0, 1,"), paired, "{}", case.label);
+    }
     // sincos: one ts_sincos64 call for sin and cos of one operand.
-    let sc = fused_source(&super::workloads::sincos(100, 1)).unwrap();
-    let body = &sc.source[sc.source.find("extern \"C\"").unwrap()..];
-    assert_eq!(
-        body.matches("ts_sincos64(v0, &v1, &v3)").count(),
-        1,
-        "{body}"
+    let sc = body(
+        &fused_source(&super::workloads::sincos(100, 1))
+            .unwrap()
+            .source,
     );
-    assert!(
-        !body.contains("ts_sin64") && !body.contains("ts_cos64"),
-        "{body}"
-    );
+    assert_eq!(sc.matches("ts_sincos64(v0, &v1, &v3)").count(), 1, "{sc}");
+    assert!(!sc.contains("ts_sin64") && !sc.contains("ts_cos64"), "{sc}");
 }

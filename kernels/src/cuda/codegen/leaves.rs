@@ -239,24 +239,50 @@ pub(crate) fn cache_decl(leaf: &Leaf, i: usize) -> Option<String> {
         .then(|| format!("ts_block_cache pc{i} = {{~0ULL, 0ULL, 0ULL}};"))
 }
 
-/// Lines declaring `v{i}`, leaf `i`'s value at local flat index `ix` (over `shape`).
-pub(crate) fn emit(leaf: &Leaf, i: usize, shape: &[usize], dtype: DType, ix: &str) -> Vec<String> {
+/// For a random leaf whose elements pair up in Philox blocks along its last axis (length
+/// 2, stride 1, an even base and even strides elsewhere, so elements `2m` and `2m + 1` of
+/// the local order share one block): the line computing the block of the pair starting at
+/// local flat index `first` into the leaf's cache (`ts_prime`); `None` for other leaves.
+pub(crate) fn prime(leaf: &Leaf, i: usize, shape: &[usize], first: &str) -> Option<String> {
+    let Plan::Random { map, .. } = &leaf.plan else {
+        return None;
+    };
+    let (last, rest) = map.strides.split_last()?;
+    let even = |v: i64| v.rem_euclid(2) == 0;
+    let pairs =
+        *last == 1 && shape.last() == Some(&2) && even(map.base) && rest.iter().all(|&s| even(s));
+    pairs.then(|| {
+        let at = Affine::new(shape, std::slice::from_ref(&map.strides)).expr(first);
+        format!("ts_prime(seed{i}, stream{i}, (ts_u64)(base{i} + {at}), &pc{i});")
+    })
+}
+
+/// Lines declaring `v{i}`, leaf `i`'s value at local flat index `ix` (over `shape`); a
+/// random leaf primed by [`prime`] reads lane `lane` (0 or 1) of its cached block instead.
+pub(crate) fn emit(
+    leaf: &Leaf,
+    i: usize,
+    shape: &[usize],
+    dtype: DType,
+    ix: &str,
+    lane: Option<usize>,
+) -> Vec<String> {
     let t = ctype(dtype);
     let flat = |map: &FlatMap| Affine::new(shape, std::slice::from_ref(&map.strides)).expr(ix);
     match &leaf.plan {
         Plan::Const(v) => vec![format!("const {t} v{i} = {};", scalar_lit(*v))],
         Plan::Random { dist, map } => {
-            let f = format!("(ts_u64)(base{i} + {})", flat(map));
-            let call = match dist {
-                Distribution::Uniform { .. } => {
-                    format!("ts_uniform(seed{i}, stream{i}, {f}, lo{i}, range{i}, &pc{i})")
-                }
-                Distribution::Normal { .. } => {
-                    format!("ts_normal(seed{i}, stream{i}, {f}, mean{i}, sd{i}, &pc{i})")
-                }
-                Distribution::RandInt { .. } => {
-                    format!("ts_randint(seed{i}, stream{i}, {f}, lo{i}, range{i}, &pc{i})")
-                }
+            let (name, params) = match dist {
+                Distribution::Uniform { .. } => ("uniform", format!("lo{i}, range{i}")),
+                Distribution::Normal { .. } => ("normal", format!("mean{i}, sd{i}")),
+                Distribution::RandInt { .. } => ("randint", format!("lo{i}, range{i}")),
+            };
+            let call = match lane {
+                Some(lane) => format!("ts_{name}_lane(&pc{i}, {lane}, {params})"),
+                None => format!(
+                    "ts_{name}(seed{i}, stream{i}, (ts_u64)(base{i} + {}), {params}, &pc{i})",
+                    flat(map)
+                ),
             };
             vec![format!("const {t} v{i} = {call};")]
         }

@@ -91,6 +91,73 @@ pub(super) fn random(out: &mut Vec<Case>) {
     }
 }
 
+/// Random leaves of shape `(n, 2)` folded along their last axis, as pi's points are: the
+/// generator computes each Philox block once for both coordinates where they share one
+/// (`pairs`, `pairs_far`) and keeps the cached reads elsewhere (an odd base or row stride).
+pub(super) fn random_pairs(out: &mut Vec<Case>) {
+    let n = 9;
+    let dists = [
+        (
+            "uniform",
+            Distribution::Uniform {
+                low: -1.0,
+                high: 1.0,
+            },
+            ReduceOp::Max,
+        ),
+        (
+            "normal",
+            Distribution::Normal {
+                mean: 0.5,
+                std: 2.0,
+            },
+            ReduceOp::Sum,
+        ),
+        (
+            "randint",
+            Distribution::RandInt { low: -9, high: 40 },
+            ReduceOp::Sum,
+        ),
+    ];
+    let maps = [
+        ("pairs", 6, vec![2, 1]),
+        ("pairs_far", 1_000_000_000_000, vec![4, 1]),
+        ("odd_base", 7, vec![2, 1]),
+        ("odd_rows", 4, vec![3, 1]),
+    ];
+    for (dn, dist, op) in dists {
+        let dtype = match dist {
+            Distribution::RandInt { .. } => DType::I64,
+            _ => DType::F64,
+        };
+        for (mn, base, strides) in &maps {
+            let leaf = ins(
+                &[n, 2],
+                dtype,
+                InstrKind::Leaf(LeafSource::Random {
+                    dist,
+                    seed: 0x0123_4567_89AB_CDEF,
+                    stream: 3,
+                    map: FlatMap {
+                        base: *base,
+                        strides: strides.clone(),
+                    },
+                }),
+            );
+            out.push(Case {
+                label: format!("random_pairs/{dn}/{mn}"),
+                kernel: kernel(
+                    vec![
+                        leaf,
+                        ins(&[n], dtype, InstrKind::ReduceTrailing { op, x: 0, k: 2 }),
+                    ],
+                    None,
+                ),
+            });
+        }
+    }
+}
+
 pub(super) fn ramps(out: &mut Vec<Case>) {
     let s = &SHAPE;
     let map = FlatMap {

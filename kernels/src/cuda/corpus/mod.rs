@@ -140,6 +140,7 @@ pub fn cases() -> Vec<Case> {
     elementwise::elementwise(&mut out);
     elementwise::constants(&mut out);
     leaves::random(&mut out);
+    leaves::random_pairs(&mut out);
     leaves::ramps(&mut out);
     leaves::chunks(&mut out);
     numpy_ops::edges(&mut out);
