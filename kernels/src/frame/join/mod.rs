@@ -1,0 +1,374 @@
+//! Hash joins of two tables on key columns, with pandas `merge` semantics.
+//!
+//! The build side (the right table, or the left one for a right join) is encoded into dense key
+//! ids with a [`KeyEncoder`], its rows are listed per id (counts, prefix sum, row indices: a CSR
+//! list), and the other side probes it with [`KeyEncoder::lookup`]. The result is two row index
+//! arrays, one per side (null where that side has no row), gathered with `take`.
+//!
+//! Like pandas, a null key equals another null key: rows with null keys join with each other.
+//! Key columns of different encodings of one class (`schema::key_class`) compare by value:
+//! `Utf8`, `LargeUtf8`, `Utf8View` and dictionary strings alike, and integers of any width.
+//!
+//! [`KeyEncoder`]: super::keys::KeyEncoder
+//! [`KeyEncoder::lookup`]: super::keys::KeyEncoder::lookup
+
+use super::error::{FrameError, FrameResult};
+use super::schema::{column_index, key_class};
+use arrow::array::{Array, ArrayRef, BooleanArray};
+use arrow::compute::kernels::zip::zip;
+use arrow::compute::{cast, cast_with_options, CastOptions};
+use arrow::datatypes::{DataType, Field, Schema};
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+mod matching;
+#[cfg(test)]
+mod tests;
+
+use matching::{match_rows, Pairs, RowIndex};
+
+/// Which rows a join keeps (pandas `how`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JoinHow {
+    /// Only pairs of rows whose keys match; left row order.
+    Inner,
+    /// Every left row (once with nulls on the right when nothing matches); left row order.
+    Left,
+    /// Every right row (once with nulls on the left when nothing matches); right row order.
+    Right,
+    /// The left join, then the right rows that matched nothing, in right order.
+    Outer,
+}
+
+/// A join of a left and a right table on key columns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JoinSpec {
+    /// The key columns of the left table.
+    pub left_on: Vec<String>,
+    /// The key columns of the right table, paired with `left_on` in order.
+    pub right_on: Vec<String>,
+    /// Which rows the join keeps.
+    pub how: JoinHow,
+    /// Appended to a non-key column name present on both sides (pandas' default: `_x`, `_y`).
+    pub suffixes: (String, String),
+}
+
+/// Where one output column comes from.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    /// Left column `i`, gathered with the left row indices.
+    Left(usize),
+    /// Right column `j`, gathered with the right row indices.
+    Right(usize),
+    /// A key shared by name: left column `i`, or right column `j` where the left row is missing.
+    Coalesce(usize, usize),
+}
+
+/// The resolved columns of a join.
+struct Plan {
+    left_keys: Vec<usize>,
+    right_keys: Vec<usize>,
+    sources: Vec<Source>,
+    schema: Schema,
+}
+
+impl JoinSpec {
+    /// A join on `left_on` = `right_on` with pandas' default suffixes `_x` and `_y`.
+    pub fn new(left_on: Vec<String>, right_on: Vec<String>, how: JoinHow) -> JoinSpec {
+        JoinSpec {
+            left_on,
+            right_on,
+            how,
+            suffixes: ("_x".into(), "_y".into()),
+        }
+    }
+
+    /// The result's schema; checks that key columns exist (ColumnNotFound), that left_on and right_on
+    /// have the same length ≥ 1 (InvalidArgument) and that paired key types are of the same class
+    /// (`schema::key_class`; else TypeMismatch naming both columns and both types).
+    ///
+    /// Also InvalidArgument when the suffixes leave two output columns with one name.
+    pub fn output_schema(&self, left: &Schema, right: &Schema) -> FrameResult<Schema> {
+        Ok(self.plan(left, right)?.schema)
+    }
+
+    fn plan(&self, left: &Schema, right: &Schema) -> FrameResult<Plan> {
+        let (left_keys, right_keys) = self.key_indices(left, right)?;
+        // Right key columns named like their paired left key are shown once (the left one).
+        let mut shared: Vec<Option<usize>> = vec![None; right.fields().len()];
+        for (k, (&i, &j)) in left_keys.iter().zip(&right_keys).enumerate() {
+            if self.left_on[k] == self.right_on[k] && shared[j].is_none() {
+                shared[j] = Some(i);
+            }
+        }
+        let kept_right: Vec<usize> = (0..shared.len()).filter(|&j| shared[j].is_none()).collect();
+        let right_names: HashSet<&str> = kept_right
+            .iter()
+            .map(|&j| right.field(j).name().as_str())
+            .collect();
+        let overlap: HashSet<&str> = left
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .filter(|n| right_names.contains(n))
+            .collect();
+        let (lsuf, rsuf) = (&self.suffixes.0, &self.suffixes.1);
+        if !overlap.is_empty() && lsuf.is_empty() && rsuf.is_empty() {
+            return Err(FrameError::InvalidArgument(format!(
+                "columns {overlap:?} are on both sides of the join but no suffix is given"
+            )));
+        }
+        let rename = |f: &Field, suffix: &str, nullable: bool| {
+            let name = if overlap.contains(f.name().as_str()) {
+                format!("{}{suffix}", f.name())
+            } else {
+                f.name().clone()
+            };
+            f.clone().with_name(name).with_nullable(nullable)
+        };
+        let left_missing = matches!(self.how, JoinHow::Right | JoinHow::Outer);
+        let right_missing = matches!(self.how, JoinHow::Left | JoinHow::Outer);
+        let mut sources = Vec::with_capacity(left.fields().len() + kept_right.len());
+        let mut fields = Vec::with_capacity(sources.capacity());
+        for (i, f) in left.fields().iter().enumerate() {
+            let partner = shared.iter().position(|&s| s == Some(i));
+            match partner.filter(|_| left_missing) {
+                Some(j) => {
+                    let nullable = f.is_nullable() || right.field(j).is_nullable();
+                    fields.push(rename(f, lsuf, nullable));
+                    sources.push(Source::Coalesce(i, j));
+                }
+                None => {
+                    fields.push(rename(f, lsuf, f.is_nullable() || left_missing));
+                    sources.push(Source::Left(i));
+                }
+            }
+        }
+        for &j in &kept_right {
+            let f = right.field(j);
+            fields.push(rename(f, rsuf, f.is_nullable() || right_missing));
+            sources.push(Source::Right(j));
+        }
+        check_unique_names(&fields)?;
+        Ok(Plan {
+            left_keys,
+            right_keys,
+            sources,
+            schema: Schema::new(fields),
+        })
+    }
+
+    /// The positions of the key columns on each side, with their count and classes checked.
+    fn key_indices(&self, left: &Schema, right: &Schema) -> FrameResult<(Vec<usize>, Vec<usize>)> {
+        if self.left_on.len() != self.right_on.len() || self.left_on.is_empty() {
+            return Err(FrameError::InvalidArgument(format!(
+                "a join needs as many left keys as right keys, at least one: got {:?} and {:?}",
+                self.left_on, self.right_on
+            )));
+        }
+        let lk = names_to_indices(left, &self.left_on)?;
+        let rk = names_to_indices(right, &self.right_on)?;
+        for (k, (&i, &j)) in lk.iter().zip(&rk).enumerate() {
+            let (lt, rt) = (left.field(i).data_type(), right.field(j).data_type());
+            if key_class(lt) != key_class(rt) {
+                return Err(FrameError::TypeMismatch(format!(
+                    "join key {:?} ({lt}) cannot be compared with {:?} ({rt})",
+                    self.left_on[k], self.right_on[k]
+                )));
+            }
+        }
+        Ok((lk, rk))
+    }
+}
+
+fn names_to_indices(schema: &Schema, names: &[String]) -> FrameResult<Vec<usize>> {
+    names.iter().map(|n| column_index(schema, n)).collect()
+}
+
+fn check_unique_names(fields: &[Field]) -> FrameResult<()> {
+    let mut seen = HashSet::with_capacity(fields.len());
+    let dups: Vec<&str> = fields
+        .iter()
+        .map(|f| f.name().as_str())
+        .filter(|n| !seen.insert(*n))
+        .collect();
+    if dups.is_empty() {
+        Ok(())
+    } else {
+        Err(FrameError::InvalidArgument(format!(
+            "the join result would have duplicate columns {dups:?}; choose other suffixes"
+        )))
+    }
+}
+
+/// Joins one left table with one right table.
+///
+/// Rows: inner and left joins follow left row order, each left row followed by its matches in
+/// right order; a right join is the mirror; an outer join is the left join followed by the
+/// unmatched right rows. A key shared by name appears once, with the left type. Null keys
+/// match each other (pandas semantics).
+pub fn hash_join(
+    spec: &JoinSpec,
+    left: &RecordBatch,
+    right: &RecordBatch,
+) -> FrameResult<RecordBatch> {
+    hash_join_with(
+        spec,
+        left,
+        right,
+        &|_: &[ArrayRef], _: &[ArrayRef], _: bool| Ok(None),
+    )
+}
+
+/// The matching rows of a join, from a device: for each output row, the probe (left) row
+/// and the build (right) row, `u32::MAX` where a left join's row has none; in the CPU's
+/// order (probe rows in order, each one's build rows in order).
+pub type Matches = (Vec<u32>, Vec<u32>);
+
+/// A device's matcher of build keys against probe keys (`keep_unmatched`: a left join's
+/// probe rows without a match are kept); `None` leaves the matching to the CPU.
+pub type MatchFn<'a, E> = &'a dyn Fn(&[ArrayRef], &[ArrayRef], bool) -> Result<Option<Matches>, E>;
+
+/// [`hash_join`], with inner and left joins' rows matched by `matcher` where it takes
+/// them: keys without nulls, none of them cast into unmatchable values.
+pub fn hash_join_with<E: From<FrameError>>(
+    spec: &JoinSpec,
+    left: &RecordBatch,
+    right: &RecordBatch,
+    matcher: MatchFn<'_, E>,
+) -> Result<RecordBatch, E> {
+    let plan = spec.plan(left.schema_ref(), right.schema_ref())?;
+    let (lside, rside) = key_sides(&plan, left, right)?;
+    let plain = |s: &Side| s.unmatchable.is_none() && s.keys.iter().all(|k| k.null_count() == 0);
+    let device = match spec.how {
+        JoinHow::Inner | JoinHow::Left if plain(&lside) && plain(&rside) => {
+            matcher(&rside.keys, &lside.keys, spec.how == JoinHow::Left)?
+        }
+        _ => None,
+    };
+    let (left_rows, right_rows) = match (device, spec.how) {
+        (Some((probe, build)), _) => Pairs {
+            probe: Some(probe),
+            build,
+            probe_rows: lside.rows,
+            build_rows: rside.rows,
+        }
+        .into_sides(),
+        (None, JoinHow::Inner) => match_rows(&rside, &lside, false, false)?.into_sides(),
+        (None, JoinHow::Left) => match_rows(&rside, &lside, true, false)?.into_sides(),
+        (None, JoinHow::Right) => match_rows(&lside, &rside, true, false)?.swap(),
+        (None, JoinHow::Outer) => match_rows(&rside, &lside, true, true)?.into_sides(),
+    };
+    let len = left_rows.len();
+    let columns = plan
+        .sources
+        .iter()
+        .map(|s| match *s {
+            Source::Left(i) => left_rows.gather(left.column(i)),
+            Source::Right(j) => right_rows.gather(right.column(j)),
+            Source::Coalesce(i, j) => {
+                coalesce_key(left.column(i), right.column(j), &left_rows, &right_rows)
+            }
+        })
+        .collect::<FrameResult<Vec<_>>>()?;
+    let options = RecordBatchOptions::new().with_row_count(Some(len));
+    let batch = RecordBatch::try_new_with_options(Arc::new(plan.schema), columns, &options);
+    Ok(batch.map_err(FrameError::from)?)
+}
+
+/// The key columns of one side (a UInt64 key paired with a signed one cast to Int64).
+struct Side {
+    keys: Vec<ArrayRef>,
+    rows: usize,
+    /// Rows whose key a cast could not represent: they equal no key on the other side.
+    unmatchable: Option<Vec<bool>>,
+}
+
+fn key_sides(plan: &Plan, left: &RecordBatch, right: &RecordBatch) -> FrameResult<(Side, Side)> {
+    for (what, rows) in [("left", left.num_rows()), ("right", right.num_rows())] {
+        if u32::try_from(rows).is_err() {
+            return Err(FrameError::InvalidArgument(format!(
+                "hash_join supports at most {} rows per side, the {what} side has {rows}",
+                u32::MAX
+            )));
+        }
+    }
+    let mut lside = Side::new(left.num_rows());
+    let mut rside = Side::new(right.num_rows());
+    for (&i, &j) in plan.left_keys.iter().zip(&plan.right_keys) {
+        let (l, r) = (left.column(i), right.column(j));
+        lside.push(l, r.data_type())?;
+        rside.push(r, l.data_type())?;
+    }
+    Ok((lside, rside))
+}
+
+impl Side {
+    fn new(rows: usize) -> Side {
+        Side {
+            keys: Vec::new(),
+            rows,
+            unmatchable: None,
+        }
+    }
+
+    /// Adds key `col`, paired with a key of type `other`.
+    ///
+    /// The key encoder compares any encodings of one key class, integers by their value
+    /// extended to 64 bits; a UInt64 value above i64::MAX would then equal a negative signed
+    /// value, so a UInt64 key paired with a signed one is cast to Int64, and the rows it cannot
+    /// hold (they equal no signed value) are marked unmatchable.
+    fn push(&mut self, col: &ArrayRef, other: &DataType) -> FrameResult<()> {
+        if *col.data_type() == DataType::UInt64 && other.is_signed_integer() {
+            self.push_cast(col, &DataType::Int64)
+        } else {
+            self.keys.push(Arc::clone(col));
+            Ok(())
+        }
+    }
+
+    /// Adds `col` cast to `to`; rows the cast turns to null are marked unmatchable.
+    fn push_cast(&mut self, col: &ArrayRef, to: &DataType) -> FrameResult<()> {
+        let cast_col = cast(col, to)?;
+        if cast_col.logical_null_count() > col.logical_null_count() {
+            let mask = self
+                .unmatchable
+                .get_or_insert_with(|| vec![false; self.rows]);
+            let before = col.logical_nulls();
+            let after = cast_col.logical_nulls();
+            for (row, lost) in mask.iter_mut().enumerate() {
+                let was_valid = before.as_ref().is_none_or(|n| n.is_valid(row));
+                let is_null = after.as_ref().is_some_and(|n| n.is_null(row));
+                *lost |= was_valid && is_null;
+            }
+        }
+        self.keys.push(cast_col);
+        Ok(())
+    }
+}
+
+/// A key shared by name: the left value, or the right value (cast to the left type) where the
+/// output row has no left row.
+fn coalesce_key(
+    lcol: &ArrayRef,
+    rcol: &ArrayRef,
+    left_rows: &RowIndex,
+    right_rows: &RowIndex,
+) -> FrameResult<ArrayRef> {
+    let l = left_rows.gather(lcol)?;
+    let Some(present) = left_rows.present() else {
+        return Ok(l);
+    };
+    let mut r = right_rows.gather(rcol)?;
+    if r.data_type() != l.data_type() {
+        let strict = CastOptions {
+            safe: false,
+            ..CastOptions::default()
+        };
+        r = cast_with_options(&r, l.data_type(), &strict)?;
+    }
+    let mask = BooleanArray::new(present.inner().clone(), None);
+    Ok(zip(&mask, &l, &r)?)
+}

@@ -1,0 +1,431 @@
+//! Key encoding: dense ids for the distinct key tuples of a frame, and routing hashes.
+//!
+//! [`KeyEncoder`] gives every distinct key tuple a dense `u32` id (0, 1, 2, ... in order of
+//! first appearance), which groupby uses to index its accumulators and joins use as build-side
+//! row ids. It keeps its keys across calls, so the chunks of a frame (or the partial tables of
+//! a groupby) can be encoded one after the other.
+//!
+//! Fast paths:
+//! - integer-like keys whose range is small use a slot table indexed by `value - min`
+//!   instead of hashing;
+//! - string keys are hashed once per row (foldhash, fixed seed) and interned in a
+//!   [`hashbrown::HashTable`] of ids; bytes are compared only when the full hashes match;
+//! - dictionary-encoded strings hash each dictionary value at most once per call;
+//! - several key columns are encoded column by column, then the pairs of ids are combined
+//!   (a dense grid of slots while the product of the cardinalities is small, a hash table of
+//!   packed `u64` pairs otherwise);
+//! - strings of up to 16 bytes are compared (and hashed) as two words and a length; while
+//!   there are few distinct strings a direct-mapped memo answers before the table;
+//! - encoding into a non-empty integer encoder first looks every row up (independent loads),
+//!   then inserts the misses in row order; large batches reserve table room once, from an
+//!   estimate of their distinct keys.
+//!
+//! [`hash_rows`] hashes rows to route them to partitions; it uses a different seed than the
+//! encoder's tables, so the rows of one partition still spread over a table's buckets.
+
+use super::error::{FrameError, FrameResult};
+use super::schema::{is_string, key_class};
+use arrow::array::{Array, ArrayRef, ArrowPrimitiveType, AsArray, PrimitiveArray};
+use arrow::buffer::NullBuffer;
+use arrow::datatypes::*;
+use foldhash::fast::FixedState;
+use hashbrown::HashTable;
+use std::hash::{BuildHasher, Hasher};
+
+mod pairs;
+mod prim;
+mod strings;
+#[cfg(test)]
+mod tests;
+
+use pairs::PairEncoder;
+use prim::{bool_as_u8, map_prim, with_key_type, KeyNative, PrimEncoder};
+use strings::{
+    dict_values, map_strs, with_dict_key_type, with_dict_keys, with_str_rows, words, StrEncoder,
+};
+
+/// An id that is not there (a key [`KeyEncoder::lookup`] did not find).
+const MISSING: u32 = u32::MAX;
+/// Seed of the encoder's own hash tables.
+const TABLE_SEED: u64 = 0x5be4_1c3a_9d27_e861;
+/// Seed of [`hash_rows`] (different from the tables', see the module doc).
+const ROUTE_SEED: u64 = 0x0f6b_75ab_2bc4_71c7;
+/// The routing hash of a null key.
+const NULL_HASH: u64 = 0x9e37_79b9_7f4a_7c15;
+/// The largest slot table of the direct-indexing paths (64 MiB of ids).
+const DIRECT_MAX_SLOTS: u64 = 1 << 24;
+/// Slot tables up to this size are used whatever the number of rows.
+const DIRECT_FREE_SLOTS: u64 = 1 << 16;
+/// Beyond [`DIRECT_FREE_SLOTS`], at most this many slots per row seen.
+const DIRECT_SLOTS_PER_ROW: u64 = 16;
+
+/// Whether a slot table of `slots` entries is worth it after `rows` rows.
+fn direct_ok(slots: u64, rows: usize) -> bool {
+    slots <= DIRECT_MAX_SLOTS
+        && (slots <= DIRECT_FREE_SLOTS || slots <= DIRECT_SLOTS_PER_ROW.saturating_mul(rows as u64))
+}
+
+#[inline(always)]
+fn hash_u64(seed: u64, v: u64) -> u64 {
+    let mut h = FixedState::with_seed(seed).build_hasher();
+    h.write_u64(v);
+    h.finish()
+}
+
+/// The hash (with `seed`) and [`words`] of string `b`. Strings of up to 16 bytes are hashed
+/// from their words and length with one foldhash step (the words and length determine the
+/// string); longer ones with foldhash over all bytes.
+#[inline(always)]
+fn hash_str(seed: u64, b: &[u8]) -> (u64, [u64; 2]) {
+    let w = words(b);
+    let mut h = FixedState::with_seed(seed).build_hasher();
+    if b.len() <= 16 {
+        h.write_u128((u128::from(w[0]) << 64) | u128::from(w[1] ^ b.len() as u64));
+    } else {
+        h.write(b);
+    }
+    (h.finish(), w)
+}
+
+/// Combines the routing hash of the columns so far with the next column's.
+#[inline(always)]
+fn hash_combine(a: u64, b: u64) -> u64 {
+    let mut h = FixedState::with_seed(ROUTE_SEED).build_hasher();
+    h.write_u64(a);
+    h.write_u64(b);
+    h.finish()
+}
+
+fn too_many_keys() -> FrameError {
+    FrameError::InvalidArgument("more than 2^32 - 2 distinct keys".to_string())
+}
+
+fn id_of(n: usize) -> FrameResult<u32> {
+    u32::try_from(n)
+        .ok()
+        .filter(|&id| id < MISSING)
+        .ok_or_else(too_many_keys)
+}
+
+/// [`with_key_type`] for the other dataframe kernels.
+pub(crate) use prim::with_key_type as with_primitive_type;
+
+/// Estimates, early in a batch, how many keys the batch will add, so that a table growing
+/// by many keys is resized once rather than doubling its way up one insert at a time.
+///
+/// It counts the keys added by the first sixteenth of the rows (`d1`) and by the first
+/// eighth (`d2`). With keys drawn at random from `D` values, `d(k) = D (1 - q^(k / k1))`,
+/// so `q = (d2 - d1) / d1` and the whole batch adds about `d1 (1 - q^16) / (1 - q)`.
+struct Growth {
+    n: usize,
+    start: usize,
+    d1: usize,
+}
+
+impl Growth {
+    /// For a batch of `n` rows, into a table of `start` keys. Small batches estimate nothing.
+    fn new(n: usize, start: usize) -> Self {
+        Growth { n, start, d1: 0 }
+    }
+
+    /// Called before row `i` with `len` keys in the table; the number of keys to reserve
+    /// room for, at the row that decides.
+    #[inline(always)]
+    fn at(&mut self, i: usize, len: usize) -> Option<usize> {
+        let k1 = self.n / 16;
+        if self.n < 1 << 16 || (i != k1 && i != 2 * k1) {
+            return None;
+        }
+        let added = len - self.start;
+        if i == k1 {
+            self.d1 = added;
+            return None;
+        }
+        let (d1, d2) = (self.d1 as f64, added as f64);
+        let left = (self.n - i) as f64;
+        let more = match (d2 - d1) / d1.max(1.0) {
+            q if q >= 0.999 => left * (d2 - d1) / k1 as f64,
+            q => d1 * (1.0 - q.powi(16)) / (1.0 - q) - d2,
+        };
+        Some(more.clamp(0.0, left) as usize)
+    }
+}
+
+/// Keeps small tables at most half full: probes then end at the first group more often,
+/// which saves mispredicted branches (random keys make probe lengths unpredictable).
+#[inline(always)]
+fn sparse<T>(table: &mut HashTable<T>, hasher: impl Fn(&T) -> u64) {
+    let len = table.len();
+    if len <= SPARSE_MAX && table.capacity() < 2 * len {
+        table.reserve(len, hasher);
+    }
+}
+
+/// Tables of up to this many keys are kept sparse (see [`sparse`]).
+const SPARSE_MAX: usize = 1 << 12;
+
+/// A validity mask of `len` rows with only `null_id` null.
+fn null_mask(len: usize, null_id: Option<u32>) -> Option<NullBuffer> {
+    let null_id = null_id? as usize;
+    Some((0..len).map(|i| i != null_id).collect::<Vec<bool>>().into())
+}
+
+fn unsupported(dt: &DataType) -> FrameError {
+    FrameError::TypeMismatch(format!("unsupported key type {dt}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The encoder
+
+/// The encoder of one key column.
+enum ColEncoder {
+    Prim(PrimEncoder),
+    Str(StrEncoder),
+}
+
+impl ColEncoder {
+    fn new(dt: &DataType) -> FrameResult<Self> {
+        if is_string(dt) {
+            return Ok(ColEncoder::Str(StrEncoder::new()));
+        }
+        if dt == &DataType::Boolean {
+            return Ok(ColEncoder::Prim(PrimEncoder::new(true)));
+        }
+        with_key_type!(dt, T => Ok(ColEncoder::Prim(PrimEncoder::new(<<T as ArrowPrimitiveType>::Native as KeyNative>::DIRECT))), other => Err(unsupported(other)))
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            ColEncoder::Prim(e) => e.len(),
+            ColEncoder::Str(e) => e.len(),
+        }
+    }
+
+    fn encode(&mut self, a: &dyn Array) -> FrameResult<Vec<u32>> {
+        match self {
+            ColEncoder::Str(e) => e.encode(a),
+            ColEncoder::Prim(e) => match a.as_boolean_opt() {
+                Some(b) => e.encode(&bool_as_u8(b)),
+                None => {
+                    with_key_type!(a.data_type(), T => e.encode(a.as_primitive::<T>()), other => Err(unsupported(other)))
+                }
+            },
+        }
+    }
+
+    fn lookup(&self, a: &dyn Array) -> FrameResult<Vec<u32>> {
+        match self {
+            ColEncoder::Str(e) => e.lookup(a),
+            ColEncoder::Prim(e) => match a.as_boolean_opt() {
+                Some(b) => Ok(e.lookup(&bool_as_u8(b))),
+                None => {
+                    with_key_type!(a.data_type(), T => Ok(e.lookup(a.as_primitive::<T>())), other => Err(unsupported(other)))
+                }
+            },
+        }
+    }
+
+    fn keys(&self, dt: &DataType) -> FrameResult<ArrayRef> {
+        match self {
+            ColEncoder::Prim(e) => e.keys(dt),
+            ColEncoder::Str(e) => e.keys(dt),
+        }
+    }
+}
+
+/// Distinct key tuples seen so far, each with a dense id (0, 1, 2, ... in order of first appearance).
+pub struct KeyEncoder {
+    types: Vec<DataType>,
+    columns: Vec<ColEncoder>,
+    /// `pairs[i]` combines the tuple ids of columns `0..=i` with the ids of column `i + 1`.
+    pairs: Vec<PairEncoder>,
+}
+
+impl KeyEncoder {
+    /// An encoder for key columns of these types (any integer width, UTF-8 string in any encoding:
+    /// Utf8, LargeUtf8, Utf8View, Dictionary<_, Utf8|LargeUtf8>; Boolean, Date32, Timestamp, Float64).
+    ///
+    /// Also Float32, Date64, Time32/64 and Duration. Columns given to [`KeyEncoder::encode`]
+    /// and [`KeyEncoder::lookup`] may have any type of the same [`key_class`] (an Int32
+    /// column can be looked up in an Int64 encoder; any string encoding in any other).
+    pub fn new(key_types: &[DataType]) -> FrameResult<KeyEncoder> {
+        if key_types.is_empty() {
+            return Err(FrameError::InvalidArgument(
+                "a key encoder needs at least one key column".to_string(),
+            ));
+        }
+        Ok(KeyEncoder {
+            types: key_types.to_vec(),
+            columns: key_types
+                .iter()
+                .map(ColEncoder::new)
+                .collect::<FrameResult<_>>()?,
+            pairs: (1..key_types.len()).map(|_| PairEncoder::new()).collect(),
+        })
+    }
+
+    /// Checks that `columns` match the key types and have equal lengths.
+    fn check(&self, columns: &[ArrayRef]) -> FrameResult<()> {
+        if columns.len() != self.types.len() {
+            return Err(FrameError::InvalidArgument(format!(
+                "{} key columns given to an encoder of {}",
+                columns.len(),
+                self.types.len()
+            )));
+        }
+        let len = columns.first().map_or(0, |c| c.len());
+        for (c, dt) in columns.iter().zip(&self.types) {
+            if key_class(c.data_type()) != key_class(dt) {
+                return Err(FrameError::TypeMismatch(format!(
+                    "key column of type {} given to an encoder of type {dt}",
+                    c.data_type()
+                )));
+            }
+            if c.len() != len {
+                return Err(FrameError::InvalidArgument(format!(
+                    "key columns of different lengths ({len} and {})",
+                    c.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Assigns each row of `columns` (the key columns, equal lengths) its group id, adding unseen keys.
+    /// A null key is a key like any other (callers that drop null keys filter first).
+    pub fn encode(&mut self, columns: &[ArrayRef]) -> FrameResult<Vec<u32>> {
+        self.check(columns)?;
+        let mut encoders = self.columns.iter_mut().zip(columns);
+        let Some((first, col)) = encoders.next() else {
+            return Ok(Vec::new());
+        };
+        let mut ids = first.encode(col.as_ref())?;
+        let mut n = first.len();
+        for ((enc, col), pair) in encoders.zip(&mut self.pairs) {
+            let col_ids = enc.encode(col.as_ref())?;
+            ids = pair.encode(&ids, &col_ids, n, enc.len())?;
+            n = pair.len();
+        }
+        Ok(ids)
+    }
+
+    /// The id of each row's key without inserting; `None` where the key was never seen (join probe).
+    pub fn lookup(&self, columns: &[ArrayRef]) -> FrameResult<Vec<Option<u32>>> {
+        self.check(columns)?;
+        let mut encoders = self.columns.iter().zip(columns);
+        let Some((first, col)) = encoders.next() else {
+            return Ok(Vec::new());
+        };
+        let mut ids = first.lookup(col.as_ref())?;
+        for ((enc, col), pair) in encoders.zip(&self.pairs) {
+            ids = pair.lookup(&ids, &enc.lookup(col.as_ref())?);
+        }
+        Ok(ids
+            .into_iter()
+            .map(|id| (id != MISSING).then_some(id))
+            .collect())
+    }
+
+    /// Number of distinct keys.
+    pub fn len(&self) -> usize {
+        match self.pairs.last() {
+            Some(p) => p.len(),
+            None => self.columns.first().map_or(0, ColEncoder::len),
+        }
+    }
+
+    /// True when no key was seen.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The distinct keys in id order, one array per key column, with the types given to `new`
+    /// (strings come back as the same string type that was given).
+    pub fn keys(&self) -> FrameResult<Vec<ArrayRef>> {
+        // The column-local id of each key, per column, unpacked from the pairs (last first).
+        let mut col_ids: Vec<Vec<u32>> = Vec::with_capacity(self.columns.len());
+        let mut tuple: Vec<u32> = (0..self.len() as u32).collect();
+        for pair in self.pairs.iter().rev() {
+            let packed: Vec<u64> = tuple
+                .iter()
+                .map(|&id| pair.pairs.get(id as usize).copied().unwrap_or_default())
+                .collect();
+            col_ids.push(packed.iter().map(|&p| p as u32).collect());
+            tuple = packed.iter().map(|&p| (p >> 32) as u32).collect();
+        }
+        col_ids.push(tuple);
+        col_ids.reverse();
+        self.columns
+            .iter()
+            .zip(&self.types)
+            .zip(col_ids)
+            .map(|((enc, dt), ids)| {
+                let distinct = enc.keys(dt)?;
+                if self.pairs.is_empty() {
+                    return Ok(distinct);
+                }
+                let ids = PrimitiveArray::<UInt32Type>::from(ids);
+                Ok(arrow::compute::take(distinct.as_ref(), &ids, None)?)
+            })
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routing hashes
+
+/// The routing hash of each row of one key column.
+fn column_hashes(a: &dyn Array) -> FrameResult<Vec<u64>> {
+    if let Some(values) = dict_values(a) {
+        let value_hashes = column_hashes(values.as_ref())?;
+        return with_dict_keys!(a, k => Ok(map_prim(k, |key| {
+            key.and_then(|key| value_hashes.get(usize::try_from(key).ok()?))
+                .copied()
+                .unwrap_or(NULL_HASH)
+        })), other => Err(unsupported(other)));
+    }
+    if let Some(b) = a.as_boolean_opt() {
+        return Ok(map_prim(&bool_as_u8(b), prim_hash));
+    }
+    if is_string(a.data_type()) {
+        return with_str_rows!(a, s => Ok(map_strs(s, |b| b.map_or(NULL_HASH, |b| hash_str(ROUTE_SEED, b).0))), other => Err(unsupported(other)));
+    }
+    with_key_type!(a.data_type(), T => Ok(map_prim(a.as_primitive::<T>(), prim_hash)), other => Err(unsupported(other)))
+}
+
+#[inline(always)]
+fn prim_hash(k: Option<u64>) -> u64 {
+    k.map_or(NULL_HASH, |v| hash_u64(ROUTE_SEED, v))
+}
+
+/// A hash per row of the key columns; equal keys hash equal whatever their encoding
+/// (Utf8 / LargeUtf8 / dictionary strings; i32 / i64 / u32 integers with equal values), and the
+/// hash is the same in every process and run (fixed seed), so it can route rows to partitions.
+///
+/// Every bit is well mixed, so `hash % n` (or the top bits) picks a partition; the encoder's
+/// tables use another seed, so a partition's rows do not crowd its table's buckets.
+pub fn hash_rows(columns: &[ArrayRef]) -> FrameResult<Vec<u64>> {
+    let len = columns.first().map_or(0, |c| c.len());
+    let mut out: Option<Vec<u64>> = None;
+    for c in columns {
+        if c.len() != len {
+            return Err(FrameError::InvalidArgument(format!(
+                "key columns of different lengths ({len} and {})",
+                c.len()
+            )));
+        }
+        let h = column_hashes(c.as_ref())?;
+        out = Some(match out {
+            None => h,
+            Some(mut acc) => {
+                acc.iter_mut()
+                    .zip(&h)
+                    .for_each(|(a, &b)| *a = hash_combine(*a, b));
+                acc
+            }
+        });
+    }
+    out.ok_or_else(|| {
+        FrameError::InvalidArgument("hash_rows needs at least one key column".to_string())
+    })
+}
