@@ -9,7 +9,7 @@ use crate::convert::{host_to_numpy, parse_dtype, scalar_of};
 use crate::errors::{to_py, type_error, value_error};
 use crate::session::{run_job, PySession};
 use pyo3::prelude::*;
-use tessera::tensor::{self, Operand, Slice, Tensor};
+use tessera::tensor::{self, NanOp, Operand, Slice, Tensor};
 use tessera::{DType, ReduceOp, Scalar};
 
 /// A lazy, chunked n-dimensional array (wrapped by `tessera.Array`).
@@ -205,6 +205,113 @@ impl PyTensor {
             self.t
                 .reduce(reduce_op(op, ddof)?, axes.as_deref(), keepdims),
         )
+    }
+
+    /// The NaN-skipping reduction `op` (`sum mean min max argmin argmax var std`) over
+    /// `axes` (all when `None`).
+    #[pyo3(signature = (op, axes=None, keepdims=false, ddof=0))]
+    fn nan_reduce(
+        &self,
+        op: &str,
+        axes: Option<Vec<isize>>,
+        keepdims: bool,
+        ddof: u32,
+    ) -> PyResult<PyTensor> {
+        let op = match op {
+            "sum" => NanOp::Sum,
+            "mean" => NanOp::Mean,
+            "min" => NanOp::Min,
+            "max" => NanOp::Max,
+            "argmin" => NanOp::ArgMin,
+            "argmax" => NanOp::ArgMax,
+            "var" => NanOp::Var(ddof),
+            "std" => NanOp::Std(ddof),
+            other => return Err(value_error(format!("no NaN-skipping reduction {other:?}"))),
+        };
+        PyTensor::wrap(self.t.nan_reduce(op, axes.as_deref(), keepdims))
+    }
+
+    /// The running `op` (`sum` or `prod`) along `axis`, of the flattened array when `None`.
+    #[pyo3(signature = (op, axis=None))]
+    fn cumulative(&self, op: &str, axis: Option<isize>) -> PyResult<PyTensor> {
+        PyTensor::wrap(match (op, axis) {
+            ("sum", None) => self.t.cumsum(),
+            ("sum", Some(a)) => self.t.cumsum_axis(a),
+            ("prod", None) => self.t.cumprod(),
+            ("prod", Some(a)) => self.t.cumprod_axis(a),
+            (other, _) => return Err(value_error(format!("no running {other:?}"))),
+        })
+    }
+
+    /// The `n`-th difference along `axis`.
+    fn diff(&self, n: usize, axis: isize) -> PyResult<PyTensor> {
+        PyTensor::wrap(self.t.diff(n, axis))
+    }
+
+    /// Sorted along `axis` (NaN last), or the stable sorting positions with `positions`.
+    #[pyo3(signature = (axis, positions=false))]
+    fn sort(&self, axis: isize, positions: bool) -> PyResult<PyTensor> {
+        PyTensor::wrap(if positions {
+            self.t.argsort(axis)
+        } else {
+            self.t.sort(axis)
+        })
+    }
+
+    /// The elements at `indices` along `axis`, of the flattened array when `None`.
+    #[pyo3(signature = (indices, axis=None))]
+    fn take(&self, indices: Vec<i64>, axis: Option<isize>) -> PyResult<PyTensor> {
+        PyTensor::wrap(match axis {
+            Some(a) => self.t.take_axis(&indices, a),
+            None => self.t.take(&indices),
+        })
+    }
+
+    /// Whether each element is among `test`'s (not among them with `invert`).
+    #[pyo3(signature = (test, invert=false))]
+    fn isin(&self, test: &PyTensor, invert: bool) -> PyResult<PyTensor> {
+        PyTensor::wrap(self.t.isin(&test.t, invert))
+    }
+
+    /// The outer product of both arrays flattened.
+    fn outer(&self, other: &PyTensor) -> PyResult<PyTensor> {
+        PyTensor::wrap(tensor::outer(&self.t, &other.t))
+    }
+
+    /// Limited to `[lo, hi]` (each an array or a scalar).
+    fn clip(&self, lo: &Bound<'_, PyAny>, hi: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        PyTensor::wrap(self.t.clip(operand(lo)?, operand(hi)?))
+    }
+
+    /// Rounded to `decimals` decimals (half to even, as NumPy).
+    fn round(&self, decimals: i32) -> PyResult<PyTensor> {
+        PyTensor::wrap(if decimals == 0 {
+            self.t.round()
+        } else {
+            self.t.round_decimals(decimals)
+        })
+    }
+
+    /// The sorted distinct elements, computed on `session` (their number is data).
+    fn unique(&self, py: Python<'_>, session: &PySession) -> PyResult<PyTensor> {
+        let s = session.get()?;
+        let t = self.t.clone();
+        PyTensor::wrap(run_job(py, Some(s.clone()), move || t.unique(&s))?)
+    }
+
+    /// The elements where `mask` (a bool array of the same shape) is true, in C order,
+    /// computed on `session` (their number is data).
+    fn boolean_mask(
+        &self,
+        py: Python<'_>,
+        mask: &PyTensor,
+        session: &PySession,
+    ) -> PyResult<PyTensor> {
+        let s = session.get()?;
+        let (t, m) = (self.t.clone(), mask.t.clone());
+        PyTensor::wrap(run_job(py, Some(s.clone()), move || {
+            t.boolean_mask(&m, &s)
+        })?)
     }
 
     /// A view through one `(start, stop, step)` per leading axis (NumPy's basic slicing).

@@ -228,6 +228,48 @@ class Array:
         """Whether every element over ``axis`` is non-zero."""
         return self._reduce("all", axis, keepdims)
 
+    # --- NaN-skipping reductions, running and sorting ----------------------------------
+    def _nan(self, op: str, axis: Axis, keepdims: bool, ddof: int = 0) -> "Array":
+        return Array(self._a.nan_reduce(op, _axes(axis), keepdims, ddof), "nan" + op)
+
+    def cumsum(self, axis: Optional[int] = None) -> "Array":
+        """Running sum along ``axis`` (of the flattened array when ``None``; integers and
+        bools accumulate in int64, as NumPy)."""
+        return Array(self._a.cumulative("sum", axis), "cumsum")
+
+    def cumprod(self, axis: Optional[int] = None) -> "Array":
+        """Running product along ``axis`` (of the flattened array when ``None``)."""
+        return Array(self._a.cumulative("prod", axis), "cumprod")
+
+    def argsort(self, axis: Optional[int] = -1) -> "Array":
+        """The int64 positions that sort each lane along ``axis`` (stable, NaN last; of
+        the flattened array when ``None``)."""
+        x, axis = (self.reshape(-1), 0) if axis is None else (self, axis)
+        return Array(x._a.sort(operator.index(axis), True), "argsort")
+
+    def take(self, indices: Any, axis: Optional[int] = None) -> "Array":
+        """The elements at ``indices`` along ``axis`` (of the flattened array when
+        ``None``); negative indices count from the end."""
+        idx = np.asarray(indices)
+        if idx.ndim > 1 or (idx.size and idx.dtype.kind not in "iu"):
+            raise TesseraIndexError("take needs a flat list of integer indices")
+        flat = [int(i) for i in idx.reshape(-1)]
+        return Array(self._a.take(flat, None if axis is None else operator.index(axis)), "take")
+
+    def clip(self, min: Any = None, max: Any = None) -> "Array":  # noqa: A002 - NumPy's names
+        """Limited to ``[min, max]`` (either may be ``None``; arrays or scalars)."""
+        if min is None and max is None:
+            raise TesseraValueError("clip needs min or max")
+        if min is None:
+            return self._binary("minimum", max)
+        if max is None:
+            return self._binary("maximum", min)
+        return Array(self._a.clip(_operand(min), _operand(max)), "clip", self._chunks)
+
+    def round(self, decimals: int = 0) -> "Array":
+        """Rounded to ``decimals`` decimals, half to even (NumPy's ``round``)."""
+        return Array(self._a.round(operator.index(decimals)), "round", self._chunks)
+
     # --- operators ---------------------------------------------------------------------
     def _binary(self, op: str, other: Any, reflected: bool = False) -> "Array":
         other = _operand(other)
@@ -273,7 +315,12 @@ def _index(i: Any, n: int, axis: int) -> int:
 
 
 def _getitem(a: Array, key: Any) -> Array:
-    """Basic indexing: ints, slices (any step), ``None`` and one ``...``."""
+    """Basic indexing (ints, slices with any step, ``None`` and one ``...``), a bool mask of
+    the array's shape (NumPy's ``x[mask]``: the selected elements in C order, computed on the
+    default session since their number is data) or integers along the first axis
+    (``x[[2, 0, 2]]``)."""
+    if isinstance(key, (Array, np.ndarray, list)):
+        return _array_index(a, key)
     if not isinstance(key, tuple):
         key = (key,)
     if sum(k is Ellipsis for k in key) > 1:
@@ -307,8 +354,8 @@ def _getitem(a: Array, key: Any) -> Array:
             out_shape.append(len(range(*k.indices(n))))
         elif isinstance(k, (Array, np.ndarray, list)):
             raise TesseraTypeError(
-                "only integers, slices, None and ... are valid indices "
-                "(boolean and integer-array indexing are not supported yet)"
+                "an index array must be the only index: x[mask] with a bool mask of x's "
+                "shape, or x[[i, j, ...]] along the first axis"
             )
         else:
             try:
@@ -322,6 +369,37 @@ def _getitem(a: Array, key: Any) -> Array:
     if reshape:
         out = out.reshape([1 if n is None else n for n in out_shape])
     return out
+
+
+def _array_index(a: Array, key: Any) -> Array:
+    """``a[key]`` for an array key: a bool mask of ``a``'s shape, or integer positions
+    along the first axis."""
+    if isinstance(key, Array) and key.dtype == np.bool_ and key.shape == a.shape:
+        return Array(a._a.boolean_mask(key._a, get_session()._native), "getitem[mask]")
+    idx = np.asarray(key.compute() if isinstance(key, Array) else key)
+    if idx.dtype == np.bool_:
+        if idx.shape == a.shape:
+            return _array_index(a, asarray(idx))
+        if a.ndim > 0 and idx.shape == (a.shape[0],):
+            idx = np.flatnonzero(idx)  # rows, as NumPy's x[row_mask]
+        else:
+            raise TesseraIndexError(
+                f"boolean index of shape {idx.shape} does not match the array's shape "
+                f"{a.shape} or its first axis"
+            )
+    if idx.size == 0:
+        idx = idx.astype(np.int64)
+    if idx.ndim != 1 or idx.dtype.kind not in "iu":
+        raise TesseraIndexError(
+            "arrays used as indices must be a bool mask of the array's shape or a flat list "
+            "of integers"
+        )
+    if a.ndim == 0:
+        raise TesseraIndexError("too many indices for array: array is 0-dimensional")
+    n = a.shape[0]
+    for i in idx:
+        _index(int(i), n, 0)
+    return Array(a._a.take([int(i) for i in idx], 0), "getitem[take]")
 
 
 def asarray(x: Any, dtype: Any = None) -> Array:

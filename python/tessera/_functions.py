@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _tessera
 from ._array import Array, _dtype_name, _operand, _shape, asarray
+from ._session import get_session
 
 
 def full(shape: Union[int, Sequence[int]], fill_value: Any, dtype: Any = None) -> Array:
@@ -154,3 +155,99 @@ def reshape(x: Any, shape: Sequence[int]) -> Array:
 def transpose(x: Any, axes: Any = None) -> Array:
     """``x`` with its axes permuted (reversed by default)."""
     return asarray(x).transpose() if axes is None else asarray(x).transpose(axes)
+
+
+def _nan_reduction(name: str, doc: str):
+    def f(x: Any, axis: Any = None, keepdims: bool = False) -> Array:
+        return asarray(x)._nan(name, axis, keepdims)
+
+    f.__name__ = f.__qualname__ = "nan" + name
+    f.__doc__ = f"{doc}, skipping NaN (NumPy's ``nan{name}``)."
+    return f
+
+
+nansum = _nan_reduction("sum", "Sum (0 where nothing is left)")
+nanmean = _nan_reduction("mean", "Mean (NaN where nothing is left)")
+nanmin = _nan_reduction("min", "Minimum (NaN where nothing is left)")
+nanmax = _nan_reduction("max", "Maximum (NaN where nothing is left)")
+nanargmin = _nan_reduction("argmin", "Index of the first minimum (an all-NaN slice raises)")
+nanargmax = _nan_reduction("argmax", "Index of the first maximum (an all-NaN slice raises)")
+
+
+def nanstd(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Array:
+    """Standard deviation skipping NaN (NumPy's ``nanstd``)."""
+    return asarray(x)._nan("std", axis, keepdims, ddof)
+
+
+def nanvar(x: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Array:
+    """Variance skipping NaN (NumPy's ``nanvar``)."""
+    return asarray(x)._nan("var", axis, keepdims, ddof)
+
+
+def count_nonzero(x: Any, axis: Any = None, keepdims: bool = False) -> Array:
+    """The number of non-zero elements over ``axis`` (NumPy's ``count_nonzero``)."""
+    return asarray(x)._reduce("count_nonzero", axis, keepdims)
+
+
+def cumsum(x: Any, axis: Any = None) -> Array:
+    """Running sum along ``axis`` (NumPy's ``cumsum``)."""
+    return asarray(x).cumsum(axis)
+
+
+def cumprod(x: Any, axis: Any = None) -> Array:
+    """Running product along ``axis`` (NumPy's ``cumprod``)."""
+    return asarray(x).cumprod(axis)
+
+
+def diff(x: Any, n: int = 1, axis: int = -1) -> Array:
+    """The ``n``-th difference along ``axis`` (NumPy's ``diff``)."""
+    a = asarray(x)
+    return Array(a._a.diff(operator.index(n), operator.index(axis)), "diff")
+
+
+def sort(x: Any, axis: Any = -1) -> Array:
+    """Sorted along ``axis``, NaN last (NumPy's ``sort``; the flattened array when
+    ``axis`` is ``None``)."""
+    a = asarray(x)
+    a, axis = (a.reshape(-1), 0) if axis is None else (a, axis)
+    return Array(a._a.sort(operator.index(axis), False), "sort")
+
+
+def argsort(x: Any, axis: Any = -1) -> Array:
+    """The positions that sort ``x`` along ``axis`` (NumPy's ``argsort`` with a stable
+    sort)."""
+    return asarray(x).argsort(axis)
+
+
+def unique(x: Any) -> Array:
+    """The sorted distinct elements of the flattened array, NaN once (NumPy's ``unique``).
+    Their number is data, so this runs a job on the default session."""
+    return Array(asarray(x)._a.unique(get_session()._native), "unique")
+
+
+def take(x: Any, indices: Any, axis: Any = None) -> Array:
+    """The elements at ``indices`` along ``axis`` (NumPy's ``take``)."""
+    return asarray(x).take(indices, axis)
+
+
+def isin(element: Any, test_elements: Any, invert: bool = False) -> Array:
+    """Whether each element of ``element`` is in ``test_elements`` (NumPy's ``isin``)."""
+    return Array(asarray(element)._a.isin(asarray(test_elements)._a, invert), "isin")
+
+
+def outer(a: Any, b: Any) -> Array:
+    """The outer product of ``a`` and ``b`` flattened (NumPy's ``outer``)."""
+    return Array(asarray(a)._a.outer(asarray(b)._a), "outer")
+
+
+def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Array:
+    """``x`` limited to ``[a_min, a_max]`` (NumPy's ``clip``)."""
+    return asarray(x).clip(a_min, a_max)
+
+
+def round(x: Any, decimals: int = 0) -> Array:  # noqa: A001 - NumPy's name
+    """``x`` rounded to ``decimals`` decimals, half to even (NumPy's ``round``)."""
+    return asarray(x).round(decimals)
+
+
+around = round

@@ -36,8 +36,10 @@ def test_bad_indices_are_index_errors():
         x[0, 0, 0]
     with pytest.raises(ts.TesseraValueError):
         x[::0]
-    with pytest.raises(TypeError):
-        x[ts.ones(3) > 0]
+    with pytest.raises(IndexError):
+        x[ts.ones(4) > 0]
+    with pytest.raises(IndexError):
+        x[np.ones((3, 5), dtype=bool)]
 
 
 def test_dtype_errors_are_type_errors():

@@ -17,6 +17,7 @@ mod shape;
 
 pub use array::outer;
 pub use create::{arange, arange_f64, from_slice, from_vec, full, linspace, ones, zeros};
+pub use nanreduce::NanOp;
 pub(crate) use ops::cast_node as ops_cast;
 pub use ops::{where_, Operand};
 pub use shape::{concatenate, Slice};

@@ -8,16 +8,24 @@ use super::reduce::reductions;
 use super::Tensor;
 use tessera_kernels::ReduceOp;
 
-/// Which NaN-skipping reduction.
-#[derive(Clone, Copy)]
-enum NanOp {
+/// Which NaN-skipping reduction ([`Tensor::nan_reduce`]): `Var` and `Std` carry `ddof`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NanOp {
+    /// `nansum`.
     Sum,
+    /// `nanmean`.
     Mean,
+    /// `nanmin`.
     Min,
+    /// `nanmax`.
     Max,
+    /// `nanargmin`.
     ArgMin,
+    /// `nanargmax`.
     ArgMax,
+    /// `nanvar` with `ddof`.
     Var(u32),
+    /// `nanstd` with `ddof`.
     Std(u32),
 }
 
@@ -35,7 +43,9 @@ reductions! { nan_reduce:
 }
 
 impl Tensor {
-    fn nan_reduce(&self, op: NanOp, axes: Option<&[isize]>, keepdims: bool) -> Tensor {
+    /// The NaN-skipping reduction `op` over `axes` (all when `None`), keeping the reduced
+    /// axes as length 1 with `keepdims`: NumPy's `nansum(x, axis, keepdims=...)` and kin.
+    pub fn nan_reduce(&self, op: NanOp, axes: Option<&[isize]>, keepdims: bool) -> Tensor {
         let float = match self.dtype() {
             Ok(d) => d.is_float(),
             Err(e) => return Tensor::failed(e),
