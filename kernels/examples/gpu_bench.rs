@@ -11,6 +11,7 @@
 //! cargo run --release -p tessera-kernels --example gpu_bench -- groupby_q1 1e8 5
 //! cargo run --release -p tessera-kernels --example gpu_bench -- join 1e7 5
 //! ```
+//! `RUST_LOG=tessera_kernels=debug` logs the join's device time per phase.
 //! Arguments: workload (`pi`, `sincos`, `matmul`: f64 `A @ B` of two generated `n × n`
 //! matrices, copied back, or `groupby_q1`: the h2o query `sum(v1) by id1` as one groupby
 //! partial of a generated table, `id1` strings `id001`..`id100` and `v1` in 1..5, whose
@@ -226,6 +227,11 @@ fn run() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    // RUST_LOG=tessera_kernels=debug shows the device phases of the frame kernels.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -13,7 +13,7 @@ use crate::cuda::frame_plan::ColKind;
 use crate::frame::join::Matches;
 use crate::KernelError;
 use arrow::array::{Array, ArrayRef};
-use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, PushKernelArg};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,6 +33,19 @@ fn key_cols(
         }
     }
     Ok(Some(out))
+}
+
+/// `len` (at least one) device elements left unset, without the memset of `alloc_zeros`.
+///
+/// # Safety
+/// Every element read later is first written by a kernel ordered before the read on
+/// `stream`.
+unsafe fn unset<T: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    len: usize,
+) -> Result<CudaSlice<T>, KernelError> {
+    // SAFETY: the caller's contract.
+    unsafe { stream.alloc::<T>(len.max(1)) }.map_err(driver("allocation"))
 }
 
 fn is_string(k: &ArrayRef) -> bool {
@@ -78,13 +91,9 @@ impl Gpu {
         let (nb64, np64) = (i64_of(nb)?, i64_of(np)?);
         let slots = (2 * nb).next_power_of_two().max(1024);
         let mask = (slots - 1) as u64;
-        let u32s = |len: usize| {
-            stream
-                .alloc_zeros::<u32>(len.max(1))
-                .map_err(driver("allocation"))
-        };
-        let slot_of_row = u32s(nb)?;
-        let timer = Timer::new(stream, timed)?;
+        // SAFETY: ts_gb_insert writes slot_of_row[i] for every row i < nb.
+        let slot_of_row = unsafe { unset::<u32>(stream, nb) }?;
+        let mut timer = Timer::new(stream, timed)?;
         timer.start(stream)?;
         // The build side: each row's slot, then each slot's rows laid out in row order.
         let counts = self.zeros(stream, slots)?;
@@ -100,29 +109,40 @@ impl Gpu {
             .arg(&no_first)
             .arg(&slot_of_row);
         launch(args, self.grid(nb), BLOCK, 0)?;
+        timer.mark(
+            stream,
+            "join: zero the counts, fill the table, insert the build keys",
+        )?;
         let mut args = stream.launch_builder(&fns.join_count);
         args.arg(&nb64).arg(&slot_of_row).arg(&counts).arg(&most);
         launch(args, self.grid(nb), BLOCK, 0)?;
+        timer.mark(stream, "join: count rows per slot")?;
         let mut ends = counts;
         self.prefix_sum(stream, &fns, &mut ends, slots)?;
+        timer.mark(stream, "join: prefix sum over the slots")?;
         let most = stream
             .clone_dtoh(&most)
             .map_err(driver("copy from the device"))?;
         if most.first().copied().unwrap_or(0) > MOST_PER_KEY {
             return Ok(None);
         }
-        let rows = u32s(nb)?;
+        // SAFETY: ts_join_place writes the positions [0, placed rows) of `rows`, which the
+        // slots' ranges cover exactly; the sort and the emit read only inside the ranges.
+        let rows = unsafe { unset::<u32>(stream, nb) }?;
         let mut args = stream.launch_builder(&fns.join_place);
         args.arg(&nb64).arg(&slot_of_row).arg(&ends).arg(&rows);
         launch(args, self.grid(nb), BLOCK, 0)?;
+        timer.mark(stream, "join: place build rows")?;
         let slots64 = i64_of(slots)?;
         let mut args = stream.launch_builder(&fns.join_sort);
         args.arg(&slots64).arg(&ends).arg(&rows);
         launch(args, self.grid(slots), BLOCK, 0)?;
+        timer.mark(stream, "join: sort each slot's rows")?;
         // The probe side: each row's first build row and output rows, their offsets, the
         // pairs.
         let keep = i32::from(keep_unmatched);
-        let match_start = self.zeros(stream, np)?;
+        // SAFETY: ts_join_probe writes match_start[i] for every probe row i < np.
+        let match_start = unsafe { unset::<u64>(stream, np) }?;
         let mut offsets = self.zeros(stream, np + 1)?;
         let mut args = stream.launch_builder(&fns.join_probe);
         args.arg(&pdesc)
@@ -136,11 +156,16 @@ impl Gpu {
             .arg(&match_start)
             .arg(&offsets);
         launch(args, self.grid(np), BLOCK, 0)?;
+        timer.mark(stream, "join: probe")?;
         let total = self.prefix_sum(stream, &fns, &mut offsets, np + 1)? as usize;
+        timer.mark(stream, "join: prefix sum over the probe rows")?;
         if u32::try_from(total).is_err() {
             return Ok(None);
         }
-        let (probe_out, build_out) = (u32s(total)?, u32s(total)?);
+        // SAFETY: the offsets partition [0, total): ts_join_emit writes each probe row's
+        // positions from its offset, so every output position is written.
+        let (probe_out, build_out) =
+            unsafe { (unset::<u32>(stream, total)?, unset::<u32>(stream, total)?) };
         let mut args = stream.launch_builder(&fns.join_emit);
         args.arg(&np64)
             .arg(&match_start)
@@ -149,6 +174,7 @@ impl Gpu {
             .arg(&probe_out)
             .arg(&build_out);
         launch(args, self.grid(np), BLOCK, 0)?;
+        timer.mark(stream, "join: emit the pairs")?;
         timer.stop(stream)?;
         let back = |s: &CudaSlice<u32>| -> Result<Vec<u32>, KernelError> {
             let mut v = stream

@@ -71,48 +71,87 @@ fn contained<T>(what: &str, f: impl FnOnce() -> Result<T, KernelError>) -> Resul
     })
 }
 
-/// The device time of a launch, measured with two CUDA events only when timing was asked
-/// for ([`Gpu::execute_timed`]): [`Gpu::execute`] creates no events.
-struct Timer(Option<(CudaEvent, CudaEvent)>);
+/// The device time of a launch, measured with CUDA events only when timing was asked
+/// for ([`Gpu::execute_timed`]): [`Gpu::execute`] creates no events. Between start and
+/// stop, [`Timer::mark`] can end named phases, logged at debug level by [`Timer::elapsed`].
+struct Timer(Option<Events>);
+
+/// A timed launch's events: start, the phases' ends, stop.
+struct Events {
+    start: CudaEvent,
+    marks: Vec<(&'static str, CudaEvent)>,
+    end: CudaEvent,
+}
+
+/// The milliseconds from `a` to `b` (waits for `b`).
+fn between(a: &CudaEvent, b: &CudaEvent) -> Result<Duration, KernelError> {
+    let ms = a.elapsed_ms(b).map_err(driver("event"))?;
+    Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+}
 
 impl Timer {
-    /// Two timing events on `stream`'s context when `timed` (cudarc's default flags
-    /// disable timing), none otherwise.
+    /// Timing events on `stream`'s context when `timed` (cudarc's default flags disable
+    /// timing), none otherwise.
     fn new(stream: &Arc<CudaStream>, timed: bool) -> Result<Timer, KernelError> {
         if !timed {
             return Ok(Timer(None));
         }
-        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-        let ctx = stream.context();
-        Ok(Timer(Some((
-            ctx.new_event(flags).map_err(driver("event"))?,
-            ctx.new_event(flags).map_err(driver("event"))?,
-        ))))
+        let event = || {
+            stream
+                .context()
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(driver("event"))
+        };
+        Ok(Timer(Some(Events {
+            start: event()?,
+            marks: Vec::new(),
+            end: event()?,
+        })))
     }
 
     /// Records the start event on `stream` (nothing when untimed).
     fn start(&self, stream: &Arc<CudaStream>) -> Result<(), KernelError> {
         match &self.0 {
-            Some((start, _)) => start.record(stream).map_err(driver("event")),
+            Some(e) => e.start.record(stream).map_err(driver("event")),
             None => Ok(()),
         }
+    }
+
+    /// Ends phase `name` on `stream` (nothing when untimed).
+    fn mark(&mut self, stream: &Arc<CudaStream>, name: &'static str) -> Result<(), KernelError> {
+        let Some(e) = &mut self.0 else {
+            return Ok(());
+        };
+        let event = stream
+            .context()
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(driver("event"))?;
+        event.record(stream).map_err(driver("event"))?;
+        e.marks.push((name, event));
+        Ok(())
     }
 
     /// Records the end event on `stream` (nothing when untimed).
     fn stop(&self, stream: &Arc<CudaStream>) -> Result<(), KernelError> {
         match &self.0 {
-            Some((_, end)) => end.record(stream).map_err(driver("event")),
+            Some(e) => e.end.record(stream).map_err(driver("event")),
             None => Ok(()),
         }
     }
 
-    /// The time between the recorded events (waits for the end event); zero when untimed.
+    /// The time between start and stop (waits for the end event), each marked phase's
+    /// logged at debug level; zero when untimed.
     fn elapsed(&self) -> Result<Duration, KernelError> {
-        let Some((start, end)) = &self.0 else {
+        let Some(e) = &self.0 else {
             return Ok(Duration::ZERO);
         };
-        let ms = start.elapsed_ms(end).map_err(driver("event"))?;
-        Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+        let mut from = &e.start;
+        for (name, mark) in &e.marks {
+            let ms = between(from, mark)?.as_secs_f64() * 1e3;
+            tracing::debug!(phase = name, ms, "device phase");
+            from = mark;
+        }
+        between(&e.start, &e.end)
     }
 }
 
