@@ -158,6 +158,21 @@ fn reduce_op(name: &str, ddof: u32) -> PyResult<ReduceOp> {
     })
 }
 
+/// The NaN-skipping reduction named `name`.
+fn nan_op(name: &str, ddof: u32) -> PyResult<NanOp> {
+    Ok(match name {
+        "sum" => NanOp::Sum,
+        "mean" => NanOp::Mean,
+        "min" => NanOp::Min,
+        "max" => NanOp::Max,
+        "argmin" => NanOp::ArgMin,
+        "argmax" => NanOp::ArgMax,
+        "var" => NanOp::Var(ddof),
+        "std" => NanOp::Std(ddof),
+        other => return Err(value_error(format!("no NaN-skipping reduction {other:?}"))),
+    })
+}
+
 #[pymethods]
 impl PyTensor {
     /// The shape.
@@ -192,43 +207,23 @@ impl PyTensor {
         PyTensor::wrap(t)
     }
 
-    /// The reduction `op` over `axes` (all when `None`).
-    #[pyo3(signature = (op, axes=None, keepdims=false, ddof=0))]
+    /// The reduction `op` over `axes` (all when `None`); with `skip_nan`, its NaN-skipping
+    /// form (`sum mean min max argmin argmax var std`: NumPy's `nansum` and kin).
+    #[pyo3(signature = (op, axes=None, keepdims=false, ddof=0, skip_nan=false))]
     fn reduce(
         &self,
         op: &str,
         axes: Option<Vec<isize>>,
         keepdims: bool,
         ddof: u32,
+        skip_nan: bool,
     ) -> PyResult<PyTensor> {
-        PyTensor::wrap(
-            self.t
-                .reduce(reduce_op(op, ddof)?, axes.as_deref(), keepdims),
-        )
-    }
-
-    /// The NaN-skipping reduction `op` (`sum mean min max argmin argmax var std`) over
-    /// `axes` (all when `None`).
-    #[pyo3(signature = (op, axes=None, keepdims=false, ddof=0))]
-    fn nan_reduce(
-        &self,
-        op: &str,
-        axes: Option<Vec<isize>>,
-        keepdims: bool,
-        ddof: u32,
-    ) -> PyResult<PyTensor> {
-        let op = match op {
-            "sum" => NanOp::Sum,
-            "mean" => NanOp::Mean,
-            "min" => NanOp::Min,
-            "max" => NanOp::Max,
-            "argmin" => NanOp::ArgMin,
-            "argmax" => NanOp::ArgMax,
-            "var" => NanOp::Var(ddof),
-            "std" => NanOp::Std(ddof),
-            other => return Err(value_error(format!("no NaN-skipping reduction {other:?}"))),
-        };
-        PyTensor::wrap(self.t.nan_reduce(op, axes.as_deref(), keepdims))
+        let axes = axes.as_deref();
+        PyTensor::wrap(if skip_nan {
+            self.t.nan_reduce(nan_op(op, ddof)?, axes, keepdims)
+        } else {
+            self.t.reduce(reduce_op(op, ddof)?, axes, keepdims)
+        })
     }
 
     /// The running `op` (`sum` or `prod`) along `axis`, of the flattened array when `None`.

@@ -230,7 +230,7 @@ class Array:
 
     # --- NaN-skipping reductions, running and sorting ----------------------------------
     def _nan(self, op: str, axis: Axis, keepdims: bool, ddof: int = 0) -> "Array":
-        return Array(self._a.nan_reduce(op, _axes(axis), keepdims, ddof), "nan" + op)
+        return Array(self._a.reduce(op, _axes(axis), keepdims, ddof, True), "nan" + op)
 
     def cumsum(self, axis: Optional[int] = None) -> "Array":
         """Running sum along ``axis`` (of the flattened array when ``None``; integers and
