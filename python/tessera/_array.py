@@ -252,9 +252,13 @@ class Array:
         ``None``); negative indices count from the end."""
         idx = np.asarray(indices)
         if idx.ndim > 1 or (idx.size and idx.dtype.kind not in "iu"):
-            raise TesseraIndexError("take needs a flat list of integer indices")
+            raise TesseraIndexError("take needs an integer or a flat list of integer indices")
         flat = [int(i) for i in idx.reshape(-1)]
-        return Array(self._a.take(flat, None if axis is None else operator.index(axis)), "take")
+        out = Array(self._a.take(flat, None if axis is None else operator.index(axis)), "take")
+        if idx.ndim == 0:  # one index: its axis goes, as in NumPy's take(x, 3)
+            gone = 0 if axis is None else operator.index(axis) % out.ndim
+            out = out.reshape([n for d, n in enumerate(out.shape) if d != gone])
+        return out
 
     def clip(self, min: Any = None, max: Any = None) -> "Array":  # noqa: A002 - NumPy's names
         """Limited to ``[min, max]`` (either may be ``None``; arrays or scalars)."""

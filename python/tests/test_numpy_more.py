@@ -88,6 +88,9 @@ def test_take_and_array_indexing_match_numpy(session, data, chunks):
     x = chunked(ts.asarray(data), chunks)
     np.testing.assert_array_equal(ts.take(x, [0, 44, -1, 7]).compute(session), np.take(data, [0, 44, -1, 7]))
     np.testing.assert_array_equal(x.take([4, 0, 4], axis=1).compute(session), data.take([4, 0, 4], axis=1))
+    assert ts.take(x, 7).compute(session) == np.take(data, 7)
+    np.testing.assert_array_equal(x.take(-1, axis=1).compute(session), data.take(-1, axis=1))
+    np.testing.assert_array_equal(x.take(2, axis=0).compute(session), data.take(2, axis=0))
     np.testing.assert_array_equal(x[[2, 0, -1, 2]].compute(session), data[[2, 0, -1, 2]])
     np.testing.assert_array_equal(x[np.array([8, 1])].compute(session), data[[8, 1]])
     mask = data > 0.3
