@@ -25,6 +25,7 @@ pub mod storage;
 pub mod store;
 pub mod supervisor;
 pub mod system;
+mod trim;
 
 pub use device::{run_cpu_kernel, DeviceActor};
 pub use faults::{FaultInjector, FaultKind, FaultPoint, FaultRule, MemoryReading};

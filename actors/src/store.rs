@@ -18,6 +18,7 @@ use crate::graph::ChunkKey;
 use crate::job::JobId;
 use crate::memory::{MemoryPool, Reservation};
 use crate::recorder::{Recorder, StorageEvent, StorageEventKind, StorageLog};
+use crate::trim::Trimmer;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -164,6 +165,7 @@ pub struct ChunkStore {
     /// Spills of kept chunks while no job pressed: reported with the next job's counters.
     unclaimed: StorageStats,
     warned_spill_failure: bool,
+    trimmer: Trimmer,
 }
 
 /// What storage did for one job: counters, and the events while recording is on.
@@ -186,6 +188,7 @@ impl ChunkStore {
             pressing: None,
             unclaimed: StorageStats::default(),
             warned_spill_failure: false,
+            trimmer: Trimmer::default(),
         }
     }
 
@@ -488,6 +491,7 @@ impl ChunkStore {
         if let Place::Memory { file, .. } = &mut entry.place {
             if let Some(file) = file.take() {
                 entry.place = Place::Disk(file);
+                self.trimmer.freed(entry.nbytes);
                 return Ok(());
             }
         }
@@ -526,6 +530,8 @@ impl ChunkStore {
         if let Some(entry) = self.entries.get_mut(&id) {
             entry.place = Place::Disk(file);
         }
+        drop(data);
+        self.trimmer.freed(nbytes);
         let job = self.spill_job(id);
         let stats = self.spill_stats(id);
         stats.bytes_spilled += nbytes;

@@ -125,4 +125,11 @@ impl ChunkOp {
             _ => None,
         }
     }
+
+    /// True when the output holds about all of its inputs' rows (a frame op: a shuffle merge,
+    /// a concat, a join, a sort), so that the inputs' sum, not the largest of them, bounds
+    /// its size when the planner reserves memory for it.
+    pub fn gathers_inputs(&self) -> bool {
+        matches!(self, ChunkOp::Frame(_))
+    }
 }

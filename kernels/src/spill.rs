@@ -330,9 +330,17 @@ fn layout(data: &ChunkData) -> Result<Vec<Piece<'_>>, SpillError> {
     Ok(out.finish())
 }
 
+/// Bytes an IPC stream adds to a batch's buffers: its schema and batch messages, and the
+/// padding of every buffer to 64 bytes (a generous bound for the widest tables).
+const IPC_SLACK: usize = 64 << 10;
+
 fn encode_ipc(batch: &RecordBatch) -> Result<Vec<u8>, SpillError> {
     let encode_error = |e: arrow::error::ArrowError| SpillError::Encode(e.to_string());
-    let mut writer = StreamWriter::try_new(Vec::new(), batch.schema_ref()).map_err(encode_error)?;
+    // Sized for the whole stream up front: a buffer grown by doubling leaves a trail of
+    // freed blocks of every size behind each spill, which the allocator keeps.
+    let capacity = crate::frame::table::batch_bytes(batch) + IPC_SLACK;
+    let mut writer = StreamWriter::try_new(Vec::with_capacity(capacity), batch.schema_ref())
+        .map_err(encode_error)?;
     writer.write(batch).map_err(encode_error)?;
     writer.finish().map_err(encode_error)?;
     writer.into_inner().map_err(encode_error)

@@ -113,6 +113,13 @@ impl SessionBuilder {
         self
     }
     /// Host memory budget in bytes (default: 70% of the memory this process may use).
+    ///
+    /// It bounds the chunks held in memory plus the outputs of the tasks running, reserved
+    /// on estimates before they run; past it, chunks spill to disk. The process's resident
+    /// memory runs above it by what the running tasks hold while they compute (their
+    /// inputs, hash tables and parse buffers: a few chunks per thread) and by what the
+    /// allocator keeps of freed memory; on glibc the store hands that back after spilling.
+    /// The README's "Spilling" section has measured figures.
     pub fn memory_budget(mut self, bytes: u64) -> Self {
         self.memory_budget = Some(bytes);
         self

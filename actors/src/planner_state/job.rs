@@ -201,9 +201,10 @@ impl Job {
         Ok(())
     }
 
-    /// Bytes to reserve for the output of the task at `pos`: what its op says, else its
-    /// largest input (elementwise ops and merges of partitions produce about a chunk;
-    /// reductions less), else the job's mean chunk so far.
+    /// Bytes to reserve for the output of the task at `pos`: what its op says, else the sum
+    /// of its inputs for an op that gathers them (a shuffle merge of many parts), its
+    /// largest input for the others (elementwise ops produce about a chunk, reductions
+    /// less), else the job's mean chunk so far.
     pub(super) fn estimate(&self, pos: usize) -> u64 {
         let task = &self.tasks[pos];
         if let Some(bytes) = match &task.work {
@@ -214,14 +215,14 @@ impl Job {
         }
         let inputs = self.index.inputs(pos);
         if !inputs.is_empty() {
-            return inputs
-                .iter()
-                .map(|&i| match self.tasks[i].status {
-                    Status::Stored(n) => n,
-                    _ => 0,
-                })
-                .max()
-                .unwrap_or(0);
+            let sizes = inputs.iter().map(|&i| match self.tasks[i].status {
+                Status::Stored(n) => n,
+                _ => 0,
+            });
+            return match &task.work {
+                Work::Run(op) if op.gathers_inputs() => sizes.sum(),
+                _ => sizes.max().unwrap_or(0),
+            };
         }
         self.stats
             .bytes_produced

@@ -542,6 +542,42 @@ fn reservations_hold_back_work_beyond_the_budget() {
 }
 
 #[test]
+fn a_task_that_gathers_its_inputs_reserves_their_sum() {
+    // Three chunks of 10, 20 and 30 eight-byte elements; a concat of them holds all their
+    // rows.
+    let pool = MemoryPool::new(1 << 20);
+    let mut p = PlannerState::new(pool.clone());
+    p.add_device(CPU, 4);
+    let source = |k: u64| {
+        crate::graph::ChunkTask::new(
+            ChunkKey(k),
+            crate::graph::tests::const_op(1, 10),
+            Vec::new(),
+        )
+    };
+    let concat = crate::graph::ChunkTask::new(
+        ChunkKey(4),
+        ChunkOp::Frame(tessera_kernels::frame::ops::FrameOp::Concat { limit: None }),
+        keys(&[1, 2, 3]),
+    );
+    let g = ChunkGraph {
+        tasks: vec![source(1), source(2), source(3), concat],
+        outputs: keys(&[4]),
+        ..Default::default()
+    };
+    let (job, a) = p.submit(g, Instant::now());
+    assert_eq!(dispatched(&a), vec![1, 2, 3]);
+    done(&mut p, job, 1, 10);
+    done(&mut p, job, 2, 20);
+    assert_eq!(dispatched(&done(&mut p, job, 3, 30)), vec![4]);
+    assert_eq!(
+        pool.used(),
+        8 * 60,
+        "the sum of the inputs, not the largest"
+    );
+}
+
+#[test]
 fn with_both_tiers_full_a_job_that_cannot_progress_fails_naming_both_budgets() {
     let pool = MemoryPool::new(100);
     let mut p = PlannerState::new(pool.clone());

@@ -461,14 +461,15 @@ impl PrimEncoder {
         T: ArrowPrimitiveType,
         T::Native: KeyNative,
     {
-        let values = self
-            .values
-            .iter()
-            .map(|&v| T::Native::from_bits(v))
-            .collect::<Option<ScalarBuffer<T::Native>>>()
-            .ok_or_else(|| {
+        // Collected into a vector of the exact length (collecting through `Option` grows it by
+        // doubling): the keys are stored as they are, and slack would be memory no budget sees.
+        let mut values = Vec::with_capacity(self.values.len());
+        for &v in &self.values {
+            values.push(T::Native::from_bits(v).ok_or_else(|| {
                 FrameError::TypeMismatch(format!("a key does not fit the key type {dt}"))
-            })?;
+            })?);
+        }
+        let values = ScalarBuffer::from(values);
         let array = PrimitiveArray::<T>::try_new(values, self.nulls())?;
         Ok(Arc::new(array.with_data_type(dt.clone())))
     }
