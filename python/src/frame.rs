@@ -8,6 +8,7 @@
 use crate::errors::{to_py, type_error, value_error};
 use crate::session::{run_job, PySession};
 use arrow::array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
+use arrow::datatypes::{DataType, TimeUnit};
 use arrow::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyCapsule, PyFloat, PyInt, PyString};
@@ -439,6 +440,128 @@ impl PySeries {
     fn to_frame(&self) -> PyResult<PyFrame> {
         PyFrame::wrap(self.s.to_frame())
     }
+
+    /// Whether `low <= value <= high`.
+    fn between(&self, low: &Bound<'_, PyAny>, high: &Bound<'_, PyAny>) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.between(literal(low)?, literal(high)?))
+    }
+
+    /// Converted to the type named `dtype` (see [`frame_type`]).
+    fn astype(&self, dtype: &str) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.astype(frame_type(dtype)?))
+    }
+
+    /// Each value mapped through the `(from, to)` pairs; unmatched values become null.
+    fn map_values(&self, pairs: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)>) -> PyResult<PySeries> {
+        let pairs = pairs
+            .iter()
+            .map(|(from, to)| Ok((literal(from)?, literal(to)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        PySeries::wrap(self.s.map_values(&pairs))
+    }
+
+    /// The distinct values.
+    fn unique(&self) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.unique())
+    }
+
+    /// A `str` function without arguments: `lower upper len strip`.
+    fn str_unary(&self, func: &str) -> PyResult<PySeries> {
+        let s = self.s.str();
+        PySeries::wrap(match func {
+            "lower" => s.lower(),
+            "upper" => s.upper(),
+            "len" => s.len(),
+            "strip" => s.strip(),
+            other => return Err(value_error(format!("no str function {other:?}"))),
+        })
+    }
+
+    /// A `str` test against a text: `startswith endswith contains` (plain text).
+    fn str_test(&self, func: &str, text: &str) -> PyResult<PySeries> {
+        let s = self.s.str();
+        PySeries::wrap(match func {
+            "startswith" => s.startswith(text),
+            "endswith" => s.endswith(text),
+            "contains" => s.contains(text),
+            other => return Err(value_error(format!("no str test {other:?}"))),
+        })
+    }
+
+    /// Every `old` replaced by `new` (plain text).
+    fn str_replace(&self, old: &str, new: &str) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.str().replace(old, new))
+    }
+
+    /// Characters `start..stop` with Python's slice bounds.
+    #[pyo3(signature = (start, stop=None))]
+    fn str_slice(&self, start: i64, stop: Option<i64>) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.str().slice(start, stop))
+    }
+
+    /// A date field: `year month day hour minute second weekday dayofyear quarter`.
+    fn dt_field(&self, field: &str) -> PyResult<PySeries> {
+        let d = self.s.dt();
+        PySeries::wrap(match field {
+            "year" => d.year(),
+            "month" => d.month(),
+            "day" => d.day(),
+            "hour" => d.hour(),
+            "minute" => d.minute(),
+            "second" => d.second(),
+            "weekday" => d.weekday(),
+            "dayofyear" => d.dayofyear(),
+            "quarter" => d.quarter(),
+            other => return Err(value_error(format!("no date field {other:?}"))),
+        })
+    }
+
+    /// Timestamps rounded down to a whole `unit`: pandas' frequencies `D`, `h`, `min`, `s`.
+    fn dt_floor(&self, unit: &str) -> PyResult<PySeries> {
+        let unit = match unit {
+            "D" | "d" => df::FloorUnit::Day,
+            "h" | "H" => df::FloorUnit::Hour,
+            "min" | "T" => df::FloorUnit::Minute,
+            "s" | "S" => df::FloorUnit::Second,
+            other => {
+                return Err(value_error(format!(
+                    "floor to {other:?} is not supported; use 'D', 'h', 'min' or 's'"
+                )))
+            }
+        };
+        PySeries::wrap(self.s.dt().floor(unit))
+    }
+}
+
+/// The Arrow type for a pandas or NumPy dtype name: `bool`, `int8`..`int64`,
+/// `uint8`..`uint64`, `float32`, `float64`, `string` (or `str`, `object`), `category` (a
+/// dictionary of strings) and `datetime64[s|ms|us|ns]`.
+fn frame_type(name: &str) -> PyResult<DataType> {
+    Ok(match name {
+        "bool" | "boolean" => DataType::Boolean,
+        "int8" => DataType::Int8,
+        "int16" => DataType::Int16,
+        "int32" => DataType::Int32,
+        "int64" | "int" => DataType::Int64,
+        "uint8" => DataType::UInt8,
+        "uint16" => DataType::UInt16,
+        "uint32" => DataType::UInt32,
+        "uint64" => DataType::UInt64,
+        "float32" => DataType::Float32,
+        "float64" | "float" => DataType::Float64,
+        "string" | "str" | "object" => DataType::Utf8,
+        "category" => DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+        "datetime64[s]" => DataType::Timestamp(TimeUnit::Second, None),
+        "datetime64[ms]" => DataType::Timestamp(TimeUnit::Millisecond, None),
+        "datetime64[us]" => DataType::Timestamp(TimeUnit::Microsecond, None),
+        "datetime64[ns]" => DataType::Timestamp(TimeUnit::Nanosecond, None),
+        other => {
+            return Err(type_error(format!(
+                "astype to {other:?} is not supported; use bool, int8..int64, uint8..uint64, \
+                 float32, float64, string, category or datetime64[s|ms|us|ns]"
+            )))
+        }
+    })
 }
 
 /// Adds the dataframe classes and functions to the native module.

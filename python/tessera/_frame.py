@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _ops, _tessera
+from ._accessors import DtAccessor, StrAccessor
 from ._session import Session, get_session
 from .errors import TesseraTypeError, TesseraValueError
 
@@ -192,6 +193,39 @@ class Series:
     def fillna(self, value: Any) -> "Series":
         """Nulls replaced by ``value``."""
         return Series(self._s.fillna(value))
+
+    def between(self, left: Any, right: Any) -> "Series":
+        """Whether ``left <= value <= right`` (pandas' ``inclusive='both'``)."""
+        return Series(self._s.between(left, right))
+
+    def astype(self, dtype: Any) -> "Series":
+        """Converted to ``dtype``: a NumPy or pandas name (``'int32'``, ``'float64'``,
+        ``'string'``, ``'category'``, ``'datetime64[ns]'``…) or ``int float str bool``."""
+        names = {int: "int64", float: "float64", str: "string", bool: "bool"}
+        name = names.get(dtype) if isinstance(dtype, type) else None
+        return Series(self._s.astype(name or str(dtype)))
+
+    def map(self, arg: Dict[Any, Any]) -> "Series":
+        """Each value mapped through the dict ``arg``; values not in it become null."""
+        if not isinstance(arg, dict):
+            raise TesseraTypeError("Series.map takes a dict (functions cannot run in Tessera)")
+        return Series(self._s.map_values(list(arg.items())))
+
+    def unique(self) -> "Series":
+        """The distinct values, in no particular order (a lazy series)."""
+        return Series(self._s.unique())
+
+    @property
+    def str(self) -> StrAccessor:
+        """String functions: ``lower upper len strip startswith endswith contains replace
+        slice``."""
+        return StrAccessor(self)
+
+    @property
+    def dt(self) -> DtAccessor:
+        """Date fields: ``year month day hour minute second weekday dayofyear quarter`` and
+        ``floor``."""
+        return DtAccessor(self)
 
     def to_frame(self) -> DataFrame:
         """The series as a one-column frame."""

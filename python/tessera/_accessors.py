@@ -1,0 +1,148 @@
+"""pandas' ``Series.str`` and ``Series.dt`` accessors over Tessera's column expressions.
+
+Patterns are plain text: ``contains`` and ``replace`` take ``regex=False`` (pandas'
+``contains`` defaults to a regular expression; a pattern without regex syntax means the
+same either way, and one with it raises rather than answer differently).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from .errors import TesseraValueError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._frame import Series
+
+_REGEX_SYNTAX = set(".^$*+?{}[]\\|()")
+
+
+def _plain(pat: str, regex: bool, what: str) -> str:
+    if regex and any(c in _REGEX_SYNTAX for c in pat):
+        raise TesseraValueError(
+            f"str.{what}: regular expressions are not supported; pass regex=False to match "
+            f"{pat!r} as plain text"
+        )
+    return pat
+
+
+class StrAccessor:
+    """String functions of a column (``series.str``); null stays null."""
+
+    __slots__ = ("_series",)
+
+    def __init__(self, series: "Series") -> None:
+        self._series = series
+
+    def _wrap(self, native: Any) -> "Series":
+        return type(self._series)(native)
+
+    @property
+    def _s(self) -> Any:
+        return self._series._s
+
+    def lower(self) -> "Series":
+        """Lower case."""
+        return self._wrap(self._s.str_unary("lower"))
+
+    def upper(self) -> "Series":
+        """Upper case."""
+        return self._wrap(self._s.str_unary("upper"))
+
+    def len(self) -> "Series":
+        """Length in characters."""
+        return self._wrap(self._s.str_unary("len"))
+
+    def strip(self) -> "Series":
+        """Leading and trailing whitespace removed."""
+        return self._wrap(self._s.str_unary("strip"))
+
+    def startswith(self, pat: str) -> "Series":
+        """Whether each value starts with ``pat``."""
+        return self._wrap(self._s.str_test("startswith", pat))
+
+    def endswith(self, pat: str) -> "Series":
+        """Whether each value ends with ``pat``."""
+        return self._wrap(self._s.str_test("endswith", pat))
+
+    def contains(self, pat: str, regex: bool = True) -> "Series":
+        """Whether each value contains ``pat`` (plain text; see the module's note)."""
+        return self._wrap(self._s.str_test("contains", _plain(pat, regex, "contains")))
+
+    def replace(self, pat: str, repl: str, regex: bool = False) -> "Series":
+        """Every ``pat`` replaced by ``repl`` (plain text)."""
+        return self._wrap(self._s.str_replace(_plain(pat, regex, "replace"), repl))
+
+    def slice(
+        self, start: Optional[int] = None, stop: Optional[int] = None, step: Optional[int] = None
+    ) -> "Series":
+        """Characters ``start:stop``, with Python's slice bounds (``step`` 1 only)."""
+        if step not in (None, 1):
+            raise TesseraValueError("str.slice: only step 1 is supported")
+        return self._wrap(self._s.str_slice(0 if start is None else start, stop))
+
+
+class DtAccessor:
+    """Date and timestamp fields of a column (``series.dt``)."""
+
+    __slots__ = ("_series",)
+
+    def __init__(self, series: "Series") -> None:
+        self._series = series
+
+    def _field(self, name: str) -> "Series":
+        return type(self._series)(self._series._s.dt_field(name))
+
+    @property
+    def year(self) -> "Series":
+        """The year."""
+        return self._field("year")
+
+    @property
+    def month(self) -> "Series":
+        """The month, 1 to 12."""
+        return self._field("month")
+
+    @property
+    def day(self) -> "Series":
+        """The day of the month, 1 to 31."""
+        return self._field("day")
+
+    @property
+    def hour(self) -> "Series":
+        """The hour, 0 to 23."""
+        return self._field("hour")
+
+    @property
+    def minute(self) -> "Series":
+        """The minute, 0 to 59."""
+        return self._field("minute")
+
+    @property
+    def second(self) -> "Series":
+        """The second, 0 to 59."""
+        return self._field("second")
+
+    @property
+    def weekday(self) -> "Series":
+        """The day of the week, Monday 0 to Sunday 6."""
+        return self._field("weekday")
+
+    dayofweek = weekday
+    day_of_week = weekday
+
+    @property
+    def dayofyear(self) -> "Series":
+        """The day of the year, 1 to 366."""
+        return self._field("dayofyear")
+
+    day_of_year = dayofyear
+
+    @property
+    def quarter(self) -> "Series":
+        """The quarter, 1 to 4."""
+        return self._field("quarter")
+
+    def floor(self, freq: str) -> "Series":
+        """Timestamps rounded down to a whole ``freq``: ``'D'``, ``'h'``, ``'min'`` or ``'s'``."""
+        return type(self._series)(self._series._s.dt_floor(freq))
