@@ -11,6 +11,7 @@ mod convert;
 mod create;
 mod errors;
 mod frame;
+mod logging;
 mod session;
 
 use pyo3::prelude::*;
@@ -18,6 +19,7 @@ use pyo3::prelude::*;
 /// The native module.
 #[pymodule]
 fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    logging::install();
     m.add_class::<session::PySession>()?;
     m.add_class::<array::PyTensor>()?;
     create::register(m)?;

@@ -6,6 +6,7 @@
 //! ([`Session::cancel_jobs`]), which end within about 100 ms; the session stays usable.
 
 use crate::errors::{raise, to_py};
+use crate::logging;
 use crossbeam_channel::{bounded, RecvTimeoutError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -25,6 +26,7 @@ pub(crate) fn run_job<T: Send + 'static>(
     session: Option<Arc<Session>>,
     job: impl FnOnce() -> tessera::Result<T> + Send + 'static,
 ) -> PyResult<T> {
+    logging::follow_level(py)?;
     let (tx, rx) = bounded(1);
     std::thread::Builder::new()
         .name("tessera-py-job".into())
@@ -34,7 +36,9 @@ pub(crate) fn run_job<T: Send + 'static>(
         })
         .map_err(|e| raise("ComputeError", format!("cannot start a job thread: {e}")))?;
     loop {
-        match py.detach(|| rx.recv_timeout(SIGNAL_POLL)) {
+        let received = py.detach(|| rx.recv_timeout(SIGNAL_POLL));
+        logging::deliver(py)?;
+        match received {
             Ok(result) => return result.map_err(to_py),
             Err(RecvTimeoutError::Timeout) => {
                 if let Err(e) = py.check_signals() {

@@ -123,3 +123,32 @@ def test_dashboard_serves_metrics_that_equal_the_jobs():
         assert plain.dashboard_link is None
     with pytest.raises(ValueError, match="only with a token"):
         ts.Session(dashboard="0.0.0.0:0")
+
+
+def test_events_reach_python_logging(caplog, tmp_path):
+    import logging
+
+    import pandas as pd
+
+    with ts.Session(threads=2, memory_budget=1 << 16, spill_dir=str(tmp_path),
+                    progress=False) as s:
+        # At the default WARNING level the job's info and debug events are not delivered.
+        with caplog.at_level(logging.WARNING, logger="tessera"):
+            assert float(ts.ones(100).sum().compute(s)) == 100.0
+        assert not [r for r in caplog.records if r.name.startswith("tessera.")]
+        # At INFO the job's end arrives, from the logger of the Rust module.
+        with caplog.at_level(logging.INFO, logger="tessera"):
+            assert float(ts.ones(100).sum().compute(s)) == 100.0
+        finished = [r for r in caplog.records if r.getMessage().startswith("job finished")]
+        assert finished and finished[0].name == "tessera.session"
+        assert finished[0].levelno == logging.INFO and "chunks=" in finished[0].getMessage()
+        assert not [r for r in caplog.records if r.levelno < logging.INFO]
+        # At DEBUG a frame over the 64 KiB budget shows its chunks spilled by the store.
+        caplog.clear()
+        frame = pd.DataFrame({"k": np.arange(20000) % 5000, "v": np.arange(20000.0)})
+        with caplog.at_level(logging.DEBUG, logger="tessera"):
+            got = ts.from_pandas(frame, rows_per_chunk=2000).groupby("k").sum().compute(s)
+        assert got["v"].sum() == frame["v"].sum()
+        spilled = [r for r in caplog.records if r.getMessage().startswith("spilled")]
+        assert spilled and spilled[0].name == "tessera.actors.store"
+        assert spilled[0].levelno == logging.DEBUG and "bytes=" in spilled[0].getMessage()
