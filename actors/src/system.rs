@@ -220,7 +220,7 @@ impl ActorSystem {
             .map_err(|_| ActorError::Stopped("the graph planner is not running".into()))?;
         Ok(JobHandle {
             events: events_rx,
-            cancel: Some((running.planner.clone(), token)),
+            cancel: Some(Canceller::Planner(running.planner.clone(), token)),
         })
     }
 
@@ -343,14 +343,29 @@ fn run_actors(
 #[derive(Debug)]
 pub struct JobHandle {
     events: Receiver<JobEvent>,
-    /// The planner and the job's token, for [`JobHandle::cancel`] (none for a job run
-    /// elsewhere).
-    cancel: Option<(Addr<GraphPlannerActor>, u64)>,
+    /// How [`JobHandle::cancel`] reaches the job (none: it cannot be cancelled).
+    cancel: Option<Canceller>,
+}
+
+/// How a job is cancelled: through the in-process planner, or by a hook of the component
+/// running it elsewhere (a cluster client).
+enum Canceller {
+    Planner(Addr<GraphPlannerActor>, u64),
+    Hook(Box<dyn Fn() + Send + Sync>),
+}
+
+impl std::fmt::Debug for Canceller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Canceller::Planner(_, token) => write!(f, "Planner(job token {token})"),
+            Canceller::Hook(_) => f.write_str("Hook"),
+        }
+    }
 }
 
 impl JobHandle {
     /// A handle reading a job's events from `events` (a job run elsewhere, such as on a
-    /// cluster, reported through the same events).
+    /// cluster, reported through the same events), which [`JobHandle::cancel`] cannot stop.
     pub fn from_events(events: Receiver<JobEvent>) -> JobHandle {
         JobHandle {
             events,
@@ -358,13 +373,29 @@ impl JobHandle {
         }
     }
 
-    /// Asks the planner to end the job now ([`CancelJob`]); it then finishes with
-    /// [`JobError::SystemStopped`] ("cancelled …"). Nothing for a job that already ended,
-    /// nor for one run elsewhere (a cluster's, read through [`JobHandle::from_events`]).
+    /// Like [`JobHandle::from_events`], with `cancel` called by [`JobHandle::cancel`]: it
+    /// must end the job soon with [`JobError::SystemStopped`] ("cancelled …").
+    pub fn from_events_with_cancel(
+        events: Receiver<JobEvent>,
+        cancel: impl Fn() + Send + Sync + 'static,
+    ) -> JobHandle {
+        JobHandle {
+            events,
+            cancel: Some(Canceller::Hook(Box::new(cancel))),
+        }
+    }
+
+    /// Ends the job now: the planner's [`CancelJob`], or the hook of a job run elsewhere;
+    /// it then finishes with [`JobError::SystemStopped`] ("cancelled …"). Nothing for a job
+    /// that already ended, nor for one read through [`JobHandle::from_events`].
     pub fn cancel(&self) {
-        if let Some((planner, token)) = &self.cancel {
+        match &self.cancel {
             // A stopped planner has ended the job already.
-            let _ = planner.try_send(CancelJob { token: *token });
+            Some(Canceller::Planner(planner, token)) => {
+                let _ = planner.try_send(CancelJob { token: *token });
+            }
+            Some(Canceller::Hook(cancel)) => cancel(),
+            None => {}
         }
     }
 

@@ -23,7 +23,7 @@ use tessera_actors::{
 use tessera_proto::pb::{self, job_event, jobs_client::JobsClient, ChunkLocation};
 use tessera_proto::{decode_payload, encode_payload, ChunkTicket, PROTOCOL_VERSION};
 use tokio::runtime::Runtime;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// What a cluster has now.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -162,6 +162,7 @@ impl ClusterClient {
             });
         }
         let (events, rx) = crossbeam_channel::unbounded();
+        let (cancel, cancelled) = watch::channel(false);
         let run = RunJob {
             jobs: self.jobs.clone(),
             address: self.address.clone(),
@@ -170,8 +171,11 @@ impl ClusterClient {
             keep: graph.keep_outputs,
             events,
         };
-        self.runtime.spawn(run.drive(request));
-        Ok(JobHandle::from_events(rx))
+        self.runtime.spawn(run.drive(request, cancelled));
+        Ok(JobHandle::from_events_with_cancel(rx, move || {
+            // The job has ended when nobody listens any more.
+            let _ = cancel.send(true);
+        }))
     }
 
     fn status_error(&self, status: &tonic::Status) -> ClusterError {
@@ -237,6 +241,13 @@ impl From<JobError> for RunFailure {
     }
 }
 
+/// Returns once `cancelled` is true; never if its sender is gone without cancelling.
+async fn until_cancelled(cancelled: &mut watch::Receiver<bool>) {
+    if cancelled.wait_for(|&c| c).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
 /// One job's conversation with the scheduler.
 struct RunJob {
     jobs: JobsClient<AuthedChannel>,
@@ -250,11 +261,19 @@ struct RunJob {
 impl RunJob {
     /// Runs the job, again if an output was lost before it could be gathered (a worker
     /// died after the job finished): the graph is a pure function of its inputs, so a
-    /// rerun gives the same answer, and the lost gathers show in `chunks_lost`.
-    async fn drive(mut self, request: pb::SubmitJobRequest) {
+    /// rerun gives the same answer, and the lost gathers show in `chunks_lost`. When
+    /// `cancelled` turns true the run is dropped with its event stream, which makes the
+    /// scheduler cancel the job on every worker.
+    async fn drive(mut self, request: pb::SubmitJobRequest, mut cancelled: watch::Receiver<bool>) {
         let mut lost_gathers = 0;
         let result = loop {
-            match self.run(request.clone()).await {
+            let run = tokio::select! {
+                run = self.run(request.clone()) => run,
+                () = until_cancelled(&mut cancelled) => {
+                    Err(JobError::SystemStopped("cancelled by its submitter".into()).into())
+                }
+            };
+            match run {
                 Ok(mut output) => {
                     output.stats.chunks_lost += lost_gathers;
                     break Ok(output);

@@ -153,6 +153,36 @@ fn a_killed_worker_loses_no_result() {
     assert_eq!(got, 2.0 * line_sum(n));
 }
 
+/// `cancel_jobs` (a front end's Ctrl-C) ends a job running on the cluster: the client drops
+/// the job's event stream, which makes the scheduler cancel it on the workers. The session
+/// and the cluster then run the next job. The cancel is repeated until the job ends, so it
+/// lands whenever the job thread gets to submit.
+#[test]
+fn cancel_jobs_ends_a_cluster_job_and_the_cluster_runs_the_next() {
+    let c = cluster(1);
+    let s = on(&c, 512 << 10);
+    // 4,096 chunks of random numbers on one one-thread worker: far longer than a cancel.
+    let long = tensor::random::default_rng(3)
+        .uniform(0.0, 1.0, &[1 << 28])
+        .rechunk(&[1 << 16])
+        .sin()
+        .sum();
+    let result = std::thread::scope(|sc| {
+        let job = sc.spawn(|| s.execute(&long));
+        while !job.is_finished() {
+            s.cancel_jobs();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        job.join().expect("job thread")
+    });
+    match result {
+        Err(Error::Runtime(why)) => assert!(why.contains("cancelled"), "{why}"),
+        other => panic!("expected a cancelled job, got {other:?}"),
+    }
+    let n = 10_000;
+    assert_eq!(item_f64(&s.execute(&line(n).sum()).unwrap()), line_sum(n));
+}
+
 #[test]
 fn a_cluster_without_workers_fails_jobs_in_bounded_time() {
     let mut c = cluster(1);

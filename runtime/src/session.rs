@@ -547,8 +547,9 @@ impl Session {
 
     /// Cancels every job this session is running now, from any thread (Ctrl-C in a
     /// front end): each ends within about 100 ms with an error saying "cancelled" (tasks
-    /// already running finish unheeded), and the session runs later jobs as usual. Jobs
-    /// on a cluster are not cancelled yet: they run to their end.
+    /// already running finish unheeded), and the session runs later jobs as usual. On a
+    /// cluster the client drops the job's event stream and the scheduler cancels the job
+    /// on every worker.
     pub fn cancel_jobs(&self) {
         self.inner.cancels.fetch_add(1, Ordering::Relaxed);
     }
