@@ -2,7 +2,7 @@
 //! answers equal the in-process session's and hand-computed values, chunks travel between
 //! workers, persisted data stays on the workers, and a killed worker loses nothing.
 
-use crate::common::{builder, item_f64, session_from, TestSession};
+use crate::common::{assert_cancelled, builder, item_f64, session_from, TestSession};
 use crate::dataframes::{frame_error, sorted_rows, TempDir};
 use crate::persist::{frame, line, line_sum, upper_sums};
 use arrow::datatypes::DataType;
@@ -167,18 +167,7 @@ fn cancel_jobs_ends_a_cluster_job_and_the_cluster_runs_the_next() {
         .rechunk(&[1 << 16])
         .sin()
         .sum();
-    let result = std::thread::scope(|sc| {
-        let job = sc.spawn(|| s.execute(&long));
-        while !job.is_finished() {
-            s.cancel_jobs();
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        job.join().expect("job thread")
-    });
-    match result {
-        Err(Error::Runtime(why)) => assert!(why.contains("cancelled"), "{why}"),
-        other => panic!("expected a cancelled job, got {other:?}"),
-    }
+    assert_cancelled(&s, &long);
     let n = 10_000;
     assert_eq!(item_f64(&s.execute(&line(n).sum()).unwrap()), line_sum(n));
 }

@@ -121,6 +121,24 @@ pub fn run(s: &Session, t: &Tensor) -> HostTensor {
     }
 }
 
+/// Runs `t` on `s` while calling [`Session::cancel_jobs`] every 10 ms until the job ends
+/// (so a cancel lands whenever the job thread gets to submit), and asserts that it ended
+/// with a "cancelled" error.
+pub fn assert_cancelled(s: &Session, t: &Tensor) {
+    let result = std::thread::scope(|sc| {
+        let job = sc.spawn(|| t.execute(s));
+        while !job.is_finished() {
+            s.cancel_jobs();
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        job.join().expect("job thread")
+    });
+    match result {
+        Err(Error::Runtime(why)) => assert!(why.contains("cancelled"), "{why}"),
+        other => panic!("expected a cancelled job, got {other:?}"),
+    }
+}
+
 /// The single value of a 0-d (or one-element) result as `f64`.
 pub fn item_f64(h: &HostTensor) -> f64 {
     h.item().expect("one element").as_f64()

@@ -314,17 +314,6 @@ fn cancel_jobs_ends_a_running_job_and_the_session_stays_usable() {
         .rechunk(&[1 << 16])
         .sin()
         .sum();
-    let result = std::thread::scope(|sc| {
-        let job = sc.spawn(|| long.execute(&s));
-        while !job.is_finished() {
-            s.cancel_jobs();
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        job.join().expect("job thread")
-    });
-    match result {
-        Err(Error::Runtime(why)) => assert!(why.contains("cancelled"), "{why}"),
-        other => panic!("expected a cancelled job, got {other:?}"),
-    }
+    assert_cancelled(&s, &long);
     good(&s);
 }

@@ -82,6 +82,15 @@ class StrAccessor:
         return self._wrap(self._s.str_slice(0 if start is None else start, stop))
 
 
+def _date_field(name: str, doc: str) -> property:
+    """A ``DtAccessor`` property giving the date field ``name``."""
+
+    def get(self: "DtAccessor") -> "Series":
+        return type(self._series)(self._series._s.dt_field(name))
+
+    return property(get, doc=doc)
+
+
 class DtAccessor:
     """Date and timestamp fields of a column (``series.dt``)."""
 
@@ -90,58 +99,17 @@ class DtAccessor:
     def __init__(self, series: "Series") -> None:
         self._series = series
 
-    def _field(self, name: str) -> "Series":
-        return type(self._series)(self._series._s.dt_field(name))
-
-    @property
-    def year(self) -> "Series":
-        """The year."""
-        return self._field("year")
-
-    @property
-    def month(self) -> "Series":
-        """The month, 1 to 12."""
-        return self._field("month")
-
-    @property
-    def day(self) -> "Series":
-        """The day of the month, 1 to 31."""
-        return self._field("day")
-
-    @property
-    def hour(self) -> "Series":
-        """The hour, 0 to 23."""
-        return self._field("hour")
-
-    @property
-    def minute(self) -> "Series":
-        """The minute, 0 to 59."""
-        return self._field("minute")
-
-    @property
-    def second(self) -> "Series":
-        """The second, 0 to 59."""
-        return self._field("second")
-
-    @property
-    def weekday(self) -> "Series":
-        """The day of the week, Monday 0 to Sunday 6."""
-        return self._field("weekday")
-
-    dayofweek = weekday
-    day_of_week = weekday
-
-    @property
-    def dayofyear(self) -> "Series":
-        """The day of the year, 1 to 366."""
-        return self._field("dayofyear")
-
+    year = _date_field("year", "The year.")
+    month = _date_field("month", "The month, 1 to 12.")
+    day = _date_field("day", "The day of the month, 1 to 31.")
+    hour = _date_field("hour", "The hour, 0 to 23.")
+    minute = _date_field("minute", "The minute, 0 to 59.")
+    second = _date_field("second", "The second, 0 to 59.")
+    weekday = _date_field("weekday", "The day of the week, Monday 0 to Sunday 6.")
+    dayofweek = day_of_week = weekday
+    dayofyear = _date_field("dayofyear", "The day of the year, 1 to 366.")
     day_of_year = dayofyear
-
-    @property
-    def quarter(self) -> "Series":
-        """The quarter, 1 to 4."""
-        return self._field("quarter")
+    quarter = _date_field("quarter", "The quarter, 1 to 4.")
 
     def floor(self, freq: str) -> "Series":
         """Timestamps rounded down to a whole ``freq``: ``'D'``, ``'h'``, ``'min'`` or ``'s'``."""
