@@ -59,6 +59,10 @@ pub struct JobStats {
     /// copies of the statistics share it and a finished job's event stays small.)
     #[serde(skip)]
     pub stream: Arc<Vec<Arc<TaskStream>>>,
+    /// Why the job failed, in the statistics of a failed job ([`JobEvent::FailedStats`]);
+    /// `None` for one that finished. Not serialized, like [`Self::stream`].
+    #[serde(skip)]
+    pub failure: Option<Arc<str>>,
 }
 
 impl JobStats {
@@ -83,6 +87,9 @@ impl JobStats {
         if !later.stream.is_empty() {
             Arc::make_mut(&mut self.stream).extend(later.stream.iter().cloned());
         }
+        if later.failure.is_some() {
+            self.failure.clone_from(&later.failure);
+        }
     }
 }
 
@@ -100,6 +107,8 @@ pub struct JobOutput {
 }
 
 /// What a job reports to its handle.
+// One `Finished` per job: boxing its result would change every consumer to save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum JobEvent {
     /// `done` of `total` chunk tasks have completed (sent at most every ~50 ms).
@@ -109,6 +118,10 @@ pub enum JobEvent {
         /// All chunk tasks of the job.
         total: u64,
     },
+    /// What a job that failed had done (its task stream, counters, and the error in
+    /// [`JobStats::failure`]), sent by the in-process planner just before the job's
+    /// `Finished(Err(..))`, for performance reports.
+    FailedStats(Box<JobStats>),
     /// The job ended; no event follows.
     Finished(Result<JobOutput, JobError>),
 }

@@ -106,7 +106,7 @@ impl GraphPlannerActor {
                     keep: true,
                     attempt,
                 } => self.keep(job, outputs, attempt, ctx),
-                PlannerAction::JobFailed { job, error } => {
+                PlannerAction::JobFailed { job, error, stats } => {
                     tracing::debug!(%job, %error, "job failed");
                     // Reported once storage dropped the job's chunks (storage runs on its
                     // own thread): the caller's next job finds their memory free.
@@ -114,6 +114,9 @@ impl GraphPlannerActor {
                     let forget = self.storage.send(ForgetJob { job }).into_actor(self);
                     ctx.spawn(forget.map(move |_, _, _| {
                         if let Some(events) = events {
+                            if let Some(stats) = stats {
+                                let _ = events.send(JobEvent::FailedStats(stats));
+                            }
                             let _ = events.send(JobEvent::Finished(Err(error)));
                         }
                     }));

@@ -115,6 +115,8 @@ pub enum PlannerAction {
         job: JobId,
         /// Why.
         error: JobError,
+        /// What it did before (none for a job refused at submission).
+        stats: Option<Box<JobStats>>,
     },
 }
 
@@ -285,15 +287,23 @@ impl PlannerState {
     pub fn submit(&mut self, graph: ChunkGraph, now: Instant) -> (JobId, Vec<PlannerAction>) {
         let id = JobId(self.next_job);
         self.next_job += 1;
+        let refused = |error| {
+            let stats = None;
+            (
+                id,
+                vec![PlannerAction::JobFailed {
+                    job: id,
+                    error,
+                    stats,
+                }],
+            )
+        };
         let index = match graph.index() {
             Ok(index) => index,
-            Err(e) => {
-                let error = JobError::InvalidGraph(e);
-                return (id, vec![PlannerAction::JobFailed { job: id, error }]);
-            }
+            Err(e) => return refused(JobError::InvalidGraph(e)),
         };
         if let Some(error) = self.gone.clone() {
-            return (id, vec![PlannerAction::JobFailed { job: id, error }]);
+            return refused(error);
         }
         let outputs: HashSet<ChunkKey> = graph.outputs.iter().copied().collect();
         let kept = graph.stored.len();
@@ -538,13 +548,19 @@ impl PlannerState {
         if self.jobs.get(&job)?.delivering != Some(attempt) {
             return None;
         }
-        let mut state = self.jobs.remove(&job)?;
+        let state = self.jobs.remove(&job)?;
+        Some(self.final_stats(state, now))
+    }
+
+    /// The statistics of a job that ended at `now`: its wall time, and its task stream
+    /// closed.
+    fn final_stats(&self, mut state: Job, now: Instant) -> JobStats {
         state.stats.wall_time = now.duration_since(state.submitted);
         if let (Some(mut stream), Some(recorder)) = (state.stream, &self.recorder) {
             stream.finished_ns = recorder.since(now);
             Arc::make_mut(&mut state.stats.stream).push(Arc::new(stream));
         }
-        Some(state.stats)
+        state.stats
     }
 
     /// Files a run of dispatch `attempt` of `key` of `job` that `span` timed and that
@@ -832,11 +848,14 @@ impl PlannerState {
 
     /// Ends `job` with `error`.
     fn fail(&mut self, job: JobId, error: JobError) -> Vec<PlannerAction> {
-        if self.jobs.remove(&job).is_none() {
+        let Some(state) = self.jobs.remove(&job) else {
             return Vec::new();
-        }
+        };
         self.ready.retain(|&(j, _)| j != job);
-        vec![PlannerAction::JobFailed { job, error }]
+        let mut stats = self.final_stats(state, Instant::now());
+        stats.failure = Some(error.to_string().into());
+        let stats = Some(Box::new(stats));
+        vec![PlannerAction::JobFailed { job, error, stats }]
     }
 
     /// Starts delivering `job` if all its chunks are computed and storage is up.

@@ -411,12 +411,12 @@ impl JobHandle {
         }
     }
 
-    /// Blocks until the job ends, skipping progress events.
+    /// Blocks until the job ends, skipping progress events and a failed job's statistics.
     pub fn wait(self) -> Result<JobOutput, JobError> {
         loop {
             match self.events.recv() {
                 Ok(JobEvent::Finished(result)) => return result,
-                Ok(JobEvent::Progress { .. }) => {}
+                Ok(JobEvent::Progress { .. } | JobEvent::FailedStats(_)) => {}
                 Err(_) => {
                     return Err(JobError::SystemStopped(
                         "the actor system stopped before the job finished".into(),

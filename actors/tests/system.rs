@@ -109,6 +109,7 @@ fn finish(handle: &JobHandle) -> Result<tessera_actors::JobOutput, JobError> {
         match handle.recv_event(Duration::from_secs(60)).unwrap() {
             Some(JobEvent::Finished(result)) => return result,
             Some(JobEvent::Progress { done, total }) => assert!(done < total),
+            Some(JobEvent::FailedStats(stats)) => assert!(stats.failure.is_some()),
             None => panic!("no event within 60 s"),
         }
     }

@@ -6,7 +6,8 @@
 use crate::common::{builder, session, session_from, SpillParent, REPORT_PANELS};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use tessera::{tensor, DType, Error, JobStats, Tensor};
+use std::sync::Arc;
+use tessera::{tensor, DType, Error, FaultInjector, FaultKind, JobStats, Tensor};
 
 /// Monte Carlo pi over `n` points in chunks of `rows` rows: fused, reduced, combined.
 fn pi(n: usize, rows: usize) -> Tensor {
@@ -193,6 +194,60 @@ fn the_report_holds_every_panel_and_the_job_statistics() {
         .map(|e| e.bytes)
         .sum();
     assert_eq!(spilled, first.storage.bytes_spilled);
+}
+
+/// A job that fails goes into the report and the trace too: its heading says so with the
+/// error, its statistics count the tasks that ran before (every combine fails here, after
+/// the chunks' fused reductions ran), and the trace holds their runs.
+#[test]
+fn a_failed_job_is_in_the_report_with_its_error() {
+    let spill = SpillParent::new("reports-failed");
+    let faults = Arc::new(FaultInjector::new().on_nth(Some("combine"), 0, FaultKind::Error));
+    let s = session_from(builder().chunk_bytes(8 << 10).faults(faults));
+    let html_path = spill.0.join("failed.html");
+    let trace_path = spill.0.join("failed.json");
+    let report = s.performance_report(&html_path).unwrap();
+    let trace = s.trace(&trace_path).unwrap();
+    let err = s
+        .execute(&pi(50_000, 5_000))
+        .expect_err("every combine fails");
+    assert!(err.to_string().contains("injected fault"), "{err}");
+    report.finish().unwrap();
+    trace.finish().unwrap();
+
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(
+        html.contains("<h3>Job 0: failed</h3>"),
+        "the failed job's heading"
+    );
+    let failure = html
+        .split("data-failure=\"0\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .expect("the failure paragraph");
+    assert!(
+        failure.contains("combine") && failure.contains("injected fault"),
+        "{failure}"
+    );
+    let cells = stat_cells(&html, 0);
+    assert!(cells["chunks_by_op.fused_reduce"] >= 10, "{cells:?}");
+    assert!(
+        !cells.contains_key("chunks_by_op.combine"),
+        "no combine completed"
+    );
+    // The trace holds the fused reductions' runs and the combine's failed attempts.
+    let events = trace_events(&trace_path);
+    let ops: Vec<&str> = tasks(&events)
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert!(
+        ops.iter().filter(|&&op| op == "fused_reduce").count() >= 10,
+        "{ops:?}"
+    );
+    assert!(ops.contains(&"combine"), "{ops:?}");
+    // The session goes on, and its next job is an ordinary one in a new report.
+    s.execute(&tensor::arange(0, 5, 1)).unwrap();
 }
 
 #[test]

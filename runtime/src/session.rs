@@ -719,6 +719,10 @@ impl SessionInner {
                         board.progress(run, done, total);
                     }
                 }
+                Ok(Some(JobEvent::FailedStats(stats))) => {
+                    // A failed job's task stream goes into open performance reports.
+                    self.recordings.job_ended(&stats);
+                }
                 Ok(Some(JobEvent::Finished(r))) => break r,
                 Ok(None) => {}
                 Err(e) => break Err(JobError::SystemStopped(e.to_string())),
@@ -760,7 +764,7 @@ impl SessionInner {
 
     /// Keeps `stats` as the statistics of the last job, and hands them to open recordings.
     pub(crate) fn record(&self, stats: &JobStats) {
-        self.recordings.job_finished(stats);
+        self.recordings.job_ended(stats);
         if let Some(board) = &self.board {
             board.job_finished(stats);
         }

@@ -17,7 +17,7 @@ section{border:1px solid #ddd;border-radius:6px;padding:12px;margin:14px 0}\
 .legend{font-size:11px;fill:#333}.note{color:#666;font-size:12px}\
 table.stats{border-collapse:collapse;margin:4px 0 10px}\
 table.stats th,table.stats td{border:1px solid #ddd;padding:2px 8px;text-align:left;font-size:12px}\
-td[data-stat]{font-family:monospace;text-align:right}";
+td[data-stat]{font-family:monospace;text-align:right}.failure{color:#b00020}";
 
 /// The page for `jobs` (in the order they finished).
 pub(super) fn document(jobs: &[JobStats]) -> String {
@@ -385,6 +385,17 @@ fn occupancy(streams: &[(usize, &TaskStream)], axis: TimeAxis) -> String {
     bars(&rows, 1.0)
 }
 
+/// A job's heading; a failed job's says so, with its error.
+fn job_heading(i: usize, j: &JobStats) -> String {
+    match &j.failure {
+        None => format!("<h3>Job {i}</h3>"),
+        Some(why) => format!(
+            "<h3>Job {i}: failed</h3><p class=\"failure\" data-failure=\"{i}\">{}</p>",
+            esc(why)
+        ),
+    }
+}
+
 /// Each job's statistics, one cell per number (`data-stat` names the field).
 fn job_stats(jobs: &[JobStats]) -> String {
     let mut out = String::new();
@@ -451,9 +462,8 @@ fn job_stats(jobs: &[JobStats]) -> String {
         for (op, n) in &j.chunks_by_op {
             rows.push((format!("chunks_by_op.{op}"), *n, String::new()));
         }
-        out.push_str(&format!(
-            "<h3>Job {i}</h3><table class=\"stats\" id=\"job-{i}-stats\">"
-        ));
+        out.push_str(&job_heading(i, j));
+        out.push_str(&format!("<table class=\"stats\" id=\"job-{i}-stats\">"));
         for (name, value, human) in rows {
             let name = esc(&name);
             out.push_str(&format!(
@@ -470,7 +480,7 @@ fn job_stats(jobs: &[JobStats]) -> String {
 fn plan(jobs: &[JobStats]) -> String {
     let mut out = String::new();
     for (i, j) in jobs.iter().enumerate() {
-        out.push_str(&format!("<h3>Job {i}</h3>"));
+        out.push_str(&job_heading(i, j));
         if j.stream.is_empty() {
             out.push_str("<p class=\"note\">not recorded (recording off, or run on a cluster)</p>");
         }

@@ -4,8 +4,9 @@
 //! trace-event JSON ([`Session::trace`]), which Perfetto and `chrome://tracing` open.
 //!
 //! Both are scoped like Dask's `with performance_report(...)`: a [`Recording`] collects
-//! every job the session finishes from its creation until [`Recording::finish`] (or its
-//! drop) and then writes one file. The files show what the recorder saw and the jobs'
+//! every job the session ends from its creation until [`Recording::finish`] (or its drop)
+//! and then writes one file; a failed job is there with its error
+//! ([`JobStats::failure`]) and the runs before it failed. The files show what the recorder saw and the jobs'
 //! [`JobStats`], never numbers computed a second way.
 
 pub(crate) mod chart;
@@ -27,13 +28,14 @@ pub enum ReportFormat {
     ChromeTrace,
 }
 
-/// The jobs finished while a [`Recording`] is open, in the order they finished.
+/// The jobs ended (finished or failed) while a [`Recording`] is open, in the order they
+/// ended.
 #[derive(Debug, Default)]
 pub(crate) struct Collector {
     jobs: Mutex<Vec<JobStats>>,
 }
 
-/// The open recordings of one session, fed by every job it finishes.
+/// The open recordings of one session, fed by every job that ends.
 #[derive(Debug, Default)]
 pub(crate) struct Collectors(Mutex<Vec<Weak<Collector>>>);
 
@@ -48,9 +50,9 @@ impl Collectors {
         collector
     }
 
-    /// Hands a finished job's statistics to every open recording (a clone shares the
-    /// task streams).
-    pub(crate) fn job_finished(&self, stats: &JobStats) {
+    /// Hands an ended job's statistics (finished, or failed: `failure` set) to every open
+    /// recording (a clone shares the task streams).
+    pub(crate) fn job_ended(&self, stats: &JobStats) {
         let Ok(mut open) = self.0.lock() else {
             return;
         };

@@ -443,7 +443,7 @@ impl Core {
                     attempt,
                     ..
                 } => self.deliver(job, &outputs, attempt),
-                PlannerAction::JobFailed { job, error } => {
+                PlannerAction::JobFailed { job, error, .. } => {
                     tracing::debug!(%job, %error, "job failed");
                     if let Some(events) = self.clients.remove(&job) {
                         let _ = events.send(Ok(failed_event(job, &error)));
