@@ -6,10 +6,11 @@
 //! on `tessera-bench groupby_keyed --size 1e7 --memory-budget 200M` with the system
 //! allocator, peak RSS was 640–740 MB against a peak of 380 MB of live heap. After every
 //! [`TRIM_EVERY`] bytes spilled, the store asks the allocator to return its free pages
-//! (`malloc_trim`). Elsewhere (other C libraries) this does nothing; a program that installs
-//! its own global allocator tunes that one (see `tessera-bench`).
+//! (`malloc_trim`). Elsewhere (other C libraries) this does nothing, and it does not reach a
+//! global allocator a program installs instead (`tessera-bench` uses mimalloc, which keeps
+//! its own freed memory).
 
-/// Spilled bytes between two trims: one trim walks every arena, a few milliseconds.
+/// Spilled bytes between two trims (each walks every arena of the allocator).
 pub(crate) const TRIM_EVERY: u64 = 64 << 20;
 
 /// Counts the bytes spilling freed and trims the allocator after every [`TRIM_EVERY`].

@@ -331,7 +331,8 @@ fn layout(data: &ChunkData) -> Result<Vec<Piece<'_>>, SpillError> {
 }
 
 /// Bytes an IPC stream adds to a batch's buffers: its schema and batch messages, and the
-/// padding of every buffer to 64 bytes (a generous bound for the widest tables).
+/// padding of every buffer to 64 bytes (room for a few hundred columns; a wider table's
+/// buffer grows as it is written).
 const IPC_SLACK: usize = 64 << 10;
 
 fn encode_ipc(batch: &RecordBatch) -> Result<Vec<u8>, SpillError> {

@@ -460,6 +460,11 @@ impl PySeries {
         PySeries::wrap(self.s.map_values(&pairs))
     }
 
+    /// The values where `cond` holds, `other` (a series or a scalar) elsewhere.
+    fn where_(&self, cond: &PySeries, other: &Bound<'_, PyAny>) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.where_(&cond.s, series_operand(other)?))
+    }
+
     /// The distinct values.
     fn unique(&self) -> PyResult<PySeries> {
         PySeries::wrap(self.s.unique())

@@ -211,6 +211,21 @@ class Series:
             raise TesseraTypeError("Series.map takes a dict (functions cannot run in Tessera)")
         return Series(self._s.map_values(list(arg.items())))
 
+    def where(self, cond: "Series", other: Any = None) -> "Series":
+        """The values where ``cond`` is true, ``other`` (a scalar or a column of the same
+        frame; null by default) where it is false or null."""
+        if not isinstance(cond, Series):
+            raise TesseraTypeError("Series.where: cond must be a boolean column of the same frame")
+        other = other._s if isinstance(other, Series) else other
+        return Series(self._s.where_(cond._s, other))
+
+    def mask(self, cond: "Series", other: Any = None) -> "Series":
+        """The values where ``cond`` is false, ``other`` where it is true (pandas'
+        ``mask``; a null condition keeps ``other``)."""
+        if not isinstance(cond, Series):
+            raise TesseraTypeError("Series.mask: cond must be a boolean column of the same frame")
+        return self.where(~cond, other)
+
     def unique(self) -> "Series":
         """The distinct values, in no particular order (a lazy series)."""
         return Series(self._s.unique())

@@ -113,3 +113,22 @@ def test_bad_accessor_use_raises_clearly(session, pdf):
     # A string function on a number column fails when built or run, naming the problem.
     with pytest.raises(TesseraError):
         df["x"].str.lower().compute(session)
+
+
+@pytest.mark.parametrize("rows", ROWS_PER_CHUNK)
+def test_where_and_mask_match_pandas(session, pdf, rows):
+    df = ts.from_pandas(pdf, rows_per_chunk=rows)
+    x, i, px, pi = df["x"], df["i"], pdf["x"], pdf["i"]
+    check(x.where(x > 1).compute(session), px.where(px > 1))
+    check(x.where(i > 2, -1.0).compute(session), px.where(pi > 2, -1.0))
+    check(i.where(x > 0, i * 10).compute(session), pi.where(px > 0, pi * 10))
+    check(x.mask(x > 1, 0.0).compute(session), px.mask(px > 1, 0.0))
+    check(df["s"].where(i > 3, "-").compute(session), pdf["s"].where(pi > 3, "-"))
+
+
+def test_where_refuses_conditions_it_cannot_align(session, pdf):
+    df, other = ts.from_pandas(pdf), ts.from_pandas(pdf)
+    with pytest.raises(TypeError, match="cond must be"):
+        df["x"].where(True)
+    with pytest.raises(ValueError, match="different frames"):
+        df["x"].where(other["x"] > 0)

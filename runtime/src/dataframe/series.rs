@@ -6,7 +6,7 @@
 //! frame (`df.column("a") + df.column("b")`); series of different frames are a
 //! `FrameError::InvalidArgument` rather than pandas' alignment on the index.
 
-use super::{col, DataFrame, Expr, FloorUnit, FrameError, Literal, StrFunction};
+use super::{col, when, DataFrame, Expr, FloorUnit, FrameError, Literal, StrFunction};
 use crate::error::{Error, Result};
 use crate::session::Session;
 use arrow::array::{Array, ArrayRef};
@@ -150,21 +150,34 @@ impl Series {
     fn binary(&self, rhs: impl Into<SeriesOperand>, f: impl FnOnce(Expr, Expr) -> Expr) -> Series {
         match rhs.into() {
             SeriesOperand::Expr(e) => self.map(|x| f(x, e)),
-            SeriesOperand::Series(other) => {
-                let same = match (self.frame.node(), other.frame.node()) {
-                    (Ok(a), Ok(b)) => Ok(Arc::ptr_eq(a, b)),
-                    (Err(e), _) | (_, Err(e)) => Err(e),
-                };
-                match same {
-                    Ok(true) => self.map(|x| f(x, other.expr)),
-                    Ok(false) => self.failed(Error::Frame(FrameError::InvalidArgument(format!(
-                        "series {:?} and {:?} come from different frames; Tessera has no index to align them on (combine columns of one frame, or merge the frames first)",
-                        self.name, other.name
-                    )))),
-                    Err(e) => self.failed(e),
-                }
-            }
+            SeriesOperand::Series(other) => match self.same_frame(&other) {
+                Ok(()) => self.map(|x| f(x, other.expr)),
+                Err(e) => self.failed(e),
+            },
         }
+    }
+
+    /// `Ok` when `other` is a series of this series' frame, else why not.
+    fn same_frame(&self, other: &Series) -> Result<()> {
+        let (a, b) = (self.frame.node()?, other.frame.node()?);
+        if Arc::ptr_eq(a, b) {
+            return Ok(());
+        }
+        Err(Error::Frame(FrameError::InvalidArgument(format!(
+            "series {:?} and {:?} come from different frames; Tessera has no index to align them on (combine columns of one frame, or merge the frames first)",
+            self.name, other.name
+        ))))
+    }
+
+    /// The values where `cond` (a boolean series of the same frame) is true, `other` (a
+    /// constant or a series of the same frame) where it is false or null (pandas'
+    /// `where`).
+    pub fn where_(&self, cond: &Series, other: impl Into<SeriesOperand>) -> Series {
+        if let Err(e) = self.same_frame(cond) {
+            return self.failed(e);
+        }
+        let cond = cond.expr.clone();
+        self.binary(other, |x, o| when(cond).then(x).otherwise(o))
     }
 
     fn failed(&self, e: Error) -> Series {
