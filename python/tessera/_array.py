@@ -241,11 +241,15 @@ class Array:
         """Running product along ``axis`` (of the flattened array when ``None``)."""
         return Array(self._a.cumulative("prod", axis), "cumprod")
 
+    def _sort(self, axis: Optional[int], positions: bool) -> "Array":
+        # Along ``axis``, or along the flattened array when ``None``.
+        x, axis = (self.reshape(-1), 0) if axis is None else (self, axis)
+        return Array(x._a.sort(operator.index(axis), positions), "argsort" if positions else "sort")
+
     def argsort(self, axis: Optional[int] = -1) -> "Array":
         """The int64 positions that sort each lane along ``axis`` (stable, NaN last; of
         the flattened array when ``None``)."""
-        x, axis = (self.reshape(-1), 0) if axis is None else (self, axis)
-        return Array(x._a.sort(operator.index(axis), True), "argsort")
+        return self._sort(axis, True)
 
     def take(self, indices: Any, axis: Optional[int] = None) -> "Array":
         """The elements at ``indices`` along ``axis`` (of the flattened array when

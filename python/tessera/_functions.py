@@ -208,9 +208,7 @@ def diff(x: Any, n: int = 1, axis: int = -1) -> Array:
 def sort(x: Any, axis: Any = -1) -> Array:
     """Sorted along ``axis``, NaN last (NumPy's ``sort``; the flattened array when
     ``axis`` is ``None``)."""
-    a = asarray(x)
-    a, axis = (a.reshape(-1), 0) if axis is None else (a, axis)
-    return Array(a._a.sort(operator.index(axis), False), "sort")
+    return asarray(x)._sort(axis, False)
 
 
 def argsort(x: Any, axis: Any = -1) -> Array:

@@ -388,24 +388,23 @@ impl<'a> Gen<'a> {
         cone
     }
 
-    /// Lines computing `v{target}` at local flat index `ix`: the target's instructions of
-    /// the same shape in order, each `ReduceTrailing` as a loop over its run; an `f64`
+    /// Lines computing a value at local flat index `ix` from its `cone` ([`Self::cone`]):
+    /// the instructions of the same shape in order, each `ReduceTrailing` as a loop over its run; an `f64`
     /// `sin` and `cos` of one operand in the same scope as one `ts_sincos64` call. With
     /// `lane`, the random leaves in its set read their primed block's lane (see
     /// [`Self::trailing`]).
     fn scope(
         &self,
-        target: usize,
+        cone: &BTreeSet<usize>,
         ix: &str,
         indent: usize,
         lane: Option<(&BTreeSet<usize>, usize)>,
         out: &mut Vec<String>,
     ) {
         let instrs = &self.kernel.instrs;
-        let cone = self.cone(target);
         let pad = "    ".repeat(indent);
         let mut paired = BTreeSet::new();
-        for &i in &cone {
+        for &i in cone {
             let ins = &instrs[i];
             let t = cexpr::ctype(ins.dtype);
             if paired.contains(&i) {
@@ -450,9 +449,10 @@ impl<'a> Gen<'a> {
         let (x, k) = (*x, *k);
         let pad = "    ".repeat(indent);
         let first = format!("({ix} * 2)");
+        let cone = self.cone(x);
         let primes: Vec<(usize, String)> = if k == 2 {
-            self.cone(x)
-                .into_iter()
+            cone.iter()
+                .copied()
                 .filter_map(|j| {
                     let leaf = self.leaves[j].as_ref()?;
                     Some((
@@ -468,7 +468,7 @@ impl<'a> Gen<'a> {
             let k = cexpr::i64_lit(k as i64);
             out.push(format!("{pad}for (ts_i64 t{i} = 0; t{i} < {k}; ++t{i}) {{"));
             out.push(format!("{pad}    const ts_i64 ix{i} = {ix} * {k} + t{i};"));
-            self.scope(x, &format!("ix{i}"), indent + 1, None, out);
+            self.scope(&cone, &format!("ix{i}"), indent + 1, None, out);
             out.push(format!("{pad}    v{i} = {};", f.step));
             out.push(format!("{pad}}}"));
             return;
@@ -479,7 +479,13 @@ impl<'a> Gen<'a> {
             out.push(format!("{pad}{{"));
             out.push(format!("{pad}    const ts_i64 t{i} = {t}LL;"));
             out.push(format!("{pad}    const ts_i64 ix{i} = {ix} * 2LL + t{i};"));
-            self.scope(x, &format!("ix{i}"), indent + 1, Some((&primed, t)), out);
+            self.scope(
+                &cone,
+                &format!("ix{i}"),
+                indent + 1,
+                Some((&primed, t)),
+                out,
+            );
             out.push(format!("{pad}    v{i} = {};", f.step));
             out.push(format!("{pad}}}"));
         }
@@ -619,7 +625,7 @@ impl<'a> Gen<'a> {
             "for (ts_i64 ix0 = (ts_i64)blockIdx.x * blockDim.x + threadIdx.x; ix0 < n; ix0 += stride) {"
                 .into(),
         );
-        self.scope(root, "ix0", 1, None, body);
+        self.scope(&self.cone(root), "ix0", 1, None, body);
         body.push(format!("    out[ix0] = v{root};"));
         body.push("}".into());
     }
@@ -723,7 +729,7 @@ impl<'a> Gen<'a> {
         } else {
             "0"
         };
-        self.scope(self.kernel.root, "ix0", 2, None, body);
+        self.scope(&self.cone(self.kernel.root), "ix0", 2, None, body);
         let root_v = format!("v{}", self.kernel.root);
         let tail = [
             format!("        ts_acc_fold(acc, {root_v}, {aidx});"),

@@ -239,6 +239,11 @@ pub(crate) fn cache_decl(leaf: &Leaf, i: usize) -> Option<String> {
         .then(|| format!("ts_block_cache pc{i} = {{~0ULL, 0ULL, 0ULL}};"))
 }
 
+/// The C expression of the offset `map` gives local flat index `ix` (over `shape`).
+fn flat_index(map: &FlatMap, shape: &[usize], ix: &str) -> String {
+    Affine::new(shape, std::slice::from_ref(&map.strides)).expr(ix)
+}
+
 /// For a random leaf whose elements pair up in Philox blocks along its last axis (length
 /// 2, stride 1, an even base and even strides elsewhere, so elements `2m` and `2m + 1` of
 /// the local order share one block): the line computing the block of the pair starting at
@@ -252,7 +257,7 @@ pub(crate) fn prime(leaf: &Leaf, i: usize, shape: &[usize], first: &str) -> Opti
     let pairs =
         *last == 1 && shape.last() == Some(&2) && even(map.base) && rest.iter().all(|&s| even(s));
     pairs.then(|| {
-        let at = Affine::new(shape, std::slice::from_ref(&map.strides)).expr(first);
+        let at = flat_index(map, shape, first);
         format!("ts_prime(seed{i}, stream{i}, (ts_u64)(base{i} + {at}), &pc{i});")
     })
 }
@@ -268,7 +273,7 @@ pub(crate) fn emit(
     lane: Option<usize>,
 ) -> Vec<String> {
     let t = ctype(dtype);
-    let flat = |map: &FlatMap| Affine::new(shape, std::slice::from_ref(&map.strides)).expr(ix);
+    let flat = |map: &FlatMap| flat_index(map, shape, ix);
     match &leaf.plan {
         Plan::Const(v) => vec![format!("const {t} v{i} = {};", scalar_lit(*v))],
         Plan::Random { dist, map } => {
