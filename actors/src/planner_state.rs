@@ -196,10 +196,14 @@ struct Job {
     stream: Option<TaskStream>,
 }
 
+/// A device's tasks: how many may be dispatched to it at once (`capacity`: those running
+/// and those queued there), how many of them run at once (`threads`), and how many are
+/// dispatched now.
 #[derive(Clone, Copy, Debug)]
 struct Slots {
     kind: DeviceKind,
     capacity: usize,
+    threads: usize,
     used: usize,
 }
 
@@ -271,12 +275,36 @@ impl PlannerState {
         kind: DeviceKind,
         slots: usize,
     ) -> Vec<PlannerAction> {
+        self.set_slots(device, kind, slots, slots)
+    }
+
+    /// Adds a CPU device (a cluster's worker) that runs `threads` tasks at once and may
+    /// have up to `capacity` dispatched to it, the rest queued there (or changes them).
+    /// Queued tasks start without a round trip to the planner; a device whose threads
+    /// are all busy steals no tiny task from another ([`placement`]).
+    pub fn add_queued_device(
+        &mut self,
+        device: DeviceId,
+        threads: usize,
+        capacity: usize,
+    ) -> Vec<PlannerAction> {
+        self.set_slots(device, DeviceKind::Cpu, threads, capacity.max(threads))
+    }
+
+    fn set_slots(
+        &mut self,
+        device: DeviceId,
+        kind: DeviceKind,
+        threads: usize,
+        capacity: usize,
+    ) -> Vec<PlannerAction> {
         let used = self.devices.get(&device).map_or(0, |s| s.used);
         self.devices.insert(
             device,
             Slots {
                 kind,
-                capacity: slots,
+                capacity,
+                threads,
                 used,
             },
         );

@@ -9,10 +9,11 @@
 //! kernels return what the CPU ones do); a session without GPUs never sees the difference.
 //!
 //! Then the device of that kind: near its input bytes (a cluster's workers are devices,
-//! and the scheduler says which holds which chunk), else the freest, unless moving large
-//! inputs costs more than waiting for their holder.
+//! and the scheduler says which holds which chunk) or, for a task whose inputs are held
+//! nowhere, near its siblings; else the freest, unless moving costs more than waiting for
+//! the device it is drawn to.
 
-use super::{PlannerState, Work};
+use super::{Job, PlannerState, Work};
 use crate::graph::ChunkKey;
 use crate::job::JobId;
 use crate::messages::{DeviceId, DeviceKind};
@@ -24,6 +25,10 @@ use tessera_kernels::cuda::Gpu;
 /// them to another (busy) device: about what a loopback transfer moves in a few
 /// milliseconds. An idle device takes the task anyway.
 pub const MOVE_BYTES: u64 = 8 << 20;
+
+/// Readers of more chunks than this do not draw their inputs together (see
+/// [`PlannerState::affinity`]).
+const SIBLING_FAN_IN: usize = 64;
 
 /// Where [`PlannerState::place`] puts a task.
 pub(super) enum Placement {
@@ -76,47 +81,105 @@ impl PlannerState {
     }
 
     /// Where the task at `pos` of `job` runs, among the devices of its kind
-    /// ([`Self::kind_for`]): on the device holding most of its input bytes if it has a
+    /// ([`Self::kind_for`]). With one such device, there. With several, on the device its
+    /// task is drawn to ([`Self::affinity`]: the one holding most of its input bytes, or
+    /// for a task whose inputs are held nowhere, the one its siblings went to) if it has a
     /// free slot; else on the device with the most free slots (ties: the lowest id) —
-    /// unless moving the inputs costs more than waiting: over [`MOVE_BYTES`] held by a
-    /// busy device while no other device is idle, the task waits for its holder.
+    /// unless moving costs more than waiting, when the task waits for its device:
+    /// - over [`MOVE_BYTES`] of inputs, while the other device is busy at all;
+    /// - fewer, while the other device's threads are all busy (tasks beyond them queue
+    ///   there, see [`PlannerState::add_queued_device`]): a tiny task costs more to
+    ///   fetch inputs for than to run, so only a device with idle threads steals it.
     pub(super) fn place(&self, job: JobId, pos: usize) -> Placement {
         let kind = self.kind_for(job, pos);
-        let candidates = || self.devices.iter().filter(move |(_, s)| s.kind == kind);
-        let free = |d: &DeviceId| {
-            self.devices
-                .get(d)
-                .is_some_and(|s| s.kind == kind && s.used < s.capacity)
-        };
         let Some(state) = self.jobs.get(&job) else {
             return Placement::Full;
         };
+        let freest = self
+            .devices
+            .iter()
+            .filter(|(_, s)| s.kind == kind && s.used < s.capacity)
+            .max_by_key(|(id, s)| (s.capacity - s.used, Reverse(**id)));
+        let Some((&freest, slots)) = freest else {
+            return Placement::Full;
+        };
+        let Some((drawn, bytes)) = self.affinity(job, state, pos, kind) else {
+            return Placement::On(freest);
+        };
+        let drawn_free = self
+            .devices
+            .get(&drawn)
+            .is_some_and(|s| s.used < s.capacity);
+        let busy = if bytes > MOVE_BYTES {
+            slots.used > 0
+        } else {
+            slots.used >= slots.threads
+        };
+        if drawn_free {
+            Placement::On(drawn)
+        } else if busy {
+            Placement::Wait
+        } else {
+            Placement::On(freest)
+        }
+    }
+
+    /// The device of `kind` the task at `pos` is drawn to, with the bytes of its inputs
+    /// held there — `None` with fewer than two devices of the kind, or nothing drawing it.
+    ///
+    /// A task with inputs held somewhere goes where most of their bytes are. A task with
+    /// none (a root: a creation, a read) goes where most of its siblings — the other
+    /// inputs of its readers — run or are held (with 0 bytes), so that a reduction's
+    /// leaves gather on one device rather than alternate and make every combine fetch
+    /// half its inputs (Dask's co-assignment of root tasks). Readers of more than
+    /// [`SIBLING_FAN_IN`] chunks (a shuffle's merge, a concatenation) draw nothing: their
+    /// inputs are meant to spread.
+    fn affinity(
+        &self,
+        job: JobId,
+        state: &Job,
+        pos: usize,
+        kind: DeviceKind,
+    ) -> Option<(DeviceId, u64)> {
+        let of_kind = |d: &DeviceId| self.devices.get(d).is_some_and(|s| s.kind == kind);
+        if self.devices.keys().filter(|d| of_kind(d)).count() < 2 {
+            return None;
+        }
         let mut near: Vec<(DeviceId, u64)> = Vec::new();
-        if !self.locality.is_empty() {
-            for &input in &state.tasks[pos].inputs {
-                if let Some(&(device, bytes)) = self.locality.get(&state.chunk_id(job, input)) {
-                    match near.iter_mut().find(|(d, _)| *d == device) {
-                        Some((_, b)) => *b += bytes,
-                        None => near.push((device, bytes)),
+        let add = |near: &mut Vec<(DeviceId, u64)>, device: DeviceId, bytes: u64| match near
+            .iter_mut()
+            .find(|(d, _)| *d == device)
+        {
+            Some((_, b)) => *b += bytes,
+            None => near.push((device, bytes)),
+        };
+        for &input in &state.tasks[pos].inputs {
+            if let Some(&(device, bytes)) = self.locality.get(&state.chunk_id(job, input)) {
+                add(&mut near, device, bytes);
+            }
+        }
+        let by_siblings = near.is_empty();
+        if by_siblings {
+            let readers = state.index.consumers(pos).iter();
+            for &reader in readers.filter(|&&r| state.index.inputs(r).len() <= SIBLING_FAN_IN) {
+                for &sibling in state.index.inputs(reader).iter().filter(|&&s| s != pos) {
+                    let key = state.tasks[sibling].key;
+                    let at = self
+                        .locality
+                        .get(&state.chunk_id(job, key))
+                        .map(|&(device, _)| device)
+                        .or_else(|| self.in_flight.get(&(job, key)).map(|f| f.device));
+                    if let Some(device) = at {
+                        // Counted, not weighed: a running sibling's size is not known.
+                        add(&mut near, device, 1);
                     }
                 }
             }
         }
-        let nearest = near
-            .into_iter()
-            .filter(|(d, _)| self.devices.get(d).is_some_and(|s| s.kind == kind))
-            .max_by_key(|&(d, bytes)| (bytes, Reverse(d)));
-        if let Some((device, _)) = nearest.filter(|(d, _)| free(d)) {
-            return Placement::On(device);
-        }
-        let freest = candidates()
-            .filter(|(_, s)| s.used < s.capacity)
-            .max_by_key(|(id, s)| (s.capacity - s.used, Reverse(**id)));
-        match (freest, nearest) {
-            (None, _) => Placement::Full,
-            (Some((_, s)), Some((_, bytes))) if bytes > MOVE_BYTES && s.used > 0 => Placement::Wait,
-            (Some((&id, _)), _) => Placement::On(id),
-        }
+        near.into_iter()
+            .filter(|(d, _)| of_kind(d))
+            .max_by_key(|&(d, weight)| (weight, Reverse(d)))
+            .map(|(d, weight)| (d, if by_siblings { 0 } else { weight }))
     }
 }
 
@@ -124,10 +187,12 @@ impl PlannerState {
 mod tests {
     use super::*;
     use crate::graph::tests::graph;
+    use crate::graph::ChunkKey;
     use crate::memory::MemoryPool;
     use crate::messages::ActorName;
-    use crate::planner_state::tests::{deliver, done, placed};
+    use crate::planner_state::tests::{attempt, deliver, done, placed};
     use crate::store::tests::chunk;
+    use crate::store::ChunkId;
     use std::time::Instant;
     use tessera_kernels::ChunkOp;
 
@@ -192,5 +257,40 @@ mod tests {
         }
         assert!(p.add_device_of(GPU, DeviceKind::Cuda, 1).is_empty());
         assert_eq!(placed(&done(&mut p, job, 4, 8)), vec![(5, GPU)]);
+    }
+
+    #[test]
+    fn a_reductions_leaves_gather_on_one_worker_and_tiny_tasks_wait_for_it() {
+        let (a, b) = (DeviceId(1), DeviceId(2));
+        let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+        // Two workers, each running one task and queuing one more.
+        assert!(p.add_queued_device(a, 1, 2).is_empty());
+        assert!(p.add_queued_device(b, 1, 2).is_empty());
+        // Leaves 1-8; 9 sums 1-4, 10 sums 5-8, 11 sums 9 and 10.
+        let leaves: Vec<(u64, &[u64])> = (1..=8).map(|k| (k, &[][..])).collect();
+        let sums: [(u64, &[u64]); 3] = [(9, &[1, 2, 3, 4]), (10, &[5, 6, 7, 8]), (11, &[9, 10])];
+        let tasks: Vec<(u64, &[u64])> = leaves.into_iter().chain(sums).collect();
+        let (job, first) = p.submit(graph(&tasks, &[11]), Instant::now());
+        // 1 and 2 fill a; 3 goes to b, whose thread is idle; 4 waits for a, where most of
+        // its siblings are, now that b's thread is busy; 5 (no sibling placed yet) takes
+        // b's last slot.
+        assert_eq!(placed(&first), vec![(1, a), (2, a), (3, b), (5, b)]);
+        let held = |p: &mut PlannerState, key: u64, device: DeviceId| {
+            let attempt = attempt(p, job, key);
+            let id = ChunkId {
+                job,
+                key: ChunkKey(key),
+            };
+            p.chunk_at(id, device, 8);
+            p.on_chunk_held(job, ChunkKey(key), attempt, vec![8], Instant::now())
+        };
+        // a finishes 1: 4 takes the slot; b finishes 3: 6 follows its sibling 5.
+        assert_eq!(placed(&held(&mut p, 1, a)), vec![(4, a)]);
+        assert_eq!(placed(&held(&mut p, 3, b)), vec![(6, b)]);
+        // 7 and 8 wait for b, where their siblings are, while a's thread runs 4.
+        assert_eq!(placed(&held(&mut p, 2, a)), vec![]);
+        // a is idle: it steals 7; 9, whose inputs a holds three quarters of, runs there.
+        assert_eq!(placed(&held(&mut p, 4, a)), vec![(7, a), (9, a)]);
+        assert_eq!(placed(&held(&mut p, 5, b)), vec![(8, b)]);
     }
 }

@@ -39,7 +39,7 @@ fn planner(slots: usize) -> PlannerState {
 }
 
 /// The attempt number of `key`'s dispatch in flight (an unused one if none is).
-fn attempt(p: &PlannerState, job: JobId, key: u64) -> u64 {
+pub(super) fn attempt(p: &PlannerState, job: JobId, key: u64) -> u64 {
     p.in_flight
         .get(&(job, ChunkKey(key)))
         .map_or(u64::MAX, |f| f.attempt)

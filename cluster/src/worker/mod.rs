@@ -24,7 +24,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tessera_actors::{
     ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, KeptChunk, StoredInput, SystemConfig,
     WorkerPool,
@@ -225,10 +225,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
     let ended = loop {
         match inbound.message().await {
             Ok(Some(message)) => match message.kind {
-                Some(scheduler_message::Kind::RunTask(task)) => {
-                    let (agent, pool) = (agent.clone(), Arc::clone(&pool));
-                    tokio::spawn(async move { agent.run_task(task, &pool).await });
-                }
+                Some(scheduler_message::Kind::RunTask(task)) => agent.start(task, &pool),
                 Some(scheduler_message::Kind::Release(r)) => {
                     held.release(r.job_id, r.chunk_key, r.attempt)
                 }
@@ -293,47 +290,91 @@ struct Agent {
 }
 
 impl Agent {
-    /// Runs one task and reports how it ended: directly on the worker's pool while
-    /// storage is within the memory budget, else as a one-task job on the local actors
-    /// (which waits for memory).
-    async fn run_task(self, task: pb::RunTask, pool: &WorkerPool) {
+    /// Starts one task. One whose inputs are all held here goes to the pool at once; one
+    /// that must fetch an input from a peer (or wait for memory) runs as a tokio task.
+    fn start(&self, task: pb::RunTask, pool: &Arc<WorkerPool>) {
         self.running.fetch_add(1, Ordering::Relaxed);
+        let (op, distinct, keys) = match decode_task(&task) {
+            Ok(decoded) => decoded,
+            Err(status) => return self.report(&task, *status),
+        };
+        let held: Option<Vec<Input>> = distinct
+            .iter()
+            .map(|&l| {
+                self.held
+                    .get(l.job_id, l.chunk_key, l.attempt)
+                    .map(Input::Held)
+            })
+            .collect();
+        match held {
+            Some(inputs) if self.within_memory() => self.run_direct(task, op, inputs, &keys, pool),
+            _ => {
+                let (agent, pool) = (self.clone(), Arc::clone(pool));
+                tokio::spawn(async move { agent.run_task(task, &pool).await });
+            }
+        }
+    }
+
+    /// True while storage holds less than the memory limit: tasks then run directly.
+    fn within_memory(&self) -> bool {
+        self.held.system().reserved_bytes() < self.memory_limit
+    }
+
+    /// Runs one task and reports how it ended, fetching the inputs it does not hold:
+    /// directly on the worker's pool while storage is within the memory budget, else as
+    /// a one-task job on the local actors (which waits for memory).
+    async fn run_task(self, task: pb::RunTask, pool: &WorkerPool) {
         let (op, inputs, keys) = match self.gather(&task).await {
             Ok(gathered) => gathered,
             Err(status) => return self.report(&task, *status),
         };
-        if self.held.system().reserved_bytes() < self.memory_limit {
-            let direct = DirectTask {
-                job: task.job_id,
-                op,
-                inputs: keys.iter().map(|&i| inputs[i].clone()).collect(),
-                parts: task.parts.len(),
-            };
-            let ids = pb::RunTask {
-                job_id: task.job_id,
-                chunk_key: task.chunk_key,
-                attempt: task.attempt,
-                ..pb::RunTask::default()
-            };
-            let agent = self.clone();
-            let job = Box::new(move || {
-                let status = match direct::run(&agent.held, direct) {
-                    Ok(kept) => agent.hold(&task, kept),
-                    Err(status) => *status,
-                };
-                agent.report(&task, status);
-            });
-            if pool.execute(job).is_err() {
-                let stopped = failed("the worker's task threads have stopped".into(), true);
-                self.report(&ids, stopped);
-            }
-            return;
+        if self.within_memory() {
+            return self.run_direct(task, op, inputs, &keys, pool);
         }
+        let started = Instant::now();
         let status = match self.run_job(&task, op, inputs, &keys).await {
             Ok(kept) => self.hold(&task, kept),
             Err(status) => *status,
         };
-        self.report(&task, status);
+        self.report(&task, timed(status, started));
+    }
+
+    /// Hands the task to a pool thread, which runs it directly (see [`direct`]) and
+    /// reports how it ended. `inputs` are the distinct inputs, `keys` each of the op's
+    /// inputs' index among them.
+    fn run_direct(
+        &self,
+        task: pb::RunTask,
+        op: ChunkOp,
+        inputs: Vec<Input>,
+        keys: &[usize],
+        pool: &WorkerPool,
+    ) {
+        let direct = DirectTask {
+            job: task.job_id,
+            op,
+            inputs: keys.iter().map(|&i| inputs[i].clone()).collect(),
+            parts: task.parts.len(),
+        };
+        let ids = pb::RunTask {
+            job_id: task.job_id,
+            chunk_key: task.chunk_key,
+            attempt: task.attempt,
+            ..pb::RunTask::default()
+        };
+        let agent = self.clone();
+        let job = Box::new(move || {
+            let started = Instant::now();
+            let status = match direct::run(&agent.held, direct) {
+                Ok(kept) => agent.hold(&task, kept),
+                Err(status) => *status,
+            };
+            agent.report(&task, timed(status, started));
+        });
+        if pool.execute(job).is_err() {
+            let stopped = failed("the worker's task threads have stopped".into(), true);
+            self.report(&ids, stopped);
+        }
     }
 
     /// Sends the status of `task` up (`status` says how it ended) and counts it done.
@@ -351,38 +392,26 @@ impl Agent {
         });
     }
 
-    /// Decodes the op and gathers the inputs: the distinct inputs, and for each of the
-    /// op's inputs its index among them.
+    /// Decodes the op and gathers the inputs, fetching those not held here: the distinct
+    /// inputs, and for each of the op's inputs its index among them.
     async fn gather(&self, task: &pb::RunTask) -> Result<(ChunkOp, Vec<Input>, Vec<usize>), Ended> {
-        let op: ChunkOp = decode_payload(&task.task)
-            .map_err(|e| Box::new(failed(format!("undecodable task: {e}"), false)))?;
-        let mut inputs: Vec<(u64, u64, Input)> = Vec::new();
-        let mut keys = Vec::with_capacity(task.inputs.len());
-        for location in &task.inputs {
-            let at = inputs
-                .iter()
-                .position(|(j, k, _)| (*j, *k) == (location.job_id, location.chunk_key));
-            let index = match at {
-                Some(i) => i,
-                None => match self.input(location).await {
-                    Ok(input) => {
-                        inputs.push((location.job_id, location.chunk_key, input));
-                        inputs.len() - 1
-                    }
-                    Err(reason) => {
-                        tracing::warn!(worker = %self.name, %reason, "input missing");
-                        return Err(Box::new(pb::TaskStatus {
-                            state: TaskState::InputMissing as i32,
-                            error: reason,
-                            missing: vec![location.clone()],
-                            ..Default::default()
-                        }));
-                    }
-                },
-            };
-            keys.push(index);
+        let (op, distinct, keys) = decode_task(task)?;
+        let mut inputs = Vec::with_capacity(distinct.len());
+        for location in distinct {
+            match self.input(location).await {
+                Ok(input) => inputs.push(input),
+                Err(reason) => {
+                    tracing::warn!(worker = %self.name, %reason, "input missing");
+                    return Err(Box::new(pb::TaskStatus {
+                        state: TaskState::InputMissing as i32,
+                        error: reason,
+                        missing: vec![location.clone()],
+                        ..Default::default()
+                    }));
+                }
+            }
         }
-        Ok((op, inputs.into_iter().map(|(_, _, i)| i).collect(), keys))
+        Ok((op, inputs, keys))
     }
 
     /// Runs the op as a one-task graph on the local actors, which keep its output (one
@@ -551,6 +580,39 @@ impl Agent {
             }
         }
     }
+}
+
+/// `status` with the time since `started` as the task's run time.
+fn timed(status: pb::TaskStatus, started: Instant) -> pb::TaskStatus {
+    pb::TaskStatus {
+        run_micros: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        ..status
+    }
+}
+
+/// A task's op, its distinct inputs (a chunk read twice is fetched once), and for each of
+/// the op's inputs its index among them.
+type Decoded<'a> = (ChunkOp, Vec<&'a ChunkLocation>, Vec<usize>);
+
+/// Decodes the op of `task` and its inputs (see [`Decoded`]).
+fn decode_task(task: &pb::RunTask) -> Result<Decoded<'_>, Ended> {
+    let op: ChunkOp = decode_payload(&task.task)
+        .map_err(|e| Box::new(failed(format!("undecodable task: {e}"), false)))?;
+    let mut distinct: Vec<&ChunkLocation> = Vec::new();
+    let mut keys = Vec::with_capacity(task.inputs.len());
+    for location in &task.inputs {
+        let same =
+            |l: &&ChunkLocation| (l.job_id, l.chunk_key) == (location.job_id, location.chunk_key);
+        let index = match distinct.iter().position(same) {
+            Some(i) => i,
+            None => {
+                distinct.push(location);
+                distinct.len() - 1
+            }
+        };
+        keys.push(index);
+    }
+    Ok((op, distinct, keys))
 }
 
 /// Workers the scheduler declared lost, by incarnation, and the signal that wakes fetches

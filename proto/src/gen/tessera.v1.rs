@@ -132,6 +132,11 @@ pub struct TaskStatus {
     /// FAILED: the kernel's error as a payload (see JobFailed.kernel_error), if it had one.
     #[prost(bytes = "vec", tag = "12")]
     pub kernel_error: ::prost::alloc::vec::Vec<u8>,
+    /// DONE and FAILED: microseconds the task took on the worker, from reading its inputs
+    /// to keeping its output (not its wait in the worker's queue). The scheduler sizes how
+    /// many tasks it queues on the worker by it.
+    #[prost(uint64, tag = "13")]
+    pub run_micros: u64,
 }
 /// Scheduler -> worker, on the worker stream.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -459,7 +464,7 @@ pub enum ProtocolVersion {
     /// Never sent: a message without a version is refused.
     Unspecified = 0,
     /// The version this file describes.
-    Current = 2,
+    Current = 3,
 }
 impl ProtocolVersion {
     /// String value of the enum field names used in the ProtoBuf definition.

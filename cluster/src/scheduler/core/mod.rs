@@ -1,15 +1,19 @@
 //! The scheduler's state: the actors' [`PlannerState`] (jobs, lineage, retries) plus what
 //! only a cluster has — the registered workers, and which worker holds which chunk.
 //!
-//! Each worker is one device of the planner (`DeviceId` = its worker id) with
-//! `2 × nthreads` slots. A worker keeps the chunks it computes; the planner learns only
+//! Each worker is one device of the planner (`DeviceId` = its worker id) that runs
+//! `nthreads` tasks at once and has more queued, as many as its run times call for
+//! ([`depth`]). A worker keeps the chunks it computes; the planner learns only
 //! their sizes ([`PlannerState::on_chunk_held`]), and this table records where they are,
 //! so a task's inputs are sent as locations and fetched peer to peer. A lost worker is a
 //! lost device whose running tasks are requeued, plus lost chunks that are recomputed
 //! from lineage ([`PlannerState::on_chunks_lost`]).
 
+mod depth;
+
 use super::convert::{failed_event, progress_event};
 use crate::scheduler::{kernel_error, SchedulerConfig};
+use depth::RunTimes;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
@@ -43,6 +47,17 @@ struct Worker {
     /// Its stream's sending half, once the stream is open.
     stream: Option<UnboundedSender<Result<SchedulerMessage, Status>>>,
     last_seen: Instant,
+    /// Its recent tasks' run times, and the tasks per thread dispatched to it now.
+    run_times: RunTimes,
+    per_thread: usize,
+}
+
+impl Worker {
+    /// Registers the worker with the planner as a device, at its current depth.
+    fn add_to(&self, id: u32, planner: &mut PlannerState) -> Vec<PlannerAction> {
+        let threads = self.nthreads as usize;
+        planner.add_queued_device(DeviceId(id), threads, threads * self.per_thread)
+    }
 }
 
 /// Which worker holds a chunk, and which attempt produced that copy.
@@ -117,6 +132,8 @@ impl Core {
                 tasks_running: 0,
                 stream: None,
                 last_seen: Instant::now(),
+                run_times: RunTimes::default(),
+                per_thread: depth::DEFAULT_PER_THREAD,
             },
         );
         Ok(Registered { incarnation })
@@ -135,9 +152,8 @@ impl Core {
             .find(|(_, w)| w.incarnation == incarnation)?;
         worker.stream = Some(stream);
         worker.last_seen = Instant::now();
-        let slots = 2 * worker.nthreads as usize;
         self.no_workers_since = None;
-        let actions = self.planner.add_device(DeviceId(id), slots);
+        let actions = worker.add_to(id, &mut self.planner);
         self.apply(actions);
         Some(())
     }
@@ -319,7 +335,16 @@ impl Core {
             return;
         };
         w.last_seen = Instant::now();
+        w.run_times.record(status.run_micros);
+        let deeper = w.run_times.per_thread();
+        let deepened = (deeper != w.per_thread).then(|| {
+            w.per_thread = deeper;
+            w.add_to(worker, &mut self.planner)
+        });
         let name = w.name.clone();
+        if let Some(actions) = deepened {
+            self.apply(actions);
+        }
         let job = JobId(status.job_id);
         let key = ChunkKey(status.chunk_key);
         let attempt = status.attempt;
