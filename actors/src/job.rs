@@ -54,9 +54,10 @@ pub struct JobStats {
     /// What the storage tiers did for the job (spilled and read-back bytes, disk peak).
     pub storage: StorageStats,
     /// What the recorder saw, one stream per job that ran (a staged computation has one
-    /// per stage); empty where nothing was recorded (recording off, or a cluster's job).
-    /// Not serialized: it stays in the process that recorded it. (Behind an `Arc`, so that
-    /// copies of the statistics share it and a finished job's event stays small.)
+    /// per stage); empty where nothing was recorded (recording off). Not serialized with
+    /// the statistics: a cluster's scheduler sends its stream on its own. (Behind an
+    /// `Arc`, so that copies of the statistics share it and a finished job's event stays
+    /// small.)
     #[serde(skip)]
     pub stream: Arc<Vec<Arc<TaskStream>>>,
     /// Why the job failed, in the statistics of a failed job ([`JobEvent::FailedStats`]);

@@ -36,10 +36,10 @@ pub use memory::{MemoryPool, Reservation};
 pub use messages::ActorName;
 pub use planner::GraphPlannerActor;
 pub use planner_state::{split_parts, PlannerAction, PlannerState, MAX_ATTEMPTS, MAX_LOSSES};
-pub use pool::WorkerPool;
+pub use pool::{worker_index, WorkerPool};
 pub use recorder::{
-    MemorySample, OpSummary, Recorder, RunSpan, StorageEvent, StorageEventKind, StorageLog,
-    TaskRecord, TaskStream,
+    MemorySample, OpName, OpSummary, Recorder, RunSpan, StorageEvent, StorageEventKind, StorageLog,
+    TaskRecord, TaskStream, DEFAULT_CAPACITY as DEFAULT_TASK_RECORDS,
 };
 pub use storage::StorageActor;
 pub use store::{ChunkId, ChunkStore, StorageError, StorageStats, StoreConfig};

@@ -18,8 +18,10 @@ use crate::graph::ChunkKey;
 use crate::job::{JobId, JobStats};
 use crate::messages::DeviceId;
 use crate::store::StorageStats;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 /// Task records (and storage events) a job keeps by default; beyond them, summaries.
@@ -27,6 +29,38 @@ pub const DEFAULT_CAPACITY: usize = 100_000;
 
 /// Samples of the reserved host memory a job keeps at most (thinned as the job runs).
 pub const MEMORY_SAMPLES: usize = 4096;
+
+/// Distinct op names a process takes from decoded task streams (a cluster's, sent by its
+/// scheduler); past them a name decodes as [`OTHER_OP`].
+const DECODED_OP_NAMES: usize = 1024;
+
+/// An op's name, as records hold it. (An alias, not `&'static str` written out, so that
+/// serde decodes it through [`op_name`] rather than borrowing from the input.)
+pub type OpName = &'static str;
+
+/// The op name of a decoded record whose name did not fit in [`DECODED_OP_NAMES`].
+const OTHER_OP: &str = "other";
+
+/// Decodes an op name as the `&'static str` records hold: each distinct name is leaked
+/// once, and at most [`DECODED_OP_NAMES`] of them (op names are a small fixed set; a
+/// peer sending more gets [`OTHER_OP`] for the rest).
+fn op_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<OpName, D::Error> {
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let name = String::deserialize(deserializer)?;
+    let mut names = NAMES
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(&known) = names.get(name.as_str()) {
+        return Ok(known);
+    }
+    if names.len() >= DECODED_OP_NAMES {
+        return Ok(OTHER_OP);
+    }
+    let leaked: &'static str = Box::leak(name.into_boxed_str());
+    names.insert(leaked);
+    Ok(leaked)
+}
 
 /// The clock and the bound every actor of one system records with.
 #[derive(Debug)]
@@ -84,7 +118,7 @@ impl Recorder {
 }
 
 /// When and on which worker thread a device ran one chunk task (0s when not recorded).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunSpan {
     /// Start, in [`Recorder::now`] nanoseconds.
     pub start_ns: u64,
@@ -114,12 +148,13 @@ impl RunSpan {
 }
 
 /// One run of a chunk task.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskRecord {
     /// The chunk it computed.
     pub key: ChunkKey,
     /// The op's name ([`tessera_kernels::ChunkOp::name`], as progress and statistics show it).
-    pub op: &'static str,
+    #[serde(deserialize_with = "op_name")]
+    pub op: OpName,
     /// The device that ran it.
     pub device: DeviceId,
     /// When and on which thread.
@@ -139,7 +174,7 @@ pub struct TaskRecord {
 }
 
 /// What a storage event did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum StorageEventKind {
     /// A chunk was written to the disk tier.
     Spill,
@@ -161,7 +196,7 @@ impl StorageEventKind {
 }
 
 /// One storage event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StorageEvent {
     /// What happened.
     pub kind: StorageEventKind,
@@ -176,7 +211,7 @@ pub struct StorageEvent {
 }
 
 /// A storage actor's events for one job, bounded like task records.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StorageLog {
     /// The events kept, in the order they happened.
     pub events: Vec<StorageEvent>,
@@ -196,7 +231,7 @@ impl StorageLog {
 }
 
 /// Host memory reserved at one moment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemorySample {
     /// When, in [`Recorder::now`] nanoseconds.
     pub t_ns: u64,
@@ -205,10 +240,11 @@ pub struct MemorySample {
 }
 
 /// Every run of one op in a job, summed (kept for all runs, past the capacity too).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpSummary {
     /// The op's name.
-    pub op: &'static str,
+    #[serde(deserialize_with = "op_name")]
+    pub op: OpName,
     /// Runs that produced their chunk.
     pub tasks: u64,
     /// Runs that failed.
@@ -222,7 +258,7 @@ pub struct OpSummary {
 }
 
 /// What the recorder saw of one job (one stage of a staged computation).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskStream {
     /// The job.
     pub job: JobId,

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tessera_actors::{
     ChunkGraph, ChunkId, ChunkKey, JobError, JobEvent, JobHandle, JobId, JobOutput, JobStats,
-    KeptChunk, KeptOwner,
+    KeptChunk, KeptOwner, TaskStream,
 };
 use tessera_proto::pb::{self, job_event, jobs_client::JobsClient, ChunkLocation};
 use tessera_proto::{decode_payload, encode_payload, ChunkTicket, PROTOCOL_VERSION};
@@ -351,7 +351,12 @@ impl RunJob {
     /// The finished job's output: handles on kept outputs, or their data fetched from the
     /// workers (and then released there).
     async fn gather(&self, job: JobId, done: pb::JobDone) -> Result<JobOutput, RunFailure> {
-        let stats: JobStats = decode_payload(&done.stats).unwrap_or_default();
+        let mut stats: JobStats = decode_payload(&done.stats).unwrap_or_default();
+        // The scheduler's task stream, for reports and traces (none if undecodable: the
+        // result does not depend on it).
+        if let Ok(stream) = decode_payload::<TaskStream>(&done.task_stream) {
+            stats.stream = Arc::new(vec![Arc::new(stream)]);
+        }
         let id = |l: &ChunkLocation| ChunkId {
             job: JobId(l.job_id),
             key: ChunkKey(l.chunk_key),

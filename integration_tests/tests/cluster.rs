@@ -2,10 +2,13 @@
 //! answers equal the in-process session's and hand-computed values, chunks travel between
 //! workers, persisted data stays on the workers, and a killed worker loses nothing.
 
-use crate::common::{assert_cancelled, builder, item_f64, session_from, TestSession};
+use crate::common::{
+    assert_cancelled, builder, item_f64, session_from, SpillParent, TestSession, REPORT_PANELS,
+};
 use crate::dataframes::{frame_error, sorted_rows, TempDir};
 use crate::persist::{frame, line, line_sum, upper_sums};
 use arrow::datatypes::DataType;
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use tessera::dataframe::{
     col, lit, read_csv_with, Agg, CsvOptions, DataFrame, FrameError, ReadCsv,
@@ -242,4 +245,55 @@ fn a_worker_s_dataframe_error_keeps_its_type() {
         FrameError::Parse { line, column, .. } => assert_eq!((line, column.as_str()), (5002, "b")),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_cluster_job_s_task_stream_shows_each_task_on_its_worker_and_reaches_the_report() {
+    let c = cluster(2);
+    let s = on(&c, 8 << 10);
+    let spill = SpillParent::new("cluster-report");
+    let path = spill.0.join("report.html");
+    let recording = s.performance_report(&path).unwrap();
+    let n = 100_000;
+    let (total, stats) = s.execute_with_stats(&line(n).sum()).unwrap();
+    assert_eq!(item_f64(&total), line_sum(n));
+    recording.finish().unwrap();
+
+    assert_eq!(stats.stream.len(), 1, "one stream: the scheduler's");
+    let stream = &stats.stream[0];
+    assert_eq!(
+        stream.tasks.len() as u64,
+        stats.chunks_run,
+        "one record per task"
+    );
+    let mut per_op: BTreeMap<String, u64> = BTreeMap::new();
+    for r in &stream.tasks {
+        assert!(r.ok, "{r:?}");
+        // Workers are the planner's devices 1 and 2, one thread each.
+        assert!([1, 2].contains(&r.device.0), "{r:?}");
+        assert_eq!(r.span.thread, 0, "{r:?}");
+        assert!(r.span.start_ns <= r.span.end_ns, "{r:?}");
+        assert!(stream.submitted_ns <= r.span.end_ns && r.span.end_ns <= stream.finished_ns);
+        *per_op.entry(r.op.to_string()).or_default() += 1;
+    }
+    let by_op: BTreeMap<String, u64> = stats
+        .chunks_by_op
+        .iter()
+        .map(|(op, n)| (op.to_string(), *n))
+        .collect();
+    assert_eq!(per_op, by_op);
+    let bytes_out: u64 = stream.tasks.iter().map(|r| r.bytes_out).sum();
+    assert_eq!(bytes_out, stats.bytes_produced);
+
+    let html = std::fs::read_to_string(&path).unwrap();
+    for id in REPORT_PANELS {
+        assert!(
+            html.contains(&format!("<section id=\"{id}\">")),
+            "panel {id}"
+        );
+    }
+    assert!(
+        html.contains("fused_reduce"),
+        "the task stream names the ops"
+    );
 }

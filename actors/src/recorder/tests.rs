@@ -369,3 +369,32 @@ fn cost_per_task() {
         );
     }
 }
+
+#[test]
+fn a_stream_survives_the_wire_and_op_names_are_taken_once() {
+    let mut s = TaskStream::new(JobId(4), 5, 100);
+    s.record_task(record(1, "fused", 10, 30, true));
+    s.record_task(record(2, "combine", 20, 25, false));
+    s.storage.push(
+        StorageEvent {
+            kind: StorageEventKind::Spill,
+            key: ChunkKey(1),
+            bytes: 64,
+            start_ns: 31,
+            end_ns: 33,
+        },
+        10,
+    );
+    s.sample_memory(30, 128);
+    let config = bincode::config::standard();
+    let bytes = bincode::serde::encode_to_vec(&s, config).unwrap();
+    let (back, read): (TaskStream, usize) =
+        bincode::serde::decode_from_slice(&bytes, config).unwrap();
+    assert_eq!(read, bytes.len());
+    assert_eq!(back, s);
+    // A name decoded twice is one leaked string, not two.
+    let (again, _): (TaskStream, usize) =
+        bincode::serde::decode_from_slice(&bytes, config).unwrap();
+    assert!(std::ptr::eq(back.tasks[0].op, again.tasks[0].op));
+    assert!(std::ptr::eq(back.ops[1].op, again.tasks[1].op));
+}

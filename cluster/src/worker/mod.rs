@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tessera_actors::{
-    ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, KeptChunk, StoredInput, SystemConfig,
-    WorkerPool,
+    worker_index, ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, KeptChunk, StoredInput,
+    SystemConfig, WorkerPool,
 };
 use tessera_kernels::ChunkOp;
 use tessera_proto::pb::{
@@ -582,10 +582,12 @@ impl Agent {
     }
 }
 
-/// `status` with the time since `started` as the task's run time.
+/// `status` with the time since `started` as the task's run time, and the pool thread it
+/// ran on (0 off the pool: a task run as a job on the actors).
 fn timed(status: pb::TaskStatus, started: Instant) -> pb::TaskStatus {
     pb::TaskStatus {
         run_micros: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        thread: worker_index(),
         ..status
     }
 }

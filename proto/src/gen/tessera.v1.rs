@@ -137,6 +137,9 @@ pub struct TaskStatus {
     /// many tasks it queues on the worker by it.
     #[prost(uint64, tag = "13")]
     pub run_micros: u64,
+    /// DONE and FAILED: the worker's pool thread that ran it (for the task stream).
+    #[prost(uint32, tag = "14")]
+    pub thread: u32,
 }
 /// Scheduler -> worker, on the worker stream.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -387,6 +390,11 @@ pub struct JobDone {
     /// The job's statistics (tessera_actors::JobStats), bincode-encoded.
     #[prost(bytes = "vec", tag = "2")]
     pub stats: ::prost::alloc::vec::Vec<u8>,
+    /// The scheduler's task stream of the job (tessera_actors::TaskStream), bincode-encoded:
+    /// each task's worker and thread, its span (its end as the scheduler heard of it, its
+    /// start that less the run time the worker measured), op and bytes. Empty if none.
+    #[prost(bytes = "vec", tag = "3")]
+    pub task_stream: ::prost::alloc::vec::Vec<u8>,
 }
 /// A job's failure.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]

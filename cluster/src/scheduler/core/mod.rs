@@ -20,7 +20,7 @@ use std::time::Instant;
 use tessera_actors::messages::DeviceId;
 use tessera_actors::{
     ActorName, ChunkGraph, ChunkId, ChunkKey, JobError, JobId, MemoryPool, PlannerAction,
-    PlannerState,
+    PlannerState, Recorder, RunSpan,
 };
 use tessera_kernels::{ChunkOp, KernelError};
 use tessera_proto::pb::{
@@ -71,6 +71,8 @@ struct Holder {
 /// The scheduler's state (see the module docs).
 pub(crate) struct Core {
     planner: PlannerState,
+    /// The clock of the jobs' task streams (see [`Self::record`]).
+    recorder: Arc<Recorder>,
     config: SchedulerConfig,
     workers: BTreeMap<u32, Worker>,
     next_worker: u32,
@@ -90,9 +92,13 @@ pub(crate) struct Registered {
 
 impl Core {
     pub fn new(config: SchedulerConfig) -> Core {
+        // Each worker budgets its own memory; the scheduler reserves nothing.
+        let mut planner = PlannerState::new(MemoryPool::new(u64::MAX));
+        let recorder = Recorder::new(tessera_actors::DEFAULT_TASK_RECORDS);
+        planner.set_recorder(Arc::clone(&recorder));
         Core {
-            // Each worker budgets its own memory; the scheduler reserves nothing.
-            planner: PlannerState::new(MemoryPool::new(u64::MAX)),
+            planner,
+            recorder,
             config,
             workers: BTreeMap::new(),
             next_worker: 1,
@@ -349,6 +355,7 @@ impl Core {
         let key = ChunkKey(status.chunk_key);
         let attempt = status.attempt;
         tracing::debug!(%job, %key, attempt, state = ?status.state(), "task status");
+        self.record(&status);
         let actions = match status.state() {
             TaskState::Done => {
                 let id = ChunkId { job, key };
@@ -435,6 +442,26 @@ impl Core {
             _ => Vec::new(),
         };
         self.apply(actions);
+    }
+
+    /// Files a finished or failed task in its job's task stream: on its worker and thread,
+    /// ending now (when the scheduler hears of it) and starting the run time the worker
+    /// measured before.
+    fn record(&mut self, status: &TaskStatus) {
+        let ok = match status.state() {
+            TaskState::Done => true,
+            TaskState::Failed => false,
+            _ => return,
+        };
+        let end_ns = self.recorder.now();
+        let span = RunSpan {
+            start_ns: end_ns.saturating_sub(status.run_micros.saturating_mul(1000)),
+            end_ns,
+            thread: status.thread,
+        };
+        let (job, key) = (JobId(status.job_id), ChunkKey(status.chunk_key));
+        self.planner
+            .record_run(job, key, status.attempt, span, status.output_bytes, ok);
     }
 
     /// Carries out the planner's actions.
@@ -550,12 +577,17 @@ impl Core {
         let Some(stats) = self.planner.on_delivered(job, attempt, Instant::now()) else {
             return;
         };
+        let task_stream = match stats.stream.first() {
+            Some(stream) => encode_payload(&**stream).unwrap_or_default(),
+            None => Vec::new(),
+        };
         let stats = encode_payload(&stats).unwrap_or_default();
         let done = pb::JobEvent {
             job_id: job.0,
             kind: Some(job_event::Kind::Done(pb::JobDone {
                 outputs: locations,
                 stats,
+                task_stream,
             })),
         };
         match self.clients.remove(&job) {
