@@ -10,6 +10,7 @@
 use crate::auth::{AddSecret, AuthedChannel, Secret};
 use crate::client::{ChunkClient, ClientConfig};
 use crate::error::ClusterError;
+use crate::error::WireError;
 use crate::scheduler::{job_error, MAX_CONTROL_MESSAGE_BYTES};
 use crate::worker::connect_scheduler;
 use crossbeam_channel::Sender;
@@ -17,9 +18,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tessera_actors::{
-    ChunkGraph, ChunkId, ChunkKey, JobError, JobEvent, JobHandle, JobId, JobOutput, JobStats,
-    KeptChunk, KeptOwner, TaskStream,
+    ChunkGraph, ChunkId, ChunkKey, ChunkTask, JobError, JobEvent, JobHandle, JobId, JobOutput,
+    JobStats, KeptChunk, KeptOwner, StoredInput, TaskStream,
 };
+use tessera_kernels::{ChunkData, ChunkOp};
 use tessera_proto::pb::{self, job_event, jobs_client::JobsClient, ChunkLocation};
 use tessera_proto::{decode_payload, encode_payload, ChunkTicket, PROTOCOL_VERSION};
 use tokio::runtime::Runtime;
@@ -148,7 +150,13 @@ impl ClusterClient {
 
     /// Runs `graph` on the cluster; the handle receives its progress and result, with the
     /// outputs gathered (or kept on the workers, if the graph keeps them).
+    ///
+    /// Literals (data made in this process, such as `from_vec` arrays and `from_arrow`
+    /// tables) of [`PUT_LITERAL_BYTES`] or more in all are sent first, straight to the
+    /// workers the scheduler names, with Flight `do_put`; the graph names them as stored
+    /// inputs and they are released when the job ends. Fewer travel inside the graph.
     pub fn submit(&self, graph: ChunkGraph) -> Result<JobHandle, ClusterError> {
+        let (graph, literals) = self.send_literals(graph)?;
         let request = pb::SubmitJobRequest {
             protocol_version: PROTOCOL_VERSION,
             graph: encode_payload(&graph)?,
@@ -170,12 +178,79 @@ impl ClusterClient {
             flight: Arc::clone(&self.flight),
             keep: graph.keep_outputs,
             events,
+            _literals: literals,
         };
         self.runtime.spawn(run.drive(request, cancelled));
         Ok(JobHandle::from_events_with_cancel(rx, move || {
             // The job has ended when nobody listens any more.
             let _ = cancel.send(true);
         }))
+    }
+
+    /// Sends the graph's literals, if they come to [`PUT_LITERAL_BYTES`] or more, to the
+    /// workers the scheduler places them on and names them in the graph as stored inputs
+    /// instead. The handles returned release them on the workers when dropped (also when
+    /// a send fails: then every one placed is released).
+    fn send_literals(
+        &self,
+        mut graph: ChunkGraph,
+    ) -> Result<(ChunkGraph, Vec<Arc<KeptChunk>>), ClusterError> {
+        let literal = |t: &ChunkTask| match &t.op {
+            ChunkOp::Literal(data) if t.parts.is_empty() => Some(data.nbytes()),
+            _ => None,
+        };
+        let total: usize = graph.tasks.iter().filter_map(literal).sum();
+        if total < PUT_LITERAL_BYTES {
+            return Ok((graph, Vec::new()));
+        }
+        let mut literals: Vec<(ChunkKey, Arc<ChunkData>)> = Vec::new();
+        graph.tasks.retain(|t| match &t.op {
+            ChunkOp::Literal(data) if t.parts.is_empty() => {
+                literals.push((t.key, Arc::clone(data)));
+                false
+            }
+            _ => true,
+        });
+        let request = pb::PlaceChunksRequest {
+            protocol_version: PROTOCOL_VERSION,
+            nbytes: literals.iter().map(|(_, d)| d.nbytes() as u64).collect(),
+        };
+        let mut jobs = self.jobs.clone();
+        let locations = self
+            .runtime
+            .block_on(jobs.place_chunks(request))
+            .map_err(|s| self.status_error(&s))?
+            .into_inner()
+            .locations;
+        let owner: Arc<dyn KeptOwner> = Arc::clone(&self.releaser) as _;
+        let handles: Vec<Arc<KeptChunk>> = locations
+            .iter()
+            .map(|l| {
+                let id = ChunkId {
+                    job: JobId(l.job_id),
+                    key: ChunkKey(l.chunk_key),
+                };
+                Arc::new(KeptChunk::new(id, l.nbytes, Arc::clone(&owner)))
+            })
+            .collect();
+        if locations.len() != literals.len() {
+            return Err(ClusterError::Wire(WireError::Malformed(format!(
+                "the scheduler placed {} of {} chunks",
+                locations.len(),
+                literals.len()
+            ))));
+        }
+        let data: Vec<Arc<ChunkData>> = literals.iter().map(|(_, d)| Arc::clone(d)).collect();
+        self.runtime
+            .block_on(put_all(&locations, &data, &self.flight))?;
+        for ((key, _), handle) in literals.iter().zip(&handles) {
+            graph.stored.push(StoredInput {
+                key: *key,
+                id: handle.id(),
+                nbytes: handle.nbytes(),
+            });
+        }
+        Ok((graph, handles))
     }
 
     fn status_error(&self, status: &tonic::Status) -> ClusterError {
@@ -224,6 +299,10 @@ fn chunk_ref(id: ChunkId) -> pb::ChunkRef {
     }
 }
 
+/// A graph whose literals come to this many bytes or more has them sent to workers with
+/// do_put rather than inside it (see [`ClusterClient::submit`]).
+pub const PUT_LITERAL_BYTES: usize = 1 << 20;
+
 /// How often a job runs again because outputs were lost before they were gathered.
 const MAX_GATHER_RERUNS: u64 = 3;
 
@@ -256,6 +335,9 @@ struct RunJob {
     flight: Arc<ClientConfig>,
     keep: bool,
     events: Sender<JobEvent>,
+    /// The job's literals sent with do_put: held on the workers until the job ends and
+    /// this is dropped.
+    _literals: Vec<Arc<KeptChunk>>,
 }
 
 impl RunJob {
@@ -395,34 +477,61 @@ impl RunJob {
     }
 }
 
+/// The chunks `locations` name, by the worker holding them: each with its index.
+fn by_worker(locations: &[ChunkLocation]) -> HashMap<&str, Vec<(usize, &ChunkLocation)>> {
+    let mut workers: HashMap<&str, Vec<(usize, &ChunkLocation)>> = HashMap::new();
+    for (i, l) in locations.iter().enumerate() {
+        workers
+            .entry(l.flight_address.as_str())
+            .or_default()
+            .push((i, l));
+    }
+    workers
+}
+
+/// Sends `data[i]` to where `locations[i]` says: one connection per worker, the workers
+/// side by side, each worker's chunks one after another.
+async fn put_all(
+    locations: &[ChunkLocation],
+    data: &[Arc<ChunkData>],
+    config: &ClientConfig,
+) -> Result<(), WireError> {
+    let per_worker = by_worker(locations)
+        .into_iter()
+        .map(|(address, chunks)| async move {
+            let mut client = ChunkClient::connect(address, config.clone()).await?;
+            for (i, l) in chunks {
+                let ticket = ChunkTicket::new(l.job_id, l.chunk_key, l.attempt, l.incarnation);
+                client.put(&ticket, &data[i]).await?;
+            }
+            Ok::<_, WireError>(())
+        });
+    futures::future::try_join_all(per_worker).await.map(|_| ())
+}
+
 /// Fetches every chunk: one connection per worker, the workers side by side, each
 /// worker's chunks one after another; the result in the order of `outputs`.
 async fn fetch_all(
     outputs: &[ChunkLocation],
     config: &ClientConfig,
 ) -> Result<Vec<Arc<tessera_kernels::ChunkData>>, String> {
-    let mut by_worker: HashMap<&str, Vec<(usize, &ChunkLocation)>> = HashMap::new();
-    for (i, l) in outputs.iter().enumerate() {
-        by_worker
-            .entry(l.flight_address.as_str())
-            .or_default()
-            .push((i, l));
-    }
-    let per_worker = by_worker.into_iter().map(|(address, chunks)| async move {
-        let mut client = ChunkClient::connect(address, config.clone())
-            .await
-            .map_err(|e| e.to_string())?;
-        let mut fetched = Vec::with_capacity(chunks.len());
-        for (i, l) in chunks {
-            let ticket = ChunkTicket::new(l.job_id, l.chunk_key, l.attempt, l.incarnation);
-            let data = client
-                .fetch(&ticket)
+    let per_worker = by_worker(outputs)
+        .into_iter()
+        .map(|(address, chunks)| async move {
+            let mut client = ChunkClient::connect(address, config.clone())
                 .await
-                .map_err(|e| format!("gathering {ticket} from {address}: {e}"))?;
-            fetched.push((i, Arc::new(data)));
-        }
-        Ok::<_, String>(fetched)
-    });
+                .map_err(|e| e.to_string())?;
+            let mut fetched = Vec::with_capacity(chunks.len());
+            for (i, l) in chunks {
+                let ticket = ChunkTicket::new(l.job_id, l.chunk_key, l.attempt, l.incarnation);
+                let data = client
+                    .fetch(&ticket)
+                    .await
+                    .map_err(|e| format!("gathering {ticket} from {address}: {e}"))?;
+                fetched.push((i, Arc::new(data)));
+            }
+            Ok::<_, String>(fetched)
+        });
     let mut slots: Vec<Option<Arc<tessera_kernels::ChunkData>>> = vec![None; outputs.len()];
     for (i, data) in futures::future::try_join_all(per_worker)
         .await?

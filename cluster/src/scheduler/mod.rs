@@ -229,12 +229,7 @@ impl Jobs for Service {
         request: Request<pb::SubmitJobRequest>,
     ) -> Result<Response<Self::RunJobStream>, Status> {
         let request = request.into_inner();
-        if request.protocol_version != PROTOCOL_VERSION {
-            return Err(Status::failed_precondition(format!(
-                "client protocol version {} (scheduler: {PROTOCOL_VERSION})",
-                request.protocol_version
-            )));
-        }
+        check_client_version(request.protocol_version)?;
         let graph: ChunkGraph = decode_payload(&request.graph)
             .map_err(|e| Status::invalid_argument(format!("undecodable chunk graph: {e}")))?;
         graph
@@ -269,12 +264,34 @@ impl Jobs for Service {
         Ok(Response::new(pb::ReleaseChunksReply { released }))
     }
 
+    async fn place_chunks(
+        &self,
+        request: Request<pb::PlaceChunksRequest>,
+    ) -> Result<Response<pb::PlaceChunksReply>, Status> {
+        let request = request.into_inner();
+        check_client_version(request.protocol_version)?;
+        let locations = lock(&self.core)
+            .place_chunks(&request.nbytes)
+            .map_err(Status::unavailable)?;
+        Ok(Response::new(pb::PlaceChunksReply { locations }))
+    }
+
     async fn cluster_info(
         &self,
         _: Request<pb::ClusterInfoRequest>,
     ) -> Result<Response<pb::ClusterInfoReply>, Status> {
         Ok(Response::new(lock(&self.core).info()))
     }
+}
+
+/// Refuses a client of another protocol version, naming both.
+fn check_client_version(version: u32) -> Result<(), Status> {
+    if version == PROTOCOL_VERSION {
+        return Ok(());
+    }
+    Err(Status::failed_precondition(format!(
+        "client protocol version {version} (scheduler: {PROTOCOL_VERSION})"
+    )))
 }
 
 fn millis(d: Duration) -> u32 {

@@ -134,12 +134,26 @@ impl ChunkSource for Held {
     }
 }
 
+/// Chunks a client sends (a job's large literals, placed by the scheduler): kept in the
+/// worker's storage like any chunk it computes, under the ticket's job, chunk and attempt.
 impl ChunkSink for Held {
-    fn put(&self, ticket: &ChunkTicket, _: ChunkData) -> Result<(), SourceError> {
-        Err(SourceError::Refused {
+    fn put(&self, ticket: &ChunkTicket, data: ChunkData) -> Result<(), SourceError> {
+        let refused = |reason: String| SourceError::Refused {
             chunk: ticket.to_string(),
-            reason: "workers take no chunks by do_put yet: literals travel inside the graph".into(),
-        })
+            reason,
+        };
+        let kept = self
+            .system
+            .store(Arc::new(data))
+            .map_err(|e| refused(e.to_string()))?;
+        let chunk = HeldChunk {
+            attempt: ticket.attempt,
+            kept: Arc::new(kept),
+        };
+        if !self.insert(ticket.job_id, ticket.chunk_key, chunk) {
+            return Err(refused("its job was cancelled".into()));
+        }
+        Ok(())
     }
 }
 

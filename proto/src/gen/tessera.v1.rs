@@ -284,6 +284,24 @@ pub struct ReleaseChunksReply {
     pub released: u32,
 }
 /// Asks for the cluster's workers.
+/// Chunks a client will send.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct PlaceChunksRequest {
+    /// Must equal the scheduler's PROTOCOL_VERSION_CURRENT.
+    #[prost(uint32, tag = "1")]
+    pub protocol_version: u32,
+    /// The size of each chunk, in bytes.
+    #[prost(uint64, repeated, tag = "2")]
+    pub nbytes: ::prost::alloc::vec::Vec<u64>,
+}
+/// Where to send each chunk: one location per chunk of the request, in its order. The
+/// client sends it with do_put and a ticket of exactly that job, chunk, attempt and
+/// incarnation; a graph names it as a stored input (tessera_actors::StoredInput).
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct PlaceChunksReply {
+    #[prost(message, repeated, tag = "1")]
+    pub locations: ::prost::alloc::vec::Vec<ChunkLocation>,
+}
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ClusterInfoRequest {}
 /// The cluster's workers now.
@@ -1102,6 +1120,33 @@ pub mod jobs_client {
                 .insert(GrpcMethod::new("tessera.v1.Jobs", "ClusterInfo"));
             self.inner.unary(req, path, codec).await
         }
+        /// A client is about to send chunks (a job's large literals) with Flight do_put: the
+        /// scheduler names a worker and a chunk id for each, and counts them held from now on,
+        /// as persisted data, until the client releases them with ReleaseChunks.
+        pub async fn place_chunks(
+            &mut self,
+            request: impl tonic::IntoRequest<super::PlaceChunksRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::PlaceChunksReply>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/tessera.v1.Jobs/PlaceChunks",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("tessera.v1.Jobs", "PlaceChunks"));
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -1149,6 +1194,16 @@ pub mod jobs_server {
             request: tonic::Request<super::ClusterInfoRequest>,
         ) -> std::result::Result<
             tonic::Response<super::ClusterInfoReply>,
+            tonic::Status,
+        >;
+        /// A client is about to send chunks (a job's large literals) with Flight do_put: the
+        /// scheduler names a worker and a chunk id for each, and counts them held from now on,
+        /// as persisted data, until the client releases them with ReleaseChunks.
+        async fn place_chunks(
+            &self,
+            request: tonic::Request<super::PlaceChunksRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::PlaceChunksReply>,
             tonic::Status,
         >;
     }
@@ -1391,6 +1446,49 @@ pub mod jobs_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ClusterInfoSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/tessera.v1.Jobs/PlaceChunks" => {
+                    #[allow(non_camel_case_types)]
+                    struct PlaceChunksSvc<T: Jobs>(pub Arc<T>);
+                    impl<T: Jobs> tonic::server::UnaryService<super::PlaceChunksRequest>
+                    for PlaceChunksSvc<T> {
+                        type Response = super::PlaceChunksReply;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::PlaceChunksRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Jobs>::place_chunks(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = PlaceChunksSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

@@ -30,6 +30,10 @@ use tessera_proto::{encode_payload, PROTOCOL_VERSION};
 use tokio::sync::mpsc::UnboundedSender;
 use tonic::Status;
 
+/// The job id of chunks clients send with do_put ([`Core::place_chunks`]): no job the
+/// planner numbers (from 1 up) reaches it.
+const CLIENT_DATA: JobId = JobId(u64::MAX);
+
 /// Where a client's job events go.
 pub(crate) type EventSender = UnboundedSender<Result<pb::JobEvent, Status>>;
 
@@ -83,6 +87,8 @@ pub(crate) struct Core {
     clients: HashMap<JobId, EventSender>,
     /// Since when no worker has been registered (while jobs wait).
     no_workers_since: Option<Instant>,
+    /// The key of the next chunk a client sends ([`Core::place_chunks`]).
+    next_data_key: u64,
 }
 
 /// A registration's outcome.
@@ -106,6 +112,7 @@ impl Core {
             holders: HashMap::new(),
             clients: HashMap::new(),
             no_workers_since: Some(Instant::now()),
+            next_data_key: 0,
         }
     }
 
@@ -292,6 +299,42 @@ impl Core {
             }
         }
         released
+    }
+
+    /// Names a worker and a chunk id for each of the chunks (`nbytes` each) a client is
+    /// about to send with do_put, and counts them held there from now on, as persisted
+    /// data until released (see `PlaceChunks` in `tessera.proto`). Each goes to the worker
+    /// with the fewest bytes in use and placed so far; an error without workers.
+    pub fn place_chunks(&mut self, nbytes: &[u64]) -> Result<Vec<ChunkLocation>, String> {
+        let mut load: Vec<(u32, u64)> = self
+            .workers
+            .iter()
+            .filter(|(_, w)| w.stream.is_some())
+            .map(|(&id, w)| (id, w.memory_used))
+            .collect();
+        if load.is_empty() {
+            return Err("no worker is registered to take the job's data".into());
+        }
+        let mut locations = Vec::with_capacity(nbytes.len());
+        for &n in nbytes {
+            let Some(least) = load.iter_mut().min_by_key(|(id, used)| (*used, *id)) else {
+                break;
+            };
+            least.1 = least.1.saturating_add(n);
+            let id = ChunkId {
+                job: CLIENT_DATA,
+                key: ChunkKey(self.next_data_key),
+            };
+            self.next_data_key += 1;
+            let holder = Holder {
+                worker: least.0,
+                attempt: 0,
+                nbytes: n,
+            };
+            self.hold(id, holder);
+            locations.extend(self.location(id));
+        }
+        Ok(locations)
     }
 
     /// The workers now: count, threads, memory limits.
