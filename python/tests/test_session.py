@@ -99,6 +99,12 @@ def test_local_cluster_and_connect():
     with ts.Session.local_cluster(2) as s:
         a = np.arange(1000.0).reshape(100, 10)
         np.testing.assert_allclose(ts.asarray(a).sum(axis=0).compute(s), a.sum(axis=0))
+        # 4.8 MB from NumPy: past 1 MiB, it goes to the workers by Flight do_put.
+        rng = np.random.default_rng(5)
+        big = rng.standard_normal((60_000, 10))
+        got = ts.asarray(big).sum(axis=0).compute(s)
+        np.testing.assert_allclose(got, big.sum(axis=0), rtol=1e-12)
+        np.testing.assert_array_equal(ts.asarray(big)[::7].compute(s), big[::7])
 
 
 def test_connect_to_nothing_is_a_cluster_error():
