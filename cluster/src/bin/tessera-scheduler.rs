@@ -13,6 +13,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 use tessera_cluster::{serve_scheduler, SchedulerConfig, Secret};
 
+/// Freed chunk buffers stay with the allocator instead of going back to the kernel: glibc
+/// unmaps every large buffer (a chunk of tens of MB is one), and each unmap costs page
+/// faults when the next is made.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Tessera's scheduler: workers register with it, clients run jobs on it.
 #[derive(Parser, Debug)]
 #[command(version)]

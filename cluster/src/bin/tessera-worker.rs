@@ -11,6 +11,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 use tessera_cluster::{run_worker, Secret, WorkerConfig};
 
+/// Freed chunk buffers stay with the allocator instead of going back to the kernel: glibc
+/// unmaps every large buffer (a chunk of tens of MB is one), and each unmap costs page
+/// faults when the next is made.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A Tessera worker: runs chunk tasks for a scheduler and serves the chunks it holds.
 #[derive(Parser, Debug)]
 #[command(version)]
