@@ -196,24 +196,30 @@ impl ClusterClient {
         mut graph: ChunkGraph,
     ) -> Result<(ChunkGraph, Vec<Arc<KeptChunk>>), ClusterError> {
         let literal = |t: &ChunkTask| match &t.op {
-            ChunkOp::Literal(data) if t.parts.is_empty() => Some(data.nbytes()),
+            ChunkOp::Literal(data) if t.parts.is_empty() => Some(Arc::clone(data)),
             _ => None,
         };
-        let total: usize = graph.tasks.iter().filter_map(literal).sum();
+        let total: usize = graph
+            .tasks
+            .iter()
+            .filter_map(literal)
+            .map(|d| d.nbytes())
+            .sum();
         if total < PUT_LITERAL_BYTES {
             return Ok((graph, Vec::new()));
         }
-        let mut literals: Vec<(ChunkKey, Arc<ChunkData>)> = Vec::new();
-        graph.tasks.retain(|t| match &t.op {
-            ChunkOp::Literal(data) if t.parts.is_empty() => {
-                literals.push((t.key, Arc::clone(data)));
+        let (mut keys, mut data) = (Vec::new(), Vec::new());
+        graph.tasks.retain(|t| match literal(t) {
+            Some(d) => {
+                keys.push(t.key);
+                data.push(d);
                 false
             }
-            _ => true,
+            None => true,
         });
         let request = pb::PlaceChunksRequest {
             protocol_version: PROTOCOL_VERSION,
-            nbytes: literals.iter().map(|(_, d)| d.nbytes() as u64).collect(),
+            nbytes: data.iter().map(|d| d.nbytes() as u64).collect(),
         };
         let mut jobs = self.jobs.clone();
         let locations = self
@@ -233,17 +239,16 @@ impl ClusterClient {
                 Arc::new(KeptChunk::new(id, l.nbytes, Arc::clone(&owner)))
             })
             .collect();
-        if locations.len() != literals.len() {
+        if locations.len() != data.len() {
             return Err(ClusterError::Wire(WireError::Malformed(format!(
                 "the scheduler placed {} of {} chunks",
                 locations.len(),
-                literals.len()
+                data.len()
             ))));
         }
-        let data: Vec<Arc<ChunkData>> = literals.iter().map(|(_, d)| Arc::clone(d)).collect();
         self.runtime
             .block_on(put_all(&locations, &data, &self.flight))?;
-        for ((key, _), handle) in literals.iter().zip(&handles) {
+        for (key, handle) in keys.iter().zip(&handles) {
             graph.stored.push(StoredInput {
                 key: *key,
                 id: handle.id(),

@@ -294,23 +294,27 @@ impl Agent {
     /// that must fetch an input from a peer (or wait for memory) runs as a tokio task.
     fn start(&self, task: pb::RunTask, pool: &Arc<WorkerPool>) {
         self.running.fetch_add(1, Ordering::Relaxed);
-        let (op, distinct, keys) = match decode_task(&task) {
+        let decoded = match decode_task(&task) {
             Ok(decoded) => decoded,
             Err(status) => return self.report(&task, *status),
         };
-        let held: Option<Vec<Input>> = distinct
+        let held: Option<Vec<Input>> = decoded
+            .distinct
             .iter()
-            .map(|&l| {
+            .map(|&i| {
+                let l = &task.inputs[i];
                 self.held
                     .get(l.job_id, l.chunk_key, l.attempt)
                     .map(Input::Held)
             })
             .collect();
         match held {
-            Some(inputs) if self.within_memory() => self.run_direct(task, op, inputs, &keys, pool),
+            Some(inputs) if self.within_memory() => {
+                self.run_direct(task, decoded.op, inputs, &decoded.keys, pool)
+            }
             _ => {
                 let (agent, pool) = (self.clone(), Arc::clone(pool));
-                tokio::spawn(async move { agent.run_task(task, &pool).await });
+                tokio::spawn(async move { agent.run_task(task, decoded, &pool).await });
             }
         }
     }
@@ -323,9 +327,10 @@ impl Agent {
     /// Runs one task and reports how it ended, fetching the inputs it does not hold:
     /// directly on the worker's pool while storage is within the memory budget, else as
     /// a one-task job on the local actors (which waits for memory).
-    async fn run_task(self, task: pb::RunTask, pool: &WorkerPool) {
-        let (op, inputs, keys) = match self.gather(&task).await {
-            Ok(gathered) => gathered,
+    async fn run_task(self, task: pb::RunTask, decoded: Decoded, pool: &WorkerPool) {
+        let Decoded { op, distinct, keys } = decoded;
+        let inputs = match self.gather(&task, &distinct).await {
+            Ok(inputs) => inputs,
             Err(status) => return self.report(&task, *status),
         };
         if self.within_memory() {
@@ -392,12 +397,10 @@ impl Agent {
         });
     }
 
-    /// Decodes the op and gathers the inputs, fetching those not held here: the distinct
-    /// inputs, and for each of the op's inputs its index among them.
-    async fn gather(&self, task: &pb::RunTask) -> Result<(ChunkOp, Vec<Input>, Vec<usize>), Ended> {
-        let (op, distinct, keys) = decode_task(task)?;
+    /// The inputs of `task` at the positions `distinct`, fetching those not held here.
+    async fn gather(&self, task: &pb::RunTask, distinct: &[usize]) -> Result<Vec<Input>, Ended> {
         let mut inputs = Vec::with_capacity(distinct.len());
-        for location in distinct {
+        for location in distinct.iter().map(|&i| &task.inputs[i]) {
             match self.input(location).await {
                 Ok(input) => inputs.push(input),
                 Err(reason) => {
@@ -411,7 +414,7 @@ impl Agent {
                 }
             }
         }
-        Ok((op, inputs, keys))
+        Ok(inputs)
     }
 
     /// Runs the op as a one-task graph on the local actors, which keep its output (one
@@ -592,29 +595,37 @@ fn timed(status: pb::TaskStatus, started: Instant) -> pb::TaskStatus {
     }
 }
 
-/// A task's op, its distinct inputs (a chunk read twice is fetched once), and for each of
-/// the op's inputs its index among them.
-type Decoded<'a> = (ChunkOp, Vec<&'a ChunkLocation>, Vec<usize>);
+/// A task's op and inputs, decoded once.
+struct Decoded {
+    op: ChunkOp,
+    /// Positions in `RunTask.inputs` of its distinct inputs (a chunk read twice is
+    /// fetched once).
+    distinct: Vec<usize>,
+    /// For each of the op's inputs, its index in `distinct`.
+    keys: Vec<usize>,
+}
 
 /// Decodes the op of `task` and its inputs (see [`Decoded`]).
-fn decode_task(task: &pb::RunTask) -> Result<Decoded<'_>, Ended> {
+fn decode_task(task: &pb::RunTask) -> Result<Decoded, Ended> {
     let op: ChunkOp = decode_payload(&task.task)
         .map_err(|e| Box::new(failed(format!("undecodable task: {e}"), false)))?;
-    let mut distinct: Vec<&ChunkLocation> = Vec::new();
+    let id = |l: &ChunkLocation| (l.job_id, l.chunk_key);
+    let mut distinct: Vec<usize> = Vec::new();
     let mut keys = Vec::with_capacity(task.inputs.len());
-    for location in &task.inputs {
-        let same =
-            |l: &&ChunkLocation| (l.job_id, l.chunk_key) == (location.job_id, location.chunk_key);
-        let index = match distinct.iter().position(same) {
+    for (pos, location) in task.inputs.iter().enumerate() {
+        let index = match distinct
+            .iter()
+            .position(|&d| id(&task.inputs[d]) == id(location))
+        {
             Some(i) => i,
             None => {
-                distinct.push(location);
+                distinct.push(pos);
                 distinct.len() - 1
             }
         };
         keys.push(index);
     }
-    Ok((op, distinct, keys))
+    Ok(Decoded { op, distinct, keys })
 }
 
 /// Workers the scheduler declared lost, by incarnation, and the signal that wakes fetches
