@@ -3,11 +3,13 @@
 //! task's estimated output before it runs, the store reserves every chunk it keeps in
 //! memory, and each [`Reservation`] gives its bytes back when dropped.
 //!
-//! The pool also carries the store's word that spilling is blocked because the disk tier's
-//! budget is full ([`MemoryPool::disk_full`]): with both tiers full, the planner fails a job
-//! that cannot progress instead of reserving past the host budget.
+//! The pool also carries the store's word on the disk tier: its budget and the room left in
+//! it ([`MemoryPool::set_disk_room`]). With nothing running and the budget full, the
+//! planner reserves past it for one more task only while the disk tier can take what is
+//! over ([`MemoryPool::past_both_tiers`]); else it fails the job instead of growing the
+//! process past both budgets.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// A tier's byte budget and what is reserved against it.
@@ -16,8 +18,8 @@ pub struct MemoryPool {
     budget: u64,
     used: AtomicU64,
     peak: AtomicU64,
-    disk_full: AtomicBool,
     disk_budget: AtomicU64,
+    disk_room: AtomicU64,
 }
 
 impl MemoryPool {
@@ -27,8 +29,8 @@ impl MemoryPool {
             budget,
             used: AtomicU64::new(0),
             peak: AtomicU64::new(0),
-            disk_full: AtomicBool::new(false),
-            disk_budget: AtomicU64::new(0),
+            disk_budget: AtomicU64::new(u64::MAX),
+            disk_room: AtomicU64::new(u64::MAX),
         })
     }
 
@@ -80,20 +82,25 @@ impl MemoryPool {
         self.peak.load(Ordering::Acquire)
     }
 
-    /// Records whether the store, over budget, found the disk tier's budget (`Some`, in
-    /// bytes) too full to spill anything more, or (`None`) could spill again.
-    pub fn set_disk_full(&self, disk_budget: Option<u64>) {
-        if let Some(budget) = disk_budget {
-            self.disk_budget.store(budget, Ordering::Release);
-        }
-        self.disk_full
-            .store(disk_budget.is_some(), Ordering::Release);
+    /// Records the disk tier's budget and the bytes it can still take from memory (its
+    /// free space, plus chunks in memory whose file is still on disk: those leave memory
+    /// without writing). Until the store says, the disk tier is unlimited.
+    pub fn set_disk_room(&self, budget: u64, room: u64) {
+        self.disk_budget.store(budget, Ordering::Release);
+        self.disk_room.store(room, Ordering::Release);
     }
 
-    /// The disk tier's budget while spilling is blocked by it being full, else `None`.
-    pub fn disk_full(&self) -> Option<u64> {
-        self.disk_full
-            .load(Ordering::Acquire)
+    /// The disk tier's budget when reserving `bytes` more would put more past this pool's
+    /// budget than the disk tier has room for (both tiers full), else `None`.
+    ///
+    /// Everything reserved past the budget must go to disk eventually, so the test does not
+    /// depend on how far the store has got with spilling.
+    pub fn past_both_tiers(&self, bytes: u64) -> Option<u64> {
+        let over = self
+            .used()
+            .saturating_add(bytes)
+            .saturating_sub(self.budget);
+        (over > self.disk_room.load(Ordering::Acquire))
             .then(|| self.disk_budget.load(Ordering::Acquire))
     }
 }
@@ -141,10 +148,17 @@ mod tests {
         drop(b);
         assert_eq!(pool.used(), 0);
         assert!(pool.try_reserve(u64::MAX).is_none(), "no overflow");
-        assert_eq!(pool.disk_full(), None);
-        pool.set_disk_full(Some(0));
-        assert_eq!(pool.disk_full(), Some(0));
-        pool.set_disk_full(None);
-        assert_eq!(pool.disk_full(), None);
+    }
+
+    #[test]
+    fn past_both_tiers_counts_what_is_over_the_budget_against_the_disk_room() {
+        let pool = MemoryPool::new(100);
+        assert_eq!(pool.past_both_tiers(u64::MAX), None, "unlimited until told");
+        pool.set_disk_room(500, 50);
+        let _held = pool.reserve(120);
+        assert_eq!(pool.past_both_tiers(30), None, "50 over: fits on disk");
+        assert_eq!(pool.past_both_tiers(31), Some(500), "51 over: does not");
+        pool.set_disk_room(500, 0);
+        assert_eq!(pool.past_both_tiers(0), Some(500), "20 over and no room");
     }
 }

@@ -956,7 +956,7 @@ impl PlannerState {
                     state.stats.held_back += 1;
                     break;
                 }
-                None => match self.pool.disk_full() {
+                None => match self.pool.past_both_tiers(estimate) {
                     None => self.pool.reserve(estimate),
                     Some(disk_budget) => {
                         let error = JobError::OutOfMemory(OutOfMemory {

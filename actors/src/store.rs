@@ -7,9 +7,10 @@
 //! holds (no running task reads them, so spilling really frees memory), the one needed
 //! last first (largest next use, then largest). A spilled chunk is read back, checksum
 //! verified, when it is asked for. A spill that fails (disk full, unwritable, over the
-//! disk budget) leaves the chunk in memory; the planner's back-pressure then holds new work,
-//! and when the disk budget is what blocks spilling the store says so in the pool
-//! ([`MemoryPool::set_disk_full`]), for the planner to fail a job that cannot progress.
+//! disk budget) leaves the chunk in memory; the planner's back-pressure then holds new work.
+//! The store keeps the pool told of the room left in the disk tier
+//! ([`MemoryPool::set_disk_room`]), for the planner to fail a job that cannot progress
+//! within both budgets rather than reserve past them.
 //! A chunk that cannot be read back is reported lost, for the planner to recompute.
 
 use crate::disk::{self, SpillDir, SpillFile};
@@ -156,6 +157,9 @@ pub struct ChunkStore {
     kept: HashMap<ChunkId, u32>,
     dir: Option<SpillDir>,
     disk_bytes: u64,
+    /// Bytes of chunks in memory whose spill file is still there (read back, unchanged):
+    /// spilling them again writes nothing.
+    reread_bytes: u64,
     jobs: HashMap<JobId, JobStorage>,
     /// The job whose put or read made room last, while its counters are not taken yet: a
     /// kept chunk spilled after its own job (handed on between a frame job's stages,
@@ -178,18 +182,30 @@ struct JobStorage {
 impl ChunkStore {
     /// An empty store; nothing is written to disk until a chunk is spilled.
     pub fn new(config: StoreConfig) -> ChunkStore {
-        ChunkStore {
+        let store = ChunkStore {
             config,
             entries: HashMap::new(),
             kept: HashMap::new(),
             dir: None,
             disk_bytes: 0,
+            reread_bytes: 0,
             jobs: HashMap::new(),
             pressing: None,
             unclaimed: StorageStats::default(),
             warned_spill_failure: false,
             trimmer: Trimmer::default(),
-        }
+        };
+        store.publish_disk_room();
+        store
+    }
+
+    /// Tells the pool how many bytes the disk tier can still take from memory.
+    fn publish_disk_room(&self) {
+        let budget = self.config.disk_budget;
+        let room = budget
+            .saturating_sub(self.disk_bytes)
+            .saturating_add(self.reread_bytes);
+        self.config.pool.set_disk_room(budget, room);
     }
 
     /// Stores chunk `id` (replacing one with the same id), produced by op `op` and next read
@@ -344,7 +360,6 @@ impl ChunkStore {
     /// returns how many were. Disk space freed lifts the disk budget's block and lets
     /// spilling resume where the pool is still over budget.
     pub fn release(&mut self, ids: &[ChunkId]) -> usize {
-        let disk_before = self.disk_bytes;
         let mut released = 0;
         for id in ids {
             if self.kept.contains_key(id) {
@@ -356,9 +371,6 @@ impl ChunkStore {
                 self.forget_file(old);
                 released += 1;
             }
-        }
-        if self.disk_bytes < disk_before {
-            self.config.pool.set_disk_full(None);
         }
         if released > 0 {
             self.make_room();
@@ -416,16 +428,20 @@ impl ChunkStore {
 
     fn forget_file(&mut self, old: Entry) {
         let file = match old.place {
-            Place::Disk(file)
-            | Place::Memory {
+            Place::Disk(file) => file,
+            Place::Memory {
                 file: Some(file), ..
-            } => file,
+            } => {
+                self.reread_bytes -= old.nbytes;
+                file
+            }
             Place::Memory { file: None, .. } => return,
         };
         if let Some(dir) = &self.dir {
             self.disk_bytes -= file.bytes();
             dir.remove(file);
         }
+        self.publish_disk_room();
     }
 
     /// Spills chunks while the pool is over budget and something can be spilled, and tells
@@ -436,13 +452,8 @@ impl ChunkStore {
                 return;
             };
             match self.spill(victim) {
-                Ok(()) => self.config.pool.set_disk_full(None),
+                Ok(()) => {}
                 Err(refused) => {
-                    if refused == SpillRefused::DiskBudget {
-                        self.config
-                            .pool
-                            .set_disk_full(Some(self.config.disk_budget));
-                    }
                     self.spill_stats(victim).spill_failures += 1;
                     if !std::mem::replace(&mut self.warned_spill_failure, true) {
                         tracing::warn!(chunk = %victim, cause = %refused, "cannot spill to disk; holding chunks in memory");
@@ -451,7 +462,6 @@ impl ChunkStore {
                 }
             }
         }
-        self.config.pool.set_disk_full(None);
     }
 
     /// The job a spill of `id` (or its failure) counts for: its own, or for a kept chunk
@@ -492,6 +502,8 @@ impl ChunkStore {
             if let Some(file) = file.take() {
                 entry.place = Place::Disk(file);
                 self.trimmer.freed(entry.nbytes);
+                self.reread_bytes -= entry.nbytes;
+                self.publish_disk_room();
                 return Ok(());
             }
         }
@@ -526,6 +538,7 @@ impl ChunkStore {
             tracing::warn!(chunk = %id, error = %e, "could not inject the spill-file fault");
         }
         self.disk_bytes += file.bytes();
+        self.publish_disk_room();
         let disk_now = self.disk_bytes;
         if let Some(entry) = self.entries.get_mut(&id) {
             entry.place = Place::Disk(file);
@@ -582,6 +595,8 @@ impl ChunkStore {
                     next_use,
                 };
                 self.entries.insert(id, entry);
+                self.reread_bytes += nbytes;
+                self.publish_disk_room();
                 self.stats(reader).bytes_read_back += nbytes;
                 self.log_for(reader, StorageEventKind::ReadBack, id, nbytes, started);
                 Ok(())
@@ -852,6 +867,12 @@ pub(crate) mod tests {
         assert!(store.get(&[id(0, 1)], false).is_ok());
     }
 
+    /// What is in memory past the pool's budget, against the room the store published:
+    /// `None` while the disk tier can take it all.
+    fn past_both(store: &ChunkStore) -> Option<u64> {
+        store.config.pool.past_both_tiers(0)
+    }
+
     #[test]
     fn the_disk_budget_bounds_spilling() {
         let mut store = ChunkStore::new(StoreConfig {
@@ -861,6 +882,7 @@ pub(crate) mod tests {
             faults: None,
             recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
         });
+        assert_eq!(past_both(&store), None);
         for k in 0..4 {
             store.put(id(0, k), chunk(10), "fused", k, false);
         }
@@ -870,10 +892,13 @@ pub(crate) mod tests {
             "only one 80-byte chunk (plus header) fits"
         );
         assert_eq!(store.len(), 4);
+        let file = store.disk_bytes();
+        assert!(file > 75 && file <= 150, "{file}");
         assert_eq!(
-            store.config.pool.disk_full(),
+            past_both(&store),
             Some(150),
-            "the pool learns that the disk budget blocks spilling"
+            "240 bytes in memory, 140 past the budget, {} bytes of room on disk",
+            150 - file
         );
         // Releasing the spilled chunk frees the disk tier: spilling resumes.
         let on_disk: Vec<ChunkId> = (0..4)
@@ -882,14 +907,15 @@ pub(crate) mod tests {
             .collect();
         store.release(&on_disk);
         assert_eq!((store.spilled(), store.len()), (1, 3));
-        assert_eq!(store.config.pool.disk_full(), Some(150), "still over both");
+        assert_eq!(store.disk_bytes(), file);
         store.release(&[id(0, 0), id(0, 1), id(0, 2), id(0, 3)]);
-        assert_eq!(store.config.pool.used(), 0);
-        assert_eq!(store.config.pool.disk_full(), None, "room again");
+        assert_eq!((store.config.pool.used(), store.disk_bytes()), (0, 0));
+        assert_eq!(store.config.pool.past_both_tiers(250), None, "room again");
+        assert_eq!(store.config.pool.past_both_tiers(251), Some(150));
     }
 
     #[test]
-    fn freed_disk_lifts_the_block_even_with_nothing_to_spill() {
+    fn a_chunk_read_back_leaves_memory_again_without_disk_room() {
         let mut store = ChunkStore::new(StoreConfig {
             pool: MemoryPool::new(100),
             spill_parent: std::env::temp_dir(),
@@ -898,19 +924,21 @@ pub(crate) mod tests {
             recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
         });
         store.put(id(0, 0), chunk(10), "fused", 9, false);
-        let held: Vec<Arc<ChunkData>> = (1..3).map(|_| chunk(10)).collect();
-        for (k, c) in (1..).zip(&held) {
-            store.put(id(0, k), Arc::clone(c), "fused", 0, false);
-        }
-        // Chunk 0 went to disk; the held ones cannot go; the next unheld one finds no room.
-        store.put(id(0, 3), chunk(10), "fused", 5, false);
-        assert_eq!(store.spilled(), 1);
-        assert_eq!(store.config.pool.disk_full(), Some(150));
-        store.release(&[id(0, 0), id(0, 3)]);
-        // Only held chunks are left in memory: nothing to spill, yet the disk budget is no
-        // longer what blocks spilling.
-        assert_eq!((store.spilled(), store.disk_bytes()), (0, 0));
-        assert_eq!(store.config.pool.disk_full(), None);
-        assert!(store.config.pool.over_budget());
+        store.put(id(0, 1), chunk(10), "fused", 1, false);
+        assert_eq!(store.spilled(), 1, "chunk 0, needed last, went to disk");
+        let file = store.disk_bytes();
+        let data = store.get(&[id(0, 0)], false).expect("read back");
+        assert_eq!((store.spilled(), store.disk_bytes()), (0, file));
+        // 160 bytes in memory, 60 past the budget: chunk 0 can leave memory without a
+        // write, so its 80 bytes count as room although its file fills the disk tier.
+        assert_eq!(store.config.pool.past_both_tiers(0), None);
+        assert_eq!(store.config.pool.past_both_tiers(150 - file + 20), None);
+        assert_eq!(
+            store.config.pool.past_both_tiers(150 - file + 21),
+            Some(150)
+        );
+        drop(data);
+        store.release(&[id(0, 0), id(0, 1)]);
+        assert_eq!((store.disk_bytes(), store.config.pool.used()), (0, 0));
     }
 }

@@ -584,9 +584,10 @@ fn with_both_tiers_full_a_job_that_cannot_progress_fails_naming_both_budgets() {
     p.add_device(CPU, 1);
     let (job, a) = p.submit(graph(&[(1, &[]), (2, &[1])], &[2]), Instant::now());
     assert_eq!(dispatched(&a), vec![1]);
-    // The stored chunks fill the host budget and the store found the disk budget full.
+    // The stored chunks fill the host budget, 400 bytes past it, and the disk tier has
+    // room for 300 (whether or not the store has spilled yet).
     let stored = pool.reserve(500);
-    pool.set_disk_full(Some(64));
+    pool.set_disk_room(64, 300);
     let a = done(&mut p, job, 1, 10);
     assert!(dispatched(&a).is_empty(), "nothing over both budgets");
     let err = failure(&a).expect("the job fails at once");
@@ -605,8 +606,9 @@ fn with_both_tiers_full_a_job_that_cannot_progress_fails_naming_both_budgets() {
         "{text}"
     );
     assert!(!p.is_running(job));
-    // Once the store can spill again, a new job is forced through as before.
-    pool.set_disk_full(None);
+    // Once the disk tier has room for what is past the budget, a new job is forced
+    // through (the one task that lets it progress).
+    pool.set_disk_room(64, 500);
     let (_, a) = p.submit(graph(&[(1, &[])], &[1]), Instant::now());
     assert_eq!(dispatched(&a), vec![1]);
     drop(stored);
