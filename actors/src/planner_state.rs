@@ -291,6 +291,9 @@ impl PlannerState {
         self.set_slots(device, DeviceKind::Cpu, threads, capacity.max(threads))
     }
 
+    /// Registers `device` with these slots. Its dispatches still in flight count as used
+    /// even when it was removed (unreachable or down) and is added again: their reports
+    /// may still come.
     fn set_slots(
         &mut self,
         device: DeviceId,
@@ -298,7 +301,11 @@ impl PlannerState {
         threads: usize,
         capacity: usize,
     ) -> Vec<PlannerAction> {
-        let used = self.devices.get(&device).map_or(0, |s| s.used);
+        let used = self
+            .in_flight
+            .values()
+            .filter(|f| f.device == device)
+            .count();
         self.devices.insert(
             device,
             Slots {
@@ -309,6 +316,11 @@ impl PlannerState {
             },
         );
         self.dispatch_ready()
+    }
+
+    /// True while `device` is registered (added, and neither unreachable nor down since).
+    pub fn has_device(&self, device: DeviceId) -> bool {
+        self.devices.contains_key(&device)
     }
 
     /// Starts a job; returns its id and what to do. An invalid graph finishes at once.

@@ -632,6 +632,33 @@ fn an_unreachable_device_takes_no_tasks_until_it_is_back() {
 }
 
 #[test]
+fn a_device_added_again_counts_its_dispatches_still_in_flight() {
+    // A cluster worker whose task could not be sent is taken out; a report it sent before
+    // (a finished task) may still arrive, and the device may be added again meanwhile.
+    let mut p = planner(2);
+    let (job, a) = p.submit(
+        graph(&[(1, &[]), (2, &[]), (3, &[])], &[1, 2, 3]),
+        Instant::now(),
+    );
+    assert_eq!(dispatched(&a), vec![1, 2]);
+    let first = attempt(&p, job, 1);
+    assert!(p
+        .on_device_unreachable(job, ChunkKey(1), first, CPU)
+        .is_empty());
+    assert!(!p.has_device(CPU));
+    // Added again: task 2 still holds a slot, so one is free (task 1 goes back on it).
+    assert_eq!(dispatched(&p.add_device(CPU, 2)), vec![1]);
+    assert!(p.has_device(CPU));
+    // Task 2's report frees its slot for task 3 (before, the count restarted at 0 and
+    // this report took it below 0).
+    assert_eq!(dispatched(&done(&mut p, job, 2, 1)), vec![3]);
+    done(&mut p, job, 1, 1);
+    let a = done(&mut p, job, 3, 1);
+    deliver(&mut p, job, &a);
+    assert_eq!(p.devices[&CPU].used, 0);
+}
+
+#[test]
 fn nothing_is_dispatched_or_delivered_while_storage_is_gone() {
     let mut p = planner(2);
     let job = chain(&mut p); // 1 stored, 2 dispatched

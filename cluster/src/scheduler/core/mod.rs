@@ -386,7 +386,10 @@ impl Core {
         w.last_seen = Instant::now();
         w.run_times.record(status.run_micros);
         let deeper = w.run_times.per_thread();
-        let deepened = (deeper != w.per_thread).then(|| {
+        // Only a registered device is resized: one that could not be reached stays out
+        // until its loss is declared (this may be a report it sent before it died).
+        let registered = self.planner.has_device(DeviceId(worker));
+        let deepened = (deeper != w.per_thread && registered).then(|| {
             w.per_thread = deeper;
             w.add_to(worker, &mut self.planner)
         });
