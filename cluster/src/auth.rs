@@ -87,7 +87,7 @@ impl Secret {
 
     /// Whether `presented` is this secret, in time that does not depend on where they
     /// first differ.
-    fn matches(&self, presented: &[u8]) -> bool {
+    pub(crate) fn matches(&self, presented: &[u8]) -> bool {
         let ours = self.0.as_bytes();
         let mut diff = ours.len() ^ presented.len();
         for (i, &b) in ours.iter().enumerate() {

@@ -1,14 +1,15 @@
 //! The live dashboard: `/metrics` equals the sums of the jobs' statistics, the page has
 //! every panel, the event stream sends the live and the last jobs' panels, many pages and
 //! one that never reads do not stop a job or the session's shutdown, and the token and
-//! loopback rules hold.
+//! loopback rules hold; and a cluster scheduler's `/metrics` sums its jobs, lists its
+//! workers and, with a shared secret, answers only a caller bearing it.
 
 use crate::common::{builder, session_from, REPORT_PANELS};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
-use tessera::{tensor, DType, Error, JobStats, Tensor};
+use tessera::{tensor, DType, Error, JobStats, LocalCluster, Progress, Session, Tensor};
 
 /// `GET path` with extra header lines; the status and the body (the connection closes).
 fn get(address: SocketAddr, path: &str, headers: &str) -> (u16, String) {
@@ -80,6 +81,26 @@ fn arange_sum(n: usize, chunk: usize) -> Tensor {
         .sum()
 }
 
+/// Runs two sums (checked against their closed forms) on `s`; their statistics summed.
+fn two_sums(s: &Session) -> JobStats {
+    let mut all = JobStats::default();
+    for (n, chunk) in [(10_000, 1_000), (5_000, 70)] {
+        let (out, stats) = s.execute_with_stats(&arange_sum(n, chunk)).unwrap();
+        assert_eq!(out.to_f64_vec(), vec![(n * (n - 1) / 2) as f64]);
+        all.absorb(&stats);
+    }
+    all
+}
+
+/// Asserts that `metrics` count the two jobs of [`two_sums`] (`all`), none running.
+fn assert_sums(metrics: &BTreeMap<String, u64>, all: &JobStats) {
+    assert_eq!(metrics["tessera_jobs_finished_total"], 2);
+    assert_eq!(metrics["tessera_jobs_failed_total"], 0);
+    assert_eq!(metrics["tessera_jobs_running"], 0);
+    assert_eq!(metrics["tessera_tasks_run_total"], all.chunks_run);
+    assert_eq!(metrics["tessera_bytes_produced_total"], all.bytes_produced);
+}
+
 #[test]
 fn metrics_are_the_sums_of_the_jobs_statistics() {
     let s = session_from(builder().dashboard("127.0.0.1:0"));
@@ -91,20 +112,10 @@ fn metrics_are_the_sums_of_the_jobs_statistics() {
     // A job refused before it runs is not counted.
     let bad = tensor::arange(0, 10, 1).reshape(&[3, 3]);
     assert!(s.execute(&bad).is_err());
-    let mut all = JobStats::default();
-    for (n, chunk) in [(10_000, 1_000), (5_000, 70)] {
-        let (out, stats) = s.execute_with_stats(&arange_sum(n, chunk)).unwrap();
-        let expected = (n * (n - 1) / 2) as f64;
-        assert_eq!(out.to_f64_vec(), vec![expected]);
-        all.absorb(&stats);
-    }
+    let all = two_sums(&s);
     let after = metrics(address);
-    assert_eq!(after["tessera_jobs_finished_total"], 2);
-    assert_eq!(after["tessera_jobs_failed_total"], 0);
-    assert_eq!(after["tessera_jobs_running"], 0);
-    assert_eq!(after["tessera_tasks_run_total"], all.chunks_run);
+    assert_sums(&after, &all);
     assert!(all.chunks_run > 80, "{}", all.chunks_run);
-    assert_eq!(after["tessera_bytes_produced_total"], all.bytes_produced);
     assert_eq!(after["tessera_retries_total"], all.retries);
     assert_eq!(
         after["tessera_bytes_spilled_total"],
@@ -253,4 +264,56 @@ fn off_loopback_needs_a_token_and_bad_settings_are_typed_errors() {
         matches!(&second, Error::InvalidArgument(m) if m.contains(&taken.to_string())),
         "{second}"
     );
+}
+
+#[test]
+fn a_scheduler_s_metrics_sum_its_jobs_and_list_its_workers() {
+    let c = LocalCluster::builder()
+        .workers(2)
+        .threads_per_worker(1)
+        .metrics()
+        .start()
+        .expect("the local cluster starts");
+    let address: SocketAddr = c
+        .metrics_address()
+        .expect("a metrics address")
+        .parse()
+        .unwrap();
+    assert!(address.ip().is_loopback() && address.port() != 0);
+    let before = metrics(address);
+    assert_eq!(before["tessera_jobs_finished_total"], 0);
+    assert_eq!(before["tessera_workers"], 2);
+    let s = session_from(c.session_builder().progress(Progress::Never));
+    let all = two_sums(&s);
+    let after = metrics(address);
+    assert_sums(&after, &all);
+    let workers: Vec<(&String, &u64)> = after
+        .iter()
+        .filter(|(name, _)| name.starts_with("tessera_worker_threads{worker="))
+        .collect();
+    assert_eq!(workers.len(), 2, "{after:?}");
+    assert!(
+        workers.iter().all(|(_, &threads)| threads == 1),
+        "{after:?}"
+    );
+
+    // With a shared secret, only a caller bearing it is answered.
+    let secret = "metrics-shared-s3cret";
+    let guarded = LocalCluster::builder()
+        .workers(1)
+        .secret(secret)
+        .metrics()
+        .start()
+        .expect("the local cluster starts");
+    let address: SocketAddr = guarded.metrics_address().unwrap().parse().unwrap();
+    assert_eq!(get(address, "/metrics", "").0, 401);
+    let wrong = "Authorization: Bearer not-it\r\n";
+    assert_eq!(get(address, "/metrics", wrong).0, 401);
+    let (status, body) = get(
+        address,
+        "/metrics",
+        &format!("Authorization: Bearer {secret}\r\n"),
+    );
+    assert_eq!(status, 200);
+    assert!(body.contains("\ntessera_workers 1\n"), "{body}");
 }

@@ -29,9 +29,17 @@ pub struct LocalClusterBuilder {
     no_worker_grace: Duration,
     spill_dir: Option<PathBuf>,
     secret: Option<String>,
+    metrics: bool,
 }
 
 impl LocalClusterBuilder {
+    /// Serves the scheduler's Prometheus metrics on a free loopback port (see
+    /// [`LocalCluster::metrics_address`]).
+    pub fn metrics(mut self) -> Self {
+        self.metrics = true;
+        self
+    }
+
     /// Number of worker processes (default 2).
     pub fn workers(mut self, n: usize) -> Self {
         self.workers = n;
@@ -109,13 +117,20 @@ impl LocalClusterBuilder {
             )
             .arg("--no-worker-grace-s")
             .arg(self.no_worker_grace.as_secs().max(1).to_string())
+            .args(
+                self.metrics
+                    .then_some(["--metrics", "127.0.0.1:0"])
+                    .into_iter()
+                    .flatten(),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log_file(&log)?)
             .spawn()
             .map_err(|e| start_error(&format!("{}: {e}", scheduler_bin.display()), &log))?;
-        let address = match read_address(&mut scheduler) {
-            Ok(a) => a,
+        let lines = 1 + usize::from(self.metrics);
+        let (address, metrics_address) = match read_addresses(&mut scheduler, lines) {
+            Ok(mut a) => (a.remove(0), a.pop()),
             Err(e) => {
                 let _ = scheduler.kill();
                 let _ = scheduler.wait();
@@ -124,6 +139,7 @@ impl LocalClusterBuilder {
         };
         let mut cluster = LocalCluster {
             address,
+            metrics_address,
             scheduler,
             workers: Vec::new(),
             worker_bin,
@@ -165,6 +181,7 @@ impl Worker {
 #[derive(Debug)]
 pub struct LocalCluster {
     address: String,
+    metrics_address: Option<String>,
     scheduler: Child,
     workers: Vec<Option<Worker>>,
     worker_bin: PathBuf,
@@ -187,6 +204,7 @@ impl LocalCluster {
             no_worker_grace: tessera_cluster::SchedulerConfig::default().no_worker_grace,
             spill_dir: None,
             secret: None,
+            metrics: false,
         }
     }
 
@@ -198,6 +216,12 @@ impl LocalCluster {
     /// The scheduler's address (`127.0.0.1:PORT`), for [`Session::connect`].
     pub fn address(&self) -> &str {
         &self.address
+    }
+
+    /// Where the scheduler serves `GET /metrics` (`127.0.0.1:PORT`), when the cluster was
+    /// built with [`LocalClusterBuilder::metrics`].
+    pub fn metrics_address(&self) -> Option<&str> {
+        self.metrics_address.as_deref()
     }
 
     /// A session on this cluster.
@@ -370,32 +394,48 @@ impl Session {
     }
 }
 
-/// The scheduler's first line of output: `tessera-scheduler listening on ADDR`.
-fn read_address(scheduler: &mut Child) -> std::result::Result<String, String> {
+/// The scheduler's first `lines` lines of output, each `tessera-scheduler <what> on
+/// ADDR`: its address, then (with `--metrics`) its metrics endpoint's.
+fn read_addresses(scheduler: &mut Child, lines: usize) -> std::result::Result<Vec<String>, String> {
     let stdout = scheduler
         .stdout
         .take()
         .ok_or_else(|| "the scheduler's output was not captured".to_string())?;
-    let (tx, rx) = crossbeam_channel::bounded(1);
+    let (tx, rx) = crossbeam_channel::bounded(lines);
     std::thread::spawn(move || {
-        let mut line = String::new();
         let mut reader = BufReader::new(stdout);
-        let read = reader.read_line(&mut line).map(|_| line);
-        let _ = tx.send(read);
+        for _ in 0..lines {
+            let mut line = String::new();
+            let read = reader.read_line(&mut line).map(|_| line);
+            let _ = tx.send(read);
+        }
         // Keep reading so the scheduler never blocks on a full pipe.
         let _ = std::io::copy(&mut reader.take(u64::MAX), &mut std::io::sink());
     });
-    match rx.recv_timeout(START_TIMEOUT) {
-        Ok(Ok(line)) => line
+    let deadline = Instant::now() + START_TIMEOUT;
+    let prefixes = [
+        "tessera-scheduler listening on ",
+        "tessera-scheduler metrics on ",
+    ];
+    let mut addresses = Vec::with_capacity(lines);
+    for prefix in prefixes.iter().take(lines) {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        let line = match rx.recv_timeout(wait) {
+            Ok(Ok(line)) => line,
+            Ok(Err(e)) => return Err(format!("reading the scheduler's output: {e}")),
+            Err(_) => {
+                return Err(format!(
+                    "the scheduler did not start within {START_TIMEOUT:?}"
+                ))
+            }
+        };
+        let address = line
             .trim()
-            .strip_prefix("tessera-scheduler listening on ")
-            .map(str::to_string)
-            .ok_or_else(|| format!("unexpected first line from the scheduler: {line:?}")),
-        Ok(Err(e)) => Err(format!("reading the scheduler's output: {e}")),
-        Err(_) => Err(format!(
-            "the scheduler did not start within {START_TIMEOUT:?}"
-        )),
+            .strip_prefix(prefix)
+            .ok_or_else(|| format!("unexpected line from the scheduler: {line:?}"))?;
+        addresses.push(address.to_string());
     }
+    Ok(addresses)
 }
 
 /// The program `name`: in `$TESSERA_BIN_DIR`, next to this program or one folder up,

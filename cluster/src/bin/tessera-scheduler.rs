@@ -1,6 +1,7 @@
 //! `tessera-scheduler`: the cluster's scheduler (planner, lineage, which worker holds
-//! which chunk). Prints `tessera-scheduler listening on HOST:PORT` once it listens; stops
-//! on Ctrl-C or SIGTERM.
+//! which chunk). Prints `tessera-scheduler listening on HOST:PORT` once it listens (then,
+//! with `--metrics`, `tessera-scheduler metrics on HOST:PORT`); stops on Ctrl-C or
+//! SIGTERM.
 
 // A program, not the library: its address line and fatal errors are its output.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -39,6 +40,10 @@ struct Args {
     /// Needed to listen on any address other than loopback.
     #[arg(long)]
     secret_file: Option<PathBuf>,
+    /// Address to serve Prometheus metrics at, as `GET /metrics` (port 0: any free port).
+    /// Off loopback only with the shared secret, which scrapers send as a bearer token.
+    #[arg(long)]
+    metrics: Option<SocketAddr>,
 }
 
 fn main() -> ExitCode {
@@ -73,8 +78,16 @@ fn main() -> ExitCode {
         let listener = tokio::net::TcpListener::bind(args.listen).await?;
         let address = listener.local_addr()?;
         println!("tessera-scheduler listening on {address}");
+        let metrics = match args.metrics {
+            Some(at) => {
+                let metrics = tokio::net::TcpListener::bind(at).await?;
+                println!("tessera-scheduler metrics on {}", metrics.local_addr()?);
+                Some(metrics)
+            }
+            None => None,
+        };
         std::io::stdout().flush()?;
-        serve_scheduler(listener, config, async {
+        serve_scheduler(listener, metrics, config, async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await

@@ -9,6 +9,7 @@
 
 mod convert;
 mod core;
+mod metrics;
 
 pub(crate) use convert::{job_error, kernel_error, kernel_error_payload};
 
@@ -63,16 +64,28 @@ impl Default for SchedulerConfig {
     }
 }
 
-/// Runs the scheduler's services on `listener` until `shutdown` completes (refused off
-/// loopback without a secret).
+/// Runs the scheduler's services on `listener` until `shutdown` completes, and its
+/// Prometheus `/metrics` on `metrics_listener` if given (each refused off loopback
+/// without a secret).
 pub async fn serve_scheduler(
     listener: TcpListener,
+    metrics_listener: Option<TcpListener>,
     config: SchedulerConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ClusterError> {
     check_listen_address("scheduler", listener.local_addr()?, config.secret.as_ref())?;
+    if let Some(m) = &metrics_listener {
+        let address = m.local_addr()?;
+        check_listen_address(
+            "scheduler's metrics endpoint",
+            address,
+            config.secret.as_ref(),
+        )?;
+    }
     let core: SharedCore = Arc::new(Mutex::new(Core::new(config.clone())));
     let watchdog = tokio::spawn(watch_liveness(Arc::clone(&core), config.heartbeat_ttl));
+    let metrics = metrics_listener
+        .map(|m| tokio::spawn(metrics::serve(m, Arc::clone(&core), config.secret.clone())));
     let gate = RequireSecret::new(config.secret.clone(), "scheduler");
     let service = Service {
         core,
@@ -98,6 +111,9 @@ pub async fn serve_scheduler(
         )
         .await;
     watchdog.abort();
+    if let Some(metrics) = metrics {
+        metrics.abort();
+    }
     Ok(result?)
 }
 

@@ -10,6 +10,7 @@
 //! from lineage ([`PlannerState::on_chunks_lost`]).
 
 mod depth;
+mod metrics;
 
 use super::convert::{failed_event, progress_event};
 use crate::scheduler::{kernel_error, SchedulerConfig};
@@ -20,7 +21,7 @@ use std::time::Instant;
 use tessera_actors::messages::DeviceId;
 use tessera_actors::{
     ActorName, ChunkGraph, ChunkId, ChunkKey, JobError, JobId, MemoryPool, PlannerAction,
-    PlannerState, Recorder, RunSpan,
+    PlannerState, Recorder, RunSpan, Totals,
 };
 use tessera_kernels::{ChunkOp, KernelError};
 use tessera_proto::pb::{
@@ -89,6 +90,8 @@ pub(crate) struct Core {
     no_workers_since: Option<Instant>,
     /// The key of the next chunk a client sends ([`Core::place_chunks`]).
     next_data_key: u64,
+    /// Counters over the jobs finished and failed (for `/metrics`).
+    totals: Totals,
 }
 
 /// A registration's outcome.
@@ -113,6 +116,7 @@ impl Core {
             clients: HashMap::new(),
             no_workers_since: Some(Instant::now()),
             next_data_key: 0,
+            totals: Totals::default(),
         }
     }
 
@@ -543,6 +547,7 @@ impl Core {
                 } => self.deliver(job, &outputs, attempt),
                 PlannerAction::JobFailed { job, error, .. } => {
                     tracing::debug!(%job, %error, "job failed");
+                    self.totals.jobs_failed += 1;
                     if let Some(events) = self.clients.remove(&job) {
                         let _ = events.send(Ok(failed_event(job, &error)));
                     }
@@ -623,6 +628,7 @@ impl Core {
         let Some(stats) = self.planner.on_delivered(job, attempt, Instant::now()) else {
             return;
         };
+        self.totals.add(&stats);
         let task_stream = match stats.stream.first() {
             Some(stream) => encode_payload(&**stream).unwrap_or_default(),
             None => Vec::new(),

@@ -1,0 +1,62 @@
+//! The scheduler's Prometheus metrics: totals over the cluster's jobs, the jobs running,
+//! and each worker's threads, memory and tasks as its last heartbeat said.
+
+use super::Core;
+use tessera_actors::Exposition;
+
+impl Core {
+    /// The Prometheus text exposition of the cluster now.
+    pub fn metrics(&self) -> String {
+        let mut e = Exposition::new();
+        e.totals(&self.totals);
+        e.metric(
+            "jobs_running",
+            "gauge",
+            "Jobs in progress.",
+            self.planner.jobs().len() as u64,
+        );
+        let live: Vec<_> = self
+            .workers
+            .values()
+            .filter(|w| w.stream.is_some())
+            .collect();
+        e.metric(
+            "workers",
+            "gauge",
+            "Workers registered with an open stream.",
+            live.len() as u64,
+        );
+        let per_worker = |value: &dyn Fn(&super::Worker) -> u64| -> Vec<(String, u64)> {
+            live.iter().map(|w| (w.name.clone(), value(w))).collect()
+        };
+        e.family(
+            "worker_threads",
+            "gauge",
+            "Task threads of each worker.",
+            "worker",
+            &per_worker(&|w| u64::from(w.nthreads)),
+        );
+        e.family(
+            "worker_tasks_running",
+            "gauge",
+            "Tasks running on each worker.",
+            "worker",
+            &per_worker(&|w| u64::from(w.tasks_running)),
+        );
+        e.family(
+            "worker_memory_used_bytes",
+            "gauge",
+            "Bytes each worker's storage reserves.",
+            "worker",
+            &per_worker(&|w| w.memory_used),
+        );
+        e.family(
+            "worker_memory_limit_bytes",
+            "gauge",
+            "Each worker's memory limit.",
+            "worker",
+            &per_worker(&|w| w.memory_limit),
+        );
+        e.finish()
+    }
+}
