@@ -1,12 +1,14 @@
 //! Seeing a job: the Chrome trace holds one complete event per chunk task of the job, with
 //! sane fields that add up to the job's statistics; the HTML report holds every panel and
-//! the statistics' numbers; the recorder's cap bounds what a job keeps; bad paths are
-//! typed errors.
+//! the statistics' numbers, a failed job with its error (a frame job's stages together);
+//! the recorder's cap bounds what a job keeps; bad paths are typed errors.
 
 use crate::common::{builder, session, session_from, SpillParent, REPORT_PANELS};
+use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use tessera::dataframe::{from_arrow, Agg};
 use tessera::{tensor, DType, Error, FaultInjector, FaultKind, JobStats, Tensor};
 
 /// Monte Carlo pi over `n` points in chunks of `rows` rows: fused, reduced, combined.
@@ -196,6 +198,14 @@ fn the_report_holds_every_panel_and_the_job_statistics() {
     assert_eq!(spilled, first.storage.bytes_spilled);
 }
 
+/// The text of job `job`'s failure paragraph in a report.
+fn failure_paragraph(html: &str, job: usize) -> &str {
+    html.split(&format!("data-failure=\"{job}\">"))
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .expect("the failure paragraph")
+}
+
 /// A job that fails goes into the report and the trace too: its heading says so with the
 /// error, its statistics count the tasks that ran before (every combine fails here, after
 /// the chunks' fused reductions ran), and the trace holds their runs.
@@ -220,11 +230,7 @@ fn a_failed_job_is_in_the_report_with_its_error() {
         html.contains("<h3>Job 0: failed</h3>"),
         "the failed job's heading"
     );
-    let failure = html
-        .split("data-failure=\"0\">")
-        .nth(1)
-        .and_then(|rest| rest.split("</p>").next())
-        .expect("the failure paragraph");
+    let failure = failure_paragraph(&html, 0);
     assert!(
         failure.contains("combine") && failure.contains("injected fault"),
         "{failure}"
@@ -248,6 +254,40 @@ fn a_failed_job_is_in_the_report_with_its_error() {
     assert!(ops.contains(&"combine"), "{ops:?}");
     // The session goes on, and its next job is an ordinary one in a new report.
     s.execute(&tensor::arange(0, 5, 1)).unwrap();
+}
+
+/// A frame job whose later stage fails is one job in the report: the stage that ran
+/// (the groupby's partials, handed on) and the failing one (its merges) together.
+#[test]
+fn a_multi_stage_frame_job_that_fails_is_in_the_report_with_every_stage() {
+    let spill = SpillParent::new("reports-frame-failed");
+    let faults = Arc::new(FaultInjector::new().on_nth(Some("group_merge"), 0, FaultKind::Error));
+    // No broadcast or merge tree: the partials are handed on to a stage of merges.
+    let s = session_from(builder().shuffle_rows(0).broadcast_bytes(0).faults(faults));
+    let n = 20_000i64;
+    let k: ArrayRef = Arc::new(Int64Array::from_iter_values((0..n).map(|i| i % 97)));
+    let a: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n));
+    let data = RecordBatch::try_from_iter([("k", k), ("a", a)]).unwrap();
+    let sums = from_arrow(data, Some(1_000))
+        .groupby(&["k"])
+        .agg(&[("a", &[Agg::Sum])]);
+    let html_path = spill.0.join("frame-failed.html");
+    let report = s.performance_report(&html_path).unwrap();
+    let err = sums.execute(&s).expect_err("every merge fails");
+    assert!(err.to_string().contains("injected fault"), "{err}");
+    report.finish().unwrap();
+
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(html.contains("<h3>Job 0: failed</h3>"), "one failed job");
+    assert!(!html.contains("<h3>Job 1"), "the stages are one job");
+    let cells = stat_cells(&html, 0);
+    assert_eq!(
+        cells.get("chunks_by_op.group_partial"),
+        Some(&20),
+        "the first stage's partials, one per chunk: {cells:?}"
+    );
+    let failure = failure_paragraph(&html, 0);
+    assert!(failure.contains("group_merge"), "{failure}");
 }
 
 #[test]

@@ -669,7 +669,19 @@ impl SessionInner {
         self.with_restores(
             || {
                 let mut planner = FramePlanner::new(self);
-                let result = run(&mut planner)?;
+                let result = match run(&mut planner) {
+                    Ok(result) => result,
+                    Err(e) => {
+                        // A report shows the whole job: the stages that ran, then the one
+                        // that failed.
+                        if let Some(failed) = planner.failed.take() {
+                            let mut all = planner.stats;
+                            all.absorb(&failed);
+                            self.recordings.job_ended(&all);
+                        }
+                        return Err(e);
+                    }
+                };
                 self.record(&planner.stats);
                 Ok((result, planner.stats))
             },
@@ -695,8 +707,25 @@ impl SessionInner {
         Ok((chunks, output.stats))
     }
 
-    /// Runs a chunk graph and returns what its job delivered.
+    /// Runs a chunk graph and returns what its job delivered; a failed job's statistics
+    /// go into open performance reports.
     pub(crate) fn run_graph_output(&self, graph: ChunkGraph) -> Result<JobOutput> {
+        let mut failed = None;
+        let result = self.run_stage(graph, &mut failed);
+        if let Some(stats) = failed {
+            self.recordings.job_ended(&stats);
+        }
+        result
+    }
+
+    /// Runs a chunk graph as one stage of a job and returns what it delivered; if it
+    /// fails, its statistics (with its task stream) are left in `failed`, for the caller
+    /// to report with the stages before.
+    pub(crate) fn run_stage(
+        &self,
+        graph: ChunkGraph,
+        failed: &mut Option<JobStats>,
+    ) -> Result<JobOutput> {
         let cancels = self.cancels.load(Ordering::Relaxed);
         let handle = {
             let system = self
@@ -719,10 +748,7 @@ impl SessionInner {
                         board.progress(run, done, total);
                     }
                 }
-                Ok(Some(JobEvent::FailedStats(stats))) => {
-                    // A failed job's task stream goes into open performance reports.
-                    self.recordings.job_ended(&stats);
-                }
+                Ok(Some(JobEvent::FailedStats(stats))) => *failed = Some(*stats),
                 Ok(Some(JobEvent::Finished(r))) => break r,
                 Ok(None) => {}
                 Err(e) => break Err(JobError::SystemStopped(e.to_string())),

@@ -17,7 +17,7 @@ use arrow::array::RecordBatch;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
-use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, JobStats, KeptChunk};
+use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, JobOutput, JobStats, KeptChunk};
 use tessera_kernels::frame::csv::quote_ranges;
 use tessera_kernels::frame::groupby::GroupBySpec;
 use tessera_kernels::frame::join::{JoinHow, JoinSpec};
@@ -64,6 +64,8 @@ pub(crate) struct FramePlanner<'s> {
     uses: HashMap<u64, usize>,
     /// Statistics of the stages run so far.
     pub stats: JobStats,
+    /// Statistics of the stage that failed, if one did (reported with the stages before).
+    pub failed: Option<JobStats>,
 }
 
 impl<'s> FramePlanner<'s> {
@@ -80,6 +82,7 @@ impl<'s> FramePlanner<'s> {
             memo: HashMap::new(),
             uses: HashMap::new(),
             stats: JobStats::default(),
+            failed: None,
         }
     }
 
@@ -105,9 +108,7 @@ impl<'s> FramePlanner<'s> {
         count_uses(root, &mut self.uses, &mut HashSet::new());
         let keys = self.tables(root)?;
         let graph = self.graph(keys, true);
-        let output = self.session.run_graph_output(graph).map_err(frame_error)?;
-        self.stats.absorb(&output.stats);
-        Ok(output.kept)
+        Ok(self.run_stage(graph)?.kept)
     }
 
     /// Writes the chunks of `root` to one file each (`path` numbered by
@@ -162,12 +163,27 @@ impl<'s> FramePlanner<'s> {
         }
     }
 
+    /// Runs one stage; its statistics join the job's (a failed stage's are kept in
+    /// [`Self::failed`], for the job's report).
+    fn run_stage(&mut self, graph: ChunkGraph) -> Result<JobOutput> {
+        let output = self
+            .session
+            .run_stage(graph, &mut self.failed)
+            .map_err(frame_error)?;
+        self.stats.absorb(&output.stats);
+        Ok(output)
+    }
+
+    /// Runs a stage and returns the data of its outputs.
+    fn run_for_data(&mut self, graph: ChunkGraph) -> Result<Vec<Arc<ChunkData>>> {
+        let output = self.run_stage(graph)?;
+        Ok(output.outputs.into_iter().map(|(_, c)| c).collect())
+    }
+
     /// Runs the last stage: the tasks planned so far, returning the data of `wanted`.
     fn run_last(&mut self, wanted: Vec<ChunkKey>) -> Result<Vec<Arc<ChunkData>>> {
         let graph = self.graph(wanted, false);
-        let (chunks, stats) = self.session.run_graph(graph).map_err(frame_error)?;
-        self.stats.absorb(&stats);
-        Ok(chunks)
+        self.run_for_data(graph)
     }
 
     /// Runs the tasks planned so far as a stage whose chunks later stages read: `wanted`,
@@ -198,8 +214,7 @@ impl<'s> FramePlanner<'s> {
                 .filter(|k| !consumed.contains(k) && !wanted_set.contains(k)),
         );
         let graph = self.graph(outputs.clone(), true);
-        let output = self.session.run_graph_output(graph).map_err(frame_error)?;
-        self.stats.absorb(&output.stats);
+        let output = self.run_stage(graph)?;
         self.stored.remove(|k| consumed.contains(&k));
         for (key, chunk) in outputs.iter().zip(&output.kept) {
             self.stored.add_at(*key, chunk);
@@ -227,8 +242,7 @@ impl<'s> FramePlanner<'s> {
             outputs: counts,
             keep_outputs: false,
         };
-        let (chunks, stats) = self.session.run_graph(graph).map_err(frame_error)?;
-        self.stats.absorb(&stats);
+        let chunks = self.run_for_data(graph)?;
         self.stored.remove(|k| counted.contains(&k));
         Ok(chunks.iter().map(|c| rows_column(c)).sum())
     }
