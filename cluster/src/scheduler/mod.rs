@@ -117,6 +117,32 @@ pub async fn serve_scheduler(
     Ok(result?)
 }
 
+/// Hands the worker of `incarnation`'s heartbeats and task reports to the scheduler until
+/// its stream ends; returns how it ended.
+async fn read_worker(
+    mut inbound: Streaming<WorkerMessage>,
+    core: SharedCore,
+    incarnation: u64,
+) -> String {
+    loop {
+        match inbound.next().await {
+            Some(Ok(message)) => match message.kind {
+                Some(worker_message::Kind::Heartbeat(beat)) if beat.incarnation == incarnation => {
+                    lock(&core).heartbeat(&beat)
+                }
+                Some(worker_message::Kind::TaskStatus(status))
+                    if status.incarnation == incarnation =>
+                {
+                    lock(&core).on_status(status)
+                }
+                _ => {}
+            },
+            Some(Err(status)) => return format!("stream broke: {}", status.message()),
+            None => return "stream closed".to_string(),
+        }
+    }
+}
+
 /// Checks heartbeats a few times per TTL.
 async fn watch_liveness(core: SharedCore, heartbeat_ttl: Duration) {
     let period = (heartbeat_ttl / 4).max(Duration::from_millis(50));
@@ -210,24 +236,16 @@ impl WorkerControl for Service {
             )));
         }
         let core = Arc::clone(&self.core);
+        let reader = tokio::spawn(read_worker(inbound, Arc::clone(&core), incarnation));
+        // The worker is lost when its stream ends, and also if handling one of its
+        // messages failed (a panic): waiting for the heartbeat TTL would leave its tasks
+        // unattended meanwhile.
         tokio::spawn(async move {
-            let cause = loop {
-                match inbound.next().await {
-                    Some(Ok(message)) => match message.kind {
-                        Some(worker_message::Kind::Heartbeat(beat))
-                            if beat.incarnation == incarnation =>
-                        {
-                            lock(&core).heartbeat(&beat)
-                        }
-                        Some(worker_message::Kind::TaskStatus(status))
-                            if status.incarnation == incarnation =>
-                        {
-                            lock(&core).on_status(status)
-                        }
-                        _ => {}
-                    },
-                    Some(Err(status)) => break format!("stream broke: {}", status.message()),
-                    None => break "stream closed".to_string(),
+            let cause = match reader.await {
+                Ok(cause) => cause,
+                Err(e) => {
+                    tracing::error!(incarnation, error = %e, "handling a worker's message failed");
+                    format!("the scheduler failed handling its message: {e}")
                 }
             };
             lock(&core).worker_lost(incarnation, &cause);
