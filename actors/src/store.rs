@@ -109,7 +109,7 @@ pub enum PutOutcome {
 }
 
 /// Why a chunk was not spilled.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 enum SpillRefused {
     /// The disk tier's budget has no room for it.
     DiskBudget,
@@ -357,8 +357,8 @@ impl ChunkStore {
     }
 
     /// Drops the chunks `ids` that are stored and not kept (deleting their spill files);
-    /// returns how many were. Disk space freed lifts the disk budget's block and lets
-    /// spilling resume where the pool is still over budget.
+    /// returns how many were. Disk space freed is room again (published to the pool), and
+    /// spilling resumes where the pool is still over budget.
     pub fn release(&mut self, ids: &[ChunkId]) -> usize {
         let mut released = 0;
         for id in ids {
@@ -444,8 +444,8 @@ impl ChunkStore {
         self.publish_disk_room();
     }
 
-    /// Spills chunks while the pool is over budget and something can be spilled, and tells
-    /// the pool whether the disk tier's budget now blocks spilling.
+    /// Spills chunks while the pool is over budget and something can be spilled (the disk
+    /// room each spill leaves is published as it goes).
     fn make_room(&mut self) {
         while self.config.pool.over_budget() {
             let Some(victim) = self.pick_victim() else {
