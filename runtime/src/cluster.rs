@@ -129,8 +129,13 @@ impl LocalClusterBuilder {
             .spawn()
             .map_err(|e| start_error(&format!("{}: {e}", scheduler_bin.display()), &log))?;
         let lines = 1 + usize::from(self.metrics);
-        let (address, metrics_address) = match read_addresses(&mut scheduler, lines) {
-            Ok(mut a) => (a.remove(0), a.pop()),
+        let addresses = read_addresses(&mut scheduler, lines).and_then(|read| {
+            let mut read = read.into_iter();
+            let address = read.next().ok_or("the scheduler printed no address")?;
+            Ok((address, read.next()))
+        });
+        let (address, metrics_address) = match addresses {
+            Ok(a) => a,
             Err(e) => {
                 let _ = scheduler.kill();
                 let _ = scheduler.wait();
