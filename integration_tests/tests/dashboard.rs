@@ -1,8 +1,9 @@
 //! The live dashboard: `/metrics` equals the sums of the jobs' statistics, the page has
 //! every panel, the event stream sends the live and the last jobs' panels, many pages and
 //! one that never reads do not stop a job or the session's shutdown, and the token and
-//! loopback rules hold; and a cluster scheduler's `/metrics` sums its jobs, lists its
-//! workers and, with a shared secret, answers only a caller bearing it.
+//! loopback rules hold; and a cluster scheduler's `/metrics` sums its jobs (and counts a
+//! failed one), lists its workers and, with a shared secret, answers only a caller bearing
+//! it.
 
 use crate::common::{builder, session_from, REPORT_PANELS};
 use std::collections::BTreeMap;
@@ -92,10 +93,11 @@ fn two_sums(s: &Session) -> JobStats {
     all
 }
 
-/// Asserts that `metrics` count the two jobs of [`two_sums`] (`all`), none running.
-fn assert_sums(metrics: &BTreeMap<String, u64>, all: &JobStats) {
+/// Asserts that `metrics` count the two jobs of [`two_sums`] (`all`) and `failed` failed
+/// ones, none running.
+fn assert_sums(metrics: &BTreeMap<String, u64>, all: &JobStats, failed: u64) {
     assert_eq!(metrics["tessera_jobs_finished_total"], 2);
-    assert_eq!(metrics["tessera_jobs_failed_total"], 0);
+    assert_eq!(metrics["tessera_jobs_failed_total"], failed);
     assert_eq!(metrics["tessera_jobs_running"], 0);
     assert_eq!(metrics["tessera_tasks_run_total"], all.chunks_run);
     assert_eq!(metrics["tessera_bytes_produced_total"], all.bytes_produced);
@@ -114,7 +116,7 @@ fn metrics_are_the_sums_of_the_jobs_statistics() {
     assert!(s.execute(&bad).is_err());
     let all = two_sums(&s);
     let after = metrics(address);
-    assert_sums(&after, &all);
+    assert_sums(&after, &all, 0);
     assert!(all.chunks_run > 80, "{}", all.chunks_run);
     assert_eq!(after["tessera_retries_total"], all.retries);
     assert_eq!(
@@ -285,8 +287,12 @@ fn a_scheduler_s_metrics_sum_its_jobs_and_list_its_workers() {
     assert_eq!(before["tessera_workers"], 2);
     let s = session_from(c.session_builder().progress(Progress::Never));
     let all = two_sums(&s);
+    // A job a worker's kernel refuses (QR of NaNs) counts as failed, not finished.
+    let (_, r) = tessera::linalg::qr(&tensor::full(&[64, 4], f64::NAN));
+    let err = s.execute(&r).expect_err("QR of NaNs fails");
+    assert!(err.to_string().contains("NaN"), "{err}");
     let after = metrics(address);
-    assert_sums(&after, &all);
+    assert_sums(&after, &all, 1);
     let workers: Vec<(&String, &u64)> = after
         .iter()
         .filter(|(name, _)| name.starts_with("tessera_worker_threads{worker="))
