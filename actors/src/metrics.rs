@@ -147,6 +147,11 @@ impl Exposition {
         }
     }
 
+    /// The number of jobs in progress.
+    pub fn jobs_running(&mut self, jobs: usize) {
+        self.metric("jobs_running", "gauge", "Jobs in progress.", jobs as u64);
+    }
+
     /// The text.
     pub fn finish(self) -> String {
         self.out
@@ -192,7 +197,7 @@ mod tests {
             tasks_run: 42,
             ..Totals::default()
         });
-        e.metric("jobs_running", "gauge", "Job runs in progress.", 1);
+        e.jobs_running(1);
         e.family(
             "worker_threads",
             "gauge",

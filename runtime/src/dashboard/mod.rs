@@ -144,12 +144,7 @@ pub(crate) trait SessionView: Send + Sync {
 pub(crate) fn metrics(totals: &Totals, running: usize, reserved: u64, budget: u64) -> String {
     let mut e = Exposition::new();
     e.totals(totals);
-    e.metric(
-        "jobs_running",
-        "gauge",
-        "Job runs in progress.",
-        running as u64,
-    );
+    e.jobs_running(running);
     e.metric(
         "host_reserved_bytes",
         "gauge",

@@ -9,17 +9,8 @@ impl Core {
     pub fn metrics(&self) -> String {
         let mut e = Exposition::new();
         e.totals(&self.totals);
-        e.metric(
-            "jobs_running",
-            "gauge",
-            "Jobs in progress.",
-            self.planner.jobs().len() as u64,
-        );
-        let live: Vec<_> = self
-            .workers
-            .values()
-            .filter(|w| w.stream.is_some())
-            .collect();
+        e.jobs_running(self.planner.jobs().len());
+        let live: Vec<&super::Worker> = self.live_workers().map(|(_, w)| w).collect();
         e.metric(
             "workers",
             "gauge",

@@ -311,10 +311,8 @@ impl Core {
     /// with the fewest bytes in use and placed so far; an error without workers.
     pub fn place_chunks(&mut self, nbytes: &[u64]) -> Result<Vec<ChunkLocation>, String> {
         let mut load: Vec<(u32, u64)> = self
-            .workers
-            .iter()
-            .filter(|(_, w)| w.stream.is_some())
-            .map(|(&id, w)| (id, w.memory_used))
+            .live_workers()
+            .map(|(id, w)| (id, w.memory_used))
             .collect();
         if load.is_empty() {
             return Err("no worker is registered to take the job's data".into());
@@ -339,6 +337,14 @@ impl Core {
             locations.extend(self.location(id));
         }
         Ok(locations)
+    }
+
+    /// The workers taking tasks (their stream is open), by id.
+    fn live_workers(&self) -> impl Iterator<Item = (u32, &Worker)> {
+        self.workers
+            .iter()
+            .filter(|(_, w)| w.stream.is_some())
+            .map(|(&id, w)| (id, w))
     }
 
     /// The workers now: count, threads, memory limits.
