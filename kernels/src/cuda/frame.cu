@@ -14,7 +14,8 @@
 // each slot's build rows out in row order (ts_join_count, a scan, ts_join_place,
 // ts_join_sort), then count and emit each probe row's matches in probe row order
 // (ts_join_probe, a scan, ts_join_emit): the CPU's order. ts_tile_sums and
-// ts_tile_scan, with ts_gb_scan between them, are an exclusive prefix sum of any length.
+// ts_tile_scan (or their 32-bit twins), with ts_gb_scan between them, are an exclusive
+// prefix sum of any length.
 
 typedef long long ts_i64;
 typedef unsigned long long ts_u64;
@@ -384,7 +385,8 @@ extern "C" __global__ void ts_gb_agg(const ts_col* __restrict__ col, int op, ts_
 // Prefix sums of any length: ts_tile_sums, ts_gb_scan over the tile sums, ts_tile_scan.
 
 // The sum of each tile of TS_TILE elements of `x` (one block per tile).
-extern "C" __global__ void ts_tile_sums(const ts_i64* __restrict__ x, ts_i64 n, ts_i64* __restrict__ sums) {
+template <typename T>
+static __device__ void ts_tile_sums_of(const T* __restrict__ x, ts_i64 n, ts_i64* __restrict__ sums) {
     __shared__ unsigned long long total;
     const ts_i64 tiles = (n + TS_TILE - 1) / TS_TILE;
     for (ts_i64 t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -392,7 +394,7 @@ extern "C" __global__ void ts_tile_sums(const ts_i64* __restrict__ x, ts_i64 n, 
         __syncthreads();
         ts_i64 mine = 0;
         const ts_i64 end = min(n, (t + 1) * TS_TILE);
-        for (ts_i64 i = t * TS_TILE + threadIdx.x; i < end; i += blockDim.x) mine += x[i];
+        for (ts_i64 i = t * TS_TILE + threadIdx.x; i < end; i += blockDim.x) mine += (ts_i64)x[i];
         if (mine) atomicAdd(&total, (unsigned long long)mine);
         __syncthreads();
         if (threadIdx.x == 0) sums[t] = (ts_i64)total;
@@ -400,8 +402,18 @@ extern "C" __global__ void ts_tile_sums(const ts_i64* __restrict__ x, ts_i64 n, 
     }
 }
 
-// `x` becomes its exclusive prefix sum, given each tile's offset (blockDim a multiple of 32).
-extern "C" __global__ void ts_tile_scan(ts_i64* __restrict__ x, ts_i64 n, const ts_i64* __restrict__ offsets) {
+extern "C" __global__ void ts_tile_sums(const ts_i64* __restrict__ x, ts_i64 n, ts_i64* __restrict__ sums) {
+    ts_tile_sums_of(x, n, sums);
+}
+
+extern "C" __global__ void ts_tile_sums32(const unsigned* __restrict__ x, ts_i64 n, ts_i64* __restrict__ sums) {
+    ts_tile_sums_of(x, n, sums);
+}
+
+// `x` becomes its exclusive prefix sum, given each tile's offset (blockDim a multiple of 32;
+// the sums fit in T).
+template <typename T>
+static __device__ void ts_tile_scan_of(T* __restrict__ x, ts_i64 n, const ts_i64* __restrict__ offsets) {
     __shared__ ts_i64 warp_sums[32];
     __shared__ ts_i64 base;
     const ts_i64 tiles = (n + TS_TILE - 1) / TS_TILE;
@@ -412,8 +424,8 @@ extern "C" __global__ void ts_tile_scan(ts_i64* __restrict__ x, ts_i64 n, const 
         for (ts_i64 r = t * TS_TILE; r < end; r += blockDim.x) {
             const ts_i64 i = r + threadIdx.x;
             ts_i64 round;
-            const ts_i64 before = ts_block_exclusive(i < end ? x[i] : 0, warp_sums, &round);
-            if (i < end) x[i] = base + before;
+            const ts_i64 before = ts_block_exclusive(i < end ? (ts_i64)x[i] : 0, warp_sums, &round);
+            if (i < end) x[i] = (T)(base + before);
             __syncthreads();
             if (threadIdx.x == 0) base += round;
             __syncthreads();
@@ -421,41 +433,55 @@ extern "C" __global__ void ts_tile_scan(ts_i64* __restrict__ x, ts_i64 n, const 
     }
 }
 
+extern "C" __global__ void ts_tile_scan(ts_i64* __restrict__ x, ts_i64 n, const ts_i64* __restrict__ offsets) {
+    ts_tile_scan_of(x, n, offsets);
+}
+
+extern "C" __global__ void ts_tile_scan32(unsigned* __restrict__ x, ts_i64 n, const ts_i64* __restrict__ offsets) {
+    ts_tile_scan_of(x, n, offsets);
+}
+
 // ---------------------------------------------------------------------------------------
 // Hash join: the build side's rows per slot of the table in row order, then each probe
-// row's matches. A slot's rows take the range [ends[s - 1], ends[s]) of `rows` (ends[-1] =
-// 0): the ranges follow slot order, so no group numbering is needed.
+// row's matches. A slot's rows take the range [starts[s], starts[s + 1]) of `rows`: the
+// ranges follow slot order, so no group numbering is needed. The slot words are 32 bits
+// (the host sends fewer than 2^30 build rows).
 
-static __device__ __forceinline__ ts_u64 ts_begin(const ts_u64* ends, ts_u64 s) { return s ? ends[s - 1] : 0; }
-
-// Build rows per slot (`counts` zeroed) and in `most` (zeroed) the most rows of one slot.
+// Build rows per slot (`counts` zeroed), each row's rank among its slot's rows (in no
+// particular order; unset for a row of no slot), and in `most` (zeroed) the most rows of
+// one slot.
 extern "C" __global__ void ts_join_count(ts_i64 n, const unsigned* __restrict__ slot_of_row,
-                                         ts_u64* __restrict__ counts, ts_u64* __restrict__ most) {
-    ts_u64 mine = 0;
+                                         unsigned* __restrict__ counts, unsigned* __restrict__ rank,
+                                         unsigned* __restrict__ most) {
+    unsigned mine = 0;
     for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
         const unsigned s = slot_of_row[i];
-        if (s != TS_NO_SLOT) mine = max(mine, atomicAdd(&counts[s], 1ULL) + 1);
+        if (s == TS_NO_SLOT) continue;
+        const unsigned r = atomicAdd(&counts[s], 1u);
+        rank[i] = r;
+        mine = max(mine, r + 1);
     }
     for (int o = 16; o > 0; o >>= 1) mine = max(mine, __shfl_down_sync(0xFFFFFFFFu, mine, o));
     if ((threadIdx.x & 31) == 0 && mine) atomicMax(most, mine);
 }
 
-// Each build row into its slot's range of `rows`: `starts` (the counts' exclusive prefix
-// sum) is bumped past each row placed, ending as the ranges' ends (any order in a range).
+// Each build row to its place in its slot's range of `rows` (`starts` is the counts'
+// exclusive prefix sum), by its rank: no atomics.
 extern "C" __global__ void ts_join_place(ts_i64 n, const unsigned* __restrict__ slot_of_row,
-                                         ts_u64* __restrict__ starts, unsigned* __restrict__ rows) {
+                                         const unsigned* __restrict__ rank, const unsigned* __restrict__ starts,
+                                         unsigned* __restrict__ rows) {
     for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
         const unsigned s = slot_of_row[i];
-        if (s != TS_NO_SLOT) rows[atomicAdd(&starts[s], 1ULL)] = (unsigned)i;
+        if (s != TS_NO_SLOT) rows[starts[s] + rank[i]] = (unsigned)i;
     }
 }
 
 // Sorts each slot's range of `rows` (insertion sort: the host sends only short ranges).
-extern "C" __global__ void ts_join_sort(ts_i64 slots, const ts_u64* __restrict__ ends, unsigned* __restrict__ rows) {
+extern "C" __global__ void ts_join_sort(ts_i64 slots, const unsigned* __restrict__ starts, unsigned* __restrict__ rows) {
     for (ts_i64 s = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; s < slots; s += (ts_i64)gridDim.x * blockDim.x) {
-        const ts_u64 begin = ts_begin(ends, (ts_u64)s);
+        const unsigned begin = starts[s];
         unsigned* r = rows + begin;
-        const ts_i64 len = (ts_i64)(ends[s] - begin);
+        const ts_i64 len = (ts_i64)(starts[s + 1] - begin);
         for (ts_i64 a = 1; a < len; ++a) {
             const unsigned v = r[a];
             ts_i64 b = a - 1;
@@ -472,7 +498,7 @@ extern "C" __global__ void ts_join_sort(ts_i64 slots, const ts_u64* __restrict__
 // (its build rows; one with no build row when `keep_unmatched`, else none).
 extern "C" __global__ void ts_join_probe(const ts_col* __restrict__ probe, const ts_col* __restrict__ build,
                                          int ncols, ts_i64 n, const ts_u64* __restrict__ table, ts_u64 mask,
-                                         const ts_u64* __restrict__ ends, int keep_unmatched,
+                                         const unsigned* __restrict__ starts, int keep_unmatched,
                                          ts_i64* __restrict__ match_start, ts_u64* __restrict__ out_counts) {
     for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
         ts_i64 start = -1;
@@ -483,9 +509,8 @@ extern "C" __global__ void ts_join_probe(const ts_col* __restrict__ probe, const
                 const ts_u64 holder = table[s];
                 if (holder == TS_EMPTY) break;
                 if (ts_rows_equal(probe, i, build, (ts_i64)holder, ncols)) {
-                    const ts_u64 begin = ts_begin(ends, s);
-                    start = (ts_i64)begin;
-                    count = ends[s] - begin;
+                    start = (ts_i64)starts[s];
+                    count = starts[s + 1] - starts[s];
                     break;
                 }
                 s = (s + 1) & mask;

@@ -12,7 +12,8 @@ use crate::frame::ops::FrameDevice;
 use crate::KernelError;
 use arrow::array::{Array, ArrayRef, RecordBatch};
 use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchArgs, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchArgs, LaunchConfig,
+    PushKernelArg, ValidAsZeroBits,
 };
 use std::cell::Cell;
 use std::sync::{Arc, PoisonError};
@@ -37,11 +38,32 @@ pub(super) struct FrameFns {
     pub agg: CudaFunction,
     pub tile_sums: CudaFunction,
     pub tile_scan: CudaFunction,
+    pub tile_sums32: CudaFunction,
+    pub tile_scan32: CudaFunction,
     pub join_count: CudaFunction,
     pub join_place: CudaFunction,
     pub join_sort: CudaFunction,
     pub join_probe: CudaFunction,
     pub join_emit: CudaFunction,
+}
+
+/// A word type `Gpu::prefix_sum` scans: 64-bit (`ts_tile_sums`, `ts_tile_scan`) or 32-bit
+/// (their `32` twins).
+pub(super) trait Scanned: DeviceRepr {
+    /// The tile-sums and tile-scan kernels for this word type.
+    fn scan_fns(fns: &FrameFns) -> (&CudaFunction, &CudaFunction);
+}
+
+impl Scanned for u64 {
+    fn scan_fns(fns: &FrameFns) -> (&CudaFunction, &CudaFunction) {
+        (&fns.tile_sums, &fns.tile_scan)
+    }
+}
+
+impl Scanned for u32 {
+    fn scan_fns(fns: &FrameFns) -> (&CudaFunction, &CudaFunction) {
+        (&fns.tile_sums32, &fns.tile_scan32)
+    }
 }
 
 /// NVRTC's check of `frame.cu` for `arch` (also run by the CI's compile test).
@@ -180,6 +202,8 @@ impl Gpu {
             agg: f("ts_gb_agg")?,
             tile_sums: f("ts_tile_sums")?,
             tile_scan: f("ts_tile_scan")?,
+            tile_sums32: f("ts_tile_sums32")?,
+            tile_scan32: f("ts_tile_scan32")?,
             join_count: f("ts_join_count")?,
             join_place: f("ts_join_place")?,
             join_sort: f("ts_join_sort")?,
@@ -190,14 +214,14 @@ impl Gpu {
         Ok(fns)
     }
 
-    /// Zeroed device words.
-    pub(super) fn zeros(
+    /// Zeroed device words (at least one).
+    pub(super) fn zeros<T: DeviceRepr + ValidAsZeroBits>(
         &self,
         stream: &Arc<CudaStream>,
         len: usize,
-    ) -> Result<CudaSlice<u64>, KernelError> {
+    ) -> Result<CudaSlice<T>, KernelError> {
         stream
-            .alloc_zeros::<u64>(len.max(1))
+            .alloc_zeros::<T>(len.max(1))
             .map_err(driver("allocation"))
     }
 
@@ -235,7 +259,7 @@ impl Gpu {
         let tiles = rows.div_ceil(TILE);
         let tile_grid = tiles.min(self.sms as usize * 8);
         let n = i64_of(rows)?;
-        let counts = self.zeros(stream, tiles + 1)?;
+        let counts = self.zeros::<u64>(stream, tiles + 1)?;
         let mut args = stream.launch_builder(&fns.count_firsts);
         args.arg(&n).arg(slot_of_row).arg(first).arg(&counts);
         launch(args, tile_grid, BLOCK, 0)?;
@@ -247,7 +271,7 @@ impl Gpu {
             .clone_dtoh(&counts.slice(tiles..tiles + 1))
             .map_err(driver("copy from the device"))?;
         let groups = total.first().copied().unwrap_or(0) as usize;
-        let first_rows = self.zeros(stream, groups)?;
+        let first_rows = self.zeros::<u64>(stream, groups)?;
         let mut args = stream.launch_builder(&fns.number);
         args.arg(&n)
             .arg(slot_of_row)
@@ -264,25 +288,27 @@ impl Gpu {
         len.div_ceil(BLOCK as usize).min(self.sms as usize * 8)
     }
 
-    /// Turns `x[..n]` into its exclusive prefix sum; returns the total.
-    pub(super) fn prefix_sum(
+    /// Turns `x[..n]` into its exclusive prefix sum; returns the total (which the caller
+    /// knows to fit in `T`).
+    pub(super) fn prefix_sum<T: Scanned>(
         &self,
         stream: &Arc<CudaStream>,
         fns: &FrameFns,
-        x: &mut CudaSlice<u64>,
+        x: &mut CudaSlice<T>,
         n: usize,
     ) -> Result<u64, KernelError> {
         let tiles = n.div_ceil(TILE);
-        let sums = self.zeros(stream, tiles + 1)?;
+        let sums = self.zeros::<u64>(stream, tiles + 1)?;
         let (n64, tiles64) = (i64_of(n)?, i64_of(tiles)?);
         let tile_grid = tiles.min(self.sms as usize * 8);
-        let mut args = stream.launch_builder(&fns.tile_sums);
+        let (tile_sums, tile_scan) = T::scan_fns(fns);
+        let mut args = stream.launch_builder(tile_sums);
         args.arg(&*x).arg(&n64).arg(&sums);
         launch(args, tile_grid, BLOCK, 0)?;
         let mut args = stream.launch_builder(&fns.scan);
         args.arg(&sums).arg(&tiles64);
         launch(args, 1, 1024, 0)?;
-        let mut args = stream.launch_builder(&fns.tile_scan);
+        let mut args = stream.launch_builder(tile_scan);
         args.arg(x).arg(&n64).arg(&sums);
         launch(args, tile_grid, BLOCK, 0)?;
         let total = stream

@@ -1,6 +1,7 @@
 //! Join matching on the device: the build side's keys go into `frame.cu`'s hash table
 //! (the groupby's insert), its rows are laid out per slot in row order (the slots' ranges
-//! in slot order, so no group numbering), and each probe row's matches are counted,
+//! in slot order, so no group numbering; each row placed by the rank its slot's count gave
+//! it, then each range sorted), and each probe row's matches are counted,
 //! prefix-summed and written in probe row order:
 //! the CPU's `(probe row, build row)` pairs, which the CPU then gathers into the joined
 //! table. Key columns of integer and string types without nulls; a key whose build rows
@@ -96,8 +97,9 @@ impl Gpu {
         let mut timer = Timer::new(stream, timed)?;
         timer.start(stream)?;
         // The build side: each row's slot, then each slot's rows laid out in row order.
-        let counts = self.zeros(stream, slots)?;
-        let most = self.zeros(stream, 1)?;
+        // `starts` has a word past the last slot, which the prefix sum makes the total.
+        let mut starts = self.zeros::<u32>(stream, slots + 1)?;
+        let most = self.zeros::<u32>(stream, 1)?;
         let table = self.filled(stream, &fns, slots, u64::MAX)?;
         let no_first: u64 = 0;
         let mut args = stream.launch_builder(&fns.insert);
@@ -113,29 +115,40 @@ impl Gpu {
             stream,
             "join: zero the counts, fill the table, insert the build keys",
         )?;
+        // SAFETY: ts_join_count writes rank[i] for every row i of a slot, the only rows
+        // ts_join_place reads it for.
+        let rank = unsafe { unset::<u32>(stream, nb) }?;
         let mut args = stream.launch_builder(&fns.join_count);
-        args.arg(&nb64).arg(&slot_of_row).arg(&counts).arg(&most);
+        args.arg(&nb64)
+            .arg(&slot_of_row)
+            .arg(&starts)
+            .arg(&rank)
+            .arg(&most);
         launch(args, self.grid(nb), BLOCK, 0)?;
-        timer.mark(stream, "join: count rows per slot")?;
-        let mut ends = counts;
-        self.prefix_sum(stream, &fns, &mut ends, slots)?;
+        timer.mark(stream, "join: count and rank rows per slot")?;
+        self.prefix_sum(stream, &fns, &mut starts, slots + 1)?;
         timer.mark(stream, "join: prefix sum over the slots")?;
         let most = stream
             .clone_dtoh(&most)
             .map_err(driver("copy from the device"))?;
-        if most.first().copied().unwrap_or(0) > MOST_PER_KEY {
+        if u64::from(most.first().copied().unwrap_or(0)) > MOST_PER_KEY {
             return Ok(None);
         }
-        // SAFETY: ts_join_place writes the positions [0, placed rows) of `rows`, which the
-        // slots' ranges cover exactly; the sort and the emit read only inside the ranges.
+        // SAFETY: ts_join_place writes the positions [0, placed rows) of `rows` (each row of
+        // a slot at its slot's start plus its rank), which the slots' ranges cover exactly;
+        // the sort and the emit read only inside the ranges.
         let rows = unsafe { unset::<u32>(stream, nb) }?;
         let mut args = stream.launch_builder(&fns.join_place);
-        args.arg(&nb64).arg(&slot_of_row).arg(&ends).arg(&rows);
+        args.arg(&nb64)
+            .arg(&slot_of_row)
+            .arg(&rank)
+            .arg(&starts)
+            .arg(&rows);
         launch(args, self.grid(nb), BLOCK, 0)?;
         timer.mark(stream, "join: place build rows")?;
         let slots64 = i64_of(slots)?;
         let mut args = stream.launch_builder(&fns.join_sort);
-        args.arg(&slots64).arg(&ends).arg(&rows);
+        args.arg(&slots64).arg(&starts).arg(&rows);
         launch(args, self.grid(slots), BLOCK, 0)?;
         timer.mark(stream, "join: sort each slot's rows")?;
         // The probe side: each row's first build row and output rows, their offsets, the
@@ -143,7 +156,7 @@ impl Gpu {
         let keep = i32::from(keep_unmatched);
         // SAFETY: ts_join_probe writes match_start[i] for every probe row i < np.
         let match_start = unsafe { unset::<u64>(stream, np) }?;
-        let mut offsets = self.zeros(stream, np + 1)?;
+        let mut offsets = self.zeros::<u64>(stream, np + 1)?;
         let mut args = stream.launch_builder(&fns.join_probe);
         args.arg(&pdesc)
             .arg(&bdesc)
@@ -151,7 +164,7 @@ impl Gpu {
             .arg(&np64)
             .arg(&table)
             .arg(&mask)
-            .arg(&ends)
+            .arg(&starts)
             .arg(&keep)
             .arg(&match_start)
             .arg(&offsets);
