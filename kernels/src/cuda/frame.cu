@@ -10,10 +10,11 @@
 // 3. ts_gb_agg: one aggregation state per launch, folded with atomics, in shared memory
 //    first when the groups fit there.
 //
-// Hash joins (kernels/src/cuda/gpu/join.rs) insert the build side's rows with step 1, lay
-// each slot's build rows out in row order (ts_join_count, a scan, ts_join_place,
-// ts_join_sort), then count and emit each probe row's matches in probe row order
-// (ts_join_probe, a scan, ts_join_emit): the CPU's order. ts_tile_sums and
+// Hash joins (kernels/src/cuda/gpu/join.rs) insert the build side's rows as step 1 does
+// (ts_join_insert, which also counts each slot's rows), lay each slot's build rows out in
+// row order (ts_join_counts, a scan, ts_join_place, ts_join_sort), then count and emit
+// each probe row's matches in probe row order (ts_join_probe, a scan, ts_join_emit): the
+// CPU's order. ts_tile_sums and
 // ts_tile_scan (or their 32-bit twins), with ts_gb_scan between them, are an exclusive
 // prefix sum of any length.
 
@@ -171,8 +172,7 @@ extern "C" __global__ void ts_gb_fill(ts_u64* __restrict__ out, ts_i64 n, ts_u64
     }
 }
 
-// Step 1. `table` (mask + 1 slots, TS_EMPTY) and `first` (i64 max) are filled before;
-// `first` is null for a join, which needs no group order.
+// Step 1. `table` (mask + 1 slots, TS_EMPTY) and `first` (i64 max) are filled before.
 extern "C" __global__ void ts_gb_insert(const ts_col* __restrict__ cols, int ncols, ts_i64 n,
                                         ts_u64* __restrict__ table, ts_u64 mask,
                                         ts_i64* __restrict__ first, unsigned* __restrict__ slot_of_row) {
@@ -192,7 +192,7 @@ extern "C" __global__ void ts_gb_insert(const ts_col* __restrict__ cols, int nco
             s = (s + 1) & mask;
         }
         // A stale read only sees a larger row, so no smaller first row is ever missed.
-        if (first != nullptr && first[s] > i) atomicMin(&first[s], i);
+        if (first[s] > i) atomicMin(&first[s], i);
         slot_of_row[i] = (unsigned)s;
     }
 }
@@ -447,19 +447,50 @@ extern "C" __global__ void ts_tile_scan32(unsigned* __restrict__ x, ts_i64 n, co
 // ranges follow slot order, so no group numbering is needed. The slot words are 32 bits
 // (the host sends fewer than 2^30 build rows).
 
-// Build rows per slot (`counts` zeroed), each row's rank among its slot's rows (in no
-// particular order; unset for a row of no slot), and in `most` (zeroed) the most rows of
-// one slot.
-extern "C" __global__ void ts_join_count(ts_i64 n, const unsigned* __restrict__ slot_of_row,
-                                         unsigned* __restrict__ counts, unsigned* __restrict__ rank,
-                                         unsigned* __restrict__ most) {
-    unsigned mine = 0;
+// The build side's rows into the table (mask + 1 slots, TS_EMPTY): as ts_gb_insert, but a
+// slot's word holds its first row in the low 32 bits and its row count in the high 32, so
+// each row's rank among its slot's rows (in no particular order) comes from an atomic add
+// on the word the insert has just read.
+extern "C" __global__ void ts_join_insert(const ts_col* __restrict__ cols, int ncols, ts_i64 n,
+                                          ts_u64* __restrict__ table, ts_u64 mask,
+                                          unsigned* __restrict__ slot_of_row, unsigned* __restrict__ rank) {
     for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
-        const unsigned s = slot_of_row[i];
-        if (s == TS_NO_SLOT) continue;
-        const unsigned r = atomicAdd(&counts[s], 1u);
+        if (!ts_keys_valid(cols, ncols, i)) {
+            slot_of_row[i] = TS_NO_SLOT;
+            continue;
+        }
+        ts_u64 s = ts_row_hash(cols, ncols, i) & mask;
+        unsigned r;
+        for (;;) {
+            ts_u64 word = table[s];
+            if (word == TS_EMPTY) {
+                word = atomicCAS(&table[s], TS_EMPTY, (1ULL << 32) | (ts_u64)i);
+                if (word == TS_EMPTY) {
+                    r = 0;
+                    break;
+                }
+            }
+            if (ts_rows_equal(cols, (ts_i64)(word & 0xFFFFFFFFULL), cols, i, ncols)) {
+                r = (unsigned)(atomicAdd(&table[s], 1ULL << 32) >> 32);
+                break;
+            }
+            s = (s + 1) & mask;
+        }
         rank[i] = r;
-        mine = max(mine, r + 1);
+        slot_of_row[i] = (unsigned)s;
+    }
+}
+
+// Each slot's row count from the table into `counts` (slots + 1 words, the last 0), and in
+// `most` (zeroed) the most rows of one slot.
+extern "C" __global__ void ts_join_counts(const ts_u64* __restrict__ table, ts_i64 slots,
+                                          unsigned* __restrict__ counts, unsigned* __restrict__ most) {
+    unsigned mine = 0;
+    for (ts_i64 s = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; s <= slots; s += (ts_i64)gridDim.x * blockDim.x) {
+        const ts_u64 word = s < slots ? table[s] : TS_EMPTY;
+        const unsigned c = word == TS_EMPTY ? 0 : (unsigned)(word >> 32);
+        counts[s] = c;
+        mine = max(mine, c);
     }
     for (int o = 16; o > 0; o >>= 1) mine = max(mine, __shfl_down_sync(0xFFFFFFFFu, mine, o));
     if ((threadIdx.x & 31) == 0 && mine) atomicMax(most, mine);
@@ -506,9 +537,9 @@ extern "C" __global__ void ts_join_probe(const ts_col* __restrict__ probe, const
         if (ts_keys_valid(probe, ncols, i)) {
             ts_u64 s = ts_row_hash(probe, ncols, i) & mask;
             for (;;) {
-                const ts_u64 holder = table[s];
-                if (holder == TS_EMPTY) break;
-                if (ts_rows_equal(probe, i, build, (ts_i64)holder, ncols)) {
+                const ts_u64 word = table[s];
+                if (word == TS_EMPTY) break;
+                if (ts_rows_equal(probe, i, build, (ts_i64)(word & 0xFFFFFFFFULL), ncols)) {
                     start = (ts_i64)starts[s];
                     count = starts[s + 1] - starts[s];
                     break;

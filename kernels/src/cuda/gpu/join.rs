@@ -1,7 +1,8 @@
 //! Join matching on the device: the build side's keys go into `frame.cu`'s hash table
-//! (the groupby's insert), its rows are laid out per slot in row order (the slots' ranges
-//! in slot order, so no group numbering; each row placed by the rank its slot's count gave
-//! it, then each range sorted), and each probe row's matches are counted,
+//! (the groupby's open addressing, each slot's word counting its rows), its rows are laid
+//! out per slot in row order (the slots' ranges in slot order, so no group numbering; each
+//! row placed by the rank its slot's count gave it, then each range sorted), and each probe
+//! row's matches are counted,
 //! prefix-summed and written in probe row order:
 //! the CPU's `(probe row, build row)` pairs, which the CPU then gathers into the joined
 //! table. Key columns of integer and string types without nulls; a key whose build rows
@@ -92,40 +93,38 @@ impl Gpu {
         let (nb64, np64) = (i64_of(nb)?, i64_of(np)?);
         let slots = (2 * nb).next_power_of_two().max(1024);
         let mask = (slots - 1) as u64;
-        // SAFETY: ts_gb_insert writes slot_of_row[i] for every row i < nb.
+        // SAFETY: ts_join_insert writes slot_of_row[i] for every row i < nb.
         let slot_of_row = unsafe { unset::<u32>(stream, nb) }?;
         let mut timer = Timer::new(stream, timed)?;
         timer.start(stream)?;
-        // The build side: each row's slot, then each slot's rows laid out in row order.
-        // `starts` has a word past the last slot, which the prefix sum makes the total.
-        let mut starts = self.zeros::<u32>(stream, slots + 1)?;
-        let most = self.zeros::<u32>(stream, 1)?;
+        // The build side: each row's slot and rank in it (the table's words count the
+        // slots' rows), then each slot's rows laid out in row order. `starts` has a word past
+        // the last slot, which the prefix sum makes the total.
         let table = self.filled(stream, &fns, slots, u64::MAX)?;
-        let no_first: u64 = 0;
-        let mut args = stream.launch_builder(&fns.insert);
+        // SAFETY: ts_join_insert writes rank[i] for every row i of a slot, the only rows
+        // ts_join_place reads it for.
+        let rank = unsafe { unset::<u32>(stream, nb) }?;
+        let mut args = stream.launch_builder(&fns.join_insert);
         args.arg(&bdesc)
             .arg(&ncols)
             .arg(&nb64)
             .arg(&table)
             .arg(&mask)
-            .arg(&no_first)
-            .arg(&slot_of_row);
+            .arg(&slot_of_row)
+            .arg(&rank);
         launch(args, self.grid(nb), BLOCK, 0)?;
         timer.mark(
             stream,
-            "join: zero the counts, fill the table, insert the build keys",
+            "join: fill the table, insert and rank the build keys",
         )?;
-        // SAFETY: ts_join_count writes rank[i] for every row i of a slot, the only rows
-        // ts_join_place reads it for.
-        let rank = unsafe { unset::<u32>(stream, nb) }?;
-        let mut args = stream.launch_builder(&fns.join_count);
-        args.arg(&nb64)
-            .arg(&slot_of_row)
-            .arg(&starts)
-            .arg(&rank)
-            .arg(&most);
-        launch(args, self.grid(nb), BLOCK, 0)?;
-        timer.mark(stream, "join: count and rank rows per slot")?;
+        // SAFETY: ts_join_counts writes all slots + 1 words.
+        let mut starts = unsafe { unset::<u32>(stream, slots + 1) }?;
+        let most = self.zeros::<u32>(stream, 1)?;
+        let slots64 = i64_of(slots)?;
+        let mut args = stream.launch_builder(&fns.join_counts);
+        args.arg(&table).arg(&slots64).arg(&starts).arg(&most);
+        launch(args, self.grid(slots + 1), BLOCK, 0)?;
+        timer.mark(stream, "join: rows per slot")?;
         self.prefix_sum(stream, &fns, &mut starts, slots + 1)?;
         timer.mark(stream, "join: prefix sum over the slots")?;
         let most = stream
@@ -146,7 +145,6 @@ impl Gpu {
             .arg(&rows);
         launch(args, self.grid(nb), BLOCK, 0)?;
         timer.mark(stream, "join: place build rows")?;
-        let slots64 = i64_of(slots)?;
         let mut args = stream.launch_builder(&fns.join_sort);
         args.arg(&slots64).arg(&starts).arg(&rows);
         launch(args, self.grid(slots), BLOCK, 0)?;
