@@ -3,8 +3,10 @@
 # `--report` and `--trace`, opens the report in headless Chromium and checks that no
 # JavaScript error reached the console, that every panel was drawn, and that the numbers
 # on the page equal the job's statistics (as the example printed them, and as the trace
-# counts its tasks); then the live dashboard served by the same example. Keeps screenshots,
-# target/report.png and target/dashboard.png, as the CI artifacts.
+# counts its tasks); then the live dashboard served by the same example, and the one a
+# cluster's scheduler serves (`tessera-scheduler --dashboard`, one worker). Keeps
+# screenshots, target/report.png, target/dashboard.png and target/scheduler-dashboard.png,
+# as the CI artifacts.
 #
 # Needs Rust, CPython 3 and Debian's chromium; installs chromium with apt-get (as root,
 # non-interactive) when /usr/bin/chromium is missing.
@@ -178,5 +180,60 @@ print(f"browser-test: dashboard live, every panel drawn, {chunks} chunk tasks on
       "and in /metrics; screenshot target/dashboard.png")
 PY
 kill "$dash" 2>/dev/null || true
+
+# The scheduler's dashboard: a scheduler serving it and one worker registered with it;
+# the page live, its panels drawn, the worker listed (as in /metrics).
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+sport=$(free_port)
+dport=$(free_port)
+target/debug/tessera-scheduler --listen "127.0.0.1:$sport" --dashboard "127.0.0.1:$dport" \
+  >"$out/sched-stdout.txt" 2>"$out/sched-stderr.txt" &
+sched=$!
+trap 'kill "$sched" "${worker:-}" 2>/dev/null || true; rm -rf "$profile"' EXIT
+for _ in $(seq 1 120); do
+  grep -q "dashboard on" "$out/sched-stdout.txt" && break
+  kill -0 "$sched" 2>/dev/null || { cat "$out/sched-stderr.txt" >&2; exit 1; }
+  sleep 0.5
+done
+target/debug/tessera-worker --scheduler "127.0.0.1:$sport" --nthreads 1 \
+  >"$out/worker-stdout.txt" 2>"$out/worker-stderr.txt" &
+worker=$!
+python3 - "$dport" <<'PY'
+import sys, time, urllib.request
+for _ in range(120):
+    text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=30).read().decode()
+    if "\ntessera_workers 1\n" in text:
+        sys.exit(0)
+    time.sleep(0.5)
+sys.exit("browser-test: the worker did not register with the scheduler")
+PY
+python3 scripts/live_page.py "http://127.0.0.1:$dport/" \
+  "document.getElementById('status').textContent === 'live'" \
+  "$out/sched-dom.html" target/scheduler-dashboard.png "${flags[@]}" --window-size=1280,1200
+python3 - "$out" <<'PY'
+import re, sys
+out = sys.argv[1]
+problems = []
+dom = open(f"{out}/sched-dom.html", encoding="utf-8").read()
+status = re.search(r'<p id="status">([^<]*)</p>', dom)
+if not status or status.group(1) != "live":
+    problems.append(f"the page's event stream did not open (status: {status and status.group(1)})")
+for panel in ["running", "memory-now", "workers", "totals"]:
+    if f'<section id="{panel}">' not in dom:
+        problems.append(f"scheduler dashboard panel {panel} missing")
+workers = re.search(r'<section id="workers">(.*?)</section>', dom, re.S)
+rows = workers.group(1).count("<tr><td>") if workers else 0
+if rows != 1:
+    problems.append(f"the workers panel lists {rows} workers, not 1")
+png = open("target/scheduler-dashboard.png", "rb").read()
+if not png.startswith(b"\x89PNG") or len(png) < 10_000:
+    problems.append(f"target/scheduler-dashboard.png is not a drawn page ({len(png)} bytes)")
+if problems:
+    print("browser-test: scheduler dashboard FAILED", *problems, sep="\n  ", file=sys.stderr)
+    sys.exit(1)
+print("browser-test: the scheduler's dashboard live, its panels drawn, its worker listed; "
+      "screenshot target/scheduler-dashboard.png")
+PY
+kill "$sched" "$worker" 2>/dev/null || true
 
 echo "browser-test: passed in $(($(date +%s) - started)) s"

@@ -54,6 +54,11 @@ impl Secret {
         Ok(Secret(text.into()))
     }
 
+    /// The secret's text (for the dashboard, whose pages carry it as their token).
+    pub(crate) fn text(&self) -> &str {
+        &self.0
+    }
+
     /// The secret in [`SECRET_ENV`], if it is set and not empty.
     pub fn from_env() -> Result<Option<Secret>, ClusterError> {
         match std::env::var(SECRET_ENV) {

@@ -194,6 +194,9 @@ pub enum ClusterError {
     /// Serving failed.
     #[error("serving: {0}")]
     Transport(#[from] tonic::transport::Error),
+    /// The scheduler's dashboard could not start.
+    #[error("the scheduler's dashboard: {0}")]
+    Dashboard(#[from] tessera_dashboard::DashboardError),
     /// A chunk transfer failed.
     #[error(transparent)]
     Wire(#[from] WireError),

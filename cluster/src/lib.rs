@@ -31,7 +31,7 @@ pub use auth::{Secret, SECRET_ENV};
 pub use client::{fetch_chunk, put_chunk, ChunkClient, ClientConfig};
 pub use connect::{ClusterClient, ClusterInfo, WorkerInfo};
 pub use error::{ClusterError, WireError};
-pub use scheduler::{serve_scheduler, SchedulerConfig};
+pub use scheduler::{serve_scheduler, SchedulerConfig, WebListeners};
 pub use server::{serve, ChunkFlightService, ChunkSink, ChunkSource, ServerConfig, SourceError};
 pub use wire::{decode_chunk, encode_chunk, Compression, WireOptions};
 pub use worker::{run_worker, WorkerConfig};

@@ -3,7 +3,7 @@
 //! one that never reads do not stop a job or the session's shutdown, and the token and
 //! loopback rules hold; and a cluster scheduler's `/metrics` sums its jobs (and counts a
 //! failed one), lists its workers and, with a shared secret, answers only a caller bearing
-//! it.
+//! it; its dashboard page shows the same jobs and workers, behind the same secret.
 
 use crate::common::{builder, session_from, REPORT_PANELS};
 use std::collections::BTreeMap;
@@ -322,4 +322,80 @@ fn a_scheduler_s_metrics_sum_its_jobs_and_list_its_workers() {
     );
     assert_eq!(status, 200);
     assert!(body.contains("\ntessera_workers 1\n"), "{body}");
+}
+
+/// The text of the page's element that carries `data-metric="name"`.
+fn page_metric(page: &str, name: &str) -> u64 {
+    let tag = format!("data-metric=\"{name}\">");
+    let at = page
+        .find(&tag)
+        .unwrap_or_else(|| panic!("no {name} in {page:.3000}"))
+        + tag.len();
+    page[at..].split('<').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_scheduler_s_dashboard_shows_its_jobs_and_workers() {
+    let c = LocalCluster::builder()
+        .workers(2)
+        .threads_per_worker(1)
+        .dashboard()
+        .start()
+        .expect("the local cluster starts");
+    assert!(c.metrics_address().is_none());
+    let address: SocketAddr = c
+        .dashboard_address()
+        .expect("a dashboard address")
+        .parse()
+        .unwrap();
+    assert!(address.ip().is_loopback() && address.port() != 0);
+    let (status, page) = get(address, "/", "");
+    assert_eq!(status, 200);
+    assert!(page.contains("No job has finished yet."), "{page:.3000}");
+    let s = session_from(c.session_builder().progress(Progress::Never));
+    let all = two_sums(&s);
+    let (_, r) = tessera::linalg::qr(&tensor::full(&[64, 4], f64::NAN));
+    s.execute(&r).expect_err("QR of NaNs fails");
+    // The dashboard's /metrics: the board's sums, then the workers' gauges.
+    let after = metrics(address);
+    assert_sums(&after, &all, 1);
+    assert_eq!(after["tessera_workers"], 2);
+    // The page: the same totals, both workers, the last jobs' report panels.
+    let (status, page) = get(address, "/", "");
+    assert_eq!(status, 200);
+    assert_eq!(page_metric(&page, "jobs_finished_total"), 2);
+    assert_eq!(page_metric(&page, "jobs_failed_total"), 1);
+    assert_eq!(page_metric(&page, "tasks_run_total"), all.chunks_run);
+    let info = s.cluster_info().unwrap().expect("a cluster session");
+    assert_eq!(info.worker_list.len(), 2);
+    for w in &info.worker_list {
+        assert!(
+            page.contains(&format!("<td>{}</td>", w.name)),
+            "{page:.4000}"
+        );
+    }
+    assert!(page.contains("No job is running."), "{page:.3000}");
+    for panel in REPORT_PANELS {
+        assert!(page.contains(&format!("id=\"{panel}")), "no {panel}");
+    }
+    let mut events = open_events(address);
+    read_events(
+        &mut events,
+        &["event: live", "event: jobs", "id=\"workers\""],
+    );
+
+    // With a shared secret, the page is served only with it as the token.
+    let secret = "dashboard-shared-s3cret";
+    let guarded = LocalCluster::builder()
+        .workers(1)
+        .secret(secret)
+        .dashboard()
+        .start()
+        .expect("the local cluster starts");
+    let address: SocketAddr = guarded.dashboard_address().unwrap().parse().unwrap();
+    assert_eq!(get(address, "/", "").0, 401);
+    assert_eq!(get(address, "/?token=not-it", "").0, 401);
+    let (status, page) = get(address, &format!("/?token={secret}"), "");
+    assert_eq!(status, 200);
+    assert!(page.contains("id=\"workers\""), "{page:.3000}");
 }

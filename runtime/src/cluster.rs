@@ -30,6 +30,7 @@ pub struct LocalClusterBuilder {
     spill_dir: Option<PathBuf>,
     secret: Option<String>,
     metrics: bool,
+    dashboard: bool,
 }
 
 impl LocalClusterBuilder {
@@ -37,6 +38,13 @@ impl LocalClusterBuilder {
     /// [`LocalCluster::metrics_address`]).
     pub fn metrics(mut self) -> Self {
         self.metrics = true;
+        self
+    }
+
+    /// Serves the scheduler's live dashboard on a free loopback port (see
+    /// [`LocalCluster::dashboard_address`]).
+    pub fn dashboard(mut self) -> Self {
+        self.dashboard = true;
         self
     }
 
@@ -123,18 +131,22 @@ impl LocalClusterBuilder {
                     .into_iter()
                     .flatten(),
             )
+            .args(
+                self.dashboard
+                    .then_some(["--dashboard", "127.0.0.1:0"])
+                    .into_iter()
+                    .flatten(),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log_file(&log)?)
             .spawn()
             .map_err(|e| start_error(&format!("{}: {e}", scheduler_bin.display()), &log))?;
-        let lines = 1 + usize::from(self.metrics);
-        let addresses = read_addresses(&mut scheduler, lines).and_then(|read| {
-            let mut read = read.into_iter();
-            let address = read.next().ok_or("the scheduler printed no address")?;
-            Ok((address, read.next()))
-        });
-        let (address, metrics_address) = match addresses {
+        // What the scheduler prints, in its order: its address, then its web endpoints'.
+        let mut expected = vec!["listening"];
+        expected.extend(self.metrics.then_some("metrics"));
+        expected.extend(self.dashboard.then_some("dashboard"));
+        let addresses = match read_addresses(&mut scheduler, &expected) {
             Ok(a) => a,
             Err(e) => {
                 let _ = scheduler.kill();
@@ -142,9 +154,19 @@ impl LocalClusterBuilder {
                 return Err(start_error(&e, &log));
             }
         };
+        let mut printed = expected.into_iter().zip(addresses);
+        let address = printed.next().map(|(_, a)| a).unwrap_or_default();
+        let (mut metrics_address, mut dashboard_address) = (None, None);
+        for (what, at) in printed {
+            match what {
+                "metrics" => metrics_address = Some(at),
+                _ => dashboard_address = Some(at),
+            }
+        }
         let mut cluster = LocalCluster {
             address,
             metrics_address,
+            dashboard_address,
             scheduler,
             workers: Vec::new(),
             worker_bin,
@@ -187,6 +209,7 @@ impl Worker {
 pub struct LocalCluster {
     address: String,
     metrics_address: Option<String>,
+    dashboard_address: Option<String>,
     scheduler: Child,
     workers: Vec<Option<Worker>>,
     worker_bin: PathBuf,
@@ -210,6 +233,7 @@ impl LocalCluster {
             spill_dir: None,
             secret: None,
             metrics: false,
+            dashboard: false,
         }
     }
 
@@ -227,6 +251,12 @@ impl LocalCluster {
     /// built with [`LocalClusterBuilder::metrics`].
     pub fn metrics_address(&self) -> Option<&str> {
         self.metrics_address.as_deref()
+    }
+
+    /// Where the scheduler serves its live dashboard (`127.0.0.1:PORT`; the page is
+    /// `http://ADDRESS/`), when the cluster was built with [`LocalClusterBuilder::dashboard`].
+    pub fn dashboard_address(&self) -> Option<&str> {
+        self.dashboard_address.as_deref()
     }
 
     /// A session on this cluster.
@@ -399,9 +429,13 @@ impl Session {
     }
 }
 
-/// The scheduler's first `lines` lines of output, each `tessera-scheduler <what> on
-/// ADDR`: its address, then (with `--metrics`) its metrics endpoint's.
-fn read_addresses(scheduler: &mut Child, lines: usize) -> std::result::Result<Vec<String>, String> {
+/// The addresses in the scheduler's first lines of output, one `tessera-scheduler <what>
+/// on ADDR` line for each of `expected` in order (`listening`, then its web endpoints).
+fn read_addresses(
+    scheduler: &mut Child,
+    expected: &[&str],
+) -> std::result::Result<Vec<String>, String> {
+    let lines = expected.len();
     let stdout = scheduler
         .stdout
         .take()
@@ -418,12 +452,8 @@ fn read_addresses(scheduler: &mut Child, lines: usize) -> std::result::Result<Ve
         let _ = std::io::copy(&mut reader.take(u64::MAX), &mut std::io::sink());
     });
     let deadline = Instant::now() + START_TIMEOUT;
-    let prefixes = [
-        "tessera-scheduler listening on ",
-        "tessera-scheduler metrics on ",
-    ];
     let mut addresses = Vec::with_capacity(lines);
-    for prefix in prefixes.iter().take(lines) {
+    for what in expected {
         let wait = deadline.saturating_duration_since(Instant::now());
         let line = match rx.recv_timeout(wait) {
             Ok(Ok(line)) => line,
@@ -436,7 +466,7 @@ fn read_addresses(scheduler: &mut Child, lines: usize) -> std::result::Result<Ve
         };
         let address = line
             .trim()
-            .strip_prefix(prefix)
+            .strip_prefix(&format!("tessera-scheduler {what} on "))
             .ok_or_else(|| format!("unexpected line from the scheduler: {line:?}"))?;
         addresses.push(address.to_string());
     }

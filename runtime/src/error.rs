@@ -119,6 +119,15 @@ impl From<tessera_cluster::ClusterError> for Error {
     }
 }
 
+impl From<tessera_dashboard::DashboardError> for Error {
+    fn from(e: tessera_dashboard::DashboardError) -> Error {
+        match e {
+            tessera_dashboard::DashboardError::Options(why) => Error::InvalidArgument(why),
+            start => Error::Runtime(start.to_string()),
+        }
+    }
+}
+
 impl From<KernelError> for Error {
     fn from(e: KernelError) -> Self {
         match e {

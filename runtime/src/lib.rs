@@ -34,7 +34,6 @@ mod accelerator;
 mod assemble;
 mod backend;
 mod cluster;
-mod dashboard;
 pub mod dataframe;
 mod eager;
 mod error;
@@ -49,10 +48,9 @@ pub mod tensor;
 
 pub use accelerator::{DeviceBackend, BACKEND_VAR};
 pub use cluster::{LocalCluster, LocalClusterBuilder};
-pub use dashboard::DashboardOptions;
 pub use error::{Error, Result};
 pub use progress::Progress;
-pub use report::{fmt_bytes, Recording, ReportFormat};
+pub use report::{Recording, ReportFormat};
 pub use session::{
     Session, SessionBuilder, SessionConfig, DEFAULT_CHUNK_BYTES, DEFAULT_GPU_CHUNK_BYTES,
 };
@@ -62,4 +60,6 @@ pub use tessera_actors::{
     StorageEvent, StorageEventKind, StorageStats, TaskRecord, TaskStream,
 };
 pub use tessera_cluster::{ClusterInfo, WorkerInfo};
+pub use tessera_dashboard::fmt_bytes;
+pub use tessera_dashboard::DashboardOptions;
 pub use tessera_kernels::{DType, Element, HostTensor, KernelError, ReduceOp, Scalar};

@@ -4,7 +4,6 @@ use crate::accelerator::DeviceBackend;
 use crate::assemble::assemble;
 use crate::backend::Backend;
 use crate::cluster::LocalCluster;
-use crate::dashboard::{Board, DashboardOptions, Server, SessionView};
 use crate::dataframe::node::FrameNode;
 use crate::dataframe::plan::FramePlanner;
 use crate::error::{Error, Result};
@@ -20,10 +19,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tessera_actors::{
-    ActorSystem, ChunkGraph, FaultInjector, JobError, JobEvent, JobOutput, JobStats, KeptChunk,
-    MemoryReading, SystemConfig, KEPT_OP,
+    ActorSystem, ChunkGraph, Exposition, FaultInjector, JobError, JobEvent, JobOutput, JobStats,
+    KeptChunk, MemoryReading, SystemConfig, KEPT_OP,
 };
-use tessera_cluster::ClusterInfo;
+use tessera_cluster::{ClusterInfo, WorkerInfo};
+use tessera_dashboard::{Board, DashboardOptions, Server, View, WorkerRow};
 use tessera_kernels::frame::ops::FileFormat;
 use tessera_kernels::{ChunkData, HostTensor};
 
@@ -223,7 +223,7 @@ impl SessionBuilder {
     /// Starts the session's actor system (or connects to its cluster).
     pub fn build(self) -> Result<Session> {
         if let Some(options) = &self.dashboard {
-            crate::dashboard::check(options)?;
+            tessera_dashboard::check(options)?;
         }
         let backend = match self.backend {
             Some(backend) => backend,
@@ -349,7 +349,7 @@ impl SessionBuilder {
             dashboard: Mutex::new(None),
         });
         if let (Some(options), Some(board)) = (&self.dashboard, &inner.board) {
-            let view = Arc::new(View(Arc::downgrade(&inner)));
+            let view = Arc::new(SessionView(Arc::downgrade(&inner)));
             let server = Server::start(options, Arc::clone(board), view)?;
             if let Ok(mut d) = inner.dashboard.lock() {
                 *d = Some(server);
@@ -419,9 +419,9 @@ pub(crate) struct SessionInner {
 }
 
 /// The dashboard's view of a session, which it does not keep alive.
-struct View(Weak<SessionInner>);
+struct SessionView(Weak<SessionInner>);
 
-impl SessionView for View {
+impl View for SessionView {
     fn memory(&self) -> (u64, u64) {
         match self.0.upgrade() {
             Some(inner) => (inner.reserved_bytes(), inner.config.memory_budget),
@@ -429,8 +429,34 @@ impl SessionView for View {
         }
     }
 
-    fn workers(&self) -> Option<ClusterInfo> {
-        self.0.upgrade()?.cluster_info().ok().flatten()
+    fn workers(&self) -> Option<Vec<WorkerRow>> {
+        let info = self.0.upgrade()?.cluster_info().ok().flatten()?;
+        let row = |w: WorkerInfo| WorkerRow {
+            name: w.name,
+            address: w.flight_address,
+            threads: w.nthreads,
+            tasks_running: w.tasks_running,
+            chunks_held: w.chunks_held,
+            memory_used: w.memory_used,
+            memory_limit: w.memory_limit,
+        };
+        Some(info.worker_list.into_iter().map(row).collect())
+    }
+
+    fn metrics(&self, e: &mut Exposition) {
+        let (reserved, budget) = self.memory();
+        e.metric(
+            "host_reserved_bytes",
+            "gauge",
+            "Host memory reserved now.",
+            reserved,
+        );
+        e.metric(
+            "host_budget_bytes",
+            "gauge",
+            "The session's host memory budget.",
+            budget,
+        );
     }
 }
 

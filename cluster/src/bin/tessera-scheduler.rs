@@ -1,7 +1,7 @@
 //! `tessera-scheduler`: the cluster's scheduler (planner, lineage, which worker holds
 //! which chunk). Prints `tessera-scheduler listening on HOST:PORT` once it listens (then,
-//! with `--metrics`, `tessera-scheduler metrics on HOST:PORT`); stops on Ctrl-C or
-//! SIGTERM.
+//! with `--metrics`, `tessera-scheduler metrics on HOST:PORT`, and with `--dashboard`,
+//! `tessera-scheduler dashboard on HOST:PORT`); stops on Ctrl-C or SIGTERM.
 
 // A program, not the library: its address line and fatal errors are its output.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use tessera_cluster::{serve_scheduler, SchedulerConfig, Secret};
+use tessera_cluster::{serve_scheduler, SchedulerConfig, Secret, WebListeners};
 
 /// Freed chunk buffers stay with the allocator instead of going back to the kernel: glibc
 /// unmaps every large buffer (a chunk of tens of MB is one), and each unmap costs page
@@ -44,6 +44,11 @@ struct Args {
     /// Off loopback only with the shared secret, which scrapers send as a bearer token.
     #[arg(long)]
     metrics: Option<SocketAddr>,
+    /// Address to serve the live dashboard at (`http://HOST:PORT/`: running jobs, workers,
+    /// totals, the last jobs' report panels; `/metrics` too). Off loopback only with the
+    /// shared secret, which the page's URL then carries as `?token=SECRET`.
+    #[arg(long)]
+    dashboard: Option<SocketAddr>,
 }
 
 fn main() -> ExitCode {
@@ -78,16 +83,19 @@ fn main() -> ExitCode {
         let listener = tokio::net::TcpListener::bind(args.listen).await?;
         let address = listener.local_addr()?;
         println!("tessera-scheduler listening on {address}");
-        let metrics = match args.metrics {
-            Some(at) => {
-                let metrics = tokio::net::TcpListener::bind(at).await?;
-                println!("tessera-scheduler metrics on {}", metrics.local_addr()?);
-                Some(metrics)
-            }
-            None => None,
-        };
+        let mut web = WebListeners::default();
+        if let Some(at) = args.metrics {
+            let metrics = tokio::net::TcpListener::bind(at).await?;
+            println!("tessera-scheduler metrics on {}", metrics.local_addr()?);
+            web.metrics = Some(metrics);
+        }
+        if let Some(at) = args.dashboard {
+            let dashboard = std::net::TcpListener::bind(at)?;
+            println!("tessera-scheduler dashboard on {}", dashboard.local_addr()?);
+            web.dashboard = Some(dashboard);
+        }
         std::io::stdout().flush()?;
-        serve_scheduler(listener, metrics, config, async {
+        serve_scheduler(listener, web, config, async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await

@@ -9,6 +9,7 @@
 
 mod convert;
 mod core;
+mod dashboard;
 mod metrics;
 
 pub(crate) use convert::{job_error, kernel_error, kernel_error_payload};
@@ -64,17 +65,27 @@ impl Default for SchedulerConfig {
     }
 }
 
-/// Runs the scheduler's services on `listener` until `shutdown` completes, and its
-/// Prometheus `/metrics` on `metrics_listener` if given (each refused off loopback
-/// without a secret).
+/// The scheduler's web endpoints, each on a listener its caller bound (so it knows the
+/// ports before serving starts).
+#[derive(Debug, Default)]
+pub struct WebListeners {
+    /// Prometheus `GET /metrics` alone.
+    pub metrics: Option<TcpListener>,
+    /// The live dashboard: its page, its event stream and `/metrics`.
+    pub dashboard: Option<std::net::TcpListener>,
+}
+
+/// Runs the scheduler's services on `listener` until `shutdown` completes, with the web
+/// endpoints of `web` (each refused off loopback without a secret; the dashboard's token is
+/// the secret, so it must then be letters, digits and `- . _ ~`).
 pub async fn serve_scheduler(
     listener: TcpListener,
-    metrics_listener: Option<TcpListener>,
+    web: WebListeners,
     config: SchedulerConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ClusterError> {
     check_listen_address("scheduler", listener.local_addr()?, config.secret.as_ref())?;
-    if let Some(m) = &metrics_listener {
+    if let Some(m) = &web.metrics {
         let address = m.local_addr()?;
         check_listen_address(
             "scheduler's metrics endpoint",
@@ -83,8 +94,14 @@ pub async fn serve_scheduler(
         )?;
     }
     let core: SharedCore = Arc::new(Mutex::new(Core::new(config.clone())));
+    // Dropped, at the end, it stops serving.
+    let _dashboard = web
+        .dashboard
+        .map(|d| dashboard::start(d, &core, config.secret.as_ref()))
+        .transpose()?;
     let watchdog = tokio::spawn(watch_liveness(Arc::clone(&core), config.heartbeat_ttl));
-    let metrics = metrics_listener
+    let metrics = web
+        .metrics
         .map(|m| tokio::spawn(metrics::serve(m, Arc::clone(&core), config.secret.clone())));
     let gate = RequireSecret::new(config.secret.clone(), "scheduler");
     let service = Service {

@@ -9,8 +9,6 @@
 //! ([`JobStats::failure`]) and the runs before it failed. The files show what the recorder saw and the jobs'
 //! [`JobStats`], never numbers computed a second way.
 
-pub(crate) mod chart;
-pub(crate) mod html;
 mod trace;
 
 use crate::error::{Error, Result};
@@ -101,7 +99,9 @@ impl Recording {
             .map(|j| j.clone())
             .map_err(|_| self.error("the recording's lock was poisoned"))?;
         let written = match self.format {
-            ReportFormat::Html => std::fs::write(&self.path, html::document(&jobs)),
+            ReportFormat::Html => {
+                std::fs::write(&self.path, tessera_dashboard::html::document(&jobs))
+            }
             ReportFormat::ChromeTrace => std::fs::File::create(&self.path)
                 .and_then(|file| trace::write(&jobs, std::io::BufWriter::new(file))),
         };
@@ -162,26 +162,5 @@ impl Session {
             collector: self.inner.recordings.open(),
             written: false,
         })
-    }
-}
-
-/// Milliseconds from nanoseconds, for people.
-fn ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
-}
-
-/// Bytes in binary units for people (`512 B`, `32.0 MiB`, `1.5 GiB`).
-pub fn fmt_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut x = bytes as f64;
-    let mut unit = 0;
-    while x >= 1024.0 && unit + 1 < UNITS.len() {
-        x /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{x:.1} {}", UNITS[unit])
     }
 }

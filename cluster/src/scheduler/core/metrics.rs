@@ -1,5 +1,6 @@
-//! The scheduler's Prometheus metrics: totals over the cluster's jobs, the jobs running,
-//! and each worker's threads, memory and tasks as its last heartbeat said.
+//! The scheduler's Prometheus metrics: totals over the cluster's jobs (from its dashboard
+//! board), the jobs running, and each worker's threads, memory and tasks as its last
+//! heartbeat said.
 
 use super::Core;
 use tessera_actors::Exposition;
@@ -8,8 +9,14 @@ impl Core {
     /// The Prometheus text exposition of the cluster now.
     pub fn metrics(&self) -> String {
         let mut e = Exposition::new();
-        e.totals(&self.totals);
+        e.totals(&self.board.totals());
         e.jobs_running(self.planner.jobs().len());
+        self.worker_metrics(&mut e);
+        e.finish()
+    }
+
+    /// The workers' gauges: how many, and each one's threads, tasks and memory.
+    pub fn worker_metrics(&self, e: &mut Exposition) {
         let live: Vec<&super::Worker> = self.live_workers().map(|(_, w)| w).collect();
         e.metric(
             "workers",
@@ -48,6 +55,5 @@ impl Core {
             "worker",
             &per_worker(&|w| w.memory_limit),
         );
-        e.finish()
     }
 }

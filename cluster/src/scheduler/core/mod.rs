@@ -21,8 +21,9 @@ use std::time::Instant;
 use tessera_actors::messages::DeviceId;
 use tessera_actors::{
     ActorName, ChunkGraph, ChunkId, ChunkKey, JobError, JobId, MemoryPool, PlannerAction,
-    PlannerState, Recorder, RunSpan, Totals,
+    PlannerState, Recorder, RunSpan,
 };
+use tessera_dashboard::{Board, WorkerRow};
 use tessera_kernels::{ChunkOp, KernelError};
 use tessera_proto::pb::{
     self, job_event, scheduler_message, ChunkLocation, SchedulerMessage, TaskState, TaskStatus,
@@ -90,8 +91,10 @@ pub(crate) struct Core {
     no_workers_since: Option<Instant>,
     /// The key of the next chunk a client sends ([`Core::place_chunks`]).
     next_data_key: u64,
-    /// Counters over the jobs finished and failed (for `/metrics`).
-    totals: Totals,
+    /// The jobs as the dashboard and `/metrics` show them: running ones (by their run on
+    /// the board, in `runs`), totals over the finished and failed ones, the last few.
+    board: Arc<Board>,
+    runs: HashMap<JobId, u64>,
 }
 
 /// A registration's outcome.
@@ -116,7 +119,8 @@ impl Core {
             clients: HashMap::new(),
             no_workers_since: Some(Instant::now()),
             next_data_key: 0,
-            totals: Totals::default(),
+            board: Arc::default(),
+            runs: HashMap::new(),
         }
     }
 
@@ -276,6 +280,7 @@ impl Core {
         };
         let _ = events.send(Ok(accepted));
         self.clients.insert(job, events);
+        self.runs.insert(job, self.board.run_started());
         self.apply(actions);
         job
     }
@@ -347,12 +352,18 @@ impl Core {
             .map(|(&id, w)| (id, w))
     }
 
-    /// The workers now: count, threads, memory limits.
-    pub fn info(&self) -> pb::ClusterInfoReply {
+    /// How many chunks each worker holds, by worker id.
+    fn chunks_held(&self) -> HashMap<u32, u64> {
         let mut held: HashMap<u32, u64> = HashMap::new();
         for h in self.holders.values() {
             *held.entry(h.worker).or_default() += 1;
         }
+        held
+    }
+
+    /// The workers now: count, threads, memory limits.
+    pub fn info(&self) -> pb::ClusterInfoReply {
+        let held = self.chunks_held();
         let mut ids: Vec<&u32> = self.workers.keys().collect();
         ids.sort();
         let worker_list = ids
@@ -543,6 +554,9 @@ impl Core {
                     }
                 }
                 PlannerAction::Progress { job, done, total } => {
+                    if let Some(&run) = self.runs.get(&job) {
+                        self.board.progress(run, done, total);
+                    }
                     self.report(job, progress_event(job, done, total));
                 }
                 PlannerAction::Deliver {
@@ -553,7 +567,7 @@ impl Core {
                 } => self.deliver(job, &outputs, attempt),
                 PlannerAction::JobFailed { job, error, .. } => {
                     tracing::debug!(%job, %error, "job failed");
-                    self.totals.jobs_failed += 1;
+                    self.end_run(job, true);
                     if let Some(events) = self.clients.remove(&job) {
                         let _ = events.send(Ok(failed_event(job, &error)));
                     }
@@ -634,7 +648,8 @@ impl Core {
         let Some(stats) = self.planner.on_delivered(job, attempt, Instant::now()) else {
             return;
         };
-        self.totals.add(&stats);
+        self.board.job_finished(&stats);
+        self.end_run(job, false);
         let task_stream = match stats.stream.first() {
             Some(stream) => encode_payload(&**stream).unwrap_or_default(),
             None => Vec::new(),
@@ -659,6 +674,34 @@ impl Core {
                 }
             }
         }
+    }
+
+    /// Job `job` left the board's running jobs; `failed`: it counts as a failed run.
+    fn end_run(&mut self, job: JobId, failed: bool) {
+        if let Some(run) = self.runs.remove(&job) {
+            self.board.run_ended(run, failed);
+        }
+    }
+
+    /// What the dashboard shows of the jobs.
+    pub fn board(&self) -> Arc<Board> {
+        Arc::clone(&self.board)
+    }
+
+    /// The workers taking tasks as the dashboard lists them, by id.
+    pub fn worker_rows(&self) -> Vec<WorkerRow> {
+        let held = self.chunks_held();
+        self.live_workers()
+            .map(|(id, w)| WorkerRow {
+                name: w.name.clone(),
+                address: w.flight_address.clone(),
+                threads: w.nthreads,
+                tasks_running: w.tasks_running,
+                chunks_held: held.get(&id).copied().unwrap_or(0),
+                memory_used: w.memory_used,
+                memory_limit: w.memory_limit,
+            })
+            .collect()
     }
 
     /// True if `location` names the copy of its chunk that the holders table has now.

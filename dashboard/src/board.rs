@@ -1,24 +1,28 @@
-//! The live dashboard ([`crate::SessionBuilder::dashboard`]): a read-only web page that
-//! follows the session's jobs while they run — running jobs' progress, memory reserved,
-//! the cluster's workers, running totals and the panels of the performance report for the
-//! last jobs — plus a Prometheus `/metrics` endpoint.
-//!
-//! The session feeds a [`Board`] (a few counters behind one short lock, touched at a job's
-//! start, at its progress events, about every 100 ms, and at its end); the server thread
-//! only reads it. A page that disconnects or never reads costs its own connection task,
-//! never a job. The server binds to loopback unless given a token, and then every request
-//! must carry it (`?token=…` or `Authorization: Bearer …`).
+//! What a dashboard shows: the [`Board`] its program feeds (a few counters behind one
+//! short lock, touched at a job's start, at its progress events, about every 100 ms, and
+//! at its end), the [`View`] of what only the program knows, and the options that say
+//! where it listens and who may read it. The server thread only reads them. A page that
+//! disconnects or never reads costs its own connection task, never a job. The server binds
+//! to loopback unless given a token, and then every request must carry it (`?token=…` or
+//! `Authorization: Bearer …`).
 
-mod page;
-mod server;
-
-use crate::error::{Error, Result};
-pub(crate) use server::Server;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::time::Instant;
 use tessera_actors::{Exposition, JobStats, Totals};
+
+/// Why a dashboard cannot start.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DashboardError {
+    /// The options are wrong (an address that does not parse or cannot be bound, a
+    /// token, or no token off loopback).
+    #[error("{0}")]
+    Options(String),
+    /// The server could not start (binding the address, its thread).
+    #[error("the dashboard cannot start: {0}")]
+    Start(String),
+}
 
 /// Finished jobs whose panels the dashboard shows.
 const LAST_JOBS: usize = 5;
@@ -26,13 +30,14 @@ const LAST_JOBS: usize = 5;
 /// Where the dashboard listens and who may read it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DashboardOptions {
-    /// `HOST:PORT` to listen at (port 0: any free port; see [`crate::Session::dashboard_address`]).
+    /// `HOST:PORT` to listen at (port 0: any free port; [`crate::Server::address`] says
+    /// which).
     pub address: String,
     /// The token every request must carry; required to listen on a non-loopback address.
     pub token: Option<String>,
 }
 
-/// A job the session is running.
+/// A job the program is running.
 #[derive(Clone, Debug)]
 struct Running {
     started: Instant,
@@ -50,9 +55,9 @@ struct State {
     version: u64,
 }
 
-/// What the session tells the dashboard.
+/// What a program tells its dashboard as its jobs run.
 #[derive(Debug, Default)]
-pub(crate) struct Board {
+pub struct Board {
     state: Mutex<State>,
 }
 
@@ -112,7 +117,7 @@ impl Board {
     }
 
     /// Running jobs as `(id, seconds running, done, total)`, oldest first.
-    fn running(&self) -> Vec<(u64, f64, u64, u64)> {
+    pub(crate) fn running(&self) -> Vec<(u64, f64, u64, u64)> {
         self.state()
             .running
             .iter()
@@ -121,70 +126,94 @@ impl Board {
     }
 
     /// The version of the last jobs: bumped with every finished job.
-    fn version(&self) -> u64 {
+    pub(crate) fn version(&self) -> u64 {
         self.state().version
     }
 
     /// The last finished jobs and the version they are at.
-    fn last_jobs(&self) -> (u64, Vec<JobStats>) {
+    pub(crate) fn last_jobs(&self) -> (u64, Vec<JobStats>) {
         let s = self.state();
         (s.version, s.last_jobs.iter().cloned().collect())
     }
 }
 
-/// What the server reads from the session besides the board (the session may be gone).
-pub(crate) trait SessionView: Send + Sync {
-    /// Host memory reserved now and the budget.
-    fn memory(&self) -> (u64, u64);
-    /// The cluster's workers, for a cluster session.
-    fn workers(&self) -> Option<tessera_cluster::ClusterInfo>;
+/// One worker of a cluster, as the dashboard lists it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorkerRow {
+    /// The worker's name.
+    pub name: String,
+    /// Where it serves its chunks.
+    pub address: String,
+    /// Its task threads.
+    pub threads: u32,
+    /// Tasks it runs now.
+    pub tasks_running: u32,
+    /// Chunks it holds.
+    pub chunks_held: u64,
+    /// Bytes its storage reserves, and its memory limit.
+    pub memory_used: u64,
+    /// Its memory limit.
+    pub memory_limit: u64,
 }
 
-/// The Prometheus text exposition of the totals, the running jobs and memory.
-pub(crate) fn metrics(totals: &Totals, running: usize, reserved: u64, budget: u64) -> String {
+/// What the server reads from its program besides the board (the program may be gone:
+/// then zeros and nothing).
+pub trait View: Send + Sync {
+    /// Memory reserved now and the budget (a cluster: over its workers).
+    fn memory(&self) -> (u64, u64);
+    /// The cluster's workers; `None` where the jobs run in this process.
+    fn workers(&self) -> Option<Vec<WorkerRow>>;
+    /// Adds what only this program knows to the `/metrics` text, after the board's totals
+    /// and running jobs.
+    fn metrics(&self, exposition: &mut Exposition);
+}
+
+/// The Prometheus text exposition of the board's totals and running jobs, then the view's
+/// own metrics.
+pub(crate) fn metrics(board: &Board, view: &dyn View) -> String {
     let mut e = Exposition::new();
-    e.totals(totals);
-    e.jobs_running(running);
-    e.metric(
-        "host_reserved_bytes",
-        "gauge",
-        "Host memory reserved now.",
-        reserved,
-    );
-    e.metric(
-        "host_budget_bytes",
-        "gauge",
-        "The session's host memory budget.",
-        budget,
-    );
+    e.totals(&board.totals());
+    e.jobs_running(board.running().len());
+    view.metrics(&mut e);
     e.finish()
 }
 
 /// Checks `options` before anything listens: the address parses, and a non-loopback one
-/// has a token.
-pub(crate) fn check(options: &DashboardOptions) -> Result<SocketAddr> {
+/// has a token ([`check_access`]).
+pub fn check(options: &DashboardOptions) -> Result<SocketAddr, DashboardError> {
     let address: SocketAddr = options.address.parse().map_err(|e| {
-        Error::InvalidArgument(format!(
+        DashboardError::Options(format!(
             "dashboard address {:?} is not HOST:PORT with an IP host: {e}",
             options.address
         ))
     })?;
-    if let Some(token) = &options.token {
-        let unreserved = |c: char| c.is_ascii_alphanumeric() || "-._~".contains(c);
-        if token.is_empty() || !token.chars().all(unreserved) {
-            return Err(Error::InvalidArgument(
-                "a dashboard token must be non-empty and only letters, digits and - . _ ~ \
-                 (it travels in URLs)"
-                    .into(),
-            ));
-        }
-    } else if !address.ip().is_loopback() {
-        return Err(Error::InvalidArgument(format!(
-            "the dashboard listens on {address}, off loopback, only with a token \
-             (SessionBuilder::dashboard_token)"
-        )));
-    }
+    check_access(address, options.token.as_deref())?;
     Ok(address)
+}
+
+/// Checks that a dashboard at `address` may serve with `token`: a token travels in URLs
+/// (letters, digits and `- . _ ~` only), and off loopback there must be one.
+pub fn check_access(address: SocketAddr, token: Option<&str>) -> Result<(), DashboardError> {
+    match token {
+        Some(token) => {
+            let unreserved = |c: char| c.is_ascii_alphanumeric() || "-._~".contains(c);
+            if token.is_empty() || !token.chars().all(unreserved) {
+                return Err(DashboardError::Options(
+                    "a dashboard token must be non-empty and only letters, digits and - . _ ~ \
+                     (it travels in URLs)"
+                        .into(),
+                ));
+            }
+        }
+        None if !address.ip().is_loopback() => {
+            return Err(DashboardError::Options(format!(
+                "the dashboard listens on {address}, off loopback, only with a token \
+                 (a session's dashboard_token, a scheduler's shared secret)"
+            )));
+        }
+        None => {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -225,20 +254,37 @@ mod tests {
         assert_eq!(board.totals().jobs_failed, 1);
     }
 
+    struct Host;
+
+    impl View for Host {
+        fn memory(&self) -> (u64, u64) {
+            (10, 20)
+        }
+        fn workers(&self) -> Option<Vec<WorkerRow>> {
+            None
+        }
+        fn metrics(&self, e: &mut Exposition) {
+            e.metric("host_reserved_bytes", "gauge", "Reserved.", 10);
+        }
+    }
+
     #[test]
-    fn metrics_are_prometheus_text() {
-        let totals = Totals {
-            jobs_finished: 3,
-            tasks_run: 42,
-            ..Totals::default()
-        };
-        let text = metrics(&totals, 1, 10, 20);
+    fn metrics_are_the_boards_then_the_views_in_prometheus_text() {
+        let board = Board::default();
+        for tasks in [40, 2] {
+            board.job_finished(&JobStats {
+                chunks_run: tasks,
+                ..JobStats::default()
+            });
+        }
+        board.run_started();
+        let text = metrics(&board, &Host);
         assert!(
             text.contains("# TYPE tessera_tasks_run_total counter\ntessera_tasks_run_total 42\n")
         );
+        assert!(text.contains("tessera_jobs_finished_total 2\n"), "{text}");
         assert!(text.contains("tessera_jobs_running 1\n"));
         assert!(text.contains("tessera_host_reserved_bytes 10\n"));
-        assert!(text.contains("tessera_host_budget_bytes 20\n"));
     }
 
     #[test]

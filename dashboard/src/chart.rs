@@ -1,12 +1,12 @@
 //! The report's charts, drawn as inline SVG: a time axis, horizontal bars, and step lines.
 //! Hover text is SVG `<title>`, which browsers show without a script.
 
-use super::fmt_bytes;
+use crate::fmt_bytes;
 
 /// Width of every chart, in SVG units (the page scales it).
-pub(super) const WIDTH: f64 = 1100.0;
+pub(crate) const WIDTH: f64 = 1100.0;
 /// Room for row labels left of a chart's plot area.
-pub(super) const LABEL: f64 = 110.0;
+pub(crate) const LABEL: f64 = 110.0;
 /// Width of a time chart's plot area (room for the last tick's label on the right).
 const PLOT: f64 = WIDTH - LABEL - 40.0;
 
@@ -17,7 +17,7 @@ const PALETTE: [&str; 10] = [
 ];
 
 /// The colour of the `i`th op.
-pub(super) fn colour(i: usize) -> &'static str {
+pub(crate) fn colour(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
 
@@ -39,14 +39,14 @@ pub(crate) fn esc(s: &str) -> String {
 
 /// Maps nanoseconds `t0..t1` onto the plot area right of the labels.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct TimeAxis {
+pub(crate) struct TimeAxis {
     t0: u64,
     t1: u64,
 }
 
 impl TimeAxis {
     /// An axis over `t0..t1` (widened to at least a microsecond).
-    pub(super) fn new(t0: u64, t1: u64) -> TimeAxis {
+    pub(crate) fn new(t0: u64, t1: u64) -> TimeAxis {
         TimeAxis {
             t0,
             t1: t1.max(t0 + 1000),
@@ -54,28 +54,28 @@ impl TimeAxis {
     }
 
     /// The first instant shown.
-    pub(super) fn start(&self) -> u64 {
+    pub(crate) fn start(&self) -> u64 {
         self.t0
     }
 
     /// The last instant shown.
-    pub(super) fn end(&self) -> u64 {
+    pub(crate) fn end(&self) -> u64 {
         self.t1
     }
 
     /// The x of time `t`.
-    pub(super) fn x(&self, t: u64) -> f64 {
+    pub(crate) fn x(&self, t: u64) -> f64 {
         let span = (self.t1 - self.t0) as f64;
         LABEL + (t.saturating_sub(self.t0) as f64 / span) * PLOT
     }
 
     /// Nanoseconds one SVG unit stands for.
-    pub(super) fn ns_per_unit(&self) -> f64 {
+    pub(crate) fn ns_per_unit(&self) -> f64 {
         (self.t1 - self.t0) as f64 / PLOT
     }
 
     /// Time since the axis's start, for people.
-    pub(super) fn label(&self, t: u64) -> String {
+    pub(crate) fn label(&self, t: u64) -> String {
         let ms = t.saturating_sub(self.t0) as f64 / 1e6;
         if self.t1 - self.t0 >= 10_000_000_000 {
             format!("{:.1} s", ms / 1e3)
@@ -85,7 +85,7 @@ impl TimeAxis {
     }
 
     /// Grid lines and labels for about eight ticks between `top` and `bottom`.
-    pub(super) fn ticks(&self, top: f64, bottom: f64) -> String {
+    pub(crate) fn ticks(&self, top: f64, bottom: f64) -> String {
         let mut out = String::new();
         for i in 0..=8u64 {
             let t = self.t0 + (self.t1 - self.t0) * i / 8;
@@ -103,7 +103,7 @@ impl TimeAxis {
 
 /// One bar of a [`bars`] chart.
 #[derive(Clone, Debug)]
-pub(super) struct Bar {
+pub(crate) struct Bar {
     /// The row's label.
     pub label: String,
     /// Its length, relative to the longest bar.
@@ -115,7 +115,7 @@ pub(super) struct Bar {
 }
 
 /// A horizontal bar chart, one row per bar, scaled to `max` (the largest value if 0).
-pub(super) fn bars(rows: &[Bar], max: f64) -> String {
+pub(crate) fn bars(rows: &[Bar], max: f64) -> String {
     let row = 20.0;
     let height = row * rows.len() as f64 + 10.0;
     let max = if max > 0.0 {
@@ -151,7 +151,7 @@ pub(super) fn bars(rows: &[Bar], max: f64) -> String {
 
 /// One series of a [`lines`] chart: (time, value) points in time order.
 #[derive(Clone, Debug)]
-pub(super) struct Series {
+pub(crate) struct Series {
     /// Its name, in the legend.
     pub name: &'static str,
     /// Its colour.
@@ -161,7 +161,7 @@ pub(super) struct Series {
 }
 
 /// A step chart of byte counts over `axis`, with a legend.
-pub(super) fn lines(series: &[Series], axis: TimeAxis) -> String {
+pub(crate) fn lines(series: &[Series], axis: TimeAxis) -> String {
     let (top, bottom) = (20.0, 180.0);
     let max = series
         .iter()

@@ -1,10 +1,10 @@
 //! The dashboard's HTTP server: axum (hyper underneath) on a thread of its own with a
-//! one-thread tokio runtime, so it fits beside the session's actix threads and never runs
-//! on them. Pages are rendered on tokio's blocking pool, because reading the session (its
-//! memory, a cluster's workers) may block.
+//! one-thread tokio runtime, so it fits beside a session's actix threads or a scheduler's
+//! tokio runtime and never runs on them. Pages are rendered on tokio's blocking pool,
+//! because reading the program (its memory, a cluster's workers) may block.
 
-use super::{page, Board, DashboardOptions, SessionView};
-use crate::error::{Error, Result};
+use crate::board::{self, check, check_access, Board, DashboardError, DashboardOptions, View};
+use crate::page;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::middleware::{self, Next};
@@ -28,7 +28,7 @@ const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
 /// The running dashboard; dropping it stops the server and closes every open page.
 #[derive(Debug)]
-pub(crate) struct Server {
+pub struct Server {
     address: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -37,7 +37,7 @@ pub(crate) struct Server {
 /// What every request handler shares.
 struct App {
     board: Arc<Board>,
-    view: Arc<dyn SessionView>,
+    view: Arc<dyn View>,
     token: Option<String>,
     /// The last jobs' panels and the board version they show.
     jobs_html: Mutex<Option<(u64, Arc<String>)>>,
@@ -48,26 +48,38 @@ impl Server {
     pub fn start(
         options: &DashboardOptions,
         board: Arc<Board>,
-        view: Arc<dyn SessionView>,
-    ) -> Result<Server> {
-        let wanted = super::check(options)?;
-        let bind_error = |e: std::io::Error| {
-            Error::InvalidArgument(format!("the dashboard cannot listen at {wanted}: {e}"))
-        };
-        let listener = std::net::TcpListener::bind(wanted).map_err(bind_error)?;
-        listener.set_nonblocking(true).map_err(bind_error)?;
-        let address = listener.local_addr().map_err(bind_error)?;
+        view: Arc<dyn View>,
+    ) -> Result<Server, DashboardError> {
+        let wanted = check(options)?;
+        let listener = std::net::TcpListener::bind(wanted).map_err(|e| {
+            DashboardError::Options(format!("the dashboard cannot listen at {wanted}: {e}"))
+        })?;
+        Server::serve(listener, options.token.clone(), board, view)
+    }
+
+    /// Serves the dashboard of `board` and `view` on a bound `listener`, every request
+    /// carrying `token` if given (required off loopback).
+    pub fn serve(
+        listener: std::net::TcpListener,
+        token: Option<String>,
+        board: Arc<Board>,
+        view: Arc<dyn View>,
+    ) -> Result<Server, DashboardError> {
+        let failed = |e: std::io::Error| DashboardError::Start(e.to_string());
+        let address = listener.local_addr().map_err(failed)?;
+        check_access(address, token.as_deref())?;
+        listener.set_nonblocking(true).map_err(failed)?;
         let app = Arc::new(App {
             board,
             view,
-            token: options.token.clone(),
+            token,
             jobs_html: Mutex::new(None),
         });
         let (stop, stopped) = oneshot::channel();
         let thread = std::thread::Builder::new()
             .name("tessera-dashboard".into())
             .spawn(move || serve(listener, app, stopped))
-            .map_err(|e| Error::Runtime(format!("starting the dashboard thread: {e}")))?;
+            .map_err(|e| DashboardError::Start(format!("starting its thread: {e}")))?;
         tracing::info!("dashboard at http://{address}/");
         Ok(Server {
             address,
@@ -225,16 +237,12 @@ async fn index(State(app): State<Arc<App>>) -> Response {
 }
 
 async fn metrics(State(app): State<Arc<App>>) -> Response {
-    let text = render(&app, |a| {
-        let (reserved, budget) = a.view.memory();
-        super::metrics(&a.board.totals(), a.board.running().len(), reserved, budget)
-    })
-    .await;
+    let text = render(&app, |a| board::metrics(&a.board, a.view.as_ref())).await;
     match text {
         Some(text) => (
             [(
                 header::CONTENT_TYPE,
-                "text/plain; version=0.0.4; charset=utf-8",
+                tessera_actors::Exposition::CONTENT_TYPE,
             )],
             text,
         )

@@ -3,8 +3,8 @@
 //! `memory`, `time-per-op`, `occupancy`, `job-stats` and `plan` (the panels' element ids).
 //! Every number comes from the recorder's streams or the jobs' [`JobStats`].
 
-use super::chart::{self, bars, colour, esc, lines, Bar, Series, TimeAxis};
-use super::{fmt_bytes, ms};
+use crate::chart::{self, bars, colour, esc, lines, Bar, Series, TimeAxis};
+use crate::{fmt_bytes, ms};
 use std::collections::BTreeMap;
 use tessera_actors::{JobStats, StorageEventKind, TaskStream};
 
@@ -20,7 +20,7 @@ table.stats th,table.stats td{border:1px solid #ddd;padding:2px 8px;text-align:l
 td[data-stat]{font-family:monospace;text-align:right}.failure{color:#b00020}";
 
 /// The page for `jobs` (in the order they finished).
-pub(super) fn document(jobs: &[JobStats]) -> String {
+pub fn document(jobs: &[JobStats]) -> String {
     format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>Tessera performance report</title><style>{STYLE}</style></head><body>\

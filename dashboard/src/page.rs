@@ -2,10 +2,10 @@
 //! panels (the performance report's, sent when a job finishes). Drawn by the server as
 //! HTML and inline SVG; the page's only script swaps in what the event stream sends.
 
-use super::{Board, SessionView};
-use crate::report::chart::esc;
-use crate::report::fmt_bytes;
-use crate::report::html::{panels, STYLE};
+use crate::board::{Board, View};
+use crate::chart::esc;
+use crate::fmt_bytes;
+use crate::html::{panels, STYLE};
 use std::fmt::Write as _;
 use tessera_actors::JobStats;
 
@@ -27,7 +27,7 @@ es.addEventListener('live',m=>{live();put('live',e=>{e.innerHTML=m.data;});});\
 es.addEventListener('jobs',m=>put('jobs',e=>{e.innerHTML=m.data;}));";
 
 /// The whole page, drawn with what is known now (the events then keep it current).
-pub(super) fn index(board: &Board, view: &dyn SessionView, jobs: &str) -> String {
+pub(super) fn index(board: &Board, view: &dyn View, jobs: &str) -> String {
     format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>Tessera dashboard</title><style>{STYLE}{DASHBOARD_STYLE}</style>\
@@ -37,6 +37,16 @@ pub(super) fn index(board: &Board, view: &dyn SessionView, jobs: &str) -> String
          </body></html>\n",
         live(board, view)
     )
+}
+
+/// A memory limit for people: `u64::MAX` (a worker without `--memory-limit`, or a sum
+/// that includes one) is no limit.
+fn fmt_limit(bytes: u64) -> String {
+    if bytes == u64::MAX {
+        "no limit".into()
+    } else {
+        fmt_bytes(bytes)
+    }
 }
 
 /// A bar `done / total` wide.
@@ -50,7 +60,7 @@ fn bar(done: u64, total: u64) -> String {
 }
 
 /// The panels that change while jobs run: running jobs, memory, workers and totals.
-pub(super) fn live(board: &Board, view: &dyn SessionView) -> String {
+pub(super) fn live(board: &Board, view: &dyn View) -> String {
     let mut out = String::from("<section id=\"running\"><h2>Running jobs</h2>");
     let running = board.running();
     if running.is_empty() {
@@ -73,11 +83,11 @@ pub(super) fn live(board: &Board, view: &dyn SessionView) -> String {
     let (reserved, budget) = view.memory();
     let _ = write!(
         out,
-        "</section><section id=\"memory-now\"><h2>Memory</h2><p>Host memory reserved \
+        "</section><section id=\"memory-now\"><h2>Memory</h2><p>Memory reserved \
          <span data-stat=\"reserved\">{}</span> of <span data-stat=\"budget\">{}</span></p>{}\
          </section>",
         fmt_bytes(reserved),
-        fmt_bytes(budget),
+        fmt_limit(budget),
         bar(reserved, budget)
     );
     out.push_str(&workers(view));
@@ -85,28 +95,28 @@ pub(super) fn live(board: &Board, view: &dyn SessionView) -> String {
     out
 }
 
-/// The cluster's workers, or a line saying the session runs in this process.
-fn workers(view: &dyn SessionView) -> String {
+/// The cluster's workers, or a line saying the jobs run in this process.
+fn workers(view: &dyn View) -> String {
     let mut out = String::from("<section id=\"workers\"><h2>Workers</h2>");
     match view.workers() {
-        None => out.push_str("<p class=\"note\">The session runs in this process.</p>"),
-        Some(info) => {
+        None => out.push_str("<p class=\"note\">The jobs run in this process.</p>"),
+        Some(rows) => {
             out.push_str(
                 "<table class=\"stats\"><tr><th>worker</th><th>address</th><th>threads</th>\
                  <th>tasks running</th><th>chunks held</th><th>memory</th><th></th></tr>",
             );
-            for w in &info.worker_list {
+            for w in &rows {
                 let _ = write!(
                     out,
                     "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
                      <td>{} of {}</td><td>{}</td></tr>",
                     esc(&w.name),
-                    esc(&w.flight_address),
-                    w.nthreads,
+                    esc(&w.address),
+                    w.threads,
                     w.tasks_running,
                     w.chunks_held,
                     fmt_bytes(w.memory_used),
-                    fmt_bytes(w.memory_limit),
+                    fmt_limit(w.memory_limit),
                     bar(w.memory_used, w.memory_limit)
                 );
             }
@@ -157,4 +167,15 @@ pub(super) fn jobs(jobs: &[JobStats]) -> String {
         return "<p class=\"note\">No job has finished yet.</p>".into();
     }
     panels(jobs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_limit;
+
+    #[test]
+    fn the_largest_limit_is_no_limit() {
+        assert_eq!(fmt_limit(u64::MAX), "no limit");
+        assert_eq!(fmt_limit(3 << 30), "3.0 GiB");
+    }
 }
