@@ -5,6 +5,7 @@
 //! lower first. [`ChunkGraph::index`] validates the graph and builds the position-based
 //! adjacency the planner works with.
 
+use crate::messages::DeviceKind;
 use crate::store::ChunkId;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -41,6 +42,9 @@ pub struct ChunkTask {
     /// The keys its output's parts are stored under, in part order (empty: the output is
     /// stored whole under `key`).
     pub parts: Vec<ChunkKey>,
+    /// The kind of device the user asked this task to run on (`Tensor::on`); `None`: the
+    /// planner's choice (see `PlannerState`'s placement).
+    pub device: Option<DeviceKind>,
 }
 
 impl ChunkTask {
@@ -51,6 +55,7 @@ impl ChunkTask {
             op,
             inputs,
             parts: Vec::new(),
+            device: None,
         }
     }
 }

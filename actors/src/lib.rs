@@ -34,7 +34,7 @@ pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError, StoredInput};
 pub use job::{JobError, JobEvent, JobId, JobOutput, JobStats, OutOfMemory};
 pub use kept::{KeptChunk, KeptOwner, KEPT_OP};
 pub use memory::{MemoryPool, Reservation};
-pub use messages::ActorName;
+pub use messages::{ActorName, DeviceKind};
 pub use metrics::{Exposition, Totals};
 pub use planner::GraphPlannerActor;
 pub use planner_state::{split_parts, PlannerAction, PlannerState, MAX_ATTEMPTS, MAX_LOSSES};

@@ -163,6 +163,8 @@ impl Work {
 struct Task {
     key: ChunkKey,
     work: Work,
+    /// The kind of device its graph task asked for ([`crate::ChunkTask::device`]).
+    device: Option<DeviceKind>,
     inputs: Vec<ChunkKey>,
     /// Distinct inputs not stored yet (kept for tasks neither ready nor running).
     waiting_on: usize,
@@ -351,6 +353,7 @@ impl PlannerState {
             is_output: outputs.contains(&key),
             key,
             work,
+            device: None,
             inputs,
             // Kept chunks (the first positions) are stored already.
             waiting_on: index.inputs(pos).iter().filter(|&&i| i >= kept).count(),
@@ -369,7 +372,9 @@ impl PlannerState {
         for t in graph.tasks {
             let pos = tasks.len();
             let op = t.op.name();
-            tasks.push(task(pos, t.key, Work::Run(Arc::new(t.op)), t.inputs));
+            let mut run = task(pos, t.key, Work::Run(Arc::new(t.op)), t.inputs);
+            run.device = t.device;
+            tasks.push(run);
             for part in t.parts {
                 tasks.push(task(tasks.len(), part, Work::Part { op }, vec![t.key]));
             }

@@ -1,5 +1,6 @@
-//! The device backend (issue 17): `SessionBuilder::backend` and `TESSERA_BACKEND`, and
-//! sessions computing on GPUs, checked against CPU sessions computing the same thing.
+//! The device backend (issue 17): `SessionBuilder::backend`, `TESSERA_BACKEND` and
+//! `Tensor::to_backend`, and sessions computing on GPUs, checked against CPU sessions
+//! computing the same thing.
 //!
 //! The GPU tests run where a GPU can be used. Elsewhere they check nothing, unless
 //! `TESSERA_REQUIRE_GPU=1` is set: then a missing GPU fails them (on a GPU machine, run
@@ -263,6 +264,67 @@ fn a_killed_gpu_actor_is_restarted_and_the_answer_is_unchanged() {
     let (again, stats) = run_stats(&gpu, &t);
     assert_bitwise(&again, &got);
     assert_ran_on_gpu(&stats, false);
+}
+
+/// Points inside the unit circle among `n` (rows of `rows`), their generation pinned to
+/// `backend`: the count is exact, whichever device adds it up.
+fn pinned_inside(n: usize, rows: usize, backend: DeviceBackend) -> Tensor {
+    let data = tensor::random::default_rng(7)
+        .uniform(-1.0, 1.0, &[n, 2])
+        .rechunk(&[rows, 2])
+        .to_backend(backend);
+    (&data * &data).sum_axis(1).lt(1.0).sum()
+}
+
+#[test]
+fn to_backend_keeps_the_values_and_cuda_without_a_gpu_is_a_typed_error() {
+    let cpu = cpu_session(builder());
+    let plain = pinned_inside(200_000, 50_000, DeviceBackend::Auto);
+    let want = run(&cpu, &plain);
+    for rows in [50_000, 7_000] {
+        let (got, stats) = run_stats(&cpu, &pinned_inside(200_000, rows, DeviceBackend::Cpu));
+        assert_bitwise(&got, &want);
+        assert_eq!(stats.chunks_on_gpu, 0);
+    }
+    // Chained elementwise work after the pin reads the pinned chunks: one more task per
+    // chunk than the fused plain job.
+    let (_, plain_stats) = run_stats(&cpu, &plain);
+    let (_, pinned_stats) = run_stats(&cpu, &pinned_inside(200_000, 50_000, DeviceBackend::Cpu));
+    assert_eq!(plain_stats.chunks_run, 4 + 1, "{plain_stats:?}");
+    assert_eq!(pinned_stats.chunks_run, plain_stats.chunks_run + 4);
+    let refused = cpu
+        .execute(&pinned_inside(1000, 100, DeviceBackend::Cuda))
+        .unwrap_err();
+    assert!(
+        matches!(&refused, Error::GpuUnavailable(m) if m.contains("to_backend")),
+        "{refused:?}"
+    );
+    // The session is still usable.
+    assert_bitwise(&run(&cpu, &plain), &want);
+}
+
+#[test]
+fn gpu_a_tensor_pinned_to_the_cpu_is_generated_there_and_read_on_the_gpu() {
+    let Some(gpu) = gpu_session(builder()) else {
+        return;
+    };
+    let cpu = cpu_session(builder());
+    let (n, rows) = (2_000_000, 250_000);
+    let want = run(&cpu, &pinned_inside(n, rows, DeviceBackend::Auto));
+    // Unpinned, generation fuses into the GPU's tasks: 8 of them, plus combines.
+    let (got, all) = run_stats(&gpu, &pinned_inside(n, rows, DeviceBackend::Auto));
+    assert_bitwise(&got, &want);
+    assert_eq!(all.chunks_on_gpu, 8, "{all:?}");
+    // Pinned to the CPU: 8 generation tasks on the CPU pool, then the GPU reads them.
+    let (got, pinned) = run_stats(&gpu, &pinned_inside(n, rows, DeviceBackend::Cpu));
+    assert_bitwise(&got, &want);
+    assert_ran_on_gpu(&pinned, true);
+    assert_eq!(pinned.chunks_on_gpu, 8, "{pinned:?}");
+    assert_eq!(pinned.chunks_run, all.chunks_run + 8, "{pinned:?}");
+    // Pinned to CUDA in a GPU session: generated on the GPU as its own tasks.
+    let (got, on_cuda) = run_stats(&gpu, &pinned_inside(n, rows, DeviceBackend::Cuda));
+    assert_bitwise(&got, &want);
+    assert_eq!(on_cuda.chunks_on_gpu, 16, "{on_cuda:?}");
 }
 
 /// A table of `n` rows: string and integer keys (some null), integer and float values

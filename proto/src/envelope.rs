@@ -85,6 +85,7 @@ mod tests {
             )),
             inputs: vec![ChunkKey(1), ChunkKey(1), ChunkKey(u64::MAX)],
             parts: vec![ChunkKey(2), ChunkKey(3)],
+            device: Some(tessera_actors::DeviceKind::Cuda),
         };
         let bytes = encode_payload(&task).unwrap();
         // The actors' codec reads what the envelope writes, and the other way round.

@@ -10,7 +10,7 @@ use crate::errors::{to_py, type_error, value_error};
 use crate::session::{run_job, PySession};
 use pyo3::prelude::*;
 use tessera::tensor::{self, NanOp, Operand, Slice, Tensor};
-use tessera::{DType, ReduceOp, Scalar};
+use tessera::{DType, DeviceBackend, ReduceOp, Scalar};
 
 /// A lazy, chunked n-dimensional array (wrapped by `tessera.Array`).
 #[pyclass(name = "_Array", module = "tessera._tessera", frozen)]
@@ -341,6 +341,13 @@ impl PyTensor {
     /// The same array cut into chunks of `chunks` (one length per axis).
     fn rechunk(&self, chunks: Vec<usize>) -> PyResult<PyTensor> {
         PyTensor::wrap(self.t.rechunk(&chunks))
+    }
+
+    /// The same array computed on the devices of `backend` (`cpu`, `cuda` or `auto`; see
+    /// `Tensor::to_backend`).
+    fn to_backend(&self, backend: &str) -> PyResult<PyTensor> {
+        let backend = backend.parse::<DeviceBackend>().map_err(to_py)?;
+        PyTensor::wrap(self.t.to_backend(backend))
     }
 
     /// Computes the array on `session` and returns it as a NumPy array that owns the

@@ -177,6 +177,15 @@ class Array:
         chunks = [operator.index(c) for c in chunks]
         return Array(self._a.rechunk(chunks), "rechunk", tuple(chunks))
 
+    def to_backend(self, backend: str) -> "Array":
+        """The same array computed on the devices of ``backend``, as Dask's
+        ``Array.to_backend`` and Mars's ``to_gpu()``/``to_cpu()``: ``"cpu"`` runs this
+        array's own work on the CPU pool even in a GPU session; ``"cuda"`` on a GPU (a job
+        that needs it in a session without one raises :class:`~tessera.ComputeError`);
+        ``"auto"`` leaves it to the session. Later operations run where the session puts
+        them."""
+        return Array(self._a.to_backend(backend), "to_backend", self._chunks)
+
     def __getitem__(self, key: Any) -> "Array":
         return _getitem(self, key)
 

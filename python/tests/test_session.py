@@ -38,6 +38,19 @@ def test_backend_keyword_picks_the_devices():
             ts.Session(backend="cuda")
 
 
+def test_to_backend_keeps_values_and_cuda_needs_a_gpu():
+    x = np.arange(1000.0).reshape(100, 10)
+    with ts.Session(threads=2, backend="cpu", progress=False) as s:
+        a = ts.asarray(x).rechunk((30, 10))
+        np.testing.assert_array_equal((a.to_backend("cpu") * 2).compute(s), x * 2)
+        np.testing.assert_array_equal(a.to_backend("auto").sum(axis=0).compute(s), x.sum(axis=0))
+        with pytest.raises(ValueError, match="unknown backend"):
+            a.to_backend("tpu")
+        with pytest.raises(ts.ComputeError, match="to_backend"):
+            (a.to_backend("cuda") + 1).compute(s)
+        assert float(a.sum().compute(s)) == x.sum()
+
+
 def test_default_session_is_made_once():
     a = ts.get_session()
     assert ts.get_session() is a and not a.closed

@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tessera_actors::{
-    ActorSystem, ChunkGraph, Exposition, FaultInjector, JobError, JobEvent, JobOutput, JobStats,
-    KeptChunk, MemoryReading, SystemConfig, KEPT_OP,
+    ActorSystem, ChunkGraph, DeviceKind, Exposition, FaultInjector, JobError, JobEvent, JobOutput,
+    JobStats, KeptChunk, MemoryReading, SystemConfig, KEPT_OP,
 };
 use tessera_cluster::{ClusterInfo, WorkerInfo};
 use tessera_dashboard::{Board, DashboardOptions, Server, View, WorkerRow};
@@ -595,6 +595,11 @@ impl Drop for Session {
 }
 
 impl SessionInner {
+    /// True if the session computes on a GPU too (see [`SessionConfig::devices`]).
+    fn has_gpu(&self) -> bool {
+        self.config.devices.iter().any(|d| d.starts_with("cuda:"))
+    }
+
     fn reserved_bytes(&self) -> u64 {
         self.system
             .lock()
@@ -752,6 +757,19 @@ impl SessionInner {
         graph: ChunkGraph,
         failed: &mut Option<JobStats>,
     ) -> Result<JobOutput> {
+        if !self.has_gpu()
+            && graph
+                .tasks
+                .iter()
+                .any(|t| t.device == Some(DeviceKind::Cuda))
+        {
+            return Err(Error::GpuUnavailable(
+                "a tensor of this job asks for it (Tensor::to_backend), but this session computes \
+                 on the CPU only (its backend is cpu, or auto without a usable GPU, or it runs on \
+                 a cluster)"
+                    .into(),
+            ));
+        }
         let cancels = self.cancels.load(Ordering::Relaxed);
         let handle = {
             let system = self

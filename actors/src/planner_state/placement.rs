@@ -7,6 +7,9 @@
 //! partials…) runs on a CPU device.
 //! A GPU being restarted is not registered, so its ops run on the CPU meanwhile (the CUDA
 //! kernels return what the CPU ones do); a session without GPUs never sees the difference.
+//! A task its graph pins to the CPU ([`crate::ChunkTask::device`], from `Tensor::on`) runs
+//! there whatever its op; one pinned to CUDA is placed as any other (the session checks
+//! that it has a GPU before it submits such a graph).
 //!
 //! Then the device of that kind: near its input bytes (a cluster's workers are devices,
 //! and the scheduler says which holds which chunk) or, for a task whose inputs are held
@@ -53,10 +56,11 @@ impl PlannerState {
 
     /// The kind of device the task at `pos` of `job` runs on (see the module docs).
     fn kind_for(&self, job: JobId, pos: usize) -> DeviceKind {
-        let gpu_op = self
-            .jobs
-            .get(&job)
-            .is_some_and(|state| matches!(&state.tasks[pos].work, Work::Run(op) if Gpu::runs(op)));
+        let task = self.jobs.get(&job).map(|state| &state.tasks[pos]);
+        if task.is_some_and(|t| t.device == Some(DeviceKind::Cpu)) {
+            return DeviceKind::Cpu;
+        }
+        let gpu_op = task.is_some_and(|t| matches!(&t.work, Work::Run(op) if Gpu::runs(op)));
         let gpu_up = self.devices.values().any(|s| s.kind == DeviceKind::Cuda);
         if gpu_op && gpu_up {
             DeviceKind::Cuda
@@ -233,6 +237,27 @@ mod tests {
         let actions = done(&mut p, job, 5, 8);
         let stats = deliver(&mut p, job, &actions);
         assert_eq!((stats.chunks_run, stats.chunks_on_gpu), (5, 4));
+    }
+
+    #[test]
+    fn a_task_pinned_to_the_cpu_runs_there_though_a_gpu_is_free() {
+        let mut p = planner(4, 4);
+        let mut g = mixed();
+        g.tasks[1].device = Some(DeviceKind::Cpu);
+        g.tasks[3].device = Some(DeviceKind::Cuda);
+        let (job, actions) = p.submit(g, Instant::now());
+        // 2 is pinned to the CPU; 4, pinned to CUDA, goes there as the unpinned 1 does.
+        assert_eq!(
+            placed(&actions),
+            vec![(1, GPU), (2, CPU), (3, CPU), (4, GPU)]
+        );
+        for key in [1, 2, 3] {
+            assert_eq!(placed(&done(&mut p, job, key, 8)), vec![]);
+        }
+        assert_eq!(placed(&done(&mut p, job, 4, 8)), vec![(5, GPU)]);
+        let actions = done(&mut p, job, 5, 8);
+        let stats = deliver(&mut p, job, &actions);
+        assert_eq!((stats.chunks_run, stats.chunks_on_gpu), (5, 3));
     }
 
     #[test]

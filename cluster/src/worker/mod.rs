@@ -460,6 +460,7 @@ impl Agent {
             op,
             inputs: keys.iter().map(|&i| ChunkKey(i as u64)).collect(),
             parts,
+            device: None,
         });
         let system = Arc::clone(self.held.system());
         let ran = tokio::task::spawn_blocking(move || {

@@ -8,7 +8,7 @@ use crate::kept::StoredInputs;
 use crate::tensor::node::{Node, NodeKind, StoredChunks};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, KeptChunk};
+use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, DeviceKind, KeptChunk};
 use tessera_kernels::{
     Buffer, ChunkData, ChunkOp, ChunkReduce, CombineSpec, FusedKernel, HostTensor, ReduceOp,
     ReshapeSpec, SourceChunk,
@@ -101,6 +101,18 @@ impl Tiler {
         key
     }
 
+    /// `x` over `grid`, the tasks added for it pinned to `device` (a pin nearer the data,
+    /// already set, stays). Tasks an earlier part of the job made for `x` are reused as
+    /// they are.
+    fn on_device(&mut self, x: &Arc<Node>, device: DeviceKind, grid: Grid) -> Result<Materialized> {
+        let before = self.tasks.len();
+        let m = self.materialize(x, Some(grid))?;
+        for task in &mut self.tasks[before..] {
+            task.device.get_or_insert(device);
+        }
+        Ok(m)
+    }
+
     /// The grid a node has when nothing asks for another.
     pub(super) fn natural_grid(&self, node: &Node) -> Result<Grid> {
         if node.numel() == 0 {
@@ -136,7 +148,10 @@ impl Tiler {
             }
             NodeKind::Binary(_, a, b) if node.chunks.is_none() => self.operand_grid(node, &[a, b]),
             NodeKind::MatMul(a, b) if node.chunks.is_none() => self.matmul_grid(a, b),
-            NodeKind::Scan { x, .. } | NodeKind::IsIn { x, .. } | NodeKind::Require { x, .. }
+            NodeKind::Scan { x, .. }
+            | NodeKind::IsIn { x, .. }
+            | NodeKind::Require { x, .. }
+            | NodeKind::OnDevice { x, .. }
                 if node.chunks.is_none() =>
             {
                 self.natural_grid(x)
@@ -216,6 +231,7 @@ impl Tiler {
                 NodeKind::Require { x, ok, message } => {
                     self.require(x, ok, message, grid.clone())?
                 }
+                NodeKind::OnDevice { x, device } => self.on_device(x, *device, grid.clone())?,
                 // Elementwise programs and views: one fused kernel per chunk (named one by
                 // one, so that a new kind of node cannot fall in here unplanned).
                 NodeKind::Data(_)

@@ -22,11 +22,13 @@ pub(crate) use ops::cast_node as ops_cast;
 pub use ops::{where_, Operand};
 pub use shape::{concatenate, Slice};
 
+use crate::accelerator::DeviceBackend;
 use crate::error::{Error, Result};
 use crate::kept::Kept;
 use crate::session::Session;
 use node::Node;
 use std::sync::Arc;
+use tessera_actors::DeviceKind;
 use tessera_kernels::{DType, HostTensor};
 
 /// A lazy, chunked n-dimensional array.
@@ -98,6 +100,35 @@ impl Tensor {
             v.chunks = Some(chunk_shape.to_vec());
         }
         Tensor::from_node(view)
+    }
+
+    /// The same values, computed on `backend`'s devices, as Dask's `Array.to_backend` and
+    /// Mars's `to_gpu()`/`to_cpu()` (or `gpu=True` at creation) choose: with
+    /// [`DeviceBackend::Cpu`] the tasks this tensor adds to a job run on the CPU pool even
+    /// in a GPU session; with [`DeviceBackend::Cuda`] its ops that have GPU kernels run on
+    /// a GPU (the others on the CPU, as in any GPU session), and a job that needs it in a
+    /// session without a GPU fails with [`Error::GpuUnavailable`]; [`DeviceBackend::Auto`]
+    /// leaves the choice to the session. What later operations do with the result is
+    /// theirs to choose: `x.to_backend(Cpu) + 1` adds on the session's devices. Tasks made
+    /// for this tensor earlier in the same job (a shared operand) keep where they were put.
+    pub fn to_backend(&self, backend: DeviceBackend) -> Tensor {
+        let node = match self.node() {
+            Ok(n) => n,
+            Err(e) => return Tensor::failed(e),
+        };
+        let device = match backend {
+            DeviceBackend::Cpu => DeviceKind::Cpu,
+            DeviceBackend::Cuda => DeviceKind::Cuda,
+            DeviceBackend::Auto => return self.clone(),
+        };
+        Tensor::from_node(Node::new(
+            node.shape.clone(),
+            node.dtype,
+            node::NodeKind::OnDevice {
+                x: node.clone(),
+                device,
+            },
+        ))
     }
 
     /// Computes the tensor on `session` and returns its values in host memory.

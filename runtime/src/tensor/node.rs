@@ -3,6 +3,7 @@
 use crate::kept::Kept;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use tessera_actors::DeviceKind;
 use tessera_kernels::{
     AxisMap, BinaryOp, ChunkData, DType, Distribution, ReduceOp, Scalar, ScanOp, UnaryOp,
 };
@@ -110,6 +111,9 @@ pub(crate) enum NodeKind {
         ok: Arc<Node>,
         message: &'static str,
     },
+    /// `x`, its tasks (those its job adds for it) run on `device`'s kind of device
+    /// ([`crate::Tensor::to_backend`]).
+    OnDevice { x: Arc<Node>, device: DeviceKind },
     /// Whether each element equals some element of the 1-D `test`.
     IsIn {
         x: Arc<Node>,
@@ -188,6 +192,7 @@ impl Node {
             NodeKind::Factor(f, _) => vec![&f.x],
             NodeKind::Binary(_, a, b) | NodeKind::MatMul(a, b) => vec![a, b],
             NodeKind::Require { x, ok, .. } => vec![x, ok],
+            NodeKind::OnDevice { x, .. } => vec![x],
             NodeKind::IsIn { x, test, .. } => vec![x, test],
             NodeKind::Where(c, a, b) => vec![c, a, b],
             NodeKind::Concat(xs, _) => xs.iter().collect(),
