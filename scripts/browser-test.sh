@@ -127,19 +127,28 @@ if problems:
 print(f"browser-test: {len(panels)} panels drawn, no console error, "
       f"{chunks} chunk tasks on the page and in the trace; screenshot target/report.png")
 PY
+# A free TCP port on loopback.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# Waits until file $2 holds $1 while process $3 runs (its log $4 is shown if it dies).
+wait_for() {
+  for _ in $(seq 1 240); do
+    grep -q "$1" "$2" && return 0
+    kill -0 "$3" 2>/dev/null || { cat "$4" >&2; exit 1; }
+    sleep 0.5
+  done
+  echo "browser-test: no \"$1\" in $2 after 2 minutes" >&2
+  exit 1
+}
+
 # The live dashboard (the same example, serving it at a free port and for a minute after
 # its job): loaded over HTTP, its event stream opened by the page's script (the status line
 # then says "live"), every panel drawn, the totals equal to the job's and to /metrics.
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 target/debug/examples/monte_carlo_pi --points 2e6 --chunk-rows 100000 --threads 2 \
   --dashboard "127.0.0.1:$port" --dashboard-hold 60 >"$out/dash-stdout.txt" 2>"$out/dash-stderr.txt" &
 dash=$!
 trap 'kill "$dash" 2>/dev/null || true; rm -rf "$profile"' EXIT
-for _ in $(seq 1 240); do
-  grep -q "serving for" "$out/dash-stderr.txt" && break
-  kill -0 "$dash" 2>/dev/null || { cat "$out/dash-stderr.txt" >&2; exit 1; }
-  sleep 0.5
-done
+wait_for "serving for" "$out/dash-stderr.txt" "$dash" "$out/dash-stderr.txt"
 # Its panels come over an event stream after the load event, so the page is watched
 # through the DevTools protocol until the stream has opened (scripts/live_page.py); console
 # errors and exceptions fail it.
@@ -153,16 +162,13 @@ python3 scripts/live_page.py "http://127.0.0.1:$port/" \
   "$out/dash-dom.html" target/dashboard.png "${flags[@]}" --window-size=1280,1800
 python3 - "$out" "$port" <<'PY'
 import re, sys, urllib.request
+sys.path.insert(0, "scripts")
+from page_checks import live_page_problems, report
 out, port = sys.argv[1], sys.argv[2]
-problems = []
 dom = open(f"{out}/dash-dom.html", encoding="utf-8").read()
-status = re.search(r'<p id="status">([^<]*)</p>', dom)
-if not status or status.group(1) != "live":
-    problems.append(f"the page's event stream did not open (status: {status and status.group(1)})")
-for panel in ["running", "memory-now", "workers", "totals", "task-stream", "progress",
-              "memory", "time-per-op", "occupancy", "job-stats", "plan"]:
-    if f'<section id="{panel}">' not in dom:
-        problems.append(f"dashboard panel {panel} missing")
+problems = live_page_problems(
+    dom, ["running", "memory-now", "workers", "totals", "task-stream", "progress", "memory",
+          "time-per-op", "occupancy", "job-stats", "plan"], "target/dashboard.png")
 chunks = int(re.search(r"^chunks:\s+(\d+)", open(f"{out}/dash-stdout.txt").read(), re.M).group(1))
 shown = re.search(r'data-metric="tasks_run_total">(\d+)<', dom)
 metrics = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode()
@@ -170,31 +176,20 @@ scraped = re.search(r"^tessera_tasks_run_total (\d+)$", metrics, re.M)
 for name, got in [("page", shown), ("/metrics", scraped)]:
     if not got or int(got.group(1)) != chunks:
         problems.append(f"{name} shows {got and got.group(1)} chunk tasks, the job ran {chunks}")
-png = open("target/dashboard.png", "rb").read()
-if not png.startswith(b"\x89PNG") or len(png) < 10_000:
-    problems.append(f"target/dashboard.png is not a drawn page ({len(png)} bytes)")
-if problems:
-    print("browser-test: dashboard FAILED", *problems, sep="\n  ", file=sys.stderr)
-    sys.exit(1)
-print(f"browser-test: dashboard live, every panel drawn, {chunks} chunk tasks on the page "
-      "and in /metrics; screenshot target/dashboard.png")
+report("dashboard", problems, f"dashboard live, every panel drawn, {chunks} chunk tasks on "
+       "the page and in /metrics; screenshot target/dashboard.png")
 PY
 kill "$dash" 2>/dev/null || true
 
 # The scheduler's dashboard: a scheduler serving it and one worker registered with it;
 # the page live, its panels drawn, the worker listed (as in /metrics).
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 sport=$(free_port)
 dport=$(free_port)
 target/debug/tessera-scheduler --listen "127.0.0.1:$sport" --dashboard "127.0.0.1:$dport" \
   >"$out/sched-stdout.txt" 2>"$out/sched-stderr.txt" &
 sched=$!
 trap 'kill "$sched" "${worker:-}" 2>/dev/null || true; rm -rf "$profile"' EXIT
-for _ in $(seq 1 120); do
-  grep -q "dashboard on" "$out/sched-stdout.txt" && break
-  kill -0 "$sched" 2>/dev/null || { cat "$out/sched-stderr.txt" >&2; exit 1; }
-  sleep 0.5
-done
+wait_for "dashboard on" "$out/sched-stdout.txt" "$sched" "$out/sched-stderr.txt"
 target/debug/tessera-worker --scheduler "127.0.0.1:$sport" --nthreads 1 \
   >"$out/worker-stdout.txt" 2>"$out/worker-stderr.txt" &
 worker=$!
@@ -212,27 +207,17 @@ python3 scripts/live_page.py "http://127.0.0.1:$dport/" \
   "$out/sched-dom.html" target/scheduler-dashboard.png "${flags[@]}" --window-size=1280,1200
 python3 - "$out" <<'PY'
 import re, sys
-out = sys.argv[1]
-problems = []
-dom = open(f"{out}/sched-dom.html", encoding="utf-8").read()
-status = re.search(r'<p id="status">([^<]*)</p>', dom)
-if not status or status.group(1) != "live":
-    problems.append(f"the page's event stream did not open (status: {status and status.group(1)})")
-for panel in ["running", "memory-now", "workers", "totals"]:
-    if f'<section id="{panel}">' not in dom:
-        problems.append(f"scheduler dashboard panel {panel} missing")
+sys.path.insert(0, "scripts")
+from page_checks import live_page_problems, report
+dom = open(f"{sys.argv[1]}/sched-dom.html", encoding="utf-8").read()
+problems = live_page_problems(
+    dom, ["running", "memory-now", "workers", "totals"], "target/scheduler-dashboard.png")
 workers = re.search(r'<section id="workers">(.*?)</section>', dom, re.S)
 rows = workers.group(1).count("<tr><td>") if workers else 0
 if rows != 1:
     problems.append(f"the workers panel lists {rows} workers, not 1")
-png = open("target/scheduler-dashboard.png", "rb").read()
-if not png.startswith(b"\x89PNG") or len(png) < 10_000:
-    problems.append(f"target/scheduler-dashboard.png is not a drawn page ({len(png)} bytes)")
-if problems:
-    print("browser-test: scheduler dashboard FAILED", *problems, sep="\n  ", file=sys.stderr)
-    sys.exit(1)
-print("browser-test: the scheduler's dashboard live, its panels drawn, its worker listed; "
-      "screenshot target/scheduler-dashboard.png")
+report("scheduler dashboard", problems, "the scheduler's dashboard live, its panels drawn, "
+       "its worker listed; screenshot target/scheduler-dashboard.png")
 PY
 kill "$sched" "$worker" 2>/dev/null || true
 
