@@ -1,10 +1,10 @@
 //! Fault injection, part of the product: make chosen chunk executions fail or panic, kill
 //! the device or storage actor, drop stored chunks, damage spill files, make the disk tier
-//! refuse writes, or report fake memory readings; count what fired, so tests (and users
-//! running fault drills) can check that jobs survive.
+//! refuse writes, stall reads of kept chunks, or report fake memory readings; count what
+//! fired, so tests (and users running fault drills) can check that jobs survive.
 //!
 //! Each [`FaultKind`] fires at one [`FaultPoint`]: kernel executions, chunk puts into
-//! storage, or spill writes. A rule fires at the `nth` event of that point (counted from 1
+//! storage, spill writes, or reads of kept chunks. A rule fires at the `nth` event of that point (counted from 1
 //! over the actor system's life) whose chunk op is `op` (`None`: any op), or at every such
 //! event when `nth` is 0.
 //!
@@ -44,6 +44,9 @@ pub enum FaultKind {
     DeleteSpill,
     /// Writing the spill file fails as on a full or unwritable disk.
     SpillWriteFails,
+    /// Storage never answers a read of kept chunks, as on a hung disk: the reader's
+    /// [`crate::SystemConfig::read_timeout`] ends its wait.
+    StallRead,
 }
 
 /// Where a [`FaultKind`] is counted and fires.
@@ -55,6 +58,8 @@ pub enum FaultPoint {
     Put,
     /// Storage writing a chunk to the disk tier.
     Spill,
+    /// Storage asked for kept chunks' data (`ActorSystem::read_kept`; op `persisted`).
+    Read,
 }
 
 impl FaultKind {
@@ -66,6 +71,7 @@ impl FaultKind {
             FaultKind::CorruptSpill | FaultKind::DeleteSpill | FaultKind::SpillWriteFails => {
                 FaultPoint::Spill
             }
+            FaultKind::StallRead => FaultPoint::Read,
         }
     }
 }

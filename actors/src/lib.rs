@@ -46,4 +46,6 @@ pub use recorder::{
 pub use storage::StorageActor;
 pub use store::{ChunkId, ChunkStore, StorageError, StorageStats, StoreConfig};
 pub use supervisor::{Supervisor, BACKOFF, MAX_RESTARTS, RESTART_WINDOW};
-pub use system::{ActorError, ActorSystem, JobHandle, ReadError, SystemConfig, STORED_JOB};
+pub use system::{
+    ActorError, ActorSystem, JobHandle, ReadError, SystemConfig, DEFAULT_READ_TIMEOUT, STORED_JOB,
+};

@@ -197,8 +197,11 @@ pub struct ReadKept {
     /// The chunks, in the order wanted.
     pub ids: Vec<ChunkId>,
     /// Where the chunks (or the error naming those lost) go.
-    pub reply: Sender<Result<Vec<Arc<ChunkData>>, StorageError>>,
+    pub reply: ReadReply,
 }
+
+/// Where a [`ReadKept`] answer goes.
+pub type ReadReply = Sender<Result<Vec<Arc<ChunkData>>, StorageError>>;
 
 /// Planner → storage: a job ended without a result; drop its chunks and counters.
 #[derive(Debug, Message, Serialize, Deserialize)]

@@ -7,8 +7,8 @@
 use crate::kept::KEPT_OP;
 use crate::messages::Shutdown;
 use crate::messages::{
-    ActorDied, ActorName, ForgetJob, GetChunks, KeepOutputs, PutChunk, ReadKept, ReleaseChunks,
-    StoreKept, TakeOutputs, Unkeep,
+    ActorDied, ActorName, ForgetJob, GetChunks, KeepOutputs, PutChunk, ReadKept, ReadReply,
+    ReleaseChunks, StoreKept, TakeOutputs, Unkeep,
 };
 use crate::recorder::StorageLog;
 use crate::store::{ChunkStore, PutOutcome, StorageError, StorageStats, StoreConfig};
@@ -25,6 +25,9 @@ pub struct StorageActor {
     store: ChunkStore,
     supervisor: Recipient<ActorDied>,
     killed: bool,
+    /// Answers held back by an injected [`crate::FaultKind::StallRead`]: never
+    /// sent, dropped with the actor.
+    stalled: Vec<ReadReply>,
 }
 
 /// The threads storage actors run on (a restart starts a new one), joined when the actor
@@ -84,6 +87,7 @@ impl StorageActor {
                         store: ChunkStore::new(config),
                         supervisor,
                         killed: false,
+                        stalled: Vec::new(),
                     }
                 });
                 let _ = started.send(addr);
@@ -209,6 +213,10 @@ impl Handler<ReadKept> for StorageActor {
     type Result = ();
 
     fn handle(&mut self, msg: ReadKept, _: &mut Self::Context) {
+        if self.store.read_stalls() {
+            self.stalled.push(msg.reply);
+            return;
+        }
         // The caller may have stopped waiting.
         let _ = msg.reply.send(self.store.get(&msg.ids, false));
     }

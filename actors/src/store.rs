@@ -17,6 +17,7 @@ use crate::disk::{self, SpillDir, SpillFile};
 use crate::faults::{FaultInjector, FaultKind, FaultPoint};
 use crate::graph::ChunkKey;
 use crate::job::JobId;
+use crate::kept::KEPT_OP;
 use crate::memory::{MemoryPool, Reservation};
 use crate::recorder::{Recorder, StorageEvent, StorageEventKind, StorageLog};
 use crate::trim::Trimmer;
@@ -420,6 +421,11 @@ impl ChunkStore {
     /// The spill folder, once one was made.
     pub fn spill_dir(&self) -> Option<&std::path::Path> {
         self.dir.as_ref().map(SpillDir::path)
+    }
+
+    /// True if an injected fault stalls this read of kept chunks (its answer is never sent).
+    pub fn read_stalls(&self) -> bool {
+        self.fault(FaultPoint::Read, KEPT_OP) == Some(FaultKind::StallRead)
     }
 
     fn fault(&self, point: FaultPoint, op: &str) -> Option<FaultKind> {

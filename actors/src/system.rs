@@ -61,7 +61,14 @@ pub struct SystemConfig {
     /// GPUs opened for this system: each gets a device actor of its own, which runs the
     /// tasks whose ops have GPU kernels; the CPU pool runs the rest. Empty: CPU only.
     pub gpus: Vec<Arc<Gpu>>,
+    /// How long [`ActorSystem::read_kept`] waits for storage before it gives up
+    /// ([`ReadError::TimedOut`]): a hung disk fails the read instead of its reader.
+    pub read_timeout: Duration,
 }
+
+/// Default [`SystemConfig::read_timeout`]: far beyond reading back gigabytes from a
+/// working disk.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl Default for SystemConfig {
     /// All cores, no GPU, no memory or disk limit, spilling under the system's temporary
@@ -75,6 +82,7 @@ impl Default for SystemConfig {
             thread_prefix: "tessera".to_string(),
             faults: None,
             gpus: Vec::new(),
+            read_timeout: DEFAULT_READ_TIMEOUT,
         }
     }
 }
@@ -112,6 +120,9 @@ pub enum ReadError {
     /// answered.
     #[error("the actors stopped before storage answered")]
     Unanswered,
+    /// Storage did not answer within [`SystemConfig::read_timeout`] (a hung disk, say).
+    #[error("storage did not answer a read of kept chunks within {0:?}")]
+    TimedOut(Duration),
 }
 
 /// A running set of actors on their own thread. Send + Sync.
@@ -122,6 +133,8 @@ pub struct ActorSystem {
     recorder: Arc<Recorder>,
     /// The key of the next chunk [`ActorSystem::store`] keeps.
     next_stored: AtomicU64,
+    /// See [`SystemConfig::read_timeout`].
+    read_timeout: Duration,
 }
 
 #[derive(Debug)]
@@ -160,6 +173,7 @@ impl ActorSystem {
         let actors_recorder = Arc::clone(&recorder);
         let storage_threads = StorageThreads::default();
         let threads = storage_threads.clone();
+        let read_timeout = config.read_timeout;
         let thread = std::thread::Builder::new()
             .name(format!("{}-actix", config.thread_prefix))
             .spawn(move || run_actors(config, actors_pool, actors_recorder, threads, &started_tx))
@@ -191,6 +205,7 @@ impl ActorSystem {
             pool,
             recorder,
             next_stored: AtomicU64::new(0),
+            read_timeout,
         })
     }
 
@@ -248,7 +263,8 @@ impl ActorSystem {
     }
 
     /// The data of kept chunks, in order (read back from disk where spilled; they stay
-    /// kept). Blocks until storage answers: call it off the actors' threads.
+    /// kept). Blocks until storage answers, at most [`SystemConfig::read_timeout`]: call it
+    /// off the actors' threads.
     pub fn read_kept(&self, chunks: &[&KeptChunk]) -> Result<Vec<Arc<ChunkData>>, ReadError> {
         if chunks.is_empty() {
             return Ok(Vec::new());
@@ -258,9 +274,10 @@ impl ActorSystem {
         let ids = chunks.iter().map(|c| c.id()).collect();
         // Past the mailbox's capacity; a planner that stops drops the reply channel.
         running.planner.do_send(ReadKept { ids, reply });
-        match answer.recv() {
+        match answer.recv_timeout(self.read_timeout) {
             Ok(read) => Ok(read?),
-            Err(_) => Err(ReadError::Unanswered),
+            Err(RecvTimeoutError::Timeout) => Err(ReadError::TimedOut(self.read_timeout)),
+            Err(RecvTimeoutError::Disconnected) => Err(ReadError::Unanswered),
         }
     }
 

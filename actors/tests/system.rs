@@ -361,3 +361,28 @@ fn cancelled_job_ends_and_the_system_stays_usable() {
     done.cancel(); // finished: nothing happens
     system.shutdown().unwrap();
 }
+
+#[test]
+fn a_stalled_read_of_kept_chunks_times_out_and_the_next_read_is_answered() {
+    use tessera_actors::{FaultInjector, FaultKind, ReadError};
+    use tessera_kernels::{Buffer, HostTensor};
+    let faults = Arc::new(FaultInjector::new().on_nth(None, 1, FaultKind::StallRead));
+    let system = ActorSystem::start(SystemConfig {
+        faults: Some(Arc::clone(&faults)),
+        read_timeout: Duration::from_millis(300),
+        ..config("tsstall", 1)
+    })
+    .unwrap();
+    let data = ChunkData::Tensor(HostTensor::new(vec![3], Buffer::I64(vec![4, 5, 6])).unwrap());
+    let kept = system.store(Arc::new(data.clone())).unwrap();
+    match system.read_kept(&[&kept]) {
+        Err(ReadError::TimedOut(after)) => assert_eq!(after, Duration::from_millis(300)),
+        other => panic!("expected a timed-out read, got {other:?}"),
+    }
+    assert_eq!(faults.injected_of(FaultKind::StallRead), 1);
+    // Only the first read stalls: the chunk is still kept and the next read gets it.
+    let read = system.read_kept(&[&kept]).unwrap();
+    assert_eq!(*read[0], data);
+    drop(kept);
+    system.shutdown().unwrap();
+}

@@ -319,6 +319,7 @@ impl SessionBuilder {
                     thread_prefix: prefix.clone(),
                     faults: self.faults,
                     gpus,
+                    ..SystemConfig::default()
                 })
                 .map_err(|e| Error::Runtime(format!("starting the actor system: {e}")))?,
             ),

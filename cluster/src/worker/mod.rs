@@ -132,6 +132,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         faults: None,
         // A worker's tasks run on its CPU pool: the scheduler places by CPU only so far.
         gpus: Vec::new(),
+        ..SystemConfig::default()
     })
     .map_err(|e| ClusterError::Actors(e.to_string()))?;
     let held = Arc::new(Held::new(Arc::new(system)));
