@@ -11,7 +11,7 @@ use crate::graph::{ChunkGraph, GraphError};
 use crate::job::JobId;
 use crate::job::{JobError, JobEvent, JobOutput};
 use crate::kept::{KeptChunk, KeptOwner};
-use crate::memory::MemoryPool;
+use crate::memory::{MemoryPool, Reservation};
 use crate::messages::{CancelJob, ReadKept, Shutdown, StoreKept, SubmitJob, Unkeep};
 use crate::planner::GraphPlannerActor;
 use crate::recorder::{Recorder, DEFAULT_CAPACITY};
@@ -217,6 +217,12 @@ impl ActorSystem {
     /// Host-memory bytes reserved now: chunks held in memory and running tasks' outputs.
     pub fn reserved_bytes(&self) -> u64 {
         self.pool.used()
+    }
+
+    /// Reserves `bytes` of the host memory budget if they fit now (for work run outside
+    /// the planner, as a cluster worker's direct tasks); released when dropped.
+    pub fn try_reserve(&self, bytes: u64) -> Option<Reservation> {
+        self.pool.try_reserve(bytes)
     }
 
     /// Validates `graph` and submits it; the handle receives its progress and result.

@@ -8,10 +8,11 @@
 //! It keeps the job path's outcome: a kernel failure is a typed kernel error, run again
 //! on this worker while retryable up to [`MAX_ATTEMPTS`] runs (as the local planner
 //! does); a split task's output is stored one chunk per part; a task of a job cancelled
-//! here before it starts is not run. The worker sends a task this way only while its
-//! storage is within its memory budget: a task then runs while storage spills to make
-//! room for its output, where the job path would wait for memory (see
-//! [`super::Agent::run_task`]).
+//! here before it starts is not run. The worker sends a task this way only when the
+//! estimate of its output ([`output_estimate`], the planner's rule) fits in its memory
+//! budget now, and holds that reservation until storage has the output; otherwise the task
+//! takes the job path, which waits for memory (see [`super::Agent::run_task`]). So tasks
+//! running at once on the pool cannot together overrun the budget.
 
 use super::held::{Held, HeldChunk};
 use crate::scheduler::kernel_error_payload;
@@ -43,6 +44,24 @@ pub(super) struct DirectTask {
     pub inputs: Vec<Input>,
     /// How many parts its output splits into (0: one chunk).
     pub parts: usize,
+}
+
+/// Bytes to reserve for `op`'s output from `inputs`, as the planner estimates them: what
+/// the op says, else the sum of the inputs for an op that gathers them (a shuffle merge),
+/// else the largest input.
+pub(super) fn output_estimate(op: &ChunkOp, inputs: &[Input]) -> u64 {
+    if let Some(bytes) = op.output_bytes_hint() {
+        return bytes;
+    }
+    let sizes = inputs.iter().map(|input| match input {
+        Input::Held(h) => h.kept.nbytes(),
+        Input::Fetched(data) => data.nbytes() as u64,
+    });
+    if op.gathers_inputs() {
+        sizes.sum()
+    } else {
+        sizes.max().unwrap_or(0)
+    }
 }
 
 /// Runs `task` on the calling thread and keeps its output in `held`'s storage: the kept

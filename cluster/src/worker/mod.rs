@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tessera_actors::{
-    worker_index, ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, KeptChunk, StoredInput,
-    SystemConfig, WorkerPool,
+    worker_index, ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, KeptChunk, Reservation,
+    StoredInput, SystemConfig, WorkerPool,
 };
 use tessera_kernels::ChunkOp;
 use tessera_proto::pb::{
@@ -213,7 +213,6 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
             ..ClientConfig::default()
         },
         running: Arc::new(AtomicU32::new(0)),
-        memory_limit: config.memory_limit,
     };
     // The threads tasks run on directly (see [`direct`]); a task's closure does not hold
     // the pool, so the pool is never dropped (and joined) on one of its own threads.
@@ -285,9 +284,6 @@ struct Agent {
     /// How peers are called (with the secret).
     client_config: ClientConfig,
     running: Arc<AtomicU32>,
-    /// Bytes of chunk data storage holds in memory before spilling: beyond it tasks run
-    /// as jobs, which wait for memory.
-    memory_limit: u64,
 }
 
 impl Agent {
@@ -309,33 +305,34 @@ impl Agent {
                     .map(Input::Held)
             })
             .collect();
-        match held {
-            Some(inputs) if self.within_memory() => {
-                self.run_direct(task, decoded.op, inputs, &decoded.keys, pool)
-            }
-            _ => {
-                let (agent, pool) = (self.clone(), Arc::clone(pool));
-                tokio::spawn(async move { agent.run_task(task, decoded, &pool).await });
+        if let Some(inputs) = held {
+            if let Some(room) = self.room_for(&decoded.op, &inputs) {
+                return self.run_direct(task, decoded.op, inputs, &decoded.keys, pool, room);
             }
         }
+        let (agent, pool) = (self.clone(), Arc::clone(pool));
+        tokio::spawn(async move { agent.run_task(task, decoded, &pool).await });
     }
 
-    /// True while storage holds less than the memory limit: tasks then run directly.
-    fn within_memory(&self) -> bool {
-        self.held.system().reserved_bytes() < self.memory_limit
+    /// The reservation of `op`'s output estimate ([`direct::output_estimate`]) in the
+    /// worker's memory budget, if it fits now: the task may then run directly.
+    fn room_for(&self, op: &ChunkOp, inputs: &[Input]) -> Option<Reservation> {
+        self.held
+            .system()
+            .try_reserve(direct::output_estimate(op, inputs))
     }
 
     /// Runs one task and reports how it ended, fetching the inputs it does not hold:
-    /// directly on the worker's pool while storage is within the memory budget, else as
-    /// a one-task job on the local actors (which waits for memory).
+    /// directly on the worker's pool when its output's estimate fits in the memory budget
+    /// now, else as a one-task job on the local actors (which waits for memory).
     async fn run_task(self, task: pb::RunTask, decoded: Decoded, pool: &WorkerPool) {
         let Decoded { op, distinct, keys } = decoded;
         let inputs = match self.gather(&task, &distinct).await {
             Ok(inputs) => inputs,
             Err(status) => return self.report(&task, *status),
         };
-        if self.within_memory() {
-            return self.run_direct(task, op, inputs, &keys, pool);
+        if let Some(room) = self.room_for(&op, &inputs) {
+            return self.run_direct(task, op, inputs, &keys, pool, room);
         }
         let started = Instant::now();
         let status = match self.run_job(&task, op, inputs, &keys).await {
@@ -347,7 +344,8 @@ impl Agent {
 
     /// Hands the task to a pool thread, which runs it directly (see [`direct`]) and
     /// reports how it ended. `inputs` are the distinct inputs, `keys` each of the op's
-    /// inputs' index among them.
+    /// inputs' index among them; `room` holds the output's estimate in the memory budget
+    /// until storage has the output.
     fn run_direct(
         &self,
         task: pb::RunTask,
@@ -355,6 +353,7 @@ impl Agent {
         inputs: Vec<Input>,
         keys: &[usize],
         pool: &WorkerPool,
+        room: Reservation,
     ) {
         let direct = DirectTask {
             job: task.job_id,
@@ -371,7 +370,9 @@ impl Agent {
         let agent = self.clone();
         let job = Box::new(move || {
             let started = Instant::now();
-            let status = match direct::run(&agent.held, direct) {
+            let outcome = direct::run(&agent.held, direct);
+            drop(room);
+            let status = match outcome {
                 Ok(kept) => agent.hold(&task, kept),
                 Err(status) => *status,
             };

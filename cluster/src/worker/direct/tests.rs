@@ -3,6 +3,7 @@
 use super::*;
 use crate::scheduler::kernel_error;
 use tessera_actors::{ActorSystem, ChunkId, ChunkKey, JobId, KeptOwner, SystemConfig};
+use tessera_kernels::frame::ops::FrameOp;
 use tessera_kernels::{ArrayOp, Buffer, HostTensor, ScanOp};
 
 fn held() -> Held {
@@ -200,4 +201,36 @@ fn many_chunks_stored_at_once_are_all_kept_past_the_planners_mailbox() {
         assert_eq!(*data, ChunkData::Tensor(vector(&[i, -i])));
     }
     assert_eq!(held.system().reserved_bytes(), 500 * 16);
+}
+
+#[test]
+fn a_direct_task_reserves_its_outputs_estimate_and_only_what_fits_runs_directly() {
+    let system = ActorSystem::start(SystemConfig {
+        cpu_threads: 1,
+        host_memory_budget: 1000,
+        thread_prefix: "tdroom".into(),
+        ..SystemConfig::default()
+    })
+    .unwrap();
+    let held = Held::new(Arc::new(system));
+    // 40 and 24 bytes: the largest for a scan, both for a concatenation (it gathers).
+    let (a, b) = (stored(&held, &[1, 2, 3, 4, 5]), stored(&held, &[6, 7, 8]));
+    let fetched = Input::Fetched(chunk(&[9; 60]));
+    assert_eq!(output_estimate(&cumsum(), &[a.clone(), b.clone()]), 40);
+    assert_eq!(
+        output_estimate(&cumsum(), &[a.clone(), fetched.clone()]),
+        480
+    );
+    let concat = ChunkOp::Frame(FrameOp::Concat { limit: None });
+    assert_eq!(output_estimate(&concat, &[a, b, fetched]), 40 + 24 + 480);
+    assert_eq!(output_estimate(&ChunkOp::Literal(chunk(&[1])), &[]), 0);
+    // A 480-byte and a 400-byte task fit the 1000-byte budget beside the 64 bytes held; a
+    // third of 480 does not until one of them is done.
+    let system = held.system();
+    let first = system.try_reserve(480).expect("room for the first");
+    let second = system.try_reserve(400).expect("room for the second");
+    assert!(system.try_reserve(480).is_none());
+    drop(first);
+    assert!(system.try_reserve(480).is_some());
+    drop(second);
 }
