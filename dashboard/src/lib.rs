@@ -4,12 +4,10 @@
 //! reserved, the workers, running totals and the last jobs' report panels — plus a
 //! Prometheus `/metrics` endpoint.
 //!
-//! Two programs serve it: a session ([`tessera::SessionBuilder::dashboard`]) and the
+//! Two programs serve it: a session (`tessera::SessionBuilder::dashboard`) and the
 //! cluster's scheduler (`tessera-scheduler --dashboard`). Each feeds a [`Board`] as its jobs
 //! start, progress and end, and gives the server a [`View`] of what only it knows (its
 //! memory, its workers, its own metrics).
-//!
-//! [`tessera::SessionBuilder::dashboard`]: https://docs.rs/tessera
 
 mod board;
 pub(crate) mod chart;

@@ -146,7 +146,7 @@ impl LocalClusterBuilder {
         let mut expected = vec!["listening"];
         expected.extend(self.metrics.then_some("metrics"));
         expected.extend(self.dashboard.then_some("dashboard"));
-        let addresses = match read_addresses(&mut scheduler, &expected) {
+        let mut addresses = match read_addresses(&mut scheduler, &expected) {
             Ok(a) => a,
             Err(e) => {
                 let _ = scheduler.kill();
@@ -154,15 +154,15 @@ impl LocalClusterBuilder {
                 return Err(start_error(&e, &log));
             }
         };
-        let mut printed = expected.into_iter().zip(addresses);
-        let address = printed.next().map(|(_, a)| a).unwrap_or_default();
-        let (mut metrics_address, mut dashboard_address) = (None, None);
-        for (what, at) in printed {
-            match what {
-                "metrics" => metrics_address = Some(at),
-                _ => dashboard_address = Some(at),
-            }
+        let (mut dashboard_address, mut metrics_address) = (None, None);
+        if self.dashboard {
+            dashboard_address = addresses.pop();
         }
+        if self.metrics {
+            metrics_address = addresses.pop();
+        }
+        // `read_addresses` gives one address per expected line, the scheduler's first.
+        let address = addresses.pop().unwrap_or_default();
         let mut cluster = LocalCluster {
             address,
             metrics_address,
