@@ -150,7 +150,7 @@ pub struct WorkerRow {
     pub tasks_running: u32,
     /// Chunks it holds.
     pub chunks_held: u64,
-    /// Bytes its storage reserves, and its memory limit.
+    /// Bytes its storage reserves.
     pub memory_used: u64,
     /// Its memory limit.
     pub memory_limit: u64,
