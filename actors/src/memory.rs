@@ -11,6 +11,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use tessera_kernels::ChunkOp;
 
 /// A tier's byte budget and what is reserved against it.
 #[derive(Debug)]
@@ -123,6 +124,27 @@ impl Drop for Reservation {
     fn drop(&mut self) {
         self.pool.used.fetch_sub(self.bytes, Ordering::AcqRel);
     }
+}
+
+/// Bytes to reserve for the output of `op` (`None`: a task that runs no op, such as a
+/// stored part) from inputs of `input_bytes`: what the op says, else the sum of the inputs
+/// for an op that gathers them (a shuffle merge of many parts), else the largest input
+/// (elementwise ops produce about a chunk, reductions less); `None` with neither a hint
+/// nor inputs. The planner and a cluster worker's direct tasks reserve by this rule.
+pub fn output_estimate(
+    op: Option<&ChunkOp>,
+    input_bytes: impl IntoIterator<Item = u64>,
+) -> Option<u64> {
+    if let Some(bytes) = op.and_then(ChunkOp::output_bytes_hint) {
+        return Some(bytes);
+    }
+    let mut sizes = input_bytes.into_iter().peekable();
+    sizes.peek()?;
+    Some(if op.is_some_and(ChunkOp::gathers_inputs) {
+        sizes.sum()
+    } else {
+        sizes.max().unwrap_or(0)
+    })
 }
 
 #[cfg(test)]

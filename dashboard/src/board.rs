@@ -168,13 +168,13 @@ pub trait View: Send + Sync {
     fn metrics(&self, exposition: &mut Exposition);
 }
 
-/// The Prometheus text exposition of the board's totals and running jobs, then the view's
-/// own metrics.
-pub(crate) fn metrics(board: &Board, view: &dyn View) -> String {
+/// The Prometheus text exposition of the board's totals and running jobs, then what
+/// `program` adds (a [`View`]'s own metrics).
+pub fn metrics_text(board: &Board, program: impl FnOnce(&mut Exposition)) -> String {
     let mut e = Exposition::new();
     e.totals(&board.totals());
     e.jobs_running(board.running().len());
-    view.metrics(&mut e);
+    program(&mut e);
     e.finish()
 }
 
@@ -278,7 +278,7 @@ mod tests {
             });
         }
         board.run_started();
-        let text = metrics(&board, &Host);
+        let text = metrics_text(&board, |e| Host.metrics(e));
         assert!(
             text.contains("# TYPE tessera_tasks_run_total counter\ntessera_tasks_run_total 42\n")
         );

@@ -15,7 +15,9 @@ pub mod html;
 mod page;
 mod server;
 
-pub use board::{check, check_access, Board, DashboardError, DashboardOptions, View, WorkerRow};
+pub use board::{
+    check, check_access, metrics_text, Board, DashboardError, DashboardOptions, View, WorkerRow,
+};
 pub use server::Server;
 
 /// Milliseconds from nanoseconds, for people.

@@ -3,7 +3,9 @@
 //! tokio runtime and never runs on them. Pages are rendered on tokio's blocking pool,
 //! because reading the program (its memory, a cluster's workers) may block.
 
-use crate::board::{self, check, check_access, Board, DashboardError, DashboardOptions, View};
+use crate::board::{
+    check, check_access, metrics_text, Board, DashboardError, DashboardOptions, View,
+};
 use crate::page;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, StatusCode, Uri};
@@ -237,7 +239,7 @@ async fn index(State(app): State<Arc<App>>) -> Response {
 }
 
 async fn metrics(State(app): State<Arc<App>>) -> Response {
-    let text = render(&app, |a| board::metrics(&a.board, a.view.as_ref())).await;
+    let text = render(&app, |a| metrics_text(&a.board, |e| a.view.metrics(e))).await;
     match text {
         Some(text) => (
             [(

@@ -285,20 +285,40 @@ fn off_loopback_needs_a_token_and_bad_settings_are_typed_errors() {
     );
 }
 
+/// Which web endpoint a test cluster's scheduler serves.
+#[derive(Clone, Copy)]
+enum Web {
+    Metrics,
+    Dashboard,
+}
+
+/// A local cluster of `workers` one-thread workers whose scheduler serves `web` (behind
+/// `secret`, if given), and that endpoint's loopback address.
+fn cluster_serving(workers: usize, secret: Option<&str>, web: Web) -> (LocalCluster, SocketAddr) {
+    let mut b = LocalCluster::builder()
+        .workers(workers)
+        .threads_per_worker(1);
+    if let Some(secret) = secret {
+        b = b.secret(secret);
+    }
+    let c = match web {
+        Web::Metrics => b.metrics(),
+        Web::Dashboard => b.dashboard(),
+    }
+    .start()
+    .expect("the local cluster starts");
+    let address = match web {
+        Web::Metrics => c.metrics_address(),
+        Web::Dashboard => c.dashboard_address(),
+    };
+    let address: SocketAddr = address.expect("an address").parse().unwrap();
+    assert!(address.ip().is_loopback() && address.port() != 0);
+    (c, address)
+}
+
 #[test]
 fn a_scheduler_s_metrics_sum_its_jobs_and_list_its_workers() {
-    let c = LocalCluster::builder()
-        .workers(2)
-        .threads_per_worker(1)
-        .metrics()
-        .start()
-        .expect("the local cluster starts");
-    let address: SocketAddr = c
-        .metrics_address()
-        .expect("a metrics address")
-        .parse()
-        .unwrap();
-    assert!(address.ip().is_loopback() && address.port() != 0);
+    let (c, address) = cluster_serving(2, None, Web::Metrics);
     let before = metrics_with_workers(address, 2);
     assert_eq!(before["tessera_jobs_finished_total"], 0);
     let s = session_from(c.session_builder().progress(Progress::Never));
@@ -321,13 +341,7 @@ fn a_scheduler_s_metrics_sum_its_jobs_and_list_its_workers() {
 
     // With a shared secret, only a caller bearing it is answered.
     let secret = "metrics-shared-s3cret";
-    let guarded = LocalCluster::builder()
-        .workers(1)
-        .secret(secret)
-        .metrics()
-        .start()
-        .expect("the local cluster starts");
-    let address: SocketAddr = guarded.metrics_address().unwrap().parse().unwrap();
+    let (_guarded, address) = cluster_serving(1, Some(secret), Web::Metrics);
     assert_eq!(get(address, "/metrics", "").0, 401);
     let wrong = "Authorization: Bearer not-it\r\n";
     assert_eq!(get(address, "/metrics", wrong).0, 401);
@@ -349,19 +363,8 @@ fn page_metric(page: &str, name: &str) -> u64 {
 
 #[test]
 fn a_scheduler_s_dashboard_shows_its_jobs_and_workers() {
-    let c = LocalCluster::builder()
-        .workers(2)
-        .threads_per_worker(1)
-        .dashboard()
-        .start()
-        .expect("the local cluster starts");
+    let (c, address) = cluster_serving(2, None, Web::Dashboard);
     assert!(c.metrics_address().is_none());
-    let address: SocketAddr = c
-        .dashboard_address()
-        .expect("a dashboard address")
-        .parse()
-        .unwrap();
-    assert!(address.ip().is_loopback() && address.port() != 0);
     metrics_with_workers(address, 2);
     let (status, page) = get(address, "/", "");
     assert_eq!(status, 200);
@@ -400,13 +403,7 @@ fn a_scheduler_s_dashboard_shows_its_jobs_and_workers() {
 
     // With a shared secret, the page is served only with it as the token.
     let secret = "dashboard-shared-s3cret";
-    let guarded = LocalCluster::builder()
-        .workers(1)
-        .secret(secret)
-        .dashboard()
-        .start()
-        .expect("the local cluster starts");
-    let address: SocketAddr = guarded.dashboard_address().unwrap().parse().unwrap();
+    let (_guarded, address) = cluster_serving(1, Some(secret), Web::Dashboard);
     assert_eq!(get(address, "/", "").0, 401);
     assert_eq!(get(address, "/?token=not-it", "").0, 401);
     let (status, page) = get(address, &format!("/?token={secret}"), "");

@@ -286,6 +286,7 @@ impl SessionBuilder {
         }
         let mut devices = vec![format!("cpu ({threads} threads)")];
         devices.extend(gpus.iter().map(|g| g.describe()));
+        let has_gpu = !gpus.is_empty();
         let reading = self.faults.as_ref().and_then(|f| f.memory_reading());
         let spill_dir = self.spill_dir.unwrap_or_else(std::env::temp_dir);
         let config = SessionConfig {
@@ -348,6 +349,7 @@ impl SessionBuilder {
             recordings: Collectors::default(),
             board: self.dashboard.as_ref().map(|_| Arc::default()),
             dashboard: Mutex::new(None),
+            has_gpu,
         });
         if let (Some(options), Some(board)) = (&self.dashboard, &inner.board) {
             let view = Arc::new(SessionView(Arc::downgrade(&inner)));
@@ -417,6 +419,8 @@ pub(crate) struct SessionInner {
     board: Option<Arc<Board>>,
     /// The live dashboard's server (stopped first when the session stops).
     dashboard: Mutex<Option<Server>>,
+    /// Whether the session computes on a GPU too (a local session's opened GPUs).
+    has_gpu: bool,
 }
 
 /// The dashboard's view of a session, which it does not keep alive.
@@ -596,11 +600,6 @@ impl Drop for Session {
 }
 
 impl SessionInner {
-    /// True if the session computes on a GPU too (see [`SessionConfig::devices`]).
-    fn has_gpu(&self) -> bool {
-        self.config.devices.iter().any(|d| d.starts_with("cuda:"))
-    }
-
     fn reserved_bytes(&self) -> u64 {
         self.system
             .lock()
@@ -758,7 +757,7 @@ impl SessionInner {
         graph: ChunkGraph,
         failed: &mut Option<JobStats>,
     ) -> Result<JobOutput> {
-        if !self.has_gpu()
+        if !self.has_gpu
             && graph
                 .tasks
                 .iter()

@@ -4,6 +4,7 @@
 use super::{InFlight, Job, PlannerAction, Status, Work, MAX_LOSSES};
 use crate::graph::ChunkKey;
 use crate::job::{JobError, JobId};
+use crate::memory::output_estimate;
 use crate::store::ChunkId;
 use std::collections::{BTreeSet, HashMap};
 
@@ -201,33 +202,27 @@ impl Job {
         Ok(())
     }
 
-    /// Bytes to reserve for the output of the task at `pos`: what its op says, else the sum
-    /// of its inputs for an op that gathers them (a shuffle merge of many parts), its
-    /// largest input for the others (elementwise ops produce about a chunk, reductions
-    /// less), else the job's mean chunk so far.
+    /// Bytes to reserve for the output of the task at `pos` ([`output_estimate`] of its
+    /// op and stored inputs), else the job's mean chunk so far.
     pub(super) fn estimate(&self, pos: usize) -> u64 {
-        let task = &self.tasks[pos];
-        if let Some(bytes) = match &task.work {
-            Work::Run(op) => op.output_bytes_hint(),
-            Work::Kept(_) | Work::Part { .. } => None,
-        } {
-            return bytes;
-        }
-        let inputs = self.index.inputs(pos);
-        if !inputs.is_empty() {
-            let sizes = inputs.iter().map(|&i| match self.tasks[i].status {
+        let sizes = self
+            .index
+            .inputs(pos)
+            .iter()
+            .map(|&i| match self.tasks[i].status {
                 Status::Stored(n) => n,
                 _ => 0,
             });
-            return match &task.work {
-                Work::Run(op) if op.gathers_inputs() => sizes.sum(),
-                _ => sizes.max().unwrap_or(0),
-            };
-        }
-        self.stats
-            .bytes_produced
-            .checked_div(self.stats.chunks_run)
-            .unwrap_or(0)
+        let op = match &self.tasks[pos].work {
+            Work::Run(op) => Some(&**op),
+            Work::Kept(_) | Work::Part { .. } => None,
+        };
+        output_estimate(op, sizes).unwrap_or_else(|| {
+            self.stats
+                .bytes_produced
+                .checked_div(self.stats.chunks_run)
+                .unwrap_or(0)
+        })
     }
 
     pub(super) fn total(&self) -> u64 {

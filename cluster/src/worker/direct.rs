@@ -46,22 +46,14 @@ pub(super) struct DirectTask {
     pub parts: usize,
 }
 
-/// Bytes to reserve for `op`'s output from `inputs`, as the planner estimates them: what
-/// the op says, else the sum of the inputs for an op that gathers them (a shuffle merge),
-/// else the largest input.
+/// Bytes to reserve for `op`'s output from `inputs`, by the planner's rule
+/// ([`tessera_actors::output_estimate`]); 0 for an op with neither a hint nor inputs.
 pub(super) fn output_estimate(op: &ChunkOp, inputs: &[Input]) -> u64 {
-    if let Some(bytes) = op.output_bytes_hint() {
-        return bytes;
-    }
     let sizes = inputs.iter().map(|input| match input {
         Input::Held(h) => h.kept.nbytes(),
         Input::Fetched(data) => data.nbytes() as u64,
     });
-    if op.gathers_inputs() {
-        sizes.sum()
-    } else {
-        sizes.max().unwrap_or(0)
-    }
+    tessera_actors::output_estimate(Some(op), sizes).unwrap_or(0)
 }
 
 /// Runs `task` on the calling thread and keeps its output in `held`'s storage: the kept

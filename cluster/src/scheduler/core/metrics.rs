@@ -6,13 +6,10 @@ use super::Core;
 use tessera_actors::Exposition;
 
 impl Core {
-    /// The Prometheus text exposition of the cluster now.
+    /// The Prometheus text exposition of the cluster now: the board's totals and running
+    /// jobs (as the dashboard shows them), then the workers'.
     pub fn metrics(&self) -> String {
-        let mut e = Exposition::new();
-        e.totals(&self.board.totals());
-        e.jobs_running(self.planner.jobs().len());
-        self.worker_metrics(&mut e);
-        e.finish()
+        tessera_dashboard::metrics_text(&self.board, |e| self.worker_metrics(e))
     }
 
     /// The workers' gauges: how many, and each one's threads, tasks and memory.
