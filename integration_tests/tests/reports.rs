@@ -236,7 +236,9 @@ fn a_failed_job_is_in_the_report_with_its_error() {
         "{failure}"
     );
     let cells = stat_cells(&html, 0);
-    assert!(cells["chunks_by_op.fused_reduce"] >= 10, "{cells:?}");
+    // The first combine runs once 8 partials exist (the tree's fan-in); the job may fail
+    // before the other 2 of the 10 finish.
+    assert!(cells["chunks_by_op.fused_reduce"] >= 8, "{cells:?}");
     assert!(
         !cells.contains_key("chunks_by_op.combine"),
         "no combine completed"
