@@ -126,25 +126,17 @@ impl Drop for Reservation {
     }
 }
 
-/// Bytes to reserve for the output of `op` (`None`: a task that runs no op, such as a
-/// stored part) from inputs of `input_bytes`: what the op says, else the sum of the inputs
-/// for an op that gathers them (a shuffle merge of many parts), else the largest input
-/// (elementwise ops produce about a chunk, reductions less); `None` with neither a hint
-/// nor inputs. The planner and a cluster worker's direct tasks reserve by this rule.
+/// Bytes to reserve for the output of `op` from inputs of `input_bytes`
+/// ([`ChunkOp::output_estimate`]); a task that runs no op (a stored part) reserves the
+/// largest input. The planner and a cluster worker's direct tasks reserve by this rule.
 pub fn output_estimate(
     op: Option<&ChunkOp>,
     input_bytes: impl IntoIterator<Item = u64>,
 ) -> Option<u64> {
-    if let Some(bytes) = op.and_then(ChunkOp::output_bytes_hint) {
-        return Some(bytes);
+    match op {
+        Some(op) => op.output_estimate(input_bytes),
+        None => input_bytes.into_iter().max(),
     }
-    let mut sizes = input_bytes.into_iter().peekable();
-    sizes.peek()?;
-    Some(if op.is_some_and(ChunkOp::gathers_inputs) {
-        sizes.sum()
-    } else {
-        sizes.max().unwrap_or(0)
-    })
 }
 
 #[cfg(test)]

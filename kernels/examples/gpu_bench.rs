@@ -17,7 +17,7 @@
 //! partial of a generated table, `id1` strings `id001`..`id100` and `v1` in 1..5, whose
 //! wall time includes copying the table in and whose kernel time is the device's alone;
 //! or `join`: an inner join of two tables of `n` rows on an Int64 key drawn from
-//! `0..n` (the peers' `join_self`), matched on the device and gathered on the CPU, whose
+//! `0..n` (the peers' `join_self`), matched and its columns gathered on the device, whose
 //! digest is `[rows, sum of the left values, sum of the right values]`), size (points, the
 //! side of the square, or rows), runs.
 

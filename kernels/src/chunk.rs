@@ -132,4 +132,22 @@ impl ChunkOp {
     pub fn gathers_inputs(&self) -> bool {
         matches!(self, ChunkOp::Frame(_))
     }
+
+    /// The bytes of this op's output from inputs of `input_bytes`: what the op says
+    /// ([`ChunkOp::output_bytes_hint`]), else the sum of the inputs for an op that gathers
+    /// them (a shuffle merge of many parts), else the largest input (elementwise ops produce
+    /// about a chunk, reductions less); `None` with neither a hint nor inputs. Memory
+    /// reservations, the host's and a GPU's, are sized by this rule.
+    pub fn output_estimate(&self, input_bytes: impl IntoIterator<Item = u64>) -> Option<u64> {
+        if let Some(bytes) = self.output_bytes_hint() {
+            return Some(bytes);
+        }
+        let mut sizes = input_bytes.into_iter().peekable();
+        sizes.peek()?;
+        Some(if self.gathers_inputs() {
+            sizes.sum()
+        } else {
+            sizes.max().unwrap_or(0)
+        })
+    }
 }

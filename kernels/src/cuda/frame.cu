@@ -14,7 +14,8 @@
 // (ts_join_insert, which also counts each slot's rows), lay each slot's build rows out in
 // row order (ts_join_counts, a scan, ts_join_place, ts_join_sort), then count and emit
 // each probe row's matches in probe row order (ts_join_probe, a scan, ts_join_emit): the
-// CPU's order. ts_tile_sums and
+// CPU's order; ts_gather1/2/4/8 and ts_gather_valid then gather the joined table's
+// fixed-width columns by those rows. ts_tile_sums and
 // ts_tile_scan (or their 32-bit twins), with ts_gb_scan between them, are an exclusive
 // prefix sum of any length.
 
@@ -572,5 +573,54 @@ extern "C" __global__ void ts_join_emit(ts_i64 n, const ts_i64* __restrict__ mat
             probe_out[at + k] = (unsigned)i;
             build_out[at + k] = r[k];
         }
+    }
+}
+
+// out[i] = src[idx[i]] for a column of T, 0 where idx[i] is TS_NO_SLOT (a left join's row
+// without a match, null in the output).
+template <typename T>
+static __device__ __forceinline__ void ts_gather(const T* __restrict__ src, const unsigned* __restrict__ idx,
+                                                 ts_i64 n, T* __restrict__ out) {
+    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
+        const unsigned r = idx[i];
+        out[i] = r == TS_NO_SLOT ? (T)0 : src[r];
+    }
+}
+
+extern "C" __global__ void ts_gather1(const unsigned char* src, const unsigned* idx, ts_i64 n, unsigned char* out) {
+    ts_gather(src, idx, n, out);
+}
+
+extern "C" __global__ void ts_gather2(const unsigned short* src, const unsigned* idx, ts_i64 n, unsigned short* out) {
+    ts_gather(src, idx, n, out);
+}
+
+extern "C" __global__ void ts_gather4(const unsigned* src, const unsigned* idx, ts_i64 n, unsigned* out) {
+    ts_gather(src, idx, n, out);
+}
+
+extern "C" __global__ void ts_gather8(const ts_u64* src, const unsigned* idx, ts_i64 n, ts_u64* out) {
+    ts_gather(src, idx, n, out);
+}
+
+// The gathered rows' validity as an Arrow bitmap, 32 rows a word: row i is valid when
+// idx[i] names a row and `valid` (null: every row valid; `valid_offset` its bit of row 0)
+// has that row's bit. One warp writes one word; the grid-stride step is a whole number of
+// warps, so every lane of a warp takes the same turns.
+extern "C" __global__ void ts_gather_valid(const unsigned char* __restrict__ valid, ts_i64 valid_offset,
+                                           const unsigned* __restrict__ idx, ts_i64 n,
+                                           unsigned* __restrict__ out) {
+    const ts_i64 padded = (n + 31) & ~(ts_i64)31;
+    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < padded; i += (ts_i64)gridDim.x * blockDim.x) {
+        bool v = false;
+        if (i < n) {
+            const unsigned r = idx[i];
+            if (r != TS_NO_SLOT) {
+                const ts_i64 b = valid_offset + r;
+                v = valid == nullptr || ((valid[b >> 3] >> (b & 7)) & 1);
+            }
+        }
+        const unsigned word = __ballot_sync(0xFFFFFFFFu, v);
+        if ((threadIdx.x & 31) == 0) out[i >> 5] = word;
     }
 }

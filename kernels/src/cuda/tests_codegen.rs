@@ -407,6 +407,11 @@ fn cuda_frame_kernels_compile_with_nvrtc() {
             "ts_join_sort",
             "ts_join_probe",
             "ts_join_emit",
+            "ts_gather1",
+            "ts_gather2",
+            "ts_gather4",
+            "ts_gather8",
+            "ts_gather_valid",
         ] {
             assert!(
                 ptx.contains(&format!(".entry {entry}(")),

@@ -1,13 +1,15 @@
 //! `join::hash_join_with`: a device's matcher, stood in for by nested loops here, gives the
-//! CPU's joined table; it is asked only for inner and left joins of keys without nulls,
-//! and declining leaves the CPU's answer. The tables are shared with the GPU suite.
+//! CPU's joined table, whichever columns it gathers itself; it is asked only for inner and
+//! left joins of keys without nulls, and declining leaves the CPU's answer. The tables are
+//! shared with the GPU suite.
 
-use super::join::{hash_join, hash_join_with, JoinHow, JoinSpec, Matches};
+use super::join::{hash_join, hash_join_with, JoinHow, JoinMatches, JoinSpec, MatchSide, Matches};
 use super::FrameError;
 use arrow::array::{
-    Array, ArrayRef, Float64Array, Int32Array, Int64Array, LargeStringArray, RecordBatch,
-    StringArray,
+    Array, ArrayRef, Float64Array, Int16Array, Int32Array, Int64Array, LargeStringArray,
+    PrimitiveArray, RecordBatch, StringArray, UInt8Array,
 };
+use arrow::datatypes::{DataType, Float64Type, Int16Type, Int64Type, UInt8Type};
 use arrow::util::display::array_value_to_string;
 use std::cell::Cell;
 use std::sync::Arc;
@@ -15,7 +17,8 @@ use std::sync::Arc;
 /// A left and a right table of `n` and `m` rows keyed by `k` (an integer, Int32 on the
 /// left and Int64 on the right) and `s` (a string, Utf8 on the left and LargeUtf8 on the
 /// right, one per three values of `k`), with about `m / dups` distinct `k` on the right,
-/// some left keys matching none.
+/// some left keys matching none; their values are `x` (Float64) and `w` (UInt8, every
+/// fifth null) on the left, `y` (Int64) and `z` (Int16, every seventh null) on the right.
 pub(crate) fn join_tables(n: usize, m: usize, dups: usize) -> (RecordBatch, RecordBatch) {
     let distinct = (m / dups.max(1)).max(1);
     let left_key = |i: usize| (i * 7919 + 3) % (distinct + distinct / 4 + 1);
@@ -39,6 +42,12 @@ pub(crate) fn join_tables(n: usize, m: usize, dups: usize) -> (RecordBatch, Reco
                 (0..n).map(|i| i as f64 * 0.5),
             )),
         ),
+        (
+            "w",
+            Arc::new(UInt8Array::from_iter(
+                (0..n).map(|i| (i % 5 != 0).then_some(i as u8)),
+            )),
+        ),
     ])
     .unwrap();
     let right = RecordBatch::try_from_iter(vec![
@@ -57,6 +66,12 @@ pub(crate) fn join_tables(n: usize, m: usize, dups: usize) -> (RecordBatch, Reco
         (
             "y",
             Arc::new(Int64Array::from_iter_values((0..m).map(|j| j as i64))),
+        ),
+        (
+            "z",
+            Arc::new(Int16Array::from_iter(
+                (0..m).map(|j| (j % 7 != 0).then_some(j as i16)),
+            )),
         ),
     ])
     .unwrap();
@@ -100,50 +115,75 @@ fn nested_loops(build: &[ArrayRef], probe: &[ArrayRef], keep_unmatched: bool) ->
     (p, b)
 }
 
-#[test]
-fn a_matcher_gives_the_cpus_joined_table() {
-    for (n, m, dups) in [(50, 40, 1), (120, 90, 4), (7, 300, 30)] {
-        let (left, right) = join_tables(n, m, dups);
-        for spec in join_specs() {
-            let asked = Cell::new(0);
-            let matcher = |b: &[ArrayRef], p: &[ArrayRef], keep: bool| {
-                asked.set(asked.get() + 1);
-                Ok::<_, FrameError>(Some(nested_loops(b, p, keep)))
-            };
-            let got = hash_join_with(&spec, &left, &right, &matcher).unwrap();
-            assert_eq!(got, hash_join(&spec, &left, &right).unwrap(), "{spec:?}");
-            assert_eq!(asked.get(), 1);
-        }
+/// Host matches that gather some columns themselves, as a device does: Int64, Float64,
+/// Int16 and UInt8 ones, row by row; the others are left to the CPU.
+struct Gathering<'a> {
+    pairs: Matches,
+    /// Columns gathered so far.
+    gathered: &'a Cell<usize>,
+}
+
+/// `col`'s values at `rows` (null at `u32::MAX` and at null values), row by row.
+fn pick<T: arrow::datatypes::ArrowPrimitiveType>(col: &ArrayRef, rows: &[u32]) -> ArrayRef {
+    let col = col.as_any().downcast_ref::<PrimitiveArray<T>>().unwrap();
+    Arc::new(PrimitiveArray::<T>::from_iter(rows.iter().map(|&r| {
+        (r != u32::MAX && col.is_valid(r as usize)).then(|| col.value(r as usize))
+    })))
+}
+
+impl JoinMatches<FrameError> for Gathering<'_> {
+    fn len(&self) -> usize {
+        self.pairs.0.len()
+    }
+
+    fn gather(&self, side: MatchSide, col: &ArrayRef) -> Result<Option<ArrayRef>, FrameError> {
+        let rows = match side {
+            MatchSide::Probe => &self.pairs.0,
+            MatchSide::Build => &self.pairs.1,
+        };
+        let got = match col.data_type() {
+            DataType::Int64 => pick::<Int64Type>(col, rows),
+            DataType::Float64 => pick::<Float64Type>(col, rows),
+            DataType::Int16 => pick::<Int16Type>(col, rows),
+            DataType::UInt8 => pick::<UInt8Type>(col, rows),
+            _ => return Ok(None),
+        };
+        self.gathered.set(self.gathered.get() + 1);
+        Ok(Some(got))
+    }
+
+    fn into_pairs(self: Box<Self>) -> Result<Matches, FrameError> {
+        Ok(self.pairs)
     }
 }
 
 #[test]
-fn the_matcher_is_not_asked_for_null_keys_or_right_and_outer_joins() {
-    let (left, right) = join_tables(30, 20, 2);
-    let asked = Cell::new(0);
-    let never = |_: &[ArrayRef], _: &[ArrayRef], _: bool| {
-        asked.set(asked.get() + 1);
-        Ok::<_, FrameError>(None)
-    };
-    for how in [JoinHow::Right, JoinHow::Outer] {
-        let spec = JoinSpec::new(vec!["k".into()], vec!["k".into()], how);
-        let got = hash_join_with(&spec, &left, &right, &never).unwrap();
-        assert_eq!(got, hash_join(&spec, &left, &right).unwrap());
+fn a_matcher_gives_the_cpus_joined_table_whichever_columns_it_gathers() {
+    for (n, m, dups) in [(50, 40, 1), (120, 90, 4), (7, 300, 30)] {
+        let (left, right) = join_tables(n, m, dups);
+        for spec in join_specs() {
+            let want = hash_join(&spec, &left, &right).unwrap();
+            let asked = Cell::new(0);
+            let matcher = |b: &[ArrayRef], p: &[ArrayRef], keep: bool| {
+                asked.set(asked.get() + 1);
+                let m: Box<dyn JoinMatches<FrameError>> = Box::new(nested_loops(b, p, keep));
+                Ok(Some(m))
+            };
+            let got = hash_join_with(&spec, &left, &right, &matcher).unwrap();
+            assert_eq!(got, want, "{spec:?}");
+            assert_eq!(asked.get(), 1);
+            let gathered = Cell::new(0);
+            let gathering = |b: &[ArrayRef], p: &[ArrayRef], keep: bool| {
+                let m: Box<dyn JoinMatches<FrameError>> = Box::new(Gathering {
+                    pairs: nested_loops(b, p, keep),
+                    gathered: &gathered,
+                });
+                Ok(Some(m))
+            };
+            let got = hash_join_with(&spec, &left, &right, &gathering).unwrap();
+            assert_eq!(got, want, "{spec:?}, some columns gathered by the matcher");
+            // x, w, y and z at least (and the right's Int64 k where it is not a key).
+            assert!(gathered.get() >= 4, "{spec:?}");
+        }
     }
-    let with_null = RecordBatch::try_from_iter(vec![(
-        "k",
-        Arc::new(Int64Array::from(vec![Some(1), None, Some(0)])) as ArrayRef,
-    )])
-    .unwrap();
-    let spec = JoinSpec::new(vec!["k".into()], vec!["k".into()], JoinHow::Inner);
-    let got = hash_join_with(&spec, &with_null, &right, &never).unwrap();
-    assert_eq!(got, hash_join(&spec, &with_null, &right).unwrap());
-    assert_eq!(asked.get(), 0);
-    // A matcher that declines leaves the CPU's answer; one that fails stops the join.
-    let got = hash_join_with(&spec, &left, &right, &never).unwrap();
-    assert_eq!(got, hash_join(&spec, &left, &right).unwrap());
-    let fails = |_: &[ArrayRef], _: &[ArrayRef], _: bool| {
-        Err(FrameError::InvalidArgument("the device failed".into()))
-    };
-    assert!(hash_join_with(&spec, &left, &right, &fails).is_err());
 }

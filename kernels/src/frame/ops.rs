@@ -188,7 +188,7 @@ pub trait FrameDevice {
         build: &[ArrayRef],
         probe: &[ArrayRef],
         keep_unmatched: bool,
-    ) -> Result<Option<join::Matches>, KernelError>;
+    ) -> Result<Option<Box<dyn join::JoinMatches<KernelError> + '_>>, KernelError>;
 }
 
 /// The CPU kernels, as a [`FrameDevice`].
@@ -208,7 +208,7 @@ impl FrameDevice for CpuFrames {
         _build: &[ArrayRef],
         _probe: &[ArrayRef],
         _keep_unmatched: bool,
-    ) -> Result<Option<join::Matches>, KernelError> {
+    ) -> Result<Option<Box<dyn join::JoinMatches<KernelError> + '_>>, KernelError> {
         Ok(None)
     }
 }

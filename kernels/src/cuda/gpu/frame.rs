@@ -1,13 +1,15 @@
 //! What the dataframe kernels share on the device: `frame.cu` compiled once per device,
 //! Arrow columns copied in as `ts_col` descriptors, launches, prefix sums, and
-//! [`GpuFrames`], the [`FrameDevice`] that gives groupby partials and join matching to the
-//! device ([`super::groupby`], [`super::join`]).
+//! [`GpuFrames`], the [`FrameDevice`] that gives groupby partials, join matching and the
+//! joined columns' gathers to the device ([`super::groupby`], [`super::join`],
+//! [`super::gather`]).
 
+use super::gather::GpuMatches;
 use super::{driver, Gpu};
 use crate::cuda::frame_plan::ColKind;
 use crate::cuda::nvrtc;
 use crate::frame::groupby::GroupBySpec;
-use crate::frame::join::Matches;
+use crate::frame::join::JoinMatches;
 use crate::frame::ops::FrameDevice;
 use crate::KernelError;
 use arrow::array::{Array, ArrayRef, RecordBatch};
@@ -46,6 +48,11 @@ pub(super) struct FrameFns {
     pub join_sort: CudaFunction,
     pub join_probe: CudaFunction,
     pub join_emit: CudaFunction,
+    pub gather1: CudaFunction,
+    pub gather2: CudaFunction,
+    pub gather4: CudaFunction,
+    pub gather8: CudaFunction,
+    pub gather_valid: CudaFunction,
 }
 
 /// A word type `Gpu::prefix_sum` scans: 64-bit (`ts_tile_sums`, `ts_tile_scan`) or 32-bit
@@ -98,6 +105,36 @@ pub(super) fn dev_col(
     array: &ArrayRef,
     kind: ColKind,
 ) -> Result<DevCol, KernelError> {
+    let offset_width = match kind {
+        ColKind::Utf8 => Some(4),
+        ColKind::LargeUtf8 => Some(8),
+        _ => None,
+    };
+    let mut col = upload_col(stream, array, offset_width)?;
+    col.words[0] = kind as i64 as u64;
+    Ok(col)
+}
+
+/// The device copy of a column of 1, 2, 4 or 8-byte values (its kind word unset, which
+/// only gathers read), or `None` for any other layout.
+pub(super) fn fixed_col(
+    stream: &Arc<CudaStream>,
+    array: &ArrayRef,
+) -> Result<Option<DevCol>, KernelError> {
+    match array.data_type().primitive_width() {
+        Some(1 | 2 | 4 | 8) => upload_col(stream, array, None).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The device copy of `array`'s rows: a string column's bytes and offsets (of
+/// `offset_width` bytes), else its fixed-width values; and its validity bitmap where it has
+/// nulls.
+fn upload_col(
+    stream: &Arc<CudaStream>,
+    array: &ArrayRef,
+    offset_width: Option<usize>,
+) -> Result<DevCol, KernelError> {
     let data = array.to_data();
     let (offset, len) = (data.offset(), data.len());
     let bad = || {
@@ -107,9 +144,8 @@ pub(super) fn dev_col(
         ))
     };
     let mut buffers = Vec::new();
-    let (values, offsets) = match kind {
-        ColKind::Utf8 | ColKind::LargeUtf8 => {
-            let width = if kind == ColKind::Utf8 { 4 } else { 8 };
+    let (values, offsets) = match offset_width {
+        Some(width) => {
             let offs = data.buffers().first().ok_or_else(bad)?.as_slice();
             let offs = offs
                 .get(offset * width..(offset + len + 1) * width)
@@ -117,7 +153,7 @@ pub(super) fn dev_col(
             let bytes = data.buffers().get(1).ok_or_else(bad)?.as_slice();
             (upload(stream, bytes)?, Some(upload(stream, offs)?))
         }
-        _ => {
+        None => {
             let width = array.data_type().primitive_width().ok_or_else(bad)?;
             let all = data.buffers().first().ok_or_else(bad)?.as_slice();
             let bytes = all
@@ -126,7 +162,7 @@ pub(super) fn dev_col(
             (upload(stream, bytes)?, None)
         }
     };
-    let mut words = [kind as i64 as u64, address(stream, &values), 0, 0, 0];
+    let mut words = [0, address(stream, &values), 0, 0, 0];
     buffers.push(values);
     if let Some(o) = offsets {
         words[2] = address(stream, &o);
@@ -143,6 +179,32 @@ pub(super) fn dev_col(
         _buffers: buffers,
         words,
     })
+}
+
+impl DevCol {
+    /// The device address of the values (of row 0).
+    pub(super) fn values(&self) -> u64 {
+        self.words[1]
+    }
+
+    /// The device address of the validity bitmap (0 when every row is valid) and its bit
+    /// of row 0.
+    pub(super) fn validity(&self) -> (u64, u64) {
+        (self.words[3], self.words[4])
+    }
+}
+
+/// The first `len` elements of `s`, copied to the host.
+pub(super) fn copy_back<T: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    s: &CudaSlice<T>,
+    len: usize,
+) -> Result<Vec<T>, KernelError> {
+    let mut v = stream
+        .clone_dtoh(s)
+        .map_err(driver("copy from the device"))?;
+    v.truncate(len);
+    Ok(v)
 }
 
 /// The `ts_col` array of `cols` on the device.
@@ -211,6 +273,11 @@ impl Gpu {
             join_sort: f("ts_join_sort")?,
             join_probe: f("ts_join_probe")?,
             join_emit: f("ts_join_emit")?,
+            gather1: f("ts_gather1")?,
+            gather2: f("ts_gather2")?,
+            gather4: f("ts_gather4")?,
+            gather8: f("ts_gather8")?,
+            gather_valid: f("ts_gather_valid")?,
         });
         *slot = Some(Arc::clone(&fns));
         Ok(fns)
@@ -347,13 +414,16 @@ impl FrameDevice for GpuFrames<'_> {
         build: &[ArrayRef],
         probe: &[ArrayRef],
         keep_unmatched: bool,
-    ) -> Result<Option<Matches>, KernelError> {
+    ) -> Result<Option<Box<dyn JoinMatches<KernelError> + '_>>, KernelError> {
         let found = self
             .gpu
             .match_keys(self.stream, build, probe, keep_unmatched, self.timed)?;
-        Ok(found.map(|(m, t)| {
+        Ok(found.map(|(matches, t)| {
             self.took.set(self.took.get() + t);
-            m
+            Box::new(GpuMatches {
+                frames: self,
+                matches,
+            }) as Box<dyn JoinMatches<KernelError>>
         }))
     }
 }

@@ -3,24 +3,56 @@
 //! out per slot in row order (the slots' ranges in slot order, so no group numbering; each
 //! row placed by the rank its slot's count gave it, then each range sorted), and each probe
 //! row's matches are counted,
-//! prefix-summed and written in probe row order:
-//! the CPU's `(probe row, build row)` pairs, which the CPU then gathers into the joined
-//! table. Key columns of integer and string types without nulls; a key whose build rows
+//! prefix-summed and written in probe row order: the CPU's `(probe row, build row)` pairs,
+//! kept on the device, where [`super::gather`] gathers the joined table's fixed-width
+//! columns by them (the CPU the others, from a copy of the pairs). Key columns of integer and string types without nulls; a key whose build rows
 //! number more than [`MOST_PER_KEY`] leaves the matching to the CPU (the per-key sort is a
 //! short insertion sort).
 
-use super::frame::{descriptors, dev_col, i64_of, launch, DevCol, BLOCK};
+use super::frame::{copy_back, descriptors, dev_col, i64_of, launch, DevCol, BLOCK};
 use super::{driver, Gpu, Timer};
 use crate::cuda::frame_plan::ColKind;
-use crate::frame::join::Matches;
+use crate::frame::join::{MatchSide, Matches};
 use crate::KernelError;
-use arrow::array::{Array, ArrayRef};
+use arrow::array::{Array, ArrayData, ArrayRef};
 use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, PushKernelArg};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Most build rows of one key the device lays out in order.
 pub(super) const MOST_PER_KEY: u64 = 256;
+
+/// A join's matches on the device: each output row's probe and build row (`u32::MAX` for
+/// none), and the key columns copied in to find them, which gathers reuse.
+pub(super) struct DevMatches {
+    pub probe: CudaSlice<u32>,
+    pub build: CudaSlice<u32>,
+    /// Output rows.
+    pub total: usize,
+    /// Whether some build rows may be missing (a left join).
+    pub unmatched: bool,
+    /// Each key column as given, with its side and its device copy.
+    pub keys: Vec<(MatchSide, ArrayData, DevCol)>,
+}
+
+impl DevMatches {
+    /// The device copy of `col` of `side` where it is one of the keys.
+    pub(super) fn key_copy(&self, side: MatchSide, col: &ArrayRef) -> Option<&DevCol> {
+        let data = col.to_data();
+        self.keys
+            .iter()
+            .find(|(s, d, _)| *s == side && d.ptr_eq(&data))
+            .map(|(_, _, c)| c)
+    }
+
+    /// The matches, copied to the host.
+    pub(super) fn to_host(&self, stream: &Arc<CudaStream>) -> Result<Matches, KernelError> {
+        Ok((
+            copy_back(stream, &self.probe, self.total)?,
+            copy_back(stream, &self.build, self.total)?,
+        ))
+    }
+}
 
 /// The device copies of key columns whose kinds the kernels read, or `None`.
 fn key_cols(
@@ -58,8 +90,9 @@ fn is_string(k: &ArrayRef) -> bool {
 }
 
 impl Gpu {
-    /// The matches of `probe` keys against `build` keys (see the module docs), with the
-    /// kernels' device time when `timed`; `None` where the keys are not the kernels' to match.
+    /// The matches of `probe` keys against `build` keys (see the module docs), left on the
+    /// device, with the kernels' device time when `timed`; `None` where the keys are not the
+    /// kernels' to match.
     pub(super) fn match_keys(
         &self,
         stream: &Arc<CudaStream>,
@@ -67,7 +100,7 @@ impl Gpu {
         probe: &[ArrayRef],
         keep_unmatched: bool,
         timed: bool,
-    ) -> Result<Option<(Matches, Duration)>, KernelError> {
+    ) -> Result<Option<(DevMatches, Duration)>, KernelError> {
         let same_class = build.len() == probe.len()
             && build
                 .iter()
@@ -187,14 +220,25 @@ impl Gpu {
         launch(args, self.grid(np), BLOCK, 0)?;
         timer.mark(stream, "join: emit the pairs")?;
         timer.stop(stream)?;
-        let back = |s: &CudaSlice<u32>| -> Result<Vec<u32>, KernelError> {
-            let mut v = stream
-                .clone_dtoh(s)
-                .map_err(driver("copy from the device"))?;
-            v.truncate(total);
-            Ok(v)
+        let took = timer.elapsed()?;
+        let keys = (build
+            .iter()
+            .zip(bcols)
+            .map(|(a, c)| (MatchSide::Build, a.to_data(), c)))
+        .chain(
+            probe
+                .iter()
+                .zip(pcols)
+                .map(|(a, c)| (MatchSide::Probe, a.to_data(), c)),
+        )
+        .collect();
+        let matches = DevMatches {
+            probe: probe_out,
+            build: build_out,
+            total,
+            unmatched: keep_unmatched,
+            keys,
         };
-        let pairs = (back(&probe_out)?, back(&build_out)?);
-        Ok(Some((pairs, timer.elapsed()?)))
+        Ok(Some((matches, took)))
     }
 }

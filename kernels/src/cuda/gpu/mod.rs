@@ -9,9 +9,11 @@
 //! expects) are contained and become [`KernelError::DeviceUnavailable`]. Nothing here runs
 //! where no driver exists: [`Gpu::open`] says why instead.
 
+mod budget;
 mod devbuf;
 mod frame;
 mod fused;
+mod gather;
 mod groupby;
 mod join;
 mod matmul;
@@ -40,6 +42,9 @@ pub struct Gpu {
     arch: String,
     sms: u32,
     memory: usize,
+    /// Device memory for running tasks: nine tenths of it (the rest for the context, the
+    /// modules and cuBLAS's workspaces).
+    budget: budget::DeviceBudget,
     leases: Mutex<Vec<Lease>>,
     functions: Mutex<HashMap<String, Arc<CudaFunction>>>,
     frame: Mutex<Option<Arc<frame::FrameFns>>>,
@@ -184,9 +189,11 @@ impl Gpu {
             let sms = ctx
                 .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
                 .map_err(driver("query"))?;
+            let memory = ctx.total_mem().map_err(driver("query"))?;
             Ok(Gpu {
                 name: ctx.name().map_err(driver("query"))?,
-                memory: ctx.total_mem().map_err(driver("query"))?,
+                memory,
+                budget: budget::DeviceBudget::new(memory as u64 / 10 * 9),
                 arch: format!("compute_{major}{minor}"),
                 sms: u32::try_from(sms).unwrap_or(1),
                 ordinal,
@@ -264,7 +271,9 @@ impl Gpu {
     /// Runs one chunk task on the device and returns what the CPU evaluator returns for
     /// it (see `codegen`'s docs for which values are bit-identical; products differ from
     /// the CPU's in rounding, as two BLAS libraries do). Ops [`Gpu::runs`] refuses are
-    /// `DeviceUnavailable`; the kernels' own errors are the CPU's.
+    /// `DeviceUnavailable`; the kernels' own errors are the CPU's. A task first reserves
+    /// the device memory it is estimated to need, waiting while the tasks running on the
+    /// device hold too much of it (see `budget`).
     pub fn execute(
         &self,
         op: &ChunkOp,
@@ -291,6 +300,7 @@ impl Gpu {
         inputs: &[Arc<ChunkData>],
         timed: bool,
     ) -> Result<(ChunkData, Duration), KernelError> {
+        let _held = self.budget.reserve(budget::device_estimate(op, inputs));
         match op {
             ChunkOp::Fused(kernel) => contained("a launch", || {
                 self.with_lease(|l| self.run_fused(l, kernel, inputs, timed))

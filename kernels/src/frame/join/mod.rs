@@ -3,7 +3,8 @@
 //! The build side (the right table, or the left one for a right join) is encoded into dense key
 //! ids with a [`KeyEncoder`], its rows are listed per id (counts, prefix sum, row indices: a CSR
 //! list), and the other side probes it with [`KeyEncoder::lookup`]. The result is two row index
-//! arrays, one per side (null where that side has no row), gathered with `take`.
+//! arrays, one per side (null where that side has no row), gathered with `take`. A device
+//! may match the rows and gather the columns itself instead ([`hash_join_with`]).
 //!
 //! Like pandas, a null key equals another null key: rows with null keys join with each other.
 //! Key columns of different encodings of one class (`schema::key_class`) compare by value:
@@ -227,12 +228,58 @@ pub fn hash_join(
 /// order (probe rows in order, each one's build rows in order).
 pub type Matches = (Vec<u32>, Vec<u32>);
 
+/// The table a device gathers a column of: the probe side is the left table, the build
+/// side the right one (devices match only inner and left joins).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchSide {
+    /// The left table.
+    Probe,
+    /// The right table.
+    Build,
+}
+
+/// A device's [`Matches`], kept where the device computed them.
+pub trait JoinMatches<E> {
+    /// The output's row count.
+    fn len(&self) -> usize;
+
+    /// Whether the join has no output rows.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The output rows' values of `col`, a column of the `side` table, gathered where the
+    /// matches are (null where a left join's row has no build row); `None` leaves the
+    /// column to the CPU.
+    fn gather(&self, side: MatchSide, col: &ArrayRef) -> Result<Option<ArrayRef>, E>;
+
+    /// The matches, on the host.
+    fn into_pairs(self: Box<Self>) -> Result<Matches, E>;
+}
+
+/// Matches already on the host: every column is gathered by the CPU.
+impl<E> JoinMatches<E> for Matches {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn gather(&self, _side: MatchSide, _col: &ArrayRef) -> Result<Option<ArrayRef>, E> {
+        Ok(None)
+    }
+
+    fn into_pairs(self: Box<Self>) -> Result<Matches, E> {
+        Ok(*self)
+    }
+}
+
 /// A device's matcher of build keys against probe keys (`keep_unmatched`: a left join's
 /// probe rows without a match are kept); `None` leaves the matching to the CPU.
-pub type MatchFn<'a, E> = &'a dyn Fn(&[ArrayRef], &[ArrayRef], bool) -> Result<Option<Matches>, E>;
+pub type MatchFn<'a, E> =
+    &'a dyn Fn(&[ArrayRef], &[ArrayRef], bool) -> Result<Option<Box<dyn JoinMatches<E> + 'a>>, E>;
 
 /// [`hash_join`], with inner and left joins' rows matched by `matcher` where it takes
-/// them: keys without nulls, none of them cast into unmatchable values.
+/// them (keys without nulls, none of them cast into unmatchable values), and their columns
+/// gathered by it where it can.
 pub fn hash_join_with<E: From<FrameError>>(
     spec: &JoinSpec,
     left: &RecordBatch,
@@ -248,34 +295,82 @@ pub fn hash_join_with<E: From<FrameError>>(
         }
         _ => None,
     };
-    let (left_rows, right_rows) = match (device, spec.how) {
-        (Some((probe, build)), _) => Pairs {
-            probe: Some(probe),
-            build,
-            probe_rows: lside.rows,
-            build_rows: rside.rows,
+    let (len, columns) = match device {
+        Some(m) => (m.len(), device_columns(&plan, left, right, m)?),
+        None => {
+            let (left_rows, right_rows) = match spec.how {
+                JoinHow::Inner => match_rows(&rside, &lside, false, false)?.into_sides(),
+                JoinHow::Left => match_rows(&rside, &lside, true, false)?.into_sides(),
+                JoinHow::Right => match_rows(&lside, &rside, true, false)?.swap(),
+                JoinHow::Outer => match_rows(&rside, &lside, true, true)?.into_sides(),
+            };
+            let columns = plan
+                .sources
+                .iter()
+                .map(|s| cpu_column(*s, left, right, &left_rows, &right_rows))
+                .collect::<FrameResult<Vec<_>>>()?;
+            (left_rows.len(), columns)
         }
-        .into_sides(),
-        (None, JoinHow::Inner) => match_rows(&rside, &lside, false, false)?.into_sides(),
-        (None, JoinHow::Left) => match_rows(&rside, &lside, true, false)?.into_sides(),
-        (None, JoinHow::Right) => match_rows(&lside, &rside, true, false)?.swap(),
-        (None, JoinHow::Outer) => match_rows(&rside, &lside, true, true)?.into_sides(),
     };
-    let len = left_rows.len();
-    let columns = plan
-        .sources
-        .iter()
-        .map(|s| match *s {
-            Source::Left(i) => left_rows.gather(left.column(i)),
-            Source::Right(j) => right_rows.gather(right.column(j)),
-            Source::Coalesce(i, j) => {
-                coalesce_key(left.column(i), right.column(j), &left_rows, &right_rows)
-            }
-        })
-        .collect::<FrameResult<Vec<_>>>()?;
     let options = RecordBatchOptions::new().with_row_count(Some(len));
     let batch = RecordBatch::try_new_with_options(Arc::new(plan.schema), columns, &options);
     Ok(batch.map_err(FrameError::from)?)
+}
+
+/// The output columns of a device's matches: gathered by the device where it can, the
+/// others by the CPU from the matches brought to the host.
+fn device_columns<E: From<FrameError>>(
+    plan: &Plan,
+    left: &RecordBatch,
+    right: &RecordBatch,
+    matches: Box<dyn JoinMatches<E> + '_>,
+) -> Result<Vec<ArrayRef>, E> {
+    let gathered = plan
+        .sources
+        .iter()
+        .map(|s| match *s {
+            Source::Left(i) => matches.gather(MatchSide::Probe, left.column(i)),
+            Source::Right(j) => matches.gather(MatchSide::Build, right.column(j)),
+            Source::Coalesce(..) => Ok(None),
+        })
+        .collect::<Result<Vec<_>, E>>()?;
+    if gathered.iter().all(Option::is_some) {
+        return Ok(gathered.into_iter().flatten().collect());
+    }
+    let (probe, build) = matches.into_pairs()?;
+    let (left_rows, right_rows) = Pairs {
+        probe: Some(probe),
+        build,
+        probe_rows: left.num_rows(),
+        build_rows: right.num_rows(),
+    }
+    .into_sides();
+    Ok(plan
+        .sources
+        .iter()
+        .zip(gathered)
+        .map(|(s, col)| match col {
+            Some(col) => Ok(col),
+            None => cpu_column(*s, left, right, &left_rows, &right_rows),
+        })
+        .collect::<FrameResult<Vec<_>>>()?)
+}
+
+/// Output column `source`, gathered by the CPU.
+fn cpu_column(
+    source: Source,
+    left: &RecordBatch,
+    right: &RecordBatch,
+    left_rows: &RowIndex,
+    right_rows: &RowIndex,
+) -> FrameResult<ArrayRef> {
+    match source {
+        Source::Left(i) => left_rows.gather(left.column(i)),
+        Source::Right(j) => right_rows.gather(right.column(j)),
+        Source::Coalesce(i, j) => {
+            coalesce_key(left.column(i), right.column(j), left_rows, right_rows)
+        }
+    }
 }
 
 /// The key columns of one side (a UInt64 key paired with a signed one cast to Int64).
