@@ -1,8 +1,10 @@
 //! Device buffers of every chunk dtype: copied in from host [`Buffer`]s, allocated for
 //! outputs, pushed as kernel parameters, copied back.
 
+use super::Gpu;
 use crate::dtype::DType;
 use crate::tensor::Buffer;
+use crate::KernelError;
 use cudarc::driver::{CudaSlice, CudaStream, DriverError, LaunchArgs, PushKernelArg};
 use std::sync::Arc;
 
@@ -19,13 +21,14 @@ macro_rules! dev_buffers {
         }
 
         impl DevBuf {
-            /// A copy of `b` on the device.
+            /// A copy of `b` on `gpu`.
             pub(super) fn upload(
+                gpu: &Gpu,
                 stream: &Arc<CudaStream>,
                 b: &Buffer,
-            ) -> Result<DevBuf, DriverError> {
+            ) -> Result<DevBuf, KernelError> {
                 Ok(match b {
-                    $(Buffer::$variant(v) => DevBuf::$variant(stream.clone_htod(v)?),)+
+                    $(Buffer::$variant(v) => DevBuf::$variant(gpu.to_device(stream, v)?),)+
                 })
             }
 
@@ -55,10 +58,14 @@ macro_rules! dev_buffers {
                 })
             }
 
-            /// The values, copied back to the host (waits for the stream).
-            pub(super) fn download(&self, stream: &Arc<CudaStream>) -> Result<Buffer, DriverError> {
+            /// The values, copied back from `gpu` (waits for the stream).
+            pub(super) fn download(
+                &self,
+                gpu: &Gpu,
+                stream: &Arc<CudaStream>,
+            ) -> Result<Buffer, KernelError> {
                 Ok(match self {
-                    $(DevBuf::$variant(s) => Buffer::$variant(stream.clone_dtoh(s)?),)+
+                    $(DevBuf::$variant(s) => Buffer::$variant(gpu.to_host(stream, s, s.len())?),)+
                 })
             }
 

@@ -87,11 +87,9 @@ pub(super) struct DevCol {
 }
 
 /// Copies `bytes` in (one zero byte for none: an empty allocation is no valid pointer).
-fn upload(stream: &Arc<CudaStream>, bytes: &[u8]) -> Result<CudaSlice<u8>, KernelError> {
+fn upload(gpu: &Gpu, stream: &Arc<CudaStream>, bytes: &[u8]) -> Result<CudaSlice<u8>, KernelError> {
     let bytes = if bytes.is_empty() { &[0u8][..] } else { bytes };
-    stream
-        .clone_htod(bytes)
-        .map_err(driver("copy to the device"))
+    gpu.to_device(stream, bytes)
 }
 
 fn address(stream: &CudaStream, s: &CudaSlice<u8>) -> u64 {
@@ -101,6 +99,7 @@ fn address(stream: &CudaStream, s: &CudaSlice<u8>) -> u64 {
 
 /// The device copy of `array`, read as `kind`.
 pub(super) fn dev_col(
+    gpu: &Gpu,
     stream: &Arc<CudaStream>,
     array: &ArrayRef,
     kind: ColKind,
@@ -110,7 +109,7 @@ pub(super) fn dev_col(
         ColKind::LargeUtf8 => Some(8),
         _ => None,
     };
-    let mut col = upload_col(stream, array, offset_width)?;
+    let mut col = upload_col(gpu, stream, array, offset_width)?;
     col.words[0] = kind as i64 as u64;
     Ok(col)
 }
@@ -118,11 +117,12 @@ pub(super) fn dev_col(
 /// The device copy of a column of 1, 2, 4 or 8-byte values (its kind word unset, which
 /// only gathers read), or `None` for any other layout.
 pub(super) fn fixed_col(
+    gpu: &Gpu,
     stream: &Arc<CudaStream>,
     array: &ArrayRef,
 ) -> Result<Option<DevCol>, KernelError> {
     match array.data_type().primitive_width() {
-        Some(1 | 2 | 4 | 8) => upload_col(stream, array, None).map(Some),
+        Some(1 | 2 | 4 | 8) => upload_col(gpu, stream, array, None).map(Some),
         _ => Ok(None),
     }
 }
@@ -131,6 +131,7 @@ pub(super) fn fixed_col(
 /// `offset_width` bytes), else its fixed-width values; and its validity bitmap where it has
 /// nulls.
 fn upload_col(
+    gpu: &Gpu,
     stream: &Arc<CudaStream>,
     array: &ArrayRef,
     offset_width: Option<usize>,
@@ -151,7 +152,10 @@ fn upload_col(
                 .get(offset * width..(offset + len + 1) * width)
                 .ok_or_else(bad)?;
             let bytes = data.buffers().get(1).ok_or_else(bad)?.as_slice();
-            (upload(stream, bytes)?, Some(upload(stream, offs)?))
+            (
+                upload(gpu, stream, bytes)?,
+                Some(upload(gpu, stream, offs)?),
+            )
         }
         None => {
             let width = array.data_type().primitive_width().ok_or_else(bad)?;
@@ -159,7 +163,7 @@ fn upload_col(
             let bytes = all
                 .get(offset * width..(offset + len) * width)
                 .ok_or_else(bad)?;
-            (upload(stream, bytes)?, None)
+            (upload(gpu, stream, bytes)?, None)
         }
     };
     let mut words = [0, address(stream, &values), 0, 0, 0];
@@ -170,7 +174,7 @@ fn upload_col(
     }
     if let Some(nulls) = array.nulls().filter(|n| n.null_count() > 0) {
         let bits = nulls.inner();
-        let valid = upload(stream, bits.values())?;
+        let valid = upload(gpu, stream, bits.values())?;
         words[3] = address(stream, &valid);
         words[4] = bits.offset() as u64;
         buffers.push(valid);
@@ -192,19 +196,6 @@ impl DevCol {
     pub(super) fn validity(&self) -> (u64, u64) {
         (self.words[3], self.words[4])
     }
-}
-
-/// The first `len` elements of `s`, copied to the host.
-pub(super) fn copy_back<T: DeviceRepr>(
-    stream: &Arc<CudaStream>,
-    s: &CudaSlice<T>,
-    len: usize,
-) -> Result<Vec<T>, KernelError> {
-    let mut v = stream
-        .clone_dtoh(s)
-        .map_err(driver("copy from the device"))?;
-    v.truncate(len);
-    Ok(v)
 }
 
 /// The `ts_col` array of `cols` on the device.

@@ -38,9 +38,8 @@ impl Gpu {
         let host = launched
             .outputs
             .iter()
-            .map(|d| d.download(&lease.stream))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(driver("copy from the device"))?;
+            .map(|d| d.download(self, &lease.stream))
+            .collect::<Result<Vec<_>, _>>()?;
         let (root, _) = kernel.root_instr()?;
         let data = assemble(&launched.cuda, &root.shape, launched.splits, host)?;
         Ok((data, launched.took))
@@ -61,9 +60,8 @@ impl Gpu {
         let shape = launch_shape(&cuda, self.sms);
         let ins = host_inputs
             .iter()
-            .map(|b| DevBuf::upload(stream, b))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(driver("copy to the device"))?;
+            .map(|b| DevBuf::upload(self, stream, b))
+            .collect::<Result<Vec<_>, _>>()?;
         let out_dtypes = cuda.params.iter().filter_map(|p| match p {
             ParamKind::Values { dtype, .. } | ParamKind::Part { dtype, .. } => Some(*dtype),
             _ => None,

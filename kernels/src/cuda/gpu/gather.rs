@@ -4,7 +4,7 @@
 //! (`ts_gather_valid`, an Arrow bitmap). The key columns the matching copied in are reused;
 //! other columns are copied in once. Strings, booleans and wider values stay the CPU's.
 
-use super::frame::{copy_back, fixed_col, i64_of, launch, DevCol, FrameFns, GpuFrames, BLOCK};
+use super::frame::{fixed_col, i64_of, launch, DevCol, FrameFns, GpuFrames, BLOCK};
 use super::join::DevMatches;
 use super::{driver, Gpu, Timer};
 use crate::frame::join::{JoinMatches, MatchSide, Matches};
@@ -37,7 +37,8 @@ impl JoinMatches<KernelError> for GpuMatches<'_> {
     }
 
     fn into_pairs(self: Box<Self>) -> Result<Matches, KernelError> {
-        self.matches.to_host(self.frames.stream)
+        self.matches
+            .pairs_on_host(self.frames.gpu, self.frames.stream)
     }
 }
 
@@ -59,7 +60,7 @@ impl Gpu {
         let uploaded;
         let src = match m.key_copy(side, col) {
             Some(key) => key,
-            None => match fixed_col(stream, col)? {
+            None => match fixed_col(self, stream, col)? {
                 Some(c) => {
                     uploaded = c;
                     &uploaded
@@ -149,11 +150,14 @@ impl Gathering<'_> {
         };
         self.timer.mark(stream, "join: gather a column")?;
         self.timer.stop(stream)?;
-        let values = Buffer::from_vec(copy_back(stream, &out, total)?);
+        let values = Buffer::from_vec(self.gpu.to_host(stream, &out, total)?);
         let nulls = match bits {
             Some(b) => {
-                let b =
-                    BooleanBuffer::new(Buffer::from_vec(copy_back(stream, &b, words)?), 0, total);
+                let b = BooleanBuffer::new(
+                    Buffer::from_vec(self.gpu.to_host(stream, &b, words)?),
+                    0,
+                    total,
+                );
                 Some(NullBuffer::new(b)).filter(|n| n.null_count() > 0)
             }
             None => None,

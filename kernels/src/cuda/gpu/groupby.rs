@@ -51,7 +51,7 @@ impl Gpu {
         let keys = plan
             .keys
             .iter()
-            .map(|&(at, kind)| dev_col(stream, batch.column(at), kind))
+            .map(|&(at, kind)| dev_col(self, stream, batch.column(at), kind))
             .collect::<Result<Vec<_>, _>>()?;
         let key_desc = descriptors(stream, &keys.iter().collect::<Vec<_>>())?;
         let mut values = HashMap::new();
@@ -65,7 +65,7 @@ impl Gpu {
                             column.data_type()
                         ))
                     })?;
-                    let col = dev_col(stream, column, kind)?;
+                    let col = dev_col(self, stream, column, kind)?;
                     let desc = descriptors(stream, &[&col])?;
                     e.insert((col, desc));
                 }
@@ -120,13 +120,7 @@ impl Gpu {
             states.push(state);
         }
         timer.stop(stream)?;
-        let back = |s: &CudaSlice<u64>| -> Result<Vec<u64>, KernelError> {
-            let mut v = stream
-                .clone_dtoh(s)
-                .map_err(driver("copy from the device"))?;
-            v.truncate(groups);
-            Ok(v)
-        };
+        let back = |s: &CudaSlice<u64>| self.to_host(stream, s, groups);
         let first_rows: Vec<i64> = back(&first_rows)?.into_iter().map(|r| r as i64).collect();
         let words = states.iter().map(back).collect::<Result<Vec<_>, _>>()?;
         let took = timer.elapsed()?;

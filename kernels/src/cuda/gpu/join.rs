@@ -9,7 +9,7 @@
 //! number more than [`MOST_PER_KEY`] leaves the matching to the CPU (the per-key sort is a
 //! short insertion sort).
 
-use super::frame::{copy_back, descriptors, dev_col, i64_of, launch, DevCol, BLOCK};
+use super::frame::{descriptors, dev_col, i64_of, launch, DevCol, BLOCK};
 use super::{driver, Gpu, Timer};
 use crate::cuda::frame_plan::ColKind;
 use crate::frame::join::{MatchSide, Matches};
@@ -46,23 +46,28 @@ impl DevMatches {
     }
 
     /// The matches, copied to the host.
-    pub(super) fn to_host(&self, stream: &Arc<CudaStream>) -> Result<Matches, KernelError> {
+    pub(super) fn pairs_on_host(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+    ) -> Result<Matches, KernelError> {
         Ok((
-            copy_back(stream, &self.probe, self.total)?,
-            copy_back(stream, &self.build, self.total)?,
+            gpu.to_host(stream, &self.probe, self.total)?,
+            gpu.to_host(stream, &self.build, self.total)?,
         ))
     }
 }
 
 /// The device copies of key columns whose kinds the kernels read, or `None`.
 fn key_cols(
+    gpu: &Gpu,
     stream: &Arc<CudaStream>,
     keys: &[ArrayRef],
 ) -> Result<Option<Vec<DevCol>>, KernelError> {
     let mut out = Vec::with_capacity(keys.len());
     for k in keys {
         match ColKind::key(k.data_type()) {
-            Some(kind) => out.push(dev_col(stream, k, kind)?),
+            Some(kind) => out.push(dev_col(gpu, stream, k, kind)?),
             None => return Ok(None),
         }
     }
@@ -113,8 +118,10 @@ impl Gpu {
         if !same_class || build.is_empty() || nb == 0 || np == 0 || nb >= 1 << 30 || np >= 1 << 31 {
             return Ok(None);
         }
-        let (Some(bcols), Some(pcols)) = (key_cols(stream, build)?, key_cols(stream, probe)?)
-        else {
+        let (Some(bcols), Some(pcols)) = (
+            key_cols(self, stream, build)?,
+            key_cols(self, stream, probe)?,
+        ) else {
             return Ok(None);
         };
         let fns = self.frame_fns()?;

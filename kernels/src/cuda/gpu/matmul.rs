@@ -104,10 +104,7 @@ impl Gpu {
         let (c, m, n) = acc.ok_or_else(|| {
             KernelError::BadInput("matmul needs at least one operand pair".into())
         })?;
-        let mut values = stream
-            .clone_dtoh(&c)
-            .map_err(driver("copy from the device"))?;
-        values.truncate(m * n);
+        let values = self.to_host(&stream, &c, m * n)?;
         Ok((
             ChunkData::Tensor(HostTensor::new(vec![m, n], Buffer::F64(values))?),
             took,
@@ -127,11 +124,10 @@ impl Gpu {
             MatOperand::Input(r) => {
                 let (values, rows, cols) = input_rows(inputs, r, what)?;
                 let data = if values.is_empty() {
-                    stream.alloc_zeros::<f64>(1)
+                    stream.alloc_zeros::<f64>(1).map_err(driver("allocation"))?
                 } else {
-                    stream.clone_htod(values)
-                }
-                .map_err(driver("copy to the device"))?;
+                    self.to_device(stream, values)?
+                };
                 Ok((DeviceMatrix { data, rows, cols }, Duration::ZERO))
             }
             MatOperand::Fused(kernel) => {

@@ -17,6 +17,7 @@ mod gather;
 mod groupby;
 mod join;
 mod matmul;
+mod staging;
 
 pub use frame::compile_frame_kernels;
 
@@ -46,6 +47,8 @@ pub struct Gpu {
     /// modules and cuBLAS's workspaces).
     budget: budget::DeviceBudget,
     leases: Mutex<Vec<Lease>>,
+    /// Page-locked buffers for large copies, kept between them.
+    stages: Mutex<Vec<staging::Stage>>,
     functions: Mutex<HashMap<String, Arc<CudaFunction>>>,
     frame: Mutex<Option<Arc<frame::FrameFns>>>,
 }
@@ -199,6 +202,7 @@ impl Gpu {
                 ordinal,
                 ctx,
                 leases: Mutex::default(),
+                stages: Mutex::default(),
                 functions: Mutex::default(),
                 frame: Mutex::default(),
             })
