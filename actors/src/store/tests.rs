@@ -1,0 +1,286 @@
+//! The chunk store's tiers, spills, read-backs, kept chunks and faults.
+
+use super::*;
+use tessera_kernels::{Buffer, HostTensor};
+
+/// A chunk of `n` i64 values (8·n bytes).
+pub(crate) fn chunk(n: usize) -> Arc<ChunkData> {
+    Arc::new(ChunkData::Tensor(
+        HostTensor::new(vec![n], Buffer::I64(vec![7; n])).unwrap(),
+    ))
+}
+
+fn id(job: u64, key: u64) -> ChunkId {
+    ChunkId {
+        job: JobId(job),
+        key: ChunkKey(key),
+    }
+}
+
+pub(crate) fn store(budget: u64, faults: Option<FaultInjector>) -> ChunkStore {
+    ChunkStore::new(StoreConfig {
+        pool: MemoryPool::new(budget),
+        spill_parent: std::env::temp_dir(),
+        disk_budget: u64::MAX,
+        faults: faults.map(Arc::new),
+        recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
+    })
+}
+
+#[test]
+fn get_is_all_or_nothing_and_release_removes() {
+    let mut store = store(u64::MAX, None);
+    let a = chunk(3);
+    store.put(id(0, 1), a.clone(), "fused", 0, false);
+    store.put(id(0, 2), chunk(1), "fused", 0, false);
+    let err = store.get(&[id(0, 1), id(0, 5)], true).unwrap_err();
+    assert!(matches!(&err, StorageError::Lost { ids, .. } if ids == &[id(0, 5)]));
+    assert_eq!(store.len(), 2);
+    let got = store.get(&[id(0, 1), id(0, 1)], false).unwrap();
+    assert!(Arc::ptr_eq(&got[0], &a) && Arc::ptr_eq(&got[1], &a));
+    let taken = store.get(&[id(0, 1), id(0, 1), id(0, 2)], true).unwrap();
+    assert_eq!(taken.len(), 3);
+    assert!(store.is_empty());
+    assert_eq!(store.config.pool.used(), 0, "reservations returned");
+}
+
+#[test]
+fn over_budget_spills_the_chunk_needed_last_and_reads_it_back() {
+    let mut store = store(200, None); // room for two 80-byte chunks
+    store.put(id(0, 1), chunk(10), "fused", 5, false);
+    store.put(id(0, 2), chunk(10), "fused", 9, false);
+    assert_eq!(store.spilled(), 0);
+    let held = chunk(10);
+    store.put(id(0, 3), Arc::clone(&held), "fused", 99, false); // held elsewhere: pinned
+    assert_eq!(store.spilled(), 1, "one chunk went to disk");
+    assert!(store.config.pool.used() <= 200);
+    let dir = store.spill_dir().unwrap().to_path_buf();
+    assert!(dir.exists());
+    // Chunk 2 (next use 9) went, not 3 (pinned) nor 1 (needed sooner).
+    let back = store.get(&[id(0, 2)], false).unwrap();
+    assert_eq!(*back[0], *chunk(10));
+    // Reading 2 back pushed the pool over again: another unpinned chunk was spilled.
+    assert_eq!(store.spilled(), 1);
+    let (stats, _) = store.forget_job(JobId(0));
+    assert_eq!((stats.chunks_spilled, stats.bytes_spilled), (2, 160));
+    assert_eq!(stats.bytes_read_back, 80);
+    assert!(stats.peak_disk_bytes > 80);
+    assert!(store.is_empty() && store.disk_bytes() == 0);
+    drop(back);
+    drop(store);
+    assert!(!dir.exists(), "the spill folder goes with the store");
+}
+
+#[test]
+fn kept_chunks_outlive_their_job_spill_and_go_with_their_last_hold() {
+    let mut store = store(100, None);
+    store.put(id(0, 1), chunk(10), "fused", u64::MAX, false);
+    store.put(id(0, 2), chunk(10), "fused", u64::MAX, false);
+    let lost = store.keep(&[id(0, 1), id(0, 9)]).unwrap_err();
+    assert!(matches!(&lost, StorageError::Lost { ids, .. } if ids == &[id(0, 9)]));
+    assert_eq!(store.kept(), 0, "all or nothing");
+    assert_eq!(store.keep(&[id(0, 1), id(0, 2)]).unwrap(), vec![80, 80]);
+    assert_eq!(store.keep(&[id(0, 1)]).unwrap(), vec![80], "a second hold");
+    // Over a budget of 100 bytes, one of the two is on disk, its memory freed.
+    assert_eq!(store.spilled(), 1);
+    assert_eq!(store.config.pool.used(), 80);
+    // Neither the job's end, nor a release, nor a taking get drops a kept chunk.
+    store.forget_job(JobId(0));
+    store.release(&[id(0, 1)]);
+    let both = store.get(&[id(0, 1), id(0, 2)], true).unwrap();
+    assert_eq!(both.len(), 2);
+    drop(both);
+    assert_eq!(store.len(), 2);
+    store.unkeep(&[id(0, 1), id(0, 2)]);
+    assert_eq!(store.len(), 1, "chunk 2's only hold is gone");
+    store.unkeep(&[id(0, 1)]);
+    assert!(store.is_empty());
+    assert_eq!((store.disk_bytes(), store.config.pool.used()), (0, 0));
+    store.unkeep(&[id(0, 1)]); // a hold given up twice changes nothing
+    assert_eq!(store.kept(), 0);
+}
+
+#[test]
+fn a_kept_chunk_spilled_after_its_job_counts_for_the_job_that_made_room() {
+    let mut store = store(100, None);
+    store.put(id(0, 1), chunk(10), "fused", u64::MAX, false);
+    store.keep(&[id(0, 1)]).unwrap();
+    assert_eq!(store.forget_job(JobId(0)).0.chunks_spilled, 0);
+    store.forget_job(JobId(7)); // no job presses now
+    store.put(id(1, 2), chunk(1), "fused", 0, false);
+    store.release(&[id(1, 2)]);
+    // Job 1's chunk does not fit beside it: the kept chunk (needed last) is spilled.
+    store.put(id(1, 1), chunk(10), "fused", 0, false);
+    assert_eq!(store.spilled(), 1);
+    let (stats, _) = store.forget_job(JobId(1));
+    assert_eq!((stats.chunks_spilled, stats.bytes_spilled), (1, 80));
+    // Job 2 reads it back: its counters have it.
+    assert_eq!(
+        store
+            .get_for(Some(JobId(2)), &[id(0, 1)], false)
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(store.forget_job(JobId(2)).0.bytes_read_back, 80);
+}
+
+#[test]
+fn failed_spills_keep_chunks_in_memory() {
+    let faults = FaultInjector::new().on_nth(None, 0, FaultKind::SpillWriteFails);
+    let mut store = store(100, Some(faults));
+    store.put(id(0, 1), chunk(10), "fused", 0, false);
+    store.put(id(0, 2), chunk(10), "fused", 0, false);
+    assert_eq!((store.spilled(), store.len()), (0, 2));
+    assert_eq!(store.config.pool.used(), 160, "over budget, nothing lost");
+    assert!(store.get(&[id(0, 1), id(0, 2)], true).is_ok());
+    assert!(store.forget_job(JobId(0)).0.spill_failures >= 1);
+}
+
+#[test]
+fn damaged_spill_files_are_reported_lost() {
+    for kind in [FaultKind::CorruptSpill, FaultKind::DeleteSpill] {
+        let faults = FaultInjector::new().on_nth(None, 1, kind);
+        let mut store = store(100, Some(faults));
+        store.put(id(0, 1), chunk(10), "fused", 7, false);
+        store.put(id(0, 2), chunk(10), "fused", 1, false);
+        assert_eq!(store.spilled(), 1);
+        let err = store.get(&[id(0, 2), id(0, 1)], false).unwrap_err();
+        assert!(
+            matches!(&err, StorageError::Lost { ids, .. } if ids == &[id(0, 1)]),
+            "{kind:?}: {err}"
+        );
+        assert_eq!(store.len(), 1, "{kind:?}: the lost chunk is forgotten");
+        assert_eq!(store.get(&[id(0, 2)], true).unwrap().len(), 1);
+    }
+}
+
+#[test]
+fn put_faults_drop_chunks_or_kill_the_store() {
+    let faults = FaultInjector::new()
+        .on_nth(None, 1, FaultKind::DropChunk)
+        .on_nth(None, 2, FaultKind::KillStorage);
+    let mut store = store(u64::MAX, Some(faults));
+    assert_eq!(
+        store.put(id(0, 1), chunk(1), "f", 0, false),
+        PutOutcome::Dropped
+    );
+    assert_eq!(
+        store.put(id(0, 2), chunk(1), "f", 0, false),
+        PutOutcome::Kill
+    );
+    assert_eq!(
+        store.put(id(0, 3), chunk(1), "f", 0, false),
+        PutOutcome::Stored
+    );
+    assert_eq!(store.len(), 1);
+}
+
+#[test]
+fn a_chunk_read_back_is_spilled_again_without_rewriting_its_file() {
+    let mut store = store(100, None);
+    store.put(id(0, 1), chunk(10), "fused", 9, false);
+    store.put(id(0, 2), chunk(10), "fused", 1, false); // 1 goes to disk
+    let back = store.get(&[id(0, 1)], false).unwrap(); // 2 goes to disk
+    drop(back);
+    let disk = store.disk_bytes();
+    store.put(id(0, 3), chunk(10), "fused", 5, false); // 1 again: its file is reused
+    assert_eq!(store.disk_bytes(), disk);
+    assert_eq!(store.spilled(), 2);
+    let (stats, _) = store.forget_job(JobId(0));
+    assert_eq!((stats.chunks_spilled, stats.bytes_spilled), (2, 160));
+    assert_eq!(store.disk_bytes(), 0);
+}
+
+#[test]
+fn shared_user_data_is_neither_reserved_nor_spilled() {
+    let mut store = store(100, None);
+    let user = chunk(50); // 400 bytes, held by the user too
+    store.put(id(0, 1), Arc::clone(&user), "literal", 9, true);
+    assert_eq!(store.config.pool.used(), 0);
+    store.put(id(0, 2), chunk(10), "fused", 1, false);
+    assert_eq!((store.spilled(), store.config.pool.used()), (0, 80));
+    drop(user);
+    store.put(id(0, 3), chunk(10), "fused", 2, false);
+    assert_eq!(
+        store.spilled(),
+        1,
+        "a reserved chunk went, never the shared one"
+    );
+    assert!(store.get(&[id(0, 1)], false).is_ok());
+}
+
+/// What is in memory past the pool's budget, against the room the store published:
+/// `None` while the disk tier can take it all.
+fn past_both(store: &ChunkStore) -> Option<u64> {
+    store.config.pool.past_both_tiers(0)
+}
+
+#[test]
+fn the_disk_budget_bounds_spilling() {
+    let mut store = ChunkStore::new(StoreConfig {
+        pool: MemoryPool::new(100),
+        spill_parent: std::env::temp_dir(),
+        disk_budget: 150,
+        faults: None,
+        recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
+    });
+    assert_eq!(past_both(&store), None);
+    for k in 0..4 {
+        store.put(id(0, k), chunk(10), "fused", k, false);
+    }
+    assert_eq!(
+        store.spilled(),
+        1,
+        "only one 80-byte chunk (plus header) fits"
+    );
+    assert_eq!(store.len(), 4);
+    let file = store.disk_bytes();
+    assert!(file > 75 && file <= 150, "{file}");
+    assert_eq!(
+        past_both(&store),
+        Some(150),
+        "240 bytes in memory, 140 past the budget, {} bytes of room on disk",
+        150 - file
+    );
+    // Releasing the spilled chunk frees the disk tier: spilling resumes.
+    let on_disk: Vec<ChunkId> = (0..4)
+        .map(|k| id(0, k))
+        .filter(|i| matches!(store.entries[i].place, Place::Disk(_)))
+        .collect();
+    store.release(&on_disk);
+    assert_eq!((store.spilled(), store.len()), (1, 3));
+    assert_eq!(store.disk_bytes(), file);
+    store.release(&[id(0, 0), id(0, 1), id(0, 2), id(0, 3)]);
+    assert_eq!((store.config.pool.used(), store.disk_bytes()), (0, 0));
+    assert_eq!(store.config.pool.past_both_tiers(250), None, "room again");
+    assert_eq!(store.config.pool.past_both_tiers(251), Some(150));
+}
+
+#[test]
+fn a_chunk_read_back_leaves_memory_again_without_disk_room() {
+    let mut store = ChunkStore::new(StoreConfig {
+        pool: MemoryPool::new(100),
+        spill_parent: std::env::temp_dir(),
+        disk_budget: 150,
+        faults: None,
+        recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
+    });
+    store.put(id(0, 0), chunk(10), "fused", 9, false);
+    store.put(id(0, 1), chunk(10), "fused", 1, false);
+    assert_eq!(store.spilled(), 1, "chunk 0, needed last, went to disk");
+    let file = store.disk_bytes();
+    let data = store.get(&[id(0, 0)], false).expect("read back");
+    assert_eq!((store.spilled(), store.disk_bytes()), (0, file));
+    // 160 bytes in memory, 60 past the budget: chunk 0 can leave memory without a
+    // write, so its 80 bytes count as room although its file fills the disk tier.
+    assert_eq!(store.config.pool.past_both_tiers(0), None);
+    assert_eq!(store.config.pool.past_both_tiers(150 - file + 20), None);
+    assert_eq!(
+        store.config.pool.past_both_tiers(150 - file + 21),
+        Some(150)
+    );
+    drop(data);
+    store.release(&[id(0, 0), id(0, 1)]);
+    assert_eq!((store.disk_bytes(), store.config.pool.used()), (0, 0));
+}
