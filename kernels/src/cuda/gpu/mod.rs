@@ -81,8 +81,8 @@ fn keep_freed_memory(ctx: &CudaContext, bytes: u64) -> Result<(), KernelError> {
     // SAFETY: the device is the context's; the release threshold is a cuuint64_t, which
     // `keep` is and outlives the call.
     unsafe {
-        let pool = result::device::get_default_mem_pool(ctx.cu_device())
-            .map_err(driver("memory pool"))?;
+        let pool =
+            result::device::get_default_mem_pool(ctx.cu_device()).map_err(driver("memory pool"))?;
         result::mem_pool::set_attribute(
             pool,
             CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
