@@ -18,6 +18,7 @@ use std::any::Any;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tessera_kernels::cuda::Gpu;
 use tessera_kernels::{cpu, ChunkData, ChunkOp, KernelError};
 
@@ -223,6 +224,7 @@ impl Handler<ExecuteChunk> for DeviceActor {
         let (executor, device) = (self.executor.clone(), self.id);
         let task = Box::new(move || {
             let trace = tracing::debug_span!("chunk", %device, %job, %key, op = op.name());
+            let started = Instant::now();
             let (result, span) = RunSpan::time(recorder.as_deref(), worker_index(), || {
                 trace.in_scope(|| run_kernel(&executor, &op, &inputs, fault))
             });
@@ -232,6 +234,7 @@ impl Handler<ExecuteChunk> for DeviceActor {
                 attempt,
                 result,
                 span,
+                took: started.elapsed(),
             });
         });
         if self.pool.execute(task).is_err() {
@@ -242,6 +245,7 @@ impl Handler<ExecuteChunk> for DeviceActor {
                 attempt,
                 result: Err(error),
                 span: RunSpan::default(),
+                took: Duration::ZERO,
             });
         }
     }

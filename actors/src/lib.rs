@@ -37,14 +37,16 @@ pub use memory::{output_estimate, MemoryPool, Reservation};
 pub use messages::{ActorName, DeviceKind};
 pub use metrics::{Exposition, Totals};
 pub use planner::GraphPlannerActor;
-pub use planner_state::{split_parts, PlannerAction, PlannerState, MAX_ATTEMPTS, MAX_LOSSES};
+pub use planner_state::{
+    split_parts, Gone, PlannerAction, PlannerState, MAX_ATTEMPTS, MAX_DROPS, MAX_LOSSES,
+};
 pub use pool::{worker_index, WorkerPool};
 pub use recorder::{
     MemorySample, OpName, OpSummary, Recorder, RunSpan, StorageEvent, StorageEventKind, StorageLog,
     TaskRecord, TaskStream, DEFAULT_CAPACITY as DEFAULT_TASK_RECORDS,
 };
 pub use storage::StorageActor;
-pub use store::{ChunkId, ChunkStore, StorageError, StorageStats, StoreConfig};
+pub use store::{ChunkId, ChunkStore, PutInfo, StorageError, StorageStats, StoreConfig};
 pub use supervisor::{Supervisor, BACKOFF, MAX_RESTARTS, RESTART_WINDOW};
 pub use system::{
     ActorError, ActorSystem, JobHandle, ReadError, SystemConfig, DEFAULT_READ_TIMEOUT, STORED_JOB,

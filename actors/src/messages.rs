@@ -14,6 +14,7 @@ use crossbeam_channel::Sender;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 use tessera_kernels::{ChunkData, ChunkOp, KernelError};
 
 /// Names one device actor (the CPU pool or a GPU).
@@ -114,6 +115,8 @@ pub struct ChunkFinished {
     pub result: Result<Arc<ChunkData>, KernelError>,
     /// When and on which worker thread the kernel ran (0s when not recorded).
     pub span: RunSpan,
+    /// How long the kernel ran (measured whether or not recording is on).
+    pub took: Duration,
 }
 
 /// Planner → storage: keep a chunk.
@@ -131,6 +134,9 @@ pub struct PutChunk {
     /// The data is also held outside Tessera (a literal's user data): it is kept without a
     /// reservation and never spilled.
     pub shared: bool,
+    /// What computing it again costs, where its task reads no other chunk (see
+    /// [`crate::store::PutInfo::recompute`]).
+    pub recompute: Option<Duration>,
 }
 
 /// Planner → storage: hand out chunks (and drop them from storage with `release`).

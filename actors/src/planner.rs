@@ -13,7 +13,7 @@ use crate::messages::{
     GetChunks, KeepOutputs, PutChunk, ReadKept, ReleaseChunks, StorageRestarted, StoreKept,
     SubmitJob, TakeOutputs, Unkeep,
 };
-use crate::planner_state::{PlannerAction, PlannerState};
+use crate::planner_state::{Gone, PlannerAction, PlannerState};
 use crate::recorder::{attach_storage, Recorder};
 use crate::storage::StorageActor;
 use crate::store::{ChunkId, StorageError};
@@ -77,6 +77,7 @@ impl GraphPlannerActor {
                     op,
                     next_use,
                     shared,
+                    recompute,
                 } => {
                     let id = ChunkId { job, key };
                     self.storage.do_send(PutChunk {
@@ -85,6 +86,7 @@ impl GraphPlannerActor {
                         op,
                         next_use,
                         shared,
+                        recompute,
                     });
                 }
                 PlannerAction::Release { job, keys } => {
@@ -155,9 +157,10 @@ impl GraphPlannerActor {
             let Task { job, key, attempt } = task;
             let actions = match fetched {
                 Ok(Ok(inputs)) => return act.execute(task, device, op, inputs, ctx),
-                Ok(Err(StorageError::Lost { ids, cause })) => {
-                    let lost = act.state.keys_of(job, &ids);
-                    act.state.on_inputs_lost(job, key, attempt, &lost, &cause)
+                Ok(Err(e)) => {
+                    let gone_keys = act.state.keys_of(job, e.ids());
+                    act.state
+                        .on_inputs_gone(job, key, attempt, &gone_keys, gone(&e))
                 }
                 Err(_) => {
                     act.storage_unreachable(epoch);
@@ -233,9 +236,7 @@ impl GraphPlannerActor {
                     };
                     return act.finish(job, output);
                 }
-                Ok(Err(StorageError::Lost { ids, cause })) => {
-                    act.delivery_failed(job, attempt, &ids, &cause)
-                }
+                Ok(Err(e)) => act.delivery_failed(job, attempt, &e),
                 Err(_) => act.delivery_unreachable(job, attempt, epoch),
             };
             act.apply(actions, ctx);
@@ -274,9 +275,7 @@ impl GraphPlannerActor {
                     };
                     return act.finish(job, output);
                 }
-                Ok(Err(StorageError::Lost { ids, cause })) => {
-                    act.delivery_failed(job, attempt, &ids, &cause)
-                }
+                Ok(Err(e)) => act.delivery_failed(job, attempt, &e),
                 Err(_) => act.delivery_unreachable(job, attempt, epoch),
             };
             act.apply(actions, ctx);
@@ -290,23 +289,31 @@ impl GraphPlannerActor {
         }
     }
 
-    /// A delivery found outputs `ids` lost (`cause`): they are recomputed.
+    /// A delivery found the outputs `error` names gone: they are recomputed.
     fn delivery_failed(
         &mut self,
         job: JobId,
         attempt: u64,
-        ids: &[ChunkId],
-        cause: &str,
+        error: &StorageError,
     ) -> Vec<PlannerAction> {
-        let lost = self.state.keys_of(job, ids);
-        self.state.on_delivery_failed(job, attempt, &lost, cause)
+        let lost = self.state.keys_of(job, error.ids());
+        self.state
+            .on_delivery_failed(job, attempt, &lost, gone(error))
     }
 
     /// A delivery found no storage actor (sent at storage `epoch`).
     fn delivery_unreachable(&mut self, job: JobId, attempt: u64, epoch: u64) -> Vec<PlannerAction> {
         self.storage_unreachable(epoch);
         self.state
-            .on_delivery_failed(job, attempt, &[], "storage unreachable")
+            .on_delivery_failed(job, attempt, &[], Gone::Lost("storage unreachable"))
+    }
+}
+
+/// What storage's `error` says of the chunks it names.
+fn gone(error: &StorageError) -> Gone<'_> {
+    match error {
+        StorageError::Lost { cause, .. } => Gone::Lost(cause),
+        StorageError::Dropped { .. } => Gone::Dropped,
     }
 }
 
@@ -381,6 +388,7 @@ impl Handler<ChunkFinished> for GraphPlannerActor {
             attempt,
             result,
             span,
+            took,
         } = msg;
         let bytes_out = result.as_ref().map_or(0, |data| data.nbytes() as u64);
         self.state
@@ -388,7 +396,7 @@ impl Handler<ChunkFinished> for GraphPlannerActor {
         let actions = match result {
             Ok(data) => self
                 .state
-                .on_chunk_done(job, key, attempt, data, Instant::now()),
+                .on_chunk_done(job, key, attempt, data, took, Instant::now()),
             Err(cause) => {
                 tracing::debug!(%job, %key, %cause, "chunk failed");
                 self.state.on_chunk_failed(job, key, attempt, cause)

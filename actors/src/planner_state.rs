@@ -45,6 +45,19 @@ pub const MAX_ATTEMPTS: u32 = 3;
 /// A chunk lost this many times fails its job (it was recomputed after each earlier loss).
 pub const MAX_LOSSES: u32 = 2;
 
+/// A chunk storage dropped this many times is offered no more for dropping: it is
+/// spilled, so that a job under memory pressure always progresses.
+pub const MAX_DROPS: u32 = 3;
+
+/// Why stored chunks are no longer in storage.
+#[derive(Clone, Copy, Debug)]
+pub enum Gone<'a> {
+    /// Lost, for the reason given: counted against [`MAX_LOSSES`].
+    Lost(&'a str),
+    /// Dropped by storage, recomputing them being cheaper than a spill: no loss.
+    Dropped,
+}
+
 /// What the planner's owner must do next, in order.
 #[derive(Clone, Debug)]
 pub enum PlannerAction {
@@ -80,6 +93,9 @@ pub enum PlannerAction {
         /// The data is also held outside Tessera (a literal's user data): storing it costs
         /// no memory and spilling it would free none.
         shared: bool,
+        /// What running its task took, where the task reads no other chunk and its chunk is
+        /// no output: storage may drop it and have it computed again rather than spill it.
+        recompute: Option<Duration>,
     },
     /// Drop chunks from storage.
     Release {
@@ -123,8 +139,8 @@ pub enum PlannerAction {
 /// What a finished task produced.
 #[derive(Debug)]
 enum Produced {
-    /// Its data, to be stored.
-    Data(Arc<ChunkData>),
+    /// Its data, to be stored, and how long its kernel ran.
+    Data(Arc<ChunkData>, Duration),
     /// Held by the device that ran it: its size, or for a split task each part's.
     Held(Vec<u64>),
 }
@@ -176,6 +192,8 @@ struct Task {
     retries: u32,
     /// Times its chunk was lost.
     losses: u32,
+    /// Times storage dropped its chunk to have it computed again.
+    drops: u32,
     /// Times it was computed again from lineage.
     recomputes: u32,
 }
@@ -361,6 +379,7 @@ impl PlannerState {
             status: Status::Pending,
             retries: 0,
             losses: 0,
+            drops: 0,
             recomputes: 0,
         };
         let mut tasks = Vec::with_capacity(kept + graph.tasks.len());
@@ -416,9 +435,10 @@ impl PlannerState {
         key: ChunkKey,
         attempt: u64,
         data: Arc<ChunkData>,
+        took: Duration,
         now: Instant,
     ) -> Vec<PlannerAction> {
-        self.chunk_done(job, key, attempt, Produced::Data(data), now)
+        self.chunk_done(job, key, attempt, Produced::Data(data, took), now)
     }
 
     /// Dispatch `attempt` of `key` of `job` computed its chunk and the device keeps it (a
@@ -464,15 +484,22 @@ impl PlannerState {
                     }
                 } else {
                     let nbytes = match produced {
-                        Produced::Data(data) => {
+                        Produced::Data(data, took) => {
                             let nbytes = data.nbytes() as u64;
+                            let task = &state.tasks[pos];
+                            let shared = matches!(&task.work, Work::Run(op) if matches!(op.as_ref(), ChunkOp::Literal(_)));
+                            let alone = matches!(task.work, Work::Run(_))
+                                && state.index.inputs(pos).is_empty()
+                                && !task.is_output;
                             actions.push(PlannerAction::Store {
                                 job,
                                 key,
                                 data,
-                                op: state.tasks[pos].work.name(),
+                                op: task.work.name(),
                                 next_use: state.next_use(job, pos, &self.in_flight),
-                                shared: matches!(&state.tasks[pos].work, Work::Run(op) if matches!(op.as_ref(), ChunkOp::Literal(_))),
+                                shared,
+                                recompute: (alone && !shared && task.drops < MAX_DROPS)
+                                    .then_some(took),
                             });
                             nbytes
                         }
@@ -526,10 +553,23 @@ impl PlannerState {
         lost: &[ChunkKey],
         cause: &str,
     ) -> Vec<PlannerAction> {
+        self.on_inputs_gone(job, key, attempt, lost, Gone::Lost(cause))
+    }
+
+    /// [`Self::on_inputs_lost`] for inputs lost or dropped by storage (`gone`): a dropped
+    /// chunk is computed again without counting a loss.
+    pub fn on_inputs_gone(
+        &mut self,
+        job: JobId,
+        key: ChunkKey,
+        attempt: u64,
+        gone_keys: &[ChunkKey],
+        gone: Gone<'_>,
+    ) -> Vec<PlannerAction> {
         if !self.take_in_flight(job, key, attempt) {
             return Vec::new();
         }
-        let mut actions = self.lose_chunks(job, lost, cause);
+        let mut actions = self.lose_chunks(job, gone_keys, gone);
         if let Some(state) = self.jobs.get_mut(&job) {
             if let Some(pos) = state.index.position(key) {
                 state.requeue(job, pos, &mut self.ready);
@@ -670,13 +710,13 @@ impl PlannerState {
         job: JobId,
         attempt: u64,
         lost: &[ChunkKey],
-        cause: &str,
+        gone: Gone<'_>,
     ) -> Vec<PlannerAction> {
         match self.jobs.get_mut(&job) {
             Some(state) if state.delivering == Some(attempt) => state.delivering = None,
             _ => return Vec::new(),
         }
-        let mut actions = self.lose_chunks(job, lost, cause);
+        let mut actions = self.lose_chunks(job, lost, gone);
         actions.extend(self.deliver_if_done(job));
         actions.extend(self.dispatch_ready());
         actions
@@ -750,7 +790,7 @@ impl PlannerState {
                 .filter(|t| matches!(t.status, Status::Stored(_)))
                 .map(|t| t.key)
                 .collect();
-            actions.extend(self.lose_chunks(job, &stored, "the storage actor died"));
+            actions.extend(self.lose_chunks(job, &stored, Gone::Lost("the storage actor died")));
             actions.extend(self.deliver_if_done(job));
         }
         actions.extend(self.dispatch_ready());
@@ -769,7 +809,7 @@ impl PlannerState {
         if let Some(state) = self.jobs.get_mut(&job) {
             state.delivering = None;
         }
-        let mut actions = self.lose_chunks(job, lost, cause);
+        let mut actions = self.lose_chunks(job, lost, Gone::Lost(cause));
         actions.extend(self.deliver_if_done(job));
         actions.extend(self.dispatch_ready());
         actions
@@ -876,7 +916,7 @@ impl PlannerState {
     }
 
     /// Counts losses of `job`'s stored chunks `lost` and recomputes them.
-    fn lose_chunks(&mut self, job: JobId, lost: &[ChunkKey], cause: &str) -> Vec<PlannerAction> {
+    fn lose_chunks(&mut self, job: JobId, lost: &[ChunkKey], gone: Gone<'_>) -> Vec<PlannerAction> {
         let Some(state) = self.jobs.get_mut(&job) else {
             return Vec::new();
         };
@@ -884,7 +924,7 @@ impl PlannerState {
             let Some(pos) = state.index.position(key) else {
                 continue;
             };
-            if let Err(error) = state.lose(job, pos, cause, &self.in_flight, &mut self.ready) {
+            if let Err(error) = state.lose(job, pos, gone, &self.in_flight, &mut self.ready) {
                 return self.fail(job, error);
             }
         }

@@ -11,7 +11,7 @@ use crate::messages::{
     ReleaseChunks, StoreKept, TakeOutputs, Unkeep,
 };
 use crate::recorder::StorageLog;
-use crate::store::{ChunkStore, PutOutcome, StorageError, StorageStats, StoreConfig};
+use crate::store::{ChunkStore, PutInfo, PutOutcome, StorageError, StorageStats, StoreConfig};
 use actix::{Actor, ActorContext, Addr, Context, Handler, Recipient, System};
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -134,10 +134,16 @@ impl Actor for StorageActor {
 impl StorageActor {
     /// Stores a chunk, carrying out an injected fault; false if it was not stored.
     fn put(&mut self, msg: PutChunk, ctx: &mut Context<Self>) -> bool {
-        match self
-            .store
-            .put(msg.id, msg.data, msg.op, msg.next_use, msg.shared)
-        {
+        match self.store.put(
+            msg.id,
+            msg.data,
+            PutInfo {
+                op: msg.op,
+                next_use: msg.next_use,
+                shared: msg.shared,
+                recompute: msg.recompute,
+            },
+        ) {
             PutOutcome::Stored => true,
             PutOutcome::Dropped => {
                 tracing::warn!(chunk = %msg.id, "injected: chunk dropped");
@@ -201,6 +207,7 @@ impl Handler<StoreKept> for StorageActor {
             op: KEPT_OP,
             next_use: 0,
             shared: false,
+            recompute: None,
         };
         if self.put(put, ctx) {
             // Cannot fail: the chunk was just stored.

@@ -12,6 +12,12 @@
 //! ([`MemoryPool::set_disk_room`]), for the planner to fail a job that cannot progress
 //! within both budgets rather than reserve past them.
 //! A chunk that cannot be read back is reported lost, for the planner to recompute.
+//!
+//! Drop or spill: a chunk whose producer reads no other chunk (generated data, a range of a
+//! file) comes with what computing it took. Where that costs less than writing it and
+//! reading it back at the disk tier's measured speed, making room drops it instead of
+//! spilling it, and a read reports it [`StorageError::Dropped`]: the planner runs its
+//! producer again, without counting a loss.
 
 use crate::disk::{self, SpillDir, SpillFile};
 use crate::faults::{FaultInjector, FaultKind, FaultPoint};
@@ -26,6 +32,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tessera_kernels::ChunkData;
 use thiserror::Error;
 
@@ -55,6 +62,22 @@ pub enum StorageError {
         /// Why: not in storage, or the disk tier's read error.
         cause: String,
     },
+    /// Chunks were dropped to make room because recomputing them costs less than a spill
+    /// and a read back (see [`ChunkStore::put`]): their producers must run again.
+    #[error("{} chunk(s) dropped from memory to be recomputed (first {})", ids.len(), ids[0])]
+    Dropped {
+        /// The dropped chunks (never empty).
+        ids: Vec<ChunkId>,
+    },
+}
+
+impl StorageError {
+    /// The chunks the error names.
+    pub fn ids(&self) -> &[ChunkId] {
+        match self {
+            StorageError::Lost { ids, .. } | StorageError::Dropped { ids } => ids,
+        }
+    }
 }
 
 /// What storage did for one job's chunks (reported in the job's statistics).
@@ -70,6 +93,10 @@ pub struct StorageStats {
     pub spill_failures: u64,
     /// The most bytes the disk tier held at once while the job spilled.
     pub peak_disk_bytes: u64,
+    /// Chunks dropped from memory instead of spilled, to be recomputed when read.
+    pub chunks_dropped: u64,
+    /// Their bytes.
+    pub bytes_dropped: u64,
 }
 
 impl StorageStats {
@@ -80,6 +107,8 @@ impl StorageStats {
         self.chunks_spilled += later.chunks_spilled;
         self.spill_failures += later.spill_failures;
         self.peak_disk_bytes = self.peak_disk_bytes.max(later.peak_disk_bytes);
+        self.chunks_dropped += later.chunks_dropped;
+        self.bytes_dropped += later.bytes_dropped;
     }
 }
 
@@ -146,6 +175,48 @@ struct Entry {
     nbytes: u64,
     op: &'static str,
     next_use: u64,
+    /// What computing the chunk again costs, for one its producer can compute alone
+    /// (no other chunk read); `None` for any other.
+    recompute: Option<Duration>,
+}
+
+/// What one put chunk is, beside its data.
+#[derive(Clone, Copy, Debug)]
+pub struct PutInfo {
+    /// The name of the op that produced it (for fault rules and logs).
+    pub op: &'static str,
+    /// Graph position of the task that reads it next (larger: needed later).
+    pub next_use: u64,
+    /// The data is also held outside Tessera (user data): kept without a reservation and
+    /// never spilled, which would free no memory.
+    pub shared: bool,
+    /// What computing it again costs, where its producer reads no other chunk.
+    pub recompute: Option<Duration>,
+}
+
+/// Disk throughput assumed (both ways) until the store has timed its own spills and reads.
+const ASSUMED_DISK_BYTES_PER_S: f64 = 500e6;
+
+/// The disk tier's measured throughput, each way: the mean of the last transfers
+/// (smoothed, each new one weighing a quarter).
+#[derive(Debug)]
+struct DiskRates {
+    write: f64,
+    read: f64,
+}
+
+impl DiskRates {
+    fn update(rate: &mut f64, bytes: u64, took: Duration) {
+        let secs = took.as_secs_f64();
+        if bytes > 0 && secs > 0.0 {
+            *rate = 0.75 * *rate + 0.25 * (bytes as f64 / secs);
+        }
+    }
+
+    /// What spilling `bytes` and reading them back would cost.
+    fn spill_cost(&self, bytes: u64) -> Duration {
+        Duration::from_secs_f64(bytes as f64 / self.write + bytes as f64 / self.read)
+    }
 }
 
 /// Chunks held in the host memory and disk tiers (see the module docs).
@@ -171,6 +242,9 @@ pub struct ChunkStore {
     unclaimed: StorageStats,
     warned_spill_failure: bool,
     trimmer: Trimmer,
+    /// Chunks dropped instead of spilled (their bytes), until put again or released.
+    dropped: HashMap<ChunkId, u64>,
+    rates: DiskRates,
 }
 
 /// What storage did for one job: counters, and the events while recording is on.
@@ -195,6 +269,11 @@ impl ChunkStore {
             unclaimed: StorageStats::default(),
             warned_spill_failure: false,
             trimmer: Trimmer::default(),
+            dropped: HashMap::new(),
+            rates: DiskRates {
+                write: ASSUMED_DISK_BYTES_PER_S,
+                read: ASSUMED_DISK_BYTES_PER_S,
+            },
         };
         store.publish_disk_room();
         store
@@ -209,18 +288,18 @@ impl ChunkStore {
         self.config.pool.set_disk_room(budget, room);
     }
 
-    /// Stores chunk `id` (replacing one with the same id), produced by op `op` and next read
-    /// by the task at graph position `next_use` (larger: needed later), then spills what the
-    /// budget asks for. A `shared` chunk (user data held outside Tessera too) is kept
+    /// Stores chunk `id` (replacing one with the same id), then makes the room the budget
+    /// asks for: the chunk needed last goes first, dropped where `info.recompute` costs
+    /// less than spilling it and reading it back at the disk's measured speed (a read then
+    /// reports it [`StorageError::Dropped`]), else spilled. A `shared` chunk is kept
     /// without a reservation and never spilled: that would free no memory.
-    pub fn put(
-        &mut self,
-        id: ChunkId,
-        data: Arc<ChunkData>,
-        op: &'static str,
-        next_use: u64,
-        shared: bool,
-    ) -> PutOutcome {
+    pub fn put(&mut self, id: ChunkId, data: Arc<ChunkData>, info: PutInfo) -> PutOutcome {
+        let PutInfo {
+            op,
+            next_use,
+            shared,
+            recompute,
+        } = info;
         match self.fault(FaultPoint::Put, op) {
             Some(FaultKind::KillStorage) => return PutOutcome::Kill,
             Some(FaultKind::DropChunk) => return PutOutcome::Dropped,
@@ -237,7 +316,9 @@ impl ChunkStore {
             nbytes,
             op,
             next_use,
+            recompute,
         };
+        self.dropped.remove(&id);
         if let Some(old) = self.entries.insert(id, entry) {
             self.forget_file(old);
         }
@@ -336,20 +417,24 @@ impl ChunkStore {
         }
     }
 
-    /// An error naming those of the distinct chunks `ids` that are not stored.
+    /// An error naming those of the distinct chunks `ids` that are not stored: the lost
+    /// ones, else the dropped ones.
     fn all_stored(&self, ids: &[ChunkId]) -> Result<(), StorageError> {
-        let missing: Vec<ChunkId> = ids
+        let (dropped, lost): (Vec<ChunkId>, Vec<ChunkId>) = ids
             .iter()
             .copied()
             .filter(|id| !self.entries.contains_key(id))
-            .collect();
-        if missing.is_empty() {
-            return Ok(());
+            .partition(|id| self.dropped.contains_key(id));
+        if !lost.is_empty() {
+            return Err(StorageError::Lost {
+                ids: lost,
+                cause: "not in storage".into(),
+            });
         }
-        Err(StorageError::Lost {
-            ids: missing,
-            cause: "not in storage".into(),
-        })
+        if !dropped.is_empty() {
+            return Err(StorageError::Dropped { ids: dropped });
+        }
+        Ok(())
     }
 
     /// Chunks kept for the caller (see [`Self::keep`]).
@@ -366,6 +451,7 @@ impl ChunkStore {
             if self.kept.contains_key(id) {
                 continue;
             }
+            self.dropped.remove(id);
             if let Some(old) = self.entries.remove(id) {
                 let now = self.config.recorder.now();
                 self.log(StorageEventKind::Drop, *id, old.nbytes, now);
@@ -389,6 +475,7 @@ impl ChunkStore {
             .copied()
             .collect();
         self.release(&ids);
+        self.dropped.retain(|id, _| id.job != job);
         if self.pressing == Some(job) {
             self.pressing = None;
         }
@@ -450,13 +537,17 @@ impl ChunkStore {
         self.publish_disk_room();
     }
 
-    /// Spills chunks while the pool is over budget and something can be spilled (the disk
+    /// Drops or spills chunks while the pool is over budget and something can go (the disk
     /// room each spill leaves is published as it goes).
     fn make_room(&mut self) {
         while self.config.pool.over_budget() {
             let Some(victim) = self.pick_victim() else {
                 return;
             };
+            if self.drop_cheaper(victim) {
+                self.drop_chunk(victim);
+                continue;
+            }
             match self.spill(victim) {
                 Ok(()) => {}
                 Err(refused) => {
@@ -485,6 +576,31 @@ impl ChunkStore {
             Some(job) => self.stats(job),
             None => &mut self.unclaimed,
         }
+    }
+
+    /// True when computing chunk `id` again costs less than spilling it and reading it
+    /// back (never for a kept chunk: its lineage is its owner's).
+    fn drop_cheaper(&self, id: ChunkId) -> bool {
+        let Some(entry) = self.entries.get(&id) else {
+            return false;
+        };
+        let spill = self.rates.spill_cost(entry.nbytes);
+        !self.kept.contains_key(&id) && entry.recompute.is_some_and(|r| r < spill)
+    }
+
+    /// Frees an in-memory chunk's memory without writing it: a read reports it dropped.
+    fn drop_chunk(&mut self, id: ChunkId) {
+        let Some(entry) = self.entries.remove(&id) else {
+            return;
+        };
+        let nbytes = entry.nbytes;
+        self.forget_file(entry);
+        self.trimmer.freed(nbytes);
+        self.dropped.insert(id, nbytes);
+        let stats = self.stats(id.job);
+        stats.chunks_dropped += 1;
+        stats.bytes_dropped += nbytes;
+        tracing::debug!(chunk = %id, bytes = nbytes, "dropped: recomputing it costs less than a spill");
     }
 
     /// The in-memory chunk nobody else holds that is needed last (then the largest).
@@ -532,9 +648,11 @@ impl ChunkStore {
         let Some(dir) = &self.dir else {
             return Ok(());
         };
+        let writing = Instant::now();
         let file = dir
             .write(&format!("{}-chunk{}", id.job, id.key), &data)
             .map_err(failed)?;
+        DiskRates::update(&mut self.rates.write, nbytes, writing.elapsed());
         let damaged = match fault {
             Some(FaultKind::CorruptSpill) => disk::corrupt_file(&file),
             Some(FaultKind::DeleteSpill) => disk::delete_file(&file),
@@ -577,12 +695,15 @@ impl ChunkStore {
             return Ok(());
         };
         let started = self.config.recorder.now();
+        let reading = Instant::now();
         let read = dir.read(file);
+        let took = reading.elapsed();
         let Some(Entry {
             place,
             nbytes,
             op,
             next_use,
+            recompute,
         }) = self.entries.remove(&id)
         else {
             return Ok(());
@@ -599,8 +720,10 @@ impl ChunkStore {
                     nbytes,
                     op,
                     next_use,
+                    recompute,
                 };
                 self.entries.insert(id, entry);
+                DiskRates::update(&mut self.rates.read, nbytes, took);
                 self.reread_bytes += nbytes;
                 self.publish_disk_room();
                 self.stats(reader).bytes_read_back += nbytes;
@@ -615,6 +738,7 @@ impl ChunkStore {
                     nbytes,
                     op,
                     next_use,
+                    recompute,
                 });
                 Err(cause)
             }

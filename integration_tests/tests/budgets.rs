@@ -1,7 +1,8 @@
 //! Memory and disk budgets that hold: a job over both budgets ends with a typed error that
 //! names them (never an OOM kill, never a hang), the same job within the disk budget spills
-//! and gives the right answer, and a new session removes the spill folders of processes
-//! that are gone while leaving live ones alone.
+//! and gives the right answer, chunks cheaper to compute again than to spill are dropped
+//! and computed again, and a new session removes the spill folders of processes that are
+//! gone while leaving live ones alone.
 
 use crate::common::{builder, session_from, SpillParent, TestSession};
 use std::fs;
@@ -127,4 +128,30 @@ fn a_new_session_removes_dead_owners_spill_folders_and_never_a_live_one() {
         ["notes"],
         "shutdown removes the live folder"
     );
+}
+
+#[test]
+fn generated_chunks_waiting_under_pressure_are_dropped_and_computed_again() {
+    // A cumulative sum reads each generated chunk of `x` twice, far apart (its chunk sums
+    // first, then the chunk again with the carry): under the small budget the chunks wait
+    // in storage, and computing one again costs less than a spill and a read back.
+    let job = tensor::arange_f64(0.0, N as f64, 1.0).cumsum();
+    let spill = SpillParent::new("budgets-drop");
+    let s = spilling(&spill, builder().disk_budget(64 << 20));
+    let (out, stats) = s.execute_with_stats(&job).unwrap();
+    let v = out.as_slice::<f64>().expect("f64 output");
+    assert_eq!(v.len(), N);
+    let mut sum = 0.0;
+    for (i, &got) in v.iter().enumerate() {
+        sum += i as f64;
+        assert_eq!(got, sum, "element {i}");
+    }
+    assert!(stats.storage.chunks_dropped > 0, "{stats:?}");
+    assert!(stats.chunks_recomputed > 0);
+    assert_eq!(stats.chunks_lost, 0);
+    // Without pressure nothing is dropped, and the answer is the same.
+    let loose = session_from(builder().chunk_bytes(8 << 10).spill_dir(&spill.0));
+    let (plain, stats) = loose.execute_with_stats(&job).unwrap();
+    assert_eq!(plain, out);
+    assert_eq!(stats.storage.chunks_dropped, 0);
 }

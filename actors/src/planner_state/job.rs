@@ -1,7 +1,7 @@
 //! A job's bookkeeping: completing tasks and releasing what they freed, queueing, the next
 //! use of a chunk, and recomputing lost chunks from lineage.
 
-use super::{InFlight, Job, PlannerAction, Status, Work, MAX_LOSSES};
+use super::{Gone, InFlight, Job, PlannerAction, Status, Work, MAX_LOSSES};
 use crate::graph::ChunkKey;
 use crate::job::{JobError, JobId};
 use crate::memory::output_estimate;
@@ -161,13 +161,14 @@ impl Job {
         self.requeue(id, pos, ready);
     }
 
-    /// Counts a loss of the stored chunk at `pos` and recomputes it; an error once the
-    /// chunk has been lost [`MAX_LOSSES`] times.
+    /// Recomputes the stored chunk at `pos`, which is gone from storage: a loss is counted,
+    /// and is an error once the chunk has been lost [`MAX_LOSSES`] times; a chunk storage
+    /// dropped is no loss.
     pub(super) fn lose(
         &mut self,
         id: JobId,
         pos: usize,
-        cause: &str,
+        gone: Gone<'_>,
         in_flight: &HashMap<(JobId, ChunkKey), InFlight>,
         ready: &mut BTreeSet<(JobId, usize)>,
     ) -> Result<(), JobError> {
@@ -180,8 +181,17 @@ impl Job {
                 return Ok(());
             }
         };
-        task.losses += 1;
-        self.stats.chunks_lost += 1;
+        let cause = match gone {
+            Gone::Lost(cause) => {
+                task.losses += 1;
+                self.stats.chunks_lost += 1;
+                cause
+            }
+            Gone::Dropped => {
+                task.drops += 1;
+                "dropped to be recomputed"
+            }
+        };
         let kept = matches!(task.work, Work::Kept(_));
         if kept || task.losses >= MAX_LOSSES {
             // A kept chunk's lineage is its owner's: the caller recomputes it.
@@ -192,7 +202,14 @@ impl Job {
                 cause: cause.to_string(),
             });
         }
-        tracing::warn!(job = %id, key = %task.key, op = task.work.name(), cause, "chunk lost; recomputing it from lineage");
+        match gone {
+            Gone::Lost(_) => {
+                tracing::warn!(job = %id, key = %task.key, op = task.work.name(), cause, "chunk lost; recomputing it from lineage")
+            }
+            Gone::Dropped => {
+                tracing::debug!(job = %id, key = %task.key, op = task.work.name(), "chunk dropped by storage; recomputing it")
+            }
+        }
         if task.readers_left == 0 && !task.is_output {
             task.status = Status::Released;
             self.stored_bytes -= nbytes;

@@ -36,7 +36,7 @@ impl Job {
             source,
         };
         let pieces: Vec<(u64, Option<Arc<ChunkData>>)> = match produced {
-            Produced::Data(data) => split_parts(data, parts.len())
+            Produced::Data(data, _) => split_parts(data, parts.len())
                 .map_err(failed)?
                 .into_iter()
                 .map(|p| (p.nbytes() as u64, Some(p)))
@@ -66,6 +66,7 @@ impl Job {
                     op,
                     next_use: self.next_use(id, part, in_flight),
                     shared: false,
+                    recompute: None,
                 });
             }
             self.complete(id, part, nbytes, actions);

@@ -47,7 +47,14 @@ pub(super) fn attempt(p: &PlannerState, job: JobId, key: u64) -> u64 {
 
 pub(super) fn done(p: &mut PlannerState, job: JobId, key: u64, n: usize) -> Vec<PlannerAction> {
     let attempt = attempt(p, job, key);
-    p.on_chunk_done(job, ChunkKey(key), attempt, chunk(n), Instant::now())
+    p.on_chunk_done(
+        job,
+        ChunkKey(key),
+        attempt,
+        chunk(n),
+        Duration::ZERO,
+        Instant::now(),
+    )
 }
 
 fn failed(p: &mut PlannerState, job: JobId, key: u64, cause: KernelError) -> Vec<PlannerAction> {
@@ -152,11 +159,11 @@ fn statistics_count_chunks_bytes_ops_and_peak() {
     let t0 = Instant::now();
     let (job, _) = p.submit(g, t0);
     let a1 = attempt(&p, job, 1);
-    p.on_chunk_done(job, ChunkKey(1), a1, chunk(10), t0);
+    p.on_chunk_done(job, ChunkKey(1), a1, chunk(10), Duration::ZERO, t0);
     let a2 = attempt(&p, job, 2);
-    p.on_chunk_done(job, ChunkKey(2), a2, chunk(20), t0);
+    p.on_chunk_done(job, ChunkKey(2), a2, chunk(20), Duration::ZERO, t0);
     let a3 = attempt(&p, job, 3);
-    let a = p.on_chunk_done(job, ChunkKey(3), a3, chunk(5), t0);
+    let a = p.on_chunk_done(job, ChunkKey(3), a3, chunk(5), Duration::ZERO, t0);
     let (_, delivery) = delivery(&a).unwrap();
     let stats = &p
         .on_delivered(job, delivery, t0 + Duration::from_millis(7))
@@ -252,21 +259,42 @@ fn stale_and_replayed_reports_are_ignored() {
     let a1 = attempt(&p, job, 1);
     assert_eq!(dispatched(&done(&mut p, job, 1, 1)), vec![2]);
     assert!(
-        p.on_chunk_done(job, ChunkKey(1), a1, chunk(1), Instant::now())
-            .is_empty(),
+        p.on_chunk_done(
+            job,
+            ChunkKey(1),
+            a1,
+            chunk(1),
+            Duration::ZERO,
+            Instant::now()
+        )
+        .is_empty(),
         "replayed completion"
     );
     let a2 = attempt(&p, job, 2);
     assert!(
-        p.on_chunk_done(job, ChunkKey(2), a2 + 1, chunk(1), Instant::now())
-            .is_empty(),
+        p.on_chunk_done(
+            job,
+            ChunkKey(2),
+            a2 + 1,
+            chunk(1),
+            Duration::ZERO,
+            Instant::now()
+        )
+        .is_empty(),
         "a report of another dispatch"
     );
     let a = done(&mut p, job, 2, 1);
     deliver(&mut p, job, &a);
     assert!(
-        p.on_chunk_done(job, ChunkKey(2), a2, chunk(1), Instant::now())
-            .is_empty(),
+        p.on_chunk_done(
+            job,
+            ChunkKey(2),
+            a2,
+            chunk(1),
+            Duration::ZERO,
+            Instant::now()
+        )
+        .is_empty(),
         "completion after the job finished"
     );
     assert!(p
@@ -318,7 +346,14 @@ fn progress_is_throttled() {
     let ms = Duration::from_millis;
     let at = |p: &mut PlannerState, key: u64, t: Duration| {
         let attempt = attempt(p, job, key);
-        p.on_chunk_done(job, ChunkKey(key), attempt, chunk(1), t0 + t)
+        p.on_chunk_done(
+            job,
+            ChunkKey(key),
+            attempt,
+            chunk(1),
+            Duration::ZERO,
+            t0 + t,
+        )
     };
     assert_eq!(progress(&at(&mut p, 1, ms(10))), None);
     assert_eq!(progress(&at(&mut p, 2, ms(60))), Some((2, 4)));
@@ -428,7 +463,7 @@ fn lost_outputs_are_recomputed_and_delivered_again() {
     done(&mut p, job, 2, 1);
     let a = done(&mut p, job, 3, 1);
     let (_, first) = delivery(&a).unwrap();
-    let a = p.on_delivery_failed(job, first, &keys(&[3]), "checksum mismatch");
+    let a = p.on_delivery_failed(job, first, &keys(&[3]), Gone::Lost("checksum mismatch"));
     assert_eq!(
         dispatched(&a),
         vec![1],
@@ -459,8 +494,15 @@ fn a_dead_device_s_tasks_run_again_and_its_late_reports_are_ignored() {
     assert_eq!(p.in_flight(), 0);
     assert_eq!(dispatched(&p.add_device(CPU, 2)), vec![1, 2]);
     assert!(
-        p.on_chunk_done(job, ChunkKey(1), old, chunk(1), Instant::now())
-            .is_empty(),
+        p.on_chunk_done(
+            job,
+            ChunkKey(1),
+            old,
+            chunk(1),
+            Duration::ZERO,
+            Instant::now()
+        )
+        .is_empty(),
         "a completion from before the restart"
     );
     done(&mut p, job, 1, 1);
@@ -677,7 +719,7 @@ fn nothing_is_dispatched_or_delivered_while_storage_is_gone() {
     let (_, d) = delivery(&a).unwrap();
     p.storage_gone();
     assert!(p
-        .on_delivery_failed(job, d, &[], "storage unreachable")
+        .on_delivery_failed(job, d, &[], Gone::Lost("storage unreachable"))
         .is_empty());
     let a = p.on_storage_restarted();
     assert_eq!(dispatched(&a), vec![1], "the outputs died with storage");
@@ -775,7 +817,14 @@ fn done_with(
     data: Arc<ChunkData>,
 ) -> Vec<PlannerAction> {
     let attempt = attempt(p, job, key);
-    p.on_chunk_done(job, ChunkKey(key), attempt, data, Instant::now())
+    p.on_chunk_done(
+        job,
+        ChunkKey(key),
+        attempt,
+        data,
+        Duration::ZERO,
+        Instant::now(),
+    )
 }
 
 /// The chunks `actions` store, as (key, rows of its table, next use).
@@ -994,4 +1043,52 @@ fn a_task_with_large_inputs_waits_for_their_busy_holder_unless_another_device_is
     // b goes idle: it takes 4 and fetches the input.
     p.chunk_at(id(5), b, 8);
     assert_eq!(placed(&held(&mut p, 5, 8)), vec![(4, b)]);
+}
+
+/// The recompute cost each Store action in `actions` offers storage, by chunk key.
+fn offered(actions: &[PlannerAction]) -> Vec<(u64, Option<Duration>)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            PlannerAction::Store { key, recompute, .. } => Some((key.0, *recompute)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_dropped_input_is_recomputed_without_counting_a_loss() {
+    let mut p = planner(2);
+    let (job, a) = p.submit(
+        graph(&[(1, &[]), (2, &[1]), (3, &[2, 1])], &[3]),
+        Instant::now(),
+    );
+    assert_eq!(dispatched(&a), vec![1]);
+    // 1 reads no chunk: storage may drop it, knowing what it took; 2 reads 1: it may not.
+    let ms = Duration::from_millis;
+    let a1 = attempt(&p, job, 1);
+    let a = p.on_chunk_done(job, ChunkKey(1), a1, chunk(2), ms(3), Instant::now());
+    assert_eq!(offered(&a), vec![(1, Some(ms(3)))]);
+    let a2 = attempt(&p, job, 2);
+    let a = p.on_chunk_done(job, ChunkKey(2), a2, chunk(2), ms(5), Instant::now());
+    assert_eq!(offered(&a), vec![(2, None)]);
+    assert_eq!(dispatched(&a), vec![3]);
+    // Storage drops 1 more often than a chunk may be lost: each time it is run again,
+    // and offered for dropping until it was dropped MAX_DROPS times.
+    const { assert!(MAX_DROPS > MAX_LOSSES) };
+    for drop in 1..=MAX_DROPS {
+        let a3 = attempt(&p, job, 3);
+        let a = p.on_inputs_gone(job, ChunkKey(3), a3, &keys(&[1]), Gone::Dropped);
+        assert_eq!(dispatched(&a), vec![1], "1 runs again; 3 waits for it");
+        let a = done(&mut p, job, 1, 2);
+        assert_eq!(dispatched(&a), vec![3]);
+        let offer = (drop < MAX_DROPS).then_some(Duration::ZERO);
+        assert_eq!(offered(&a), vec![(1, offer)], "after drop {drop}");
+    }
+    // The output is never offered for dropping.
+    let a = done(&mut p, job, 3, 4);
+    assert_eq!(offered(&a), vec![(3, None)]);
+    let stats = deliver(&mut p, job, &a);
+    assert_eq!(stats.chunks_lost, 0);
+    assert_eq!(stats.chunks_recomputed, u64::from(MAX_DROPS));
 }

@@ -5,7 +5,8 @@ use super::*;
 use crate::graph::tests::graph;
 use crate::memory::MemoryPool;
 use crate::planner_state::{PlannerAction, PlannerState};
-use crate::store::tests::chunk;
+use crate::store::tests::{chunk, info};
+use std::time::Duration;
 use tessera_kernels::KernelError;
 
 fn record(key: u64, op: &'static str, start: u64, end: u64, ok: bool) -> TaskRecord {
@@ -174,7 +175,7 @@ fn run(
     p.record_run(job, ChunkKey(key), attempt, span, bytes, ok);
     let now = std::time::Instant::now();
     match result {
-        Ok(n) => p.on_chunk_done(job, ChunkKey(key), attempt, chunk(n), now),
+        Ok(n) => p.on_chunk_done(job, ChunkKey(key), attempt, chunk(n), Duration::ZERO, now),
         Err(e) => p.on_chunk_failed(job, ChunkKey(key), attempt, e),
     }
 }
@@ -291,8 +292,8 @@ fn the_store_logs_spills_read_backs_and_drops_for_their_job() {
     };
     // Room for one chunk of 80 bytes: the second put spills the one needed later.
     let mut store = crate::store::tests::store(100, None);
-    store.put(id(1), chunk(10), "fused", 9, false);
-    store.put(id(2), chunk(10), "fused", 1, false);
+    store.put(id(1), chunk(10), info("fused", 9, false));
+    store.put(id(2), chunk(10), info("fused", 1, false));
     assert_eq!(store.spilled(), 1);
     store.get(&[id(1)], false).unwrap();
     store.release(&[id(1), id(2)]);
@@ -357,7 +358,14 @@ fn cost_per_task() {
             let (_, span) = RunSpan::time(on.then_some(&*recorder), 0, || ());
             p.record_run(job, ChunkKey(key), attempt, span, 8, true);
             let now = Instant::now();
-            let a = p.on_chunk_done(job, ChunkKey(key), attempt, Arc::clone(&data), now);
+            let a = p.on_chunk_done(
+                job,
+                ChunkKey(key),
+                attempt,
+                Arc::clone(&data),
+                Duration::ZERO,
+                now,
+            );
             queue.extend(dispatches(&a));
             ran += 1;
         }

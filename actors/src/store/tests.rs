@@ -3,6 +3,17 @@
 use super::*;
 use tessera_kernels::{Buffer, HostTensor};
 
+/// What a test puts with a chunk: its op, next use and sharing, with nothing said of
+/// recomputing it.
+pub(crate) fn info(op: &'static str, next_use: u64, shared: bool) -> PutInfo {
+    PutInfo {
+        op,
+        next_use,
+        shared,
+        recompute: None,
+    }
+}
+
 /// A chunk of `n` i64 values (8·n bytes).
 pub(crate) fn chunk(n: usize) -> Arc<ChunkData> {
     Arc::new(ChunkData::Tensor(
@@ -31,8 +42,8 @@ pub(crate) fn store(budget: u64, faults: Option<FaultInjector>) -> ChunkStore {
 fn get_is_all_or_nothing_and_release_removes() {
     let mut store = store(u64::MAX, None);
     let a = chunk(3);
-    store.put(id(0, 1), a.clone(), "fused", 0, false);
-    store.put(id(0, 2), chunk(1), "fused", 0, false);
+    store.put(id(0, 1), a.clone(), info("fused", 0, false));
+    store.put(id(0, 2), chunk(1), info("fused", 0, false));
     let err = store.get(&[id(0, 1), id(0, 5)], true).unwrap_err();
     assert!(matches!(&err, StorageError::Lost { ids, .. } if ids == &[id(0, 5)]));
     assert_eq!(store.len(), 2);
@@ -47,11 +58,11 @@ fn get_is_all_or_nothing_and_release_removes() {
 #[test]
 fn over_budget_spills_the_chunk_needed_last_and_reads_it_back() {
     let mut store = store(200, None); // room for two 80-byte chunks
-    store.put(id(0, 1), chunk(10), "fused", 5, false);
-    store.put(id(0, 2), chunk(10), "fused", 9, false);
+    store.put(id(0, 1), chunk(10), info("fused", 5, false));
+    store.put(id(0, 2), chunk(10), info("fused", 9, false));
     assert_eq!(store.spilled(), 0);
     let held = chunk(10);
-    store.put(id(0, 3), Arc::clone(&held), "fused", 99, false); // held elsewhere: pinned
+    store.put(id(0, 3), Arc::clone(&held), info("fused", 99, false)); // held elsewhere: pinned
     assert_eq!(store.spilled(), 1, "one chunk went to disk");
     assert!(store.config.pool.used() <= 200);
     let dir = store.spill_dir().unwrap().to_path_buf();
@@ -74,8 +85,8 @@ fn over_budget_spills_the_chunk_needed_last_and_reads_it_back() {
 #[test]
 fn kept_chunks_outlive_their_job_spill_and_go_with_their_last_hold() {
     let mut store = store(100, None);
-    store.put(id(0, 1), chunk(10), "fused", u64::MAX, false);
-    store.put(id(0, 2), chunk(10), "fused", u64::MAX, false);
+    store.put(id(0, 1), chunk(10), info("fused", u64::MAX, false));
+    store.put(id(0, 2), chunk(10), info("fused", u64::MAX, false));
     let lost = store.keep(&[id(0, 1), id(0, 9)]).unwrap_err();
     assert!(matches!(&lost, StorageError::Lost { ids, .. } if ids == &[id(0, 9)]));
     assert_eq!(store.kept(), 0, "all or nothing");
@@ -103,14 +114,14 @@ fn kept_chunks_outlive_their_job_spill_and_go_with_their_last_hold() {
 #[test]
 fn a_kept_chunk_spilled_after_its_job_counts_for_the_job_that_made_room() {
     let mut store = store(100, None);
-    store.put(id(0, 1), chunk(10), "fused", u64::MAX, false);
+    store.put(id(0, 1), chunk(10), info("fused", u64::MAX, false));
     store.keep(&[id(0, 1)]).unwrap();
     assert_eq!(store.forget_job(JobId(0)).0.chunks_spilled, 0);
     store.forget_job(JobId(7)); // no job presses now
-    store.put(id(1, 2), chunk(1), "fused", 0, false);
+    store.put(id(1, 2), chunk(1), info("fused", 0, false));
     store.release(&[id(1, 2)]);
     // Job 1's chunk does not fit beside it: the kept chunk (needed last) is spilled.
-    store.put(id(1, 1), chunk(10), "fused", 0, false);
+    store.put(id(1, 1), chunk(10), info("fused", 0, false));
     assert_eq!(store.spilled(), 1);
     let (stats, _) = store.forget_job(JobId(1));
     assert_eq!((stats.chunks_spilled, stats.bytes_spilled), (1, 80));
@@ -129,8 +140,8 @@ fn a_kept_chunk_spilled_after_its_job_counts_for_the_job_that_made_room() {
 fn failed_spills_keep_chunks_in_memory() {
     let faults = FaultInjector::new().on_nth(None, 0, FaultKind::SpillWriteFails);
     let mut store = store(100, Some(faults));
-    store.put(id(0, 1), chunk(10), "fused", 0, false);
-    store.put(id(0, 2), chunk(10), "fused", 0, false);
+    store.put(id(0, 1), chunk(10), info("fused", 0, false));
+    store.put(id(0, 2), chunk(10), info("fused", 0, false));
     assert_eq!((store.spilled(), store.len()), (0, 2));
     assert_eq!(store.config.pool.used(), 160, "over budget, nothing lost");
     assert!(store.get(&[id(0, 1), id(0, 2)], true).is_ok());
@@ -142,8 +153,8 @@ fn damaged_spill_files_are_reported_lost() {
     for kind in [FaultKind::CorruptSpill, FaultKind::DeleteSpill] {
         let faults = FaultInjector::new().on_nth(None, 1, kind);
         let mut store = store(100, Some(faults));
-        store.put(id(0, 1), chunk(10), "fused", 7, false);
-        store.put(id(0, 2), chunk(10), "fused", 1, false);
+        store.put(id(0, 1), chunk(10), info("fused", 7, false));
+        store.put(id(0, 2), chunk(10), info("fused", 1, false));
         assert_eq!(store.spilled(), 1);
         let err = store.get(&[id(0, 2), id(0, 1)], false).unwrap_err();
         assert!(
@@ -162,15 +173,15 @@ fn put_faults_drop_chunks_or_kill_the_store() {
         .on_nth(None, 2, FaultKind::KillStorage);
     let mut store = store(u64::MAX, Some(faults));
     assert_eq!(
-        store.put(id(0, 1), chunk(1), "f", 0, false),
+        store.put(id(0, 1), chunk(1), info("f", 0, false)),
         PutOutcome::Dropped
     );
     assert_eq!(
-        store.put(id(0, 2), chunk(1), "f", 0, false),
+        store.put(id(0, 2), chunk(1), info("f", 0, false)),
         PutOutcome::Kill
     );
     assert_eq!(
-        store.put(id(0, 3), chunk(1), "f", 0, false),
+        store.put(id(0, 3), chunk(1), info("f", 0, false)),
         PutOutcome::Stored
     );
     assert_eq!(store.len(), 1);
@@ -179,12 +190,12 @@ fn put_faults_drop_chunks_or_kill_the_store() {
 #[test]
 fn a_chunk_read_back_is_spilled_again_without_rewriting_its_file() {
     let mut store = store(100, None);
-    store.put(id(0, 1), chunk(10), "fused", 9, false);
-    store.put(id(0, 2), chunk(10), "fused", 1, false); // 1 goes to disk
+    store.put(id(0, 1), chunk(10), info("fused", 9, false));
+    store.put(id(0, 2), chunk(10), info("fused", 1, false)); // 1 goes to disk
     let back = store.get(&[id(0, 1)], false).unwrap(); // 2 goes to disk
     drop(back);
     let disk = store.disk_bytes();
-    store.put(id(0, 3), chunk(10), "fused", 5, false); // 1 again: its file is reused
+    store.put(id(0, 3), chunk(10), info("fused", 5, false)); // 1 again: its file is reused
     assert_eq!(store.disk_bytes(), disk);
     assert_eq!(store.spilled(), 2);
     let (stats, _) = store.forget_job(JobId(0));
@@ -196,12 +207,12 @@ fn a_chunk_read_back_is_spilled_again_without_rewriting_its_file() {
 fn shared_user_data_is_neither_reserved_nor_spilled() {
     let mut store = store(100, None);
     let user = chunk(50); // 400 bytes, held by the user too
-    store.put(id(0, 1), Arc::clone(&user), "literal", 9, true);
+    store.put(id(0, 1), Arc::clone(&user), info("literal", 9, true));
     assert_eq!(store.config.pool.used(), 0);
-    store.put(id(0, 2), chunk(10), "fused", 1, false);
+    store.put(id(0, 2), chunk(10), info("fused", 1, false));
     assert_eq!((store.spilled(), store.config.pool.used()), (0, 80));
     drop(user);
-    store.put(id(0, 3), chunk(10), "fused", 2, false);
+    store.put(id(0, 3), chunk(10), info("fused", 2, false));
     assert_eq!(
         store.spilled(),
         1,
@@ -227,7 +238,7 @@ fn the_disk_budget_bounds_spilling() {
     });
     assert_eq!(past_both(&store), None);
     for k in 0..4 {
-        store.put(id(0, k), chunk(10), "fused", k, false);
+        store.put(id(0, k), chunk(10), info("fused", k, false));
     }
     assert_eq!(
         store.spilled(),
@@ -266,8 +277,8 @@ fn a_chunk_read_back_leaves_memory_again_without_disk_room() {
         faults: None,
         recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
     });
-    store.put(id(0, 0), chunk(10), "fused", 9, false);
-    store.put(id(0, 1), chunk(10), "fused", 1, false);
+    store.put(id(0, 0), chunk(10), info("fused", 9, false));
+    store.put(id(0, 1), chunk(10), info("fused", 1, false));
     assert_eq!(store.spilled(), 1, "chunk 0, needed last, went to disk");
     let file = store.disk_bytes();
     let data = store.get(&[id(0, 0)], false).expect("read back");
@@ -283,4 +294,70 @@ fn a_chunk_read_back_leaves_memory_again_without_disk_room() {
     drop(data);
     store.release(&[id(0, 0), id(0, 1)]);
     assert_eq!((store.disk_bytes(), store.config.pool.used()), (0, 0));
+}
+
+#[test]
+fn a_chunk_cheaper_to_recompute_than_to_spill_is_dropped_and_reads_report_it() {
+    // At the assumed 500 MB/s each way, spilling 80 bytes and reading them back costs
+    // 320 ns: a chunk that took 1 ns to compute is dropped, one that took 1 s is spilled,
+    // and one without a cost (it reads other chunks) is spilled.
+    let cheap = PutInfo {
+        recompute: Some(Duration::from_nanos(1)),
+        ..info("fused", 50, false)
+    };
+    let dear = PutInfo {
+        recompute: Some(Duration::from_secs(1)),
+        ..info("fused", 40, false)
+    };
+    let mut store = store(200, None); // room for two 80-byte chunks
+    store.put(id(0, 1), chunk(10), cheap);
+    store.put(id(0, 2), chunk(10), dear);
+    store.put(id(0, 3), chunk(10), info("fused", 1, false));
+    // Chunk 1 (needed last) went, and wrote nothing.
+    assert_eq!(store.spilled(), 0);
+    assert_eq!(store.len(), 2);
+    assert_eq!(store.disk_bytes(), 0);
+    let err = store.get(&[id(0, 1), id(0, 3)], false).unwrap_err();
+    assert_eq!(
+        err,
+        StorageError::Dropped {
+            ids: vec![id(0, 1)]
+        }
+    );
+    // A missing chunk that was never stored is lost, and that is reported first.
+    let err = store.get(&[id(0, 1), id(0, 9)], false).unwrap_err();
+    assert!(matches!(&err, StorageError::Lost { ids, .. } if ids == &[id(0, 9)]));
+    // Over budget again: chunk 2 (next needed after 3) is spilled, not dropped.
+    store.put(id(0, 4), chunk(10), info("fused", 2, false));
+    assert_eq!(store.spilled(), 1);
+    // Reading it back makes room again: chunk 4 (no cost known) is spilled.
+    assert!(store.get(&[id(0, 2)], false).is_ok());
+    assert_eq!(store.spilled(), 1);
+    // Computed again, the dropped chunk is stored as any other.
+    store.release(&[id(0, 3), id(0, 4)]);
+    store.put(id(0, 1), chunk(10), cheap);
+    assert_eq!(store.get(&[id(0, 1)], false).unwrap().len(), 1);
+    let (stats, _) = store.forget_job(JobId(0));
+    assert_eq!((stats.chunks_dropped, stats.bytes_dropped), (1, 80));
+    assert_eq!(stats.chunks_spilled, 2);
+    assert!(store.is_empty());
+}
+
+#[test]
+fn kept_chunks_are_never_dropped() {
+    let cheap = PutInfo {
+        recompute: Some(Duration::from_nanos(1)),
+        ..info("fused", 50, false)
+    };
+    let mut store = store(200, None);
+    store.put(id(0, 1), chunk(10), cheap);
+    store.keep(&[id(0, 1)]).unwrap();
+    store.put(id(0, 2), chunk(10), info("fused", 1, false));
+    store.put(id(0, 3), chunk(10), info("fused", 1, false));
+    assert_eq!(
+        store.spilled(),
+        1,
+        "the kept chunk was spilled, not dropped"
+    );
+    assert!(store.get(&[id(0, 1)], false).is_ok());
 }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tessera_actors::messages::DeviceId;
 use tessera_actors::{
-    ActorName, ChunkGraph, ChunkId, ChunkKey, JobError, JobId, MemoryPool, PlannerAction,
+    ActorName, ChunkGraph, ChunkId, ChunkKey, Gone, JobError, JobId, MemoryPool, PlannerAction,
     PlannerState, Recorder, RunSpan,
 };
 use tessera_dashboard::{Board, WorkerRow};
@@ -640,9 +640,12 @@ impl Core {
         }
         if !lost.is_empty() {
             let keys = self.planner.keys_of(job, &lost);
-            let actions =
-                self.planner
-                    .on_delivery_failed(job, attempt, &keys, "its worker was lost");
+            let actions = self.planner.on_delivery_failed(
+                job,
+                attempt,
+                &keys,
+                Gone::Lost("its worker was lost"),
+            );
             return self.apply(actions);
         }
         let Some(stats) = self.planner.on_delivered(job, attempt, Instant::now()) else {
