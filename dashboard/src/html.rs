@@ -458,6 +458,16 @@ fn job_stats(jobs: &[JobStats]) -> String {
                 s.peak_disk_bytes,
                 fmt_bytes(s.peak_disk_bytes),
             ),
+            (
+                "storage.chunks_dropped".into(),
+                s.chunks_dropped,
+                String::new(),
+            ),
+            (
+                "storage.bytes_dropped".into(),
+                s.bytes_dropped,
+                fmt_bytes(s.bytes_dropped),
+            ),
         ];
         for (op, n) in &j.chunks_by_op {
             rows.push((format!("chunks_by_op.{op}"), *n, String::new()));

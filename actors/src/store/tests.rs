@@ -227,15 +227,20 @@ fn past_both(store: &ChunkStore) -> Option<u64> {
     store.config.pool.past_both_tiers(0)
 }
 
-#[test]
-fn the_disk_budget_bounds_spilling() {
-    let mut store = ChunkStore::new(StoreConfig {
+/// A store of 100 bytes of memory and 150 of disk.
+fn small_disk_store() -> ChunkStore {
+    ChunkStore::new(StoreConfig {
         pool: MemoryPool::new(100),
         spill_parent: std::env::temp_dir(),
         disk_budget: 150,
         faults: None,
         recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
-    });
+    })
+}
+
+#[test]
+fn the_disk_budget_bounds_spilling() {
+    let mut store = small_disk_store();
     assert_eq!(past_both(&store), None);
     for k in 0..4 {
         store.put(id(0, k), chunk(10), info("fused", k, false));
@@ -270,13 +275,7 @@ fn the_disk_budget_bounds_spilling() {
 
 #[test]
 fn a_chunk_read_back_leaves_memory_again_without_disk_room() {
-    let mut store = ChunkStore::new(StoreConfig {
-        pool: MemoryPool::new(100),
-        spill_parent: std::env::temp_dir(),
-        disk_budget: 150,
-        faults: None,
-        recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
-    });
+    let mut store = small_disk_store();
     store.put(id(0, 0), chunk(10), info("fused", 9, false));
     store.put(id(0, 1), chunk(10), info("fused", 1, false));
     assert_eq!(store.spilled(), 1, "chunk 0, needed last, went to disk");
