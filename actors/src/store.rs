@@ -242,8 +242,8 @@ pub struct ChunkStore {
     unclaimed: StorageStats,
     warned_spill_failure: bool,
     trimmer: Trimmer,
-    /// Chunks dropped instead of spilled (their bytes), until put again or released.
-    dropped: HashMap<ChunkId, u64>,
+    /// Chunks dropped instead of spilled, until put again or released.
+    dropped: HashSet<ChunkId>,
     rates: DiskRates,
 }
 
@@ -269,7 +269,7 @@ impl ChunkStore {
             unclaimed: StorageStats::default(),
             warned_spill_failure: false,
             trimmer: Trimmer::default(),
-            dropped: HashMap::new(),
+            dropped: HashSet::new(),
             rates: DiskRates {
                 write: ASSUMED_DISK_BYTES_PER_S,
                 read: ASSUMED_DISK_BYTES_PER_S,
@@ -424,7 +424,7 @@ impl ChunkStore {
             .iter()
             .copied()
             .filter(|id| !self.entries.contains_key(id))
-            .partition(|id| self.dropped.contains_key(id));
+            .partition(|id| self.dropped.contains(id));
         if !lost.is_empty() {
             return Err(StorageError::Lost {
                 ids: lost,
@@ -475,7 +475,7 @@ impl ChunkStore {
             .copied()
             .collect();
         self.release(&ids);
-        self.dropped.retain(|id, _| id.job != job);
+        self.dropped.retain(|id| id.job != job);
         if self.pressing == Some(job) {
             self.pressing = None;
         }
@@ -579,13 +579,18 @@ impl ChunkStore {
     }
 
     /// True when computing chunk `id` again costs less than spilling it and reading it
-    /// back (never for a kept chunk: its lineage is its owner's).
+    /// back (never for a kept chunk, whose lineage is its owner's, nor for one whose spill
+    /// file is still there: spilling it writes nothing).
     fn drop_cheaper(&self, id: ChunkId) -> bool {
         let Some(entry) = self.entries.get(&id) else {
             return false;
         };
+        if self.kept.contains_key(&id) || matches!(entry.place, Place::Memory { file: Some(_), .. })
+        {
+            return false;
+        }
         let spill = self.rates.spill_cost(entry.nbytes);
-        !self.kept.contains_key(&id) && entry.recompute.is_some_and(|r| r < spill)
+        entry.recompute.is_some_and(|r| r < spill)
     }
 
     /// Frees an in-memory chunk's memory without writing it: a read reports it dropped.
@@ -596,7 +601,7 @@ impl ChunkStore {
         let nbytes = entry.nbytes;
         self.forget_file(entry);
         self.trimmer.freed(nbytes);
-        self.dropped.insert(id, nbytes);
+        self.dropped.insert(id);
         let stats = self.stats(id.job);
         stats.chunks_dropped += 1;
         stats.bytes_dropped += nbytes;

@@ -134,6 +134,8 @@ fn expected_cells(stats: &JobStats) -> BTreeMap<String, u64> {
         ("storage.chunks_spilled", s.chunks_spilled),
         ("storage.spill_failures", s.spill_failures),
         ("storage.peak_disk_bytes", s.peak_disk_bytes),
+        ("storage.chunks_dropped", s.chunks_dropped),
+        ("storage.bytes_dropped", s.bytes_dropped),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

@@ -360,3 +360,23 @@ fn kept_chunks_are_never_dropped() {
     );
     assert!(store.get(&[id(0, 1)], false).is_ok());
 }
+
+#[test]
+fn a_chunk_read_back_is_spilled_again_for_free_rather_than_dropped() {
+    let mut store = store(200, None);
+    // Spilled, then read back: its file is still on disk.
+    store.put(id(0, 1), chunk(10), info("fused", 50, false));
+    store.put(id(0, 2), chunk(10), info("fused", 1, false));
+    store.put(id(0, 3), chunk(10), info("fused", 1, false));
+    assert_eq!(store.spilled(), 1);
+    store.release(&[id(0, 3)]);
+    assert!(store.get(&[id(0, 1)], false).is_ok());
+    // However cheap computing it again, leaving memory again writes nothing: no drop.
+    store.entries.get_mut(&id(0, 1)).unwrap().recompute = Some(Duration::from_nanos(1));
+    assert!(!store.drop_cheaper(id(0, 1)));
+    store.put(id(0, 4), chunk(10), info("fused", 1, false));
+    assert_eq!(store.spilled(), 1, "chunk 1 went back to its file");
+    assert!(store.get(&[id(0, 1)], false).is_ok());
+    let (stats, _) = store.forget_job(JobId(0));
+    assert_eq!(stats.chunks_dropped, 0);
+}
