@@ -8,7 +8,7 @@ use crate::graph::{ChunkGraph, ChunkKey};
 use crate::job::{JobEvent, JobId};
 use crate::recorder::{RunSpan, StorageLog};
 use crate::storage::StorageActor;
-use crate::store::{ChunkId, StorageError, StorageStats};
+use crate::store::{ChunkId, PutInfo, StorageError, StorageStats};
 use actix::{Addr, Message, Recipient};
 use crossbeam_channel::Sender;
 use serde::{Deserialize, Serialize};
@@ -127,16 +127,8 @@ pub struct PutChunk {
     pub id: ChunkId,
     /// Its data.
     pub data: Arc<ChunkData>,
-    /// The name of the op that produced it (for fault rules and logs).
-    pub op: &'static str,
-    /// Graph position of the next task to read it (larger: needed later; spilled first).
-    pub next_use: u64,
-    /// The data is also held outside Tessera (a literal's user data): it is kept without a
-    /// reservation and never spilled.
-    pub shared: bool,
-    /// What computing it again costs, where its task reads no other chunk (see
-    /// [`crate::store::PutInfo::recompute`]).
-    pub recompute: Option<Duration>,
+    /// Its op, next reader, sharing and recompute cost.
+    pub info: PutInfo,
 }
 
 /// Planner → storage: hand out chunks (and drop them from storage with `release`).

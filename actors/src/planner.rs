@@ -74,20 +74,10 @@ impl GraphPlannerActor {
                     job,
                     key,
                     data,
-                    op,
-                    next_use,
-                    shared,
-                    recompute,
+                    info,
                 } => {
                     let id = ChunkId { job, key };
-                    self.storage.do_send(PutChunk {
-                        id,
-                        data,
-                        op,
-                        next_use,
-                        shared,
-                        recompute,
-                    });
+                    self.storage.do_send(PutChunk { id, data, info });
                 }
                 PlannerAction::Release { job, keys } => {
                     let ids = chunk_ids(job, &keys);

@@ -26,7 +26,7 @@ use crate::job::{JobError, JobId, JobStats, OutOfMemory};
 use crate::memory::{MemoryPool, Reservation};
 use crate::messages::{ActorName, DeviceId, DeviceKind};
 use crate::recorder::{Recorder, RunSpan, TaskRecord, TaskStream};
-use crate::store::ChunkId;
+use crate::store::{ChunkId, PutInfo};
 use placement::Placement;
 pub use placement::MOVE_BYTES;
 pub use split::split_parts;
@@ -86,16 +86,10 @@ pub enum PlannerAction {
         key: ChunkKey,
         /// Its data.
         data: Arc<ChunkData>,
-        /// The name of the op that produced it.
-        op: &'static str,
-        /// Graph position of its next reader (`u64::MAX`: read only at delivery).
-        next_use: u64,
-        /// The data is also held outside Tessera (a literal's user data): storing it costs
-        /// no memory and spilling it would free none.
-        shared: bool,
-        /// What running its task took, where the task reads no other chunk and its chunk is
-        /// no output: storage may drop it and have it computed again rather than spill it.
-        recompute: Option<Duration>,
+        /// Its op, next reader (`u64::MAX`: read only at delivery), sharing, and, where its
+        /// task reads no other chunk and it is no output, what running the task took:
+        /// storage may then drop it and have it computed again rather than spill it.
+        info: PutInfo,
     },
     /// Drop chunks from storage.
     Release {
@@ -491,15 +485,18 @@ impl PlannerState {
                             let alone = matches!(task.work, Work::Run(_))
                                 && state.index.inputs(pos).is_empty()
                                 && !task.is_output;
-                            actions.push(PlannerAction::Store {
-                                job,
-                                key,
-                                data,
+                            let info = PutInfo {
                                 op: task.work.name(),
                                 next_use: state.next_use(job, pos, &self.in_flight),
                                 shared,
                                 recompute: (alone && !shared && task.drops < MAX_DROPS)
                                     .then_some(took),
+                            };
+                            actions.push(PlannerAction::Store {
+                                job,
+                                key,
+                                data,
+                                info,
                             });
                             nbytes
                         }

@@ -134,16 +134,7 @@ impl Actor for StorageActor {
 impl StorageActor {
     /// Stores a chunk, carrying out an injected fault; false if it was not stored.
     fn put(&mut self, msg: PutChunk, ctx: &mut Context<Self>) -> bool {
-        match self.store.put(
-            msg.id,
-            msg.data,
-            PutInfo {
-                op: msg.op,
-                next_use: msg.next_use,
-                shared: msg.shared,
-                recompute: msg.recompute,
-            },
-        ) {
+        match self.store.put(msg.id, msg.data, msg.info) {
             PutOutcome::Stored => true,
             PutOutcome::Dropped => {
                 tracing::warn!(chunk = %msg.id, "injected: chunk dropped");
@@ -204,10 +195,12 @@ impl Handler<StoreKept> for StorageActor {
         let put = PutChunk {
             id: msg.id,
             data: msg.data,
-            op: KEPT_OP,
-            next_use: 0,
-            shared: false,
-            recompute: None,
+            info: PutInfo {
+                op: KEPT_OP,
+                next_use: 0,
+                shared: false,
+                recompute: None,
+            },
         };
         if self.put(put, ctx) {
             // Cannot fail: the chunk was just stored.

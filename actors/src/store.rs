@@ -594,12 +594,11 @@ impl ChunkStore {
     }
 
     /// Frees an in-memory chunk's memory without writing it: a read reports it dropped.
+    /// (Only a chunk without a spill file is dropped: see [`Self::drop_cheaper`].)
     fn drop_chunk(&mut self, id: ChunkId) {
-        let Some(entry) = self.entries.remove(&id) else {
+        let Some(Entry { nbytes, .. }) = self.entries.remove(&id) else {
             return;
         };
-        let nbytes = entry.nbytes;
-        self.forget_file(entry);
         self.trimmer.freed(nbytes);
         self.dropped.insert(id);
         let stats = self.stats(id.job);

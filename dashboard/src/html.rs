@@ -401,73 +401,31 @@ fn job_stats(jobs: &[JobStats]) -> String {
     let mut out = String::new();
     for (i, j) in jobs.iter().enumerate() {
         let s = &j.storage;
+        let count = |name: &str, n: u64| (name.to_string(), n, String::new());
+        let bytes = |name: &str, n: u64| (name.to_string(), n, fmt_bytes(n));
         let mut rows: Vec<(String, u64, String)> = vec![
-            ("chunks_run".into(), j.chunks_run, String::new()),
-            ("chunks_on_gpu".into(), j.chunks_on_gpu, String::new()),
-            (
-                "bytes_produced".into(),
-                j.bytes_produced,
-                fmt_bytes(j.bytes_produced),
-            ),
+            count("chunks_run", j.chunks_run),
+            count("chunks_on_gpu", j.chunks_on_gpu),
+            bytes("bytes_produced", j.bytes_produced),
             (
                 "wall_time_ns".into(),
                 u64::try_from(j.wall_time.as_nanos()).unwrap_or(u64::MAX),
                 format!("{:.3} s", j.wall_time.as_secs_f64()),
             ),
-            (
-                "peak_stored_bytes".into(),
-                j.peak_stored_bytes,
-                fmt_bytes(j.peak_stored_bytes),
-            ),
-            (
-                "peak_host_reserved".into(),
-                j.peak_host_reserved,
-                fmt_bytes(j.peak_host_reserved),
-            ),
-            (
-                "chunks_recomputed".into(),
-                j.chunks_recomputed,
-                String::new(),
-            ),
-            ("retries".into(), j.retries, String::new()),
-            ("chunks_lost".into(), j.chunks_lost, String::new()),
-            ("restarts".into(), j.restarts, String::new()),
-            ("held_back".into(), j.held_back, String::new()),
-            (
-                "storage.bytes_spilled".into(),
-                s.bytes_spilled,
-                fmt_bytes(s.bytes_spilled),
-            ),
-            (
-                "storage.bytes_read_back".into(),
-                s.bytes_read_back,
-                fmt_bytes(s.bytes_read_back),
-            ),
-            (
-                "storage.chunks_spilled".into(),
-                s.chunks_spilled,
-                String::new(),
-            ),
-            (
-                "storage.spill_failures".into(),
-                s.spill_failures,
-                String::new(),
-            ),
-            (
-                "storage.peak_disk_bytes".into(),
-                s.peak_disk_bytes,
-                fmt_bytes(s.peak_disk_bytes),
-            ),
-            (
-                "storage.chunks_dropped".into(),
-                s.chunks_dropped,
-                String::new(),
-            ),
-            (
-                "storage.bytes_dropped".into(),
-                s.bytes_dropped,
-                fmt_bytes(s.bytes_dropped),
-            ),
+            bytes("peak_stored_bytes", j.peak_stored_bytes),
+            bytes("peak_host_reserved", j.peak_host_reserved),
+            count("chunks_recomputed", j.chunks_recomputed),
+            count("retries", j.retries),
+            count("chunks_lost", j.chunks_lost),
+            count("restarts", j.restarts),
+            count("held_back", j.held_back),
+            bytes("storage.bytes_spilled", s.bytes_spilled),
+            bytes("storage.bytes_read_back", s.bytes_read_back),
+            count("storage.chunks_spilled", s.chunks_spilled),
+            count("storage.spill_failures", s.spill_failures),
+            bytes("storage.peak_disk_bytes", s.peak_disk_bytes),
+            count("storage.chunks_dropped", s.chunks_dropped),
+            bytes("storage.bytes_dropped", s.bytes_dropped),
         ];
         for (op, n) in &j.chunks_by_op {
             rows.push((format!("chunks_by_op.{op}"), *n, String::new()));

@@ -11,6 +11,7 @@
 use super::{InFlight, Job, PlannerAction, Produced, Status};
 use crate::graph::ChunkKey;
 use crate::job::{JobError, JobId};
+use crate::store::PutInfo;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use tessera_kernels::{ChunkData, KernelError};
@@ -63,10 +64,12 @@ impl Job {
                     job: id,
                     key: self.tasks[part].key,
                     data,
-                    op,
-                    next_use: self.next_use(id, part, in_flight),
-                    shared: false,
-                    recompute: None,
+                    info: PutInfo {
+                        op,
+                        next_use: self.next_use(id, part, in_flight),
+                        shared: false,
+                        recompute: None,
+                    },
                 });
             }
             self.complete(id, part, nbytes, actions);

@@ -833,13 +833,10 @@ fn stored(actions: &[PlannerAction]) -> Vec<(u64, usize, u64)> {
         .iter()
         .filter_map(|a| match a {
             PlannerAction::Store {
-                key,
-                data,
-                next_use,
-                ..
+                key, data, info, ..
             } => match data.as_ref() {
-                ChunkData::Table(t) => Some((key.0, t.num_rows(), *next_use)),
-                _ => Some((key.0, usize::MAX, *next_use)),
+                ChunkData::Table(t) => Some((key.0, t.num_rows(), info.next_use)),
+                _ => Some((key.0, usize::MAX, info.next_use)),
             },
             _ => None,
         })
@@ -1050,7 +1047,7 @@ fn offered(actions: &[PlannerAction]) -> Vec<(u64, Option<Duration>)> {
     actions
         .iter()
         .filter_map(|a| match a {
-            PlannerAction::Store { key, recompute, .. } => Some((key.0, *recompute)),
+            PlannerAction::Store { key, info, .. } => Some((key.0, info.recompute)),
             _ => None,
         })
         .collect()

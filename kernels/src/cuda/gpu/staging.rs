@@ -10,7 +10,7 @@
 
 use super::{driver, Gpu};
 use crate::KernelError;
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr, PinnedHostSlice};
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DeviceRepr, PinnedHostSlice};
 use std::mem::{size_of, MaybeUninit};
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -104,23 +104,37 @@ unsafe fn bytes_at_mut<'a>(ptr: *mut u8, len: usize) -> &'a mut [u8] {
 }
 
 impl Gpu {
-    fn take_stage(&self) -> Result<Stage, KernelError> {
+    /// Runs `copy` with the two staging buffers' addresses (a kept pair, else a new one),
+    /// keeping the pair for the next copy when it succeeds. When it fails, the stream is
+    /// waited for before the pair is freed: a copy from or into it may still be queued.
+    fn staged<R>(
+        &self,
+        stream: &CudaStream,
+        copy: impl FnOnce([*mut u8; 2]) -> Result<R, KernelError>,
+    ) -> Result<R, KernelError> {
         let kept = self
             .stages
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop();
-        match kept {
-            Some(s) => Ok(s),
-            None => Stage::new(&self.ctx),
+        let mut stage = match kept {
+            Some(s) => s,
+            None => Stage::new(&self.ctx)?,
+        };
+        let done = stage.pointers().and_then(copy);
+        match done {
+            Ok(_) => self
+                .stages
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(stage),
+            Err(_) => {
+                if let Err(e) = stream.synchronize() {
+                    tracing::warn!("a failed staged copy's stream did not finish ({e})");
+                }
+            }
         }
-    }
-
-    fn keep_stage(&self, stage: Stage) {
-        self.stages
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(stage);
+        done
     }
 
     /// A device copy of `src`, complete when this returns.
@@ -137,13 +151,11 @@ impl Gpu {
         let mut out = unsafe { stream.alloc::<T>(src.len()) }.map_err(driver("allocation"))?;
         // SAFETY: T is plain data (DeviceRepr), so its bytes may be read as bytes.
         let from = unsafe { bytes_at(src.as_ptr().cast::<u8>(), bytes) };
-        let mut stage = self.take_stage()?;
-        let bufs = stage.pointers()?;
-        let mut sent: [Option<cudarc::driver::CudaEvent>; 2] = [None, None];
-        {
-            // SAFETY: the device buffer holds `bytes` bytes of plain data.
-            let mut to = unsafe { out.transmute_mut::<u8>(bytes) }
-                .ok_or_else(|| KernelError::SizeOverflow(format!("{bytes} bytes")))?;
+        // SAFETY: the device buffer holds `bytes` bytes of plain data.
+        let mut to = unsafe { out.transmute_mut::<u8>(bytes) }
+            .ok_or_else(|| KernelError::SizeOverflow(format!("{bytes} bytes")))?;
+        self.staged(stream, |bufs| {
+            let mut sent: [Option<CudaEvent>; 2] = [None, None];
             for (k, r) in pieces(bytes).into_iter().enumerate() {
                 if let Some(e) = sent[k % 2].take() {
                     e.synchronize().map_err(driver("copy to the device"))?;
@@ -161,11 +173,11 @@ impl Gpu {
                     .map_err(driver("copy to the device"))?;
                 sent[k % 2] = Some(stream.record_event(None).map_err(driver("event"))?);
             }
-        }
-        for e in sent.into_iter().flatten() {
-            e.synchronize().map_err(driver("copy to the device"))?;
-        }
-        self.keep_stage(stage);
+            for e in sent.into_iter().flatten() {
+                e.synchronize().map_err(driver("copy to the device"))?;
+            }
+            Ok(())
+        })?;
         Ok(out)
     }
 
@@ -194,22 +206,14 @@ impl Gpu {
             )
         };
         // SAFETY: T is plain data, readable as its bytes.
-        let from = unsafe { src.transmute::<u8>(src.len() * size_of::<T>()) }
+        let from = unsafe { src.transmute::<u8>(bytes) }
             .ok_or_else(|| KernelError::SizeOverflow(format!("{bytes} bytes")))?;
-        let mut stage = self.take_stage()?;
-        let bufs = stage.pointers()?;
-        let parts = pieces(bytes);
-        // Piece k is copied into buffer k % 2 while the host drains piece k - 1.
-        let mut arrived: Option<(cudarc::driver::CudaEvent, usize)> = None;
-        for (k, r) in parts.iter().enumerate() {
-            // SAFETY: buffer k % 2 holds STAGE bytes; the host finished draining it (piece
-            // k - 2) before this loop's previous turn ended; this is its only slice.
-            let buf = unsafe { bytes_at_mut(bufs[k % 2], r.len()) };
-            stream
-                .memcpy_dtoh(&from.slice(r.clone()), buf)
-                .map_err(driver("copy from the device"))?;
-            let event = stream.record_event(None).map_err(driver("event"))?;
-            if let Some((e, j)) = arrived.replace((event, k)) {
+        self.staged(stream, |bufs| {
+            let parts = pieces(bytes);
+            // Piece j, once its copy into buffer j % 2 (`arrived`) is complete, moved into
+            // place.
+            let mut drain = |arrived: (CudaEvent, usize)| -> Result<(), KernelError> {
+                let (e, j) = arrived;
                 e.synchronize().map_err(driver("copy from the device"))?;
                 let p = &parts[j];
                 // SAFETY: piece j's copy into buffer j % 2 is complete (its event).
@@ -217,18 +221,25 @@ impl Gpu {
                     unsafe { bytes_at(bufs[j % 2], p.len()) },
                     &mut to[p.clone()],
                 );
+                Ok(())
+            };
+            // Piece k is copied into buffer k % 2 while the host drains piece k - 1.
+            let mut arrived = None;
+            for (k, r) in parts.iter().enumerate() {
+                // SAFETY: buffer k % 2 holds STAGE bytes; the host finished draining it
+                // (piece k - 2) before this loop's previous turn ended; this is its only
+                // slice.
+                let buf = unsafe { bytes_at_mut(bufs[k % 2], r.len()) };
+                stream
+                    .memcpy_dtoh(&from.slice(r.clone()), buf)
+                    .map_err(driver("copy from the device"))?;
+                let event = stream.record_event(None).map_err(driver("event"))?;
+                if let Some(previous) = arrived.replace((event, k)) {
+                    drain(previous)?;
+                }
             }
-        }
-        if let Some((e, j)) = arrived {
-            e.synchronize().map_err(driver("copy from the device"))?;
-            let p = &parts[j];
-            // SAFETY: as above.
-            spread_copy(
-                unsafe { bytes_at(bufs[j % 2], p.len()) },
-                &mut to[p.clone()],
-            );
-        }
-        self.keep_stage(stage);
+            arrived.map_or(Ok(()), drain)
+        })?;
         // SAFETY: every one of the `bytes` bytes of the first `len` elements was written.
         unsafe { out.set_len(len) };
         Ok(out)
