@@ -19,7 +19,10 @@
 //! or `join`: an inner join of two tables of `n` rows on an Int64 key drawn from
 //! `0..n` (the peers' `join_self`), matched and its columns gathered on the device, whose
 //! digest is `[rows, sum of the left values, sum of the right values]`), size (points, the
-//! side of the square, or rows), runs.
+//! side of the square, or rows), runs. `qr`: the thin QR of one `n × 20` block of values in
+//! `[-1, 1)` (a TSQR leaf of the peers' `svd_tall`), copied in and its Q and R copied back,
+//! digest R's first entry. `gpu_bench pi_tasks 1e10 5 66666667 1 4 8` runs pi
+//! in tasks of 66,666,667 points from 1, then 4, then 8 threads (see `pi_tasks`).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line program
 
@@ -30,7 +33,8 @@ use tessera_kernels::cuda::{workloads, Gpu};
 use tessera_kernels::frame::groupby::{AggFunc, AggSpec, GroupBySpec};
 use tessera_kernels::frame::join::{JoinHow, JoinSpec};
 use tessera_kernels::frame::ops::{FrameOp, Pipeline, Sink, Source};
-use tessera_kernels::{ChunkData, ChunkOp};
+use tessera_kernels::linalg::{InputRef, LinalgOp};
+use tessera_kernels::{Buffer, ChunkData, ChunkOp, HostTensor};
 
 fn size_arg(s: &str) -> Result<usize, String> {
     s.parse::<f64>()
@@ -99,6 +103,19 @@ fn join_tables(rows: usize) -> Result<Vec<Arc<ChunkData>>, String> {
     Ok(vec![side(1 << 62, "x")?, side(1 << 61, "y")?])
 }
 
+/// Columns of the `qr` workload's block (the peers' `svd_tall` matrix is 2,000,000 × 20).
+const QR_COLS: usize = 20;
+
+/// A `rows × 20` block of values in `[-1, 1)` (splitmix64 draws).
+fn qr_block(rows: usize) -> Result<Arc<ChunkData>, String> {
+    let values = (0..(rows * QR_COLS) as u64)
+        .map(|i| (draw(i) >> 11) as f64 / (1u64 << 52) as f64 - 1.0)
+        .collect();
+    HostTensor::new(vec![rows, QR_COLS], Buffer::F64(values))
+        .map(|t| Arc::new(ChunkData::Tensor(t)))
+        .map_err(|e| e.to_string())
+}
+
 /// An inner join of the two inputs on `k`.
 fn join_op() -> ChunkOp {
     ChunkOp::Frame(FrameOp::Join {
@@ -147,6 +164,8 @@ fn digest(workload: &str, points: usize, data: &ChunkData) -> Result<String, Str
     }
     let first = match data {
         ChunkData::Partial(p) => p.parts.first(),
+        // A QR's R: its first entry, the first column's norm.
+        ChunkData::Parts(p) => p.get(1),
         ChunkData::Tensor(t) => Some(t),
         other => return Err(format!("{workload} gave {}", other.kind_name())),
     };
@@ -161,10 +180,71 @@ fn digest(workload: &str, points: usize, data: &ChunkData) -> Result<String, Str
     })
 }
 
+/// `pi` over `points` in tasks of `chunk` points, run through `Gpu::execute` from each
+/// count of `threads` in turn, each thread taking the next task until none is left, as
+/// the runtime's GPU actor does but without the planner: one JSON line per run (untimed
+/// launches, so no kernel time: `gpu_bench pi` gives the kernel's).
+fn pi_tasks(points: usize, runs: usize, chunk: usize, threads: &[usize]) -> Result<(), String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let gpu = Gpu::open(0).map_err(|e| e.to_string())?;
+    let tasks = points.div_ceil(chunk);
+    let op = ChunkOp::Fused(workloads::pi(chunk, 42));
+    gpu.execute(&op, &[]).map_err(|e| e.to_string())?;
+    for &t in threads {
+        for run in 0..runs {
+            let next = AtomicUsize::new(0);
+            let inside = Mutex::new(Ok(0.0f64));
+            let started = Instant::now();
+            std::thread::scope(|s| {
+                for _ in 0..t {
+                    s.spawn(|| {
+                        while next.fetch_add(1, Ordering::Relaxed) < tasks {
+                            // A task's digest with 4 points is its count inside the circle.
+                            let got = gpu
+                                .execute(&op, &[])
+                                .map_err(|e| e.to_string())
+                                .and_then(|d| digest("pi", 4, &d))
+                                .and_then(|d| d.parse::<f64>().map_err(|e| e.to_string()));
+                            let mut acc = inside.lock().unwrap_or_else(|e| e.into_inner());
+                            *acc = acc.clone().and_then(|sum| got.map(|c| sum + c));
+                        }
+                    });
+                }
+            });
+            let seconds = started.elapsed().as_secs_f64();
+            let inside = inside.into_inner().unwrap_or_else(|e| e.into_inner())?;
+            println!(
+                "{{\"workload\": \"pi\", \"engine\": \"tessera-cuda-tasks-t{t}\", \"size\": \"{points}\", \
+                 \"seconds\": {seconds:.6}, \"tasks\": {tasks}, \"chunk\": {chunk}, \
+                 \"peak_rss_mb\": {:.1}, \"result_digest\": {:.7}, \"run\": {run}, \"device\": \"{}\"}}",
+                peak_rss_mb(),
+                4.0 * inside / (chunk * tasks) as f64,
+                gpu.describe()
+            );
+        }
+    }
+    Ok(())
+}
+
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [workload, size, runs, chunk, threads @ ..] = args.as_slice() {
+        if workload == "pi_tasks" {
+            let runs: usize = runs.parse().map_err(|_| format!("runs {runs:?}"))?;
+            let threads = threads
+                .iter()
+                .map(|t| t.parse().map_err(|_| format!("threads {t:?}")))
+                .collect::<Result<Vec<usize>, String>>()?;
+            return pi_tasks(size_arg(size)?, runs, size_arg(chunk)?, &threads);
+        }
+    }
     let [workload, size, runs] = args.as_slice() else {
-        return Err("usage: gpu_bench <pi|sincos|matmul|groupby_q1|join> <size> <runs>".into());
+        return Err(
+            "usage: gpu_bench <pi|sincos|matmul|groupby_q1|join> <size> <runs>, \
+                    or gpu_bench pi_tasks <points> <runs> <chunk> <threads>..."
+                .into(),
+        );
     };
     let n = size_arg(size)?;
     let runs: usize = runs.parse().map_err(|_| format!("runs {runs:?}"))?;
@@ -174,9 +254,10 @@ fn run() -> Result<(), String> {
         "matmul" => ChunkOp::Linalg(workloads::matmul(n, 42)),
         "groupby_q1" => q1_op(),
         "join" => join_op(),
+        "qr" => ChunkOp::Linalg(LinalgOp::Qr(InputRef::whole(0))),
         other => {
             return Err(format!(
-                "unknown workload {other:?} (pi, sincos, matmul, groupby_q1 or join)"
+                "unknown workload {other:?} (pi, sincos, matmul, groupby_q1, join or qr)"
             ))
         }
     };
@@ -185,11 +266,12 @@ fn run() -> Result<(), String> {
     let inputs: Vec<Arc<ChunkData>> = match workload.as_str() {
         "groupby_q1" => vec![Arc::new(ChunkData::Table(q1_table(n)?))],
         "join" => join_tables(n)?,
+        "qr" => vec![qr_block(n)?],
         _ => Vec::new(),
     };
     // Warm-up: compilation, module load, the allocator's first pool.
     let first = gpu.execute(&op, &inputs).map_err(|e| e.to_string())?;
-    if matches!(workload.as_str(), "groupby_q1" | "join") && n <= 20_000_000 {
+    if matches!(workload.as_str(), "groupby_q1" | "join" | "qr") && n <= 20_000_000 {
         // The CPU's answer for the same tables (one thread) must have the same digest.
         let started = Instant::now();
         let cpu = tessera_kernels::cpu::execute(&op, &inputs).map_err(|e| e.to_string())?;
@@ -206,6 +288,8 @@ fn run() -> Result<(), String> {
     }
     let size_label = if matches!(workload.as_str(), "pi" | "groupby_q1" | "join") {
         size.clone()
+    } else if workload == "qr" {
+        format!("{n}x{QR_COLS}")
     } else {
         format!("{n}x{n}")
     };

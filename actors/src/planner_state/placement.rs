@@ -1,10 +1,11 @@
 //! Where a task runs.
 //!
 //! First the kind of device: a task whose op has a GPU kernel ([`Gpu::runs`]: today the
-//! fused elementwise expressions with their trailing reductions, and block products,
-//! which is where the time of a NumPy-style job goes) runs on a CUDA device whenever one
-//! is registered; every other op (QR and SVD blocks, sort, dataframe kernels, combines of
-//! partials…) runs on a CPU device.
+//! fused elementwise expressions with their trailing reductions, block products, the QR of
+//! one block, groupby partials of tables in memory and the matching of inner and left
+//! joins, which is where the time of a NumPy- or pandas-style job goes) runs on a CUDA
+//! device whenever one is registered; every other op (stacked QRs and SVDs of small
+//! factors, sorts, reads, combines of partials…) runs on a CPU device.
 //! A GPU being restarted is not registered, so its ops run on the CPU meanwhile (the CUDA
 //! kernels return what the CPU ones do); a session without GPUs never sees the difference.
 //! A task its graph pins to the CPU ([`crate::ChunkTask::device`], from `Tensor::on`) runs

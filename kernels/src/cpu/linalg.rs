@@ -196,7 +196,9 @@ fn operand<'a>(
     }
 }
 
-fn check_finite(data: &[f64], what: &str) -> Result<(), KernelError> {
+/// `InvalidValue` naming `what` where `data` holds a NaN or an infinity (the factorizations'
+/// inputs must be finite).
+pub(crate) fn check_finite(data: &[f64], what: &str) -> Result<(), KernelError> {
     if data.iter().all(|x| x.is_finite()) {
         Ok(())
     } else {

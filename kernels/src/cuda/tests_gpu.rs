@@ -326,3 +326,106 @@ fn gpu_products_match_the_cpu() {
         }
     }
 }
+
+/// The parts of a QR result: `(Q, R)` as tensors.
+fn q_and_r(data: &ChunkData) -> (&HostTensor, &HostTensor) {
+    match data {
+        ChunkData::Parts(p) if p.len() == 2 => (&p[0], &p[1]),
+        other => panic!("a QR gave {}", other.kind_name()),
+    }
+}
+
+#[test]
+fn gpu_qr_blocks_match_the_cpu_and_factor_their_block() {
+    let Some(gpu) = device() else { return };
+    let inputs: Vec<Arc<ChunkData>> = vec![
+        Arc::new(ChunkData::Tensor(matrix(2_000, 20, 21))),
+        Arc::new(ChunkData::Tensor(matrix(60, 60, 22))),
+        Arc::new(ChunkData::Tensor(matrix(12, 40, 23))),
+        Arc::new(ChunkData::Parts(vec![matrix(2, 2, 24), matrix(500, 7, 25)])),
+        Arc::new(ChunkData::Tensor(matrix(0, 5, 26))),
+        Arc::new(ChunkData::Tensor(
+            HostTensor::new(vec![2, 2], Buffer::F64(vec![1.0, f64::NAN, 0.0, 1.0])).unwrap(),
+        )),
+    ];
+    let cases = [
+        ("tall", InputRef::whole(0)),
+        ("square", InputRef::whole(1)),
+        ("wide", InputRef::whole(2)),
+        (
+            "a part's row range",
+            InputRef {
+                input: 3,
+                part: Some(1),
+                rows: Some((100, 300)),
+            },
+        ),
+        ("empty", InputRef::whole(4)),
+        ("not finite", InputRef::whole(5)),
+        ("no such part", InputRef::part(0, 1)),
+    ];
+    for (label, a) in cases {
+        let op = ChunkOp::Linalg(LinalgOp::Qr(a.clone()));
+        assert!(Gpu::runs(&op));
+        let want = crate::cpu::execute(&op, &inputs);
+        let got = gpu.execute(&op, &inputs);
+        let (w, g) = match (&want, &got) {
+            (Ok(w), Ok(g)) => (w, g),
+            (Err(w), Err(g)) => {
+                assert_eq!(discriminant(w), discriminant(g), "{label}: {g:?} vs {w:?}");
+                continue;
+            }
+            _ => panic!("{label}: GPU {got:?}, CPU {want:?}"),
+        };
+        let ((gq, gr), (wq, wr)) = (q_and_r(g), q_and_r(w));
+        // Full-rank blocks have one QR with R's diagonal non-negative: the CPU's.
+        for (what, gt, wt) in [("Q", gq, wq), ("R", gr, wr)] {
+            let err = relative_error(
+                &ChunkData::Tensor(gt.clone()),
+                &ChunkData::Tensor(wt.clone()),
+            );
+            assert!(
+                err.is_some_and(|e| e <= 1e-11),
+                "{label}: {what}'s relative error {err:?}"
+            );
+        }
+        // Independently of the CPU: R is upper triangular with a non-negative diagonal and
+        // Q · R gives back the block.
+        let (m, r) = (gq.shape()[0], gq.shape()[1]);
+        let n = gr.shape()[1];
+        let (q, rr) = (gq.to_f64_vec(), gr.to_f64_vec());
+        for i in 0..r {
+            assert!(
+                rr[i * n + i] >= 0.0,
+                "{label}: R[{i}][{i}] = {}",
+                rr[i * n + i]
+            );
+            assert!(
+                (0..i.min(n)).all(|j| rr[i * n + j] == 0.0),
+                "{label}: row {i} of R"
+            );
+        }
+        let block = match a.part {
+            Some(p) => match inputs[a.input].as_ref() {
+                ChunkData::Parts(parts) => parts[p].clone(),
+                _ => unreachable!(),
+            },
+            None => match inputs[a.input].as_ref() {
+                ChunkData::Tensor(t) => t.clone(),
+                _ => unreachable!(),
+            },
+        };
+        let start = a.rows.map_or(0, |(s, _)| s);
+        let values = block.to_f64_vec();
+        for i in 0..m {
+            for j in 0..n {
+                let qr: f64 = (0..r).map(|k| q[i * r + k] * rr[k * n + j]).sum();
+                let x = values[(start + i) * n + j];
+                assert!(
+                    (qr - x).abs() <= 1e-12 * (1.0 + x.abs()),
+                    "{label}: (QR)[{i}][{j}] = {qr}, not {x}"
+                );
+            }
+        }
+    }
+}

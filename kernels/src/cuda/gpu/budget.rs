@@ -8,18 +8,19 @@
 //! CPU kernels). A task larger than the whole budget runs alone. Nothing stays on the
 //! device between tasks, so there is nothing to spill from it.
 
+use crate::linalg::LinalgOp;
 use crate::{ChunkData, ChunkOp};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 /// Device bytes of a task of `op` on `inputs`: the inputs copied in, the output
 /// ([`ChunkOp::output_estimate`]), and for a dataframe op (hash tables, row lists, the
-/// matched pairs) twice the inputs again.
+/// matched pairs) or a QR (the block and Q transposed) twice the inputs again.
 pub(super) fn device_estimate(op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> u64 {
     let sizes = inputs.iter().map(|d| d.nbytes() as u64);
     let input: u64 = sizes.clone().sum();
     let output = op.output_estimate(sizes).unwrap_or(0);
     let working = match op {
-        ChunkOp::Frame(_) => input.saturating_mul(2),
+        ChunkOp::Frame(_) | ChunkOp::Linalg(LinalgOp::Qr(_)) => input.saturating_mul(2),
         _ => 0,
     };
     input.saturating_add(output).saturating_add(working)

@@ -1,9 +1,10 @@
 //! One CUDA device running chunk kernels: its context, a pool of streams (one per
-//! concurrent caller, each with its cuBLAS handle once needed), the module cache keyed by
-//! the generated kernel's source hash, and the launchers: fused kernels ([`fused`]),
-//! block products through cuBLAS ([`matmul`]), groupby partials ([`groupby`]) and join
-//! matching ([`join`]) on `frame.cu`'s hash kernels (shared parts in [`frame`]). Each
-//! returns the chunk the CPU kernels return for the same task.
+//! concurrent caller, each with its cuBLAS and cuSOLVER handles once needed), the module
+//! cache keyed by the generated kernel's source hash, and the launchers: fused kernels
+//! ([`fused`]), block products through cuBLAS ([`matmul`]), a block's QR through cuSOLVER
+//! ([`qr`]), groupby partials ([`groupby`]) and join matching ([`join`]) on `frame.cu`'s
+//! hash kernels (shared parts in [`frame`]). Each returns the chunk the CPU kernels return
+//! for the same task.
 //!
 //! Every CUDA call is checked; cudarc panics (a driver or library without a symbol it
 //! expects) are contained and become [`KernelError::DeviceUnavailable`]. Nothing here runs
@@ -17,6 +18,7 @@ mod gather;
 mod groupby;
 mod join;
 mod matmul;
+mod qr;
 mod staging;
 
 pub use frame::compile_frame_kernels;
@@ -54,10 +56,12 @@ pub struct Gpu {
     frame: Mutex<Option<Arc<frame::FrameFns>>>,
 }
 
-/// A stream lent to one caller at a time, with its cuBLAS handle once a product needed one.
+/// A stream lent to one caller at a time, with its cuBLAS and cuSOLVER handles once a task
+/// needed them.
 struct Lease {
     stream: Arc<CudaStream>,
     blas: Option<CudaBlas>,
+    solver: Option<cudarc::cusolver::DnHandle>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -210,6 +214,12 @@ impl Gpu {
         }
         contained("opening a device", || {
             let ctx = CudaContext::new(ordinal).map_err(driver("context"))?;
+            // SAFETY: every device buffer here lives on one stream, the one its task
+            // allocated it on (a `Lease`'s), and is used, copied and freed (stream-ordered)
+            // there alone; nothing is shared between two tasks' streams. So cudarc's
+            // per-buffer events, which order uses across streams, would only cost two
+            // event creations per allocation and a record and a wait per use.
+            unsafe { ctx.disable_event_tracking() };
             let (major, minor) = ctx.compute_capability().map_err(driver("query"))?;
             let sms = ctx
                 .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
@@ -278,13 +288,13 @@ impl Gpu {
     }
 
     /// True for the ops this device has kernels for: fused elementwise expressions with
-    /// their trailing reductions, block products (cuBLAS), groupby partials of tables in
-    /// memory and the matching of inner and left joins (hash kernels; a spec or column
-    /// type they lack is computed by the CPU kernels on the calling thread); the rest run
-    /// on the CPU.
+    /// their trailing reductions, block products (cuBLAS), one block's QR (cuSOLVER),
+    /// groupby partials of tables in memory and the matching of inner and left joins (hash
+    /// kernels; a spec or column type they lack is computed by the CPU kernels on the
+    /// calling thread); the rest run on the CPU.
     pub fn runs(op: &ChunkOp) -> bool {
         match op {
-            ChunkOp::Fused(_) | ChunkOp::Linalg(LinalgOp::MatMul { .. }) => true,
+            ChunkOp::Fused(_) | ChunkOp::Linalg(LinalgOp::MatMul { .. } | LinalgOp::Qr(_)) => true,
             ChunkOp::Frame(FrameOp::Pipeline(p)) => {
                 matches!(p.source, Source::Input)
                     && matches!(p.sink, Sink::GroupPartial(_) | Sink::CountedPartial(_))
@@ -335,6 +345,9 @@ impl Gpu {
             }),
             ChunkOp::Linalg(LinalgOp::MatMul { pairs }) => contained("a product", || {
                 self.with_lease(|l| self.run_matmul(l, pairs, inputs, timed))
+            }),
+            ChunkOp::Linalg(LinalgOp::Qr(a)) => contained("a QR factorization", || {
+                self.with_lease(|l| self.run_qr(l, a, inputs, timed))
             }),
             ChunkOp::Frame(frame) if Gpu::runs(op) => contained("a dataframe op", || {
                 self.with_lease(|l| {
@@ -403,6 +416,7 @@ impl Gpu {
             None => Lease {
                 stream: self.ctx.new_stream().map_err(driver("stream"))?,
                 blas: None,
+                solver: None,
             },
         };
         let result = f(&mut lease);
