@@ -2,7 +2,9 @@
 //! as one chunk (no runtime around it: the floor the runtime's GPU path can reach), and
 //! prints one JSON line per run in the format of `shared/peers` (engine
 //! `tessera-cuda-kernel`), with the kernel's own time (CUDA events) beside the wall time
-//! of the whole call (generation, launch, copy back, merge of the partial records).
+//! of the whole call (generation, copies in, launch, copy back, merge of the partial
+//! records). Workloads with inputs run twice a run: on inputs new to the device, then on
+//! inputs whose device copies it kept (engine `tessera-cuda-kernel-kept`: no copy in).
 //!
 //! ```text
 //! cargo run --release -p tessera-kernels --example gpu_bench -- pi 1e10 5
@@ -293,19 +295,31 @@ fn run() -> Result<(), String> {
     } else {
         format!("{n}x{n}")
     };
+    // Each run first on copies of the inputs in new chunks, which the device has not seen
+    // (copied in, as at their first use), then on the inputs themselves, whose device
+    // copies the device kept from the warm-up (engine suffix `-kept`).
     for run in 0..runs {
-        let started = Instant::now();
-        let (data, kernel_time) = gpu.execute_timed(&op, &inputs).map_err(|e| e.to_string())?;
-        let seconds = started.elapsed().as_secs_f64();
-        println!(
-            "{{\"workload\": \"{workload}\", \"engine\": \"tessera-cuda-kernel\", \"size\": \"{size_label}\", \
-             \"seconds\": {seconds:.6}, \"kernel_seconds\": {:.6}, \"peak_rss_mb\": {:.1}, \
-             \"result_digest\": {}, \"run\": {run}, \"device\": \"{}\"}}",
-            kernel_time.as_secs_f64(),
-            peak_rss_mb(),
-            digest(workload, points, &data)?,
-            gpu.describe()
-        );
+        let fresh: Vec<Arc<ChunkData>> = inputs.iter().map(|c| Arc::new((**c).clone())).collect();
+        for (engine, inputs) in [
+            ("tessera-cuda-kernel", &fresh),
+            ("tessera-cuda-kernel-kept", &inputs),
+        ] {
+            if inputs.is_empty() && engine.ends_with("kept") {
+                continue;
+            }
+            let started = Instant::now();
+            let (data, kernel_time) = gpu.execute_timed(&op, inputs).map_err(|e| e.to_string())?;
+            let seconds = started.elapsed().as_secs_f64();
+            println!(
+                "{{\"workload\": \"{workload}\", \"engine\": \"{engine}\", \"size\": \"{size_label}\", \
+                 \"seconds\": {seconds:.6}, \"kernel_seconds\": {:.6}, \"peak_rss_mb\": {:.1}, \
+                 \"result_digest\": {}, \"run\": {run}, \"device\": \"{}\"}}",
+                kernel_time.as_secs_f64(),
+                peak_rss_mb(),
+                digest(workload, points, &data)?,
+                gpu.describe()
+            );
+        }
     }
     Ok(())
 }

@@ -429,3 +429,56 @@ fn gpu_qr_blocks_match_the_cpu_and_factor_their_block() {
         }
     }
 }
+
+#[test]
+fn gpu_kept_input_copies_serve_later_tasks_on_every_stream() {
+    let Some(gpu) = device() else { return };
+    let input = |i| MatOperand::Input(InputRef::whole(i));
+    let product = ChunkOp::Linalg(LinalgOp::MatMul {
+        pairs: vec![(input(0), input(1))],
+    });
+    // `x · 2` over input 0: a fused kernel reading it.
+    let f64_leaf = |kind| crate::expr::Instr {
+        shape: vec![300, 200],
+        dtype: DType::F64,
+        kind,
+    };
+    let scaled = ChunkOp::Fused(FusedKernel {
+        root: 2,
+        instrs: vec![
+            corpus::chunk_leaf(&[300, 200], DType::F64, 0),
+            f64_leaf(InstrKind::Leaf(LeafSource::Const(crate::Scalar::F64(2.0)))),
+            f64_leaf(InstrKind::Binary {
+                op: crate::expr::BinaryOp::Mul,
+                a: 0,
+                b: 1,
+            }),
+        ],
+        reduce: None,
+    });
+    for seed in [40, 50] {
+        // New chunks each round: the first round's copies must not serve them.
+        let inputs: Vec<Arc<ChunkData>> = vec![
+            Arc::new(ChunkData::Tensor(matrix(300, 200, seed))),
+            Arc::new(ChunkData::Tensor(matrix(200, 100, seed + 1))),
+        ];
+        let want_product = crate::cpu::execute(&product, &inputs).unwrap();
+        let want_scaled = crate::cpu::execute(&scaled, &inputs).unwrap();
+        // Six threads, each on a stream of its own, read the copies the first made.
+        std::thread::scope(|s| {
+            for _ in 0..6 {
+                s.spawn(|| {
+                    for _ in 0..4 {
+                        let got = gpu.execute(&product, &inputs).unwrap();
+                        let err = relative_error(&got, &want_product);
+                        assert!(err.is_some_and(|e| e <= 1e-13), "{err:?}");
+                        assert_eq!(gpu.execute(&scaled, &inputs).unwrap(), want_scaled);
+                    }
+                });
+            }
+        });
+        // Both inputs are kept, once each (the product and the fused kernel read input 0's
+        // values whole: one piece).
+        assert!(gpu.resident_bytes() >= (300 * 200 + 200 * 100) * 8);
+    }
+}

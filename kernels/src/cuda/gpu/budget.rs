@@ -1,12 +1,14 @@
 //! Device memory reserved by the tasks running on one GPU at once.
 //!
 //! A GPU's host threads each run one task; a task's device allocations (its inputs copied
-//! in, its working buffers, its output before the copy back) live only while it runs.
+//! in, its working buffers, its output before the copy back) live while it runs (inputs
+//! may be kept longer: see below).
 //! Before it starts, a task reserves an estimate of them ([`device_estimate`]); while
 //! others run, a task whose estimate does not fit in what they left waits for them, so
 //! tasks together do not exhaust the device (an allocation that fails sends its task to the
-//! CPU kernels). A task larger than the whole budget runs alone. Nothing stays on the
-//! device between tasks, so there is nothing to spill from it.
+//! CPU kernels). A task larger than the whole budget runs alone. What stays on the device
+//! between tasks, the kept copies of input chunks (`resident`), has its own share of the
+//! memory beside this budget and is freed, never spilled, when it needs room.
 
 use crate::linalg::LinalgOp;
 use crate::{ChunkData, ChunkOp};

@@ -1,6 +1,7 @@
 //! Device buffers of every chunk dtype: copied in from host [`Buffer`]s, allocated for
 //! outputs, pushed as kernel parameters, copied back.
 
+use super::resident::DeviceBytes;
 use super::Gpu;
 use crate::dtype::DType;
 use crate::tensor::Buffer;
@@ -75,6 +76,14 @@ macro_rules! dev_buffers {
                     $(DevBuf::$variant(s) => {
                         args.arg(s);
                     })+
+                }
+            }
+        }
+
+        impl DeviceBytes for DevBuf {
+            fn device_bytes(&self) -> u64 {
+                match self {
+                    $(DevBuf::$variant(s) => s.device_bytes(),)+
                 }
             }
         }

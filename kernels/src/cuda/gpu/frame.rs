@@ -5,13 +5,14 @@
 //! [`super::gather`]).
 
 use super::gather::GpuMatches;
+use super::resident::{DeviceBytes, DeviceCopy, Piece};
 use super::{driver, Gpu};
 use crate::cuda::frame_plan::ColKind;
 use crate::cuda::nvrtc;
 use crate::frame::groupby::GroupBySpec;
 use crate::frame::join::JoinMatches;
 use crate::frame::ops::FrameDevice;
-use crate::KernelError;
+use crate::{ChunkData, KernelError};
 use arrow::array::{Array, ArrayRef, RecordBatch};
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchArgs, LaunchConfig,
@@ -95,6 +96,72 @@ fn upload(gpu: &Gpu, stream: &Arc<CudaStream>, bytes: &[u8]) -> Result<CudaSlice
 fn address(stream: &CudaStream, s: &CudaSlice<u8>) -> u64 {
     let (ptr, _sync) = s.device_ptr(stream);
     ptr
+}
+
+/// A column's device copy: kept for the input chunk it is a column of (see `resident`), or
+/// made for this task alone (a column no input holds as it is: computed by the task's
+/// steps, or concatenated from several inputs).
+pub(super) enum ColCopy {
+    Kept(Arc<DeviceCopy<DevCol>>),
+    Made(DevCol),
+}
+
+impl std::ops::Deref for ColCopy {
+    type Target = DevCol;
+
+    fn deref(&self) -> &DevCol {
+        match self {
+            ColCopy::Kept(copy) => &copy.value,
+            ColCopy::Made(col) => col,
+        }
+    }
+}
+
+/// The table chunk among `owners` that holds `array` as a column, with its index there.
+fn owner_of<'a>(
+    owners: &'a [Arc<ChunkData>],
+    array: &ArrayRef,
+) -> Option<(&'a Arc<ChunkData>, usize)> {
+    owners.iter().find_map(|chunk| match chunk.as_ref() {
+        ChunkData::Table(t) => t
+            .columns()
+            .iter()
+            .position(|c| Arc::ptr_eq(c, array))
+            .map(|at| (chunk, at)),
+        _ => None,
+    })
+}
+
+impl Gpu {
+    /// The device copy of `array` read as `kind` ([`dev_col`]), or for `None` its values
+    /// alone ([`fixed_col`]: `None` where they are not 1, 2, 4 or 8 bytes wide); kept
+    /// between tasks where `array` is a column of one of the task's inputs, `owners`.
+    pub(super) fn col_copy(
+        &self,
+        stream: &Arc<CudaStream>,
+        owners: &[Arc<ChunkData>],
+        array: &ArrayRef,
+        kind: Option<ColKind>,
+    ) -> Result<Option<ColCopy>, KernelError> {
+        let make = || match kind {
+            Some(kind) => dev_col(self, stream, array, kind).map(Some),
+            None => fixed_col(self, stream, array),
+        };
+        let Some((chunk, index)) = owner_of(owners, array) else {
+            return Ok(make()?.map(ColCopy::Made));
+        };
+        if kind.is_none() && !matches!(array.data_type().primitive_width(), Some(1 | 2 | 4 | 8)) {
+            return Ok(None);
+        }
+        let layout = kind.map_or(0, |k| 1 + k as u8);
+        let piece = Piece::Column { index, layout };
+        let copy = self.resident(stream, chunk, piece, || {
+            make()?.ok_or_else(|| {
+                KernelError::BadInput(format!("no device layout for {}", array.data_type()))
+            })
+        })?;
+        Ok(Some(ColCopy::Kept(copy)))
+    }
 }
 
 /// The device copy of `array`, read as `kind`.
@@ -183,6 +250,12 @@ fn upload_col(
         _buffers: buffers,
         words,
     })
+}
+
+impl DeviceBytes for DevCol {
+    fn device_bytes(&self) -> u64 {
+        self._buffers.iter().map(|b| b.len() as u64).sum()
+    }
 }
 
 impl DevCol {
@@ -382,6 +455,8 @@ impl Gpu {
 pub(super) struct GpuFrames<'a> {
     pub gpu: &'a Gpu,
     pub stream: &'a Arc<CudaStream>,
+    /// The task's inputs, whose columns' device copies are kept between tasks.
+    pub owners: &'a [Arc<ChunkData>],
     /// Whether to time the kernels (CUDA events).
     pub timed: bool,
     pub took: Cell<Duration>,
@@ -393,9 +468,9 @@ impl FrameDevice for GpuFrames<'_> {
         spec: &GroupBySpec,
         batch: &RecordBatch,
     ) -> Result<RecordBatch, KernelError> {
-        let (table, t) = self
-            .gpu
-            .group_partial(self.stream, spec, batch, self.timed)?;
+        let (table, t) =
+            self.gpu
+                .group_partial(self.stream, self.owners, spec, batch, self.timed)?;
         self.took.set(self.took.get() + t);
         Ok(table)
     }
@@ -406,9 +481,14 @@ impl FrameDevice for GpuFrames<'_> {
         probe: &[ArrayRef],
         keep_unmatched: bool,
     ) -> Result<Option<Box<dyn JoinMatches<KernelError> + '_>>, KernelError> {
-        let found = self
-            .gpu
-            .match_keys(self.stream, build, probe, keep_unmatched, self.timed)?;
+        let found = self.gpu.match_keys(
+            self.stream,
+            self.owners,
+            build,
+            probe,
+            keep_unmatched,
+            self.timed,
+        )?;
         Ok(found.map(|(matches, t)| {
             self.took.set(self.took.get() + t);
             Box::new(GpuMatches {

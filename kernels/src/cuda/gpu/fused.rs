@@ -3,6 +3,7 @@
 //! stay on the device ([`Launched`]) until the caller copies them back or uses them there.
 
 use super::devbuf::DevBuf;
+use super::resident::WHOLE;
 use super::{driver, Gpu, Lease, Timer};
 use crate::cuda::codegen::{fault_error, fused_source, CudaKernel, ParamKind};
 use crate::cuda::launch::{assemble, input_buffers, launch_shape, output_lengths};
@@ -58,9 +59,19 @@ impl Gpu {
         let host_inputs = input_buffers(&cuda, inputs)?;
         let function = self.function(&cuda)?;
         let shape = launch_shape(&cuda, self.sms);
-        let ins = host_inputs
-            .iter()
-            .map(|b| DevBuf::upload(self, stream, b))
+        // Each input's device copy, kept between tasks (see `resident`).
+        let slots = cuda.params.iter().filter_map(|p| match p {
+            ParamKind::Input { slot, .. } => Some(*slot),
+            _ => None,
+        });
+        let ins = slots
+            .zip(&host_inputs)
+            .map(|(slot, b)| {
+                let chunk = inputs.get(slot).ok_or_else(|| {
+                    KernelError::BadInput(format!("{}: input {slot} is missing", cuda.name))
+                })?;
+                self.resident(stream, chunk, WHOLE, || DevBuf::upload(self, stream, b))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let out_dtypes = cuda.params.iter().filter_map(|p| match p {
             ParamKind::Values { dtype, .. } | ParamKind::Part { dtype, .. } => Some(*dtype),
@@ -90,7 +101,7 @@ impl Gpu {
             let (mut i, mut o) = (ins.iter(), outputs.iter());
             for p in &cuda.params {
                 let buf = match p {
-                    ParamKind::Input { .. } => i.next(),
+                    ParamKind::Input { .. } => i.next().map(|c| &c.value),
                     ParamKind::Values { .. } | ParamKind::Part { .. } => o.next(),
                     ParamKind::Splits => {
                         args.arg(&splits);

@@ -4,11 +4,11 @@
 //! (`ts_gather_valid`, an Arrow bitmap). The key columns the matching copied in are reused;
 //! other columns are copied in once. Strings, booleans and wider values stay the CPU's.
 
-use super::frame::{fixed_col, i64_of, launch, DevCol, FrameFns, GpuFrames, BLOCK};
+use super::frame::{i64_of, launch, DevCol, FrameFns, GpuFrames, BLOCK};
 use super::join::DevMatches;
 use super::{driver, Gpu, Timer};
 use crate::frame::join::{JoinMatches, MatchSide, Matches};
-use crate::KernelError;
+use crate::{ChunkData, KernelError};
 use arrow::array::{make_array, Array, ArrayData, ArrayRef};
 use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow::datatypes::ArrowNativeType;
@@ -29,7 +29,9 @@ impl JoinMatches<KernelError> for GpuMatches<'_> {
 
     fn gather(&self, side: MatchSide, col: &ArrayRef) -> Result<Option<ArrayRef>, KernelError> {
         let f = self.frames;
-        let found = f.gpu.gather(f.stream, &self.matches, side, col, f.timed)?;
+        let found = f
+            .gpu
+            .gather(f.stream, f.owners, &self.matches, side, col, f.timed)?;
         Ok(found.map(|(array, took)| {
             f.took.set(f.took.get() + took);
             array
@@ -48,6 +50,7 @@ impl Gpu {
     pub(super) fn gather(
         &self,
         stream: &Arc<CudaStream>,
+        owners: &[Arc<ChunkData>],
         m: &DevMatches,
         side: MatchSide,
         col: &ArrayRef,
@@ -60,10 +63,10 @@ impl Gpu {
         let uploaded;
         let src = match m.key_copy(side, col) {
             Some(key) => key,
-            None => match fixed_col(self, stream, col)? {
+            None => match self.col_copy(stream, owners, col, None)? {
                 Some(c) => {
                     uploaded = c;
-                    &uploaded
+                    &*uploaded
                 }
                 None => return Ok(None),
             },
@@ -184,11 +187,24 @@ mod tests {
             (left.clone(), right.clone()),
             (left.slice(700, 2_000), right.slice(300, 1_500)),
         ] {
-            for keep_unmatched in [false, true] {
+            // Without inputs to keep copies for, then twice with them (copied in, then the
+            // kept copies read).
+            let tables = [
+                Arc::new(ChunkData::Table(l.clone())),
+                Arc::new(ChunkData::Table(r.clone())),
+            ];
+            for (keep_unmatched, owners) in [
+                (false, &[][..]),
+                (true, &[][..]),
+                (false, &tables[..]),
+                (true, &tables[..]),
+                (true, &tables[..]),
+            ] {
                 gpu.with_lease(|lease| {
                     let frames = GpuFrames {
                         gpu: &gpu,
                         stream: &lease.stream,
+                        owners,
                         timed: true,
                         took: Cell::new(Duration::ZERO),
                     };
@@ -236,6 +252,7 @@ mod tests {
                         }
                     }
                     assert!(frames.took.get() > Duration::ZERO);
+                    assert!(owners.is_empty() || gpu.resident_bytes() > 0);
                     Ok(())
                 })
                 .unwrap();

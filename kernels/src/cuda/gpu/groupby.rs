@@ -3,11 +3,11 @@
 //! the result table from [`crate::cuda::frame_plan`]. Specs and types the kernels lack run
 //! on the CPU (`groupby::partial`), on the calling thread.
 
-use super::frame::{descriptors, dev_col, i64_of, launch, BLOCK};
+use super::frame::{descriptors, i64_of, launch, BLOCK};
 use super::{driver, Gpu, Timer};
 use crate::cuda::frame_plan::{ColKind, GroupPlan};
 use crate::frame::groupby::{self, GroupBySpec};
-use crate::KernelError;
+use crate::{ChunkData, KernelError};
 use arrow::array::RecordBatch;
 use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 use std::collections::HashMap;
@@ -24,6 +24,7 @@ impl Gpu {
     pub(super) fn group_partial(
         &self,
         stream: &Arc<CudaStream>,
+        owners: &[Arc<ChunkData>],
         spec: &GroupBySpec,
         batch: &RecordBatch,
         timed: bool,
@@ -31,7 +32,7 @@ impl Gpu {
         let plan = GroupPlan::new(spec, batch.schema_ref())?;
         match plan {
             Some(plan) if batch.num_rows() > 0 && batch.num_rows() < (1 << 30) => {
-                self.group_on_device(stream, &plan, spec, batch, timed)
+                self.group_on_device(stream, owners, &plan, spec, batch, timed)
             }
             _ => Ok((groupby::partial(spec, batch)?, Duration::ZERO)),
         }
@@ -40,6 +41,7 @@ impl Gpu {
     fn group_on_device(
         &self,
         stream: &Arc<CudaStream>,
+        owners: &[Arc<ChunkData>],
         plan: &GroupPlan,
         spec: &GroupBySpec,
         batch: &RecordBatch,
@@ -48,12 +50,16 @@ impl Gpu {
         let fns = self.frame_fns()?;
         let rows = batch.num_rows();
         let n = i64_of(rows)?;
+        let col = |at: usize, kind| {
+            self.col_copy(stream, owners, batch.column(at), Some(kind))?
+                .ok_or_else(|| KernelError::BadInput(format!("no device layout for column {at}")))
+        };
         let keys = plan
             .keys
             .iter()
-            .map(|&(at, kind)| dev_col(self, stream, batch.column(at), kind))
+            .map(|&(at, kind)| col(at, kind))
             .collect::<Result<Vec<_>, _>>()?;
-        let key_desc = descriptors(stream, &keys.iter().collect::<Vec<_>>())?;
+        let key_desc = descriptors(stream, &keys.iter().map(|k| &**k).collect::<Vec<_>>())?;
         let mut values = HashMap::new();
         for l in &plan.launches {
             if let Some(c) = l.column {
@@ -65,8 +71,8 @@ impl Gpu {
                             column.data_type()
                         ))
                     })?;
-                    let col = dev_col(self, stream, column, kind)?;
-                    let desc = descriptors(stream, &[&col])?;
+                    let col = col(c, kind)?;
+                    let desc = descriptors(stream, &[&*col])?;
                     e.insert((col, desc));
                 }
             }

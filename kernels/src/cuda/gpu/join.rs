@@ -9,11 +9,11 @@
 //! number more than [`MOST_PER_KEY`] leaves the matching to the CPU (the per-key sort is a
 //! short insertion sort).
 
-use super::frame::{descriptors, dev_col, i64_of, launch, DevCol, BLOCK};
+use super::frame::{descriptors, i64_of, launch, ColCopy, DevCol, BLOCK};
 use super::{driver, Gpu, Timer};
 use crate::cuda::frame_plan::ColKind;
 use crate::frame::join::{MatchSide, Matches};
-use crate::KernelError;
+use crate::{ChunkData, KernelError};
 use arrow::array::{Array, ArrayData, ArrayRef};
 use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, PushKernelArg};
 use std::sync::Arc;
@@ -32,7 +32,7 @@ pub(super) struct DevMatches {
     /// Whether some build rows may be missing (a left join).
     pub unmatched: bool,
     /// Each key column as given, with its side and its device copy.
-    pub keys: Vec<(MatchSide, ArrayData, DevCol)>,
+    pub keys: Vec<(MatchSide, ArrayData, ColCopy)>,
 }
 
 impl DevMatches {
@@ -42,7 +42,7 @@ impl DevMatches {
         self.keys
             .iter()
             .find(|(s, d, _)| *s == side && d.ptr_eq(&data))
-            .map(|(_, _, c)| c)
+            .map(|(_, _, c)| &**c)
     }
 
     /// The matches, copied to the host.
@@ -62,12 +62,17 @@ impl DevMatches {
 fn key_cols(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
+    owners: &[Arc<ChunkData>],
     keys: &[ArrayRef],
-) -> Result<Option<Vec<DevCol>>, KernelError> {
+) -> Result<Option<Vec<ColCopy>>, KernelError> {
     let mut out = Vec::with_capacity(keys.len());
     for k in keys {
-        match ColKind::key(k.data_type()) {
-            Some(kind) => out.push(dev_col(gpu, stream, k, kind)?),
+        let copy = match ColKind::key(k.data_type()) {
+            Some(kind) => gpu.col_copy(stream, owners, k, Some(kind))?,
+            None => None,
+        };
+        match copy {
+            Some(c) => out.push(c),
             None => return Ok(None),
         }
     }
@@ -101,6 +106,7 @@ impl Gpu {
     pub(super) fn match_keys(
         &self,
         stream: &Arc<CudaStream>,
+        owners: &[Arc<ChunkData>],
         build: &[ArrayRef],
         probe: &[ArrayRef],
         keep_unmatched: bool,
@@ -119,15 +125,15 @@ impl Gpu {
             return Ok(None);
         }
         let (Some(bcols), Some(pcols)) = (
-            key_cols(self, stream, build)?,
-            key_cols(self, stream, probe)?,
+            key_cols(self, stream, owners, build)?,
+            key_cols(self, stream, owners, probe)?,
         ) else {
             return Ok(None);
         };
         let fns = self.frame_fns()?;
         let (bdesc, pdesc) = (
-            descriptors(stream, &bcols.iter().collect::<Vec<_>>())?,
-            descriptors(stream, &pcols.iter().collect::<Vec<_>>())?,
+            descriptors(stream, &bcols.iter().map(|c| &**c).collect::<Vec<_>>())?,
+            descriptors(stream, &pcols.iter().map(|c| &**c).collect::<Vec<_>>())?,
         );
         let ncols = i32::try_from(build.len()).unwrap_or(i32::MAX);
         let (nb64, np64) = (i64_of(nb)?, i64_of(np)?);

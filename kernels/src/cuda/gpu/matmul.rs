@@ -1,8 +1,10 @@
 //! Block products through cuBLAS: `LinalgOp::MatMul`'s pairs summed into one row-major
-//! `f64` result by DGEMM. An operand is an input block (its rows copied in) or a fused
-//! kernel run on the device, whose values never leave it. Shapes are checked with the
-//! CPU's errors; values differ from the CPU's in rounding only (another summation order).
+//! `f64` result by DGEMM. An operand is an input block (its rows copied in, or the copy
+//! kept from an earlier task: `resident`) or a fused kernel run on the device, whose
+//! values never leave it. Shapes are checked with the CPU's errors; values differ from the
+//! CPU's in rounding only (another summation order).
 
+use super::resident::{DeviceCopy, Piece};
 use super::{driver, Gpu, Lease, Timer};
 use crate::cpu::linalg::input_rows;
 use crate::linalg::MatOperand;
@@ -17,9 +19,25 @@ use std::time::Duration;
 
 /// A row-major `f64` matrix on the device.
 struct DeviceMatrix {
-    data: CudaSlice<f64>,
+    data: Operand,
     rows: usize,
     cols: usize,
+}
+
+/// An operand's values: an input block's kept device copy (see `resident`), or made by
+/// this task.
+enum Operand {
+    Kept(Arc<DeviceCopy<CudaSlice<f64>>>),
+    Made(CudaSlice<f64>),
+}
+
+impl Operand {
+    fn slice(&self) -> &CudaSlice<f64> {
+        match self {
+            Operand::Kept(copy) => &copy.value,
+            Operand::Made(s) => s,
+        }
+    }
 }
 
 fn dim(n: usize) -> Result<c_int, KernelError> {
@@ -96,7 +114,7 @@ impl Gpu {
             // SAFETY: B is k × n and A is m × k row-major (n·k and k·m elements, leading
             // dimensions n and k), C holds m·n elements; all live until the copy back,
             // which waits for the stream.
-            unsafe { blas.gemm(cfg, &b.data, &a.data, c) }
+            unsafe { blas.gemm(cfg, b.data.slice(), a.data.slice(), c) }
                 .map_err(|e| KernelError::DeviceUnavailable(format!("cuBLAS DGEMM: {e}")))?;
             timer.stop(&stream)?;
             took += timer.elapsed()?;
@@ -123,10 +141,17 @@ impl Gpu {
         match op {
             MatOperand::Input(r) => {
                 let (values, rows, cols) = input_rows(inputs, r, what)?;
-                let data = if values.is_empty() {
-                    stream.alloc_zeros::<f64>(1).map_err(driver("allocation"))?
-                } else {
-                    self.to_device(stream, values)?
+                let data = match inputs.get(r.input) {
+                    Some(chunk) if !values.is_empty() => {
+                        let piece = Piece::Values {
+                            part: r.part,
+                            rows: r.rows,
+                        };
+                        Operand::Kept(
+                            self.resident(stream, chunk, piece, || self.to_device(stream, values))?,
+                        )
+                    }
+                    _ => Operand::Made(stream.alloc_zeros::<f64>(1).map_err(driver("allocation"))?),
                 };
                 Ok((DeviceMatrix { data, rows, cols }, Duration::ZERO))
             }
@@ -155,6 +180,7 @@ impl Gpu {
                             "{what}: expected the fused kernel to produce f64 values, got {dtype}"
                         ))
                     })?;
+                let data = Operand::Made(data);
                 Ok((DeviceMatrix { data, rows, cols }, launched.took))
             }
         }

@@ -19,6 +19,7 @@ mod groupby;
 mod join;
 mod matmul;
 mod qr;
+mod resident;
 mod staging;
 
 pub use frame::compile_frame_kernels;
@@ -47,8 +48,11 @@ pub struct Gpu {
     sms: u32,
     memory: usize,
     /// Device memory for running tasks: nine tenths of it (the rest for the context, the
-    /// modules and cuBLAS's workspaces), which the memory pool also keeps once freed.
+    /// modules and cuBLAS's workspaces) less the kept copies' share, which the memory
+    /// pool also keeps once freed.
     budget: budget::DeviceBudget,
+    /// Device copies of input chunks kept between tasks, in a fifth of the memory.
+    resident: resident::Resident,
     leases: Mutex<Vec<Lease>>,
     /// Page-locked buffers for large copies, kept between them.
     stages: Mutex<Vec<staging::Stage>>,
@@ -225,12 +229,14 @@ impl Gpu {
                 .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
                 .map_err(driver("query"))?;
             let memory = ctx.total_mem().map_err(driver("query"))?;
-            let budget = memory as u64 / 10 * 9;
-            keep_freed_memory(&ctx, budget)?;
+            let kept = memory as u64 / 5;
+            let budget = memory as u64 / 10 * 9 - kept;
+            keep_freed_memory(&ctx, budget + kept)?;
             Ok(Gpu {
                 name: ctx.name().map_err(driver("query"))?,
                 memory,
                 budget: budget::DeviceBudget::new(budget),
+                resident: resident::Resident::new(kept),
                 arch: format!("compute_{major}{minor}"),
                 sms: u32::try_from(sms).unwrap_or(1),
                 ordinal,
@@ -354,6 +360,7 @@ impl Gpu {
                     let device = frame::GpuFrames {
                         gpu: self,
                         stream: &l.stream,
+                        owners: inputs,
                         timed,
                         took: std::cell::Cell::new(Duration::ZERO),
                     };

@@ -1,0 +1,361 @@
+//! Device copies of input chunks, kept between tasks: a chunk a GPU task read stays on the
+//! device while its host chunk lives, so the next task that reads it (another block
+//! product with the same operand, another query on a persisted table, the next pass of an
+//! iterative job) skips the copy in.
+//!
+//! The host chunk stays the authoritative copy: an entry is only a cache of it, keyed by
+//! the chunk's allocation (held by a [`Weak`] so that the address cannot be reused while
+//! the entry exists) and the piece of it that was copied ([`Piece`]). An entry whose chunk
+//! was dropped by the store (freed, spilled, dropped to be recomputed) is gone at the next
+//! lookup; under its byte limit the least recently used entries no task is reading are
+//! freed first. Freeing an entry never loses data, so this tier spills by dropping.
+
+use super::{driver, Gpu};
+use crate::{ChunkData, KernelError};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+/// Device memory held by a value.
+pub(super) trait DeviceBytes {
+    /// Bytes of device memory it holds.
+    fn device_bytes(&self) -> u64;
+}
+
+impl<T> DeviceBytes for CudaSlice<T> {
+    fn device_bytes(&self) -> u64 {
+        (self.len() * std::mem::size_of::<T>()) as u64
+    }
+}
+
+/// A device copy made by some task on its stream, complete once `ready` has passed there.
+pub(super) struct DeviceCopy<T> {
+    /// The copy.
+    pub value: T,
+    ready: CudaEvent,
+}
+
+impl Gpu {
+    /// The device copy of `piece` of `chunk` for a task on `stream`: a kept one, which `stream` first waits for (another task's stream may
+    /// still be copying it in), or a new one that `upload` makes on `stream`, then kept for
+    /// later tasks where it fits (see [`Resident::keep`]). The task holds the copy while
+    /// it uses it, so it is not freed under it.
+    pub(super) fn resident<T: Any + Send + Sync + DeviceBytes>(
+        &self,
+        stream: &Arc<CudaStream>,
+        chunk: &Arc<ChunkData>,
+        piece: Piece,
+        upload: impl FnOnce() -> Result<T, KernelError>,
+    ) -> Result<Arc<DeviceCopy<T>>, KernelError> {
+        if let Lookup::Hit(copy) = self.resident.get::<DeviceCopy<T>>(chunk, piece) {
+            stream.wait(&copy.ready).map_err(driver("event"))?;
+            return Ok(copy);
+        }
+        let value = upload()?;
+        let bytes = value.device_bytes();
+        let ready = stream.record_event(None).map_err(driver("event"))?;
+        Ok(self
+            .resident
+            .keep(chunk, piece, bytes, DeviceCopy { value, ready }))
+    }
+
+    /// Bytes of device memory the kept copies of input chunks hold.
+    pub fn resident_bytes(&self) -> u64 {
+        self.resident.bytes()
+    }
+}
+
+/// Which piece of a chunk a device copy holds.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub(super) enum Piece {
+    /// The values of a tensor chunk, or of part `part` of a multi-part one.
+    Values {
+        /// The part (`None` for a tensor chunk).
+        part: Option<usize>,
+        /// The row range `(start, len)` along axis 0, or `None` for every row.
+        rows: Option<(usize, usize)>,
+    },
+    /// Column `index` of a table chunk, copied as `layout` describes (a code of the
+    /// caller's).
+    Column {
+        /// The column's index in the table.
+        index: usize,
+        /// How it was laid out on the device.
+        layout: u8,
+    },
+}
+
+/// All of a tensor chunk's values.
+pub(super) const WHOLE: Piece = Piece::Values {
+    part: None,
+    rows: None,
+};
+
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+struct Key {
+    /// The address of the chunk's allocation (kept alive by the entry's `Weak`).
+    chunk: usize,
+    piece: Piece,
+}
+
+struct Entry {
+    owner: Weak<ChunkData>,
+    value: Arc<dyn Any + Send + Sync>,
+    bytes: u64,
+    used: u64,
+}
+
+/// What the cache holds.
+#[derive(Default)]
+struct Held {
+    entries: HashMap<Key, Entry>,
+    bytes: u64,
+    clock: u64,
+}
+
+/// A GPU's device copies of input chunks, at most `limit` bytes of them.
+pub(super) struct Resident {
+    limit: u64,
+    held: Mutex<Held>,
+}
+
+/// What a lookup found.
+pub(super) enum Lookup<T> {
+    /// The device copy, as a task left it.
+    Hit(Arc<T>),
+    /// None: the caller copies the piece in and offers it with [`Resident::keep`].
+    Miss,
+}
+
+impl Resident {
+    /// A cache of at most `limit` bytes.
+    pub(super) fn new(limit: u64) -> Resident {
+        Resident {
+            limit,
+            held: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The device copy of `piece` of `chunk`, if one is kept (and of type `T`).
+    pub(super) fn get<T: Any + Send + Sync>(
+        &self,
+        chunk: &Arc<ChunkData>,
+        piece: Piece,
+    ) -> Lookup<T> {
+        let key = key(chunk, piece);
+        let mut held = self.lock();
+        held.clock += 1;
+        let clock = held.clock;
+        let Some(entry) = held.entries.get_mut(&key) else {
+            return Lookup::Miss;
+        };
+        let same = entry
+            .owner
+            .upgrade()
+            .is_some_and(|owner| Arc::ptr_eq(&owner, chunk));
+        match Arc::clone(&entry.value).downcast::<T>() {
+            Ok(value) if same => {
+                entry.used = clock;
+                Lookup::Hit(value)
+            }
+            _ => {
+                held.remove(&key);
+                Lookup::Miss
+            }
+        }
+    }
+
+    /// Keeps `value`, the device copy of `piece` of `chunk` (`bytes` of device memory),
+    /// and returns it for the caller's use. It is kept only where it fits in the limit once
+    /// the entries of dropped chunks and then the least recently used ones no task holds
+    /// are freed; otherwise it is freed when the caller is done with it.
+    pub(super) fn keep<T: Any + Send + Sync>(
+        &self,
+        chunk: &Arc<ChunkData>,
+        piece: Piece,
+        bytes: u64,
+        value: T,
+    ) -> Arc<T> {
+        let value = Arc::new(value);
+        if bytes > self.limit {
+            return value;
+        }
+        let mut held = self.lock();
+        held.forget_dropped();
+        while held.bytes + bytes > self.limit {
+            let idle = held
+                .entries
+                .iter()
+                .filter(|(_, e)| Arc::strong_count(&e.value) == 1)
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| *k);
+            match idle {
+                Some(k) => held.remove(&k),
+                None => return value,
+            }
+        }
+        held.clock += 1;
+        let entry = Entry {
+            owner: Arc::downgrade(chunk),
+            value: Arc::clone(&value) as Arc<dyn Any + Send + Sync>,
+            bytes,
+            used: held.clock,
+        };
+        held.bytes += bytes;
+        if let Some(old) = held.entries.insert(key(chunk, piece), entry) {
+            held.bytes -= old.bytes;
+        }
+        value
+    }
+
+    /// Bytes of device memory the cache holds.
+    pub(super) fn bytes(&self) -> u64 {
+        self.lock().bytes
+    }
+
+    /// Entries kept.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().entries.len()
+    }
+}
+
+impl Held {
+    fn remove(&mut self, key: &Key) {
+        if let Some(e) = self.entries.remove(key) {
+            self.bytes -= e.bytes;
+        }
+    }
+
+    /// Frees the entries whose host chunk is gone.
+    fn forget_dropped(&mut self) {
+        let mut freed = 0;
+        self.entries.retain(|_, e| {
+            let live = e.owner.strong_count() > 0;
+            if !live {
+                freed += e.bytes;
+            }
+            live
+        });
+        self.bytes -= freed;
+    }
+}
+
+fn key(chunk: &Arc<ChunkData>, piece: Piece) -> Key {
+    Key {
+        chunk: Arc::as_ptr(chunk) as usize,
+        piece,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tensor::{Buffer, HostTensor};
+
+    fn chunk(v: i64) -> Arc<ChunkData> {
+        Arc::new(ChunkData::Tensor(HostTensor::scalar(crate::Scalar::I64(v))))
+    }
+
+    fn hit<T: Any + Send + Sync + Copy>(r: &Resident, c: &Arc<ChunkData>, p: Piece) -> Option<T> {
+        match r.get::<T>(c, p) {
+            Lookup::Hit(v) => Some(*v),
+            Lookup::Miss => None,
+        }
+    }
+
+    #[test]
+    fn a_kept_copy_is_found_for_its_chunk_and_piece_only() {
+        let r = Resident::new(100);
+        let (a, twin) = (chunk(1), chunk(1));
+        assert_eq!(hit::<u32>(&r, &a, WHOLE), None);
+        assert_eq!(*r.keep(&a, WHOLE, 10, 7u32), 7);
+        assert_eq!(hit::<u32>(&r, &a, WHOLE), Some(7));
+        // Equal values in another allocation are another chunk.
+        assert_eq!(hit::<u32>(&r, &twin, WHOLE), None);
+        let rows = Piece::Values {
+            part: None,
+            rows: Some((0, 1)),
+        };
+        assert_eq!(hit::<u32>(&r, &a, rows), None);
+        let column = Piece::Column {
+            index: 0,
+            layout: 1,
+        };
+        assert_eq!(hit::<u32>(&r, &a, column), None);
+        // A lookup of another type is a miss, and forgets the entry.
+        assert_eq!(hit::<u64>(&r, &a, WHOLE), None);
+        assert_eq!((r.len(), r.bytes()), (0, 0));
+    }
+
+    #[test]
+    fn the_copy_of_a_dropped_chunk_is_freed() {
+        let r = Resident::new(100);
+        let a = chunk(1);
+        r.keep(&a, WHOLE, 60, 1u32);
+        drop(a);
+        // The next copy kept frees it, though both would not fit.
+        let b = chunk(2);
+        r.keep(&b, WHOLE, 60, 2u32);
+        assert_eq!((r.len(), r.bytes()), (1, 60));
+        assert_eq!(hit::<u32>(&r, &b, WHOLE), Some(2));
+    }
+
+    #[test]
+    fn the_least_recently_used_idle_copies_make_room() {
+        let r = Resident::new(100);
+        let (a, b, c) = (chunk(1), chunk(2), chunk(3));
+        r.keep(&a, WHOLE, 40, 1u32);
+        r.keep(&b, WHOLE, 40, 2u32);
+        assert_eq!(hit::<u32>(&r, &a, WHOLE), Some(1));
+        r.keep(&c, WHOLE, 40, 3u32);
+        // b was used longest ago.
+        assert_eq!(hit::<u32>(&r, &b, WHOLE), None);
+        assert_eq!(hit::<u32>(&r, &a, WHOLE), Some(1));
+        assert_eq!(hit::<u32>(&r, &c, WHOLE), Some(3));
+        assert_eq!(r.bytes(), 80);
+    }
+
+    #[test]
+    fn copies_in_use_stay_and_what_does_not_fit_is_not_kept() {
+        let r = Resident::new(100);
+        let (a, b, c) = (chunk(1), chunk(2), chunk(3));
+        let in_use = r.keep(&a, WHOLE, 70, 1u32);
+        // No idle entry to free: b is handed back for its task but not kept.
+        assert_eq!(*r.keep(&b, WHOLE, 40, 2u32), 2);
+        assert_eq!(hit::<u32>(&r, &b, WHOLE), None);
+        // Larger than the whole cache: never kept.
+        r.keep(&c, WHOLE, 101, 3u32);
+        assert_eq!(hit::<u32>(&r, &c, WHOLE), None);
+        // Once its task let go, a's copy can make room.
+        drop(in_use);
+        r.keep(&b, WHOLE, 40, 2u32);
+        assert_eq!(hit::<u32>(&r, &a, WHOLE), None);
+        assert_eq!(hit::<u32>(&r, &b, WHOLE), Some(2));
+        assert_eq!(r.bytes(), 40);
+    }
+
+    #[test]
+    fn keeping_a_piece_again_replaces_its_copy() {
+        let r = Resident::new(100);
+        let a = Arc::new(ChunkData::Parts(vec![
+            HostTensor::new(vec![2], Buffer::F64(vec![1.0, 2.0])).unwrap(),
+            HostTensor::new(vec![1], Buffer::F64(vec![3.0])).unwrap(),
+        ]));
+        let part = |p| Piece::Values {
+            part: Some(p),
+            rows: None,
+        };
+        r.keep(&a, part(0), 16, 1u32);
+        r.keep(&a, part(1), 8, 2u32);
+        r.keep(&a, part(0), 16, 3u32);
+        assert_eq!(hit::<u32>(&r, &a, part(0)), Some(3));
+        assert_eq!(hit::<u32>(&r, &a, part(1)), Some(2));
+        assert_eq!((r.len(), r.bytes()), (2, 24));
+    }
+}
