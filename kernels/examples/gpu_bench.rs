@@ -20,8 +20,9 @@
 //! wall time includes copying the table in and whose kernel time is the device's alone;
 //! or `join`: an inner join of two tables of `n` rows on an Int64 key drawn from
 //! `0..n` (the peers' `join_self`), matched and its columns gathered on the device, whose
-//! digest is `[rows, sum of the left values, sum of the right values]`), size (points, the
-//! side of the square, or rows), runs. `qr`: the thin QR of one `n × 20` block of values in
+//! digest is `[rows, sum of the left values, sum of the right values]`; `join_str` the same
+//! with a string column `id` on the left, `"id"` and the key, gathered too, whose bytes
+//! end the digest), size (points, the side of the square, or rows), runs. `qr`: the thin QR of one `n × 20` block of values in
 //! `[-1, 1)` (a TSQR leaf of the peers' `svd_tall`), copied in and its Q and R copied back,
 //! digest R's first entry. `gpu_bench pi_tasks 1e10 5 66666667 1 4 8` runs pi
 //! in tasks of 66,666,667 points from 1, then 4, then 8 threads (see `pi_tasks`).
@@ -87,22 +88,31 @@ fn q1_table(rows: usize) -> Result<arrow::array::RecordBatch, String> {
     .map_err(|e| e.to_string())
 }
 
-/// Two tables of `rows` rows, `k` drawn from `0..rows` and a value column (`x`, `y`).
-fn join_tables(rows: usize) -> Result<Vec<Arc<ChunkData>>, String> {
-    use arrow::array::{ArrayRef, Int64Array};
-    let side = |salt: u64, value: &str| {
+/// Two tables of `rows` rows, `k` drawn from `0..rows` and a value column (`x`, `y`); with
+/// `strings`, the left table also has `id`, a string column (`"id"` and `k`, 3 to 11 bytes).
+fn join_tables(rows: usize, strings: bool) -> Result<Vec<Arc<ChunkData>>, String> {
+    use arrow::array::{ArrayRef, Int64Array, StringArray};
+    let side = |salt: u64, value: &str, strings: bool| {
         let k = Int64Array::from_iter_values(
             (0..rows as u64).map(|i| (draw(i ^ salt) % rows as u64) as i64),
         );
         let v = Int64Array::from_iter_values((0..rows as i64).map(|i| i % 1000));
-        arrow::array::RecordBatch::try_from_iter(vec![
-            ("k", Arc::new(k) as ArrayRef),
+        let mut columns = vec![
+            ("k", Arc::new(k.clone()) as ArrayRef),
             (value, Arc::new(v) as ArrayRef),
-        ])
-        .map(|b| Arc::new(ChunkData::Table(b)))
-        .map_err(|e| e.to_string())
+        ];
+        if strings {
+            let id = StringArray::from_iter_values(k.values().iter().map(|k| format!("id{k}")));
+            columns.push(("id", Arc::new(id)));
+        }
+        arrow::array::RecordBatch::try_from_iter(columns)
+            .map(|b| Arc::new(ChunkData::Table(b)))
+            .map_err(|e| e.to_string())
     };
-    Ok(vec![side(1 << 62, "x")?, side(1 << 61, "y")?])
+    Ok(vec![
+        side(1 << 62, "x", strings)?,
+        side(1 << 61, "y", false)?,
+    ])
 }
 
 /// Columns of the `qr` workload's block (the peers' `svd_tall` matrix is 2,000,000 × 20).
@@ -145,15 +155,23 @@ fn q1_op() -> ChunkOp {
 /// The digest of a workload's result: pi's estimate, sincos's boolean, the product's
 /// first entry, the groupby's `[groups, sum of v1]`.
 fn digest(workload: &str, points: usize, data: &ChunkData) -> Result<String, String> {
-    if let (ChunkData::Table(t), "join") = (data, workload) {
-        let sum = |c: usize| -> Result<i64, String> {
+    if let (ChunkData::Table(t), "join" | "join_str") = (data, workload) {
+        let sum = |name: &str| -> Result<i64, String> {
             let a = t
-                .column(c)
-                .as_any()
-                .downcast_ref::<arrow::array::Int64Array>();
+                .column_by_name(name)
+                .and_then(|c| c.as_any().downcast_ref::<arrow::array::Int64Array>());
             Ok(a.ok_or("a join column is not Int64")?.values().iter().sum())
         };
-        return Ok(format!("[{}, {}, {}]", t.num_rows(), sum(1)?, sum(2)?));
+        let (rows, x, y) = (t.num_rows(), sum("x")?, sum("y")?);
+        return Ok(match t.column_by_name("id") {
+            // The strings' bytes in all.
+            Some(id) => {
+                let id = id.as_any().downcast_ref::<arrow::array::StringArray>();
+                let bytes = id.ok_or("id is not Utf8")?.value_data().len();
+                format!("[{rows}, {x}, {y}, {bytes}]")
+            }
+            None => format!("[{rows}, {x}, {y}]"),
+        });
     }
     if let ChunkData::Table(t) = data {
         let sums = t
@@ -243,7 +261,7 @@ fn run() -> Result<(), String> {
     }
     let [workload, size, runs] = args.as_slice() else {
         return Err(
-            "usage: gpu_bench <pi|sincos|matmul|groupby_q1|join> <size> <runs>, \
+            "usage: gpu_bench <pi|sincos|matmul|groupby_q1|join|join_str|qr> <size> <runs>, \
                     or gpu_bench pi_tasks <points> <runs> <chunk> <threads>..."
                 .into(),
         );
@@ -255,11 +273,11 @@ fn run() -> Result<(), String> {
         "sincos" => ChunkOp::Fused(workloads::sincos(n, 42)),
         "matmul" => ChunkOp::Linalg(workloads::matmul(n, 42)),
         "groupby_q1" => q1_op(),
-        "join" => join_op(),
+        "join" | "join_str" => join_op(),
         "qr" => ChunkOp::Linalg(LinalgOp::Qr(InputRef::whole(0))),
         other => {
             return Err(format!(
-                "unknown workload {other:?} (pi, sincos, matmul, groupby_q1, join or qr)"
+                "unknown workload {other:?} (pi, sincos, matmul, groupby_q1, join, join_str or qr)"
             ))
         }
     };
@@ -267,13 +285,14 @@ fn run() -> Result<(), String> {
     let gpu = Gpu::open(0).map_err(|e| e.to_string())?;
     let inputs: Vec<Arc<ChunkData>> = match workload.as_str() {
         "groupby_q1" => vec![Arc::new(ChunkData::Table(q1_table(n)?))],
-        "join" => join_tables(n)?,
+        "join" => join_tables(n, false)?,
+        "join_str" => join_tables(n, true)?,
         "qr" => vec![qr_block(n)?],
         _ => Vec::new(),
     };
     // Warm-up: compilation, module load, the allocator's first pool.
     let first = gpu.execute(&op, &inputs).map_err(|e| e.to_string())?;
-    if matches!(workload.as_str(), "groupby_q1" | "join" | "qr") && n <= 20_000_000 {
+    if matches!(workload.as_str(), "groupby_q1" | "join" | "join_str" | "qr") && n <= 20_000_000 {
         // The CPU's answer for the same tables (one thread) must have the same digest.
         let started = Instant::now();
         let cpu = tessera_kernels::cpu::execute(&op, &inputs).map_err(|e| e.to_string())?;
@@ -288,7 +307,7 @@ fn run() -> Result<(), String> {
             ));
         }
     }
-    let size_label = if matches!(workload.as_str(), "pi" | "groupby_q1" | "join") {
+    let size_label = if matches!(workload.as_str(), "pi" | "groupby_q1" | "join" | "join_str") {
         size.clone()
     } else if workload == "qr" {
         format!("{n}x{QR_COLS}")

@@ -15,7 +15,8 @@
 // row order (ts_join_counts, a scan, ts_join_place, ts_join_sort), then count and emit
 // each probe row's matches in probe row order (ts_join_probe, a scan, ts_join_emit): the
 // CPU's order; ts_gather1/2/4/8 and ts_gather_valid then gather the joined table's
-// fixed-width columns by those rows. ts_tile_sums and
+// fixed-width columns by those rows, and ts_gather_str_len, a scan, ts_gather_str_bytes
+// (and ts_narrow_offsets for Utf8) its string columns. ts_tile_sums and
 // ts_tile_scan (or their 32-bit twins), with ts_gb_scan between them, are an exclusive
 // prefix sum of any length.
 
@@ -623,4 +624,50 @@ extern "C" __global__ void ts_gather_valid(const unsigned char* __restrict__ val
         const unsigned word = __ballot_sync(0xFFFFFFFFu, v);
         if ((threadIdx.x & 31) == 0) out[i >> 5] = word;
     }
+}
+
+// A string column's gathered rows, in three steps. ts_gather_str_len writes each output
+// row's byte length (0 for none) into lens[i] (lens has n + 1 words: its exclusive prefix
+// sum is then the output's offsets, the last word the total); `offs` are the column's
+// offsets of row 0.., 4 bytes wide (Utf8) or 8 (LargeUtf8, `wide` set).
+static __device__ __forceinline__ ts_i64 ts_str_offset(const void* offs, int wide, ts_i64 r) {
+    return wide ? ((const ts_i64*)offs)[r] : (ts_i64)((const int*)offs)[r];
+}
+
+extern "C" __global__ void ts_gather_str_len(const void* __restrict__ offs, int wide,
+                                             const unsigned* __restrict__ idx, ts_i64 n,
+                                             ts_u64* __restrict__ lens) {
+    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i <= n; i += (ts_i64)gridDim.x * blockDim.x) {
+        ts_u64 len = 0;
+        if (i < n) {
+            const unsigned r = idx[i];
+            if (r != TS_NO_SLOT) len = (ts_u64)(ts_str_offset(offs, wide, (ts_i64)r + 1) - ts_str_offset(offs, wide, r));
+        }
+        lens[i] = len;
+    }
+}
+
+// Copies each output row's bytes to its place (out_offs, the prefix sum above), one warp a
+// row, the lanes taking every 32nd byte.
+extern "C" __global__ void ts_gather_str_bytes(const unsigned char* __restrict__ bytes,
+                                               const void* __restrict__ offs, int wide,
+                                               const unsigned* __restrict__ idx, ts_i64 n,
+                                               const ts_u64* __restrict__ out_offs,
+                                               unsigned char* __restrict__ out) {
+    const ts_i64 warps = ((ts_i64)gridDim.x * blockDim.x) >> 5;
+    const unsigned lane = threadIdx.x & 31;
+    for (ts_i64 i = (blockIdx.x * (ts_i64)blockDim.x + threadIdx.x) >> 5; i < n; i += warps) {
+        const unsigned r = idx[i];
+        if (r == TS_NO_SLOT) continue;
+        const ts_i64 from = ts_str_offset(offs, wide, r);
+        const ts_u64 to = out_offs[i], len = out_offs[i + 1] - to;
+        for (ts_u64 j = lane; j < len; j += 32) out[to + j] = bytes[from + j];
+    }
+}
+
+// The output offsets as Utf8's 4-byte ones (the caller checked that the total fits).
+extern "C" __global__ void ts_narrow_offsets(const ts_u64* __restrict__ wide_offs, ts_i64 n,
+                                             int* __restrict__ out) {
+    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x)
+        out[i] = (int)wide_offs[i];
 }

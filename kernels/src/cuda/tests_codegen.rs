@@ -412,6 +412,9 @@ fn cuda_frame_kernels_compile_with_nvrtc() {
             "ts_gather4",
             "ts_gather8",
             "ts_gather_valid",
+            "ts_gather_str_len",
+            "ts_gather_str_bytes",
+            "ts_narrow_offsets",
         ] {
             assert!(
                 ptx.contains(&format!(".entry {entry}(")),

@@ -54,6 +54,9 @@ pub(super) struct FrameFns {
     pub gather4: CudaFunction,
     pub gather8: CudaFunction,
     pub gather_valid: CudaFunction,
+    pub gather_str_len: CudaFunction,
+    pub gather_str_bytes: CudaFunction,
+    pub narrow_offsets: CudaFunction,
 }
 
 /// A word type `Gpu::prefix_sum` scans: 64-bit (`ts_tile_sums`, `ts_tile_scan`) or 32-bit
@@ -264,6 +267,11 @@ impl DevCol {
         self.words[1]
     }
 
+    /// The device address of a string column's offsets (of row 0; 0 for other columns).
+    pub(super) fn offsets(&self) -> u64 {
+        self.words[2]
+    }
+
     /// The device address of the validity bitmap (0 when every row is valid) and its bit
     /// of row 0.
     pub(super) fn validity(&self) -> (u64, u64) {
@@ -342,6 +350,9 @@ impl Gpu {
             gather4: f("ts_gather4")?,
             gather8: f("ts_gather8")?,
             gather_valid: f("ts_gather_valid")?,
+            gather_str_len: f("ts_gather_str_len")?,
+            gather_str_bytes: f("ts_gather_str_bytes")?,
+            narrow_offsets: f("ts_narrow_offsets")?,
         });
         *slot = Some(Arc::clone(&fns));
         Ok(fns)

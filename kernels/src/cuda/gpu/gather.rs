@@ -1,12 +1,16 @@
 //! A joined table's columns gathered on the device: each output row's value of a column of
-//! 1, 2, 4 or 8-byte values at the probe or build row its matches name (`ts_gather1/2/4/8`),
-//! and its validity where the column has nulls or a left join's build row may be missing
+//! 1, 2, 4 or 8-byte values at the probe or build row its matches name (`ts_gather1/2/4/8`);
+//! of a `Utf8` or `LargeUtf8` column, each row's length (`ts_gather_str_len`), a prefix sum
+//! into the offsets, then the bytes, a warp a row (`ts_gather_str_bytes`); and the validity
+//! where the column has nulls or a left join's build row may be missing
 //! (`ts_gather_valid`, an Arrow bitmap). The key columns the matching copied in are reused;
-//! other columns are copied in once. Strings, booleans and wider values stay the CPU's.
+//! other columns are copied in once (and kept: `resident`). Booleans, wider values and
+//! other layouts stay the CPU's.
 
 use super::frame::{i64_of, launch, DevCol, FrameFns, GpuFrames, BLOCK};
 use super::join::DevMatches;
 use super::{driver, Gpu, Timer};
+use crate::cuda::frame_plan::ColKind;
 use crate::frame::join::{JoinMatches, MatchSide, Matches};
 use crate::{ChunkData, KernelError};
 use arrow::array::{make_array, Array, ArrayData, ArrayRef};
@@ -44,6 +48,14 @@ impl JoinMatches<KernelError> for GpuMatches<'_> {
     }
 }
 
+/// How a column is gathered: values of this many bytes, or strings (with 8-byte offsets
+/// for `LargeUtf8`).
+#[derive(Clone, Copy)]
+enum Layout {
+    Fixed(usize),
+    Strings { wide: bool },
+}
+
 impl Gpu {
     /// `col` (of the `side` table) at the output rows of `m`, with the kernels' device time
     /// when `timed`; `None` where its layout is not one the kernels gather.
@@ -56,14 +68,19 @@ impl Gpu {
         col: &ArrayRef,
         timed: bool,
     ) -> Result<Option<(ArrayRef, Duration)>, KernelError> {
-        let width = match col.data_type().primitive_width() {
-            Some(w @ (1 | 2 | 4 | 8)) => w,
+        let (layout, kind) = match (
+            col.data_type().primitive_width(),
+            ColKind::key(col.data_type()),
+        ) {
+            (Some(w @ (1 | 2 | 4 | 8)), _) => (Layout::Fixed(w), None),
+            (_, Some(k @ ColKind::Utf8)) => (Layout::Strings { wide: false }, Some(k)),
+            (_, Some(k @ ColKind::LargeUtf8)) => (Layout::Strings { wide: true }, Some(k)),
             _ => return Ok(None),
         };
         let uploaded;
         let src = match m.key_copy(side, col) {
             Some(key) => key,
-            None => match self.col_copy(stream, owners, col, None)? {
+            None => match self.col_copy(stream, owners, col, kind)? {
                 Some(c) => {
                     uploaded = c;
                     &*uploaded
@@ -85,21 +102,29 @@ impl Gpu {
             may_miss: side == MatchSide::Build && m.unmatched,
             timer: Timer::new(stream, timed)?,
         };
-        let (values, nulls) = match width {
-            1 => g.run::<u8>(&fns.gather1)?,
-            2 => g.run::<u16>(&fns.gather2)?,
-            4 => g.run::<u32>(&fns.gather4)?,
-            _ => g.run::<u64>(&fns.gather8)?,
+        g.timer.start(stream)?;
+        let (buffers, nulls) = match layout {
+            Layout::Fixed(1) => g.run::<u8>(&fns.gather1)?,
+            Layout::Fixed(2) => g.run::<u16>(&fns.gather2)?,
+            Layout::Fixed(4) => g.run::<u32>(&fns.gather4)?,
+            Layout::Fixed(_) => g.run::<u64>(&fns.gather8)?,
+            Layout::Strings { wide } => match g.strings(wide)? {
+                Some(gathered) => gathered,
+                None => return Ok(None),
+            },
         };
         let data = ArrayData::builder(col.data_type().clone())
             .len(m.total)
-            .add_buffer(values)
+            .buffers(buffers)
             .nulls(nulls)
             .build()
             .map_err(|e| KernelError::BadInput(format!("a gathered join column: {e}")))?;
         Ok(Some((make_array(data), g.timer.elapsed()?)))
     }
 }
+
+/// A gathered column's buffers and nulls.
+type Gathered = (Vec<Buffer>, Option<NullBuffer>);
 
 /// One column's gather.
 struct Gathering<'a> {
@@ -116,15 +141,15 @@ struct Gathering<'a> {
 }
 
 impl Gathering<'_> {
-    /// Gathers the values as `T` with `gather` (and the validity where some may be null),
-    /// timing the kernels alone, then copies them back.
+    /// Gathers the values as `T` with `gather` and their validity, then copies them back:
+    /// the column's one buffer and its nulls. (The timer, started by the caller, stops
+    /// after the last kernel.)
     fn run<T: DeviceRepr + ArrowNativeType>(
         &mut self,
         gather: &CudaFunction,
-    ) -> Result<(Buffer, Option<NullBuffer>), KernelError> {
+    ) -> Result<Gathered, KernelError> {
         let (stream, total) = (self.stream, self.total);
         let n = i64_of(total)?;
-        self.timer.start(stream)?;
         // SAFETY: ts_gather writes all `total` elements; the one allocated for an empty
         // output is truncated away unread.
         let out = unsafe { stream.alloc::<T>(total.max(1)) }.map_err(driver("allocation"))?;
@@ -132,40 +157,108 @@ impl Gathering<'_> {
         let at = self.src.values();
         args.arg(&at).arg(self.idx).arg(&n).arg(&out);
         launch(args, self.gpu.grid(total), BLOCK, 0)?;
-        let (valid, valid_offset) = self.src.validity();
-        let words = total.div_ceil(32);
-        let bits = if valid != 0 || self.may_miss {
-            // SAFETY: ts_gather_valid writes all `words` words, one warp each.
-            let bits =
-                unsafe { stream.alloc::<u32>(words.max(1)) }.map_err(driver("allocation"))?;
-            let offset = i64::try_from(valid_offset)
-                .map_err(|_| KernelError::SizeOverflow(format!("bit offset {valid_offset}")))?;
-            let mut args = stream.launch_builder(&self.fns.gather_valid);
-            args.arg(&valid)
-                .arg(&offset)
-                .arg(self.idx)
-                .arg(&n)
-                .arg(&bits);
-            launch(args, self.gpu.grid(words * 32), BLOCK, 0)?;
-            Some(bits)
-        } else {
-            None
-        };
         self.timer.mark(stream, "join: gather a column")?;
-        self.timer.stop(stream)?;
+        let bits = self.validity()?;
         let values = Buffer::from_vec(self.gpu.to_host(stream, &out, total)?);
-        let nulls = match bits {
-            Some(b) => {
-                let b = BooleanBuffer::new(
-                    Buffer::from_vec(self.gpu.to_host(stream, &b, words)?),
-                    0,
-                    total,
-                );
-                Some(NullBuffer::new(b)).filter(|n| n.null_count() > 0)
-            }
-            None => None,
+        Ok((vec![values], self.nulls(bits)?))
+    }
+
+    /// Gathers a string column's rows (their lengths, a prefix sum into the offsets, then
+    /// the bytes, a warp a row) and their validity, then copies them back: its offsets and
+    /// bytes buffers and its nulls, or `None` where a `Utf8` column's gathered bytes would
+    /// pass its 32-bit offsets.
+    fn strings(&mut self, wide: bool) -> Result<Option<Gathered>, KernelError> {
+        let (stream, total, fns) = (self.stream, self.total, self.fns);
+        let n = i64_of(total)?;
+        let wide_flag = i32::from(wide);
+        let offs = self.src.offsets();
+        // SAFETY: ts_gather_str_len writes all `total + 1` words.
+        let mut lens = unsafe { stream.alloc::<u64>(total + 1) }.map_err(driver("allocation"))?;
+        let mut args = stream.launch_builder(&fns.gather_str_len);
+        args.arg(&offs)
+            .arg(&wide_flag)
+            .arg(self.idx)
+            .arg(&n)
+            .arg(&lens);
+        launch(args, self.gpu.grid(total + 1), BLOCK, 0)?;
+        let bytes = self.gpu.prefix_sum(stream, fns, &mut lens, total + 1)? as usize;
+        if !wide && i32::try_from(bytes).is_err() {
+            return Ok(None);
+        }
+        // SAFETY: the offsets partition [0, bytes): ts_gather_str_bytes writes every output
+        // row's bytes, so every byte is written (one more is allocated for none).
+        let out = unsafe { stream.alloc::<u8>(bytes.max(1)) }.map_err(driver("allocation"))?;
+        let values = self.src.values();
+        let mut args = stream.launch_builder(&fns.gather_str_bytes);
+        args.arg(&values)
+            .arg(&offs)
+            .arg(&wide_flag)
+            .arg(self.idx)
+            .arg(&n)
+            .arg(&lens)
+            .arg(&out);
+        launch(args, self.gpu.grid(total.saturating_mul(32)), BLOCK, 0)?;
+        let narrow = if wide {
+            None
+        } else {
+            // SAFETY: ts_narrow_offsets writes all `total + 1` offsets.
+            let narrow = unsafe { stream.alloc::<i32>(total + 1) }.map_err(driver("allocation"))?;
+            let n1 = i64_of(total + 1)?;
+            let mut args = stream.launch_builder(&fns.narrow_offsets);
+            args.arg(&lens).arg(&n1).arg(&narrow);
+            launch(args, self.gpu.grid(total + 1), BLOCK, 0)?;
+            Some(narrow)
         };
-        Ok((values, nulls))
+        self.timer.mark(stream, "join: gather a string column")?;
+        let bits = self.validity()?;
+        let offsets = match narrow {
+            Some(narrow) => Buffer::from_vec(self.gpu.to_host(stream, &narrow, total + 1)?),
+            // The prefix sum's words are the LargeUtf8 offsets (none passes i64::MAX).
+            None => Buffer::from_vec(self.gpu.to_host(stream, &lens, total + 1)?),
+        };
+        let bytes = Buffer::from_vec(self.gpu.to_host(stream, &out, bytes)?);
+        Ok(Some((vec![offsets, bytes], self.nulls(bits)?)))
+    }
+
+    /// Launches the gathered rows' validity where the column has nulls or a row may name
+    /// none (`ts_gather_valid`), and stops the timer after it.
+    fn validity(&mut self) -> Result<Option<CudaSlice<u32>>, KernelError> {
+        let (stream, total) = (self.stream, self.total);
+        let (valid, valid_offset) = self.src.validity();
+        if valid == 0 && !self.may_miss {
+            self.timer.stop(stream)?;
+            return Ok(None);
+        }
+        let n = i64_of(total)?;
+        let words = total.div_ceil(32);
+        // SAFETY: ts_gather_valid writes all `words` words, one warp each.
+        let bits = unsafe { stream.alloc::<u32>(words.max(1)) }.map_err(driver("allocation"))?;
+        let offset = i64::try_from(valid_offset)
+            .map_err(|_| KernelError::SizeOverflow(format!("bit offset {valid_offset}")))?;
+        let mut args = stream.launch_builder(&self.fns.gather_valid);
+        args.arg(&valid)
+            .arg(&offset)
+            .arg(self.idx)
+            .arg(&n)
+            .arg(&bits);
+        launch(args, self.gpu.grid(words * 32), BLOCK, 0)?;
+        self.timer
+            .mark(stream, "join: gather a column's validity")?;
+        self.timer.stop(stream)?;
+        Ok(Some(bits))
+    }
+
+    /// The validity `bits` launched, copied back (none where every row is valid).
+    fn nulls(&self, bits: Option<CudaSlice<u32>>) -> Result<Option<NullBuffer>, KernelError> {
+        let Some(bits) = bits else { return Ok(None) };
+        let total = self.total;
+        let words = total.div_ceil(32);
+        let b = BooleanBuffer::new(
+            Buffer::from_vec(self.gpu.to_host(self.stream, &bits, words)?),
+            0,
+            total,
+        );
+        Ok(Some(NullBuffer::new(b)).filter(|n| n.null_count() > 0))
     }
 }
 
@@ -175,14 +268,40 @@ mod tests {
     use crate::cuda::tests_gpu::device;
     use crate::frame::join_matcher_tests::join_tables;
     use crate::frame::ops::FrameDevice;
-    use arrow::array::UInt32Array;
+    use arrow::array::{LargeStringArray, RecordBatch, StringArray, UInt32Array};
     use arrow::compute::take;
+    use arrow::datatypes::{Field, Schema};
     use std::cell::Cell;
 
+    /// `batch` with a nullable string column `name` appended (`Utf8`, or `LargeUtf8` when
+    /// `large`), of lengths 0 to 12.
+    fn with_strings(batch: RecordBatch, name: &str, large: bool) -> RecordBatch {
+        let values = (0..batch.num_rows())
+            .map(|i| (i % 7 != 3).then(|| "é".repeat(i % 6) + &"t".repeat(i % 3)));
+        let column: ArrayRef = if large {
+            Arc::new(LargeStringArray::from_iter(values))
+        } else {
+            Arc::new(StringArray::from_iter(values))
+        };
+        let mut columns = batch.columns().to_vec();
+        columns.push(column);
+        let mut fields: Vec<_> = batch.schema().fields().iter().cloned().collect();
+        fields.push(Arc::new(Field::new(
+            name,
+            columns[columns.len() - 1].data_type().clone(),
+            true,
+        )));
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+    }
+
     #[test]
-    fn gpu_join_columns_of_fixed_width_are_gathered_on_the_device() {
+    fn gpu_join_columns_are_gathered_on_the_device() {
         let Some(gpu) = device() else { return };
         let (left, right) = join_tables(3_000, 2_000, 4);
+        let (left, right) = (
+            with_strings(left, "t", false),
+            with_strings(right, "u", true),
+        );
         for (l, r) in [
             (left.clone(), right.clone()),
             (left.slice(700, 2_000), right.slice(300, 1_500)),
@@ -219,7 +338,7 @@ mod tests {
                         .expect("the device matches integer keys");
                     let mut got = Vec::new();
                     for (side, t) in [(MatchSide::Probe, &l), (MatchSide::Build, &r)] {
-                        for name in ["k", "s", "x", "w", "y", "z"] {
+                        for name in ["k", "s", "x", "w", "t", "y", "z", "u"] {
                             if let Some(col) = t.column_by_name(name) {
                                 got.push((side, name, m.gather(side, col)?));
                             }
@@ -240,16 +359,13 @@ mod tests {
                             MatchSide::Build => (&r, &build),
                         };
                         let source = t.column_by_name(name).unwrap();
-                        match col {
-                            Some(col) => {
-                                let want = take(source.as_ref(), rows, None).unwrap();
-                                assert_eq!(
-                                    &col, &want,
-                                    "{side:?} {name}, unmatched kept: {keep_unmatched}"
-                                );
-                            }
-                            None => assert_eq!(name, "s", "{side:?} {name} was left to the CPU"),
-                        }
+                        let col =
+                            col.unwrap_or_else(|| panic!("{side:?} {name} was left to the CPU"));
+                        let want = take(source.as_ref(), rows, None).unwrap();
+                        assert_eq!(
+                            &col, &want,
+                            "{side:?} {name}, unmatched kept: {keep_unmatched}"
+                        );
                     }
                     assert!(frames.took.get() > Duration::ZERO);
                     assert!(owners.is_empty() || gpu.resident_bytes() > 0);

@@ -2,12 +2,12 @@
 //! (the groupby's open addressing, each slot's word counting its rows), its rows are laid
 //! out per slot in row order (the slots' ranges in slot order, so no group numbering; each
 //! row placed by the rank its slot's count gave it, then each range sorted), and each probe
-//! row's matches are counted,
-//! prefix-summed and written in probe row order: the CPU's `(probe row, build row)` pairs,
-//! kept on the device, where [`super::gather`] gathers the joined table's fixed-width
-//! columns by them (the CPU the others, from a copy of the pairs). Key columns of integer and string types without nulls; a key whose build rows
-//! number more than [`MOST_PER_KEY`] leaves the matching to the CPU (the per-key sort is a
-//! short insertion sort).
+//! row's matches are counted, prefix-summed and written in probe row order: the CPU's
+//! `(probe row, build row)` pairs, kept on the device, where [`super::gather`] gathers the
+//! joined table's fixed-width and string columns by them (the CPU the others, from a copy
+//! of the pairs). Key columns of integer and string types without nulls; a key whose build
+//! rows number more than [`MOST_PER_KEY`] leaves the matching to the CPU (the per-key sort
+//! is a short insertion sort).
 
 use super::frame::{descriptors, i64_of, launch, ColCopy, DevCol, BLOCK};
 use super::{driver, Gpu, Timer};
