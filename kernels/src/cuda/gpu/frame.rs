@@ -5,7 +5,7 @@
 //! [`super::gather`]).
 
 use super::gather::GpuMatches;
-use super::resident::{DeviceBytes, DeviceCopy, Piece};
+use super::resident::{DeviceBytes, OnDevice, Piece};
 use super::{driver, Gpu};
 use crate::cuda::frame_plan::ColKind;
 use crate::cuda::nvrtc;
@@ -14,6 +14,7 @@ use crate::frame::join::JoinMatches;
 use crate::frame::ops::FrameDevice;
 use crate::{ChunkData, KernelError};
 use arrow::array::{Array, ArrayRef, RecordBatch};
+use arrow::datatypes::DataType;
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchArgs, LaunchConfig,
     PushKernelArg, ValidAsZeroBits,
@@ -102,22 +103,15 @@ fn address(stream: &CudaStream, s: &CudaSlice<u8>) -> u64 {
 }
 
 /// A column's device copy: kept for the input chunk it is a column of (see `resident`), or
-/// made for this task alone (a column no input holds as it is: computed by the task's
-/// steps, or concatenated from several inputs).
-pub(super) enum ColCopy {
-    Kept(Arc<DeviceCopy<DevCol>>),
-    Made(DevCol),
-}
+/// made for this task alone.
+pub(super) type ColCopy = OnDevice<DevCol>;
 
-impl std::ops::Deref for ColCopy {
-    type Target = DevCol;
-
-    fn deref(&self) -> &DevCol {
-        match self {
-            ColCopy::Kept(copy) => &copy.value,
-            ColCopy::Made(col) => col,
-        }
-    }
+/// The width of a column type whose values the kernels copy and gather as they are: 1, 2,
+/// 4 or 8 bytes.
+pub(super) fn fixed_width(data_type: &DataType) -> Option<usize> {
+    data_type
+        .primitive_width()
+        .filter(|w| matches!(w, 1 | 2 | 4 | 8))
 }
 
 /// The table chunk among `owners` that holds `array` as a column, with its index there.
@@ -151,9 +145,9 @@ impl Gpu {
             None => fixed_col(self, stream, array),
         };
         let Some((chunk, index)) = owner_of(owners, array) else {
-            return Ok(make()?.map(ColCopy::Made));
+            return Ok(make()?.map(OnDevice::Made));
         };
-        if kind.is_none() && !matches!(array.data_type().primitive_width(), Some(1 | 2 | 4 | 8)) {
+        if kind.is_none() && fixed_width(array.data_type()).is_none() {
             return Ok(None);
         }
         let layout = kind.map_or(0, |k| 1 + k as u8);
@@ -163,7 +157,7 @@ impl Gpu {
                 KernelError::BadInput(format!("no device layout for {}", array.data_type()))
             })
         })?;
-        Ok(Some(ColCopy::Kept(copy)))
+        Ok(Some(OnDevice::Kept(copy)))
     }
 }
 
@@ -191,9 +185,9 @@ pub(super) fn fixed_col(
     stream: &Arc<CudaStream>,
     array: &ArrayRef,
 ) -> Result<Option<DevCol>, KernelError> {
-    match array.data_type().primitive_width() {
-        Some(1 | 2 | 4 | 8) => upload_col(gpu, stream, array, None).map(Some),
-        _ => Ok(None),
+    match fixed_width(array.data_type()) {
+        Some(_) => upload_col(gpu, stream, array, None).map(Some),
+        None => Ok(None),
     }
 }
 

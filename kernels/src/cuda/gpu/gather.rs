@@ -7,7 +7,7 @@
 //! other columns are copied in once (and kept: `resident`). Booleans, wider values and
 //! other layouts stay the CPU's.
 
-use super::frame::{i64_of, launch, DevCol, FrameFns, GpuFrames, BLOCK};
+use super::frame::{fixed_width, i64_of, launch, DevCol, FrameFns, GpuFrames, BLOCK};
 use super::join::DevMatches;
 use super::{driver, Gpu, Timer};
 use crate::cuda::frame_plan::ColKind;
@@ -68,11 +68,8 @@ impl Gpu {
         col: &ArrayRef,
         timed: bool,
     ) -> Result<Option<(ArrayRef, Duration)>, KernelError> {
-        let (layout, kind) = match (
-            col.data_type().primitive_width(),
-            ColKind::key(col.data_type()),
-        ) {
-            (Some(w @ (1 | 2 | 4 | 8)), _) => (Layout::Fixed(w), None),
+        let (layout, kind) = match (fixed_width(col.data_type()), ColKind::key(col.data_type())) {
+            (Some(w), _) => (Layout::Fixed(w), None),
             (_, Some(k @ ColKind::Utf8)) => (Layout::Strings { wide: false }, Some(k)),
             (_, Some(k @ ColKind::LargeUtf8)) => (Layout::Strings { wide: true }, Some(k)),
             _ => return Ok(None),

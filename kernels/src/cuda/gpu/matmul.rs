@@ -4,40 +4,25 @@
 //! values never leave it. Shapes are checked with the CPU's errors; values differ from the
 //! CPU's in rounding only (another summation order).
 
-use super::resident::{DeviceCopy, Piece};
-use super::{driver, Gpu, Lease, Timer};
+use super::resident::{OnDevice, Piece};
+use super::{blas_of, driver, Gpu, Lease, Timer};
 use crate::cpu::linalg::input_rows;
 use crate::linalg::MatOperand;
 use crate::tensor::{Buffer, HostTensor};
 use crate::{ChunkData, KernelError};
 use cudarc::cublas::sys::cublasOperation_t;
-use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
+use cudarc::cublas::{Gemm, GemmConfig};
 use cudarc::driver::{CudaSlice, CudaStream};
 use std::os::raw::c_int;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A row-major `f64` matrix on the device.
+/// A row-major `f64` matrix on the device: an input block's kept copy, or made by this
+/// task (a fused operand, or an empty block's placeholder).
 struct DeviceMatrix {
-    data: Operand,
+    data: OnDevice<CudaSlice<f64>>,
     rows: usize,
     cols: usize,
-}
-
-/// An operand's values: an input block's kept device copy (see `resident`), or made by
-/// this task.
-enum Operand {
-    Kept(Arc<DeviceCopy<CudaSlice<f64>>>),
-    Made(CudaSlice<f64>),
-}
-
-impl Operand {
-    fn slice(&self) -> &CudaSlice<f64> {
-        match self {
-            Operand::Kept(copy) => &copy.value,
-            Operand::Made(s) => s,
-        }
-    }
 }
 
 fn dim(n: usize) -> Result<c_int, KernelError> {
@@ -57,13 +42,7 @@ impl Gpu {
         timed: bool,
     ) -> Result<(ChunkData, Duration), KernelError> {
         let stream = Arc::clone(&lease.stream);
-        let blas = match &mut lease.blas {
-            Some(b) => b,
-            empty => empty.insert(
-                CudaBlas::new(Arc::clone(&stream))
-                    .map_err(|e| KernelError::DeviceUnavailable(format!("cuBLAS: {e}")))?,
-            ),
-        };
+        let blas = blas_of(&mut lease.blas, &stream)?;
         let mut acc: Option<(CudaSlice<f64>, usize, usize)> = None;
         let mut took = Duration::ZERO;
         for (t, (a, b)) in pairs.iter().enumerate() {
@@ -114,7 +93,7 @@ impl Gpu {
             // SAFETY: B is k × n and A is m × k row-major (n·k and k·m elements, leading
             // dimensions n and k), C holds m·n elements; all live until the copy back,
             // which waits for the stream.
-            unsafe { blas.gemm(cfg, b.data.slice(), a.data.slice(), c) }
+            unsafe { blas.gemm(cfg, &*b.data, &*a.data, c) }
                 .map_err(|e| KernelError::DeviceUnavailable(format!("cuBLAS DGEMM: {e}")))?;
             timer.stop(&stream)?;
             took += timer.elapsed()?;
@@ -147,11 +126,13 @@ impl Gpu {
                             part: r.part,
                             rows: r.rows,
                         };
-                        Operand::Kept(
+                        OnDevice::Kept(
                             self.resident(stream, chunk, piece, || self.to_device(stream, values))?,
                         )
                     }
-                    _ => Operand::Made(stream.alloc_zeros::<f64>(1).map_err(driver("allocation"))?),
+                    _ => {
+                        OnDevice::Made(stream.alloc_zeros::<f64>(1).map_err(driver("allocation"))?)
+                    }
                 };
                 Ok((DeviceMatrix { data, rows, cols }, Duration::ZERO))
             }
@@ -180,7 +161,7 @@ impl Gpu {
                             "{what}: expected the fused kernel to produce f64 values, got {dtype}"
                         ))
                     })?;
-                let data = Operand::Made(data);
+                let data = OnDevice::Made(data);
                 Ok((DeviceMatrix { data, rows, cols }, launched.took))
             }
         }

@@ -68,6 +68,20 @@ struct Lease {
     solver: Option<cudarc::cusolver::DnHandle>,
 }
 
+/// The cuBLAS handle in `slot`, created on `stream` at first use (a lease keeps it).
+fn blas_of<'a>(
+    slot: &'a mut Option<CudaBlas>,
+    stream: &Arc<CudaStream>,
+) -> Result<&'a CudaBlas, KernelError> {
+    match slot {
+        Some(b) => Ok(b),
+        empty => Ok(empty.insert(
+            CudaBlas::new(Arc::clone(stream))
+                .map_err(|e| KernelError::DeviceUnavailable(format!("cuBLAS: {e}")))?,
+        )),
+    }
+}
+
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.describe())

@@ -7,7 +7,7 @@
 //! cuSOLVER is loaded at run time like the driver; where it is missing the task is
 //! `DeviceUnavailable` and runs on the CPU kernels.
 
-use super::{driver, Gpu, Lease, Timer};
+use super::{blas_of, driver, Gpu, Lease, Timer};
 use crate::cpu::linalg::{check_finite, input_rows};
 use crate::linalg::{InputRef, LinalgOp};
 use crate::tensor::{Buffer, HostTensor};
@@ -124,13 +124,7 @@ impl Gpu {
         let (mi, ni, ri) = (int(m)?, int(n)?, int(r)?);
         int(m.saturating_mul(n))?;
         let stream = Arc::clone(&lease.stream);
-        let blas = match &mut lease.blas {
-            Some(b) => &*b,
-            empty => &*empty.insert(
-                CudaBlas::new(Arc::clone(&stream))
-                    .map_err(|e| KernelError::DeviceUnavailable(format!("cuBLAS: {e}")))?,
-            ),
-        };
+        let blas = blas_of(&mut lease.blas, &stream)?;
         let solver = match &mut lease.solver {
             Some(s) => &*s,
             empty => {

@@ -6,8 +6,8 @@
 //! The host chunk stays the authoritative copy: an entry is only a cache of it, keyed by
 //! the chunk's allocation (held by a [`Weak`] so that the address cannot be reused while
 //! the entry exists) and the piece of it that was copied ([`Piece`]). An entry whose chunk
-//! was dropped by the store (freed, spilled, dropped to be recomputed) is gone at the next
-//! lookup; under its byte limit the least recently used entries no task is reading are
+//! was dropped by the store (freed, spilled, dropped to be recomputed) is forgotten at the
+//! next insert; under its byte limit the least recently used entries no task is reading are
 //! freed first. Freeing an entry never loses data, so this tier spills by dropping.
 
 use super::{driver, Gpu};
@@ -36,6 +36,25 @@ pub(super) struct DeviceCopy<T> {
     ready: CudaEvent,
 }
 
+/// What a task reads on the device: a kept copy of an input's piece, or a value made for
+/// this task alone (one no input holds as it is: computed by the task, or concatenated
+/// from several inputs).
+pub(super) enum OnDevice<T> {
+    Kept(Arc<DeviceCopy<T>>),
+    Made(T),
+}
+
+impl<T> std::ops::Deref for OnDevice<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        match self {
+            OnDevice::Kept(copy) => &copy.value,
+            OnDevice::Made(value) => value,
+        }
+    }
+}
+
 impl Gpu {
     /// The device copy of `piece` of `chunk` for a task on `stream`: a kept one, which `stream` first waits for (another task's stream may
     /// still be copying it in), or a new one that `upload` makes on `stream`, then kept for
@@ -48,7 +67,7 @@ impl Gpu {
         piece: Piece,
         upload: impl FnOnce() -> Result<T, KernelError>,
     ) -> Result<Arc<DeviceCopy<T>>, KernelError> {
-        if let Lookup::Hit(copy) = self.resident.get::<DeviceCopy<T>>(chunk, piece) {
+        if let Some(copy) = self.resident.get::<DeviceCopy<T>>(chunk, piece) {
             stream.wait(&copy.ready).map_err(driver("event"))?;
             return Ok(copy);
         }
@@ -120,14 +139,6 @@ pub(super) struct Resident {
     held: Mutex<Held>,
 }
 
-/// What a lookup found.
-pub(super) enum Lookup<T> {
-    /// The device copy, as a task left it.
-    Hit(Arc<T>),
-    /// None: the caller copies the piece in and offers it with [`Resident::keep`].
-    Miss,
-}
-
 impl Resident {
     /// A cache of at most `limit` bytes.
     pub(super) fn new(limit: u64) -> Resident {
@@ -141,19 +152,18 @@ impl Resident {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The device copy of `piece` of `chunk`, if one is kept (and of type `T`).
+    /// The device copy of `piece` of `chunk`, if one is kept (and of type `T`); where none
+    /// is, the caller copies the piece in and offers it with [`Resident::keep`].
     pub(super) fn get<T: Any + Send + Sync>(
         &self,
         chunk: &Arc<ChunkData>,
         piece: Piece,
-    ) -> Lookup<T> {
+    ) -> Option<Arc<T>> {
         let key = key(chunk, piece);
         let mut held = self.lock();
         held.clock += 1;
         let clock = held.clock;
-        let Some(entry) = held.entries.get_mut(&key) else {
-            return Lookup::Miss;
-        };
+        let entry = held.entries.get_mut(&key)?;
         let same = entry
             .owner
             .upgrade()
@@ -161,11 +171,11 @@ impl Resident {
         match Arc::clone(&entry.value).downcast::<T>() {
             Ok(value) if same => {
                 entry.used = clock;
-                Lookup::Hit(value)
+                Some(value)
             }
             _ => {
                 held.remove(&key);
-                Lookup::Miss
+                None
             }
         }
     }
@@ -263,10 +273,7 @@ mod tests {
     }
 
     fn hit<T: Any + Send + Sync + Copy>(r: &Resident, c: &Arc<ChunkData>, p: Piece) -> Option<T> {
-        match r.get::<T>(c, p) {
-            Lookup::Hit(v) => Some(*v),
-            Lookup::Miss => None,
-        }
+        r.get::<T>(c, p).map(|v| *v)
     }
 
     #[test]
