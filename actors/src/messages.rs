@@ -198,6 +198,16 @@ pub struct ReadKept {
     pub reply: ReadReply,
 }
 
+/// Caller → planner → storage: answered once storage has handled everything the planner
+/// sent it before (kept chunks whose handles were dropped are freed by then; see
+/// [`crate::ActorSystem::settle`]).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Settle {
+    /// Where the answer goes.
+    pub reply: Sender<()>,
+}
+
 /// Where a [`ReadKept`] answer goes.
 pub type ReadReply = Sender<Result<Vec<Arc<ChunkData>>, StorageError>>;
 

@@ -10,7 +10,7 @@ use crate::kept::{KeptChunk, KeptOwner};
 use crate::memory::MemoryPool;
 use crate::messages::{
     ActorDown, ActorName, AddDevice, CancelJob, ChunkFinished, DeviceId, ExecuteChunk, ForgetJob,
-    GetChunks, KeepOutputs, PutChunk, ReadKept, ReleaseChunks, StorageRestarted, StoreKept,
+    GetChunks, KeepOutputs, PutChunk, ReadKept, ReleaseChunks, Settle, StorageRestarted, StoreKept,
     SubmitJob, TakeOutputs, Unkeep,
 };
 use crate::planner_state::{Gone, PlannerAction, PlannerState};
@@ -424,6 +424,15 @@ impl Handler<ReadKept> for GraphPlannerActor {
 
     /// Storage in use hands the chunks out (after everything the planner sent it before).
     fn handle(&mut self, msg: ReadKept, _: &mut Self::Context) {
+        self.storage.do_send(msg);
+    }
+}
+
+impl Handler<Settle> for GraphPlannerActor {
+    type Result = ();
+
+    /// Storage in use answers after everything the planner sent it before.
+    fn handle(&mut self, msg: Settle, _: &mut Self::Context) {
         self.storage.do_send(msg);
     }
 }

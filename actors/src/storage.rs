@@ -8,7 +8,7 @@ use crate::kept::KEPT_OP;
 use crate::messages::Shutdown;
 use crate::messages::{
     ActorDied, ActorName, ForgetJob, GetChunks, KeepOutputs, PutChunk, ReadKept, ReadReply,
-    ReleaseChunks, StoreKept, TakeOutputs, Unkeep,
+    ReleaseChunks, Settle, StoreKept, TakeOutputs, Unkeep,
 };
 use crate::recorder::StorageLog;
 use crate::store::{ChunkStore, PutInfo, PutOutcome, StorageError, StorageStats, StoreConfig};
@@ -219,6 +219,15 @@ impl Handler<ReadKept> for StorageActor {
         }
         // The caller may have stopped waiting.
         let _ = msg.reply.send(self.store.get(&msg.ids, false));
+    }
+}
+
+impl Handler<Settle> for StorageActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Settle, _: &mut Self::Context) {
+        // The caller may have stopped waiting.
+        let _ = msg.reply.send(());
     }
 }
 

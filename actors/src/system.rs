@@ -12,7 +12,7 @@ use crate::job::JobId;
 use crate::job::{JobError, JobEvent, JobOutput};
 use crate::kept::{KeptChunk, KeptOwner};
 use crate::memory::{MemoryPool, Reservation};
-use crate::messages::{CancelJob, ReadKept, Shutdown, StoreKept, SubmitJob, Unkeep};
+use crate::messages::{CancelJob, ReadKept, Settle, Shutdown, StoreKept, SubmitJob, Unkeep};
 use crate::planner::GraphPlannerActor;
 use crate::recorder::{Recorder, DEFAULT_CAPACITY};
 use crate::storage::StorageThreads;
@@ -282,6 +282,20 @@ impl ActorSystem {
         running.planner.do_send(ReadKept { ids, reply });
         match answer.recv_timeout(self.read_timeout) {
             Ok(read) => Ok(read?),
+            Err(RecvTimeoutError::Timeout) => Err(ReadError::TimedOut(self.read_timeout)),
+            Err(RecvTimeoutError::Disconnected) => Err(ReadError::Unanswered),
+        }
+    }
+
+    /// Waits (at most [`SystemConfig::read_timeout`]) until storage has handled every
+    /// message sent to it before this call: kept chunks whose handles this thread dropped
+    /// are freed, and their memory is no longer reserved.
+    pub fn settle(&self) -> Result<(), ReadError> {
+        let running = self.running()?;
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        running.planner.do_send(Settle { reply });
+        match answer.recv_timeout(self.read_timeout) {
+            Ok(()) => Ok(()),
             Err(RecvTimeoutError::Timeout) => Err(ReadError::TimedOut(self.read_timeout)),
             Err(RecvTimeoutError::Disconnected) => Err(ReadError::Unanswered),
         }

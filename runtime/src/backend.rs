@@ -53,6 +53,18 @@ impl Backend {
         }
     }
 
+    /// Waits until the in-process storage has freed the kept chunks whose handles were
+    /// dropped before this call, so that [`Self::reserved_bytes`] no longer counts them (a
+    /// cluster's workers free theirs on their own).
+    pub fn settle(&self) -> Result<()> {
+        match self {
+            Backend::Local(system) => system
+                .settle()
+                .map_err(|e| Error::Runtime(format!("storage did not settle: {e}"))),
+            Backend::Cluster { .. } => Ok(()),
+        }
+    }
+
     /// The recorder of the in-process actor system (a cluster's jobs are not recorded yet).
     pub fn recorder(&self) -> Option<&Arc<Recorder>> {
         match self {

@@ -608,6 +608,18 @@ impl SessionInner {
             .unwrap_or(0)
     }
 
+    /// Waits until storage has freed the kept chunks given up before this call
+    /// ([`Backend::settle`]). A storage that does not answer is logged: the caller's result
+    /// stands.
+    fn settle(&self) {
+        let Ok(system) = self.system.lock() else {
+            return;
+        };
+        if let Some(Err(e)) = system.as_ref().map(Backend::settle) {
+            tracing::warn!("{e}");
+        }
+    }
+
     fn cluster_info(&self) -> Result<Option<ClusterInfo>> {
         let system = self
             .system
@@ -700,21 +712,29 @@ impl SessionInner {
         self.with_restores(
             || {
                 let mut planner = FramePlanner::new(self);
-                let result = match run(&mut planner) {
-                    Ok(result) => result,
+                let result = run(&mut planner);
+                let stats = std::mem::take(&mut planner.stats);
+                let failed = planner.failed.take();
+                // The chunks the stages handed on are given up with the planner: the job
+                // returns once storage has freed them.
+                drop(planner);
+                self.settle();
+                match result {
+                    Ok(result) => {
+                        self.record(&stats);
+                        Ok((result, stats))
+                    }
                     Err(e) => {
                         // A report shows the whole job: the stages that ran, then the one
                         // that failed.
-                        if let Some(failed) = planner.failed.take() {
-                            let mut all = planner.stats;
+                        if let Some(failed) = failed {
+                            let mut all = stats;
                             all.absorb(&failed);
                             self.recordings.job_ended(&all);
                         }
-                        return Err(e);
+                        Err(e)
                     }
-                };
-                self.record(&planner.stats);
-                Ok((result, planner.stats))
+                }
             },
             |key| match is_persisted_key(key) {
                 true => self.restore_frames(node, true),
