@@ -105,8 +105,10 @@ fn a_spilling_groupby_shuffle_reads_each_part_back_once_and_equals_the_reference
     let (tight, stats) = run(&frame, budget());
     assert_eq!(tight, plain);
     assert_read_back_once(&stats, "groupby");
-    // Eight merges (twice the threads) each read one part of each of 20 partition tasks.
-    assert_eq!(stats.chunks_by_op.get("partition"), Some(&20));
+    // Eight merges (twice the threads) each read one part of each of 20 partials, which
+    // their own tasks cut into parts: no partition task.
+    assert_eq!(stats.chunks_by_op.get("group_partial"), Some(&20));
+    assert_eq!(stats.chunks_by_op.get("partition"), None);
     assert_eq!(stats.chunks_by_op.get("group_merge"), Some(&8));
 
     let want = reference_groupby(&data);
@@ -127,8 +129,9 @@ fn a_spilling_groupby_shuffle_reads_each_part_back_once_and_equals_the_reference
         );
     }
 
-    // A part dropped by storage is computed again (its partition task runs again).
-    let faults = Arc::new(FaultInjector::new().on_nth(Some("partition"), 3, FaultKind::DropChunk));
+    // A part dropped by storage is computed again (its partial task runs again).
+    let faults =
+        Arc::new(FaultInjector::new().on_nth(Some("group_partial"), 3, FaultKind::DropChunk));
     let (lossy, stats) = run(&frame, budget().faults(faults.clone()));
     assert_eq!(faults.injected(), 1);
     assert!(stats.chunks_recomputed >= 1, "{stats:?}");

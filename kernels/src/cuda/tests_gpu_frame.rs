@@ -35,7 +35,10 @@ fn pipeline(spec: &GroupBySpec, counted: bool) -> ChunkOp {
         source: Source::Input,
         steps: vec![],
         sink: if counted {
-            Sink::CountedPartial(spec.clone())
+            Sink::CountedPartial {
+                spec: spec.clone(),
+                parts: 3,
+            }
         } else {
             Sink::GroupPartial(spec.clone())
         },

@@ -64,10 +64,16 @@ pub enum Sink {
         /// Number of parts.
         parts: usize,
     },
-    /// Aggregate them into a groupby partial table and count its rows: a chunk of two
-    /// parts, the partial and a one-row table `rows` (see [`row_count_table`]), so that a
-    /// planner may read the count without the partial.
-    CountedPartial(GroupBySpec),
+    /// Aggregate them into a groupby partial table, cut it into `parts` tables by the hash
+    /// of the groupby's keys, and count its rows: a chunk of `parts + 1` parts, the
+    /// partial's parts and then a one-row table `rows` (see [`row_count_table`]), so that a
+    /// planner may read the count without the partial and shuffle it without another task.
+    CountedPartial {
+        /// The groupby.
+        spec: GroupBySpec,
+        /// Number of hash parts of the partial.
+        parts: usize,
+    },
     /// Write them to a file; the chunk is a one-row table `rows`.
     Write {
         /// The file.
@@ -135,7 +141,7 @@ impl FrameOp {
     pub fn name(&self) -> &'static str {
         match self {
             FrameOp::Pipeline(p) => match (&p.source, &p.sink) {
-                (_, Sink::GroupPartial(_) | Sink::CountedPartial(_)) => "group_partial",
+                (_, Sink::GroupPartial(_) | Sink::CountedPartial { .. }) => "group_partial",
                 (_, Sink::Partition { .. }) => "partition",
                 (_, Sink::Write { .. }) => "write",
                 (Source::Csv(_), Sink::Table) => "read_csv",
@@ -235,10 +241,12 @@ fn run_pipeline(
         Sink::Table => ChunkData::Table(batch),
         Sink::GroupPartial(spec) => ChunkData::Table(device.group_partial(spec, &batch)?),
         Sink::Partition { keys, parts } => ChunkData::Tables(hash_partition(&batch, keys, *parts)?),
-        Sink::CountedPartial(spec) => {
+        Sink::CountedPartial { spec, parts } => {
             let partial = device.group_partial(spec, &batch)?;
             let rows = row_count_table(partial.num_rows())?;
-            ChunkData::Tables(vec![partial, rows])
+            let mut tables = hash_partition(&partial, &spec.keys, *parts)?;
+            tables.push(rows);
+            ChunkData::Tables(tables)
         }
         Sink::Write { path, format } => {
             match format {
@@ -312,4 +320,86 @@ pub fn run_with(
         }),
     };
     out.map_err(KernelError::Frame)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::groupby::{AggFunc, AggSpec};
+    use arrow::array::Array;
+    use std::collections::BTreeMap;
+
+    /// Column `i` of `b`, of Int64.
+    fn ints(b: &RecordBatch, i: usize) -> Vec<i64> {
+        let c = b
+            .column(i)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("Int64");
+        (0..c.len()).map(|i| c.value(i)).collect()
+    }
+
+    /// `rows` rows of key `(7·i) mod keys` and value `i`.
+    fn chunk(start: i64, rows: i64, keys: i64) -> Arc<ChunkData> {
+        let k: Vec<i64> = (start..start + rows).map(|i| (7 * i) % keys).collect();
+        let a: Vec<i64> = (start..start + rows).collect();
+        let batch = RecordBatch::try_from_iter([
+            ("k", Arc::new(Int64Array::from(k)) as ArrayRef),
+            ("a", Arc::new(Int64Array::from(a)) as ArrayRef),
+        ])
+        .expect("batch");
+        Arc::new(ChunkData::Table(batch))
+    }
+
+    #[test]
+    fn a_counted_partial_is_cut_into_hash_parts_that_agree_across_chunks() {
+        let spec = GroupBySpec {
+            keys: vec!["k".into()],
+            aggs: vec![AggSpec {
+                column: "a".into(),
+                func: AggFunc::Sum,
+                output: "a_sum".into(),
+            }],
+        };
+        let parts = 5;
+        let op = FrameOp::Pipeline(Pipeline {
+            source: Source::Input,
+            steps: vec![],
+            sink: Sink::CountedPartial {
+                spec: spec.clone(),
+                parts,
+            },
+        });
+        // Sums by hand over both chunks, and the part each key went to.
+        let mut want: BTreeMap<i64, i64> = BTreeMap::new();
+        let mut part_of: BTreeMap<i64, usize> = BTreeMap::new();
+        for (start, rows) in [(0, 3_000), (3_000, 1_234)] {
+            let input = chunk(start, rows, 997);
+            let ChunkData::Tables(out) = run(&op, &[input]).expect("runs") else {
+                panic!("not parts")
+            };
+            assert_eq!(out.len(), parts + 1);
+            let distinct: std::collections::BTreeSet<i64> =
+                (start..start + rows).map(|i| (7 * i) % 997).collect();
+            assert_eq!(ints(&out[parts], 0), [distinct.len() as i64]);
+            let mut seen = 0;
+            for (p, part) in out[..parts].iter().enumerate() {
+                for (k, s) in ints(part, 0).into_iter().zip(ints(part, 1)) {
+                    *want.entry(k).or_default() += s;
+                    // A key lands in the same part from every chunk.
+                    assert_eq!(*part_of.entry(k).or_insert(p), p, "key {k}");
+                    seen += 1;
+                }
+            }
+            assert_eq!(seen, distinct.len());
+        }
+        let mut by_hand: BTreeMap<i64, i64> = BTreeMap::new();
+        for i in 0..4_234 {
+            *by_hand.entry((7 * i) % 997).or_default() += i;
+        }
+        assert_eq!(want, by_hand);
+        // The keys spread over every part.
+        let used: std::collections::BTreeSet<usize> = part_of.values().copied().collect();
+        assert_eq!(used.len(), parts);
+    }
 }

@@ -28,8 +28,9 @@ use tessera_kernels::{ChunkData, ChunkOp};
 
 /// Partials merged per task in a merge tree.
 const FAN_IN: usize = 8;
-/// Partial rows per shuffle partition aimed at.
-const ROWS_PER_PART: usize = 1 << 20;
+/// Estimated input bytes per groupby shuffle partition aimed at (partials are at most
+/// their input's rows, so a part holds at most about this much input's groups).
+const BYTES_PER_PART: u64 = 32 << 20;
 /// Most partitions of a shuffle.
 const MAX_PARTS: usize = 256;
 
@@ -427,7 +428,9 @@ impl<'s> FramePlanner<'s> {
             } => (source, input, steps),
         };
         let sink_columns = match &sink {
-            Sink::GroupPartial(spec) | Sink::CountedPartial(spec) => Some(groupby_columns(spec)),
+            Sink::GroupPartial(spec) | Sink::CountedPartial { spec, .. } => {
+                Some(groupby_columns(spec))
+            }
             _ => None,
         };
         let steps = match &mut source {
@@ -458,40 +461,46 @@ impl<'s> FramePlanner<'s> {
         self.frame(op, input.into_iter().collect())
     }
 
-    /// Plans a groupby: partials, then (decided from them) a merge tree or a shuffle.
+    /// Plans a groupby: partials, then (decided from their rows) a merge tree or a shuffle.
+    ///
+    /// Each partial task also cuts its partial into the shuffle's hash parts, each stored as
+    /// a chunk of its own, so that a shuffle needs no task (and no spilled partial read
+    /// back) between the partials and the merges; a merge tree reads all parts of its
+    /// partials.
     fn groupby(&mut self, input: &Arc<FrameNode>, spec: &GroupBySpec) -> Result<Vec<ChunkKey>> {
         let pending = self.pending(input)?;
         if spec.keys.is_empty() || pending.len() <= 1 {
             // One group or one partial: nothing to decide, the partials merge (in a tree)
             // in the same job.
-            let partials: Vec<ChunkKey> = pending
+            let partials: Vec<Vec<ChunkKey>> = pending
                 .into_iter()
-                .map(|p| self.emit(p, Sink::GroupPartial(spec.clone())))
+                .map(|p| vec![self.emit(p, Sink::GroupPartial(spec.clone()))])
                 .collect();
             return Ok(vec![self.merge_tree(spec, partials)]);
         }
-        // Each partial with a count of its rows beside it, in a part of its own.
-        let (partials, counts): (Vec<ChunkKey>, Vec<ChunkKey>) = pending
+        let parts = input
+            .estimated_bytes()
+            .div_ceil(BYTES_PER_PART)
+            .clamp(self.threads as u64 * 2, MAX_PARTS as u64) as usize;
+        // Each partial's parts, and a count of its rows in a part of its own.
+        let (split, counts): (Vec<Vec<ChunkKey>>, Vec<ChunkKey>) = pending
             .into_iter()
             .map(|p| {
-                let parts = self.split(p, Sink::CountedPartial(spec.clone()), 2);
-                (parts[0], parts[1])
+                let sink = Sink::CountedPartial {
+                    spec: spec.clone(),
+                    parts,
+                };
+                let mut keys = self.split(p, sink, parts + 1);
+                let count = keys.split_off(parts);
+                (keys, count[0])
             })
             .unzip();
-        let rows = self.hand_on_counted(&partials, counts)?;
+        let rows = self.hand_on_counted(&split.concat(), counts)?;
         if rows <= self.shuffle_rows {
-            tracing::debug!(partials = partials.len(), rows, "groupby: tree merge");
-            return Ok(vec![self.merge_tree(spec, partials)]);
+            tracing::debug!(partials = split.len(), rows, "groupby: tree merge");
+            return Ok(vec![self.merge_tree(spec, split)]);
         }
-        let parts = rows
-            .div_ceil(ROWS_PER_PART)
-            .max(self.threads * 2)
-            .min(MAX_PARTS);
-        tracing::debug!(partials = partials.len(), rows, parts, "groupby: shuffle");
-        let split: Vec<Vec<ChunkKey>> = partials
-            .into_iter()
-            .map(|k| self.partition(Pending::Emitted(k), &spec.keys, parts))
-            .collect();
+        tracing::debug!(partials = split.len(), rows, parts, "groupby: shuffle");
         Ok((0..parts)
             .map(|p| self.merge(spec, part_of_each(&split, p), true))
             .collect())
@@ -526,14 +535,16 @@ impl<'s> FramePlanner<'s> {
         self.frame(op, inputs)
     }
 
-    fn merge_tree(&mut self, spec: &GroupBySpec, mut level: Vec<ChunkKey>) -> ChunkKey {
+    /// Merges `partials` (each one table, or the parts of one) in a tree of fan-in
+    /// [`FAN_IN`] partials, finalizing at its root.
+    fn merge_tree(&mut self, spec: &GroupBySpec, mut level: Vec<Vec<ChunkKey>>) -> ChunkKey {
         while level.len() > FAN_IN {
             level = level
                 .chunks(FAN_IN)
-                .map(|group| self.merge(spec, group.to_vec(), false))
+                .map(|group| vec![self.merge(spec, group.concat(), false)])
                 .collect();
         }
-        self.merge(spec, level, true)
+        self.merge(spec, level.concat(), true)
     }
 
     /// Plans a join: broadcast of a small right side, or a hash shuffle of both sides.

@@ -317,7 +317,7 @@ impl Gpu {
             ChunkOp::Fused(_) | ChunkOp::Linalg(LinalgOp::MatMul { .. } | LinalgOp::Qr(_)) => true,
             ChunkOp::Frame(FrameOp::Pipeline(p)) => {
                 matches!(p.source, Source::Input)
-                    && matches!(p.sink, Sink::GroupPartial(_) | Sink::CountedPartial(_))
+                    && matches!(p.sink, Sink::GroupPartial(_) | Sink::CountedPartial { .. })
             }
             ChunkOp::Frame(FrameOp::Join { spec, .. }) => {
                 matches!(spec.how, JoinHow::Inner | JoinHow::Left)
