@@ -1,7 +1,8 @@
 //! Memory accounting by reservation (DataFusion's `MemoryPool` / `MemoryReservation`
 //! pattern): one [`MemoryPool`] per tier holds a byte budget; the planner reserves a
-//! task's estimated output before it runs, the store reserves every chunk it keeps in
-//! memory, and each [`Reservation`] gives its bytes back when dropped.
+//! task's estimated output and working memory before it runs (given back when it ends),
+//! the store reserves every chunk it keeps in memory, and each [`Reservation`] gives its
+//! bytes back when dropped.
 //!
 //! The pool also carries the store's word on the disk tier: its budget and the room left in
 //! it ([`MemoryPool::set_disk_room`]). With nothing running and the budget full, the
@@ -128,7 +129,8 @@ impl Drop for Reservation {
 
 /// Bytes to reserve for the output of `op` from inputs of `input_bytes`
 /// ([`ChunkOp::output_estimate`]); a task that runs no op (a stored part) reserves the
-/// largest input. The planner and a cluster worker's direct tasks reserve by this rule.
+/// largest input. The planner and a cluster worker's direct tasks reserve by this rule,
+/// with [`working_estimate`] beside it.
 pub fn output_estimate(
     op: Option<&ChunkOp>,
     input_bytes: impl IntoIterator<Item = u64>,
@@ -137,6 +139,13 @@ pub fn output_estimate(
         Some(op) => op.output_estimate(input_bytes),
         None => input_bytes.into_iter().max(),
     }
+}
+
+/// Bytes `op`'s kernel holds while it runs beyond its inputs and its output
+/// ([`ChunkOp::working_estimate`]; none for a task that runs no op): reserved with the
+/// output while the task runs, and given back when it ends.
+pub fn working_estimate(op: Option<&ChunkOp>, input_bytes: impl IntoIterator<Item = u64>) -> u64 {
+    op.map_or(0, |op| op.working_estimate(input_bytes))
 }
 
 #[cfg(test)]

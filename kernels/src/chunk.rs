@@ -150,4 +150,18 @@ impl ChunkOp {
             sizes.max().unwrap_or(0)
         })
     }
+
+    /// The bytes this op's kernel holds while it runs beyond its inputs and its output,
+    /// from inputs of `input_bytes`: for a dataframe op what [`FrameOp::working_estimate`]
+    /// says; a copy of the block for a QR; nothing for the rest (elementwise programs
+    /// stream through blocks, products write their output in place). Reservations for
+    /// running tasks add it to [`ChunkOp::output_estimate`].
+    pub fn working_estimate(&self, input_bytes: impl IntoIterator<Item = u64>) -> u64 {
+        let input: u64 = input_bytes.into_iter().sum();
+        match self {
+            ChunkOp::Frame(op) => op.working_estimate(input),
+            ChunkOp::Linalg(LinalgOp::Qr(_)) => input,
+            _ => 0,
+        }
+    }
 }

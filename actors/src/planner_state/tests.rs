@@ -620,6 +620,46 @@ fn a_task_that_gathers_its_inputs_reserves_their_sum() {
 }
 
 #[test]
+fn a_running_task_reserves_its_working_memory_and_gives_it_back() {
+    // A sort of two chunks (80 and 160 bytes) holds them concatenated while it runs: it
+    // reserves its output and that much again, and only its output is stored after.
+    let pool = MemoryPool::new(1 << 20);
+    let mut p = PlannerState::new(pool.clone());
+    p.add_device(CPU, 4);
+    let source = |k: u64| {
+        crate::graph::ChunkTask::new(
+            ChunkKey(k),
+            crate::graph::tests::const_op(1, 10),
+            Vec::new(),
+        )
+    };
+    let sort = crate::graph::ChunkTask::new(
+        ChunkKey(3),
+        ChunkOp::Frame(tessera_kernels::frame::ops::FrameOp::Sort {
+            by: vec![],
+            limit: None,
+        }),
+        keys(&[1, 2]),
+    );
+    let g = ChunkGraph {
+        tasks: vec![source(1), source(2), sort],
+        outputs: keys(&[3]),
+        ..Default::default()
+    };
+    let (job, a) = p.submit(g, Instant::now());
+    assert_eq!(dispatched(&a), vec![1, 2]);
+    done(&mut p, job, 1, 10);
+    let stored = pool.reserve(240); // what the store holds of the two
+    assert_eq!(dispatched(&done(&mut p, job, 2, 20)), vec![3]);
+    assert_eq!(pool.used(), 240 + 2 * 240, "output and working memory");
+    let a = done(&mut p, job, 3, 30);
+    assert_eq!(pool.used(), 240, "given back when the task ends");
+    let stats = deliver(&mut p, job, &a);
+    assert_eq!(stats.peak_host_reserved, 720);
+    drop(stored);
+}
+
+#[test]
 fn with_both_tiers_full_a_job_that_cannot_progress_fails_naming_both_budgets() {
     let pool = MemoryPool::new(100);
     let mut p = PlannerState::new(pool.clone());

@@ -9,10 +9,11 @@
 //! on this worker while retryable up to [`MAX_ATTEMPTS`] runs (as the local planner
 //! does); a split task's output is stored one chunk per part; a task of a job cancelled
 //! here before it starts is not run. The worker sends a task this way only when the
-//! estimate of its output ([`output_estimate`], the planner's rule) fits in its memory
-//! budget now, and holds that reservation until storage has the output; otherwise the task
-//! takes the job path, which waits for memory (see [`super::Agent::run_task`]). So tasks
-//! running at once on the pool cannot together overrun the budget.
+//! estimate of its output and working memory ([`task_estimate`], the planner's rule) fits
+//! in its memory budget now, and holds that reservation until storage has the output;
+//! otherwise the task takes the job path, which waits for memory (see
+//! [`super::Agent::run_task`]). So tasks running at once on the pool cannot together
+//! overrun the budget.
 
 use super::held::{Held, HeldChunk};
 use crate::scheduler::kernel_error_payload;
@@ -46,14 +47,18 @@ pub(super) struct DirectTask {
     pub parts: usize,
 }
 
-/// Bytes to reserve for `op`'s output from `inputs`, by the planner's rule
-/// ([`tessera_actors::output_estimate`]); 0 for an op with neither a hint nor inputs.
-pub(super) fn output_estimate(op: &ChunkOp, inputs: &[Input]) -> u64 {
-    let sizes = inputs.iter().map(|input| match input {
-        Input::Held(h) => h.kept.nbytes(),
-        Input::Fetched(data) => data.nbytes() as u64,
-    });
-    tessera_actors::output_estimate(Some(op), sizes).unwrap_or(0)
+/// Bytes to reserve for a task of `op` on `inputs` while it runs, by the planner's rule:
+/// its output ([`tessera_actors::output_estimate`]; 0 for an op with neither a hint nor
+/// inputs) and its kernel's working memory ([`tessera_actors::working_estimate`]).
+pub(super) fn task_estimate(op: &ChunkOp, inputs: &[Input]) -> u64 {
+    let sizes = || {
+        inputs.iter().map(|input| match input {
+            Input::Held(h) => h.kept.nbytes(),
+            Input::Fetched(data) => data.nbytes() as u64,
+        })
+    };
+    let output = tessera_actors::output_estimate(Some(op), sizes()).unwrap_or(0);
+    output.saturating_add(tessera_actors::working_estimate(Some(op), sizes()))
 }
 
 /// Runs `task` on the calling thread and keeps its output in `held`'s storage: the kept

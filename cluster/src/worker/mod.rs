@@ -314,12 +314,13 @@ impl Agent {
         tokio::spawn(async move { agent.run_task(task, decoded, &pool).await });
     }
 
-    /// The reservation of `op`'s output estimate ([`direct::output_estimate`]) in the
-    /// worker's memory budget, if it fits now: the task may then run directly.
+    /// The reservation of a task of `op`'s estimate ([`direct::task_estimate`]: its output
+    /// and working memory) in the worker's memory budget, if it fits now: the task may then
+    /// run directly.
     fn room_for(&self, op: &ChunkOp, inputs: &[Input]) -> Option<Reservation> {
         self.held
             .system()
-            .try_reserve(direct::output_estimate(op, inputs))
+            .try_reserve(direct::task_estimate(op, inputs))
     }
 
     /// Runs one task and reports how it ended, fetching the inputs it does not hold:

@@ -154,6 +154,30 @@ impl FrameOp {
             FrameOp::Concat { .. } => "concat",
         }
     }
+
+    /// The bytes this op holds while it runs beyond its inputs (`input_bytes` together)
+    /// and its output: a CSV range's text, and the rows parsed from it unless they are the
+    /// output; the hash tables, group states, index lists or concatenated sides of a
+    /// groupby partial, a partition, a merge, a join or a sort, taken at their inputs'
+    /// size; nothing for a concatenation (its output is all it makes) or a Parquet scan
+    /// (pages decode into the output).
+    pub fn working_estimate(&self, input_bytes: u64) -> u64 {
+        match self {
+            FrameOp::Pipeline(p) => {
+                let rows_are_output = matches!(p.sink, Sink::Table);
+                let text = match &p.source {
+                    Source::Csv(scan) => scan.range.end.saturating_sub(scan.range.start),
+                    Source::Parquet(_) | Source::Input => 0,
+                };
+                match rows_are_output {
+                    true => text,
+                    false => text.saturating_mul(2).saturating_add(input_bytes),
+                }
+            }
+            FrameOp::GroupMerge { .. } | FrameOp::Join { .. } | FrameOp::Sort { .. } => input_bytes,
+            FrameOp::Concat { .. } => 0,
+        }
+    }
 }
 
 /// The tables of `inputs` (each must be a table).
@@ -326,6 +350,7 @@ pub fn run_with(
 mod tests {
     use super::*;
     use crate::frame::groupby::{AggFunc, AggSpec};
+    use crate::ChunkOp;
     use arrow::array::Array;
     use std::collections::BTreeMap;
 
@@ -349,6 +374,61 @@ mod tests {
         ])
         .expect("batch");
         Arc::new(ChunkData::Table(batch))
+    }
+
+    #[test]
+    fn working_memory_is_a_csv_range_s_text_and_a_keyed_op_s_inputs() {
+        let spec = GroupBySpec {
+            keys: vec!["k".into()],
+            aggs: vec![],
+        };
+        let csv = |sink: Sink| {
+            FrameOp::Pipeline(Pipeline {
+                source: Source::Csv(CsvScan {
+                    path: "f.csv".into(),
+                    range: CsvRange {
+                        start: 100,
+                        end: 1_100,
+                        state: Default::default(),
+                    },
+                    data_start: 10,
+                    schema: Schema::empty(),
+                    projection: None,
+                    options: CsvOptions::default(),
+                }),
+                steps: vec![],
+                sink,
+            })
+        };
+        let input = |sink: Sink| {
+            FrameOp::Pipeline(Pipeline {
+                source: Source::Input,
+                steps: vec![],
+                sink,
+            })
+        };
+        // Parsed rows that are the output: only the text besides them.
+        assert_eq!(csv(Sink::Table).working_estimate(0), 1_000);
+        // Rows parsed to be aggregated: the text and the rows.
+        assert_eq!(
+            csv(Sink::GroupPartial(spec.clone())).working_estimate(0),
+            2_000
+        );
+        assert_eq!(input(Sink::Table).working_estimate(500), 0);
+        assert_eq!(
+            input(Sink::GroupPartial(spec.clone())).working_estimate(500),
+            500
+        );
+        let merge = FrameOp::GroupMerge {
+            spec,
+            finalize: true,
+        };
+        assert_eq!(merge.working_estimate(700), 700);
+        assert_eq!(FrameOp::Concat { limit: None }.working_estimate(700), 0);
+        // Through the chunk op, from the inputs' sizes.
+        let op = ChunkOp::Frame(merge);
+        assert_eq!(op.working_estimate([300, 400]), 700);
+        assert_eq!(op.output_estimate([300, 400]), Some(700));
     }
 
     #[test]

@@ -216,14 +216,17 @@ fn a_direct_task_reserves_its_outputs_estimate_and_only_what_fits_runs_directly(
     // 40 and 24 bytes: the largest for a scan, both for a concatenation (it gathers).
     let (a, b) = (stored(&held, &[1, 2, 3, 4, 5]), stored(&held, &[6, 7, 8]));
     let fetched = Input::Fetched(chunk(&[9; 60]));
-    assert_eq!(output_estimate(&cumsum(), &[a.clone(), b.clone()]), 40);
-    assert_eq!(
-        output_estimate(&cumsum(), &[a.clone(), fetched.clone()]),
-        480
-    );
+    assert_eq!(task_estimate(&cumsum(), &[a.clone(), b.clone()]), 40);
+    assert_eq!(task_estimate(&cumsum(), &[a.clone(), fetched.clone()]), 480);
+    // A sort also holds its inputs concatenated (and their order) while it runs.
+    let sort = ChunkOp::Frame(FrameOp::Sort {
+        by: vec![],
+        limit: None,
+    });
+    assert_eq!(task_estimate(&sort, &[a.clone(), b.clone()]), 2 * (40 + 24));
     let concat = ChunkOp::Frame(FrameOp::Concat { limit: None });
-    assert_eq!(output_estimate(&concat, &[a, b, fetched]), 40 + 24 + 480);
-    assert_eq!(output_estimate(&ChunkOp::Literal(chunk(&[1])), &[]), 0);
+    assert_eq!(task_estimate(&concat, &[a, b, fetched]), 40 + 24 + 480);
+    assert_eq!(task_estimate(&ChunkOp::Literal(chunk(&[1])), &[]), 0);
     // A 480-byte and a 400-byte task fit the 1000-byte budget beside the 64 bytes held; a
     // third of 480 does not until one of them is done.
     let system = held.system();
