@@ -551,15 +551,8 @@ fn reservations_hold_back_work_beyond_the_budget() {
     let pool = MemoryPool::new(160);
     let mut p = PlannerState::new(pool.clone());
     p.add_device(CPU, 4);
-    let lit = |k: u64| {
-        crate::graph::ChunkTask::new(
-            ChunkKey(k),
-            crate::graph::tests::const_op(1, 10),
-            Vec::new(),
-        )
-    };
     let g = ChunkGraph {
-        tasks: (1..=4).map(lit).collect(),
+        tasks: (1..=4).map(source).collect(),
         outputs: keys(&[1, 2, 3, 4]),
         ..Default::default()
     };
@@ -583,6 +576,15 @@ fn reservations_hold_back_work_beyond_the_budget() {
     assert_eq!(stats.peak_host_reserved, 1080);
 }
 
+/// A task `k` with no inputs making ten elements.
+fn source(k: u64) -> crate::graph::ChunkTask {
+    crate::graph::ChunkTask::new(
+        ChunkKey(k),
+        crate::graph::tests::const_op(1, 10),
+        Vec::new(),
+    )
+}
+
 #[test]
 fn a_task_that_gathers_its_inputs_reserves_their_sum() {
     // Three chunks of 10, 20 and 30 eight-byte elements; a concat of them holds all their
@@ -590,13 +592,6 @@ fn a_task_that_gathers_its_inputs_reserves_their_sum() {
     let pool = MemoryPool::new(1 << 20);
     let mut p = PlannerState::new(pool.clone());
     p.add_device(CPU, 4);
-    let source = |k: u64| {
-        crate::graph::ChunkTask::new(
-            ChunkKey(k),
-            crate::graph::tests::const_op(1, 10),
-            Vec::new(),
-        )
-    };
     let concat = crate::graph::ChunkTask::new(
         ChunkKey(4),
         ChunkOp::Frame(tessera_kernels::frame::ops::FrameOp::Concat { limit: None }),
@@ -626,13 +621,6 @@ fn a_running_task_reserves_its_working_memory_and_gives_it_back() {
     let pool = MemoryPool::new(1 << 20);
     let mut p = PlannerState::new(pool.clone());
     p.add_device(CPU, 4);
-    let source = |k: u64| {
-        crate::graph::ChunkTask::new(
-            ChunkKey(k),
-            crate::graph::tests::const_op(1, 10),
-            Vec::new(),
-        )
-    };
     let sort = crate::graph::ChunkTask::new(
         ChunkKey(3),
         ChunkOp::Frame(tessera_kernels::frame::ops::FrameOp::Sort {
