@@ -245,14 +245,16 @@ fn a_failed_job_is_in_the_report_with_its_error() {
         !cells.contains_key("chunks_by_op.combine"),
         "no combine completed"
     );
-    // The trace holds the fused reductions' runs and the combine's failed attempts.
+    // The trace holds the fused reductions' runs (at least the 8 before the first
+    // combine; the job may end before the other 2 finish) and the combine's failed
+    // attempts.
     let events = trace_events(&trace_path);
     let ops: Vec<&str> = tasks(&events)
         .iter()
         .filter_map(|e| e["name"].as_str())
         .collect();
     assert!(
-        ops.iter().filter(|&&op| op == "fused_reduce").count() >= 10,
+        ops.iter().filter(|&&op| op == "fused_reduce").count() >= 8,
         "{ops:?}"
     );
     assert!(ops.contains(&"combine"), "{ops:?}");
