@@ -33,7 +33,7 @@ pub use faults::{FaultInjector, FaultKind, FaultPoint, FaultRule, MemoryReading}
 pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError, StoredInput};
 pub use job::{JobError, JobEvent, JobId, JobOutput, JobStats, OutOfMemory};
 pub use kept::{KeptChunk, KeptOwner, KEPT_OP};
-pub use memory::{output_estimate, working_estimate, MemoryPool, Reservation};
+pub use memory::{task_estimate, MemoryPool, Reservation};
 pub use messages::{ActorName, DeviceKind};
 pub use metrics::{Exposition, Totals};
 pub use planner::GraphPlannerActor;

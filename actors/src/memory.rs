@@ -127,25 +127,19 @@ impl Drop for Reservation {
     }
 }
 
-/// Bytes to reserve for the output of `op` from inputs of `input_bytes`
-/// ([`ChunkOp::output_estimate`]); a task that runs no op (a stored part) reserves the
-/// largest input. The planner and a cluster worker's direct tasks reserve by this rule,
-/// with [`working_estimate`] beside it.
-pub fn output_estimate(
-    op: Option<&ChunkOp>,
-    input_bytes: impl IntoIterator<Item = u64>,
-) -> Option<u64> {
-    match op {
-        Some(op) => op.output_estimate(input_bytes),
-        None => input_bytes.into_iter().max(),
-    }
-}
-
-/// Bytes `op`'s kernel holds while it runs beyond its inputs and its output
-/// ([`ChunkOp::working_estimate`]; none for a task that runs no op): reserved with the
-/// output while the task runs, and given back when it ends.
-pub fn working_estimate(op: Option<&ChunkOp>, input_bytes: impl IntoIterator<Item = u64>) -> u64 {
-    op.map_or(0, |op| op.working_estimate(input_bytes))
+/// Bytes to reserve for a task of `op` on inputs of `input_bytes` while it runs: its
+/// output ([`ChunkOp::output_estimate`]; the largest input for a task that runs no op, a
+/// stored part; `unknown_output` where neither says) and its kernel's working memory
+/// ([`ChunkOp::working_estimate`]), which the task gives back when it ends. The planner
+/// and a cluster worker's direct tasks reserve by this rule.
+pub fn task_estimate(op: Option<&ChunkOp>, input_bytes: &[u64], unknown_output: u64) -> u64 {
+    let sizes = input_bytes.iter().copied();
+    let output = match op {
+        Some(op) => op.output_estimate(sizes.clone()),
+        None => sizes.clone().max(),
+    };
+    let working = op.map_or(0, |op| op.working_estimate(sizes));
+    output.unwrap_or(unknown_output).saturating_add(working)
 }
 
 #[cfg(test)]

@@ -280,11 +280,7 @@ impl ActorSystem {
         let ids = chunks.iter().map(|c| c.id()).collect();
         // Past the mailbox's capacity; a planner that stops drops the reply channel.
         running.planner.do_send(ReadKept { ids, reply });
-        match answer.recv_timeout(self.read_timeout) {
-            Ok(read) => Ok(read?),
-            Err(RecvTimeoutError::Timeout) => Err(ReadError::TimedOut(self.read_timeout)),
-            Err(RecvTimeoutError::Disconnected) => Err(ReadError::Unanswered),
-        }
+        Ok(self.storage_answer(&answer)??)
     }
 
     /// Waits (at most [`SystemConfig::read_timeout`]) until storage has handled every
@@ -294,11 +290,16 @@ impl ActorSystem {
         let running = self.running()?;
         let (reply, answer) = crossbeam_channel::bounded(1);
         running.planner.do_send(Settle { reply });
-        match answer.recv_timeout(self.read_timeout) {
-            Ok(()) => Ok(()),
-            Err(RecvTimeoutError::Timeout) => Err(ReadError::TimedOut(self.read_timeout)),
-            Err(RecvTimeoutError::Disconnected) => Err(ReadError::Unanswered),
-        }
+        self.storage_answer(&answer)
+    }
+
+    /// Storage's answer on `answer`, waited for at most [`SystemConfig::read_timeout`]; a
+    /// storage actor that is gone has dropped the sender ([`ReadError::Unanswered`]).
+    fn storage_answer<T>(&self, answer: &Receiver<T>) -> Result<T, ReadError> {
+        answer.recv_timeout(self.read_timeout).map_err(|e| match e {
+            RecvTimeoutError::Timeout => ReadError::TimedOut(self.read_timeout),
+            RecvTimeoutError::Disconnected => ReadError::Unanswered,
+        })
     }
 
     fn running(&self) -> Result<&Running, ActorError> {

@@ -4,7 +4,7 @@
 use super::{Gone, InFlight, Job, PlannerAction, Status, Work, MAX_LOSSES};
 use crate::graph::ChunkKey;
 use crate::job::{JobError, JobId};
-use crate::memory::{output_estimate, working_estimate};
+use crate::memory::task_estimate;
 use crate::store::ChunkId;
 use std::collections::{BTreeSet, HashMap};
 
@@ -219,30 +219,28 @@ impl Job {
         Ok(())
     }
 
-    /// Bytes to reserve for the task at `pos` while it runs: its output
-    /// ([`output_estimate`] of its op and stored inputs, else the job's mean chunk so far)
-    /// and its kernel's working memory ([`working_estimate`]).
+    /// Bytes to reserve for the task at `pos` while it runs ([`task_estimate`] of its op
+    /// and stored inputs; the job's mean chunk so far for an output nothing estimates).
     pub(super) fn estimate(&self, pos: usize) -> u64 {
-        let sizes = || {
-            self.index
-                .inputs(pos)
-                .iter()
-                .map(|&i| match self.tasks[i].status {
-                    Status::Stored(n) => n,
-                    _ => 0,
-                })
-        };
+        let sizes: Vec<u64> = self
+            .index
+            .inputs(pos)
+            .iter()
+            .map(|&i| match self.tasks[i].status {
+                Status::Stored(n) => n,
+                _ => 0,
+            })
+            .collect();
         let op = match &self.tasks[pos].work {
             Work::Run(op) => Some(&**op),
             Work::Kept(_) | Work::Part { .. } => None,
         };
-        let output = output_estimate(op, sizes()).unwrap_or_else(|| {
-            self.stats
-                .bytes_produced
-                .checked_div(self.stats.chunks_run)
-                .unwrap_or(0)
-        });
-        output.saturating_add(working_estimate(op, sizes()))
+        let mean = self
+            .stats
+            .bytes_produced
+            .checked_div(self.stats.chunks_run)
+            .unwrap_or(0);
+        task_estimate(op, &sizes, mean)
     }
 
     pub(super) fn total(&self) -> u64 {

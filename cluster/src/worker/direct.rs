@@ -47,18 +47,18 @@ pub(super) struct DirectTask {
     pub parts: usize,
 }
 
-/// Bytes to reserve for a task of `op` on `inputs` while it runs, by the planner's rule:
-/// its output ([`tessera_actors::output_estimate`]; 0 for an op with neither a hint nor
-/// inputs) and its kernel's working memory ([`tessera_actors::working_estimate`]).
+/// Bytes to reserve for a task of `op` on `inputs` while it runs, by the planner's rule
+/// ([`tessera_actors::task_estimate`]: its output, 0 where nothing estimates it, and its
+/// kernel's working memory).
 pub(super) fn task_estimate(op: &ChunkOp, inputs: &[Input]) -> u64 {
-    let sizes = || {
-        inputs.iter().map(|input| match input {
+    let sizes: Vec<u64> = inputs
+        .iter()
+        .map(|input| match input {
             Input::Held(h) => h.kept.nbytes(),
             Input::Fetched(data) => data.nbytes() as u64,
         })
-    };
-    let output = tessera_actors::output_estimate(Some(op), sizes()).unwrap_or(0);
-    output.saturating_add(tessera_actors::working_estimate(Some(op), sizes()))
+        .collect();
+    tessera_actors::task_estimate(Some(op), &sizes, 0)
 }
 
 /// Runs `task` on the calling thread and keeps its output in `held`'s storage: the kept

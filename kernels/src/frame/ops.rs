@@ -164,14 +164,14 @@ impl FrameOp {
     pub fn working_estimate(&self, input_bytes: u64) -> u64 {
         match self {
             FrameOp::Pipeline(p) => {
-                let rows_are_output = matches!(p.sink, Sink::Table);
                 let text = match &p.source {
                     Source::Csv(scan) => scan.range.end.saturating_sub(scan.range.start),
                     Source::Parquet(_) | Source::Input => 0,
                 };
-                match rows_are_output {
-                    true => text,
-                    false => text.saturating_mul(2).saturating_add(input_bytes),
+                if matches!(p.sink, Sink::Table) {
+                    text // the parsed rows are the output
+                } else {
+                    text.saturating_mul(2).saturating_add(input_bytes)
                 }
             }
             FrameOp::GroupMerge { .. } | FrameOp::Join { .. } | FrameOp::Sort { .. } => input_bytes,
