@@ -11,6 +11,7 @@
 //! cargo run --release -p tessera-kernels --example gpu_bench -- sincos 10000 5
 //! cargo run --release -p tessera-kernels --example gpu_bench -- matmul 8192 5
 //! cargo run --release -p tessera-kernels --example gpu_bench -- groupby_q1 1e8 5
+//! cargo run --release -p tessera-kernels --example gpu_bench -- filter 1e8 5
 //! cargo run --release -p tessera-kernels --example gpu_bench -- join 1e7 5
 //! ```
 //! `RUST_LOG=tessera_kernels=debug` logs the join's device time per phase.
@@ -22,7 +23,10 @@
 //! `0..n` (the peers' `join_self`), matched and its columns gathered on the device, whose
 //! digest is `[rows, sum of the left values, sum of the right values]`; `join_str` the same
 //! with a string column `id` on the left, `"id"` and the key, gathered too, whose bytes
-//! end the digest), size (points, the side of the square, or rows), runs. `qr`: the thin QR of one `n × 20` block of values in
+//! end the digest); `filter`: the rows of the `groupby_q1` table (with a float column
+//! `v3` in `[0, 1)`) where `v3 > 0.5 & id1 != "id042" & v1 % 2 == 1`, kept as a table,
+//! digest `[rows, sum of v1]`; `filter_q1`: those rows' `sum(v1) by id1`, digest as
+//! `groupby_q1`'s), size (points, the side of the square, or rows), runs. `qr`: the thin QR of one `n × 20` block of values in
 //! `[-1, 1)` (a TSQR leaf of the peers' `svd_tall`), copied in and its Q and R copied back,
 //! digest R's first entry. `gpu_bench pi_tasks 1e10 5 66666667 1 4 8` runs pi
 //! in tasks of 66,666,667 points from 1, then 4, then 8 threads (see `pi_tasks`).
@@ -86,6 +90,41 @@ fn q1_table(rows: usize) -> Result<arrow::array::RecordBatch, String> {
         ("v1", std::sync::Arc::new(v1) as ArrayRef),
     ])
     .map_err(|e| e.to_string())
+}
+
+/// The `groupby_q1` table with a float column `v3` of draws in `[0, 1)`.
+fn filter_table(rows: usize) -> Result<arrow::array::RecordBatch, String> {
+    use arrow::array::{ArrayRef, Float64Array};
+    let q1 = q1_table(rows)?;
+    let v3 = Float64Array::from_iter_values(
+        (0..rows as u64).map(|i| (draw(i ^ (1 << 60)) >> 11) as f64 / (1u64 << 53) as f64),
+    );
+    let mut columns: Vec<(String, ArrayRef)> = q1
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .zip(q1.columns().iter().cloned())
+        .collect();
+    columns.push(("v3".into(), Arc::new(v3)));
+    arrow::array::RecordBatch::try_from_iter(columns).map_err(|e| e.to_string())
+}
+
+/// `filter`: the rows of the `filter_table` where `v3 > 0.5`, `id1 != "id042"` and `v1` is
+/// odd, kept as a table; `filter_q1`: the same rows' `sum(v1) by id1` (a groupby partial).
+fn filter_op(grouped: bool) -> ChunkOp {
+    use tessera_kernels::frame::expr::{col, lit};
+    use tessera_kernels::frame::map::MapStep;
+    let predicate = col("v3").gt(0.5) & col("id1").ne("id042") & (col("v1") % lit(2)).eq(1);
+    let sink = match q1_op() {
+        ChunkOp::Frame(FrameOp::Pipeline(p)) if grouped => p.sink,
+        _ => Sink::Table,
+    };
+    ChunkOp::Frame(FrameOp::Pipeline(Pipeline {
+        source: Source::Input,
+        steps: vec![MapStep::Filter(predicate)],
+        sink,
+    }))
 }
 
 /// Two tables of `rows` rows, `k` drawn from `0..rows` and a value column (`x`, `y`); with
@@ -261,7 +300,8 @@ fn run() -> Result<(), String> {
     }
     let [workload, size, runs] = args.as_slice() else {
         return Err(
-            "usage: gpu_bench <pi|sincos|matmul|groupby_q1|join|join_str|qr> <size> <runs>, \
+            "usage: gpu_bench <pi|sincos|matmul|groupby_q1|filter|filter_q1|join|join_str|qr> \
+                    <size> <runs>, \
                     or gpu_bench pi_tasks <points> <runs> <chunk> <threads>..."
                 .into(),
         );
@@ -273,11 +313,14 @@ fn run() -> Result<(), String> {
         "sincos" => ChunkOp::Fused(workloads::sincos(n, 42)),
         "matmul" => ChunkOp::Linalg(workloads::matmul(n, 42)),
         "groupby_q1" => q1_op(),
+        "filter" => filter_op(false),
+        "filter_q1" => filter_op(true),
         "join" | "join_str" => join_op(),
         "qr" => ChunkOp::Linalg(LinalgOp::Qr(InputRef::whole(0))),
         other => {
             return Err(format!(
-                "unknown workload {other:?} (pi, sincos, matmul, groupby_q1, join, join_str or qr)"
+                "unknown workload {other:?} (pi, sincos, matmul, groupby_q1, filter, filter_q1, \
+                 join, join_str or qr)"
             ))
         }
     };
@@ -285,6 +328,7 @@ fn run() -> Result<(), String> {
     let gpu = Gpu::open(0).map_err(|e| e.to_string())?;
     let inputs: Vec<Arc<ChunkData>> = match workload.as_str() {
         "groupby_q1" => vec![Arc::new(ChunkData::Table(q1_table(n)?))],
+        "filter" | "filter_q1" => vec![Arc::new(ChunkData::Table(filter_table(n)?))],
         "join" => join_tables(n, false)?,
         "join_str" => join_tables(n, true)?,
         "qr" => vec![qr_block(n)?],
@@ -292,7 +336,8 @@ fn run() -> Result<(), String> {
     };
     // Warm-up: compilation, module load, the allocator's first pool.
     let first = gpu.execute(&op, &inputs).map_err(|e| e.to_string())?;
-    if matches!(workload.as_str(), "groupby_q1" | "join" | "join_str" | "qr") && n <= 20_000_000 {
+    let tables = ["groupby_q1", "filter", "filter_q1", "join", "join_str"];
+    if (tables.contains(&workload.as_str()) || workload == "qr") && n <= 20_000_000 {
         // The CPU's answer for the same tables (one thread) must have the same digest.
         let started = Instant::now();
         let cpu = tessera_kernels::cpu::execute(&op, &inputs).map_err(|e| e.to_string())?;
@@ -307,7 +352,7 @@ fn run() -> Result<(), String> {
             ));
         }
     }
-    let size_label = if matches!(workload.as_str(), "pi" | "groupby_q1" | "join" | "join_str") {
+    let size_label = if workload == "pi" || tables.contains(&workload.as_str()) {
         size.clone()
     } else if workload == "qr" {
         format!("{n}x{QR_COLS}")

@@ -68,7 +68,7 @@
 //!   trailing reduction (a tree instead of the CPU's order; Welford per thread, Chan's
 //!   merge across threads); which NaN (payload) and which zero (sign) min / max return.
 
-mod cexpr;
+pub(crate) mod cexpr;
 mod index;
 mod leaves;
 pub(super) mod reduce;

@@ -18,23 +18,10 @@
 // fixed-width columns by those rows, and ts_gather_str_len, a scan, ts_gather_str_bytes
 // (and ts_narrow_offsets for Utf8) its string columns. ts_tile_sums and
 // ts_tile_scan (or their 32-bit twins), with ts_gb_scan between them, are an exclusive
-// prefix sum of any length.
-
-typedef long long ts_i64;
-typedef unsigned long long ts_u64;
-
-#define TS_COL_I8 0
-#define TS_COL_I16 1
-#define TS_COL_I32 2
-#define TS_COL_I64 3
-#define TS_COL_U8 4
-#define TS_COL_U16 5
-#define TS_COL_U32 6
-#define TS_COL_U64 7
-#define TS_COL_F32 8
-#define TS_COL_F64 9
-#define TS_COL_UTF8 10
-#define TS_COL_LARGE_UTF8 11
+// prefix sum of any length. A filter's generated predicate kernel (filter_gen.rs) flags
+// the rows it keeps; a scan of the flags and ts_filter_place list them for the gathers.
+//
+// Compiled after frame_cols.cuh (the column descriptor and its readers).
 
 #define TS_AGG_SUM_INT 0
 #define TS_AGG_SUM_FLOAT 1
@@ -48,57 +35,6 @@ typedef unsigned long long ts_u64;
 #define TS_NO_SLOT 0xFFFFFFFFu
 #define TS_EMPTY 0xFFFFFFFFFFFFFFFFULL
 #define TS_TILE 4096
-
-// One Arrow column on the device (five 8-byte words, as frame_plan.rs writes them).
-struct ts_col {
-    ts_i64 kind;
-    const void* data;            // values, or a string column's bytes
-    const void* offsets;         // a string column's offsets (i32 or i64), else null
-    const unsigned char* valid;  // the validity bitmap, or null when every row is valid
-    ts_i64 valid_offset;         // the bitmap's bit of row 0
-};
-
-static __device__ __forceinline__ bool ts_is_valid(const ts_col& c, ts_i64 i) {
-    if (c.valid == nullptr) return true;
-    const ts_i64 b = c.valid_offset + i;
-    return (c.valid[b >> 3] >> (b & 7)) & 1;
-}
-
-// An integer column's value as i64 (UInt64 as its bits).
-static __device__ __forceinline__ ts_i64 ts_int_at(const ts_col& c, ts_i64 i) {
-    switch (c.kind) {
-    case TS_COL_I8: return ((const signed char*)c.data)[i];
-    case TS_COL_I16: return ((const short*)c.data)[i];
-    case TS_COL_I32: return ((const int*)c.data)[i];
-    case TS_COL_U8: return ((const unsigned char*)c.data)[i];
-    case TS_COL_U16: return ((const unsigned short*)c.data)[i];
-    case TS_COL_U32: return ((const unsigned*)c.data)[i];
-    default: return ((const ts_i64*)c.data)[i];
-    }
-}
-
-static __device__ __forceinline__ double ts_float_at(const ts_col& c, ts_i64 i) {
-    return c.kind == TS_COL_F32 ? (double)((const float*)c.data)[i] : ((const double*)c.data)[i];
-}
-
-static __device__ __forceinline__ bool ts_is_string(const ts_col& c) {
-    return c.kind == TS_COL_UTF8 || c.kind == TS_COL_LARGE_UTF8;
-}
-
-static __device__ __forceinline__ const unsigned char* ts_str_at(const ts_col& c, ts_i64 i, ts_i64* len) {
-    ts_i64 a, b;
-    if (c.kind == TS_COL_UTF8) {
-        const int* o = (const int*)c.offsets;
-        a = o[i];
-        b = o[i + 1];
-    } else {
-        const ts_i64* o = (const ts_i64*)c.offsets;
-        a = o[i];
-        b = o[i + 1];
-    }
-    *len = b - a;
-    return (const unsigned char*)c.data + a;
-}
 
 // splitmix64's finalizer.
 static __device__ __forceinline__ ts_u64 ts_mix(ts_u64 h) {
@@ -670,4 +606,13 @@ extern "C" __global__ void ts_narrow_offsets(const ts_u64* __restrict__ wide_off
                                              int* __restrict__ out) {
     for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x)
         out[i] = (int)wide_offs[i];
+}
+
+// The rows a filter keeps, in row order: `scanned` is the exclusive prefix sum of the n + 1
+// flags its predicate kernel wrote (1 for a kept row, 0 for the others and for the last
+// word), so row i is kept when its sum steps up, and goes to place scanned[i].
+extern "C" __global__ void ts_filter_place(const unsigned* __restrict__ scanned, ts_i64 n,
+                                           unsigned* __restrict__ rows) {
+    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x)
+        if (scanned[i + 1] != scanned[i]) rows[scanned[i]] = (unsigned)i;
 }

@@ -52,7 +52,8 @@ pub enum ColKind {
 }
 
 impl ColKind {
-    fn of(dt: &DataType) -> Option<ColKind> {
+    /// The kind of a column of type `dt`, if the device kernels read that type.
+    pub(crate) fn of(dt: &DataType) -> Option<ColKind> {
         Some(match dt {
             DataType::Int8 => ColKind::I8,
             DataType::Int16 => ColKind::I16,

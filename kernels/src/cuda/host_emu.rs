@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// CUDA's device built-ins, as the host has them.
-const SHIM: &str = r#"
+pub(super) const SHIM: &str = r#"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -236,9 +236,6 @@ fn device_result(e: &Emulated, out: &Output) -> Result<ChunkData, KernelError> {
 
 /// Compiles and runs `cases` on the host; `None` when no C++ compiler is installed.
 fn emulate(cases: &[Emulated]) -> Option<Vec<Output>> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let dir = std::env::temp_dir().join(format!("tessera-cuda-emu-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let mut tu = String::from(SHIM);
     tu.push_str(PRELUDE);
     tu.push_str(PRINT);
@@ -255,9 +252,20 @@ fn emulate(cases: &[Emulated]) -> Option<Vec<Output>> {
         let _ = writeln!(tu, "    run_{c}();");
     }
     tu.push_str("    return 0;\n}\n");
+    let stdout = compile_and_run("emu", &tu)?;
+    Some(parse(&stdout, cases.len()))
+}
+
+/// Compiles the C++ translation unit `tu` (which starts with [`SHIM`]) with the system
+/// compiler (`$CXX`, else `c++`) and runs it, returning what it printed; `None` when no
+/// compiler is installed. Panics, with the compiler's messages, where it fails.
+pub(super) fn compile_and_run(name: &str, tu: &str) -> Option<String> {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let dir = std::env::temp_dir().join(format!("tessera-cuda-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("emu.cpp");
     let bin = dir.join("emu");
-    std::fs::write(&src, &tu).unwrap();
+    std::fs::write(&src, tu).unwrap();
     let built = std::process::Command::new(&cxx)
         .args([
             "-std=c++17",
@@ -283,7 +291,7 @@ fn emulate(cases: &[Emulated]) -> Option<Vec<Output>> {
     let run = std::process::Command::new(&bin).output().unwrap();
     assert!(run.status.success(), "the emulator failed: {run:?}");
     let _ = std::fs::remove_dir_all(&dir);
-    Some(parse(&String::from_utf8_lossy(&run.stdout), cases.len()))
+    Some(String::from_utf8_lossy(&run.stdout).into_owned())
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! actors build on these.
 
 pub mod codegen;
+pub mod filter_gen;
 pub mod frame_plan;
 mod gpu;
 pub mod launch;
@@ -23,6 +24,8 @@ mod corpus;
 mod host_emu;
 #[cfg(test)]
 mod tests_codegen;
+#[cfg(test)]
+mod tests_filter;
 #[cfg(test)]
 mod tests_gpu;
 #[cfg(test)]

@@ -281,7 +281,7 @@ fn nvrtc_required() -> bool {
 /// NVRTC's version, or `None` after saying the test skipped (failing instead when CI
 /// requires NVRTC).
 #[allow(clippy::print_stderr)]
-fn nvrtc_or_skip(test: &str) -> Option<(i32, i32)> {
+pub(super) fn nvrtc_or_skip(test: &str) -> Option<(i32, i32)> {
     let v = nvrtc::nvrtc_version();
     if v.is_none() {
         assert!(

@@ -1,14 +1,18 @@
 //! The GPU suite's dataframe part: groupby partials and join matching computed by
-//! `frame.cu` on device 0, judged against the CPU kernels (groupby keys and integer states
-//! exactly, float sums to rounding; joined tables exactly) over key types, nulls, NaNs,
-//! many groups, duplicate join keys, sliced tables, and through `Gpu::execute` as the
-//! runtime calls it. Skips as the rest of the suite does.
+//! `frame.cu` on device 0, and filters by their generated predicate kernels, judged
+//! against the CPU kernels (groupby keys and integer states exactly, float sums to
+//! rounding; joined and filtered tables exactly) over key types, nulls, NaNs, many groups,
+//! duplicate join keys, sliced tables, and through `Gpu::execute` as the runtime calls it.
+//! Skips as the rest of the suite does.
 
 use super::frame_plan::testing::{agg, assert_same, sample_batch, sample_specs};
+use super::tests_filter::{awkward_table, predicates};
 use super::tests_gpu::device;
 use super::Gpu;
+use crate::frame::expr::{col, lit, Expr};
 use crate::frame::groupby::{partial, AggFunc, GroupBySpec};
 use crate::frame::join_matcher_tests::{join_specs, join_tables};
+use crate::frame::map::MapStep;
 use crate::frame::ops::{FrameOp, Pipeline, Sink, Source};
 use crate::{cpu, ChunkData, ChunkOp};
 use arrow::array::RecordBatch;
@@ -131,4 +135,66 @@ fn gpu_joins_equal_the_cpus() {
             }
         }
     }
+}
+
+/// A task that filters its input by `predicate` into `sink`.
+fn filter_op(predicate: Expr, sink: Sink) -> ChunkOp {
+    ChunkOp::Frame(FrameOp::Pipeline(Pipeline {
+        source: Source::Input,
+        steps: vec![MapStep::Filter(predicate)],
+        sink,
+    }))
+}
+
+#[test]
+fn gpu_filters_equal_the_cpus() {
+    let Some(gpu) = device() else { return };
+    let table = awkward_table();
+    for batch in [table.clone(), table.slice(13, 37)] {
+        let input = Arc::new(ChunkData::Table(batch.clone()));
+        for predicate in predicates() {
+            let op = filter_op(predicate.clone(), Sink::Table);
+            assert!(Gpu::runs(&op));
+            let want = cpu::execute(&op, &[Arc::clone(&input)]).unwrap();
+            // Copied in for the task, then twice from the copies kept for the input.
+            let fresh = Arc::new(ChunkData::Table(batch.clone()));
+            for inputs in [fresh, Arc::clone(&input), Arc::clone(&input)] {
+                let (got, took) = gpu.execute_timed(&op, &[inputs]).unwrap();
+                assert!(took > Duration::ZERO, "{predicate} ran on the CPU");
+                assert_eq!(got, want, "{predicate} over {} rows", batch.num_rows());
+            }
+        }
+    }
+    // Many tiles of the scan, strings, u64 and float columns gathered, nulls; then a
+    // filter feeding a groupby partial on the device.
+    let big = sample_batch(1_000_003).slice(5, 999_990);
+    let input = [Arc::new(ChunkData::Table(big))];
+    let predicate = (col("f").gt(-50.0) & col("id").ne(4)) | col("big").str_contains("xxxxxxxxxx");
+    for sink in [
+        Sink::Table,
+        Sink::GroupPartial(GroupBySpec {
+            keys: vec!["name".into()],
+            aggs: vec![agg("v", AggFunc::Sum), agg("f", AggFunc::Max)],
+        }),
+    ] {
+        let op = filter_op(predicate.clone(), sink);
+        let (got, took) = gpu.execute_timed(&op, &input).unwrap();
+        assert!(took > Duration::ZERO);
+        match (got, cpu::execute(&op, &input).unwrap()) {
+            (ChunkData::Table(g), ChunkData::Table(w)) => assert_same(&g, &w),
+            other => panic!("{other:?}"),
+        }
+    }
+    // A predicate the generator does not take runs on the CPU with its answer; bad input is
+    // the CPU's typed error.
+    let cast = col("a").cast(arrow::datatypes::DataType::Int64).gt(lit(0));
+    let op = filter_op(cast, Sink::Table);
+    let one = [Arc::new(ChunkData::Table(table.clone()))];
+    assert_eq!(
+        gpu.execute(&op, &one).unwrap(),
+        cpu::execute(&op, &one).unwrap()
+    );
+    assert!(gpu
+        .execute(&filter_op(col("nope").gt(0), Sink::Table), &one)
+        .is_err());
 }

@@ -38,17 +38,32 @@ pub enum MapStep {
     Rename(Vec<(String, String)>),
 }
 
+/// A device's filter (see `ops::FrameDevice::filter`): the rows of `keep` where the
+/// predicate, evaluated over `over` (a table of the same rows), is true; `None` leaves the
+/// filter to the CPU.
+pub type DeviceFilter<'a, E> =
+    dyn Fn(&Expr, &RecordBatch, &RecordBatch) -> Result<Option<RecordBatch>, E> + 'a;
+
 /// Applies `steps` in order to `batch`.
 pub fn apply_steps(batch: &RecordBatch, steps: &[MapStep]) -> FrameResult<RecordBatch> {
+    apply_steps_with(batch, steps, &|_, _, _| Ok(None))
+}
+
+/// [`apply_steps`], offering each filter to `device` first.
+pub fn apply_steps_with<E: From<FrameError>>(
+    batch: &RecordBatch,
+    steps: &[MapStep],
+    device: &DeviceFilter<'_, E>,
+) -> Result<RecordBatch, E> {
     if steps.is_empty() {
         return Ok(batch.clone());
     }
     let live = live_after_filters(batch.schema_ref(), steps)?;
     let mut frame = Frame::new(batch);
     for (step, live) in steps.iter().zip(&live) {
-        frame = frame.apply(step, live.as_ref())?;
+        frame = frame.apply(step, live.as_ref(), device)?;
     }
-    frame.into_batch(batch.schema_ref())
+    Ok(frame.into_batch(batch.schema_ref())?)
 }
 
 /// The schema after `steps` over an input of schema `input` (the same checks as
@@ -236,10 +251,16 @@ impl Frame {
         )?)
     }
 
-    /// `step` applied; `live` names the columns needed after it if it is a filter.
-    fn apply(self, step: &MapStep, live: Option<&HashSet<String>>) -> FrameResult<Frame> {
+    /// `step` applied; `live` names the columns needed after it if it is a filter, which
+    /// `device` is offered first.
+    fn apply<E: From<FrameError>>(
+        self,
+        step: &MapStep,
+        live: Option<&HashSet<String>>,
+        device: &DeviceFilter<'_, E>,
+    ) -> Result<Frame, E> {
         match step {
-            MapStep::Filter(predicate) => self.filter(predicate, live),
+            MapStep::Filter(predicate) => self.filter(predicate, live, device),
             MapStep::WithColumn { name, expr } => {
                 let batch = self.live_batch()?;
                 let values = expr.evaluate(&batch)?;
@@ -292,15 +313,15 @@ impl Frame {
         }
     }
 
-    /// The rows where `predicate` is true, of the columns in `live` only (all if `None`).
-    fn filter(self, predicate: &Expr, live: Option<&HashSet<String>>) -> FrameResult<Frame> {
-        let mask = predicate.evaluate(&self.live_batch()?)?;
-        let mask = mask.as_boolean_opt().ok_or_else(|| {
-            FrameError::TypeMismatch(format!(
-                "a filter needs a Boolean predicate, `{predicate}` is {}",
-                mask.data_type()
-            ))
-        })?;
+    /// The rows where `predicate` is true, of the columns in `live` only (all if `None`):
+    /// by `device` where it takes the filter, else by Arrow's kernels.
+    fn filter<E: From<FrameError>>(
+        self,
+        predicate: &Expr,
+        live: Option<&HashSet<String>>,
+        device: &DeviceFilter<'_, E>,
+    ) -> Result<Frame, E> {
+        let over = self.live_batch()?;
         let kept: Vec<usize> = (0..self.fields.len())
             .filter(|&i| {
                 let has_values = matches!(self.columns.get(i), Some(Some(_)));
@@ -308,7 +329,20 @@ impl Frame {
                 has_values && field.is_some_and(|f| live.is_none_or(|l| l.contains(f.name())))
             })
             .collect();
-        let filtered = filter_record_batch(&self.project(&kept)?, mask)?;
+        let keep = self.project(&kept)?;
+        let filtered = match device(predicate, &over, &keep)? {
+            Some(filtered) => filtered,
+            None => {
+                let mask = predicate.evaluate(&over)?;
+                let mask = mask.as_boolean_opt().ok_or_else(|| {
+                    FrameError::TypeMismatch(format!(
+                        "a filter needs a Boolean predicate, `{predicate}` is {}",
+                        mask.data_type()
+                    ))
+                })?;
+                filter_record_batch(&keep, mask).map_err(FrameError::from)?
+            }
+        };
         let mut columns = vec![None; self.fields.len()];
         for (&i, values) in kept.iter().zip(filtered.columns()) {
             if let Some(slot) = columns.get_mut(i) {

@@ -9,9 +9,10 @@
 
 use super::csv::{self, CsvOptions, CsvRange};
 use super::error::{FrameError, FrameResult};
+use super::expr::Expr;
 use super::groupby::{self, GroupBySpec};
 use super::join::{self, JoinSpec};
-use super::map::{apply_steps, MapStep};
+use super::map::{apply_steps_with, MapStep};
 use super::parquet::{self, ParquetScan};
 use super::partition::hash_partition;
 use super::sort::{sort_batches, SortKey};
@@ -219,6 +220,16 @@ pub trait FrameDevice {
         probe: &[ArrayRef],
         keep_unmatched: bool,
     ) -> Result<Option<Box<dyn join::JoinMatches<KernelError> + '_>>, KernelError>;
+
+    /// The rows of `keep` where `predicate`, evaluated over `over` (a table of the same
+    /// rows), is true (see [`super::map::DeviceFilter`]); `None` leaves the filter to the
+    /// CPU.
+    fn filter(
+        &self,
+        predicate: &Expr,
+        over: &RecordBatch,
+        keep: &RecordBatch,
+    ) -> Result<Option<RecordBatch>, KernelError>;
 }
 
 /// The CPU kernels, as a [`FrameDevice`].
@@ -241,6 +252,15 @@ impl FrameDevice for CpuFrames {
     ) -> Result<Option<Box<dyn join::JoinMatches<KernelError> + '_>>, KernelError> {
         Ok(None)
     }
+
+    fn filter(
+        &self,
+        _predicate: &Expr,
+        _over: &RecordBatch,
+        _keep: &RecordBatch,
+    ) -> Result<Option<RecordBatch>, KernelError> {
+        Ok(None)
+    }
 }
 
 fn run_pipeline(
@@ -260,7 +280,8 @@ fn run_pipeline(
         )?,
         Source::Parquet(scan) => parquet::read(scan)?,
     };
-    let batch = apply_steps(&batch, &p.steps)?;
+    let filter = |e: &Expr, over: &RecordBatch, keep: &RecordBatch| device.filter(e, over, keep);
+    let batch = apply_steps_with(&batch, &p.steps, &filter)?;
     Ok(match &p.sink {
         Sink::Table => ChunkData::Table(batch),
         Sink::GroupPartial(spec) => ChunkData::Table(device.group_partial(spec, &batch)?),

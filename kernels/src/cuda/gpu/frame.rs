@@ -1,14 +1,15 @@
 //! What the dataframe kernels share on the device: `frame.cu` compiled once per device,
 //! Arrow columns copied in as `ts_col` descriptors, launches, prefix sums, and
-//! [`GpuFrames`], the [`FrameDevice`] that gives groupby partials, join matching and the
-//! joined columns' gathers to the device ([`super::groupby`], [`super::join`],
-//! [`super::gather`]).
+//! [`GpuFrames`], the [`FrameDevice`] that gives groupby partials, join matching, filters
+//! and the joined or filtered columns' gathers to the device ([`super::groupby`],
+//! [`super::join`], [`super::filter`], [`super::gather`]).
 
 use super::gather::GpuMatches;
 use super::resident::{DeviceBytes, OnDevice, Piece};
 use super::{driver, Gpu};
 use crate::cuda::frame_plan::ColKind;
 use crate::cuda::nvrtc;
+use crate::frame::expr::Expr;
 use crate::frame::groupby::GroupBySpec;
 use crate::frame::join::JoinMatches;
 use crate::frame::ops::FrameDevice;
@@ -23,8 +24,11 @@ use std::cell::Cell;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-/// The source of the dataframe kernels.
-const FRAME_SOURCE: &str = include_str!("../frame.cu");
+/// The source of the dataframe kernels: the column readers, then the kernels.
+const FRAME_SOURCE: &str = concat!(
+    include_str!("../frame_cols.cuh"),
+    include_str!("../frame.cu")
+);
 
 /// Rows per tile of the numbering scan (`TS_TILE` in `frame.cu`).
 pub(super) const TILE: usize = 4096;
@@ -58,6 +62,7 @@ pub(super) struct FrameFns {
     pub gather_str_len: CudaFunction,
     pub gather_str_bytes: CudaFunction,
     pub narrow_offsets: CudaFunction,
+    pub filter_place: CudaFunction,
 }
 
 /// A word type `Gpu::prefix_sum` scans: 64-bit (`ts_tile_sums`, `ts_tile_scan`) or 32-bit
@@ -273,12 +278,16 @@ impl DevCol {
     }
 }
 
-/// The `ts_col` array of `cols` on the device.
+/// The `ts_col` array of `cols` on the device (one unused zero descriptor for none: an
+/// empty allocation is no valid pointer).
 pub(super) fn descriptors(
     stream: &Arc<CudaStream>,
     cols: &[&DevCol],
 ) -> Result<CudaSlice<u64>, KernelError> {
-    let words: Vec<u64> = cols.iter().flat_map(|c| c.words).collect();
+    let mut words: Vec<u64> = cols.iter().flat_map(|c| c.words).collect();
+    if words.is_empty() {
+        words = vec![0; 5];
+    }
     stream
         .clone_htod(&words)
         .map_err(driver("copy to the device"))
@@ -347,6 +356,7 @@ impl Gpu {
             gather_str_len: f("ts_gather_str_len")?,
             gather_str_bytes: f("ts_gather_str_bytes")?,
             narrow_offsets: f("ts_narrow_offsets")?,
+            filter_place: f("ts_filter_place")?,
         });
         *slot = Some(Arc::clone(&fns));
         Ok(fns)
@@ -500,6 +510,21 @@ impl FrameDevice for GpuFrames<'_> {
                 frames: self,
                 matches,
             }) as Box<dyn JoinMatches<KernelError>>
+        }))
+    }
+
+    fn filter(
+        &self,
+        predicate: &Expr,
+        over: &RecordBatch,
+        keep: &RecordBatch,
+    ) -> Result<Option<RecordBatch>, KernelError> {
+        let found = self
+            .gpu
+            .filter(self.stream, self.owners, predicate, over, keep, self.timed)?;
+        Ok(found.map(|(table, t)| {
+            self.took.set(self.took.get() + t);
+            table
         }))
     }
 }

@@ -1,5 +1,6 @@
-//! A joined table's columns gathered on the device: each output row's value of a column of
-//! 1, 2, 4 or 8-byte values at the probe or build row its matches name (`ts_gather1/2/4/8`);
+//! A joined or filtered table's columns gathered on the device: each output row's value of
+//! a column of 1, 2, 4 or 8-byte values at the row it names (a join's probe or build row,
+//! a filter's kept row: `ts_gather1/2/4/8`);
 //! of a `Utf8` or `LargeUtf8` column, each row's length (`ts_gather_str_len`), a prefix sum
 //! into the offsets, then the bytes, a warp a row (`ts_gather_str_bytes`); and the validity
 //! where the column has nulls or a left join's build row may be missing
@@ -68,6 +69,29 @@ impl Gpu {
         col: &ArrayRef,
         timed: bool,
     ) -> Result<Option<(ArrayRef, Duration)>, KernelError> {
+        let rows = Rows {
+            idx: match side {
+                MatchSide::Probe => &m.probe,
+                MatchSide::Build => &m.build,
+            },
+            total: m.total,
+            may_miss: side == MatchSide::Build && m.unmatched,
+        };
+        self.gather_rows(stream, owners, m.key_copy(side, col), &rows, col, timed)
+    }
+
+    /// `col` at `rows`, read from `copied` where the column is already on the device (else
+    /// copied in, and kept where it is a column of one of `owners`), with the kernels'
+    /// device time when `timed`; `None` where its layout is not one the kernels gather.
+    pub(super) fn gather_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        owners: &[Arc<ChunkData>],
+        copied: Option<&DevCol>,
+        rows: &Rows<'_>,
+        col: &ArrayRef,
+        timed: bool,
+    ) -> Result<Option<(ArrayRef, Duration)>, KernelError> {
         let (layout, kind) = match (fixed_width(col.data_type()), ColKind::key(col.data_type())) {
             (Some(w), _) => (Layout::Fixed(w), None),
             (_, Some(k @ ColKind::Utf8)) => (Layout::Strings { wide: false }, Some(k)),
@@ -75,7 +99,7 @@ impl Gpu {
             _ => return Ok(None),
         };
         let uploaded;
-        let src = match m.key_copy(side, col) {
+        let src = match copied {
             Some(key) => key,
             None => match self.col_copy(stream, owners, col, kind)? {
                 Some(c) => {
@@ -91,12 +115,9 @@ impl Gpu {
             stream,
             fns: &fns,
             src,
-            idx: match side {
-                MatchSide::Probe => &m.probe,
-                MatchSide::Build => &m.build,
-            },
-            total: m.total,
-            may_miss: side == MatchSide::Build && m.unmatched,
+            idx: rows.idx,
+            total: rows.total,
+            may_miss: rows.may_miss,
             timer: Timer::new(stream, timed)?,
         };
         g.timer.start(stream)?;
@@ -111,13 +132,21 @@ impl Gpu {
             },
         };
         let data = ArrayData::builder(col.data_type().clone())
-            .len(m.total)
+            .len(rows.total)
             .buffers(buffers)
             .nulls(nulls)
             .build()
-            .map_err(|e| KernelError::BadInput(format!("a gathered join column: {e}")))?;
+            .map_err(|e| KernelError::BadInput(format!("a gathered column: {e}")))?;
         Ok(Some((make_array(data), g.timer.elapsed()?)))
     }
+}
+
+/// The rows a gather takes: `total` row numbers on the device, `u32::MAX` for none where
+/// `may_miss`.
+pub(super) struct Rows<'a> {
+    pub idx: &'a CudaSlice<u32>,
+    pub total: usize,
+    pub may_miss: bool,
 }
 
 /// A gathered column's buffers and nulls.
@@ -154,7 +183,7 @@ impl Gathering<'_> {
         let at = self.src.values();
         args.arg(&at).arg(self.idx).arg(&n).arg(&out);
         launch(args, self.gpu.grid(total), BLOCK, 0)?;
-        self.timer.mark(stream, "join: gather a column")?;
+        self.timer.mark(stream, "gather a column")?;
         let bits = self.validity()?;
         let values = Buffer::from_vec(self.gpu.to_host(stream, &out, total)?);
         Ok((vec![values], self.nulls(bits)?))
@@ -206,7 +235,7 @@ impl Gathering<'_> {
             launch(args, self.gpu.grid(total + 1), BLOCK, 0)?;
             Some(narrow)
         };
-        self.timer.mark(stream, "join: gather a string column")?;
+        self.timer.mark(stream, "gather a string column")?;
         let bits = self.validity()?;
         let offsets = match narrow {
             Some(narrow) => Buffer::from_vec(self.gpu.to_host(stream, &narrow, total + 1)?),
@@ -239,8 +268,7 @@ impl Gathering<'_> {
             .arg(&n)
             .arg(&bits);
         launch(args, self.gpu.grid(words * 32), BLOCK, 0)?;
-        self.timer
-            .mark(stream, "join: gather a column's validity")?;
+        self.timer.mark(stream, "gather a column's validity")?;
         self.timer.stop(stream)?;
         Ok(Some(bits))
     }

@@ -3,7 +3,8 @@
 //! cache keyed by the generated kernel's source hash, and the launchers: fused kernels
 //! ([`fused`]), block products through cuBLAS ([`matmul`]), a block's QR through cuSOLVER
 //! ([`qr`]), groupby partials ([`groupby`]) and join matching ([`join`]) on `frame.cu`'s
-//! hash kernels (shared parts in [`frame`]). Each returns the chunk the CPU kernels return
+//! hash kernels, and filters ([`filter`]) through generated predicate kernels (shared
+//! parts in [`frame`]). Each returns the chunk the CPU kernels return
 //! for the same task.
 //!
 //! Every CUDA call is checked; cudarc panics (a driver or library without a symbol it
@@ -12,6 +13,7 @@
 
 mod budget;
 mod devbuf;
+mod filter;
 mod frame;
 mod fused;
 mod gather;
@@ -27,6 +29,7 @@ pub use frame::compile_frame_kernels;
 use super::codegen::CudaKernel;
 use super::{nvrtc, probe, GpuProbe};
 use crate::frame::join::JoinHow;
+use crate::frame::map::MapStep;
 use crate::frame::ops::{self as frame_ops, FrameOp, Sink, Source};
 use crate::linalg::LinalgOp;
 use crate::{ChunkData, ChunkOp, KernelError};
@@ -309,15 +312,21 @@ impl Gpu {
 
     /// True for the ops this device has kernels for: fused elementwise expressions with
     /// their trailing reductions, block products (cuBLAS), one block's QR (cuSOLVER),
-    /// groupby partials of tables in memory and the matching of inner and left joins (hash
-    /// kernels; a spec or column type they lack is computed by the CPU kernels on the
-    /// calling thread); the rest run on the CPU.
+    /// groupby partials of tables in memory, their filters and filters kept as tables
+    /// (generated predicate kernels), and the matching of inner and left joins (hash
+    /// kernels; a spec, predicate or column type they lack is computed by the CPU kernels
+    /// on the calling thread); the rest run on the CPU.
     pub fn runs(op: &ChunkOp) -> bool {
         match op {
             ChunkOp::Fused(_) | ChunkOp::Linalg(LinalgOp::MatMul { .. } | LinalgOp::Qr(_)) => true,
             ChunkOp::Frame(FrameOp::Pipeline(p)) => {
+                let filters = p.steps.iter().any(|s| matches!(s, MapStep::Filter(_)));
                 matches!(p.source, Source::Input)
-                    && matches!(p.sink, Sink::GroupPartial(_) | Sink::CountedPartial { .. })
+                    && match p.sink {
+                        Sink::GroupPartial(_) | Sink::CountedPartial { .. } => true,
+                        Sink::Table => filters,
+                        Sink::Partition { .. } | Sink::Write { .. } => false,
+                    }
             }
             ChunkOp::Frame(FrameOp::Join { spec, .. }) => {
                 matches!(spec.how, JoinHow::Inner | JoinHow::Left)
@@ -391,26 +400,32 @@ impl Gpu {
 
     /// Compiles and loads `kernel` unless a kernel of the same source was loaded before.
     pub fn function(&self, kernel: &CudaKernel) -> Result<Arc<CudaFunction>, KernelError> {
+        self.function_of(&kernel.name, &kernel.source)
+    }
+
+    /// Compiles and loads the kernel `name` of `source` unless it was loaded before (a
+    /// generated kernel's name is its source's hash).
+    fn function_of(&self, name: &str, source: &str) -> Result<Arc<CudaFunction>, KernelError> {
         let cached = self
             .functions
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(f) = cached.get(&kernel.name) {
+        if let Some(f) = cached.get(name) {
             return Ok(Arc::clone(f));
         }
         drop(cached);
-        let ptx = nvrtc::compile(kernel, &self.arch)?;
+        let ptx = nvrtc::compile_source(name, source, &self.arch)?;
         let module = self.ctx.load_module(ptx).map_err(driver("module load"))?;
         let f = Arc::new(
             module
-                .load_function(&kernel.name)
+                .load_function(name)
                 .map_err(driver("function lookup"))?,
         );
         let mut cached = self
             .functions
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        Ok(Arc::clone(cached.entry(kernel.name.clone()).or_insert(f)))
+        Ok(Arc::clone(cached.entry(name.to_string()).or_insert(f)))
     }
 
     /// Kernels compiled and loaded so far.

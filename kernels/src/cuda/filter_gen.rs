@@ -1,0 +1,497 @@
+//! CUDA C for a dataframe filter's predicate: one `extern "C" __global__` kernel per
+//! predicate and schema, which evaluates the [`Expr`] row by row in registers and writes a
+//! flag per row (1 where the predicate is true, 0 where it is false or null; a last word 0,
+//! so that the flags' exclusive prefix sum ends in the number of rows kept). `frame.cu`'s
+//! scan and `ts_filter_place` then list the kept rows and its gathers copy the columns.
+//!
+//! # Values
+//!
+//! The CPU's ([`Expr::evaluate`]), value for value:
+//! - integers of any width (not `UInt64`) are read as `i64`; `+ - *` wrap, `%` is floored
+//!   and null for a zero divisor; floats (`Float32` widened exactly) are `f64` with IEEE
+//!   `+ - * /` (`__d*_rn`, never contracted into FMA), `%` floored through `fmod`; `/` is
+//!   always a float division; an integer meeting a float is converted as Arrow's cast does
+//!   (`__ll2double_rn`, round to nearest);
+//! - comparisons of numbers are IEEE for floats (NaN unequal to everything), in `i64`
+//!   when both sides are integers or one side is a float literal with an integral value
+//!   that fits (as the CPU then compares in the integer type), else in `f64`; strings
+//!   (`Utf8`, `LargeUtf8`) compare byte by byte, a prefix first, as Arrow's kernels;
+//! - nulls propagate through arithmetic and comparisons; `&` and `|` are Kleene;
+//!   `is_null`, `is_not_null`, `fill_null` (booleans, or numbers of the result type the
+//!   CPU gives) and `str_contains` (a plain substring) are supported.
+//!
+//! Anything else — boolean, temporal, dictionary or `UInt64` columns, casts, date parts,
+//! functions, comparisons of booleans — has no kernel ([`filter_source`] gives `None`), and
+//! the CPU evaluates the predicate.
+
+use super::codegen::cexpr::{f64_lit, i64_lit};
+use super::frame_plan::ColKind;
+use crate::frame::expr::{BinaryOperator, Expr, Literal};
+use crate::frame::schema::column_index;
+use arrow::datatypes::{DataType, Schema};
+use std::fmt::Write as _;
+use twox_hash::XxHash3_64;
+
+/// The column readers every generated filter starts with (`frame_cols.cuh`).
+pub const FILTER_PRELUDE: &str = include_str!("frame_cols.cuh");
+
+/// Helpers of the generated predicates: floored modulo, byte-wise string order, substring.
+pub(crate) const HELPERS: &str = r#"
+static __device__ __forceinline__ ts_i64 ts_floor_mod(ts_i64 a, ts_i64 b) {
+    if (b == 0 || b == -1) return 0;
+    const ts_i64 m = a % b;
+    return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
+}
+
+static __device__ __forceinline__ double ts_floor_fmod(double a, double b) {
+    const double m = fmod(a, b);
+    return (m != 0.0 && ((m < 0.0) != (b < 0.0))) ? __dadd_rn(m, b) : m;
+}
+
+static __device__ int ts_str_cmp(const unsigned char* a, ts_i64 alen, const unsigned char* b, ts_i64 blen) {
+    const ts_i64 n = alen < blen ? alen : blen;
+    for (ts_i64 k = 0; k < n; ++k)
+        if (a[k] != b[k]) return a[k] < b[k] ? -1 : 1;
+    return alen < blen ? -1 : (alen > blen ? 1 : 0);
+}
+
+static __device__ bool ts_str_has(const unsigned char* s, ts_i64 len, const unsigned char* p, ts_i64 plen) {
+    for (ts_i64 at = 0; at + plen <= len; ++at) {
+        ts_i64 k = 0;
+        while (k < plen && s[at + k] == p[k]) ++k;
+        if (k == plen) return true;
+    }
+    return false;
+}
+"#;
+
+/// Threads per block of a filter kernel.
+pub const FILTER_BLOCK: u32 = 256;
+
+/// A generated predicate kernel: `NAME(const ts_col* cols, ts_i64 n, unsigned* flags)`
+/// writes `flags[0..=n]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FilterKernel {
+    /// The `extern "C"` symbol: `tessera_filter_` and the XXH3-64 of the source (hex).
+    pub name: String,
+    /// CUDA C++17 source for NVRTC: [`FILTER_PRELUDE`], then the kernel.
+    pub source: String,
+    /// The columns the kernel reads, in the order of its `ts_col` array, with the kind each
+    /// must be copied in as.
+    pub columns: Vec<(String, ColKind)>,
+}
+
+/// The kernel for `predicate` over a table of `schema`, or `None` where the predicate has a
+/// part the generator does not take (see the module docs), which the CPU then evaluates.
+pub fn filter_source(predicate: &Expr, schema: &Schema) -> Option<FilterKernel> {
+    let mut g = Gen {
+        schema,
+        body: String::new(),
+        consts: String::new(),
+        next: 0,
+        columns: Vec::new(),
+    };
+    let root = g.expr(predicate)?;
+    if !matches!(root.cat, Cat::Bool | Cat::Null) {
+        return None;
+    }
+    let mut text = String::from(FILTER_PRELUDE);
+    text.push_str(HELPERS);
+    text.push_str(&g.consts);
+    let _ = write!(
+        text,
+        "\nextern \"C\" __global__ void TS_FILTER_NAME(const ts_col* __restrict__ c, ts_i64 n, \
+         unsigned* __restrict__ flags) {{\n    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + \
+         threadIdx.x; i <= n; i += (ts_i64)gridDim.x * blockDim.x) {{\n        if (i == n) {{ \
+         flags[n] = 0; continue; }}\n{}        flags[i] = ({} && {}) ? 1u : 0u;\n    }}\n}}\n",
+        g.body, root.ok, root.x
+    );
+    let name = format!(
+        "tessera_filter_{:016x}",
+        XxHash3_64::oneshot(text.as_bytes())
+    );
+    Some(FilterKernel {
+        source: text.replace("TS_FILTER_NAME", &name),
+        name,
+        columns: g.columns,
+    })
+}
+
+/// What a generated value holds: the C types the generator computes in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cat {
+    /// `ts_i64` (any integer type but `UInt64`).
+    Int,
+    /// `double` (`Float32` and `Float64`).
+    Float,
+    /// `bool`.
+    Bool,
+    /// A string's bytes (`const unsigned char*`) and length.
+    Str,
+    /// The null literal (every row null).
+    Null,
+}
+
+/// A value in the kernel: C variables of its value (and length, for strings) and validity.
+struct Val {
+    cat: Cat,
+    x: String,
+    len: String,
+    ok: String,
+    /// The constant it is, if it is one.
+    lit: Option<Literal>,
+}
+
+/// The generator's state: statements of the loop body, constants, the columns read.
+struct Gen<'a> {
+    schema: &'a Schema,
+    body: String,
+    consts: String,
+    next: usize,
+    columns: Vec<(String, ColKind)>,
+}
+
+impl Gen<'_> {
+    /// A fresh variable number.
+    fn fresh(&mut self) -> usize {
+        self.next += 1;
+        self.next
+    }
+
+    /// Declares a value of `cat` computed by `x` with validity `ok`.
+    fn define(&mut self, cat: Cat, x: &str, ok: &str) -> Val {
+        let n = self.fresh();
+        let ty = match cat {
+            Cat::Int => "const ts_i64",
+            Cat::Float => "const double",
+            Cat::Bool | Cat::Null => "const bool",
+            Cat::Str => "const unsigned char* const",
+        };
+        let _ = writeln!(
+            self.body,
+            "        {ty} x{n} = {x};\n        const bool ok{n} = {ok};"
+        );
+        Val {
+            cat,
+            x: format!("x{n}"),
+            len: String::new(),
+            ok: format!("ok{n}"),
+            lit: None,
+        }
+    }
+
+    /// A null of `cat` (every row).
+    fn null(&mut self, cat: Cat) -> Val {
+        let zero = match cat {
+            Cat::Float => "0.0",
+            Cat::Bool | Cat::Null => "false",
+            Cat::Str => "nullptr",
+            Cat::Int => "0",
+        };
+        let mut v = self.define(cat, zero, "false");
+        if cat == Cat::Str {
+            v.len = "0".into();
+        }
+        v
+    }
+
+    fn expr(&mut self, e: &Expr) -> Option<Val> {
+        match e {
+            Expr::Column(name) => self.column(name),
+            Expr::Literal(l) => self.literal(l),
+            Expr::Alias { expr, .. } => self.expr(expr),
+            Expr::Binary { op, left, right } => {
+                let (l, r) = (self.expr(left)?, self.expr(right)?);
+                self.binary(*op, l, r)
+            }
+            Expr::Not(inner) => {
+                let v = self.expr(inner)?;
+                match v.cat {
+                    Cat::Bool => Some(self.define(Cat::Bool, &format!("!{}", v.x), &v.ok)),
+                    Cat::Null => Some(self.null(Cat::Bool)),
+                    _ => None,
+                }
+            }
+            Expr::Negate(inner) => {
+                let v = self.expr(inner)?;
+                match v.cat {
+                    Cat::Int => {
+                        // A signed integer is negated in its own width, wrapping there (the
+                        // CPU's `neg_wrapping` keeps the type); unsigned ones become `Int64`.
+                        let width = match inner.data_type(self.schema).ok()? {
+                            DataType::Int8 => "(signed char)",
+                            DataType::Int16 => "(short)",
+                            DataType::Int32 => "(int)",
+                            _ => "",
+                        };
+                        let x = format!("(ts_i64){width}(0ULL - (ts_u64){})", v.x);
+                        Some(self.define(Cat::Int, &x, &v.ok))
+                    }
+                    Cat::Float => Some(self.define(Cat::Float, &format!("-{}", v.x), &v.ok)),
+                    Cat::Null => Some(self.null(Cat::Null)),
+                    _ => None,
+                }
+            }
+            Expr::IsNull(inner) => {
+                let v = self.expr(inner)?;
+                Some(self.define(Cat::Bool, &format!("!{}", v.ok), "true"))
+            }
+            Expr::IsNotNull(inner) => {
+                let v = self.expr(inner)?;
+                Some(self.define(Cat::Bool, &v.ok, "true"))
+            }
+            Expr::FillNull { expr, value } => {
+                let out = cat_of(&e.data_type(self.schema).ok()?)?;
+                let (a, b) = (self.expr(expr)?, self.expr(value)?);
+                let (a, b) = (self.convert(a, out)?, self.convert(b, out)?);
+                let x = format!("{} ? {} : {}", a.ok, a.x, b.x);
+                Some(self.define(out, &x, &format!("{} || {}", a.ok, b.ok)))
+            }
+            Expr::StrContains { expr, pattern } => {
+                let v = self.expr(expr)?;
+                match v.cat {
+                    Cat::Str => {
+                        let p = self.bytes(pattern.as_bytes());
+                        let x = format!(
+                            "{} && ts_str_has({}, {}, {p}, {})",
+                            v.ok,
+                            v.x,
+                            v.len,
+                            pattern.len()
+                        );
+                        Some(self.define(Cat::Bool, &x, &v.ok))
+                    }
+                    Cat::Null => Some(self.null(Cat::Bool)),
+                    _ => None,
+                }
+            }
+            Expr::Cast { .. } | Expr::DatePart { .. } | Expr::Function { .. } => None,
+        }
+    }
+
+    /// A column's value at row `i`, read as its kind.
+    fn column(&mut self, name: &str) -> Option<Val> {
+        let field = self
+            .schema
+            .field(column_index(self.schema, name).ok()?)
+            .clone();
+        let kind = ColKind::of(field.data_type()).filter(|k| *k != ColKind::U64)?;
+        let slot = match self.columns.iter().position(|(n, _)| n == name) {
+            Some(s) => s,
+            None => {
+                self.columns.push((name.to_string(), kind));
+                self.columns.len() - 1
+            }
+        };
+        let ok = format!("ts_is_valid(c[{slot}], i)");
+        let read = |ty: &str| format!("((const {ty}*)c[{slot}].data)[i]");
+        Some(match kind {
+            ColKind::Utf8 | ColKind::LargeUtf8 => {
+                let n = self.fresh();
+                let _ = writeln!(
+                    self.body,
+                    "        ts_i64 len{n};\n        const unsigned char* x{n} = \
+                     ts_str_at(c[{slot}], i, &len{n});\n        const bool ok{n} = {ok};"
+                );
+                Val {
+                    cat: Cat::Str,
+                    x: format!("x{n}"),
+                    len: format!("len{n}"),
+                    ok: format!("ok{n}"),
+                    lit: None,
+                }
+            }
+            ColKind::F32 => self.define(Cat::Float, &format!("(double){}", read("float")), &ok),
+            ColKind::F64 => self.define(Cat::Float, &read("double"), &ok),
+            int => {
+                let ty = match int {
+                    ColKind::I8 => "signed char",
+                    ColKind::I16 => "short",
+                    ColKind::I32 => "int",
+                    ColKind::U8 => "unsigned char",
+                    ColKind::U16 => "unsigned short",
+                    ColKind::U32 => "unsigned",
+                    _ => "ts_i64",
+                };
+                self.define(Cat::Int, &format!("(ts_i64){}", read(ty)), &ok)
+            }
+        })
+    }
+
+    /// A constant's value.
+    fn literal(&mut self, l: &Literal) -> Option<Val> {
+        let mut v = match l {
+            Literal::Null => self.null(Cat::Null),
+            Literal::Bool(b) => self.define(Cat::Bool, if *b { "true" } else { "false" }, "true"),
+            Literal::Int(i) => self.define(Cat::Int, &i64_lit(*i), "true"),
+            Literal::Float(f) => self.define(Cat::Float, &f64_lit(*f), "true"),
+            Literal::Str(s) => {
+                let p = self.bytes(s.as_bytes());
+                let mut v = self.define(Cat::Str, &p, "true");
+                v.len = s.len().to_string();
+                v
+            }
+        };
+        v.lit = Some(l.clone());
+        Some(v)
+    }
+
+    /// A device constant holding `bytes`; its name.
+    fn bytes(&mut self, bytes: &[u8]) -> String {
+        let n = self.fresh();
+        let list: Vec<String> = bytes.iter().map(u8::to_string).collect();
+        // One byte more, so that an empty string is a valid array.
+        let _ = writeln!(
+            self.consts,
+            "static __device__ const unsigned char ts_lit{n}[] = {{ {}{}0 }};",
+            list.join(", "),
+            if list.is_empty() { "" } else { ", " }
+        );
+        format!("ts_lit{n}")
+    }
+
+    /// `v` as a value of `to` (`Int` to `Float` rounds as Arrow's cast; a float constant
+    /// becomes an integer only where its value is one), or `None` where it cannot be.
+    fn convert(&mut self, v: Val, to: Cat) -> Option<Val> {
+        match (v.cat, to) {
+            (a, b) if a == b => Some(v),
+            (Cat::Null, _) => Some(self.null(to)),
+            (Cat::Int, Cat::Float) => {
+                Some(self.define(Cat::Float, &format!("__ll2double_rn({})", v.x), &v.ok))
+            }
+            (Cat::Float, Cat::Int) => match v.lit {
+                Some(Literal::Float(f)) if integral(f) => {
+                    Some(self.define(Cat::Int, &i64_lit(f as i64), "true"))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn binary(&mut self, op: BinaryOperator, l: Val, r: Val) -> Option<Val> {
+        use BinaryOperator::*;
+        match op {
+            Add | Sub | Mul | Div | Mod => self.arithmetic(op, l, r),
+            Eq | NotEq | Lt | LtEq | Gt | GtEq => self.compare(op, l, r),
+            And | Or => {
+                let boolish = |v: &Val| matches!(v.cat, Cat::Bool | Cat::Null);
+                if !boolish(&l) || !boolish(&r) {
+                    return None;
+                }
+                // Kleene: a false (true for `|`) operand decides; else null if either is.
+                let (x, ok) = if op == And {
+                    (
+                        format!("{} && {} && {} && {}", l.ok, l.x, r.ok, r.x),
+                        format!(
+                            "({} && {}) || ({} && !{}) || ({} && !{})",
+                            l.ok, r.ok, l.ok, l.x, r.ok, r.x
+                        ),
+                    )
+                } else {
+                    (
+                        format!("({} && {}) || ({} && {})", l.ok, l.x, r.ok, r.x),
+                        format!(
+                            "({} && {}) || ({} && {}) || ({} && {})",
+                            l.ok, r.ok, l.ok, l.x, r.ok, r.x
+                        ),
+                    )
+                };
+                Some(self.define(Cat::Bool, &x, &ok))
+            }
+        }
+    }
+
+    fn arithmetic(&mut self, op: BinaryOperator, l: Val, r: Val) -> Option<Val> {
+        let number = |v: &Val| matches!(v.cat, Cat::Int | Cat::Float | Cat::Null);
+        if !number(&l) || !number(&r) {
+            return None;
+        }
+        if l.cat == Cat::Null && r.cat == Cat::Null {
+            return Some(self.null(Cat::Null));
+        }
+        let float = op == BinaryOperator::Div || l.cat == Cat::Float || r.cat == Cat::Float;
+        let cat = if float { Cat::Float } else { Cat::Int };
+        let (a, b) = (self.convert(l, cat)?, self.convert(r, cat)?);
+        let both = format!("{} && {}", a.ok, b.ok);
+        let (x, ok) = match (cat, op) {
+            (Cat::Int, BinaryOperator::Mod) => (
+                format!("ts_floor_mod({}, {})", a.x, b.x),
+                format!("{both} && {} != 0", b.x),
+            ),
+            (Cat::Int, op) => {
+                let sign = match op {
+                    BinaryOperator::Add => "+",
+                    BinaryOperator::Sub => "-",
+                    _ => "*",
+                };
+                (
+                    format!("(ts_i64)((ts_u64){} {sign} (ts_u64){})", a.x, b.x),
+                    both,
+                )
+            }
+            (_, BinaryOperator::Mod) => (format!("ts_floor_fmod({}, {})", a.x, b.x), both),
+            (_, op) => {
+                let f = match op {
+                    BinaryOperator::Add => "__dadd_rn",
+                    BinaryOperator::Sub => "__dsub_rn",
+                    BinaryOperator::Mul => "__dmul_rn",
+                    _ => "__ddiv_rn",
+                };
+                (format!("{f}({}, {})", a.x, b.x), both)
+            }
+        };
+        Some(self.define(cat, &x, &ok))
+    }
+
+    fn compare(&mut self, op: BinaryOperator, l: Val, r: Val) -> Option<Val> {
+        use BinaryOperator::*;
+        let sign = match op {
+            Eq => "==",
+            NotEq => "!=",
+            Lt => "<",
+            LtEq => "<=",
+            Gt => ">",
+            _ => ">=",
+        };
+        if l.cat == Cat::Null || r.cat == Cat::Null {
+            return Some(self.null(Cat::Bool));
+        }
+        let both = format!("{} && {}", l.ok, r.ok);
+        let x = match (l.cat, r.cat) {
+            (Cat::Str, Cat::Str) => format!(
+                "ts_str_cmp({}, {}, {}, {}) {sign} 0",
+                l.x, l.len, r.x, r.len
+            ),
+            (Cat::Int | Cat::Float, Cat::Int | Cat::Float) => {
+                // In i64 when both are integers, or one is and the other a float constant
+                // of an integral value (the CPU then compares in the integer type).
+                let int_lit = |v: &Val| matches!(v.lit, Some(Literal::Float(f)) if integral(f));
+                let ints = (l.cat == Cat::Int || int_lit(&l)) && (r.cat == Cat::Int || int_lit(&r));
+                let cat = if ints { Cat::Int } else { Cat::Float };
+                let (a, b) = (self.convert(l, cat)?, self.convert(r, cat)?);
+                format!("{} {sign} {}", a.x, b.x)
+            }
+            _ => return None,
+        };
+        Some(self.define(Cat::Bool, &x, &both))
+    }
+}
+
+/// Whether a float constant converts to `i64` without loss, as the CPU's rule for
+/// comparing it with an integer column (`Literal::fits`) requires.
+fn integral(f: f64) -> bool {
+    f.fract() == 0.0 && f.abs() < 9.2e18
+}
+
+/// The generator's value kind of an Arrow type (`None` for the ones it does not take).
+fn cat_of(dt: &DataType) -> Option<Cat> {
+    match dt {
+        DataType::Boolean => Some(Cat::Bool),
+        DataType::Null => Some(Cat::Null),
+        DataType::Float32 | DataType::Float64 => Some(Cat::Float),
+        DataType::UInt64 => None,
+        dt if dt.is_integer() => Some(Cat::Int),
+        _ => None,
+    }
+}

@@ -1,0 +1,110 @@
+//! A dataframe filter on the device: the predicate's generated kernel
+//! ([`crate::cuda::filter_gen`]) flags the rows it keeps, `frame.cu`'s prefix sum and
+//! `ts_filter_place` list them in row order, and [`super::gather`] gathers the kept
+//! columns by that list (a predicate column's copy is reused). Columns the gathers do not
+//! take (booleans, say) are taken on the host from a copy of the list.
+
+use super::frame::{descriptors, i64_of, launch, ColCopy, BLOCK};
+use super::gather::Rows;
+use super::{driver, Gpu, Timer};
+use crate::cuda::filter_gen::{filter_source, FILTER_BLOCK};
+use crate::frame::expr::Expr;
+use crate::{ChunkData, KernelError};
+use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
+use arrow::compute::take;
+use cudarc::driver::{CudaStream, PushKernelArg};
+use std::sync::Arc;
+use std::time::Duration;
+
+impl Gpu {
+    /// The rows of `keep` where `predicate` over `over` (the same rows) is true, with the
+    /// kernels' device time when `timed`; `None` where the generator does not take the
+    /// predicate or the table has more rows than 32-bit row numbers hold.
+    pub(super) fn filter(
+        &self,
+        stream: &Arc<CudaStream>,
+        owners: &[Arc<ChunkData>],
+        predicate: &Expr,
+        over: &RecordBatch,
+        keep: &RecordBatch,
+        timed: bool,
+    ) -> Result<Option<(RecordBatch, Duration)>, KernelError> {
+        let n = over.num_rows();
+        let Some(kernel) = filter_source(predicate, over.schema_ref()) else {
+            return Ok(None);
+        };
+        if u32::try_from(n).is_err() {
+            return Ok(None);
+        }
+        let fns = self.frame_fns()?;
+        let function = self.function_of(&kernel.name, &kernel.source)?;
+        // The predicate's columns on the device, as the kernel reads them.
+        let mut read: Vec<(&ArrayRef, ColCopy)> = Vec::with_capacity(kernel.columns.len());
+        for (name, kind) in &kernel.columns {
+            let col = over.column_by_name(name).ok_or_else(|| {
+                KernelError::BadInput(format!("a filter reads a column {name:?} it was not given"))
+            })?;
+            let copy = self
+                .col_copy(stream, owners, col, Some(*kind))?
+                .ok_or_else(|| {
+                    KernelError::BadInput(format!("no device layout for {}", col.data_type()))
+                })?;
+            read.push((col, copy));
+        }
+        let descs = descriptors(stream, &read.iter().map(|(_, c)| &**c).collect::<Vec<_>>())?;
+        let mut timer = Timer::new(stream, timed)?;
+        timer.start(stream)?;
+        // SAFETY: the predicate kernel writes all `n + 1` flags before the scan reads them.
+        let mut flags = unsafe { stream.alloc::<u32>(n + 1) }.map_err(driver("allocation"))?;
+        let n64 = i64_of(n)?;
+        let mut args = stream.launch_builder(&function);
+        args.arg(&descs).arg(&n64).arg(&flags);
+        launch(args, self.grid(n + 1), FILTER_BLOCK, 0)?;
+        timer.mark(stream, "filter: the predicate")?;
+        let kept = usize::try_from(self.prefix_sum(stream, &fns, &mut flags, n + 1)?)
+            .map_err(|_| KernelError::SizeOverflow("a filter's kept rows".into()))?;
+        // SAFETY: the flags' sums step up `kept` times, and ts_filter_place writes a row at
+        // each step's place, every one of `0..kept` (one more is allocated for none).
+        let rows = unsafe { stream.alloc::<u32>(kept.max(1)) }.map_err(driver("allocation"))?;
+        let mut args = stream.launch_builder(&fns.filter_place);
+        args.arg(&flags).arg(&n64).arg(&rows);
+        launch(args, self.grid(n), BLOCK, 0)?;
+        timer.mark(stream, "filter: list the kept rows")?;
+        timer.stop(stream)?;
+        let mut took = timer.elapsed()?;
+        let rows = Rows {
+            idx: &rows,
+            total: kept,
+            may_miss: false,
+        };
+        let mut on_host: Option<UInt32Array> = None;
+        let mut columns = Vec::with_capacity(keep.num_columns());
+        for col in keep.columns() {
+            let copied = read
+                .iter()
+                .find(|(c, _)| Arc::ptr_eq(c, col))
+                .map(|(_, copy)| &**copy);
+            match self.gather_rows(stream, owners, copied, &rows, col, timed)? {
+                Some((gathered, t)) => {
+                    took += t;
+                    columns.push(gathered);
+                }
+                None => {
+                    let list = match &mut on_host {
+                        Some(list) => list,
+                        empty => {
+                            empty.insert(UInt32Array::from(self.to_host(stream, rows.idx, kept)?))
+                        }
+                    };
+                    columns.push(take(col.as_ref(), list, None).map_err(|e| {
+                        KernelError::BadInput(format!("a filtered column's rows: {e}"))
+                    })?);
+                }
+            }
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(kept));
+        let table = RecordBatch::try_new_with_options(keep.schema(), columns, &options)
+            .map_err(|e| KernelError::BadInput(format!("a filtered table: {e}")))?;
+        Ok(Some((table, took)))
+    }
+}

@@ -1,0 +1,360 @@
+//! The generated filter kernels (`filter_gen`) judged without a GPU: each predicate of a
+//! set that covers every operator, type rule and null rule the generator takes is
+//! compiled by the host's C++ compiler and run over a table of awkward values (integer
+//! extremes, `2^53 + 1`, NaN, `-0.0`, infinities, empty and non-ASCII strings, nulls),
+//! whole and sliced at an odd row, and its flags must equal the CPU evaluator's mask; the
+//! predicates it does not take give no kernel; every kernel compiles with NVRTC. The GPU
+//! suite runs the same predicates on a device (`tests_gpu_frame`).
+
+use super::filter_gen::{filter_source, FilterKernel, FILTER_PRELUDE, HELPERS};
+use super::frame_plan::ColKind;
+use super::host_emu::{compile_and_run, SHIM};
+use super::nvrtc;
+use super::tests_codegen::nvrtc_or_skip;
+use crate::frame::expr::{col, lit, Expr, Literal};
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Float32Array, Float64Array, Int32Array,
+    Int64Array, Int8Array, LargeStringArray, RecordBatch, StringArray, UInt16Array, UInt32Array,
+    UInt64Array,
+};
+use arrow::datatypes::DataType;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// Rows of [`awkward_table`].
+const ROWS: usize = 61;
+
+/// A table of every column type a predicate may read, with awkward values and nulls, plus
+/// a boolean, a `UInt64` and a date column that the generator does not read.
+pub(super) fn awkward_table() -> RecordBatch {
+    let n = ROWS;
+    let nth = |i: usize, k: usize| i % k == k - 1;
+    let a = Int8Array::from_iter(
+        (0..n).map(|i| (!nth(i, 5)).then_some([-128i8, -3, -1, 0, 1, 2, 7, 127][i % 8])),
+    );
+    let b =
+        Int32Array::from_iter((0..n).map(|i| (!nth(i, 7)).then_some(((i * 37) % 101) as i32 - 50)));
+    let c = Int64Array::from_iter_values((0..n).map(|i| match i % 9 {
+        0 => i64::MIN,
+        1 => i64::MAX,
+        2 => (1 << 53) + 1,
+        3 => -(1 << 53) - 1,
+        4 => 0,
+        5 => 1 << 53,
+        6 => -7 * i as i64,
+        _ => i as i64 * 1_000_003,
+    }));
+    let d = UInt32Array::from_iter(
+        (0..n).map(|i| (!nth(i, 11)).then_some((i as u32).wrapping_mul(2_654_435_761))),
+    );
+    let e = UInt16Array::from_iter_values((0..n).map(|i| ((i * 997) % 65_536) as u16));
+    let f = Float32Array::from_iter((0..n).map(|i| {
+        let v = [
+            f32::NAN,
+            -0.0,
+            0.0,
+            0.5,
+            0.1,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            1e30,
+        ][i % 8];
+        (!nth(i, 6)).then_some(if i >= 40 { i as f32 / 3.0 - 10.0 } else { v })
+    }));
+    let g = Float64Array::from_iter((0..n).map(|i| {
+        let v = [
+            0.1,
+            9_007_199_254_740_992.0,
+            f64::NAN,
+            -0.0,
+            0.5,
+            -2.25,
+            0.3,
+        ][i % 7];
+        (!nth(i, 4)).then_some(if i >= 45 { i as f64 * 0.37 - 12.0 } else { v })
+    }));
+    let words = [
+        "", "a", "ab", "abc", "b", "é", "id042", "x", "abd", "aa", "ab\u{0}",
+    ];
+    let s = StringArray::from_iter((0..n).map(|i| (!nth(i, 8)).then_some(words[i % 11])));
+    let t =
+        LargeStringArray::from_iter((0..n).map(|i| (!nth(i, 9)).then_some(words[(i + 3) % 11])));
+    let flag = BooleanArray::from_iter((0..n).map(|i| (!nth(i, 3)).then_some(i % 2 == 0)));
+    let big = UInt64Array::from_iter_values((0..n).map(|i| u64::MAX - i as u64));
+    let day = Date32Array::from_iter_values((0..n).map(|i| 18_000 + i as i32));
+    RecordBatch::try_from_iter([
+        ("a", Arc::new(a) as ArrayRef),
+        ("b", Arc::new(b)),
+        ("c", Arc::new(c)),
+        ("d", Arc::new(d)),
+        ("e", Arc::new(e)),
+        ("f", Arc::new(f)),
+        ("g", Arc::new(g)),
+        ("s", Arc::new(s)),
+        ("t", Arc::new(t)),
+        ("flag", Arc::new(flag)),
+        ("big", Arc::new(big)),
+        ("day", Arc::new(day)),
+    ])
+    .unwrap()
+}
+
+/// Predicates the generator takes, over [`awkward_table`].
+pub(super) fn predicates() -> Vec<Expr> {
+    let null = || lit(Literal::Null);
+    vec![
+        col("a").gt(0),
+        col("a").le(-1) | col("b").eq(3),
+        col("c").eq(lit((1i64 << 53) + 1)),
+        // An integral float constant against an integer column compares as integers, so
+        // 2^53 + 1 is not equal to it (as floats they would be).
+        col("c").eq(lit(9_007_199_254_740_992.0)),
+        col("c").gt(lit(1.5)),
+        col("c").lt(lit(-9.3e18)),
+        col("f").gt(0.1),
+        col("f").eq(0.5),
+        col("f").ne(col("f")),
+        col("g").eq(col("f")),
+        col("g").lt(lit(2)),
+        col("g").lt(col("c")),
+        (col("b") + col("c")).gt(0),
+        (col("c") * lit(3)).lt(0),
+        (col("b") - col("a")).ge(lit(10)),
+        (col("b") / col("a")).gt(1.0),
+        (col("b") / col("a")).ne(col("b") / col("a")),
+        (col("b") % col("a")).eq(1),
+        (col("c") % lit(-7)).eq(lit(-3)),
+        (col("c") % lit(-1)).eq(0),
+        (col("g") % lit(0.75)).lt(0.3),
+        (col("f") % col("g")).ge(0.0),
+        (-col("a")).gt(0),
+        (-col("d")).lt(-100),
+        (-col("g")).gt(0.0),
+        col("s").eq("abc"),
+        col("s").lt("ab"),
+        col("s").ge(col("t")),
+        col("t").ne(""),
+        col("s").str_contains("b"),
+        col("t").str_contains(""),
+        col("t").str_contains("é"),
+        col("a").is_null() | col("g").is_not_null().not(),
+        col("b").fill_null(0).eq(0),
+        col("a").fill_null(lit(2.5)).gt(1.0),
+        col("a").fill_null(lit(3.0)).eq(3),
+        col("f").gt(0.0).and_(col("s").is_null()),
+        col("f").gt(0.0).or_(col("b").lt(0)),
+        null().eq(col("a")) | col("b").gt(40),
+        col("a").gt(null()).not(),
+        (col("a") + null()).is_null(),
+        col("e").between(100, 40_000),
+        col("e").gt(lit(1e3)),
+        col("b").isin(&[Literal::Int(3), Literal::Int(-7), Literal::Null]),
+        col("d").gt(lit(3_000_000_000i64)),
+        lit(true),
+        lit(false) & col("a").gt(0),
+        (col("g") * col("f") + lit(1)).le(col("b").alias("bb")),
+    ]
+}
+
+/// Predicates the generator leaves to the CPU: other column types, casts, functions, and
+/// one the CPU rejects (a string plus a number).
+fn refused() -> Vec<Expr> {
+    vec![
+        col("flag"),
+        col("flag") & col("a").gt(0),
+        col("big").gt(0),
+        col("day").gt(col("day")),
+        col("a").cast(DataType::Int64).gt(0),
+        col("s").fill_null("z").eq("z"),
+        (col("s") + lit(1)).gt(0),
+        lit(true).eq(col("a").gt(0)),
+    ]
+}
+
+/// The rows where the CPU evaluator finds `predicate` true.
+pub(super) fn cpu_mask(predicate: &Expr, batch: &RecordBatch) -> Vec<bool> {
+    let mask = predicate.evaluate(batch).unwrap();
+    let mask = mask.as_boolean();
+    (0..mask.len())
+        .map(|i| mask.is_valid(i) && mask.value(i))
+        .collect()
+}
+
+/// `bytes` as a C initializer of an 8-byte aligned array named `name`.
+fn bytes_decl(name: &str, bytes: &[u8]) -> String {
+    let list: Vec<String> = bytes.iter().map(u8::to_string).collect();
+    format!(
+        "    alignas(8) static const unsigned char {name}[] = {{ {}{}0 }};\n",
+        list.join(", "),
+        if list.is_empty() { "" } else { ", " }
+    )
+}
+
+/// The runner of case `k`: `batch`'s columns laid out as `gpu::frame` copies them in, as
+/// the kernel's `ts_col` array; one thread runs the kernel (in namespace `ns`); prints the
+/// `rows + 1` flags.
+fn runner(k: usize, ns: &str, kernel: &FilterKernel, batch: &RecordBatch) -> String {
+    let mut s = format!("static void run_{k}() {{\n");
+    let mut descs = Vec::new();
+    for (j, (name, kind)) in kernel.columns.iter().enumerate() {
+        let data = batch.column_by_name(name).unwrap().to_data();
+        let (offset, len) = (data.offset(), data.len());
+        let offsets = match kind {
+            ColKind::Utf8 => Some(4),
+            ColKind::LargeUtf8 => Some(8),
+            _ => None,
+        };
+        let (values, offs) = match offsets {
+            Some(w) => (
+                data.buffers()[1].as_slice().to_vec(),
+                Some(data.buffers()[0].as_slice()[offset * w..(offset + len + 1) * w].to_vec()),
+            ),
+            None => {
+                let w = data.data_type().primitive_width().unwrap();
+                (
+                    data.buffers()[0].as_slice()[offset * w..(offset + len) * w].to_vec(),
+                    None,
+                )
+            }
+        };
+        s.push_str(&bytes_decl(&format!("d{j}"), &values));
+        if let Some(o) = &offs {
+            s.push_str(&bytes_decl(&format!("o{j}"), o));
+        }
+        let valid = data.nulls().filter(|n| n.null_count() > 0).map(|n| {
+            s.push_str(&bytes_decl(&format!("v{j}"), n.inner().values()));
+            n.offset()
+        });
+        descs.push(format!(
+            "{{ {}, d{j}, {}, {}, {} }}",
+            *kind as i64,
+            if offs.is_some() {
+                format!("o{j}")
+            } else {
+                "nullptr".into()
+            },
+            if valid.is_some() {
+                format!("v{j}")
+            } else {
+                "nullptr".into()
+            },
+            valid.unwrap_or(0)
+        ));
+    }
+    let rows = batch.num_rows();
+    let _ = write!(
+        s,
+        "    static const ts_col cols[] = {{ {} }};\n    static unsigned flags[{}];\n    \
+         memset(flags, 0xA5, sizeof(flags));\n    threadIdx.x = 0; blockIdx.x = 0; blockDim.x = \
+         1; gridDim.x = 1;\n    {ns}::{}(cols, {rows}, flags);\n    printf(\"F {k}\");\n    for \
+         (int i = 0; i <= {rows}; ++i) printf(\" %u\", flags[i]);\n    printf(\"\\n\");\n}}\n",
+        if descs.is_empty() {
+            "{}".to_string()
+        } else {
+            descs.join(", ")
+        },
+        rows + 1,
+        kernel.name
+    );
+    s
+}
+
+#[test]
+#[allow(clippy::print_stderr)]
+fn generated_filters_emulated_on_the_host_match_the_cpu() {
+    let table = awkward_table();
+    let batches = [table.clone(), table.slice(13, 37)];
+    let mut tu = String::from(SHIM);
+    tu.push_str(FILTER_PRELUDE);
+    tu.push_str(HELPERS);
+    let mut cases = Vec::new();
+    for (p, predicate) in predicates().iter().enumerate() {
+        let kernel = filter_source(predicate, table.schema_ref())
+            .unwrap_or_else(|| panic!("no kernel for {predicate}"));
+        let own = kernel.source.strip_prefix(FILTER_PRELUDE).unwrap();
+        let own = own.strip_prefix(HELPERS).unwrap();
+        let _ = writeln!(tu, "namespace k{p} {{\n{own}}}");
+        for batch in &batches {
+            tu.push_str(&runner(cases.len(), &format!("k{p}"), &kernel, batch));
+            cases.push((predicate.clone(), batch.clone()));
+        }
+    }
+    tu.push_str("int main() {\n");
+    for k in 0..cases.len() {
+        let _ = writeln!(tu, "    run_{k}();");
+    }
+    tu.push_str("    return 0;\n}\n");
+    let Some(out) = compile_and_run("filter", &tu) else {
+        eprintln!("SKIPPED filter emulation: no C++ compiler (c++ or $CXX) was found");
+        return;
+    };
+    let mut seen = 0;
+    for line in out.lines() {
+        let mut w = line.split_whitespace();
+        assert_eq!(w.next(), Some("F"), "{line}");
+        let k: usize = w.next().unwrap().parse().unwrap();
+        let flags: Vec<u32> = w.map(|f| f.parse().unwrap()).collect();
+        let (predicate, batch) = &cases[k];
+        let rows = batch.num_rows();
+        assert_eq!(flags.len(), rows + 1, "{predicate}");
+        assert_eq!(flags[rows], 0, "{predicate}: the last flag");
+        let got: Vec<bool> = flags[..rows].iter().map(|&f| f == 1).collect();
+        assert!(
+            flags.iter().all(|&f| f <= 1),
+            "{predicate}: flags {flags:?}"
+        );
+        assert_eq!(
+            got,
+            cpu_mask(predicate, batch),
+            "{predicate} over {rows} rows"
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, cases.len());
+}
+
+#[test]
+fn predicates_the_generator_does_not_take_are_left_to_the_cpu() {
+    let table = awkward_table();
+    for predicate in refused() {
+        assert!(
+            filter_source(&predicate, table.schema_ref()).is_none(),
+            "{predicate}"
+        );
+    }
+    // A column it does not have is no kernel either (the CPU names the missing column).
+    assert!(filter_source(&col("nope").gt(0), table.schema_ref()).is_none());
+}
+
+#[test]
+fn a_filter_kernel_reads_each_column_once_and_is_named_by_its_source() {
+    let table = awkward_table();
+    let p = (col("b") + col("a")).gt(col("b")) & col("s").eq("x");
+    let k = filter_source(&p, table.schema_ref()).unwrap();
+    assert_eq!(
+        k.columns,
+        [
+            ("b".to_string(), ColKind::I32),
+            ("a".to_string(), ColKind::I8),
+            ("s".to_string(), ColKind::Utf8)
+        ]
+    );
+    assert!(k.name.starts_with("tessera_filter_"));
+    assert!(k.source.contains(&format!("void {}(", k.name)));
+    assert_eq!(filter_source(&p, table.schema_ref()), Some(k.clone()));
+    let other = filter_source(&col("s").eq("y"), table.schema_ref()).unwrap();
+    assert_ne!(other.name, k.name);
+}
+
+#[test]
+fn cuda_every_generated_filter_compiles_with_nvrtc() {
+    if nvrtc_or_skip("cuda_every_generated_filter_compiles_with_nvrtc").is_none() {
+        return;
+    }
+    let table = awkward_table();
+    for predicate in predicates() {
+        let k = filter_source(&predicate, table.schema_ref()).unwrap();
+        nvrtc::compile_source(&k.name, &k.source, "compute_90")
+            .unwrap_or_else(|e| panic!("{predicate}: {e}"));
+    }
+}
