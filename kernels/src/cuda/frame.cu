@@ -1,7 +1,8 @@
 // Hash groupby over Arrow buffers on a CUDA device (driven by kernels/src/cuda/gpu/groupby.rs;
 // column kinds and aggregation codes match kernels/src/cuda/frame_plan.rs).
 //
-// 1. ts_gb_insert: every row whose keys are all valid finds its key's slot in an
+// 1. ts_gb_insert: every row whose keys are all valid (and that a filter's flags keep,
+//    where the groupby reads a filter's rows) finds its key's slot in an
 //    open-addressing table (linear probing; a slot holds the row that claimed it, compared
 //    byte for byte on a hash match), records the slot, and lowers the slot's first row.
 // 2. ts_gb_count_firsts / ts_gb_scan / ts_gb_number: rows that are their group's first row
@@ -111,11 +112,14 @@ extern "C" __global__ void ts_gb_fill(ts_u64* __restrict__ out, ts_i64 n, ts_u64
 }
 
 // Step 1. `table` (mask + 1 slots, TS_EMPTY) and `first` (i64 max) are filled before.
+// `keep` (null: every row) is a filter's flags: a row flagged 0 joins no group, as a row
+// with a null key.
 extern "C" __global__ void ts_gb_insert(const ts_col* __restrict__ cols, int ncols, ts_i64 n,
                                         ts_u64* __restrict__ table, ts_u64 mask,
-                                        ts_i64* __restrict__ first, unsigned* __restrict__ slot_of_row) {
+                                        ts_i64* __restrict__ first, unsigned* __restrict__ slot_of_row,
+                                        const unsigned* __restrict__ keep) {
     for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
-        if (!ts_keys_valid(cols, ncols, i)) {
+        if ((keep != nullptr && keep[i] == 0) || !ts_keys_valid(cols, ncols, i)) {
             slot_of_row[i] = TS_NO_SLOT;
             continue;
         }

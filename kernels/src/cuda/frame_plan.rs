@@ -205,6 +205,12 @@ impl GroupPlan {
         Ok(Some(plan))
     }
 
+    /// Whether the device kernels take a table of `rows` rows (an empty one is the CPU's;
+    /// row numbers past 2^30 would pass the hash table's slots).
+    pub fn device_rows(rows: usize) -> bool {
+        rows > 0 && rows < (1 << 30)
+    }
+
     /// The index of launch `(column, code)`, added when new.
     fn launch(&mut self, column: Option<usize>, code: AggCode) -> usize {
         let want = AggLaunch { column, code };
@@ -411,7 +417,8 @@ pub(crate) mod testing {
         RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
     }
 
-    /// Asserts two partial tables are equal: float columns to 1e-9 relative, the rest exactly.
+    /// Asserts two partial tables are equal: float columns to 1e-9 relative (NaN equal to
+    /// NaN), the rest exactly.
     pub(crate) fn assert_same(got: &RecordBatch, want: &RecordBatch) {
         assert_eq!(got.schema(), want.schema());
         assert_eq!(got.num_rows(), want.num_rows());
@@ -425,7 +432,7 @@ pub(crate) mod testing {
                     for (x, y) in a.iter().zip(b.iter()) {
                         let (x, y) = (x.unwrap_or(0.0), y.unwrap_or(0.0));
                         assert!(
-                            (x - y).abs() <= 1e-9 * y.abs().max(1.0),
+                            (x - y).abs() <= 1e-9 * y.abs().max(1.0) || (x.is_nan() && y.is_nan()),
                             "column {c}: {x} {y}"
                         );
                     }

@@ -165,6 +165,38 @@ fn gpu_filters_equal_the_cpus() {
             }
         }
     }
+    // A filter feeding a groupby: the flags leave rows out of the groups (no gather).
+    let spec = GroupBySpec {
+        keys: vec!["s".into(), "a".into()],
+        aggs: vec![
+            agg("b", AggFunc::Sum),
+            agg("g", AggFunc::Max),
+            agg("f", AggFunc::Mean),
+            agg("c", AggFunc::Size),
+        ],
+    };
+    let input = [Arc::new(ChunkData::Table(table.slice(3, 55)))];
+    for predicate in predicates() {
+        for sink in [
+            Sink::GroupPartial(spec.clone()),
+            Sink::CountedPartial {
+                spec: spec.clone(),
+                parts: 3,
+            },
+        ] {
+            let op = filter_op(predicate.clone(), sink);
+            let (got, took) = gpu.execute_timed(&op, &input).unwrap();
+            assert!(took > Duration::ZERO, "{predicate} ran on the CPU");
+            match (got, cpu::execute(&op, &input).unwrap()) {
+                (ChunkData::Table(g), ChunkData::Table(w)) => assert_same(&g, &w),
+                (ChunkData::Tables(g), ChunkData::Tables(w)) => {
+                    assert_eq!(g.len(), w.len());
+                    g.iter().zip(&w).for_each(|(g, w)| assert_same(g, w));
+                }
+                other => panic!("{predicate}: {other:?}"),
+            }
+        }
+    }
     // Many tiles of the scan, strings, u64 and float columns gathered, nulls; then a
     // filter feeding a groupby partial on the device.
     let big = sample_batch(1_000_003).slice(5, 999_990);
@@ -180,10 +212,23 @@ fn gpu_filters_equal_the_cpus() {
         let op = filter_op(predicate.clone(), sink);
         let (got, took) = gpu.execute_timed(&op, &input).unwrap();
         assert!(took > Duration::ZERO);
-        match (got, cpu::execute(&op, &input).unwrap()) {
-            (ChunkData::Table(g), ChunkData::Table(w)) => assert_same(&g, &w),
-            other => panic!("{other:?}"),
+        let want = cpu::execute(&op, &input).unwrap();
+        match (&got, &want) {
+            (ChunkData::Table(g), ChunkData::Table(w)) if op_groups(&op) => assert_same(g, w),
+            _ => assert_eq!(got, want),
         }
+    }
+    // A spec the kernels lack (std): the filter on the device, the groupby on the CPU.
+    let std = GroupBySpec {
+        keys: vec!["name".into()],
+        aggs: vec![agg("f", AggFunc::Std)],
+    };
+    let op = filter_op(predicate, Sink::GroupPartial(std));
+    let (got, took) = gpu.execute_timed(&op, &input).unwrap();
+    assert!(took > Duration::ZERO);
+    match (got, cpu::execute(&op, &input).unwrap()) {
+        (ChunkData::Table(g), ChunkData::Table(w)) => assert_same(&g, &w),
+        other => panic!("{other:?}"),
     }
     // A predicate the generator does not take runs on the CPU with its answer; bad input is
     // the CPU's typed error.
@@ -197,4 +242,10 @@ fn gpu_filters_equal_the_cpus() {
     assert!(gpu
         .execute(&filter_op(col("nope").gt(0), Sink::Table), &one)
         .is_err());
+}
+
+/// Whether `op` makes a groupby partial (compared to rounding) rather than a table
+/// (compared exactly).
+fn op_groups(op: &ChunkOp) -> bool {
+    matches!(op, ChunkOp::Frame(FrameOp::Pipeline(p)) if matches!(p.sink, Sink::GroupPartial(_)))
 }

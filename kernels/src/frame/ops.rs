@@ -221,6 +221,16 @@ pub trait FrameDevice {
         keep_unmatched: bool,
     ) -> Result<Option<Box<dyn join::JoinMatches<KernelError> + '_>>, KernelError>;
 
+    /// The groupby partial of the rows of `batch` where `predicate` is true, without
+    /// materializing them; `None` leaves the filter and the groupby to [`Self::filter`]
+    /// and [`Self::group_partial`].
+    fn filtered_group_partial(
+        &self,
+        spec: &GroupBySpec,
+        predicate: &Expr,
+        batch: &RecordBatch,
+    ) -> Result<Option<RecordBatch>, KernelError>;
+
     /// The rows of `keep` where `predicate`, evaluated over `over` (a table of the same
     /// rows), is true (see [`super::map::DeviceFilter`]); `None` leaves the filter to the
     /// CPU.
@@ -253,6 +263,15 @@ impl FrameDevice for CpuFrames {
         Ok(None)
     }
 
+    fn filtered_group_partial(
+        &self,
+        _spec: &GroupBySpec,
+        _predicate: &Expr,
+        _batch: &RecordBatch,
+    ) -> Result<Option<RecordBatch>, KernelError> {
+        Ok(None)
+    }
+
     fn filter(
         &self,
         _predicate: &Expr,
@@ -281,18 +300,23 @@ fn run_pipeline(
         Source::Parquet(scan) => parquet::read(scan)?,
     };
     let filter = |e: &Expr, over: &RecordBatch, keep: &RecordBatch| device.filter(e, over, keep);
-    let batch = apply_steps_with(&batch, &p.steps, &filter)?;
+    let batch = match (p.steps.split_last(), group_spec(&p.sink)) {
+        // A last filter feeding a groupby: offered to the device as one step.
+        (Some((MapStep::Filter(predicate), before)), Some(spec)) => {
+            let head = apply_steps_with(&batch, before, &filter)?;
+            if let Some(partial) = device.filtered_group_partial(spec, predicate, &head)? {
+                return grouped(partial, &p.sink);
+            }
+            apply_steps_with(&head, &p.steps[before.len()..], &filter)?
+        }
+        _ => apply_steps_with(&batch, &p.steps, &filter)?,
+    };
     Ok(match &p.sink {
         Sink::Table => ChunkData::Table(batch),
-        Sink::GroupPartial(spec) => ChunkData::Table(device.group_partial(spec, &batch)?),
-        Sink::Partition { keys, parts } => ChunkData::Tables(hash_partition(&batch, keys, *parts)?),
-        Sink::CountedPartial { spec, parts } => {
-            let partial = device.group_partial(spec, &batch)?;
-            let rows = row_count_table(partial.num_rows())?;
-            let mut tables = hash_partition(&partial, &spec.keys, *parts)?;
-            tables.push(rows);
-            ChunkData::Tables(tables)
+        Sink::GroupPartial(spec) | Sink::CountedPartial { spec, .. } => {
+            return grouped(device.group_partial(spec, &batch)?, &p.sink)
         }
+        Sink::Partition { keys, parts } => ChunkData::Tables(hash_partition(&batch, keys, *parts)?),
         Sink::Write { path, format } => {
             match format {
                 FileFormat::Csv => csv::write_csv(path, std::slice::from_ref(&batch))?,
@@ -303,6 +327,28 @@ fn run_pipeline(
             ChunkData::Table(row_count_table(batch.num_rows())?)
         }
     })
+}
+
+/// The groupby of a group partial sink.
+fn group_spec(sink: &Sink) -> Option<&GroupBySpec> {
+    match sink {
+        Sink::GroupPartial(spec) | Sink::CountedPartial { spec, .. } => Some(spec),
+        _ => None,
+    }
+}
+
+/// A group partial sink's chunk from its partial: the table, or (counted) its hash parts
+/// and then its row count.
+fn grouped(partial: RecordBatch, sink: &Sink) -> Result<ChunkData, KernelError> {
+    match sink {
+        Sink::CountedPartial { spec, parts } => {
+            let rows = row_count_table(partial.num_rows())?;
+            let mut tables = hash_partition(&partial, &spec.keys, *parts)?;
+            tables.push(rows);
+            Ok(ChunkData::Tables(tables))
+        }
+        _ => Ok(ChunkData::Table(partial)),
+    }
 }
 
 /// A one-row table holding `rows` in column `rows`.
@@ -450,6 +496,95 @@ mod tests {
         let op = ChunkOp::Frame(merge);
         assert_eq!(op.working_estimate([300, 400]), 700);
         assert_eq!(op.output_estimate([300, 400]), Some(700));
+    }
+
+    /// A device that takes a filter feeding a groupby (computing it on the CPU) and counts
+    /// the times it did.
+    struct Fusing(std::cell::Cell<usize>);
+
+    impl FrameDevice for Fusing {
+        fn group_partial(
+            &self,
+            spec: &GroupBySpec,
+            batch: &RecordBatch,
+        ) -> Result<RecordBatch, KernelError> {
+            CpuFrames.group_partial(spec, batch)
+        }
+
+        fn match_keys(
+            &self,
+            _build: &[ArrayRef],
+            _probe: &[ArrayRef],
+            _keep_unmatched: bool,
+        ) -> Result<Option<Box<dyn join::JoinMatches<KernelError> + '_>>, KernelError> {
+            Ok(None)
+        }
+
+        fn filtered_group_partial(
+            &self,
+            spec: &GroupBySpec,
+            predicate: &Expr,
+            batch: &RecordBatch,
+        ) -> Result<Option<RecordBatch>, KernelError> {
+            self.0.set(self.0.get() + 1);
+            let kept =
+                super::super::map::apply_steps(batch, &[MapStep::Filter(predicate.clone())])?;
+            Ok(Some(groupby::partial(spec, &kept)?))
+        }
+
+        fn filter(
+            &self,
+            _predicate: &Expr,
+            _over: &RecordBatch,
+            _keep: &RecordBatch,
+        ) -> Result<Option<RecordBatch>, KernelError> {
+            Ok(None)
+        }
+    }
+
+    #[test]
+    fn a_last_filter_feeding_a_groupby_is_offered_to_the_device_as_one_step() {
+        use super::super::expr::{col, lit};
+        let spec = GroupBySpec {
+            keys: vec!["k".into()],
+            aggs: vec![AggSpec {
+                column: "a".into(),
+                func: AggFunc::Sum,
+                output: "a_sum".into(),
+            }],
+        };
+        let with_b = MapStep::WithColumn {
+            name: "b".into(),
+            expr: col("a") * lit(3),
+        };
+        let on_b = MapStep::Filter((col("b") % lit(5)).ne(0));
+        let on_a = MapStep::Filter(col("a").gt(700));
+        let input = [chunk(0, 2_000, 37)];
+        // The steps, and whether the device is offered the last filter with the groupby.
+        for (steps, fused) in [
+            (vec![with_b.clone(), on_b.clone()], 1),
+            (vec![on_a.clone()], 1),
+            (vec![with_b.clone(), on_b.clone(), with_b.clone()], 0),
+            (vec![on_a.clone(), with_b.clone()], 0),
+        ] {
+            for sink in [
+                Sink::GroupPartial(spec.clone()),
+                Sink::CountedPartial {
+                    spec: spec.clone(),
+                    parts: 4,
+                },
+            ] {
+                let op = FrameOp::Pipeline(Pipeline {
+                    source: Source::Input,
+                    steps: steps.clone(),
+                    sink,
+                });
+                let device = Fusing(std::cell::Cell::new(0));
+                let got = run_with(&op, &input, &device).unwrap();
+                assert_eq!(got, run(&op, &input).unwrap(), "{steps:?}");
+                assert_eq!(device.0.get(), fused, "{steps:?}");
+            }
+        }
     }
 
     #[test]

@@ -2,19 +2,26 @@
 //! ([`crate::cuda::filter_gen`]) flags the rows it keeps, `frame.cu`'s prefix sum and
 //! `ts_filter_place` list them in row order, and [`super::gather`] gathers the kept
 //! columns by that list (a predicate column's copy is reused). Columns the gathers do not
-//! take (booleans, say) are taken on the host from a copy of the list.
+//! take (booleans, say) are taken on the host from a copy of the list. A filter that feeds
+//! a groupby partial gathers nothing: the groupby reads the flags and leaves the dropped
+//! rows out of every group.
 
 use super::frame::{descriptors, i64_of, launch, ColCopy, BLOCK};
 use super::gather::Rows;
 use super::{driver, Gpu, Timer};
-use crate::cuda::filter_gen::{filter_source, FILTER_BLOCK};
+use crate::cuda::filter_gen::{filter_source, FilterKernel, FILTER_BLOCK};
+use crate::cuda::frame_plan::GroupPlan;
 use crate::frame::expr::Expr;
+use crate::frame::groupby::GroupBySpec;
 use crate::{ChunkData, KernelError};
 use arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
 use arrow::compute::take;
-use cudarc::driver::{CudaStream, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// A column a predicate read, with its device copy.
+type Read<'a> = (&'a ArrayRef, ColCopy);
 
 impl Gpu {
     /// The rows of `keep` where `predicate` over `over` (the same rows) is true, with the
@@ -37,35 +44,14 @@ impl Gpu {
             return Ok(None);
         }
         let fns = self.frame_fns()?;
-        let function = self.function_of(&kernel.name, &kernel.source)?;
-        // The predicate's columns on the device, as the kernel reads them.
-        let mut read: Vec<(&ArrayRef, ColCopy)> = Vec::with_capacity(kernel.columns.len());
-        for (name, kind) in &kernel.columns {
-            let col = over.column_by_name(name).ok_or_else(|| {
-                KernelError::BadInput(format!("a filter reads a column {name:?} it was not given"))
-            })?;
-            let copy = self
-                .col_copy(stream, owners, col, Some(*kind))?
-                .ok_or_else(|| {
-                    KernelError::BadInput(format!("no device layout for {}", col.data_type()))
-                })?;
-            read.push((col, copy));
-        }
-        let descs = descriptors(stream, &read.iter().map(|(_, c)| &**c).collect::<Vec<_>>())?;
         let mut timer = Timer::new(stream, timed)?;
-        timer.start(stream)?;
-        // SAFETY: the predicate kernel writes all `n + 1` flags before the scan reads them.
-        let mut flags = unsafe { stream.alloc::<u32>(n + 1) }.map_err(driver("allocation"))?;
-        let n64 = i64_of(n)?;
-        let mut args = stream.launch_builder(&function);
-        args.arg(&descs).arg(&n64).arg(&flags);
-        launch(args, self.grid(n + 1), FILTER_BLOCK, 0)?;
-        timer.mark(stream, "filter: the predicate")?;
+        let (mut flags, read) = self.flags(stream, owners, &kernel, over, &mut timer)?;
         let kept = usize::try_from(self.prefix_sum(stream, &fns, &mut flags, n + 1)?)
             .map_err(|_| KernelError::SizeOverflow("a filter's kept rows".into()))?;
         // SAFETY: the flags' sums step up `kept` times, and ts_filter_place writes a row at
         // each step's place, every one of `0..kept` (one more is allocated for none).
         let rows = unsafe { stream.alloc::<u32>(kept.max(1)) }.map_err(driver("allocation"))?;
+        let n64 = i64_of(n)?;
         let mut args = stream.launch_builder(&fns.filter_place);
         args.arg(&flags).arg(&n64).arg(&rows);
         launch(args, self.grid(n), BLOCK, 0)?;
@@ -106,5 +92,73 @@ impl Gpu {
         let table = RecordBatch::try_new_with_options(keep.schema(), columns, &options)
             .map_err(|e| KernelError::BadInput(format!("a filtered table: {e}")))?;
         Ok(Some((table, took)))
+    }
+
+    /// The groupby partial of the rows of `batch` where `predicate` is true, with the
+    /// kernels' device time when `timed`: the predicate's flags make the rows they drop
+    /// join no group, so no row is gathered or copied back. `None` where the generator
+    /// does not take the predicate or the kernels the spec (the caller then filters and
+    /// groups apart).
+    pub(super) fn filtered_group_partial(
+        &self,
+        stream: &Arc<CudaStream>,
+        owners: &[Arc<ChunkData>],
+        spec: &GroupBySpec,
+        predicate: &Expr,
+        batch: &RecordBatch,
+        timed: bool,
+    ) -> Result<Option<(RecordBatch, Duration)>, KernelError> {
+        let (Some(kernel), Some(plan)) = (
+            filter_source(predicate, batch.schema_ref()),
+            GroupPlan::new(spec, batch.schema_ref())?,
+        ) else {
+            return Ok(None);
+        };
+        if !GroupPlan::device_rows(batch.num_rows()) {
+            return Ok(None);
+        }
+        let mut timer = Timer::new(stream, timed)?;
+        let (flags, _) = self.flags(stream, owners, &kernel, batch, &mut timer)?;
+        timer.stop(stream)?;
+        let (partial, took) =
+            self.group_on_device(stream, owners, &plan, spec, batch, Some(&flags), timed)?;
+        Ok(Some((partial, took + timer.elapsed()?)))
+    }
+
+    /// Launches `kernel` over `over` (started on `timer`, its end marked), returning its
+    /// `n + 1` flags and the columns it read with their device copies.
+    fn flags<'a>(
+        &self,
+        stream: &Arc<CudaStream>,
+        owners: &[Arc<ChunkData>],
+        kernel: &FilterKernel,
+        over: &'a RecordBatch,
+        timer: &mut Timer,
+    ) -> Result<(CudaSlice<u32>, Vec<Read<'a>>), KernelError> {
+        let n = over.num_rows();
+        let function = self.function_of(&kernel.name, &kernel.source)?;
+        // The predicate's columns on the device, as the kernel reads them.
+        let mut read: Vec<Read<'_>> = Vec::with_capacity(kernel.columns.len());
+        for (name, kind) in &kernel.columns {
+            let col = over.column_by_name(name).ok_or_else(|| {
+                KernelError::BadInput(format!("a filter reads a column {name:?} it was not given"))
+            })?;
+            let copy = self
+                .col_copy(stream, owners, col, Some(*kind))?
+                .ok_or_else(|| {
+                    KernelError::BadInput(format!("no device layout for {}", col.data_type()))
+                })?;
+            read.push((col, copy));
+        }
+        let descs = descriptors(stream, &read.iter().map(|(_, c)| &**c).collect::<Vec<_>>())?;
+        timer.start(stream)?;
+        // SAFETY: the predicate kernel writes all `n + 1` flags before anything reads them.
+        let flags = unsafe { stream.alloc::<u32>(n + 1) }.map_err(driver("allocation"))?;
+        let n64 = i64_of(n)?;
+        let mut args = stream.launch_builder(&function);
+        args.arg(&descs).arg(&n64).arg(&flags);
+        launch(args, self.grid(n + 1), FILTER_BLOCK, 0)?;
+        timer.mark(stream, "filter: the predicate")?;
+        Ok((flags, read))
     }
 }

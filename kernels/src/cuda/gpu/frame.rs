@@ -477,17 +477,24 @@ pub(super) struct GpuFrames<'a> {
     pub took: Cell<Duration>,
 }
 
+impl GpuFrames<'_> {
+    /// What a kernel found, its device time added to the task's.
+    fn counted<T>(&self, found: (T, Duration)) -> T {
+        self.took.set(self.took.get() + found.1);
+        found.0
+    }
+}
+
 impl FrameDevice for GpuFrames<'_> {
     fn group_partial(
         &self,
         spec: &GroupBySpec,
         batch: &RecordBatch,
     ) -> Result<RecordBatch, KernelError> {
-        let (table, t) =
-            self.gpu
-                .group_partial(self.stream, self.owners, spec, batch, self.timed)?;
-        self.took.set(self.took.get() + t);
-        Ok(table)
+        let found = self
+            .gpu
+            .group_partial(self.stream, self.owners, spec, batch, self.timed)?;
+        Ok(self.counted(found))
     }
 
     fn match_keys(
@@ -504,13 +511,29 @@ impl FrameDevice for GpuFrames<'_> {
             keep_unmatched,
             self.timed,
         )?;
-        Ok(found.map(|(matches, t)| {
-            self.took.set(self.took.get() + t);
+        Ok(found.map(|found| {
             Box::new(GpuMatches {
                 frames: self,
-                matches,
+                matches: self.counted(found),
             }) as Box<dyn JoinMatches<KernelError>>
         }))
+    }
+
+    fn filtered_group_partial(
+        &self,
+        spec: &GroupBySpec,
+        predicate: &Expr,
+        batch: &RecordBatch,
+    ) -> Result<Option<RecordBatch>, KernelError> {
+        let found = self.gpu.filtered_group_partial(
+            self.stream,
+            self.owners,
+            spec,
+            predicate,
+            batch,
+            self.timed,
+        )?;
+        Ok(found.map(|found| self.counted(found)))
     }
 
     fn filter(
@@ -522,9 +545,6 @@ impl FrameDevice for GpuFrames<'_> {
         let found = self
             .gpu
             .filter(self.stream, self.owners, predicate, over, keep, self.timed)?;
-        Ok(found.map(|(table, t)| {
-            self.took.set(self.took.get() + t);
-            table
-        }))
+        Ok(found.map(|found| self.counted(found)))
     }
 }

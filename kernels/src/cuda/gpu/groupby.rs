@@ -31,20 +31,24 @@ impl Gpu {
     ) -> Result<(RecordBatch, Duration), KernelError> {
         let plan = GroupPlan::new(spec, batch.schema_ref())?;
         match plan {
-            Some(plan) if batch.num_rows() > 0 && batch.num_rows() < (1 << 30) => {
-                self.group_on_device(stream, owners, &plan, spec, batch, timed)
+            Some(plan) if GroupPlan::device_rows(batch.num_rows()) => {
+                self.group_on_device(stream, owners, &plan, spec, batch, None, timed)
             }
             _ => Ok((groupby::partial(spec, batch)?, Duration::ZERO)),
         }
     }
 
-    fn group_on_device(
+    /// The partial of `batch`'s rows by `plan`, leaving out the rows `keep` (a filter's
+    /// flags, one per row) flags 0.
+    #[allow(clippy::too_many_arguments)] // one groupby's inputs, each needed
+    pub(super) fn group_on_device(
         &self,
         stream: &Arc<CudaStream>,
         owners: &[Arc<ChunkData>],
         plan: &GroupPlan,
         spec: &GroupBySpec,
         batch: &RecordBatch,
+        keep: Option<&CudaSlice<u32>>,
         timed: bool,
     ) -> Result<(RecordBatch, Duration), KernelError> {
         let fns = self.frame_fns()?;
@@ -98,6 +102,12 @@ impl Gpu {
             .arg(&mask)
             .arg(&first)
             .arg(&slot_of_row);
+        // A null pointer where every row counts.
+        let every_row = 0u64;
+        match keep {
+            Some(flags) => args.arg(flags),
+            None => args.arg(&every_row),
+        };
         launch(args, self.grid(rows), BLOCK, 0)?;
         let (first_rows, groups) =
             self.number_groups(stream, &fns, rows, &slot_of_row, &first, &group_of_slot)?;
