@@ -417,8 +417,8 @@ pub(crate) mod testing {
         RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
     }
 
-    /// Asserts two partial tables are equal: float columns to 1e-9 relative (NaN equal to
-    /// NaN), the rest exactly.
+    /// Asserts two partial tables are equal: float columns to 1e-9 relative (equal
+    /// infinities and NaN with NaN too), the rest exactly.
     pub(crate) fn assert_same(got: &RecordBatch, want: &RecordBatch) {
         assert_eq!(got.schema(), want.schema());
         assert_eq!(got.num_rows(), want.num_rows());
@@ -432,7 +432,9 @@ pub(crate) mod testing {
                     for (x, y) in a.iter().zip(b.iter()) {
                         let (x, y) = (x.unwrap_or(0.0), y.unwrap_or(0.0));
                         assert!(
-                            (x - y).abs() <= 1e-9 * y.abs().max(1.0) || (x.is_nan() && y.is_nan()),
+                            x == y
+                                || (x - y).abs() <= 1e-9 * y.abs().max(1.0)
+                                || (x.is_nan() && y.is_nan()),
                             "column {c}: {x} {y}"
                         );
                     }
