@@ -213,33 +213,40 @@ pub trait FrameDevice {
         batch: &RecordBatch,
     ) -> Result<RecordBatch, KernelError>;
 
-    /// A join's matching rows (see [`join::MatchFn`]); `None` leaves them to the CPU.
+    /// A join's matching rows (see [`join::MatchFn`]); `None` (the default) leaves them to
+    /// the CPU.
     fn match_keys(
         &self,
-        build: &[ArrayRef],
-        probe: &[ArrayRef],
-        keep_unmatched: bool,
-    ) -> Result<Option<Box<dyn join::JoinMatches<KernelError> + '_>>, KernelError>;
+        _build: &[ArrayRef],
+        _probe: &[ArrayRef],
+        _keep_unmatched: bool,
+    ) -> Result<Option<Box<dyn join::JoinMatches<KernelError> + '_>>, KernelError> {
+        Ok(None)
+    }
 
     /// The groupby partial of the rows of `batch` where `predicate` is true, without
-    /// materializing them; `None` leaves the filter and the groupby to [`Self::filter`]
-    /// and [`Self::group_partial`].
+    /// materializing them; `None` (the default) leaves the filter and the groupby to
+    /// [`Self::filter`] and [`Self::group_partial`].
     fn filtered_group_partial(
         &self,
-        spec: &GroupBySpec,
-        predicate: &Expr,
-        batch: &RecordBatch,
-    ) -> Result<Option<RecordBatch>, KernelError>;
+        _spec: &GroupBySpec,
+        _predicate: &Expr,
+        _batch: &RecordBatch,
+    ) -> Result<Option<RecordBatch>, KernelError> {
+        Ok(None)
+    }
 
     /// The rows of `keep` where `predicate`, evaluated over `over` (a table of the same
-    /// rows), is true (see [`super::map::DeviceFilter`]); `None` leaves the filter to the
-    /// CPU.
+    /// rows), is true (see [`super::map::DeviceFilter`]); `None` (the default) leaves the
+    /// filter to the CPU.
     fn filter(
         &self,
-        predicate: &Expr,
-        over: &RecordBatch,
-        keep: &RecordBatch,
-    ) -> Result<Option<RecordBatch>, KernelError>;
+        _predicate: &Expr,
+        _over: &RecordBatch,
+        _keep: &RecordBatch,
+    ) -> Result<Option<RecordBatch>, KernelError> {
+        Ok(None)
+    }
 }
 
 /// The CPU kernels, as a [`FrameDevice`].
@@ -252,33 +259,6 @@ impl FrameDevice for CpuFrames {
         batch: &RecordBatch,
     ) -> Result<RecordBatch, KernelError> {
         Ok(groupby::partial(spec, batch)?)
-    }
-
-    fn match_keys(
-        &self,
-        _build: &[ArrayRef],
-        _probe: &[ArrayRef],
-        _keep_unmatched: bool,
-    ) -> Result<Option<Box<dyn join::JoinMatches<KernelError> + '_>>, KernelError> {
-        Ok(None)
-    }
-
-    fn filtered_group_partial(
-        &self,
-        _spec: &GroupBySpec,
-        _predicate: &Expr,
-        _batch: &RecordBatch,
-    ) -> Result<Option<RecordBatch>, KernelError> {
-        Ok(None)
-    }
-
-    fn filter(
-        &self,
-        _predicate: &Expr,
-        _over: &RecordBatch,
-        _keep: &RecordBatch,
-    ) -> Result<Option<RecordBatch>, KernelError> {
-        Ok(None)
     }
 }
 
@@ -511,15 +491,6 @@ mod tests {
             CpuFrames.group_partial(spec, batch)
         }
 
-        fn match_keys(
-            &self,
-            _build: &[ArrayRef],
-            _probe: &[ArrayRef],
-            _keep_unmatched: bool,
-        ) -> Result<Option<Box<dyn join::JoinMatches<KernelError> + '_>>, KernelError> {
-            Ok(None)
-        }
-
         fn filtered_group_partial(
             &self,
             spec: &GroupBySpec,
@@ -530,15 +501,6 @@ mod tests {
             let kept =
                 super::super::map::apply_steps(batch, &[MapStep::Filter(predicate.clone())])?;
             Ok(Some(groupby::partial(spec, &kept)?))
-        }
-
-        fn filter(
-            &self,
-            _predicate: &Expr,
-            _over: &RecordBatch,
-            _keep: &RecordBatch,
-        ) -> Result<Option<RecordBatch>, KernelError> {
-            Ok(None)
         }
     }
 
