@@ -478,6 +478,18 @@ mod tests {
         assert_eq!(op.output_estimate([300, 400]), Some(700));
     }
 
+    /// `sum(a) by k`.
+    fn sum_of_a_by_k() -> GroupBySpec {
+        GroupBySpec {
+            keys: vec!["k".into()],
+            aggs: vec![AggSpec {
+                column: "a".into(),
+                func: AggFunc::Sum,
+                output: "a_sum".into(),
+            }],
+        }
+    }
+
     /// A device that takes a filter feeding a groupby (computing it on the CPU) and counts
     /// the times it did.
     struct Fusing(std::cell::Cell<usize>);
@@ -507,14 +519,7 @@ mod tests {
     #[test]
     fn a_last_filter_feeding_a_groupby_is_offered_to_the_device_as_one_step() {
         use super::super::expr::{col, lit};
-        let spec = GroupBySpec {
-            keys: vec!["k".into()],
-            aggs: vec![AggSpec {
-                column: "a".into(),
-                func: AggFunc::Sum,
-                output: "a_sum".into(),
-            }],
-        };
+        let spec = sum_of_a_by_k();
         let with_b = MapStep::WithColumn {
             name: "b".into(),
             expr: col("a") * lit(3),
@@ -551,14 +556,7 @@ mod tests {
 
     #[test]
     fn a_counted_partial_is_cut_into_hash_parts_that_agree_across_chunks() {
-        let spec = GroupBySpec {
-            keys: vec!["k".into()],
-            aggs: vec![AggSpec {
-                column: "a".into(),
-                func: AggFunc::Sum,
-                output: "a_sum".into(),
-            }],
-        };
+        let spec = sum_of_a_by_k();
         let parts = 5;
         let op = FrameOp::Pipeline(Pipeline {
             source: Source::Input,
