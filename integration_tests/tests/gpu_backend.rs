@@ -377,32 +377,76 @@ fn gpu_backend_groupby_partials_run_on_the_gpu_with_the_cpus_answer() {
                 stats.chunks_on_gpu > 0,
                 "no partial ran on the GPU: {stats:?}"
             );
-            assert_eq!(got.schema(), want.schema(), "{keys:?}, {per_chunk}");
-            assert_eq!(got.num_rows(), want.num_rows(), "{keys:?}, {per_chunk}");
-            for (c, field) in want.schema().fields().iter().enumerate() {
-                let (g, w) = (got.column(c), want.column(c));
-                if field.data_type() == &arrow::datatypes::DataType::Float64 {
-                    let (g, w) = (
-                        arrow::array::AsArray::as_primitive::<arrow::datatypes::Float64Type>(g),
-                        arrow::array::AsArray::as_primitive::<arrow::datatypes::Float64Type>(w),
-                    );
-                    for (x, y) in g.iter().zip(w.iter()) {
-                        let (x, y) = (x.unwrap_or(0.0), y.unwrap_or(0.0));
-                        assert!(
-                            (x - y).abs() <= 1e-9 * y.abs().max(1.0),
-                            "{}: {x} vs {y}",
-                            field.name()
-                        );
-                    }
-                } else {
-                    assert_eq!(
-                        g,
-                        w,
-                        "{} by {keys:?}, {per_chunk} rows a chunk",
-                        field.name()
-                    );
-                }
-            }
+            assert_tables_close(
+                &got,
+                &want,
+                &format!("by {keys:?}, {per_chunk} rows a chunk"),
+            );
         }
+    }
+}
+
+/// Asserts two groupby results are equal: float columns to 1e-9 relative (the device adds
+/// in another order), the rest exactly.
+fn assert_tables_close(
+    got: &arrow::array::RecordBatch,
+    want: &arrow::array::RecordBatch,
+    what: &str,
+) {
+    assert_eq!(got.schema(), want.schema(), "{what}");
+    assert_eq!(got.num_rows(), want.num_rows(), "{what}");
+    for (c, field) in want.schema().fields().iter().enumerate() {
+        let (g, w) = (got.column(c), want.column(c));
+        if field.data_type() == &arrow::datatypes::DataType::Float64 {
+            let (g, w) = (
+                arrow::array::AsArray::as_primitive::<arrow::datatypes::Float64Type>(g),
+                arrow::array::AsArray::as_primitive::<arrow::datatypes::Float64Type>(w),
+            );
+            for (x, y) in g.iter().zip(w.iter()) {
+                let (x, y) = (x.unwrap_or(0.0), y.unwrap_or(0.0));
+                assert!(
+                    x == y || (x - y).abs() <= 1e-9 * y.abs().max(1.0),
+                    "{} {what}: {x} vs {y}",
+                    field.name()
+                );
+            }
+        } else {
+            assert_eq!(g, w, "{} {what}", field.name());
+        }
+    }
+}
+
+#[test]
+fn gpu_backend_filters_run_on_the_gpu_with_the_cpus_answer() {
+    use tessera::dataframe::{col, from_arrow, lit, Agg};
+    let Some(gpu) = gpu_session(builder()) else {
+        return;
+    };
+    let cpu = cpu_session(builder());
+    let table = groupby_table(200_000);
+    let predicate = (col("f").gt(1_000.0) & col("name").ne("id042")) | (col("id") % lit(7)).eq(3);
+    for per_chunk in [7_777, 200_000] {
+        let kept = from_arrow(table.clone(), Some(per_chunk)).filter(predicate.clone());
+        // Kept as a table: filtered on the GPU, equal to the CPU's rows exactly.
+        let (got, stats) = kept
+            .execute_with_stats(&gpu)
+            .expect("the GPU session's filter");
+        assert!(
+            stats.chunks_on_gpu > 0,
+            "no filter ran on the GPU: {stats:?}"
+        );
+        assert_eq!(got, kept.execute(&cpu).expect("the CPU session's filter"));
+        assert!(got.num_rows() > 0 && got.num_rows() < table.num_rows());
+        // Feeding a groupby: the filter's flags go straight to the device's groupby.
+        let q = kept
+            .groupby(&["name"])
+            .agg(&[("v", &[Agg::Sum, Agg::Max]), ("f", &[Agg::Mean])]);
+        let (got, stats) = q.execute_with_stats(&gpu).expect("the GPU session's query");
+        assert!(
+            stats.chunks_on_gpu > 0,
+            "no partial ran on the GPU: {stats:?}"
+        );
+        let want = q.execute(&cpu).expect("the CPU session's query");
+        assert_tables_close(&got, &want, &format!("{per_chunk} rows a chunk"));
     }
 }
