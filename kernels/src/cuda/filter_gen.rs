@@ -117,6 +117,27 @@ pub fn filter_source(predicate: &Expr, schema: &Schema) -> Option<FilterKernel> 
     })
 }
 
+/// Whether `predicate` is made only of the expressions the generator takes (columns and
+/// constants under its operators), so that a kernel may exist for it once the column types
+/// are known: what a planner can tell without the schema.
+pub fn may_take(predicate: &Expr) -> bool {
+    match predicate {
+        Expr::Column(_) | Expr::Literal(_) => true,
+        Expr::Binary { left, right, .. }
+        | Expr::FillNull {
+            expr: left,
+            value: right,
+        } => may_take(left) && may_take(right),
+        Expr::Not(e)
+        | Expr::Negate(e)
+        | Expr::IsNull(e)
+        | Expr::IsNotNull(e)
+        | Expr::StrContains { expr: e, .. }
+        | Expr::Alias { expr: e, .. } => may_take(e),
+        Expr::Cast { .. } | Expr::DatePart { .. } | Expr::Function { .. } => false,
+    }
+}
+
 /// What a generated value holds: the C types the generator computes in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Cat {

@@ -327,6 +327,42 @@ fn predicates_the_generator_does_not_take_are_left_to_the_cpu() {
 }
 
 #[test]
+fn a_planner_sends_a_kept_filter_to_the_device_only_where_a_kernel_may_exist() {
+    use crate::frame::map::MapStep;
+    use crate::frame::ops::{FrameOp, Pipeline, Sink, Source};
+    use crate::ChunkOp;
+    let table = awkward_table();
+    let kept = |steps: Vec<MapStep>| {
+        ChunkOp::Frame(FrameOp::Pipeline(Pipeline {
+            source: Source::Input,
+            steps,
+            sink: Sink::Table,
+        }))
+    };
+    // Every predicate with a kernel has the shape; shapes are all a planner can check.
+    for p in predicates() {
+        assert!(super::filter_gen::may_take(&p), "{p}");
+        assert!(super::Gpu::runs(&kept(vec![MapStep::Filter(p)])));
+    }
+    let cast = col("a").cast(DataType::Int64).gt(0);
+    assert!(!super::filter_gen::may_take(&cast));
+    assert!(!super::Gpu::runs(&kept(vec![MapStep::Filter(
+        cast.clone()
+    )])));
+    // A boolean column has the shape but no kernel: the device leaves it to the CPU.
+    assert!(super::filter_gen::may_take(&col("flag")));
+    assert!(filter_source(&col("flag"), table.schema_ref()).is_none());
+    // A table without a filter stays the CPU's.
+    let rename = MapStep::Rename(vec![("a".into(), "z".into())]);
+    assert!(!super::Gpu::runs(&kept(vec![rename.clone()])));
+    assert!(super::Gpu::runs(&kept(vec![
+        rename,
+        MapStep::Filter(cast),
+        MapStep::Filter(col("a").gt(0))
+    ])));
+}
+
+#[test]
 fn a_filter_kernel_reads_each_column_once_and_is_named_by_its_source() {
     let table = awkward_table();
     let p = (col("b") + col("a")).gt(col("b")) & col("s").eq("x");

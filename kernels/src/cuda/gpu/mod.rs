@@ -27,6 +27,7 @@ mod staging;
 pub use frame::compile_frame_kernels;
 
 use super::codegen::CudaKernel;
+use super::filter_gen;
 use super::{nvrtc, probe, GpuProbe};
 use crate::frame::join::JoinHow;
 use crate::frame::map::MapStep;
@@ -320,7 +321,12 @@ impl Gpu {
         match op {
             ChunkOp::Fused(_) | ChunkOp::Linalg(LinalgOp::MatMul { .. } | LinalgOp::Qr(_)) => true,
             ChunkOp::Frame(FrameOp::Pipeline(p)) => {
-                let filters = p.steps.iter().any(|s| matches!(s, MapStep::Filter(_)));
+                // A table kept after filters goes to the device only where a predicate may
+                // have a kernel there.
+                let filters = p.steps.iter().any(|s| match s {
+                    MapStep::Filter(e) => filter_gen::may_take(e),
+                    _ => false,
+                });
                 matches!(p.source, Source::Input)
                     && match p.sink {
                         Sink::GroupPartial(_) | Sink::CountedPartial { .. } => true,
