@@ -116,14 +116,14 @@ fn filter_op(grouped: bool) -> ChunkOp {
     use tessera_kernels::frame::expr::{col, lit};
     use tessera_kernels::frame::map::MapStep;
     let predicate = col("v3").gt(0.5) & col("id1").ne("id042") & (col("v1") % lit(2)).eq(1);
-    let sink = match q1_op() {
-        ChunkOp::Frame(FrameOp::Pipeline(p)) if grouped => p.sink,
-        _ => Sink::Table,
-    };
     ChunkOp::Frame(FrameOp::Pipeline(Pipeline {
         source: Source::Input,
         steps: vec![MapStep::Filter(predicate)],
-        sink,
+        sink: if grouped {
+            Sink::GroupPartial(q1_spec())
+        } else {
+            Sink::Table
+        },
     }))
 }
 
@@ -180,15 +180,20 @@ fn q1_op() -> ChunkOp {
     ChunkOp::Frame(FrameOp::Pipeline(Pipeline {
         source: Source::Input,
         steps: vec![],
-        sink: Sink::GroupPartial(GroupBySpec {
-            keys: vec!["id1".into()],
-            aggs: vec![AggSpec {
-                column: "v1".into(),
-                func: AggFunc::Sum,
-                output: "v1".into(),
-            }],
-        }),
+        sink: Sink::GroupPartial(q1_spec()),
     }))
+}
+
+/// `sum(v1) by id1`.
+fn q1_spec() -> GroupBySpec {
+    GroupBySpec {
+        keys: vec!["id1".into()],
+        aggs: vec![AggSpec {
+            column: "v1".into(),
+            func: AggFunc::Sum,
+            output: "v1".into(),
+        }],
+    }
 }
 
 /// The digest of a workload's result: pi's estimate, sincos's boolean, the product's

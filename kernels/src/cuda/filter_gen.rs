@@ -290,7 +290,9 @@ impl Gen<'_> {
         }
     }
 
-    /// A column's value at row `i`, read as its kind.
+    /// A column's value at row `i`, read as its kind: the kind is known here, so the read
+    /// goes through a pointer of its C type rather than `frame_cols.cuh`'s `ts_int_at` /
+    /// `ts_float_at`, which switch on the kind at every row.
     fn column(&mut self, name: &str) -> Option<Val> {
         let field = self
             .schema
