@@ -274,3 +274,22 @@ fn isin_outer_unique_and_boolean_masks() {
     assert!(matches!(t.boolean_mask(&t, &s), Err(Error::Shape(_))));
     assert_eq!(item_f64(&run(&s, &t.sum())), v.iter().sum::<i64>() as f64);
 }
+
+#[test]
+fn zero_dimensional_arrays_reshape_to_and_from_ones() {
+    let s = session();
+    // np.float64(2.5).reshape(1) == [2.5]; .reshape(1, 1, 1).shape == (1, 1, 1)
+    let scalar = tensor::from_vec(vec![2.5f64], &[]);
+    for shape in [vec![1isize], vec![1, 1], vec![1, 1, 1], vec![-1]] {
+        let h = run(&s, &scalar.reshape(&shape));
+        let want: Vec<usize> = shape.iter().map(|_| 1).collect();
+        assert_eq!(h.shape(), want.as_slice(), "reshape{shape:?}");
+        assert_eq!(item_f64(&h), 2.5, "reshape{shape:?}");
+    }
+    // np.array([[7]]).reshape(()) == 7, and back through a 0-d step to a vector.
+    let one = tensor::from_vec(vec![7i64], &[1, 1]);
+    let h = run(&s, &one.reshape(&[]));
+    assert_eq!(h.shape(), &[] as &[usize]);
+    assert_eq!(run(&s, &one.reshape(&[]).reshape(&[1])).shape(), &[1]);
+    assert_eq!(i64s(&h), vec![7]);
+}

@@ -58,9 +58,15 @@ pub(crate) fn run(spec: &ReshapeSpec, inputs: &[Arc<ChunkData>]) -> Result<Chunk
                     .and_then(|x| x.as_tensor())
                     .ok_or_else(|| bad(format!("reshape input {} missing", c.input)))?;
                 let data = Element::slice(t.data()).ok_or_else(|| bad("reshape inputs differ in dtype".into()))?;
-                let cs = c_strides(&c.shape);
-                let local: usize = m_src.iter().zip(&c.start).zip(&cs).map(|((&i, &s), &st)| (i - s) * st).sum();
-                let fit = (c.start[last] + c.shape[last] - m_src[last]).min(run - done);
+                // A 0-d source is read as the one-element vector it holds, as above.
+                let (c_start, c_shape): (&[usize], &[usize]) = if spec.src_shape.is_empty() {
+                    (&[0], &[1])
+                } else {
+                    (&c.start, &c.shape)
+                };
+                let cs = c_strides(c_shape);
+                let local: usize = m_src.iter().zip(c_start).zip(&cs).map(|((&i, &s), &st)| (i - s) * st).sum();
+                let fit = (c_start[last] + c_shape[last] - m_src[last]).min(run - done);
                 o.extend_from_slice(data.get(local..local + fit).ok_or_else(|| bad("reshape read past a chunk".into()))?);
                 done += fit;
                 advance(&mut m_src, src_shape, fit);
