@@ -300,6 +300,12 @@ fn roundings_sign_clip_and_classification() {
         for (g, w) in sign.iter().zip(want) {
             assert!(g == &w || (g.is_nan() && w.is_nan()), "sign: {g} vs {w}");
         }
+        // np.sign(-0.0) is +0.0.
+        let zeros = f64s(&run(&s, &chunked(&[-0.0, 0.0], c).sign()));
+        assert_eq!(
+            zeros.iter().map(|z| z.to_bits()).collect::<Vec<_>>(),
+            vec![0, 0]
+        );
         let clip = f64s(&run(&s, &t.clip(-1.0, 2.0)));
         for (g, &v) in clip.iter().zip(&x) {
             let w = if v.is_nan() { nan } else { v.clamp(-1.0, 2.0) };
@@ -365,8 +371,9 @@ fn transcendental_functions_match_std() {
     let unit: Vec<f64> = (0..33).map(|i| (i as f64 - 16.0) / 16.5).collect();
     let wide: Vec<f64> = (0..41).map(|i| (i as f64 - 20.0) * 0.37).collect();
     let pos: Vec<f64> = (0..30).map(|i| (i as f64 + 0.5) * 1.7).collect();
+    let from_one: Vec<f64> = pos.iter().map(|v| v + 0.15).collect();
     type Case<'a> = (fn(&Tensor) -> Tensor, fn(f64) -> f64, &'a [f64]);
-    let cases: [Case; 12] = [
+    let cases: [Case; 15] = [
         (Tensor::tan, f64::tan, &wide),
         (Tensor::arcsin, f64::asin, &unit),
         (Tensor::arccos, f64::acos, &unit),
@@ -379,6 +386,9 @@ fn transcendental_functions_match_std() {
         (Tensor::log1p, f64::ln_1p, &unit),
         (Tensor::expm1, f64::exp_m1, &wide),
         (Tensor::exp2, f64::exp2, &wide),
+        (Tensor::arcsinh, f64::asinh, &wide),
+        (Tensor::arccosh, f64::acosh, &from_one),
+        (Tensor::arctanh, f64::atanh, &unit),
     ];
     for (f, reference, xs) in cases {
         let want = Arr::new(&[xs.len()], xs.iter().map(|&v| reference(v)).collect());
@@ -398,6 +408,16 @@ fn transcendental_functions_match_std() {
     // Outside the domain: NaN; at the poles: infinities.
     let h = f64s(&run(&s, &chunked(&[2.0, -1.0, 0.0], 2).arcsin()));
     assert!(h[0].is_nan() && h[1] == -std::f64::consts::FRAC_PI_2 && h[2] == 0.0);
+    // np.arccosh([0.5, 1.0, inf]) == [nan, 0.0, inf]; np.arctanh([1.0, -1.0, 2.0]) ==
+    // [inf, -inf, nan]; np.arcsinh(-inf) == -inf.
+    let h = f64s(&run(&s, &chunked(&[0.5, 1.0, f64::INFINITY], 2).arccosh()));
+    assert!(h[0].is_nan() && h[1] == 0.0 && h[2] == f64::INFINITY);
+    let h = f64s(&run(&s, &chunked(&[1.0, -1.0, 2.0], 2).arctanh()));
+    assert!(h[0] == f64::INFINITY && h[1] == f64::NEG_INFINITY && h[2].is_nan());
+    assert_eq!(
+        f64s(&run(&s, &chunked(&[f64::NEG_INFINITY], 1).arcsinh())),
+        vec![f64::NEG_INFINITY]
+    );
     let h = f64s(&run(&s, &chunked(&[0.0, -1.0], 1).log10()));
     assert_eq!(h[0], f64::NEG_INFINITY);
     assert!(h[1].is_nan());
@@ -422,6 +442,30 @@ fn transcendental_functions_match_std() {
         f64s(&run(&s, &chunked(&[1.0], 1).arctan2(-1.0))),
         vec![3.0 * std::f64::consts::FRAC_PI_4]
     );
+    // copysign takes the sign bit: of -0.0 and of a negative NaN too (np.copysign).
+    let mags = vec![1.5, -2.0, 0.0, f64::INFINITY, f64::NAN, -3.0];
+    let signs = vec![-0.0, 1.0, -1.0, -f64::NAN, f64::NEG_INFINITY, 0.0];
+    for c in [1, 4] {
+        let got = f64s(&run(
+            &s,
+            &chunked(&mags, c).copysign(chunked(&signs, c + 1)),
+        ));
+        for i in 0..mags.len() {
+            let want = mags[i].copysign(signs[i]);
+            assert_eq!(
+                got[i].to_bits(),
+                want.to_bits(),
+                "copysign({}, {})",
+                mags[i],
+                signs[i]
+            );
+        }
+    }
+    let h = run(&s, &chunked(&[3i64, -4], 1).copysign(-1.0));
+    assert_eq!(h.dtype(), DType::F64, "integers give float64");
+    assert_eq!(f64s(&h), vec![-3.0, -4.0]);
+    let h = run(&s, &chunked(&[2.0f32], 1).copysign(-1.0));
+    assert_eq!(h.dtype(), DType::F32, "float32 stays float32");
 }
 
 #[test]

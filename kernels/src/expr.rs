@@ -61,6 +61,12 @@ pub enum UnaryOp {
     Expm1,
     /// `2^x` (floats).
     Exp2,
+    /// Inverse hyperbolic sine (floats).
+    Arcsinh,
+    /// Inverse hyperbolic cosine (floats).
+    Arccosh,
+    /// Inverse hyperbolic tangent (floats).
+    Arctanh,
     /// Bitwise not (integers).
     BitNot,
 }
@@ -93,6 +99,9 @@ impl UnaryOp {
             UnaryOp::Log1p => "log1p",
             UnaryOp::Expm1 => "expm1",
             UnaryOp::Exp2 => "exp2",
+            UnaryOp::Arcsinh => "arcsinh",
+            UnaryOp::Arccosh => "arccosh",
+            UnaryOp::Arctanh => "arctanh",
             UnaryOp::BitNot => "invert",
         }
     }
@@ -118,6 +127,9 @@ impl UnaryOp {
                 | UnaryOp::Log1p
                 | UnaryOp::Expm1
                 | UnaryOp::Exp2
+                | UnaryOp::Arcsinh
+                | UnaryOp::Arccosh
+                | UnaryOp::Arctanh
         )
     }
 
@@ -183,6 +195,8 @@ pub enum BinaryOp {
     Arctan2,
     /// `sqrt(a² + b²)` without undue overflow (floats)
     Hypot,
+    /// The magnitude of `a` with the sign bit of `b` (floats)
+    Copysign,
 }
 
 impl BinaryOp {
@@ -214,6 +228,7 @@ impl BinaryOp {
             BinaryOp::Shr => "right_shift",
             BinaryOp::Arctan2 => "arctan2",
             BinaryOp::Hypot => "hypot",
+            BinaryOp::Copysign => "copysign",
         }
     }
 

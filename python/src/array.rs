@@ -94,6 +94,7 @@ fn binary_op(a: &Tensor, name: &str, b: Operand) -> PyResult<Tensor> {
         "logical_or" => a.logical_or(b),
         "arctan2" => a.arctan2(b),
         "hypot" => a.hypot(b),
+        "copysign" => a.copysign(b),
         "matmul" => match b {
             Operand::Tensor(b) => a.matmul(&b),
             Operand::Scalar(_) => return Err(value_error("matmul: operand is a scalar")),
@@ -124,6 +125,9 @@ fn unary_op(a: &Tensor, name: &str) -> PyResult<Tensor> {
         "log1p" => a.log1p(),
         "expm1" => a.expm1(),
         "exp2" => a.exp2(),
+        "arcsinh" => a.arcsinh(),
+        "arccosh" => a.arccosh(),
+        "arctanh" => a.arctanh(),
         "floor" => a.floor(),
         "ceil" => a.ceil(),
         "trunc" => a.trunc(),

@@ -5,6 +5,7 @@
 //! Everything here is `#[inline(always)]` so that the loops are compiled again inside
 //! the fused evaluator's AVX2 / AVX-512 entry points.
 
+use super::libm::Hyperbolic;
 use super::vmath;
 use crate::dtype::DType;
 use crate::expr::{BinaryOp, ReduceOp, UnaryOp};
@@ -159,8 +160,8 @@ macro_rules! inline {
 /// Float unary functions other than the [`vmath`] ones. Those with an instruction of their
 /// own (`sqrt`, the roundings) are loops over the operation itself, which LLVM inlines and
 /// vectorizes (`vsqrtpd`, `vroundpd`: correctly rounded, so every SIMD level gives the
-/// same bits); the transcendental ones call Rust's std (the platform's libm) value by
-/// value through a function pointer.
+/// same bits); the transcendental ones call the platform's libm (through Rust's std, or
+/// [`super::libm`] for the inverse hyperbolics) value by value through a function pointer.
 macro_rules! float_unary {
     ($name:ident, $t:ty) => {
         #[inline(always)]
@@ -183,6 +184,9 @@ macro_rules! float_unary {
                 UnaryOp::Log1p => <$t>::ln_1p,
                 UnaryOp::Expm1 => <$t>::exp_m1,
                 UnaryOp::Exp2 => <$t>::exp2,
+                UnaryOp::Arcsinh => <$t>::libm_asinh,
+                UnaryOp::Arccosh => <$t>::libm_acosh,
+                UnaryOp::Arctanh => <$t>::libm_atanh,
                 UnaryOp::Exp => <$t>::exp,
                 UnaryOp::Log => <$t>::ln,
                 UnaryOp::Sin => <$t>::sin,
@@ -403,6 +407,7 @@ macro_rules! float_binary {
                 BinaryOp::Fmod => zip(a, b, out, |x, y| x % y),
                 BinaryOp::Arctan2 => zip(a, b, out, |x: $t, y: $t| x.atan2(y)),
                 BinaryOp::Hypot => zip(a, b, out, |x: $t, y: $t| x.hypot(y)),
+                BinaryOp::Copysign => zip(a, b, out, |x: $t, y: $t| x.copysign(y)),
                 _ => arith(op, a, b, out)?,
             }
             Ok(())

@@ -4,6 +4,7 @@ mod array;
 mod combine;
 mod elementwise;
 mod fused;
+mod libm;
 pub(crate) mod linalg;
 pub mod philox;
 pub(crate) mod reduce;

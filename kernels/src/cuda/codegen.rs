@@ -60,9 +60,10 @@
 //!   `2^17` and of non-finite values; the libdevice functions standing for the CPU's
 //!   libm calls, within CUDA's documented maximum ulp errors (CUDA Programming Guide,
 //!   "Mathematical Functions"; the CPU's glibc adds its own, at most a few ulps) — `f64`:
-//!   `tan asin acos atan sinh atan2 hypot` 2, `cosh tanh log2 log10 log1p expm1 exp2` 1;
-//!   `f32`: `tanf` 4, `sinhf atan2f hypotf` 3, `asinf acosf atanf coshf tanhf log10f
-//!   exp2f` 2, `log2f log1pf expm1f` 1. `floor ceil trunc rint fmod` and the float
+//!   `asinh acosh` 3, `tan asin acos atan sinh atanh atan2 hypot` 2, `cosh tanh log2
+//!   log10 log1p expm1 exp2` 1; `f32`: `tanf acoshf` 4, `sinhf asinhf atanhf atan2f
+//!   hypotf` 3, `asinf acosf atanf coshf tanhf log10f exp2f` 2, `log2f log1pf expm1f` 1;
+//!   `copysign` is exact. `floor ceil trunc rint fmod` and the float
 //!   `floor_divide` / `remainder` are exact (0 ulp), so bit-identical;
 //!   float sums, products, means and variances of the
 //!   trailing reduction (a tree instead of the CPU's order; Welford per thread, Chan's

@@ -33,6 +33,9 @@ unary_fns! {
     log1p, UnaryOp::Log1p, "`ln(1 + self)`, accurate near 0";
     expm1, UnaryOp::Expm1, "`e ** self - 1`, accurate near 0";
     exp2, UnaryOp::Exp2, "`2 ** self`";
+    arcsinh, UnaryOp::Arcsinh, "Inverse hyperbolic sine";
+    arccosh, UnaryOp::Arccosh, "Inverse hyperbolic cosine (NaN below 1)";
+    arctanh, UnaryOp::Arctanh, "Inverse hyperbolic tangent (infinite at ±1, NaN beyond)";
 }
 
 macro_rules! binary_fns {
@@ -62,6 +65,8 @@ binary_fns! {
         "Arithmetic `self >> rhs` for integers; shifting by the width or more gives 0, or -1 for negative values (NumPy).";
     arctan2, BinaryOp::Arctan2, "The angle of the point `(rhs, self)` in `[-pi, pi]` (integers give `float64`).";
     hypot, BinaryOp::Hypot, "`sqrt(self² + rhs²)` without undue overflow (integers give `float64`).";
+    copysign, BinaryOp::Copysign,
+        "The magnitude of `self` with the sign bit of `rhs` (of `-0.0` and a negative NaN too; integers give `float64`).";
 }
 
 impl Tensor {
@@ -150,7 +155,8 @@ impl Tensor {
                 op: "sign".into(),
                 dtype: DType::Bool,
             }),
-            _ => where_(&self.gt(0), 1, where_(&self.lt(0), -1, self)),
+            // `self + 0` is `+0.0` for `-0.0` (NumPy's sign of either zero) and NaN for NaN.
+            _ => where_(&self.gt(0), 1, where_(&self.lt(0), -1, self + 0)),
         }
     }
 

@@ -129,7 +129,7 @@ pub(crate) fn binary_nodes(op: BinaryOp, a: &Arc<Node>, b: &Arc<Node>) -> Result
             (common, common)
         }
         _ if op.is_comparison() => (common, DType::Bool),
-        BinaryOp::Div | BinaryOp::Arctan2 | BinaryOp::Hypot => {
+        BinaryOp::Div | BinaryOp::Arctan2 | BinaryOp::Hypot | BinaryOp::Copysign => {
             (common.float_result(), common.float_result())
         }
         BinaryOp::Maximum | BinaryOp::Minimum => (common, common),

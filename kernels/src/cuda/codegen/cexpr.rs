@@ -265,6 +265,8 @@ pub(crate) fn binary(
         (BinaryOp::Arctan2, DType::F32) => format!("atan2f({a}, {b})"),
         (BinaryOp::Hypot, DType::F64) => format!("hypot({a}, {b})"),
         (BinaryOp::Hypot, DType::F32) => format!("hypotf({a}, {b})"),
+        (BinaryOp::Copysign, DType::F64) => format!("copysign({a}, {b})"),
+        (BinaryOp::Copysign, DType::F32) => format!("copysignf({a}, {b})"),
         (BinaryOp::And | BinaryOp::Minimum | BinaryOp::BitAnd, DType::Bool) => {
             format!("({a} && {b})")
         }

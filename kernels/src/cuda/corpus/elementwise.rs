@@ -4,7 +4,7 @@
 use super::*;
 
 /// Every unary op; issue 13's start at `Floor`, index 8 (see `numpy_ops`).
-pub(super) const UNARY: [UnaryOp; 25] = [
+pub(super) const UNARY: [UnaryOp; 28] = [
     UnaryOp::Neg,
     UnaryOp::Abs,
     UnaryOp::Sqrt,
@@ -30,10 +30,13 @@ pub(super) const UNARY: [UnaryOp; 25] = [
     UnaryOp::Expm1,
     UnaryOp::Exp2,
     UnaryOp::BitNot,
+    UnaryOp::Arcsinh,
+    UnaryOp::Arccosh,
+    UnaryOp::Arctanh,
 ];
 
 /// Every binary op; issue 13's start at `FloorDiv`, index 15 (see `numpy_ops`).
-pub(super) const BINARY: [BinaryOp; 25] = [
+pub(super) const BINARY: [BinaryOp; 26] = [
     BinaryOp::Add,
     BinaryOp::Sub,
     BinaryOp::Mul,
@@ -59,6 +62,7 @@ pub(super) const BINARY: [BinaryOp; 25] = [
     BinaryOp::Shr,
     BinaryOp::Arctan2,
     BinaryOp::Hypot,
+    BinaryOp::Copysign,
 ];
 
 /// The CPU evaluator's support for `op` on `dtype` (see `cpu::elementwise::unary`).
@@ -87,7 +91,13 @@ pub fn binary_supported(op: BinaryOp, dtype: DType) -> bool {
                 | BinaryOp::BitOr
                 | BinaryOp::BitXor
         ),
-        _ => !op.is_logical() && !matches!(op, BinaryOp::Div | BinaryOp::Arctan2 | BinaryOp::Hypot),
+        _ => {
+            !op.is_logical()
+                && !matches!(
+                    op,
+                    BinaryOp::Div | BinaryOp::Arctan2 | BinaryOp::Hypot | BinaryOp::Copysign
+                )
+        }
     }
 }
 
