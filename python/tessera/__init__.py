@@ -11,7 +11,7 @@ dtypes at once, that ``compute()`` cuts into chunks and runs on every core of a
 arrays (owning Tessera's result buffer, no copy) and pandas/Arrow tables.
 """
 
-from . import linalg, random
+from . import array_api, linalg, random
 from ._array import SUPPORTED_DTYPES, Array, asarray, from_numpy
 from ._frame import DataFrame, GroupBy, Scalar, Series, from_arrow, from_pandas, read_csv, read_parquet
 from ._functions import (
@@ -20,9 +20,12 @@ from ._functions import (
     any,
     arange,
     arccos,
+    arccosh,
     arcsin,
+    arcsinh,
     arctan,
     arctan2,
+    arctanh,
     argmax,
     argmin,
     argsort,
@@ -30,6 +33,7 @@ from ._functions import (
     ceil,
     clip,
     concatenate,
+    copysign,
     cos,
     cosh,
     count_nonzero,

@@ -99,6 +99,51 @@ class Array:
         """The transpose (axes reversed)."""
         return Array(self._a.unary("transpose"), "transpose")
 
+    @property
+    def mT(self) -> "Array":
+        """The last two axes swapped (the array API's matrix transpose)."""
+        from . import array_api
+
+        return array_api.matrix_transpose(self)
+
+    @property
+    def device(self) -> str:
+        """Where the array lives for the array API: ``"cpu"`` (the session places chunks
+        on its devices itself)."""
+        return "cpu"
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> "Array":
+        """The array on ``device`` (only ``"cpu"``: see :meth:`to_backend` for GPUs)."""
+        if device != "cpu":
+            raise TesseraValueError(f"unknown device {device!r}; the array API device is 'cpu'")
+        return self
+
+    def __array_namespace__(self, /, *, api_version: Optional[str] = None) -> Any:
+        """The array API standard's namespace for this array: :mod:`tessera.array_api`."""
+        if api_version not in (None, "2021.12", "2022.12", "2023.12"):
+            raise TesseraValueError(f"array API version {api_version} is not supported")
+        from . import array_api
+
+        return array_api
+
+    def __dlpack__(
+        self,
+        /,
+        *,
+        stream: Any = None,
+        max_version: Optional[Tuple[int, int]] = None,
+        dl_device: Optional[Tuple[int, int]] = None,
+        copy: Optional[bool] = None,
+    ) -> Any:
+        """Computes the array and exports it through DLPack (NumPy's buffer)."""
+        return np.asarray(self).__dlpack__(
+            stream=stream, max_version=max_version, dl_device=dl_device, copy=copy
+        )
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        """DLPack's CPU device."""
+        return (1, 0)
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d array")
@@ -141,6 +186,9 @@ class Array:
 
     def __int__(self) -> int:
         return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
 
     def __pos__(self) -> "Array":
         return self
@@ -188,6 +236,26 @@ class Array:
 
     def __getitem__(self, key: Any) -> "Array":
         return _getitem(self, key)
+
+    def __matmul__(self, other: Any) -> "Array":
+        """``self @ other``: the array API's :func:`tessera.array_api.matmul` (batched,
+        in the promoted dtype)."""
+        from .array_api import matmul
+
+        return matmul(self, asarray(other))
+
+    def __rmatmul__(self, other: Any) -> "Array":
+        """``other @ self``."""
+        from .array_api import matmul
+
+        return matmul(asarray(other), self)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``x[key] = value`` (basic indexing, or a bool mask of ``x``'s shape with a scalar
+        value). The array is an expression, so this makes ``x`` a new one (``where`` over
+        the selected positions); arrays built from ``x`` before keep the old values."""
+        self._a = _assigned(self, key, value)._a
+        self._op = "setitem"
 
     # --- reductions --------------------------------------------------------------------
     def _reduce(self, op: str, axis: Axis, keepdims: bool, ddof: int = 0) -> "Array":
@@ -301,12 +369,12 @@ _ops.install(
     Array,
     binary={
         "add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floor_divide",
-        "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and",
+        "mod": "remainder", "pow": "pow", "and": "bitwise_and",
         "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift",
         "rshift": "right_shift", "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt",
         "ge": "ge",
     },
-    reflected=["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor"],
+    reflected=["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor"],
     unary={"neg": "neg", "abs": "abs", "invert": "invert"},
 )
 
@@ -336,24 +404,9 @@ def _getitem(a: Array, key: Any) -> Array:
     the array's shape (NumPy's ``x[mask]``: the selected elements in C order, computed on the
     default session since their number is data) or integers along the first axis
     (``x[[2, 0, 2]]``)."""
-    if isinstance(key, (Array, np.ndarray, list)):
+    if isinstance(key, (Array, np.ndarray, list, bool, np.bool_)):
         return _array_index(a, key)
-    if not isinstance(key, tuple):
-        key = (key,)
-    if sum(k is Ellipsis for k in key) > 1:
-        raise TesseraIndexError("an index can only have a single ellipsis ('...')")
-    real = sum(k is not None and k is not Ellipsis for k in key)
-    if real > a.ndim:
-        raise TesseraIndexError(
-            f"too many indices for array: array is {a.ndim}-dimensional, but {real} were indexed"
-        )
-    expanded: list = []
-    for k in key:
-        if k is Ellipsis:
-            expanded.extend([slice(None)] * (a.ndim - real))
-        else:
-            expanded.append(k)
-    expanded.extend([slice(None)] * (a.ndim - sum(k is not None for k in expanded)))
+    expanded = _expanded(a, key)
     slices, out_shape, axis, reshape = [], [], 0, False
     for k in expanded:
         if k is None:
@@ -388,22 +441,97 @@ def _getitem(a: Array, key: Any) -> Array:
     return out
 
 
+def _expanded(a: Array, key: Any) -> list:
+    """``key`` (basic indexing) with its ``...`` spelled out and trailing ``:`` added."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if sum(k is Ellipsis for k in key) > 1:
+        raise TesseraIndexError("an index can only have a single ellipsis ('...')")
+    real = sum(k is not None and k is not Ellipsis for k in key)
+    if real > a.ndim:
+        raise TesseraIndexError(
+            f"too many indices for array: array is {a.ndim}-dimensional, but {real} were indexed"
+        )
+    expanded: list = []
+    for k in key:
+        if k is Ellipsis:
+            expanded.extend([slice(None)] * (a.ndim - real))
+        else:
+            expanded.append(k)
+    expanded.extend([slice(None)] * (a.ndim - sum(k is not None for k in expanded)))
+    return expanded
+
+
+def _assigned(a: Array, key: Any, value: Any) -> Array:
+    """``a`` with ``value`` at ``key`` (see :meth:`Array.__setitem__`)."""
+    from ._functions import where
+
+    if isinstance(key, (Array, np.ndarray, list)):
+        mask = asarray(key)
+        if mask.dtype != np.bool_ or mask.shape != a.shape:
+            raise TesseraIndexError("x[mask] = v needs a bool mask of x's shape")
+        v = asarray(value)
+        if v.size != 1:
+            raise TesseraValueError("x[mask] = v needs a scalar v")
+        return where(mask, v.reshape(()).astype(a.dtype), a)
+    # Per axis: which positions are selected (a bool mask) and, for each position, which
+    # element of the value lands there.
+    masks, maps, value_shape = [], [], []
+    axis = 0
+    for k in _expanded(a, key):
+        if k is None:
+            continue
+        n = a.shape[axis]
+        if isinstance(k, slice):
+            picked = range(*k.indices(n))
+        elif isinstance(k, (Array, np.ndarray, list)):
+            raise TesseraIndexError("x[key] = v takes basic indices or one bool mask")
+        else:
+            picked = [_index(k, n, axis)]
+        if not len(picked):
+            return a  # nothing selected
+        sel, where_from = np.zeros(n, np.bool_), np.zeros(n, np.int64)
+        sel[list(picked)] = True
+        where_from[list(picked)] = np.arange(len(picked))
+        shape = [1] * a.ndim
+        shape[axis] = n
+        masks.append(asarray(sel).reshape(shape))
+        maps.append(where_from)
+        value_shape.append(len(picked) if isinstance(k, slice) else 1)
+        axis += 1
+    target = _getitem(a, key).shape
+    v = asarray(value).astype(a.dtype)
+    v = Array(v._a.broadcast_to(list(target)), "broadcast_to").reshape(value_shape)
+    mask = None  # every position, until an axis selects fewer
+    for d in range(a.ndim):
+        if value_shape[d] != a.shape[d]:
+            mask = masks[d] if mask is None else mask & masks[d]
+        v = v.take(maps[d], d)
+    return v if mask is None else where(mask, v, a)
+
+
 def _array_index(a: Array, key: Any) -> Array:
-    """``a[key]`` for an array key: a bool mask of ``a``'s shape, or integer positions
-    along the first axis."""
-    if isinstance(key, Array) and key.dtype == np.bool_ and key.shape == a.shape:
+    """``a[key]`` for an array key: a bool mask of ``a``'s shape or of its leading axes
+    (the selected elements, or sub-arrays, in C order; a 0-d mask adds an axis of length 1
+    or 0), or integer positions along the first axis."""
+    if isinstance(key, Array) and key.dtype == np.bool_ and key.shape == a.shape and a.ndim:
         return Array(a._a.boolean_mask(key._a, get_session()._native), "getitem[mask]")
     idx = np.asarray(key.compute() if isinstance(key, Array) else key)
     if idx.dtype == np.bool_:
-        if idx.shape == a.shape:
-            return _array_index(a, asarray(idx))
-        if a.ndim > 0 and idx.shape == (a.shape[0],):
-            idx = np.flatnonzero(idx)  # rows, as NumPy's x[row_mask]
-        else:
+        k = idx.ndim
+        if idx.size == 0 and k <= a.ndim and 0 in a.shape[:k]:
+            return a.reshape((0,) + a.shape[k:])  # nothing to select (NumPy accepts any empty mask)
+        if idx.shape != a.shape[:k]:
             raise TesseraIndexError(
                 f"boolean index of shape {idx.shape} does not match the array's shape "
-                f"{a.shape} or its first axis"
+                f"{a.shape} or its leading axes"
             )
+        if k == 0:  # NumPy's x[True] / x[False]
+            return a.reshape((1,) + a.shape)[: int(idx)]
+        if k == a.ndim and k > 1:
+            return _array_index(a, asarray(idx))
+        rows = a.reshape((-1,) + a.shape[k:]) if k > 1 else a
+        return _array_index(rows, np.flatnonzero(idx))
     if idx.size == 0:
         idx = idx.astype(np.int64)
     if idx.ndim != 1 or idx.dtype.kind not in "iu":
@@ -432,7 +560,9 @@ def asarray(x: Any, dtype: Any = None) -> Array:
             raise TesseraTypeError(
                 f"dtype {arr.dtype} is not supported; Tessera has {SUPPORTED_DTYPES}"
             )
-    return Array(_tessera.from_numpy(np.ascontiguousarray(arr)), "from_numpy")
+    # (Not np.ascontiguousarray: it turns a 0-d array into a 1-d one.)
+    arr = arr if arr.flags.c_contiguous else arr.copy(order="C")
+    return Array(_tessera.from_numpy(arr), "from_numpy")
 
 
 from_numpy = asarray

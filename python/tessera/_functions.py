@@ -98,6 +98,9 @@ arctan = _unary("arctan", "Inverse tangent")
 sinh = _unary("sinh", "Hyperbolic sine")
 cosh = _unary("cosh", "Hyperbolic cosine")
 tanh = _unary("tanh", "Hyperbolic tangent")
+arcsinh = _unary("arcsinh", "Inverse hyperbolic sine")
+arccosh = _unary("arccosh", "Inverse hyperbolic cosine")
+arctanh = _unary("arctanh", "Inverse hyperbolic tangent")
 abs = _unary("abs", "Absolute value")  # noqa: A001 - NumPy's name
 floor = _unary("floor", "Floor")
 ceil = _unary("ceil", "Ceiling")
@@ -112,9 +115,14 @@ maximum = _binary("maximum", "The larger value (NaN if either is NaN)")
 minimum = _binary("minimum", "The smaller value (NaN if either is NaN)")
 arctan2 = _binary("arctan2", "The angle of the point (x2, x1)")
 hypot = _binary("hypot", "sqrt(x1**2 + x2**2)")
+copysign = _binary("copysign", "The magnitude of x1 with the sign bit of x2")
 logical_and = _binary("logical_and", "Logical and")
 logical_or = _binary("logical_or", "Logical or")
-matmul = _binary("matmul", "Matrix product")
+
+
+def matmul(x1: Any, x2: Any) -> Array:
+    """Matrix product (``x1 @ x2``: batched, in the promoted dtype, as NumPy's)."""
+    return asarray(x1) @ x2
 
 
 def _reduction(name: str):
