@@ -3,9 +3,15 @@
 
     python python/bench.py pi --size 1e8 --repeat 3
     python python/bench.py sincos --size 10000 --repeat 3
+    python python/bench.py groupby_q1 --size 1e7 --repeat 3 --data /tmp/peers-data
 
 Each timed run prints one JSON line: workload, engine, size, seconds (the compute only),
-peak_rss_mb, result_digest, run, rss_before_mb, load1. Build the extension optimised for
+peak_rss_mb, result_digest, run, rss_before_mb, load1 (and load_seconds for the frame
+workloads). The frame workloads are the peers' and ``tessera-bench``'s: the Parquet input
+is loaded and kept in the session first (``persist``, timed as load_seconds), then the
+query is timed up to a ``pyarrow.Table`` of the result (Tessera's buffers, no copy);
+``read_csv`` times the whole load of the G1 CSV. Their data is ``gen_data.py``'s, under
+``--data`` (default ``$PEERS_DATA`` or /tmp/peers-data). Build the extension optimised for
 numbers worth comparing (``maturin develop --release``); a debug build is for smoke tests.
 """
 
@@ -53,16 +59,83 @@ WORKLOADS = {
 }
 
 
+def _dval(x) -> object:
+    """The peers' digest value: an exact int when integral, else 7 significant digits."""
+    x = float(x)
+    return int(x) if x.is_integer() and abs(x) < 2**53 else float(f"{x:.7g}")
+
+
+def _sums(table, keep) -> list:
+    """[rows] + the sum of each column whose name ``keep`` accepts, as digest values."""
+    import pyarrow.compute as pc
+
+    return [table.num_rows] + [_dval(pc.sum(table[c]).as_py() or 0) for c in table.column_names if keep(c)]
+
+
+#: groupby queries: keys and {column: function}, as ../shared/peers/groupby.py.
+GROUPBY = {
+    "q1": (["id1"], {"v1": "sum"}),
+    "q2": (["id1", "id2"], {"v1": "sum"}),
+    "q3": (["id6"], {"v1": "sum", "v2": "sum", "v3": "sum"}),
+    "q4": (["id3"], {"v1": "mean", "v3": "mean"}),
+    "q5": (["id3"], {"v1": "max", "v2": "min"}),
+}
+
+
+def _g1(data: str, n: int, ext: str = "parquet") -> str:
+    return f"{data}/G1_{_fmt_size(n)}_1e2_0_0.{ext}"
+
+
+def _groupby(query: str):
+    keys, aggs = GROUPBY[query]
+    prepare = lambda data, n: [ts.read_parquet(_g1(data, n)).persist()]
+    run = lambda frames: frames[0].groupby(keys, sort=False).agg(aggs).to_arrow()
+    return prepare, run, lambda t: _sums(t, lambda c: c.startswith("v"))
+
+
+def _read_csv_digest(table) -> list:
+    import pyarrow.compute as pc
+
+    v3 = pc.sum(table["v3"]).as_py()
+    return [table.num_rows, int(pc.sum(table["v1"]).as_py()), float(f"{v3:.7g}")]
+
+
+#: Frame workloads: (load the input, the timed query, the digest of its result).
+FRAMES = {f"groupby_{q}": _groupby(q) for q in GROUPBY}
+FRAMES["join_g1_y"] = (
+    lambda data, n: [ts.read_parquet(_g1(data, n)).persist(), ts.read_parquet(f"{data}/Y_1e2.parquet").persist()],
+    lambda frames: frames[0].merge(frames[1], on="id1").to_arrow(),
+    lambda t: _sums(t, lambda c: c in ("v1", "v4")),
+)
+FRAMES["read_csv"] = (
+    lambda data, n: [_g1(data, n, "csv")],
+    lambda paths: ts.read_csv(paths[0]).to_arrow(),
+    _read_csv_digest,
+)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("workload", choices=sorted(WORKLOADS))
-    p.add_argument("--size", help="problem size (pi: points, sincos: side)")
+    p.add_argument("workload", choices=sorted(WORKLOADS) + sorted(FRAMES))
+    p.add_argument("--size", help="problem size (pi: points, sincos: side, frames: G1 rows)")
+    p.add_argument("--data", default=os.environ.get("PEERS_DATA", "/tmp/peers-data"),
+                   help="gen_data.py's folder (frame workloads)")
     p.add_argument("--repeat", type=int, default=1, help="timed runs (one JSON line each)")
     p.add_argument("--threads", type=int, help="worker threads (default: every core)")
     a = p.parse_args()
-    run, default, size_label, digest = WORKLOADS[a.workload]
-    n = _num(a.size or default)
+    extra = {}
+    if a.workload in FRAMES:
+        prepare, query, digest = FRAMES[a.workload]
+        n, size_label = _num(a.size or "1e7"), _fmt_size
+    else:
+        run, default, size_label, digest = WORKLOADS[a.workload]
+        n = _num(a.size or default)
     with ts.Session(threads=a.threads, progress=False):
+        if a.workload in FRAMES:
+            t0 = time.perf_counter()
+            inputs = prepare(a.data, n)
+            extra["load_seconds"] = round(time.perf_counter() - t0, 4)
+            run = lambda _: query(inputs)
         for i in range(a.repeat):
             gc.collect()
             before = _rss_mb()
@@ -74,8 +147,9 @@ def main() -> None:
                 "seconds": round(dt, 4),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "result_digest": digest(out), "run": i, "rss_before_mb": round(before, 1),
-                "load1": round(os.getloadavg()[0], 2),
+                "load1": round(os.getloadavg()[0], 2), **extra,
             }
+            del out
             print(json.dumps(rec), flush=True)
 
 
