@@ -16,6 +16,15 @@ mod session;
 
 use pyo3::prelude::*;
 
+/// The allocator of the extension's own (Rust) allocations, as in `tessera-bench`: freed
+/// chunk buffers stay with mimalloc instead of going back to the kernel (glibc unmaps
+/// every large buffer, and each unmap costs page faults and TLB shootdowns). Python's
+/// objects keep Python's allocator; a buffer handed to NumPy or pyarrow is freed by the
+/// Rust code that owns it (rust-numpy's container, the Arrow C interface's release
+/// callback), so every allocation returns to the allocator it came from.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The native module.
 #[pymodule]
 fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
