@@ -519,8 +519,9 @@ def _array_index(a: Array, key: Any) -> Array:
     idx = np.asarray(key.compute() if isinstance(key, Array) else key)
     if idx.dtype == np.bool_:
         k = idx.ndim
-        if idx.size == 0 and k <= a.ndim and 0 in a.shape[:k]:
-            return a.reshape((0,) + a.shape[k:])  # nothing to select (NumPy accepts any empty mask)
+        if idx.size == 0 and k <= a.ndim and all(m in (n, 0) for m, n in zip(idx.shape, a.shape)):
+            # Nothing to select: NumPy takes a mask axis of length 0 against any length.
+            return a[(slice(0, 0),) * k].reshape((0,) + a.shape[k:])
         if idx.shape != a.shape[:k]:
             raise TesseraIndexError(
                 f"boolean index of shape {idx.shape} does not match the array's shape "

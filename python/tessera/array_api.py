@@ -237,6 +237,9 @@ def eye(n_rows: int, n_cols: Optional[int] = None, /, *, k: int = 0, dtype: Any 
 
 def _diagonal_mask(rows: int, cols: int, k: int, cmp: Any) -> Array:
     """``cmp(col - row, k)`` for every position of a ``rows`` × ``cols`` matrix."""
+    # ``col - row`` lies in (-rows, cols): a k beyond gives the same mask as the bound
+    # (and fits in int64 whatever k the caller passed).
+    k = builtins.max(builtins.min(k, cols), -rows)
     r = _f.arange(0, rows).reshape(rows, 1)
     c = _f.arange(0, cols).reshape(1, cols)
     return cmp(c - r, k)

@@ -67,9 +67,12 @@ def test_asarray_copies_and_refuses_copy_false_for_outside_data():
 def test_creation_matches_numpy(chunks):
     same(xp.eye(4, 6, k=1, dtype=xp.int32), np.eye(4, 6, k=1, dtype=np.int32))
     same(xp.eye(3, k=-2), np.eye(3, k=-2))
+    same(xp.eye(2, 3, k=2**63), np.zeros((2, 3)))  # a diagonal past int64 is off the matrix
     m = np.arange(30.0).reshape(5, 6) - 7
     same(xp.tril(arr(m, chunks), k=1), np.tril(m, k=1))
     same(xp.triu(arr(m, chunks), k=-1), np.triu(m, k=-1))
+    same(xp.tril(arr(m, chunks), k=-(2**63)), np.zeros_like(m))
+    same(xp.triu(arr(m, chunks), k=-(2**63)), m)
     same(xp.linspace(0, 1, 5, endpoint=False), np.linspace(0, 1, 5, endpoint=False), exact=False)
     same(xp.linspace(2, 3, 4, dtype=xp.float32), np.linspace(2, 3, 4, dtype=np.float32))
     same(xp.full_like(arr(m, chunks), 7), np.full_like(m, 7))
@@ -154,7 +157,8 @@ def test_assignment_matches_numpy_and_leaves_earlier_arrays_alone(chunks):
 def test_boolean_masks_over_leading_axes_match_numpy():
     a = np.arange(24.0).reshape(2, 3, 4)
     x = xp.asarray(a)
-    for m in [a[:, :, 0] > 5, a[:, 0, 0] > 5, a > 5, np.bool_(True), np.bool_(False)]:
+    empty = [np.zeros(0, bool), np.zeros((2, 0), bool), np.zeros((0, 0, 4), bool)]
+    for m in [a[:, :, 0] > 5, a[:, 0, 0] > 5, a > 5, np.bool_(True), np.bool_(False)] + empty:
         same(x[m], a[m])
     with pytest.raises(IndexError):
         x[np.ones((3, 2), bool)]
