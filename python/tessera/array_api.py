@@ -150,8 +150,6 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: Optiona
         return obj if copy is False else Array(obj._a, obj._op, obj._chunks)
     if copy is False:
         raise TesseraValueError("asarray(copy=False): data from outside Tessera must be copied")
-    if dtype is None and isinstance(obj, builtins.float):
-        dtype = float64
     return _asarray(obj, None if dtype is None else _dtype(dtype))
 
 
@@ -695,62 +693,68 @@ UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
 UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
 
 
-def _sorted_runs(x: Array) -> Tuple[Array, Array, Array, Array]:
-    """Of the flattened ``x``: the stable sorting order, the sorted values, where each run
-    of equal values starts (NaNs are never equal), and the int64 run number of each sorted
-    element."""
+_Runs = namedtuple("_Runs", ["order", "values", "starts", "runs"])
+
+
+def _sorted_runs(x: Array, with_order: builtins.bool) -> Optional[_Runs]:
+    """Of the flattened ``x`` (``None`` when it is empty): the stable sorting order (only
+    ``with_order``), the sorted values, where each run of equal values starts (NaNs are
+    never equal) and the int64 run number of each sorted element. The order and the values
+    are persisted: the masks that pick from them (each a job) read them instead of sorting
+    again."""
     flat = reshape(x, (-1,))
-    order = flat.argsort()
-    values = flat.take(np.asarray(order), 0)
-    n = values.shape[0]
-    if n == 0:
-        empty_i = zeros((0,), dtype=int64)
-        return order, values, zeros((0,), dtype=bool), empty_i
+    if flat.shape[0] == 0:
+        return None
+    values = _f.sort(flat, 0).persist()
     starts = concat([ones((1,), dtype=bool), values[1:] != values[:-1]])
     runs = starts.astype(int64).cumsum() - 1
-    return order, values, starts, runs
+    return _Runs(flat.argsort().persist() if with_order else None, values, starts, runs)
+
+
+def _counts(r: _Runs) -> Array:
+    """How many elements each run holds."""
+    n = r.values.shape[0]
+    first = _f.arange(0, n)[r.starts]
+    return concat([first[1:], full((1,), n, dtype=int64)]) - first
+
+
+def _inverse(r: _Runs, shape: Tuple[int, ...]) -> Array:
+    """For each element of the array (in ``shape``), the number of its value's run."""
+    return r.runs.take(np.asarray(r.order.argsort()), 0).reshape(shape)
 
 
 def unique_values(x: Array, /) -> Array:
     """The distinct elements of ``x``, sorted (every NaN is distinct, as the standard
     says)."""
-    _, values, starts, _ = _sorted_runs(x)
-    return values[starts] if values.shape[0] else values
+    r = _sorted_runs(x, False)
+    return reshape(x, (-1,)) if r is None else r.values[r.starts]
 
 
 def unique_counts(x: Array, /) -> UniqueCountsResult:
     """``(values, counts)``: the distinct elements and how often each occurs."""
-    _, values, starts, _ = _sorted_runs(x)
-    n = values.shape[0]
-    if n == 0:
-        return UniqueCountsResult(values, zeros((0,), dtype=int64))
-    first = _f.arange(0, n)[starts]
-    ends = concat([first[1:], full((1,), n, dtype=int64)])
-    return UniqueCountsResult(values[starts], ends - first)
+    r = _sorted_runs(x, False)
+    if r is None:
+        return UniqueCountsResult(reshape(x, (-1,)), zeros((0,), dtype=int64))
+    return UniqueCountsResult(r.values[r.starts], _counts(r))
 
 
 def unique_inverse(x: Array, /) -> UniqueInverseResult:
     """``(values, inverse_indices)``: the distinct elements, and for each element of ``x``
     the position of its value among them (in ``x``'s shape)."""
-    order, values, starts, runs = _sorted_runs(x)
-    if values.shape[0] == 0:
-        return UniqueInverseResult(values, zeros(x.shape, dtype=int64))
-    inverse = runs.take(np.asarray(order.argsort()), 0)
-    return UniqueInverseResult(values[starts], inverse.reshape(x.shape))
+    r = _sorted_runs(x, True)
+    if r is None:
+        return UniqueInverseResult(reshape(x, (-1,)), zeros(x.shape, dtype=int64))
+    return UniqueInverseResult(r.values[r.starts], _inverse(r, x.shape))
 
 
 def unique_all(x: Array, /) -> UniqueAllResult:
     """``(values, indices, inverse_indices, counts)``: the distinct elements, the flat
     index of each one's first occurrence, the inverse indices and the counts."""
-    order, values, starts, runs = _sorted_runs(x)
-    n = values.shape[0]
-    if n == 0:
+    r = _sorted_runs(x, True)
+    if r is None:
         none = zeros((0,), dtype=int64)
-        return UniqueAllResult(values, none, zeros(x.shape, dtype=int64), none)
-    first = _f.arange(0, n)[starts]
-    ends = concat([first[1:], full((1,), n, dtype=int64)])
-    inverse = runs.take(np.asarray(order.argsort()), 0)
-    return UniqueAllResult(values[starts], order[starts], inverse.reshape(x.shape), ends - first)
+        return UniqueAllResult(reshape(x, (-1,)), none, zeros(x.shape, dtype=int64), none)
+    return UniqueAllResult(r.values[r.starts], r.order[r.starts], _inverse(r, x.shape), _counts(r))
 
 
 def sort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False, stable: builtins.bool = True) -> Array:
