@@ -16,18 +16,27 @@
 //!   when both sides are integers or one side is a float literal with an integral value
 //!   that fits (as the CPU then compares in the integer type), else in `f64`; strings
 //!   (`Utf8`, `LargeUtf8`) compare byte by byte, a prefix first, as Arrow's kernels;
+//! - booleans compare with booleans, `false` before `true`;
+//! - a temporal column (`Date32`, `Date64`, `Timestamp`, `Time32`, `Time64`, `Duration`)
+//!   is its integer, compared with a column of the same type or with a string constant,
+//!   which is read as that type by Arrow's cast (as the CPU reads it) when the kernel is
+//!   made; temporal arithmetic is the CPU's;
+//! - a dictionary of strings (integer keys, `Utf8` or `LargeUtf8` values) is the string
+//!   its key names, null where the key or that value is;
 //! - nulls propagate through arithmetic and comparisons; `&` and `|` are Kleene;
 //!   `is_null`, `is_not_null`, `fill_null` (booleans, or numbers of the result type the
 //!   CPU gives) and `str_contains` (a plain substring) are supported.
 //!
-//! Anything else — boolean, temporal, dictionary or `UInt64` columns, casts, date parts,
-//! functions, comparisons of booleans — has no kernel ([`filter_source`] gives `None`), and
-//! the CPU evaluates the predicate.
+//! Anything else — `UInt64` columns, casts, date parts, functions, and any predicate the
+//! CPU would reject — has no kernel ([`filter_source`] gives `None`), and the CPU
+//! evaluates the predicate.
 
 use super::codegen::cexpr::{f64_lit, i64_lit};
-use super::frame_plan::ColKind;
+use super::frame_plan::{ColKind, ColPart};
 use crate::frame::expr::{BinaryOperator, Expr, Literal};
 use crate::frame::schema::column_index;
+use arrow::array::{Array, StringArray};
+use arrow::compute::{cast_with_options, CastOptions};
 use arrow::datatypes::{DataType, Schema};
 use std::fmt::Write as _;
 use twox_hash::XxHash3_64;
@@ -76,14 +85,31 @@ pub struct FilterKernel {
     pub name: String,
     /// CUDA C++17 source for NVRTC: [`FILTER_PRELUDE`], then the kernel.
     pub source: String,
-    /// The columns the kernel reads, in the order of its `ts_col` array, with the kind each
-    /// must be copied in as.
-    pub columns: Vec<(String, ColKind)>,
+    /// The column parts the kernel reads, in the order of its `ts_col` array.
+    pub columns: Vec<KernelCol>,
+}
+
+/// A column part a generated kernel reads, and how it must be copied in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelCol {
+    /// The table column's name.
+    pub name: String,
+    /// Which of its arrays.
+    pub part: ColPart,
+    /// The layout of that array on the device.
+    pub kind: ColKind,
 }
 
 /// The kernel for `predicate` over a table of `schema`, or `None` where the predicate has a
 /// part the generator does not take (see the module docs), which the CPU then evaluates.
 pub fn filter_source(predicate: &Expr, schema: &Schema) -> Option<FilterKernel> {
+    // What the CPU rejects (a type mismatch, a string no date reads as) the CPU reports.
+    if !matches!(
+        predicate.data_type(schema),
+        Ok(DataType::Boolean | DataType::Null)
+    ) {
+        return None;
+    }
     let mut g = Gen {
         schema,
         body: String::new(),
@@ -161,6 +187,8 @@ struct Val {
     ok: String,
     /// The constant it is, if it is one.
     lit: Option<Literal>,
+    /// The temporal type of an `Int` read from such a column.
+    temporal: Option<DataType>,
 }
 
 /// The generator's state: statements of the loop body, constants, the columns read.
@@ -169,10 +197,26 @@ struct Gen<'a> {
     body: String,
     consts: String,
     next: usize,
-    columns: Vec<(String, ColKind)>,
+    columns: Vec<KernelCol>,
 }
 
 impl Gen<'_> {
+    /// The `ts_col` slot of `part` of column `name`, read as `kind`.
+    fn slot(&mut self, name: &str, part: ColPart, kind: ColKind) -> usize {
+        let read = KernelCol {
+            name: name.to_string(),
+            part,
+            kind,
+        };
+        match self.columns.iter().position(|c| *c == read) {
+            Some(s) => s,
+            None => {
+                self.columns.push(read);
+                self.columns.len() - 1
+            }
+        }
+    }
+
     /// A fresh variable number.
     fn fresh(&mut self) -> usize {
         self.next += 1;
@@ -198,6 +242,7 @@ impl Gen<'_> {
             len: String::new(),
             ok: format!("ok{n}"),
             lit: None,
+            temporal: None,
         }
     }
 
@@ -235,6 +280,9 @@ impl Gen<'_> {
             }
             Expr::Negate(inner) => {
                 let v = self.expr(inner)?;
+                if v.temporal.is_some() {
+                    return None;
+                }
                 match v.cat {
                     Cat::Int => {
                         // A signed integer is negated in its own width, wrapping there (the
@@ -298,14 +346,22 @@ impl Gen<'_> {
             .schema
             .field(column_index(self.schema, name).ok()?)
             .clone();
-        let kind = ColKind::of(field.data_type()).filter(|k| *k != ColKind::U64)?;
-        let slot = match self.columns.iter().position(|(n, _)| n == name) {
-            Some(s) => s,
-            None => {
-                self.columns.push((name.to_string(), kind));
-                self.columns.len() - 1
-            }
+        let dt = field.data_type();
+        let temporal = match dt {
+            DataType::Date32 | DataType::Time32(_) => Some(ColKind::I32),
+            DataType::Date64
+            | DataType::Timestamp(..)
+            | DataType::Time64(_)
+            | DataType::Duration(_) => Some(ColKind::I64),
+            _ => None,
         };
+        let kind = match (dt, temporal) {
+            (DataType::Boolean, _) => ColKind::Bool,
+            (DataType::Dictionary(key, value), _) => return self.dictionary(name, key, value),
+            (_, Some(kind)) => kind,
+            _ => ColKind::of(dt).filter(|k| *k != ColKind::U64)?,
+        };
+        let slot = self.slot(name, ColPart::Rows, kind);
         let ok = format!("ts_is_valid(c[{slot}], i)");
         let read = |ty: &str| format!("((const {ty}*)c[{slot}].data)[i]");
         Some(match kind {
@@ -316,29 +372,54 @@ impl Gen<'_> {
                     "        ts_i64 len{n};\n        const unsigned char* x{n} = \
                      ts_str_at(c[{slot}], i, &len{n});\n        const bool ok{n} = {ok};"
                 );
-                Val {
-                    cat: Cat::Str,
-                    x: format!("x{n}"),
-                    len: format!("len{n}"),
-                    ok: format!("ok{n}"),
-                    lit: None,
-                }
+                self.string(n)
             }
+            ColKind::Bool => self.define(Cat::Bool, &format!("ts_bool_at(c[{slot}], i)"), &ok),
             ColKind::F32 => self.define(Cat::Float, &format!("(double){}", read("float")), &ok),
             ColKind::F64 => self.define(Cat::Float, &read("double"), &ok),
             int => {
-                let ty = match int {
-                    ColKind::I8 => "signed char",
-                    ColKind::I16 => "short",
-                    ColKind::I32 => "int",
-                    ColKind::U8 => "unsigned char",
-                    ColKind::U16 => "unsigned short",
-                    ColKind::U32 => "unsigned",
-                    _ => "ts_i64",
-                };
-                self.define(Cat::Int, &format!("(ts_i64){}", read(ty)), &ok)
+                let mut v = self.define(Cat::Int, &format!("(ts_i64){}", read(c_int(int))), &ok);
+                v.temporal = temporal.map(|_| dt.clone());
+                v
             }
         })
+    }
+
+    /// A dictionary column's string at row `i`: its values' entry at its key, null where
+    /// the key or that entry is (`None` for keys that are not integers or values that are
+    /// not strings).
+    fn dictionary(&mut self, name: &str, key: &DataType, value: &DataType) -> Option<Val> {
+        let values = match value {
+            DataType::Utf8 => ColKind::Utf8,
+            DataType::LargeUtf8 => ColKind::LargeUtf8,
+            _ => return None,
+        };
+        let keys =
+            ColKind::key(key).filter(|k| !matches!(k, ColKind::Utf8 | ColKind::LargeUtf8))?;
+        let ks = self.slot(name, ColPart::DictKeys, keys);
+        let vs = self.slot(name, ColPart::DictValues, values);
+        let n = self.fresh();
+        let _ = writeln!(
+            self.body,
+            "        const ts_i64 k{n} = ts_is_valid(c[{ks}], i) ? (ts_i64)((const {}*)c[{ks}].data)[i] \
+             : -1;\n        const bool ok{n} = k{n} >= 0 && ts_is_valid(c[{vs}], k{n});\n        \
+             ts_i64 len{n} = 0;\n        const unsigned char* x{n} = ok{n} ? ts_str_at(c[{vs}], \
+             k{n}, &len{n}) : nullptr;",
+            c_int(keys)
+        );
+        Some(self.string(n))
+    }
+
+    /// The string value declared as `x{n}`, `len{n}` and `ok{n}`.
+    fn string(&self, n: usize) -> Val {
+        Val {
+            cat: Cat::Str,
+            x: format!("x{n}"),
+            len: format!("len{n}"),
+            ok: format!("ok{n}"),
+            lit: None,
+            temporal: None,
+        }
     }
 
     /// A constant's value.
@@ -427,7 +508,7 @@ impl Gen<'_> {
 
     fn arithmetic(&mut self, op: BinaryOperator, l: Val, r: Val) -> Option<Val> {
         let number = |v: &Val| matches!(v.cat, Cat::Int | Cat::Float | Cat::Null);
-        if !number(&l) || !number(&r) {
+        if !number(&l) || !number(&r) || l.temporal.is_some() || r.temporal.is_some() {
             return None;
         }
         if l.cat == Cat::Null && r.cat == Cat::Null {
@@ -480,8 +561,22 @@ impl Gen<'_> {
         if l.cat == Cat::Null || r.cat == Cat::Null {
             return Some(self.null(Cat::Bool));
         }
+        let (l, r) = match (&l.temporal, &r.temporal) {
+            (None, None) => (l, r),
+            (Some(a), Some(b)) if a == b => (l, r),
+            (Some(dt), None) => {
+                let dt = dt.clone();
+                (l, self.time_constant(&r, &dt)?)
+            }
+            (None, Some(dt)) => {
+                let dt = dt.clone();
+                (self.time_constant(&l, &dt)?, r)
+            }
+            _ => return None,
+        };
         let both = format!("{} && {}", l.ok, r.ok);
         let x = match (l.cat, r.cat) {
+            (Cat::Bool, Cat::Bool) => format!("(int){} {sign} (int){}", l.x, r.x),
             (Cat::Str, Cat::Str) => format!(
                 "ts_str_cmp({}, {}, {}, {}) {sign} 0",
                 l.x, l.len, r.x, r.len
@@ -498,6 +593,45 @@ impl Gen<'_> {
             _ => return None,
         };
         Some(self.define(Cat::Bool, &x, &both))
+    }
+}
+
+impl Gen<'_> {
+    /// String constant `v` read as temporal type `dt` (as the CPU reads it, by Arrow's
+    /// cast), as the integer it is; `None` where `v` is no string constant.
+    fn time_constant(&mut self, v: &Val, dt: &DataType) -> Option<Val> {
+        let Some(Literal::Str(text)) = &v.lit else {
+            return None;
+        };
+        let strict = CastOptions {
+            safe: false,
+            ..CastOptions::default()
+        };
+        let read = cast_with_options(&StringArray::from(vec![text.as_str()]), dt, &strict).ok()?;
+        let data = read.to_data();
+        let bytes = data.buffers().first()?.as_slice();
+        let value = match dt.primitive_width()? {
+            4 => i64::from(i32::from_le_bytes(bytes.get(..4)?.try_into().ok()?)),
+            8 => i64::from_le_bytes(bytes.get(..8)?.try_into().ok()?),
+            _ => return None,
+        };
+        let mut out = self.define(Cat::Int, &i64_lit(value), "true");
+        out.temporal = Some(dt.clone());
+        Some(out)
+    }
+}
+
+/// The C type of an integer column kind's values.
+fn c_int(kind: ColKind) -> &'static str {
+    match kind {
+        ColKind::I8 => "signed char",
+        ColKind::I16 => "short",
+        ColKind::I32 => "int",
+        ColKind::U8 => "unsigned char",
+        ColKind::U16 => "unsigned short",
+        ColKind::U32 => "unsigned",
+        ColKind::U64 => "unsigned long long",
+        _ => "ts_i64",
     }
 }
 

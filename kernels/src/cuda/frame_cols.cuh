@@ -18,6 +18,7 @@ typedef unsigned long long ts_u64;
 #define TS_COL_F64 9
 #define TS_COL_UTF8 10
 #define TS_COL_LARGE_UTF8 11
+#define TS_COL_BOOL 12
 
 // One Arrow column on the device (five 8-byte words, as frame_plan.rs writes them).
 struct ts_col {
@@ -49,6 +50,11 @@ static __device__ __forceinline__ ts_i64 ts_int_at(const ts_col& c, ts_i64 i) {
 
 static __device__ __forceinline__ double ts_float_at(const ts_col& c, ts_i64 i) {
     return c.kind == TS_COL_F32 ? (double)((const float*)c.data)[i] : ((const double*)c.data)[i];
+}
+
+// A boolean column's value (its bits start at bit 0 of `data`).
+static __device__ __forceinline__ bool ts_bool_at(const ts_col& c, ts_i64 i) {
+    return (((const unsigned char*)c.data)[i >> 3] >> (i & 7)) & 1;
 }
 
 static __device__ __forceinline__ bool ts_is_string(const ts_col& c) {

@@ -49,6 +49,37 @@ pub enum ColKind {
     Utf8 = 10,
     /// `LargeUtf8` (`i64` offsets; a key only).
     LargeUtf8 = 11,
+    /// `Boolean`, its bits packed from bit 0 of the first byte (a filter's operand only:
+    /// [`ColKind::of`] gives no kind for it, so no key or aggregate takes it).
+    Bool = 12,
+}
+
+/// Which array of a table column a kernel reads: the column itself, or for a dictionary
+/// its keys (one per row) or its values (one per entry).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ColPart {
+    /// The column's rows.
+    Rows,
+    /// A dictionary column's keys.
+    DictKeys,
+    /// A dictionary column's values.
+    DictValues,
+}
+
+impl ColPart {
+    /// `part` of `column`, or `None` for a dictionary part of a column that is none.
+    pub fn of(self, column: &ArrayRef) -> Option<ArrayRef> {
+        use arrow::array::AsArray;
+        match self {
+            ColPart::Rows => Some(Arc::clone(column)),
+            ColPart::DictKeys => column
+                .as_any_dictionary_opt()
+                .map(|d| arrow::array::make_array(d.keys().to_data())),
+            ColPart::DictValues => column
+                .as_any_dictionary_opt()
+                .map(|d| Arc::clone(d.values())),
+        }
+    }
 }
 
 impl ColKind {

@@ -2,22 +2,24 @@
 //! set that covers every operator, type rule and null rule the generator takes is
 //! compiled by the host's C++ compiler and run over a table of awkward values (integer
 //! extremes, `2^53 + 1`, NaN, `-0.0`, infinities, empty and non-ASCII strings, nulls),
-//! whole and sliced at an odd row, and its flags must equal the CPU evaluator's mask; the
+//! booleans, dates and timestamps, dictionaries with null keys and null entries), whole
+//! and sliced at an odd row, and its flags must equal the CPU evaluator's mask; the
 //! predicates it does not take give no kernel; every kernel compiles with NVRTC. The GPU
 //! suite runs the same predicates on a device (`tests_gpu_frame`).
 
-use super::filter_gen::{filter_source, FilterKernel, FILTER_PRELUDE, HELPERS};
-use super::frame_plan::ColKind;
+use super::filter_gen::{filter_source, FilterKernel, KernelCol, FILTER_PRELUDE, HELPERS};
+use super::frame_plan::{ColKind, ColPart};
 use super::host_emu::{compile_and_run, SHIM};
 use super::nvrtc;
 use super::tests_codegen::nvrtc_or_skip;
 use crate::frame::expr::{col, lit, Expr, Literal};
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Float32Array, Float64Array, Int32Array,
-    Int64Array, Int8Array, LargeStringArray, RecordBatch, StringArray, UInt16Array, UInt32Array,
-    UInt64Array,
+    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Date64Array, DictionaryArray,
+    Float32Array, Float64Array, Int32Array, Int64Array, Int8Array, LargeStringArray, RecordBatch,
+    StringArray, TimestampMicrosecondArray, TimestampMillisecondArray, UInt16Array, UInt32Array,
+    UInt64Array, UInt8Array,
 };
-use arrow::datatypes::DataType;
+use arrow::datatypes::{DataType, Int32Type, UInt8Type};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -25,7 +27,7 @@ use std::sync::Arc;
 const ROWS: usize = 61;
 
 /// A table of every column type a predicate may read, with awkward values and nulls, plus
-/// a boolean, a `UInt64` and a date column that the generator does not read.
+/// a `UInt64` column that the generator does not read.
 pub(super) fn awkward_table() -> RecordBatch {
     let n = ROWS;
     let nth = |i: usize, k: usize| i % k == k - 1;
@@ -82,6 +84,32 @@ pub(super) fn awkward_table() -> RecordBatch {
     let flag = BooleanArray::from_iter((0..n).map(|i| (!nth(i, 3)).then_some(i % 2 == 0)));
     let big = UInt64Array::from_iter_values((0..n).map(|i| u64::MAX - i as u64));
     let day = Date32Array::from_iter_values((0..n).map(|i| 18_000 + i as i32));
+    let dday = Date64Array::from_iter(
+        (0..n).map(|i| (!nth(i, 5)).then_some((18_000 + i as i64) * 86_400_000)),
+    );
+    let hour = 3_600_000;
+    let ts = TimestampMillisecondArray::from_iter(
+        (0..n).map(|i| (!nth(i, 6)).then_some(1_609_459_200_000 + (i as i64 - 20) * 7 * hour)),
+    );
+    let tz = TimestampMicrosecondArray::from_iter_values(
+        (0..n).map(|i| 1_609_459_200_000_000 + (i as i64 - 30) * 28_800_000_000 + 1),
+    )
+    .with_timezone("+02:00");
+    // Keys null every tenth row; entry 2 is a null string.
+    let entries = StringArray::from(vec![
+        Some("b"),
+        Some("abc"),
+        None,
+        Some(""),
+        Some("ab"),
+        Some("é"),
+        Some("zz"),
+    ]);
+    let keys = Int32Array::from_iter((0..n).map(|i| (!nth(i, 10)).then_some((i * 5 % 7) as i32)));
+    let cat = DictionaryArray::<Int32Type>::try_new(keys, Arc::new(entries)).unwrap();
+    let large = LargeStringArray::from(vec!["a", "id042", "ab", "x"]);
+    let keys = UInt8Array::from_iter((0..n).map(|i| (!nth(i, 13)).then_some((i % 4) as u8)));
+    let lcat = DictionaryArray::<UInt8Type>::try_new(keys, Arc::new(large)).unwrap();
     RecordBatch::try_from_iter([
         ("a", Arc::new(a) as ArrayRef),
         ("b", Arc::new(b)),
@@ -95,6 +123,11 @@ pub(super) fn awkward_table() -> RecordBatch {
         ("flag", Arc::new(flag)),
         ("big", Arc::new(big)),
         ("day", Arc::new(day)),
+        ("dday", Arc::new(dday)),
+        ("ts", Arc::new(ts)),
+        ("tz", Arc::new(tz)),
+        ("cat", Arc::new(cat)),
+        ("lcat", Arc::new(lcat)),
     ])
     .unwrap()
 }
@@ -153,21 +186,48 @@ pub(super) fn predicates() -> Vec<Expr> {
         lit(true),
         lit(false) & col("a").gt(0),
         (col("g") * col("f") + lit(1)).le(col("b").alias("bb")),
+        // Booleans.
+        col("flag"),
+        col("flag").not() | col("a").gt(0),
+        col("flag").eq(lit(false)),
+        col("flag").lt(col("f").gt(0.0)),
+        col("flag").fill_null(lit(true)),
+        lit(true).eq(col("a").gt(0)),
+        // Dates and timestamps against strings read as their type, and themselves.
+        col("day").gt(lit("2019-05-01")),
+        col("day").le(lit("2019-05-03")) & col("day").ne(lit("2019-04-20")),
+        col("dday").is_null() | col("dday").lt(lit("2019-05-01")),
+        col("ts").ge(lit("2021-01-02T03:00:00")),
+        col("ts").lt(col("ts")) | col("ts").eq(col("ts")),
+        col("tz").gt(lit("2021-01-01T00:00:00+02:00")),
+        col("tz").le(lit("2020-12-25")),
+        // Dictionaries of strings.
+        col("cat").eq("b"),
+        col("cat").ne("abc"),
+        col("cat").lt("ab"),
+        col("cat").ge(col("s")),
+        col("cat").eq(col("lcat")),
+        col("lcat").str_contains("a"),
+        col("cat").str_contains("b"),
+        col("cat").is_null(),
+        col("cat").isin(&[Literal::Str("zz".into()), Literal::Str(String::new())]),
     ]
 }
 
-/// Predicates the generator leaves to the CPU: other column types, casts, functions, and
-/// one the CPU rejects (a string plus a number).
+/// Predicates the generator leaves to the CPU: `UInt64`, casts, functions, temporal
+/// arithmetic and conversions, and ones the CPU rejects (a string plus a number, a string
+/// no date reads as, a boolean against a number, a date against a number).
 fn refused() -> Vec<Expr> {
     vec![
-        col("flag"),
-        col("flag") & col("a").gt(0),
         col("big").gt(0),
-        col("day").gt(col("day")),
         col("a").cast(DataType::Int64).gt(0),
         col("s").fill_null("z").eq("z"),
         (col("s") + lit(1)).gt(0),
-        lit(true).eq(col("a").gt(0)),
+        col("day").gt(col("dday")),
+        (col("ts") - col("ts")).is_null(),
+        col("day").gt(lit("not a date")),
+        col("flag").gt(1),
+        col("day").gt(lit(18_000)),
     ]
 }
 
@@ -196,8 +256,9 @@ fn bytes_decl(name: &str, bytes: &[u8]) -> String {
 fn runner(k: usize, ns: &str, kernel: &FilterKernel, batch: &RecordBatch) -> String {
     let mut s = format!("static void run_{k}() {{\n");
     let mut descs = Vec::new();
-    for (j, (name, kind)) in kernel.columns.iter().enumerate() {
-        let data = batch.column_by_name(name).unwrap().to_data();
+    for (j, KernelCol { name, part, kind }) in kernel.columns.iter().enumerate() {
+        let column = batch.column_by_name(name).unwrap();
+        let data = part.of(column).unwrap().to_data();
         let (offset, len) = (data.offset(), data.len());
         let offsets = match kind {
             ColKind::Utf8 => Some(4),
@@ -209,6 +270,10 @@ fn runner(k: usize, ns: &str, kernel: &FilterKernel, batch: &RecordBatch) -> Str
                 data.buffers()[1].as_slice().to_vec(),
                 Some(data.buffers()[0].as_slice()[offset * w..(offset + len + 1) * w].to_vec()),
             ),
+            None if *kind == ColKind::Bool => {
+                let bits = data.buffers()[0].bit_slice(offset, len);
+                (bits.as_slice().to_vec(), None)
+            }
             None => {
                 let w = data.data_type().primitive_width().unwrap();
                 (
@@ -349,9 +414,9 @@ fn a_planner_sends_a_kept_filter_to_the_device_only_where_a_kernel_may_exist() {
     assert!(!super::Gpu::runs(&kept(vec![MapStep::Filter(
         cast.clone()
     )])));
-    // A boolean column has the shape but no kernel: the device leaves it to the CPU.
-    assert!(super::filter_gen::may_take(&col("flag")));
-    assert!(filter_source(&col("flag"), table.schema_ref()).is_none());
+    // A `UInt64` column has the shape but no kernel: the device leaves it to the CPU.
+    assert!(super::filter_gen::may_take(&col("big").gt(0)));
+    assert!(filter_source(&col("big").gt(0), table.schema_ref()).is_none());
     // A table without a filter stays the CPU's.
     let rename = MapStep::Rename(vec![("a".into(), "z".into())]);
     assert!(!super::Gpu::runs(&kept(vec![rename.clone()])));
@@ -367,12 +432,29 @@ fn a_filter_kernel_reads_each_column_once_and_is_named_by_its_source() {
     let table = awkward_table();
     let p = (col("b") + col("a")).gt(col("b")) & col("s").eq("x");
     let k = filter_source(&p, table.schema_ref()).unwrap();
+    let read = |name: &str, part, kind| KernelCol {
+        name: name.into(),
+        part,
+        kind,
+    };
     assert_eq!(
         k.columns,
         [
-            ("b".to_string(), ColKind::I32),
-            ("a".to_string(), ColKind::I8),
-            ("s".to_string(), ColKind::Utf8)
+            read("b", ColPart::Rows, ColKind::I32),
+            read("a", ColPart::Rows, ColKind::I8),
+            read("s", ColPart::Rows, ColKind::Utf8)
+        ]
+    );
+    // A dictionary is read as its keys and its values; a date as its integers.
+    let mixed = col("cat").eq("b") | col("cat").lt(col("lcat")) & col("day").gt(lit("2019-05-01"));
+    assert_eq!(
+        filter_source(&mixed, table.schema_ref()).unwrap().columns,
+        [
+            read("cat", ColPart::DictKeys, ColKind::I32),
+            read("cat", ColPart::DictValues, ColKind::Utf8),
+            read("lcat", ColPart::DictKeys, ColKind::U8),
+            read("lcat", ColPart::DictValues, ColKind::LargeUtf8),
+            read("day", ColPart::Rows, ColKind::I32),
         ]
     );
     assert!(k.name.starts_with("tessera_filter_"));

@@ -9,8 +9,8 @@
 use super::frame::{descriptors, i64_of, launch, ColCopy, BLOCK};
 use super::gather::Rows;
 use super::{driver, Gpu, Timer};
-use crate::cuda::filter_gen::{filter_source, FilterKernel, FILTER_BLOCK};
-use crate::cuda::frame_plan::GroupPlan;
+use crate::cuda::filter_gen::{filter_source, FilterKernel, KernelCol, FILTER_BLOCK};
+use crate::cuda::frame_plan::{ColPart, GroupPlan};
 use crate::frame::expr::Expr;
 use crate::frame::groupby::GroupBySpec;
 use crate::{ChunkData, KernelError};
@@ -20,8 +20,8 @@ use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A column a predicate read, with its device copy.
-type Read<'a> = (&'a ArrayRef, ColCopy);
+/// A column a predicate read, the part of it read, and that part's device copy.
+type Read<'a> = (&'a ArrayRef, ColPart, ColCopy);
 
 impl Gpu {
     /// The rows of `keep` where `predicate` over `over` (the same rows) is true, with the
@@ -68,8 +68,8 @@ impl Gpu {
         for col in keep.columns() {
             let copied = read
                 .iter()
-                .find(|(c, _)| Arc::ptr_eq(c, col))
-                .map(|(_, copy)| &**copy);
+                .find(|(c, part, _)| *part == ColPart::Rows && Arc::ptr_eq(c, col))
+                .map(|(_, _, copy)| &**copy);
             match self.gather_rows(stream, owners, copied, &rows, col, timed)? {
                 Some((gathered, t)) => {
                     took += t;
@@ -139,18 +139,21 @@ impl Gpu {
         let function = self.function_of(&kernel.name, &kernel.source)?;
         // The predicate's columns on the device, as the kernel reads them.
         let mut read: Vec<Read<'_>> = Vec::with_capacity(kernel.columns.len());
-        for (name, kind) in &kernel.columns {
+        for KernelCol { name, part, kind } in &kernel.columns {
             let col = over.column_by_name(name).ok_or_else(|| {
                 KernelError::BadInput(format!("a filter reads a column {name:?} it was not given"))
             })?;
             let copy = self
-                .col_copy(stream, owners, col, Some(*kind))?
+                .col_copy(stream, owners, col, *part, Some(*kind))?
                 .ok_or_else(|| {
                     KernelError::BadInput(format!("no device layout for {}", col.data_type()))
                 })?;
-            read.push((col, copy));
+            read.push((col, *part, copy));
         }
-        let descs = descriptors(stream, &read.iter().map(|(_, c)| &**c).collect::<Vec<_>>())?;
+        let descs = descriptors(
+            stream,
+            &read.iter().map(|(_, _, c)| &**c).collect::<Vec<_>>(),
+        )?;
         timer.start(stream)?;
         // SAFETY: the predicate kernel writes all `n + 1` flags before anything reads them.
         let flags = unsafe { stream.alloc::<u32>(n + 1) }.map_err(driver("allocation"))?;

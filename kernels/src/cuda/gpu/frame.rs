@@ -7,14 +7,14 @@
 use super::gather::GpuMatches;
 use super::resident::{DeviceBytes, OnDevice, Piece};
 use super::{driver, Gpu};
-use crate::cuda::frame_plan::ColKind;
+use crate::cuda::frame_plan::{ColKind, ColPart};
 use crate::cuda::nvrtc;
 use crate::frame::expr::Expr;
 use crate::frame::groupby::GroupBySpec;
 use crate::frame::join::JoinMatches;
 use crate::frame::ops::FrameDevice;
 use crate::{ChunkData, KernelError};
-use arrow::array::{Array, ArrayRef, RecordBatch};
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::datatypes::DataType;
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchArgs, LaunchConfig,
@@ -135,27 +135,36 @@ fn owner_of<'a>(
 }
 
 impl Gpu {
-    /// The device copy of `array` read as `kind` ([`dev_col`]), or for `None` its values
-    /// alone ([`fixed_col`]: `None` where they are not 1, 2, 4 or 8 bytes wide); kept
-    /// between tasks where `array` is a column of one of the task's inputs, `owners`.
+    /// The device copy of `part` of `column` read as `kind` ([`dev_col`]), or for `None`
+    /// its values alone ([`fixed_col`]: `None` where they are not 1, 2, 4 or 8 bytes wide);
+    /// kept between tasks where `column` is a column of one of the task's inputs, `owners`.
     pub(super) fn col_copy(
         &self,
         stream: &Arc<CudaStream>,
         owners: &[Arc<ChunkData>],
-        array: &ArrayRef,
+        column: &ArrayRef,
+        part: ColPart,
         kind: Option<ColKind>,
     ) -> Result<Option<ColCopy>, KernelError> {
+        let array = part.of(column).ok_or_else(|| {
+            KernelError::BadInput(format!("{part:?} of a {} column", column.data_type()))
+        })?;
         let make = || match kind {
-            Some(kind) => dev_col(self, stream, array, kind).map(Some),
-            None => fixed_col(self, stream, array),
+            Some(kind) => dev_col(self, stream, &array, kind).map(Some),
+            None => fixed_col(self, stream, &array),
         };
-        let Some((chunk, index)) = owner_of(owners, array) else {
+        let Some((chunk, index)) = owner_of(owners, column) else {
             return Ok(make()?.map(OnDevice::Made));
         };
         if kind.is_none() && fixed_width(array.data_type()).is_none() {
             return Ok(None);
         }
-        let layout = kind.map_or(0, |k| 1 + k as u8);
+        let part_code = match part {
+            ColPart::Rows => 0,
+            ColPart::DictKeys => 64,
+            ColPart::DictValues => 128,
+        };
+        let layout = part_code + kind.map_or(0, |k| 1 + k as u8);
         let piece = Piece::Column { index, layout };
         let copy = self.resident(stream, chunk, piece, || {
             make()?.ok_or_else(|| {
@@ -173,12 +182,13 @@ pub(super) fn dev_col(
     array: &ArrayRef,
     kind: ColKind,
 ) -> Result<DevCol, KernelError> {
-    let offset_width = match kind {
-        ColKind::Utf8 => Some(4),
-        ColKind::LargeUtf8 => Some(8),
-        _ => None,
+    let layout = match kind {
+        ColKind::Utf8 => Layout::Strings(4),
+        ColKind::LargeUtf8 => Layout::Strings(8),
+        ColKind::Bool => Layout::Bits,
+        _ => Layout::Values,
     };
-    let mut col = upload_col(gpu, stream, array, offset_width)?;
+    let mut col = upload_col(gpu, stream, array, layout)?;
     col.words[0] = kind as i64 as u64;
     Ok(col)
 }
@@ -191,19 +201,29 @@ pub(super) fn fixed_col(
     array: &ArrayRef,
 ) -> Result<Option<DevCol>, KernelError> {
     match fixed_width(array.data_type()) {
-        Some(_) => upload_col(gpu, stream, array, None).map(Some),
+        Some(_) => upload_col(gpu, stream, array, Layout::Values).map(Some),
         None => Ok(None),
     }
 }
 
-/// The device copy of `array`'s rows: a string column's bytes and offsets (of
-/// `offset_width` bytes), else its fixed-width values; and its validity bitmap where it has
-/// nulls.
+/// How a column's values are copied in.
+#[derive(Clone, Copy)]
+enum Layout {
+    /// Fixed-width values, as they are.
+    Values,
+    /// A string column's bytes and its offsets, of this many bytes each.
+    Strings(usize),
+    /// Booleans, their bits moved to start at bit 0.
+    Bits,
+}
+
+/// The device copy of `array`'s rows, laid out as `layout`, and its validity bitmap where
+/// it has nulls.
 fn upload_col(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
     array: &ArrayRef,
-    offset_width: Option<usize>,
+    layout: Layout,
 ) -> Result<DevCol, KernelError> {
     let data = array.to_data();
     let (offset, len) = (data.offset(), data.len());
@@ -214,8 +234,8 @@ fn upload_col(
         ))
     };
     let mut buffers = Vec::new();
-    let (values, offsets) = match offset_width {
-        Some(width) => {
+    let (values, offsets) = match layout {
+        Layout::Strings(width) => {
             let offs = data.buffers().first().ok_or_else(bad)?.as_slice();
             let offs = offs
                 .get(offset * width..(offset + len + 1) * width)
@@ -226,7 +246,11 @@ fn upload_col(
                 Some(upload(gpu, stream, offs)?),
             )
         }
-        None => {
+        Layout::Bits => {
+            let bits = array.as_boolean_opt().ok_or_else(bad)?.values().sliced();
+            (upload(gpu, stream, bits.as_slice())?, None)
+        }
+        Layout::Values => {
             let width = array.data_type().primitive_width().ok_or_else(bad)?;
             let all = data.buffers().first().ok_or_else(bad)?.as_slice();
             let bytes = all

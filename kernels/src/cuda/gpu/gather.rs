@@ -11,7 +11,7 @@
 use super::frame::{fixed_width, i64_of, launch, DevCol, FrameFns, GpuFrames, BLOCK};
 use super::join::DevMatches;
 use super::{driver, Gpu, Timer};
-use crate::cuda::frame_plan::ColKind;
+use crate::cuda::frame_plan::{ColKind, ColPart};
 use crate::frame::join::{JoinMatches, MatchSide, Matches};
 use crate::{ChunkData, KernelError};
 use arrow::array::{make_array, Array, ArrayData, ArrayRef};
@@ -101,7 +101,7 @@ impl Gpu {
         let uploaded;
         let src = match copied {
             Some(key) => key,
-            None => match self.col_copy(stream, owners, col, kind)? {
+            None => match self.col_copy(stream, owners, col, ColPart::Rows, kind)? {
                 Some(c) => {
                     uploaded = c;
                     &*uploaded

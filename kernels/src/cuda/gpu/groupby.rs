@@ -5,7 +5,7 @@
 
 use super::frame::{descriptors, i64_of, launch, BLOCK};
 use super::{driver, Gpu, Timer};
-use crate::cuda::frame_plan::{ColKind, GroupPlan};
+use crate::cuda::frame_plan::{ColKind, ColPart, GroupPlan};
 use crate::frame::groupby::{self, GroupBySpec};
 use crate::{ChunkData, KernelError};
 use arrow::array::RecordBatch;
@@ -55,7 +55,7 @@ impl Gpu {
         let rows = batch.num_rows();
         let n = i64_of(rows)?;
         let col = |at: usize, kind| {
-            self.col_copy(stream, owners, batch.column(at), Some(kind))?
+            self.col_copy(stream, owners, batch.column(at), ColPart::Rows, Some(kind))?
                 .ok_or_else(|| KernelError::BadInput(format!("no device layout for column {at}")))
         };
         let keys = plan

@@ -11,7 +11,7 @@
 
 use super::frame::{descriptors, i64_of, launch, ColCopy, DevCol, BLOCK};
 use super::{driver, Gpu, Timer};
-use crate::cuda::frame_plan::ColKind;
+use crate::cuda::frame_plan::{ColKind, ColPart};
 use crate::frame::join::{MatchSide, Matches};
 use crate::{ChunkData, KernelError};
 use arrow::array::{Array, ArrayData, ArrayRef};
@@ -68,7 +68,7 @@ fn key_cols(
     let mut out = Vec::with_capacity(keys.len());
     for k in keys {
         let copy = match ColKind::key(k.data_type()) {
-            Some(kind) => gpu.col_copy(stream, owners, k, Some(kind))?,
+            Some(kind) => gpu.col_copy(stream, owners, k, ColPart::Rows, Some(kind))?,
             None => None,
         };
         match copy {
