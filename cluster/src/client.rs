@@ -6,7 +6,10 @@
 
 use crate::auth::{AddSecret, AuthedChannel, Secret};
 use crate::error::WireError;
-use crate::server::{COMPRESSION_HEADER, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_MESSAGE_BYTES};
+use crate::server::{
+    COMPRESSION_HEADER, CONNECTION_WINDOW_BYTES, DEFAULT_MAX_CHUNK_BYTES,
+    DEFAULT_MAX_MESSAGE_BYTES, FRAME_BYTES, STREAM_WINDOW_BYTES,
+};
 use crate::wire::{decode_chunk, encode_chunk, Compression, WireOptions};
 use arrow_flight::error::FlightError;
 use arrow_flight::flight_service_client::FlightServiceClient;
@@ -80,7 +83,10 @@ impl ChunkClient {
             .connect_timeout(config.connect_timeout)
             .http2_keep_alive_interval(Duration::from_secs(10))
             .keep_alive_timeout(Duration::from_secs(20))
-            .keep_alive_while_idle(true);
+            .keep_alive_while_idle(true)
+            .max_frame_size(FRAME_BYTES)
+            .initial_stream_window_size(STREAM_WINDOW_BYTES)
+            .initial_connection_window_size(CONNECTION_WINDOW_BYTES);
         let channel = with_timeout(endpoint, config.connect_timeout, channel.connect())
             .await?
             .map_err(|e| WireError::Connect {

@@ -43,6 +43,18 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 << 20;
 /// The default limit of one chunk received with do_put (or fetched): 4 GiB.
 pub const DEFAULT_MAX_CHUNK_BYTES: usize = 4 << 30;
 
+/// The largest HTTP/2 frame either side of a chunk transfer accepts (h2's default is
+/// 16 KiB, which cut a 64 MiB chunk into 4,096 frames, each a wake-up of both sides).
+pub const FRAME_BYTES: u32 = 1 << 20;
+
+/// HTTP/2 flow-control windows of a chunk transfer, per stream and per connection: room
+/// for a whole Flight message (2 MiB) several times over, so a sender does not wait for
+/// a window update after each.
+pub const STREAM_WINDOW_BYTES: u32 = 16 << 20;
+
+/// See [`STREAM_WINDOW_BYTES`]; a connection carries several transfers at once.
+pub const CONNECTION_WINDOW_BYTES: u32 = 64 << 20;
+
 /// Why a [`ChunkSource`] or [`ChunkSink`] could not serve a request.
 #[derive(Debug, Error)]
 pub enum SourceError {
@@ -163,6 +175,9 @@ pub async fn serve(
     tonic::transport::Server::builder()
         .http2_keepalive_interval(Some(Duration::from_secs(10)))
         .http2_keepalive_timeout(Some(Duration::from_secs(20)))
+        .max_frame_size(FRAME_BYTES)
+        .initial_stream_window_size(STREAM_WINDOW_BYTES)
+        .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
         .layer(InterceptorLayer::new(gate))
         .add_service(service.into_server())
         .serve_with_incoming_shutdown(
