@@ -347,14 +347,7 @@ impl Gen<'_> {
             .field(column_index(self.schema, name).ok()?)
             .clone();
         let dt = field.data_type();
-        let temporal = match dt {
-            DataType::Date32 | DataType::Time32(_) => Some(ColKind::I32),
-            DataType::Date64
-            | DataType::Timestamp(..)
-            | DataType::Time64(_)
-            | DataType::Duration(_) => Some(ColKind::I64),
-            _ => None,
-        };
+        let temporal = ColKind::temporal(dt);
         let kind = match (dt, temporal) {
             (DataType::Boolean, _) => ColKind::Bool,
             (DataType::Dictionary(key, value), _) => return self.dictionary(name, key, value),

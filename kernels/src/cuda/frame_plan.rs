@@ -3,8 +3,8 @@
 //! aggregation launches they need, and the partial table built from what they computed
 //! ([`GroupPlan::assemble`]), the same table `frame::groupby::partial` returns.
 //!
-//! The device takes key columns of integer and string types (rows with a null key are
-//! dropped) and `sum`, `mean`, `count`, `size`, `min` and `max` over integer and float
+//! The device takes key columns of integer, string and temporal types (rows with a null
+//! key are dropped) and `sum`, `mean`, `count`, `size`, `min` and `max` over integer and float
 //! columns (nulls and NaNs skipped); anything else stays on the CPU. Groups come out in
 //! order of first appearance and integer states are exact. Float sums (and means) are
 //! added in the order the device's atomics run, so they agree with the CPU's
@@ -107,6 +107,20 @@ impl ColKind {
         ColKind::of(dt).filter(|k| !matches!(k, ColKind::F32 | ColKind::F64))
     }
 
+    /// The integer kind a temporal column (`Date32 Date64 Timestamp Time32 Time64
+    /// Duration`) is stored as, compared and hashed by: its values are plain `i32` or
+    /// `i64` counts of a unit.
+    pub fn temporal(dt: &DataType) -> Option<ColKind> {
+        match dt {
+            DataType::Date32 | DataType::Time32(_) => Some(ColKind::I32),
+            DataType::Date64
+            | DataType::Timestamp(..)
+            | DataType::Time64(_)
+            | DataType::Duration(_) => Some(ColKind::I64),
+            _ => None,
+        }
+    }
+
     /// An aggregated column's kind: integers (not `UInt64`) and floats.
     pub fn value(dt: &DataType) -> Option<ColKind> {
         ColKind::of(dt).filter(|k| !matches!(k, ColKind::U64 | ColKind::Utf8 | ColKind::LargeUtf8))
@@ -193,7 +207,10 @@ impl GroupPlan {
         let mut keys = Vec::new();
         for k in &spec.keys {
             let at = column_index(schema, k)?;
-            match ColKind::key(schema.field(at).data_type()) {
+            // A temporal key groups by its integer; the partial's key column is taken
+            // from the input, so it keeps its type.
+            let dt = schema.field(at).data_type();
+            match ColKind::key(dt).or_else(|| ColKind::temporal(dt)) {
                 Some(kind) => keys.push((at, kind)),
                 None => return Ok(None),
             }
@@ -385,7 +402,7 @@ pub(crate) mod testing {
             func: AggFunc::Size,
             output: "rows".into(),
         });
-        let keys: [&[&str]; 8] = [
+        let keys: [&[&str]; 10] = [
             &["id"],
             &["name"],
             &["big"],
@@ -394,6 +411,8 @@ pub(crate) mod testing {
             &["name", "id"],
             &["big", "wide", "id"],
             &["many", "name"],
+            &["day"],
+            &["ts", "name"],
         ];
         keys.iter()
             .map(|k| GroupBySpec {
@@ -403,8 +422,8 @@ pub(crate) mod testing {
             .collect()
     }
 
-    /// A table of `n` rows: integer, string and 64-bit keys with nulls, a key of about
-    /// `n / 3` values, and integer and float columns with nulls and NaNs.
+    /// A table of `n` rows: integer, string, 64-bit, date and timestamp keys with nulls, a
+    /// key of about `n / 3` values, and integer and float columns with nulls and NaNs.
     pub(crate) fn sample_batch(n: usize) -> RecordBatch {
         let id: Int32Array = (0..n)
             .map(|i| (i % 7 != 3).then_some((i * 37 % 11) as i32))
@@ -429,6 +448,13 @@ pub(crate) mod testing {
         let many: arrow::array::Int64Array = (0..n)
             .map(|i| Some((i as i64 * 7919) % (n as i64 / 3 + 1)))
             .collect();
+        let day: arrow::array::Date32Array = (0..n)
+            .map(|i| (i % 11 != 5).then_some(18_000 + (i * 13 % 29) as i32))
+            .collect();
+        let ts = arrow::array::TimestampMillisecondArray::from_iter(
+            (0..n).map(|i| (i % 17 != 2).then_some(1_600_000_000_000 + (i % 6) as i64 * 3_600_000)),
+        )
+        .with_timezone("+02:00");
         let columns: Vec<ArrayRef> = vec![
             Arc::new(id),
             Arc::new(name),
@@ -439,12 +465,16 @@ pub(crate) mod testing {
             Arc::new(g),
             Arc::new(small),
             Arc::new(many),
+            Arc::new(day),
+            Arc::new(ts),
         ];
-        let fields: Vec<Field> = ["id", "name", "big", "wide", "v", "f", "g", "small", "many"]
-            .iter()
-            .zip(&columns)
-            .map(|(n, c)| Field::new(*n, c.data_type().clone(), true))
-            .collect();
+        let fields: Vec<Field> = [
+            "id", "name", "big", "wide", "v", "f", "g", "small", "many", "day", "ts",
+        ]
+        .iter()
+        .zip(&columns)
+        .map(|(n, c)| Field::new(*n, c.data_type().clone(), true))
+        .collect();
         RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
     }
 
