@@ -466,6 +466,29 @@ impl Gen<'_> {
         }
     }
 
+    /// String constant `v` read as temporal type `dt` (as the CPU reads it, by Arrow's
+    /// cast), as the integer it is; `None` where `v` is no string constant.
+    fn time_constant(&mut self, v: &Val, dt: &DataType) -> Option<Val> {
+        let Some(Literal::Str(text)) = &v.lit else {
+            return None;
+        };
+        let strict = CastOptions {
+            safe: false,
+            ..CastOptions::default()
+        };
+        let read = cast_with_options(&StringArray::from(vec![text.as_str()]), dt, &strict).ok()?;
+        let data = read.to_data();
+        let bytes = data.buffers().first()?.as_slice();
+        let value = match dt.primitive_width()? {
+            4 => i64::from(i32::from_le_bytes(bytes.get(..4)?.try_into().ok()?)),
+            8 => i64::from_le_bytes(bytes.get(..8)?.try_into().ok()?),
+            _ => return None,
+        };
+        let mut out = self.define(Cat::Int, &i64_lit(value), "true");
+        out.temporal = Some(dt.clone());
+        Some(out)
+    }
+
     fn binary(&mut self, op: BinaryOperator, l: Val, r: Val) -> Option<Val> {
         use BinaryOperator::*;
         match op {
@@ -586,31 +609,6 @@ impl Gen<'_> {
             _ => return None,
         };
         Some(self.define(Cat::Bool, &x, &both))
-    }
-}
-
-impl Gen<'_> {
-    /// String constant `v` read as temporal type `dt` (as the CPU reads it, by Arrow's
-    /// cast), as the integer it is; `None` where `v` is no string constant.
-    fn time_constant(&mut self, v: &Val, dt: &DataType) -> Option<Val> {
-        let Some(Literal::Str(text)) = &v.lit else {
-            return None;
-        };
-        let strict = CastOptions {
-            safe: false,
-            ..CastOptions::default()
-        };
-        let read = cast_with_options(&StringArray::from(vec![text.as_str()]), dt, &strict).ok()?;
-        let data = read.to_data();
-        let bytes = data.buffers().first()?.as_slice();
-        let value = match dt.primitive_width()? {
-            4 => i64::from(i32::from_le_bytes(bytes.get(..4)?.try_into().ok()?)),
-            8 => i64::from_le_bytes(bytes.get(..8)?.try_into().ok()?),
-            _ => return None,
-        };
-        let mut out = self.define(Cat::Int, &i64_lit(value), "true");
-        out.temporal = Some(dt.clone());
-        Some(out)
     }
 }
 
