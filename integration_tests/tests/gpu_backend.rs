@@ -345,11 +345,18 @@ fn groupby_table(n: usize) -> arrow::array::RecordBatch {
             _ => Some(i as f64 * 0.25),
         })
         .collect();
+    // The names again, dictionary-encoded (a categorical column).
+    let category = arrow::datatypes::DataType::Dictionary(
+        Box::new(arrow::datatypes::DataType::Int32),
+        Box::new(arrow::datatypes::DataType::Utf8),
+    );
+    let cat = arrow::compute::cast(&name, &category).expect("a dictionary of the names");
     arrow::array::RecordBatch::try_from_iter(vec![
         ("name", Arc::new(name) as ArrayRef),
         ("id", Arc::new(id) as ArrayRef),
         ("v", Arc::new(v) as ArrayRef),
         ("f", Arc::new(f) as ArrayRef),
+        ("cat", cat),
     ])
     .expect("a table")
 }
@@ -364,7 +371,7 @@ fn gpu_backend_groupby_partials_run_on_the_gpu_with_the_cpus_answer() {
     let table = groupby_table(200_000);
     for per_chunk in [7_777, 50_000, 200_000] {
         let df = from_arrow(table.clone(), Some(per_chunk));
-        for keys in [&["name"][..], &["id"], &["name", "id"]] {
+        for keys in [&["name"][..], &["id"], &["name", "id"], &["cat"], &["cat", "id"]] {
             let q = df.groupby(keys).agg(&[
                 ("v", &[Agg::Sum, Agg::Count, Agg::Min, Agg::Max]),
                 ("f", &[Agg::Sum, Agg::Mean, Agg::Max]),

@@ -14,11 +14,12 @@
 use crate::frame::error::{FrameError, FrameResult};
 use crate::frame::groupby::{AggFunc, GroupBySpec};
 use crate::frame::schema::column_index;
-use arrow::array::{ArrayRef, Float32Array, Float64Array, Int64Array, UInt64Array};
+use arrow::array::{Array, ArrayRef, AsArray, Float32Array, Float64Array, Int64Array, UInt64Array};
 use arrow::buffer::NullBuffer;
 use arrow::compute::{cast, take};
 use arrow::datatypes::{DataType, Schema};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// How `frame.cu` reads a column (its `TS_COL_*` codes).
@@ -177,8 +178,9 @@ pub struct AggLaunch {
 /// A groupby partial the device kernels can compute.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GroupPlan {
-    /// The key columns (indices into the batch) and how the device reads them.
-    pub keys: Vec<(usize, ColKind)>,
+    /// The key columns (indices into the batch), the part of each the device reads (a
+    /// dictionary's keys, else its rows) and how.
+    pub keys: Vec<(usize, ColPart, ColKind)>,
     /// The distinct launches, in first-needed order.
     pub launches: Vec<AggLaunch>,
     /// Per aggregation of the spec, how its states are built.
@@ -188,6 +190,22 @@ pub struct GroupPlan {
 /// An aggregation's input column and kind (`None` for `size`), its function, and the
 /// launches (indices into [`GroupPlan::launches`]) its states are built from.
 type PlannedAgg = (Option<(usize, ColKind)>, AggFunc, Vec<usize>);
+
+/// Whether a dictionary column's entries are distinct strings, none of them null.
+fn distinct_entries(column: &ArrayRef) -> bool {
+    let Some(values) = column.as_any_dictionary_opt().map(|d| d.values()) else {
+        return false;
+    };
+    if values.null_count() > 0 {
+        return false;
+    }
+    let mut seen = HashSet::with_capacity(values.len());
+    match values.data_type() {
+        DataType::Utf8 => values.as_string::<i32>().iter().all(|v| seen.insert(v)),
+        DataType::LargeUtf8 => values.as_string::<i64>().iter().all(|v| seen.insert(v)),
+        _ => false,
+    }
+}
 
 /// Float `min` / `max` words back to the value (the order-preserving map is its own inverse).
 fn unordered(w: u64) -> f64 {
@@ -207,11 +225,24 @@ impl GroupPlan {
         let mut keys = Vec::new();
         for k in &spec.keys {
             let at = column_index(schema, k)?;
-            // A temporal key groups by its integer; the partial's key column is taken
-            // from the input, so it keeps its type.
+            // A temporal key groups by its integer, and a dictionary of strings by its
+            // keys (where its entries are distinct: `takes`); the partial's key column is
+            // taken from the input, so it keeps its type.
             let dt = schema.field(at).data_type();
-            match ColKind::key(dt).or_else(|| ColKind::temporal(dt)) {
-                Some(kind) => keys.push((at, kind)),
+            let key = match dt {
+                DataType::Dictionary(key, value)
+                    if matches!(value.as_ref(), DataType::Utf8 | DataType::LargeUtf8) =>
+                {
+                    ColKind::key(key)
+                        .filter(|k| !matches!(k, ColKind::Utf8 | ColKind::LargeUtf8))
+                        .map(|k| (ColPart::DictKeys, k))
+                }
+                dt => ColKind::key(dt)
+                    .or_else(|| ColKind::temporal(dt))
+                    .map(|k| (ColPart::Rows, k)),
+            };
+            match key {
+                Some((part, kind)) => keys.push((at, part, kind)),
                 None => return Ok(None),
             }
         }
@@ -253,10 +284,19 @@ impl GroupPlan {
         Ok(Some(plan))
     }
 
-    /// Whether the device kernels take a table of `rows` rows (an empty one is the CPU's;
-    /// row numbers past 2^30 would pass the hash table's slots).
-    pub fn device_rows(rows: usize) -> bool {
-        rows > 0 && rows < (1 << 30)
+    /// Whether the device kernels take `batch`: it has rows (an empty one is the CPU's),
+    /// not past 2^30 (row numbers would pass the hash table's slots), and each dictionary
+    /// key's entries are distinct and not null, so that its keys stand for its strings as
+    /// the CPU groups them.
+    pub fn takes(&self, batch: &RecordBatch) -> bool {
+        let rows = batch.num_rows();
+        rows > 0
+            && rows < (1 << 30)
+            && self
+                .keys
+                .iter()
+                .filter(|(_, part, _)| *part == ColPart::DictKeys)
+                .all(|&(at, _, _)| distinct_entries(batch.column(at)))
     }
 
     /// The index of launch `(column, code)`, added when new.
@@ -291,7 +331,7 @@ impl GroupPlan {
         let schema = Arc::new(spec.partial_schema(batch.schema_ref())?);
         let rows = UInt64Array::from_iter_values(first_rows.iter().map(|&r| r as u64));
         let mut columns = Vec::with_capacity(schema.fields().len());
-        for &(at, _) in &self.keys {
+        for &(at, _, _) in &self.keys {
             columns.push(take(batch.column(at), &rows, None)?);
         }
         for (input, func, used) in &self.aggs {
@@ -402,7 +442,7 @@ pub(crate) mod testing {
             func: AggFunc::Size,
             output: "rows".into(),
         });
-        let keys: [&[&str]; 10] = [
+        let keys: [&[&str]; 12] = [
             &["id"],
             &["name"],
             &["big"],
@@ -413,6 +453,8 @@ pub(crate) mod testing {
             &["many", "name"],
             &["day"],
             &["ts", "name"],
+            &["cat"],
+            &["cat", "id"],
         ];
         keys.iter()
             .map(|k| GroupBySpec {
@@ -422,8 +464,27 @@ pub(crate) mod testing {
             .collect()
     }
 
-    /// A table of `n` rows: integer, string, 64-bit, date and timestamp keys with nulls, a
-    /// key of about `n / 3` values, and integer and float columns with nulls and NaNs.
+    /// A `Dictionary(Int16, Utf8)` column of `n` rows over `entries`, a key null every
+    /// ninth row.
+    pub(crate) fn categories(n: usize, entries: &[&str]) -> ArrayRef {
+        let keys: arrow::array::Int16Array = (0..n)
+            .map(|i| (i % 9 != 4).then_some((i * 3 % entries.len()) as i16))
+            .collect();
+        let values = Arc::new(StringArray::from(entries.to_vec()));
+        Arc::new(arrow::array::DictionaryArray::try_new(keys, values).unwrap())
+    }
+
+    /// [`sample_batch`] with its `cat` column replaced by `cat`.
+    pub(crate) fn with_cat(batch: &RecordBatch, cat: ArrayRef) -> RecordBatch {
+        let at = batch.schema().index_of("cat").unwrap();
+        let mut columns = batch.columns().to_vec();
+        columns[at] = cat;
+        RecordBatch::try_new(batch.schema(), columns).unwrap()
+    }
+
+    /// A table of `n` rows: integer, string, 64-bit, date, timestamp and dictionary keys
+    /// with nulls, a key of about `n / 3` values, and integer and float columns with nulls
+    /// and NaNs.
     pub(crate) fn sample_batch(n: usize) -> RecordBatch {
         let id: Int32Array = (0..n)
             .map(|i| (i % 7 != 3).then_some((i * 37 % 11) as i32))
@@ -455,6 +516,7 @@ pub(crate) mod testing {
             (0..n).map(|i| (i % 17 != 2).then_some(1_600_000_000_000 + (i % 6) as i64 * 3_600_000)),
         )
         .with_timezone("+02:00");
+        let cat = categories(n, &["red", "", "green", "blue", "é"]);
         let columns: Vec<ArrayRef> = vec![
             Arc::new(id),
             Arc::new(name),
@@ -467,9 +529,10 @@ pub(crate) mod testing {
             Arc::new(many),
             Arc::new(day),
             Arc::new(ts),
+            cat,
         ];
         let fields: Vec<Field> = [
-            "id", "name", "big", "wide", "v", "f", "g", "small", "many", "day", "ts",
+            "id", "name", "big", "wide", "v", "f", "g", "small", "many", "day", "ts", "cat",
         ]
         .iter()
         .zip(&columns)
@@ -508,7 +571,7 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
-    use super::testing::{agg, assert_same, sample_batch, sample_specs};
+    use super::testing::{agg, assert_same, categories, sample_batch, sample_specs, with_cat};
     use super::*;
     use crate::frame::groupby::{partial, AggSpec};
     use arrow::array::Array;
@@ -521,7 +584,7 @@ mod tests {
         let mut first_rows = Vec::new();
         let mut groups = Vec::new();
         for i in 0..batch.num_rows() {
-            let cols = plan.keys.iter().map(|&(at, _)| batch.column(at));
+            let cols = plan.keys.iter().map(|&(at, _, _)| batch.column(at));
             if cols.clone().any(|c| c.is_null(i)) {
                 groups.push(None);
                 continue;
@@ -591,6 +654,27 @@ mod tests {
             let got = plan.assemble(&spec, batch, &first, &words).unwrap();
             assert_same(&got, &partial(&spec, batch).unwrap());
         }
+    }
+
+    #[test]
+    fn a_dictionary_key_goes_to_the_device_only_where_its_entries_are_distinct_strings() {
+        let batch = sample_batch(200);
+        let spec = GroupBySpec {
+            keys: vec!["cat".into()],
+            aggs: vec![agg("v", AggFunc::Sum)],
+        };
+        let plan = GroupPlan::new(&spec, batch.schema_ref()).unwrap().unwrap();
+        assert_eq!(plan.keys, [(11, ColPart::DictKeys, ColKind::I16)]);
+        assert!(plan.takes(&batch));
+        assert!(!plan.takes(&batch.slice(0, 0)));
+        // Two keys naming "red" are one group on the CPU: the device would make two.
+        let repeated = with_cat(&batch, categories(200, &["red", "blue", "red"]));
+        assert!(!plan.takes(&repeated));
+        // A key naming a null entry is a null key on the CPU.
+        let values = Arc::new(arrow::array::StringArray::from(vec![Some("red"), None]));
+        let keys = arrow::array::Int16Array::from_iter_values((0..200).map(|i| i % 2));
+        let null_entry = Arc::new(arrow::array::DictionaryArray::try_new(keys, values).unwrap());
+        assert!(!plan.takes(&with_cat(&batch, null_entry)));
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! duplicate join keys, sliced tables, and through `Gpu::execute` as the runtime calls it.
 //! Skips as the rest of the suite does.
 
-use super::frame_plan::testing::{agg, assert_same, sample_batch, sample_specs};
+use super::frame_plan::testing::{
+    agg, assert_same, categories, sample_batch, sample_specs, with_cat,
+};
 use super::tests_filter::{awkward_table, predicates};
 use super::tests_gpu::device;
 use super::Gpu;
@@ -57,6 +59,13 @@ fn gpu_groupby_partials_equal_the_cpus() {
     }
     // Offsets into every buffer (values, strings, validity bits).
     check(&gpu, &sample_batch(100_000).slice(37, 70_001), "a slice");
+    // A dictionary naming one string twice groups on the CPU (its keys would split it).
+    let repeated = categories(5_000, &["red", "blue", "red"]);
+    check(
+        &gpu,
+        &with_cat(&sample_batch(5_000), repeated),
+        "repeated entries",
+    );
 }
 
 #[test]

@@ -114,7 +114,7 @@ impl Gpu {
         ) else {
             return Ok(None);
         };
-        if !GroupPlan::device_rows(batch.num_rows()) {
+        if !plan.takes(batch) {
             return Ok(None);
         }
         let mut timer = Timer::new(stream, timed)?;

@@ -31,7 +31,7 @@ impl Gpu {
     ) -> Result<(RecordBatch, Duration), KernelError> {
         let plan = GroupPlan::new(spec, batch.schema_ref())?;
         match plan {
-            Some(plan) if GroupPlan::device_rows(batch.num_rows()) => {
+            Some(plan) if plan.takes(batch) => {
                 self.group_on_device(stream, owners, &plan, spec, batch, None, timed)
             }
             _ => Ok((groupby::partial(spec, batch)?, Duration::ZERO)),
@@ -54,14 +54,14 @@ impl Gpu {
         let fns = self.frame_fns()?;
         let rows = batch.num_rows();
         let n = i64_of(rows)?;
-        let col = |at: usize, kind| {
-            self.col_copy(stream, owners, batch.column(at), ColPart::Rows, Some(kind))?
+        let col = |at: usize, part, kind| {
+            self.col_copy(stream, owners, batch.column(at), part, Some(kind))?
                 .ok_or_else(|| KernelError::BadInput(format!("no device layout for column {at}")))
         };
         let keys = plan
             .keys
             .iter()
-            .map(|&(at, kind)| col(at, kind))
+            .map(|&(at, part, kind)| col(at, part, kind))
             .collect::<Result<Vec<_>, _>>()?;
         let key_desc = descriptors(stream, &keys.iter().map(|k| &**k).collect::<Vec<_>>())?;
         let mut values = HashMap::new();
@@ -75,7 +75,7 @@ impl Gpu {
                             column.data_type()
                         ))
                     })?;
-                    let col = col(c, kind)?;
+                    let col = col(c, ColPart::Rows, kind)?;
                     let desc = descriptors(stream, &[&*col])?;
                     e.insert((col, desc));
                 }
