@@ -371,7 +371,13 @@ fn gpu_backend_groupby_partials_run_on_the_gpu_with_the_cpus_answer() {
     let table = groupby_table(200_000);
     for per_chunk in [7_777, 50_000, 200_000] {
         let df = from_arrow(table.clone(), Some(per_chunk));
-        for keys in [&["name"][..], &["id"], &["name", "id"], &["cat"], &["cat", "id"]] {
+        for keys in [
+            &["name"][..],
+            &["id"],
+            &["name", "id"],
+            &["cat"],
+            &["cat", "id"],
+        ] {
             let q = df.groupby(keys).agg(&[
                 ("v", &[Agg::Sum, Agg::Count, Agg::Min, Agg::Max]),
                 ("f", &[Agg::Sum, Agg::Mean, Agg::Max]),
