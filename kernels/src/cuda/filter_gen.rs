@@ -347,12 +347,13 @@ impl Gen<'_> {
             .field(column_index(self.schema, name).ok()?)
             .clone();
         let dt = field.data_type();
+        if let Some((keys, values)) = ColKind::dictionary(dt) {
+            return Some(self.dictionary(name, keys, values));
+        }
         let temporal = ColKind::temporal(dt);
-        let kind = match (dt, temporal) {
-            (DataType::Boolean, _) => ColKind::Bool,
-            (DataType::Dictionary(key, value), _) => return self.dictionary(name, key, value),
-            (_, Some(kind)) => kind,
-            _ => ColKind::of(dt).filter(|k| *k != ColKind::U64)?,
+        let kind = match dt {
+            DataType::Boolean => ColKind::Bool,
+            dt => temporal.or_else(|| ColKind::of(dt).filter(|k| *k != ColKind::U64))?,
         };
         let slot = self.slot(name, ColPart::Rows, kind);
         let ok = format!("ts_is_valid(c[{slot}], i)");
@@ -379,16 +380,8 @@ impl Gen<'_> {
     }
 
     /// A dictionary column's string at row `i`: its values' entry at its key, null where
-    /// the key or that entry is (`None` for keys that are not integers or values that are
-    /// not strings).
-    fn dictionary(&mut self, name: &str, key: &DataType, value: &DataType) -> Option<Val> {
-        let values = match value {
-            DataType::Utf8 => ColKind::Utf8,
-            DataType::LargeUtf8 => ColKind::LargeUtf8,
-            _ => return None,
-        };
-        let keys =
-            ColKind::key(key).filter(|k| !matches!(k, ColKind::Utf8 | ColKind::LargeUtf8))?;
+    /// the key or that entry is (keys and values read as `keys` and `values`).
+    fn dictionary(&mut self, name: &str, keys: ColKind, values: ColKind) -> Val {
         let ks = self.slot(name, ColPart::DictKeys, keys);
         let vs = self.slot(name, ColPart::DictValues, values);
         let n = self.fresh();
@@ -400,7 +393,7 @@ impl Gen<'_> {
              k{n}, &len{n}) : nullptr;",
             c_int(keys)
         );
-        Some(self.string(n))
+        self.string(n)
     }
 
     /// The string value declared as `x{n}`, `len{n}` and `ok{n}`.

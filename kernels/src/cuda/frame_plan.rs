@@ -108,6 +108,22 @@ impl ColKind {
         ColKind::of(dt).filter(|k| !matches!(k, ColKind::F32 | ColKind::F64))
     }
 
+    /// The kinds of a dictionary of strings' keys (an integer kind) and values (`Utf8` or
+    /// `LargeUtf8`), or `None` for any other type.
+    pub fn dictionary(dt: &DataType) -> Option<(ColKind, ColKind)> {
+        let DataType::Dictionary(key, value) = dt else {
+            return None;
+        };
+        let values = match value.as_ref() {
+            DataType::Utf8 => ColKind::Utf8,
+            DataType::LargeUtf8 => ColKind::LargeUtf8,
+            _ => return None,
+        };
+        let keys =
+            ColKind::key(key).filter(|k| !matches!(k, ColKind::Utf8 | ColKind::LargeUtf8))?;
+        Some((keys, values))
+    }
+
     /// The integer kind a temporal column (`Date32 Date64 Timestamp Time32 Time64
     /// Duration`) is stored as, compared and hashed by: its values are plain `i32` or
     /// `i64` counts of a unit.
@@ -229,15 +245,9 @@ impl GroupPlan {
             // keys (where its entries are distinct: `takes`); the partial's key column is
             // taken from the input, so it keeps its type.
             let dt = schema.field(at).data_type();
-            let key = match dt {
-                DataType::Dictionary(key, value)
-                    if matches!(value.as_ref(), DataType::Utf8 | DataType::LargeUtf8) =>
-                {
-                    ColKind::key(key)
-                        .filter(|k| !matches!(k, ColKind::Utf8 | ColKind::LargeUtf8))
-                        .map(|k| (ColPart::DictKeys, k))
-                }
-                dt => ColKind::key(dt)
+            let key = match ColKind::dictionary(dt) {
+                Some((keys, _)) => Some((ColPart::DictKeys, keys)),
+                None => ColKind::key(dt)
                     .or_else(|| ColKind::temporal(dt))
                     .map(|k| (ColPart::Rows, k)),
             };
