@@ -27,8 +27,9 @@ use crate::memory::{MemoryPool, Reservation};
 use crate::messages::{ActorName, DeviceId, DeviceKind};
 use crate::recorder::{Recorder, RunSpan, TaskRecord, TaskStream};
 use crate::store::{ChunkId, PutInfo};
-use placement::Placement;
+use costs::RunCosts;
 pub use placement::MOVE_BYTES;
+use placement::{Placement, Waiting};
 pub use split::split_parts;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Bound::{Excluded, Unbounded};
@@ -135,8 +136,18 @@ pub enum PlannerAction {
 enum Produced {
     /// Its data, to be stored, and how long its kernel ran.
     Data(Arc<ChunkData>, Duration),
-    /// Held by the device that ran it: its size, or for a split task each part's.
-    Held(Vec<u64>),
+    /// Held by the device that ran it: its size, or for a split task each part's; and
+    /// how long its kernel ran.
+    Held(Vec<u64>, Duration),
+}
+
+impl Produced {
+    /// How long the task's kernel ran.
+    fn took(&self) -> Duration {
+        match self {
+            Produced::Data(_, took) | Produced::Held(_, took) => *took,
+        }
+    }
 }
 
 /// Where a task's chunk is.
@@ -221,11 +232,13 @@ struct Slots {
     used: usize,
 }
 
-/// A dispatched task: where it runs, which dispatch it is, and its output's reservation.
+/// A dispatched task: where it runs, which dispatch it is, its output's reservation, and
+/// how long it is expected to run (`None`: its op has not been timed yet).
 #[derive(Debug)]
 struct InFlight {
     device: DeviceId,
     attempt: u64,
+    expected: Option<Duration>,
     _reservation: Reservation,
 }
 
@@ -247,6 +260,8 @@ pub struct PlannerState {
     /// holds most of its input bytes unless that one is saturated. A cluster's scheduler
     /// fills it (each worker is a device); in one process it stays empty.
     locality: HashMap<ChunkId, (DeviceId, u64)>,
+    /// Ops' run times, as reported: what placement weighs a move against.
+    costs: RunCosts,
     /// Records jobs' task streams when set.
     recorder: Option<Arc<Recorder>>,
 }
@@ -265,6 +280,7 @@ impl PlannerState {
             storage_up: true,
             gone: None,
             locality: HashMap::new(),
+            costs: RunCosts::default(),
             recorder: None,
         }
     }
@@ -437,17 +453,19 @@ impl PlannerState {
 
     /// Dispatch `attempt` of `key` of `job` computed its chunk and the device keeps it (a
     /// cluster worker holds the chunks it computes): `sizes` holds its size in bytes, or
-    /// for a split task each part's. No [`PlannerAction::Store`] follows; the owner tracks
-    /// where the chunks are.
+    /// for a split task each part's; `took` is how long its kernel ran (zero: not
+    /// measured). No [`PlannerAction::Store`] follows; the owner tracks where the chunks
+    /// are.
     pub fn on_chunk_held(
         &mut self,
         job: JobId,
         key: ChunkKey,
         attempt: u64,
         sizes: Vec<u64>,
+        took: Duration,
         now: Instant,
     ) -> Vec<PlannerAction> {
-        self.chunk_done(job, key, attempt, Produced::Held(sizes), now)
+        self.chunk_done(job, key, attempt, Produced::Held(sizes, took), now)
     }
 
     /// A task's chunk was computed.
@@ -467,6 +485,9 @@ impl PlannerState {
         if let Some(state) = self.jobs.get_mut(&job) {
             state.stats.chunks_on_gpu += u64::from(on_gpu);
             if let Some(pos) = state.index.position(key) {
+                let op = state.tasks[pos].work.name();
+                self.costs
+                    .record(op, state.input_bytes(pos), produced.took());
                 if !state.index.parts(pos).is_empty() {
                     let (in_flight, ready) = (&self.in_flight, &mut self.ready);
                     if let Err(error) =
@@ -500,7 +521,7 @@ impl PlannerState {
                             });
                             nbytes
                         }
-                        Produced::Held(sizes) => sizes.iter().sum(),
+                        Produced::Held(sizes, _) => sizes.iter().sum(),
                     };
                     state.complete(job, pos, nbytes, &mut actions);
                     state.wake_readers(job, pos, &self.in_flight, &mut self.ready);
@@ -661,9 +682,9 @@ impl PlannerState {
         let Some(state) = self.jobs.get_mut(&job) else {
             return;
         };
-        let Some(stream) = &mut state.stream else {
+        if state.stream.is_none() {
             return; // not recorded: nothing to look up
-        };
+        }
         let Some(device) = self
             .in_flight
             .get(&(job, key))
@@ -675,16 +696,11 @@ impl PlannerState {
         let Some(pos) = state.index.position(key) else {
             return;
         };
+        let bytes_in = state.input_bytes(pos);
         let task = &state.tasks[pos];
-        let bytes_in = task
-            .inputs
-            .iter()
-            .filter_map(|&k| state.index.position(k))
-            .map(|i| match state.tasks[i].status {
-                Status::Stored(n) => n,
-                _ => 0,
-            })
-            .sum();
+        let Some(stream) = &mut state.stream else {
+            return;
+        };
         stream.record_task(TaskRecord {
             key,
             op: task.work.name(),
@@ -970,6 +986,7 @@ impl PlannerState {
         let mut actions = Vec::new();
         // Tasks passed over (waiting for their inputs' holder) stay in line before this.
         let mut passed: Option<(JobId, usize)> = None;
+        let mut waiting = Waiting::new();
         loop {
             let next = match passed {
                 None => self.ready.first(),
@@ -985,9 +1002,12 @@ impl PlannerState {
                 self.ready.remove(&(job, pos));
                 continue;
             }
-            let device = match self.place(job, pos) {
+            let expected = self.expected_run(job, pos);
+            let device = match self.place(job, pos, &waiting) {
                 Placement::On(device) => device,
-                Placement::Wait => {
+                Placement::Wait(holder) => {
+                    let ahead = waiting.entry(holder).or_insert(Some(Duration::ZERO));
+                    *ahead = ahead.zip(expected).map(|(a, e)| a + e);
                     passed = Some((job, pos));
                     continue;
                 }
@@ -1037,6 +1057,7 @@ impl PlannerState {
                 InFlight {
                     device,
                     attempt,
+                    expected,
                     _reservation: reservation,
                 },
             );
@@ -1067,6 +1088,7 @@ impl PlannerState {
     }
 }
 
+mod costs;
 mod job;
 mod placement;
 mod split;

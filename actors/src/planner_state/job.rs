@@ -219,6 +219,18 @@ impl Job {
         Ok(())
     }
 
+    /// The bytes of the task at `pos`'s inputs that are stored now.
+    pub(super) fn input_bytes(&self, pos: usize) -> u64 {
+        self.index
+            .inputs(pos)
+            .iter()
+            .map(|&i| match self.tasks[i].status {
+                Status::Stored(n) => n,
+                _ => 0,
+            })
+            .sum()
+    }
+
     /// Bytes to reserve for the task at `pos` while it runs ([`task_estimate`] of its op
     /// and stored inputs; the job's mean chunk so far for an output nothing estimates).
     pub(super) fn estimate(&self, pos: usize) -> u64 {

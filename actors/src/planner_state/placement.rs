@@ -15,20 +15,28 @@
 //! Then the device of that kind: near its input bytes (a cluster's workers are devices,
 //! and the scheduler says which holds which chunk) or, for a task whose inputs are held
 //! nowhere, near its siblings; else the freest, unless moving costs more than waiting for
-//! the device it is drawn to.
+//! the device it is drawn to ([`costs`](super::costs) says how long each takes).
 
+use super::costs::move_time;
 use super::{Job, PlannerState, Work};
 use crate::graph::ChunkKey;
 use crate::job::JobId;
 use crate::messages::{DeviceId, DeviceKind};
 use crate::store::ChunkId;
 use std::cmp::Reverse;
+use std::collections::HashMap;
+use std::time::Duration;
 use tessera_kernels::cuda::Gpu;
 
 /// Input bytes over which a task waits for a busy device holding them rather than move
-/// them to another (busy) device: about what a loopback transfer moves in a few
-/// milliseconds. An idle device takes the task anyway.
+/// them to another busy device: about what a loopback transfer moves in a few
+/// milliseconds. An idle device takes such a task only when the move pays (see
+/// [`PlannerState::place`]).
 pub const MOVE_BYTES: u64 = 8 << 20;
+
+/// Per device, the expected run time of the ready tasks a dispatch pass has passed over
+/// to wait for it (`None` once one of them has no estimate).
+pub(super) type Waiting = HashMap<DeviceId, Option<Duration>>;
 
 /// Readers of more chunks than this do not draw their inputs together (see
 /// [`PlannerState::affinity`]).
@@ -38,8 +46,9 @@ const SIBLING_FAN_IN: usize = 64;
 pub(super) enum Placement {
     /// On this device.
     On(DeviceId),
-    /// Nowhere yet: its inputs' holder is busy and moving them costs more than waiting.
-    Wait,
+    /// Nowhere yet: its inputs' holder (this device) is busy and moving them costs more
+    /// than waiting.
+    Wait(DeviceId),
     /// Nowhere: no device of the task's kind has a free slot.
     Full,
 }
@@ -91,11 +100,16 @@ impl PlannerState {
     /// for a task whose inputs are held nowhere, the one its siblings went to) if it has a
     /// free slot; else on the device with the most free slots (ties: the lowest id) —
     /// unless moving costs more than waiting, when the task waits for its device:
-    /// - over [`MOVE_BYTES`] of inputs, while the other device is busy at all;
+    /// - over [`MOVE_BYTES`] of inputs, while the other device is busy at all; and while
+    ///   it is idle, unless moving the inputs (at [`MOVE_RATE`](super::costs::MOVE_RATE))
+    ///   takes less than the work ahead of the task on its device — the tasks running or
+    ///   queued there and those `waiting` for it ahead of this one, shared among its
+    ///   threads — or that work's length is not known yet (Dask's work stealing weighs a
+    ///   transfer against the victim's occupancy likewise);
     /// - fewer, while the other device's threads are all busy (tasks beyond them queue
     ///   there, see [`PlannerState::add_queued_device`]): a tiny task costs more to
     ///   fetch inputs for than to run, so only a device with idle threads steals it.
-    pub(super) fn place(&self, job: JobId, pos: usize) -> Placement {
+    pub(super) fn place(&self, job: JobId, pos: usize, waiting: &Waiting) -> Placement {
         let kind = self.kind_for(job, pos);
         let Some(state) = self.jobs.get(&job) else {
             return Placement::Full;
@@ -117,16 +131,45 @@ impl PlannerState {
             .is_some_and(|s| s.used < s.capacity);
         let busy = if bytes > MOVE_BYTES {
             slots.used > 0
+                || self
+                    .work_ahead(drawn, waiting)
+                    .is_some_and(|ahead| move_time(bytes) >= ahead)
         } else {
             slots.used >= slots.threads
         };
         if drawn_free {
             Placement::On(drawn)
         } else if busy {
-            Placement::Wait
+            Placement::Wait(drawn)
         } else {
             Placement::On(freest)
         }
+    }
+
+    /// How long the task at `pos` of `job` is expected to run (`None`: its op has not
+    /// been timed yet).
+    pub(super) fn expected_run(&self, job: JobId, pos: usize) -> Option<Duration> {
+        let state = self.jobs.get(&job)?;
+        self.costs
+            .estimate(state.tasks[pos].work.name(), state.input_bytes(pos))
+    }
+
+    /// How long `device`'s threads are expected to be busy before they could start one
+    /// more task: the expected run times of the tasks dispatched to it and of those
+    /// `waiting` for it, shared among its threads (`None` if one of them has no estimate).
+    fn work_ahead(&self, device: DeviceId, waiting: &Waiting) -> Option<Duration> {
+        let threads = self.devices.get(&device)?.threads.max(1);
+        let dispatched = self
+            .in_flight
+            .values()
+            .filter(|f| f.device == device)
+            .map(|f| f.expected)
+            .sum::<Option<Duration>>()?;
+        let waiting = waiting
+            .get(&device)
+            .copied()
+            .unwrap_or(Some(Duration::ZERO))?;
+        Some((dispatched + waiting) / threads as u32)
     }
 
     /// The device of `kind` the task at `pos` is drawn to, with the bytes of its inputs
@@ -308,7 +351,14 @@ mod tests {
                 key: ChunkKey(key),
             };
             p.chunk_at(id, device, 8);
-            p.on_chunk_held(job, ChunkKey(key), attempt, vec![8], Instant::now())
+            p.on_chunk_held(
+                job,
+                ChunkKey(key),
+                attempt,
+                vec![8],
+                Duration::ZERO,
+                Instant::now(),
+            )
         };
         // a finishes 1: 4 takes the slot; b finishes 3: 6 follows its sibling 5.
         assert_eq!(placed(&held(&mut p, 1, a)), vec![(4, a)]);

@@ -1028,9 +1028,23 @@ fn a_task_goes_where_most_of_its_input_bytes_are_unless_that_device_is_full() {
     let two = attempt(&p, job, 2);
     p.chunk_at(id(1), a, 10);
     p.chunk_at(id(2), b, 1000);
-    let after_one = p.on_chunk_held(job, ChunkKey(1), one, vec![10], Instant::now());
+    let after_one = p.on_chunk_held(
+        job,
+        ChunkKey(1),
+        one,
+        vec![10],
+        Duration::ZERO,
+        Instant::now(),
+    );
     assert!(dispatched(&after_one).is_empty(), "3 and 4 wait for 2");
-    let after_two = p.on_chunk_held(job, ChunkKey(2), two, vec![1000], Instant::now());
+    let after_two = p.on_chunk_held(
+        job,
+        ChunkKey(2),
+        two,
+        vec![1000],
+        Duration::ZERO,
+        Instant::now(),
+    );
     // 3 takes b's one slot; 4 would prefer b too, but b is full: it runs on a.
     assert_eq!(placed(&after_two), vec![(3, b), (4, a)]);
 }
@@ -1054,7 +1068,14 @@ fn a_task_with_large_inputs_waits_for_their_busy_holder_unless_another_device_is
     };
     let held = |p: &mut PlannerState, key: u64, bytes: u64| {
         let attempt = attempt(p, job, key);
-        p.on_chunk_held(job, ChunkKey(key), attempt, vec![bytes], Instant::now())
+        p.on_chunk_held(
+            job,
+            ChunkKey(key),
+            attempt,
+            vec![bytes],
+            Duration::ZERO,
+            Instant::now(),
+        )
     };
     // 1's large output sits on a, which is busy with 2; b has a slot but is busy with 5.
     p.chunk_at(id(1), a, big);
@@ -1068,6 +1089,49 @@ fn a_task_with_large_inputs_waits_for_their_busy_holder_unless_another_device_is
     // b goes idle: it takes 4 and fetches the input.
     p.chunk_at(id(5), b, 8);
     assert_eq!(placed(&held(&mut p, 5, 8)), vec![(4, b)]);
+}
+
+#[test]
+fn an_idle_device_moves_large_inputs_only_when_the_move_beats_the_work_ahead_of_their_holder() {
+    // 1 -> 2 on a; readers 11..=20 of 2's large output, each expected to run as long as 2
+    // did. Two workers of one thread, each queuing one more task.
+    let placed_after_two = |took: Duration| {
+        let (a, b) = (DeviceId(0), DeviceId(1));
+        let big = MOVE_BYTES * 2;
+        let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+        assert!(p.add_queued_device(a, 1, 2).is_empty());
+        assert!(p.add_queued_device(b, 1, 2).is_empty());
+        let readers: Vec<(u64, &[u64])> = (11..=20).map(|k| (k, &[2][..])).collect();
+        let mut tasks: Vec<(u64, &[u64])> = vec![(1, &[]), (2, &[1])];
+        tasks.extend(readers);
+        let outputs: Vec<u64> = (11..=20).collect();
+        let (job, first) = p.submit(graph(&tasks, &outputs), Instant::now());
+        assert_eq!(placed(&first), vec![(1, a)]);
+        let mut held = |key: u64, took: Duration| {
+            let attempt = attempt(&p, job, key);
+            let id = ChunkId {
+                job,
+                key: ChunkKey(key),
+            };
+            p.chunk_at(id, a, big);
+            p.on_chunk_held(job, ChunkKey(key), attempt, vec![big], took, Instant::now())
+        };
+        assert_eq!(placed(&held(1, Duration::ZERO)), vec![(2, a)]);
+        placed(&held(2, took))
+    };
+    // Moving 16 MiB takes 64 ms at MOVE_RATE. At 10 ms a task, a has 20 ms of work ahead
+    // of the first reader it cannot take, 30 ms ahead of the next…: idle b takes the
+    // first with more than 64 ms ahead (18), then is busy.
+    let (a, b) = (DeviceId(0), DeviceId(1));
+    assert_eq!(
+        placed_after_two(Duration::from_millis(10)),
+        vec![(11, a), (12, a), (18, b)]
+    );
+    // At 40 ms a task, 80 ms are ahead of 13 already.
+    assert_eq!(
+        placed_after_two(Duration::from_millis(40)),
+        vec![(11, a), (12, a), (13, b)]
+    );
 }
 
 /// The recompute cost each Store action in `actions` offers storage, by chunk key.

@@ -17,7 +17,7 @@ use crate::scheduler::{kernel_error, SchedulerConfig};
 use depth::RunTimes;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tessera_actors::messages::DeviceId;
 use tessera_actors::{
     ActorName, ChunkGraph, ChunkId, ChunkKey, Gone, JobError, JobId, MemoryPool, PlannerAction,
@@ -474,8 +474,9 @@ impl Core {
                     }
                     status.part_bytes.clone()
                 };
+                let took = Duration::from_micros(status.run_micros);
                 self.planner
-                    .on_chunk_held(job, key, attempt, sizes, Instant::now())
+                    .on_chunk_held(job, key, attempt, sizes, took, Instant::now())
             }
             TaskState::Failed => {
                 let cause = kernel_error(&status.kernel_error).unwrap_or(KernelError::Remote {
