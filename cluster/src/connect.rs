@@ -27,6 +27,10 @@ use tessera_proto::{decode_payload, encode_payload, ChunkTicket, PROTOCOL_VERSIO
 use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, watch};
 
+mod early;
+
+use early::{same_copy, EarlyGather, Gathered};
+
 /// What a cluster has now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterInfo {
@@ -398,6 +402,7 @@ impl RunJob {
             })?
             .into_inner();
         let mut job = None;
+        let mut early = EarlyGather::new(Arc::clone(&self.flight));
         loop {
             let event = stream
                 .message()
@@ -425,19 +430,30 @@ impl RunJob {
                 }
                 Some(job_event::Kind::Done(done)) => {
                     let job = job.unwrap_or(JobId(event.job_id));
-                    return self.gather(job, done).await;
+                    return self.gather(job, done, early.finish().await).await;
                 }
                 Some(job_event::Kind::Failed(failed)) => {
                     return Err(job_error(failed, &self.address).into())
                 }
-                Some(job_event::Kind::ChunkFinished(_)) | None => {}
+                Some(job_event::Kind::ChunkFinished(finished)) => {
+                    if let (false, Some(location)) = (self.keep, finished.location) {
+                        early.fetch(location);
+                    }
+                }
+                None => {}
             }
         }
     }
 
-    /// The finished job's output: handles on kept outputs, or their data fetched from the
-    /// workers (and then released there).
-    async fn gather(&self, job: JobId, done: pb::JobDone) -> Result<JobOutput, RunFailure> {
+    /// The finished job's output: handles on kept outputs, or their data — fetched while
+    /// the job ran (`early`) where those are the copies `done` names, else fetched now —
+    /// from the workers (and then released there).
+    async fn gather(
+        &self,
+        job: JobId,
+        done: pb::JobDone,
+        mut early: Gathered,
+    ) -> Result<JobOutput, RunFailure> {
         let mut stats: JobStats = decode_payload(&done.stats).unwrap_or_default();
         // The scheduler's task stream, for reports and traces (none if undecodable: the
         // result does not depend on it).
@@ -461,7 +477,29 @@ impl RunJob {
                 stats,
             });
         }
-        let fetched = fetch_all(&done.outputs, &self.flight).await;
+        let mut slots: Vec<Option<Arc<tessera_kernels::ChunkData>>> = done
+            .outputs
+            .iter()
+            .map(|l| {
+                early
+                    .remove(&(l.job_id, l.chunk_key))
+                    .filter(|(copy, _)| same_copy(copy, l))
+                    .map(|(_, data)| data)
+            })
+            .collect();
+        let missing: Vec<usize> = (0..slots.len()).filter(|&i| slots[i].is_none()).collect();
+        let locations: Vec<ChunkLocation> =
+            missing.iter().map(|&i| done.outputs[i].clone()).collect();
+        let fetched = fetch_all(&locations, &self.flight).await.and_then(|rest| {
+            for (i, data) in missing.into_iter().zip(rest) {
+                slots[i] = Some(data);
+            }
+            slots
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| c.ok_or_else(|| format!("output {i} was not gathered")))
+                .collect::<Result<Vec<_>, String>>()
+        });
         // Outputs of this job are gathered (or unreachable): the workers may drop them.
         for l in &done.outputs {
             if l.job_id == job.0 {

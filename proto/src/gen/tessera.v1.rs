@@ -389,8 +389,9 @@ pub struct Progress {
     #[prost(uint64, tag = "2")]
     pub total: u64,
 }
-/// Progress: one chunk done.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+/// One chunk done: an output of a job whose outputs are handed out, announced as soon
+/// as it is computed so that the client fetches it while the job runs.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ChunkFinished {
     /// The chunk.
     #[prost(uint64, tag = "1")]
@@ -398,6 +399,9 @@ pub struct ChunkFinished {
     /// Its bytes.
     #[prost(uint64, tag = "2")]
     pub bytes: u64,
+    /// Where it is (as JobDone would name it; JobDone's location wins if they differ).
+    #[prost(message, optional, tag = "3")]
+    pub location: ::core::option::Option<ChunkLocation>,
 }
 /// A job's end: where to gather its outputs (Flight do_get).
 #[derive(Clone, PartialEq, ::prost::Message)]

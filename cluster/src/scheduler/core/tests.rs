@@ -315,3 +315,63 @@ fn the_survivors_hear_that_a_worker_was_lost() {
     assert_eq!(notices, vec![("http://a:1".to_string(), inc_a)]);
     assert_eq!(core.info().workers, 1);
 }
+
+/// The chunks announced on a job's stream so far: key, holder, attempt.
+fn announced(events: &mut Events) -> Vec<(u64, String, u64)> {
+    let mut out = Vec::new();
+    while let Ok(Ok(e)) = events.try_recv() {
+        if let Some(job_event::Kind::ChunkFinished(f)) = e.kind {
+            let l = f.location.expect("an announcement names its location");
+            assert_eq!((l.chunk_key, l.nbytes), (f.chunk_key, f.bytes));
+            out.push((l.chunk_key, l.flight_address, l.attempt));
+        }
+    }
+    out
+}
+
+#[test]
+fn outputs_handed_out_are_announced_with_their_location_as_soon_as_they_are_computed() {
+    for keep in [false, true] {
+        let mut core = Core::new(config());
+        let (inc, mut a) = worker(&mut core, "a");
+        let (events, mut rx) = unbounded_channel();
+        let g = ChunkGraph {
+            outputs: vec![ChunkKey(2), ChunkKey(3)],
+            keep_outputs: keep,
+            ..graph()
+        };
+        core.submit(g, events);
+        let first = tasks(&mut a);
+        assert_eq!(first.len(), 2, "1 and 2 run");
+        let by_key = |ts: &[pb::RunTask], k: u64| ts.iter().find(|t| t.chunk_key == k).cloned();
+        let (one, two) = (by_key(&first, 1).expect("1"), by_key(&first, 2).expect("2"));
+        core.on_status(done(inc, &one));
+        assert_eq!(announced(&mut rx), vec![], "1 is not an output");
+        core.on_status(done(inc, &two));
+        let three = by_key(&tasks(&mut a), 3).expect("3 runs");
+        let expect = |t: &pb::RunTask| match keep {
+            false => vec![(t.chunk_key, "http://a:1".to_string(), t.attempt)],
+            true => vec![],
+        };
+        assert_eq!(announced(&mut rx), expect(&two), "keep_outputs: {keep}");
+        core.on_status(done(inc, &three));
+        let mut rest = Vec::new();
+        let mut finished = false;
+        while let Ok(Ok(e)) = rx.try_recv() {
+            match e.kind {
+                Some(job_event::Kind::ChunkFinished(f)) => {
+                    assert!(!finished, "announced after the job was done");
+                    rest.push(f.chunk_key);
+                }
+                Some(job_event::Kind::Done(_)) => finished = true,
+                _ => {}
+            }
+        }
+        assert!(finished);
+        let announced_three: Vec<u64> = expect(&three).into_iter().map(|(k, ..)| k).collect();
+        assert_eq!(
+            rest, announced_three,
+            "3 is announced before the job is done"
+        );
+    }
+}
