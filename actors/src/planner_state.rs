@@ -1002,10 +1002,10 @@ impl PlannerState {
                 self.ready.remove(&(job, pos));
                 continue;
             }
-            let expected = self.expected_run(job, pos);
             let device = match self.place(job, pos, &waiting) {
                 Placement::On(device) => device,
                 Placement::Wait(holder) => {
+                    let expected = self.expected_run(job, pos);
                     let ahead = waiting.entry(holder).or_insert(Some(Duration::ZERO));
                     *ahead = ahead.zip(expected).map(|(a, e)| a + e);
                     passed = Some((job, pos));
@@ -1018,6 +1018,7 @@ impl PlannerState {
                 }
                 Placement::Full => break,
             };
+            let expected = self.expected_run(job, pos);
             let (Some(state), Some(slots)) =
                 (self.jobs.get_mut(&job), self.devices.get_mut(&device))
             else {

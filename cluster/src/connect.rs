@@ -430,7 +430,8 @@ impl RunJob {
                 }
                 Some(job_event::Kind::Done(done)) => {
                     let job = job.unwrap_or(JobId(event.job_id));
-                    return self.gather(job, done, early.finish().await).await;
+                    let early = early.finish(&done.outputs).await;
+                    return self.gather(job, done, early).await;
                 }
                 Some(job_event::Kind::Failed(failed)) => {
                     return Err(job_error(failed, &self.address).into())

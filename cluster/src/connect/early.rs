@@ -5,10 +5,11 @@
 //!
 //! At the job's end the copies fetched are used where they are the copy the scheduler
 //! names then (same holder, incarnation and attempt); an output recomputed since, or one
-//! whose fetch failed, is fetched again from where it is now.
+//! whose fetch failed, is fetched again from where it is now. Fetches from a worker the
+//! job's end names no output on (one lost meanwhile, perhaps hung) are abandoned.
 
 use crate::client::{ChunkClient, ClientConfig};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tessera_kernels::ChunkData;
 use tessera_proto::pb::ChunkLocation;
@@ -25,16 +26,21 @@ struct Fetched {
 /// The outputs fetched early, by `(job, chunk key)`: where each copy came from, its data.
 pub(super) type Gathered = HashMap<(u64, u64), (ChunkLocation, Arc<ChunkData>)>;
 
+/// One worker's fetch loop: its queue and its task.
+struct FetchLoop {
+    queue: mpsc::UnboundedSender<ChunkLocation>,
+    task: JoinHandle<()>,
+}
+
 /// Fetches announced outputs in the background (see the module docs). Dropping it stops
 /// the fetches.
 pub(super) struct EarlyGather {
     config: Arc<ClientConfig>,
-    /// Per worker (Flight address), the queue of its fetch loop.
-    queues: HashMap<String, mpsc::UnboundedSender<ChunkLocation>>,
+    /// Per worker (Flight address), its fetch loop.
+    loops: HashMap<String, FetchLoop>,
     /// Where the fetch loops send what they fetched (until `finish`).
     results: Option<mpsc::UnboundedSender<Fetched>>,
     received: mpsc::UnboundedReceiver<Fetched>,
-    loops: Vec<JoinHandle<()>>,
 }
 
 impl EarlyGather {
@@ -43,10 +49,9 @@ impl EarlyGather {
         let (results, received) = mpsc::unbounded_channel();
         EarlyGather {
             config,
-            queues: HashMap::new(),
+            loops: HashMap::new(),
             results: Some(results),
             received,
-            loops: Vec::new(),
         }
     }
 
@@ -56,22 +61,27 @@ impl EarlyGather {
             return;
         };
         let address = location.flight_address.clone();
-        let queue = self.queues.entry(address.clone()).or_insert_with(|| {
+        let fetcher = self.loops.entry(address.clone()).or_insert_with(|| {
             let (queue, pending) = mpsc::unbounded_channel();
             let config = Arc::clone(&self.config);
-            let fetch = fetch_loop(address, config, pending, results.clone());
-            self.loops.push(tokio::spawn(fetch));
-            queue
+            let task = tokio::spawn(fetch_loop(address, config, pending, results.clone()));
+            FetchLoop { queue, task }
         });
         // The loop ends only once its queue is closed (in `finish`).
-        let _ = queue.send(location);
+        let _ = fetcher.queue.send(location);
     }
 
-    /// Waits for every fetch started and returns the outputs that arrived.
-    pub async fn finish(mut self) -> Gathered {
-        // Closing the queues ends each loop after its last fetch; with the loops' copies
-        // of `results` gone, `received` ends.
-        self.queues.clear();
+    /// Waits for the fetches started from the workers that `outputs` (the job's final
+    /// locations) name, abandons the others, and returns the outputs that arrived.
+    pub async fn finish(mut self, outputs: &[ChunkLocation]) -> Gathered {
+        // Closing a queue ends its loop after its last fetch; with the loops' copies of
+        // `results` gone (ended or aborted), `received` ends.
+        let holders: HashSet<&str> = outputs.iter().map(|l| l.flight_address.as_str()).collect();
+        for (address, fetcher) in self.loops.drain() {
+            if !holders.contains(address.as_str()) {
+                fetcher.task.abort();
+            }
+        }
         self.results = None;
         let mut gathered = Gathered::new();
         while let Some(Fetched { location, data }) = self.received.recv().await {
@@ -90,8 +100,8 @@ impl EarlyGather {
 
 impl Drop for EarlyGather {
     fn drop(&mut self) {
-        for fetch in &self.loops {
-            fetch.abort();
+        for fetcher in self.loops.values() {
+            fetcher.task.abort();
         }
     }
 }
@@ -137,5 +147,94 @@ async fn fetch_loop(
         if results.send(fetched).is_err() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::{serve, ChunkFlightService, ChunkSink, ChunkSource, ServerConfig};
+    use crate::SourceError;
+    use std::sync::Mutex;
+    use std::time::Duration;
+    use tessera_kernels::{Buffer, HostTensor};
+    use tokio::net::TcpListener;
+
+    /// Chunks by (job, key, attempt): what the test server serves.
+    #[derive(Default)]
+    struct Store(Mutex<HashMap<(u64, u64, u64), Arc<ChunkData>>>);
+
+    impl ChunkSource for Store {
+        fn chunk(&self, t: &ChunkTicket) -> Result<Option<Arc<ChunkData>>, SourceError> {
+            let chunks = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            Ok(chunks.get(&(t.job_id, t.chunk_key, t.attempt)).cloned())
+        }
+    }
+
+    impl ChunkSink for Store {
+        fn put(&self, t: &ChunkTicket, data: ChunkData) -> Result<(), SourceError> {
+            let mut chunks = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            chunks.insert((t.job_id, t.chunk_key, t.attempt), Arc::new(data));
+            Ok(())
+        }
+    }
+
+    fn values(v: &[f64]) -> ChunkData {
+        let tensor = HostTensor::new(vec![v.len()], Buffer::F64(v.to_vec()));
+        ChunkData::Tensor(tensor.expect("a valid tensor"))
+    }
+
+    fn location(address: &str, key: u64, attempt: u64) -> ChunkLocation {
+        ChunkLocation {
+            chunk_key: key,
+            attempt,
+            flight_address: address.to_string(),
+            incarnation: 0,
+            job_id: 7,
+            nbytes: 16,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn copies_named_at_the_end_are_kept_and_fetches_from_other_holders_abandoned() {
+        let store = Arc::new(Store::default());
+        for (key, attempt, v) in [(1, 1, 1.0), (2, 1, 2.0), (2, 2, 22.0)] {
+            let ticket = ChunkTicket::new(7, key, attempt, 0);
+            store.put(&ticket, values(&[v, -v])).expect("stored");
+        }
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let live = format!("http://{}", listener.local_addr().expect("an address"));
+        let service = ChunkFlightService::new(store.clone(), store, ServerConfig::default());
+        let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(serve(listener, service, async {
+            let _ = stopped.await;
+        }));
+        // A holder that accepts connections and never answers: its fetch would hang.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+        let silent = format!("http://{}", silent.local_addr().expect("an address"));
+        // Patient enough that awaiting the silent holder would outlast the test's timeout.
+        let config = ClientConfig {
+            connect_timeout: Duration::from_secs(600),
+            ..ClientConfig::within(Duration::from_secs(600))
+        };
+        let mut early = EarlyGather::new(Arc::new(config));
+        early.fetch(location(&live, 1, 1));
+        early.fetch(location(&live, 2, 1));
+        early.fetch(location(&silent, 3, 1));
+        // At the end, 2 was recomputed (attempt 2) and 3 moved to the live holder.
+        let outputs = [
+            location(&live, 1, 1),
+            location(&live, 2, 2),
+            location(&live, 3, 4),
+        ];
+        let gathered = tokio::time::timeout(Duration::from_secs(20), early.finish(&outputs))
+            .await
+            .expect("the silent holder's fetch is abandoned, not awaited");
+        let (copy, one) = &gathered[&(7, 1)];
+        assert!(same_copy(copy, &outputs[0]));
+        assert_eq!(one.as_ref(), &values(&[1.0, -1.0]));
+        let (copy, _) = &gathered[&(7, 2)];
+        assert!(!same_copy(copy, &outputs[1]), "attempt 1 was fetched early");
+        assert!(!gathered.contains_key(&(7, 3)));
     }
 }
