@@ -136,18 +136,8 @@ pub enum PlannerAction {
 enum Produced {
     /// Its data, to be stored, and how long its kernel ran.
     Data(Arc<ChunkData>, Duration),
-    /// Held by the device that ran it: its size, or for a split task each part's; and
-    /// how long its kernel ran.
-    Held(Vec<u64>, Duration),
-}
-
-impl Produced {
-    /// How long the task's kernel ran.
-    fn took(&self) -> Duration {
-        match self {
-            Produced::Data(_, took) | Produced::Held(_, took) => *took,
-        }
-    }
+    /// Held by the device that ran it: its size, or for a split task each part's.
+    Held(Vec<u64>),
 }
 
 /// Where a task's chunk is.
@@ -453,19 +443,17 @@ impl PlannerState {
 
     /// Dispatch `attempt` of `key` of `job` computed its chunk and the device keeps it (a
     /// cluster worker holds the chunks it computes): `sizes` holds its size in bytes, or
-    /// for a split task each part's; `took` is how long its kernel ran (zero: not
-    /// measured). No [`PlannerAction::Store`] follows; the owner tracks where the chunks
-    /// are.
+    /// for a split task each part's. No [`PlannerAction::Store`] follows; the owner tracks
+    /// where the chunks are.
     pub fn on_chunk_held(
         &mut self,
         job: JobId,
         key: ChunkKey,
         attempt: u64,
         sizes: Vec<u64>,
-        took: Duration,
         now: Instant,
     ) -> Vec<PlannerAction> {
-        self.chunk_done(job, key, attempt, Produced::Held(sizes, took), now)
+        self.chunk_done(job, key, attempt, Produced::Held(sizes), now)
     }
 
     /// A task's chunk was computed.
@@ -485,9 +473,6 @@ impl PlannerState {
         if let Some(state) = self.jobs.get_mut(&job) {
             state.stats.chunks_on_gpu += u64::from(on_gpu);
             if let Some(pos) = state.index.position(key) {
-                let op = state.tasks[pos].work.name();
-                self.costs
-                    .record(op, state.input_bytes(pos), produced.took());
                 if !state.index.parts(pos).is_empty() {
                     let (in_flight, ready) = (&self.in_flight, &mut self.ready);
                     if let Err(error) =
@@ -521,7 +506,7 @@ impl PlannerState {
                             });
                             nbytes
                         }
-                        Produced::Held(sizes, _) => sizes.iter().sum(),
+                        Produced::Held(sizes) => sizes.iter().sum(),
                     };
                     state.complete(job, pos, nbytes, &mut actions);
                     state.wake_readers(job, pos, &self.in_flight, &mut self.ready);
@@ -668,7 +653,8 @@ impl PlannerState {
 
     /// Files a run of dispatch `attempt` of `key` of `job` that `span` timed and that
     /// produced `bytes_out` (`ok`) or failed, in the job's task stream, with the reserved
-    /// memory now. Call it before [`Self::on_chunk_done`] or [`Self::on_chunk_failed`]
+    /// memory now, and learns its op's run time from a timed run that succeeded (see
+    /// `costs`). Call it before [`Self::on_chunk_done`] or [`Self::on_chunk_failed`]
     /// (while the dispatch is in flight); reports of other dispatches are ignored.
     pub fn record_run(
         &mut self,
@@ -682,8 +668,9 @@ impl PlannerState {
         let Some(state) = self.jobs.get_mut(&job) else {
             return;
         };
-        if state.stream.is_none() {
-            return; // not recorded: nothing to look up
+        let took = Duration::from_nanos(span.end_ns.saturating_sub(span.start_ns));
+        if state.stream.is_none() && took.is_zero() {
+            return; // neither recorded nor timed: nothing to look up
         }
         let Some(device) = self
             .in_flight
@@ -698,6 +685,9 @@ impl PlannerState {
         };
         let bytes_in = state.input_bytes(pos);
         let task = &state.tasks[pos];
+        if ok {
+            self.costs.record(task.work.name(), bytes_in, took);
+        }
         let Some(stream) = &mut state.stream else {
             return;
         };
@@ -869,6 +859,16 @@ impl PlannerState {
     /// True while `job` is running.
     pub fn is_running(&self, job: JobId) -> bool {
         self.jobs.contains_key(&job)
+    }
+
+    /// True if `key` is an output that `job` hands out (its outputs are not kept): its
+    /// owner may send it on as soon as it is computed.
+    pub fn hands_out(&self, job: JobId, key: ChunkKey) -> bool {
+        self.jobs
+            .get(&job)
+            .filter(|state| !state.keep)
+            .and_then(|state| state.index.position(key).map(|pos| &state.tasks[pos]))
+            .is_some_and(|task| task.is_output)
     }
 
     /// The attempt number of the dispatch of `key` of `job` in flight, if one is.

@@ -478,7 +478,7 @@ impl RunJob {
                 stats,
             });
         }
-        let mut slots: Vec<Option<Arc<tessera_kernels::ChunkData>>> = done
+        let have = done
             .outputs
             .iter()
             .map(|l| {
@@ -488,19 +488,7 @@ impl RunJob {
                     .map(|(_, data)| data)
             })
             .collect();
-        let missing: Vec<usize> = (0..slots.len()).filter(|&i| slots[i].is_none()).collect();
-        let locations: Vec<ChunkLocation> =
-            missing.iter().map(|&i| done.outputs[i].clone()).collect();
-        let fetched = fetch_all(&locations, &self.flight).await.and_then(|rest| {
-            for (i, data) in missing.into_iter().zip(rest) {
-                slots[i] = Some(data);
-            }
-            slots
-                .into_iter()
-                .enumerate()
-                .map(|(i, c)| c.ok_or_else(|| format!("output {i} was not gathered")))
-                .collect::<Result<Vec<_>, String>>()
-        });
+        let fetched = fetch_all(&done.outputs, have, &self.flight).await;
         // Outputs of this job are gathered (or unreachable): the workers may drop them.
         for l in &done.outputs {
             if l.job_id == job.0 {
@@ -553,14 +541,22 @@ async fn put_all(
     futures::future::try_join_all(per_worker).await.map(|_| ())
 }
 
-/// Fetches every chunk: one connection per worker, the workers side by side, each
-/// worker's chunks one after another; the result in the order of `outputs`.
+/// Every chunk of `outputs`, in their order: those `have` holds already, and the rest
+/// fetched with one connection per worker, the workers side by side, each worker's chunks
+/// one after another.
 async fn fetch_all(
     outputs: &[ChunkLocation],
+    mut have: Vec<Option<Arc<tessera_kernels::ChunkData>>>,
     config: &ClientConfig,
 ) -> Result<Vec<Arc<tessera_kernels::ChunkData>>, String> {
+    let missing = |i: usize| have.get(i).is_none_or(Option::is_none);
     let per_worker = by_worker(outputs)
         .into_iter()
+        .map(|(address, mut chunks)| {
+            chunks.retain(|&(i, _)| missing(i));
+            (address, chunks)
+        })
+        .filter(|(_, chunks)| !chunks.is_empty())
         .map(|(address, chunks)| async move {
             let mut client = ChunkClient::connect(address, config.clone())
                 .await
@@ -576,16 +572,12 @@ async fn fetch_all(
             }
             Ok::<_, String>(fetched)
         });
-    let mut slots: Vec<Option<Arc<tessera_kernels::ChunkData>>> = vec![None; outputs.len()];
-    for (i, data) in futures::future::try_join_all(per_worker)
-        .await?
-        .into_iter()
-        .flatten()
-    {
-        slots[i] = Some(data);
+    let fetched = futures::future::try_join_all(per_worker).await?;
+    have.resize(outputs.len(), None);
+    for (i, data) in fetched.into_iter().flatten() {
+        have[i] = Some(data);
     }
-    slots
-        .into_iter()
+    have.into_iter()
         .enumerate()
         .map(|(i, c)| c.ok_or_else(|| format!("output {i} was not gathered")))
         .collect()

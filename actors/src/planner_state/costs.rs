@@ -1,4 +1,6 @@
-//! How long tasks run, learnt from the runs reported, and what moving their inputs costs:
+//! How long tasks run, learnt from the timed runs reported (`PlannerState::record_run`: a
+//! cluster's workers time every task; in one process runs are timed while a recorder is
+//! on), and what moving their inputs costs:
 //! [`PlannerState::place`](super::PlannerState) weighs moving a task's inputs to an idle
 //! device against waiting for the busy device that holds them.
 //!

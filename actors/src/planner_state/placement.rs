@@ -30,8 +30,8 @@ use tessera_kernels::cuda::Gpu;
 
 /// Input bytes over which a task waits for a busy device holding them rather than move
 /// them to another busy device: about what a loopback transfer moves in a few
-/// milliseconds. An idle device takes such a task only when the move pays (see
-/// [`PlannerState::place`]).
+/// milliseconds. An idle device takes such a task only when the move pays: when moving
+/// the inputs takes less than the work ahead of the task on their holder.
 pub const MOVE_BYTES: u64 = 8 << 20;
 
 /// Per device, the expected run time of the ready tasks a dispatch pass has passed over
@@ -351,14 +351,7 @@ mod tests {
                 key: ChunkKey(key),
             };
             p.chunk_at(id, device, 8);
-            p.on_chunk_held(
-                job,
-                ChunkKey(key),
-                attempt,
-                vec![8],
-                Duration::ZERO,
-                Instant::now(),
-            )
+            p.on_chunk_held(job, ChunkKey(key), attempt, vec![8], Instant::now())
         };
         // a finishes 1: 4 takes the slot; b finishes 3: 6 follows its sibling 5.
         assert_eq!(placed(&held(&mut p, 1, a)), vec![(4, a)]);

@@ -43,10 +43,10 @@ impl Job {
                 .map(|p| (p.nbytes() as u64, Some(p)))
                 .collect(),
             // Parts held where they were computed, one size each.
-            Produced::Held(sizes, _) if sizes.len() == parts.len() => {
+            Produced::Held(sizes) if sizes.len() == parts.len() => {
                 sizes.into_iter().map(|n| (n, None)).collect()
             }
-            Produced::Held(sizes, _) => {
+            Produced::Held(sizes) => {
                 return Err(failed(KernelError::ShapeMismatch(format!(
                     "a task split into {} parts was held as {} parts",
                     parts.len(),

@@ -1028,23 +1028,9 @@ fn a_task_goes_where_most_of_its_input_bytes_are_unless_that_device_is_full() {
     let two = attempt(&p, job, 2);
     p.chunk_at(id(1), a, 10);
     p.chunk_at(id(2), b, 1000);
-    let after_one = p.on_chunk_held(
-        job,
-        ChunkKey(1),
-        one,
-        vec![10],
-        Duration::ZERO,
-        Instant::now(),
-    );
+    let after_one = p.on_chunk_held(job, ChunkKey(1), one, vec![10], Instant::now());
     assert!(dispatched(&after_one).is_empty(), "3 and 4 wait for 2");
-    let after_two = p.on_chunk_held(
-        job,
-        ChunkKey(2),
-        two,
-        vec![1000],
-        Duration::ZERO,
-        Instant::now(),
-    );
+    let after_two = p.on_chunk_held(job, ChunkKey(2), two, vec![1000], Instant::now());
     // 3 takes b's one slot; 4 would prefer b too, but b is full: it runs on a.
     assert_eq!(placed(&after_two), vec![(3, b), (4, a)]);
 }
@@ -1068,14 +1054,7 @@ fn a_task_with_large_inputs_waits_for_their_busy_holder_unless_another_device_is
     };
     let held = |p: &mut PlannerState, key: u64, bytes: u64| {
         let attempt = attempt(p, job, key);
-        p.on_chunk_held(
-            job,
-            ChunkKey(key),
-            attempt,
-            vec![bytes],
-            Duration::ZERO,
-            Instant::now(),
-        )
+        p.on_chunk_held(job, ChunkKey(key), attempt, vec![bytes], Instant::now())
     };
     // 1's large output sits on a, which is busy with 2; b has a slot but is busy with 5.
     p.chunk_at(id(1), a, big);
@@ -1114,7 +1093,14 @@ fn an_idle_device_moves_large_inputs_only_when_the_move_beats_the_work_ahead_of_
                 key: ChunkKey(key),
             };
             p.chunk_at(id, a, big);
-            p.on_chunk_held(job, ChunkKey(key), attempt, vec![big], took, Instant::now())
+            let took_ns = u64::try_from(took.as_nanos()).expect("a short run");
+            let span = RunSpan {
+                start_ns: 0,
+                end_ns: took_ns,
+                thread: 0,
+            };
+            p.record_run(job, ChunkKey(key), attempt, span, big, true);
+            p.on_chunk_held(job, ChunkKey(key), attempt, vec![big], Instant::now())
         };
         assert_eq!(placed(&held(1, Duration::ZERO)), vec![(2, a)]);
         placed(&held(2, took))

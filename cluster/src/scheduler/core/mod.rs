@@ -15,9 +15,9 @@ mod metrics;
 use super::convert::{failed_event, progress_event};
 use crate::scheduler::{kernel_error, SchedulerConfig};
 use depth::RunTimes;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tessera_actors::messages::DeviceId;
 use tessera_actors::{
     ActorName, ChunkGraph, ChunkId, ChunkKey, Gone, JobError, JobId, MemoryPool, PlannerAction,
@@ -87,10 +87,6 @@ pub(crate) struct Core {
     /// gathered, persisted data.
     holders: HashMap<ChunkId, Holder>,
     clients: HashMap<JobId, EventSender>,
-    /// The outputs of running jobs whose outputs are handed out: each is announced to the
-    /// client when it is computed ([`Self::announce`]), so that it is fetched while the
-    /// job runs.
-    announced: HashMap<JobId, HashSet<ChunkKey>>,
     /// Since when no worker has been registered (while jobs wait).
     no_workers_since: Option<Instant>,
     /// The key of the next chunk a client sends ([`Core::place_chunks`]).
@@ -121,7 +117,6 @@ impl Core {
             next_incarnation: 1,
             holders: HashMap::new(),
             clients: HashMap::new(),
-            announced: HashMap::new(),
             no_workers_since: Some(Instant::now()),
             next_data_key: 0,
             board: Arc::default(),
@@ -278,14 +273,7 @@ impl Core {
     /// inputs no worker holds any more fail the job when a task would read them
     /// (`ChunkLost` of a kept chunk), and the client computes them again.
     pub fn submit(&mut self, graph: ChunkGraph, events: EventSender) -> JobId {
-        let announced = match graph.keep_outputs {
-            true => HashSet::new(),
-            false => graph.outputs.iter().copied().collect(),
-        };
         let (job, actions) = self.planner.submit(graph, Instant::now());
-        if !announced.is_empty() {
-            self.announced.insert(job, announced);
-        }
         let accepted = pb::JobEvent {
             job_id: job.0,
             kind: Some(job_event::Kind::Accepted(pb::Accepted {})),
@@ -491,9 +479,8 @@ impl Core {
                     false => status.parts.iter().map(|&p| ChunkKey(p)).collect(),
                 };
                 self.announce(job, &held);
-                let took = Duration::from_micros(status.run_micros);
                 self.planner
-                    .on_chunk_held(job, key, attempt, sizes, took, Instant::now())
+                    .on_chunk_held(job, key, attempt, sizes, Instant::now())
             }
             TaskState::Failed => {
                 let cause = kernel_error(&status.kernel_error).unwrap_or(KernelError::Remote {
@@ -586,7 +573,6 @@ impl Core {
                 PlannerAction::JobFailed { job, error, .. } => {
                     tracing::debug!(%job, %error, "job failed");
                     self.end_run(job, true);
-                    self.announced.remove(&job);
                     if let Some(events) = self.clients.remove(&job) {
                         let _ = events.send(Ok(failed_event(job, &error)));
                     }
@@ -677,7 +663,6 @@ impl Core {
             None => Vec::new(),
         };
         let stats = encode_payload(&stats).unwrap_or_default();
-        self.announced.remove(&job);
         let done = pb::JobEvent {
             job_id: job.0,
             kind: Some(job_event::Kind::Done(pb::JobDone {
@@ -810,12 +795,9 @@ impl Core {
     /// Tells `job`'s client where those of `chunks` that are outputs it gathers are, so
     /// that it fetches them while the job runs.
     fn announce(&mut self, job: JobId, chunks: &[ChunkKey]) {
-        let Some(outputs) = self.announced.get(&job) else {
-            return;
-        };
         let events: Vec<pb::JobEvent> = chunks
             .iter()
-            .filter(|key| outputs.contains(key))
+            .filter(|&&key| self.planner.hands_out(job, key))
             .filter_map(|&key| self.location(ChunkId { job, key }))
             .map(|location| pb::JobEvent {
                 job_id: job.0,
