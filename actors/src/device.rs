@@ -58,12 +58,16 @@ impl Executor {
 
     /// Runs `op` on the calling thread, on the GPU where it has a kernel for it, with the
     /// CPU kernels as its fallback ([`with_cpu_fallback`]).
-    fn execute(&self, op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
+    fn execute(
+        &self,
+        op: &ChunkOp,
+        inputs: &[Arc<ChunkData>],
+    ) -> Result<Arc<ChunkData>, KernelError> {
         match self {
             Executor::Cuda(gpu) if Gpu::runs(op) => {
                 with_cpu_fallback(op, inputs, || gpu.describe(), || gpu.execute(op, inputs))
             }
-            _ => cpu::execute(op, inputs),
+            _ => cpu::execute(op, inputs).map(Arc::new),
         }
     }
 }
@@ -78,8 +82,8 @@ fn with_cpu_fallback(
     op: &ChunkOp,
     inputs: &[Arc<ChunkData>],
     describe: impl FnOnce() -> String,
-    gpu_attempt: impl FnOnce() -> Result<ChunkData, KernelError>,
-) -> Result<ChunkData, KernelError> {
+    gpu_attempt: impl FnOnce() -> Result<Arc<ChunkData>, KernelError>,
+) -> Result<Arc<ChunkData>, KernelError> {
     match gpu_attempt() {
         Err(e @ (KernelError::DeviceUnavailable(_) | KernelError::DeviceCompile(_))) => {
             tracing::warn!(
@@ -87,7 +91,7 @@ fn with_cpu_fallback(
                 op = op.name(),
                 "the GPU failed ({e}); running the task on the CPU"
             );
-            cpu::execute(op, inputs)
+            cpu::execute(op, inputs).map(Arc::new)
         }
         other => other,
     }
@@ -276,7 +280,7 @@ fn run_kernel(
         }
         match op {
             ChunkOp::Literal(data) => Ok(Arc::clone(data)),
-            op => executor.execute(op, inputs).map(Arc::new),
+            op => executor.execute(op, inputs),
         }
     })
 }
@@ -327,7 +331,7 @@ mod tests {
         ] {
             let got = with_cpu_fallback(&op, &inputs, || "fake gpu".into(), || Err(error));
             // By hand: [[1·5 + 2·7, 1·6 + 2·8], [3·5 + 4·7, 3·6 + 4·8]].
-            assert_eq!(got, Ok((*matrix([19.0, 22.0, 43.0, 50.0])).clone()));
+            assert_eq!(got, Ok(matrix([19.0, 22.0, 43.0, 50.0])));
         }
         // The CPU's own verdict stands when it fails too: here the shapes do not fit.
         let mismatched = vec![
@@ -351,7 +355,7 @@ mod tests {
         // A result the CPU would not give, and errors where the CPU would succeed: each
         // comes back as the GPU gave it, so the CPU never ran (nor was a warning logged).
         for outcome in [
-            Ok((*matrix([0.0; 4])).clone()),
+            Ok(matrix([0.0; 4])),
             Err(KernelError::InvalidValue(
                 "integer to a negative power".into(),
             )),

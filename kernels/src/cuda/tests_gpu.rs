@@ -31,6 +31,25 @@ pub(super) fn device() -> Option<Gpu> {
     }
 }
 
+/// `Gpu::execute`'s chunk, taken out of its `Arc` to be compared.
+pub(super) fn run(
+    gpu: &Gpu,
+    op: &ChunkOp,
+    inputs: &[Arc<ChunkData>],
+) -> Result<ChunkData, KernelError> {
+    gpu.execute(op, inputs).map(Arc::unwrap_or_clone)
+}
+
+/// `Gpu::execute_timed`'s chunk, taken out of its `Arc`, and device time.
+pub(super) fn run_timed(
+    gpu: &Gpu,
+    op: &ChunkOp,
+    inputs: &[Arc<ChunkData>],
+) -> Result<(ChunkData, std::time::Duration), KernelError> {
+    gpu.execute_timed(op, inputs)
+        .map(|(data, took)| (Arc::unwrap_or_clone(data), took))
+}
+
 /// Runs every `(label, kernel)` on `gpu` and judges it; panics listing the disagreements.
 #[allow(clippy::print_stderr)]
 fn judge_all(gpu: &Gpu, what: &str, cases: Vec<(String, FusedKernel)>) {
@@ -52,7 +71,7 @@ fn judge_all(gpu: &Gpu, what: &str, cases: Vec<(String, FusedKernel)>) {
     let (mut exact, mut close, mut failures) = (0, Vec::new(), Vec::new());
     for (label, kernel) in &cases {
         let inputs = inputs_for(kernel);
-        let got = gpu.execute(&ChunkOp::Fused(kernel.clone()), &inputs);
+        let got = run(gpu, &ChunkOp::Fused(kernel.clone()), &inputs);
         match compare::check(kernel, &inputs, got, Judge::Device) {
             Ok(Agreement::Exact) => exact += 1,
             Ok(Agreement::Close) => close.push(label.clone()),
@@ -182,11 +201,7 @@ fn gpu_serves_concurrent_callers_and_compiles_each_kernel_once() {
     let threads: Vec<_> = (0..6)
         .map(|_| {
             let (gpu, kernel) = (Arc::clone(&gpu), kernel.clone());
-            std::thread::spawn(move || {
-                (0..5)
-                    .map(|_| gpu.execute(&kernel, &[]))
-                    .collect::<Vec<_>>()
-            })
+            std::thread::spawn(move || (0..5).map(|_| run(&gpu, &kernel, &[])).collect::<Vec<_>>())
         })
         .collect();
     for t in threads {
@@ -220,7 +235,7 @@ fn gpu_refuses_what_it_cannot_run_with_typed_errors() {
             ))))
         })
         .collect();
-    let got = gpu.execute(&ChunkOp::Fused(case.kernel), &wrong);
+    let got = run(&gpu, &ChunkOp::Fused(case.kernel), &wrong);
     assert!(matches!(got, Err(KernelError::BadInput(_))), "{got:?}");
     // Ops without a CUDA kernel are refused, not run somewhere else.
     assert!(Gpu::runs(&ChunkOp::Linalg(LinalgOp::MatMul {
@@ -231,7 +246,7 @@ fn gpu_refuses_what_it_cannot_run_with_typed_errors() {
     ))));
     assert!(!Gpu::runs(&literal));
     assert!(matches!(
-        gpu.execute(&literal, &[]),
+        run(&gpu, &literal, &[]),
         Err(KernelError::DeviceUnavailable(_))
     ));
 }
@@ -310,7 +325,7 @@ fn gpu_products_match_the_cpu() {
     for (label, pairs) in cases {
         let op = ChunkOp::Linalg(LinalgOp::MatMul { pairs });
         let want = crate::cpu::execute(&op, &inputs);
-        let got = gpu.execute(&op, &inputs);
+        let got = run(&gpu, &op, &inputs);
         match (&want, &got) {
             (Ok(w), Ok(g)) => {
                 let err = relative_error(g, w);
@@ -368,7 +383,7 @@ fn gpu_qr_blocks_match_the_cpu_and_factor_their_block() {
         let op = ChunkOp::Linalg(LinalgOp::Qr(a.clone()));
         assert!(Gpu::runs(&op));
         let want = crate::cpu::execute(&op, &inputs);
-        let got = gpu.execute(&op, &inputs);
+        let got = run(&gpu, &op, &inputs);
         let (w, g) = match (&want, &got) {
             (Ok(w), Ok(g)) => (w, g),
             (Err(w), Err(g)) => {
@@ -469,10 +484,10 @@ fn gpu_kept_input_copies_serve_later_tasks_on_every_stream() {
             for _ in 0..6 {
                 s.spawn(|| {
                     for _ in 0..4 {
-                        let got = gpu.execute(&product, &inputs).unwrap();
+                        let got = run(&gpu, &product, &inputs).unwrap();
                         let err = relative_error(&got, &want_product);
                         assert!(err.is_some_and(|e| e <= 1e-13), "{err:?}");
-                        assert_eq!(gpu.execute(&scaled, &inputs).unwrap(), want_scaled);
+                        assert_eq!(run(&gpu, &scaled, &inputs).unwrap(), want_scaled);
                     }
                 });
             }
@@ -481,4 +496,85 @@ fn gpu_kept_input_copies_serve_later_tasks_on_every_stream() {
         // values whole: one piece).
         assert!(gpu.resident_bytes() >= (300 * 200 + 200 * 100) * 8);
     }
+}
+
+#[test]
+fn gpu_task_outputs_stay_on_the_device_for_the_tasks_that_read_them() {
+    let Some(gpu) = device() else { return };
+    let (m, n, k) = (3000, 40, 7);
+    let bytes = |elements: usize| (elements * 8) as u64;
+    let generated = |shape: &[usize]| {
+        ChunkOp::Fused(FusedKernel {
+            root: 0,
+            instrs: vec![workloads::uniform(shape, -1.0, 1.0, 7)],
+            reduce: None,
+        })
+    };
+    // A generated block (Philox: bit for bit the CPU's) stays on the device as its chunk's
+    // copy.
+    let block = gpu.execute(&generated(&[m, n]), &[]).unwrap();
+    assert_eq!(
+        *block,
+        crate::cpu::execute(&generated(&[m, n]), &[]).unwrap()
+    );
+    assert_eq!(gpu.resident_bytes(), bytes(m * n));
+    // Its QR reads that copy (nothing is copied in) and keeps Q (m × n).
+    let qr = ChunkOp::Linalg(LinalgOp::Qr(InputRef::whole(0)));
+    let factors = gpu.execute(&qr, &[Arc::clone(&block)]).unwrap();
+    let want = crate::cpu::execute(&qr, &[Arc::clone(&block)]).unwrap();
+    let (ChunkData::Parts(got), ChunkData::Parts(want)) = (&*factors, &want) else {
+        panic!("{factors:?}")
+    };
+    for (g, w) in got.iter().zip(want) {
+        let err = relative_error(&ChunkData::Tensor(g.clone()), &ChunkData::Tensor(w.clone()));
+        assert!(err.is_some_and(|e| e <= 1e-11), "{err:?}");
+    }
+    assert_eq!(gpu.resident_bytes(), bytes(2 * m * n));
+    // Q times a host matrix: only that matrix is copied in; the product (m × k) is kept.
+    let q = MatOperand::Input(InputRef {
+        input: 0,
+        part: Some(0),
+        rows: None,
+    });
+    let product = ChunkOp::Linalg(LinalgOp::MatMul {
+        pairs: vec![(q, MatOperand::Input(InputRef::whole(1)))],
+    });
+    let inputs = [
+        Arc::clone(&factors),
+        Arc::new(ChunkData::Tensor(matrix(n, k, 3))),
+    ];
+    let c = gpu.execute(&product, &inputs).unwrap();
+    let err = relative_error(&c, &crate::cpu::execute(&product, &inputs).unwrap());
+    assert!(err.is_some_and(|e| e <= 1e-13), "{err:?}");
+    assert_eq!(gpu.resident_bytes(), bytes(2 * m * n + n * k + m * k));
+    // A fused kernel over the product reads its kept copy: `c · 2`, exact.
+    let leaf = |kind| crate::expr::Instr {
+        shape: vec![m, k],
+        dtype: DType::F64,
+        kind,
+    };
+    let doubled = ChunkOp::Fused(FusedKernel {
+        root: 2,
+        instrs: vec![
+            corpus::chunk_leaf(&[m, k], DType::F64, 0),
+            leaf(InstrKind::Leaf(LeafSource::Const(crate::Scalar::F64(2.0)))),
+            leaf(InstrKind::Binary {
+                op: crate::expr::BinaryOp::Mul,
+                a: 0,
+                b: 1,
+            }),
+        ],
+        reduce: None,
+    });
+    let twice = gpu.execute(&doubled, &[Arc::clone(&c)]).unwrap();
+    assert_eq!(
+        *twice,
+        crate::cpu::execute(&doubled, &[Arc::clone(&c)]).unwrap()
+    );
+    assert_eq!(gpu.resident_bytes(), bytes(2 * m * n + n * k + 2 * m * k));
+    // Once its chunk is dropped, a kept output's copy is freed at the next keep.
+    drop((block, factors, inputs, twice));
+    let again = gpu.execute(&doubled, &[Arc::clone(&c)]).unwrap();
+    assert_eq!(gpu.resident_bytes(), bytes(2 * m * k));
+    drop(again);
 }

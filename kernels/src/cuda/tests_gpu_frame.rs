@@ -9,7 +9,7 @@ use super::frame_plan::testing::{
     agg, assert_same, categories, sample_batch, sample_specs, with_cat,
 };
 use super::tests_filter::{awkward_table, predicates};
-use super::tests_gpu::device;
+use super::tests_gpu::{device, run, run_timed};
 use super::Gpu;
 use crate::frame::expr::{col, lit, Expr};
 use crate::frame::groupby::{partial, AggFunc, GroupBySpec};
@@ -23,12 +23,12 @@ use std::time::Duration;
 
 fn check(gpu: &Gpu, batch: &RecordBatch, what: &str) {
     for spec in sample_specs() {
-        let got = gpu
-            .execute(
-                &pipeline(&spec, false),
-                &[Arc::new(ChunkData::Table(batch.clone()))],
-            )
-            .unwrap_or_else(|e| panic!("{what} by {:?}: {e}", spec.keys));
+        let got = run(
+            gpu,
+            &pipeline(&spec, false),
+            &[Arc::new(ChunkData::Table(batch.clone()))],
+        )
+        .unwrap_or_else(|e| panic!("{what} by {:?}: {e}", spec.keys));
         let ChunkData::Table(got) = got else {
             panic!("{what}: not a table")
         };
@@ -76,7 +76,7 @@ fn gpu_groupby_runs_as_the_runtime_calls_it() {
         for counted in [false, true] {
             let op = pipeline(&spec, counted);
             assert!(Gpu::runs(&op));
-            let got = gpu.execute(&op, &[Arc::clone(&batch)]).unwrap();
+            let got = run(&gpu, &op, &[Arc::clone(&batch)]).unwrap();
             let want = cpu::execute(&op, &[Arc::clone(&batch)]).unwrap();
             match (got, want) {
                 (ChunkData::Table(g), ChunkData::Table(w)) => assert_same(&g, &w),
@@ -97,9 +97,7 @@ fn gpu_groupby_runs_as_the_runtime_calls_it() {
         Arc::clone(&batch),
         Arc::new(ChunkData::Table(sample_batch(10).slice(0, 0))),
     ] {
-        let got = gpu
-            .execute(&pipeline(&std, false), &[Arc::clone(&input)])
-            .unwrap();
+        let got = run(&gpu, &pipeline(&std, false), &[Arc::clone(&input)]).unwrap();
         let want = cpu::execute(&pipeline(&std, false), &[input]).unwrap();
         assert_eq!(got, want);
     }
@@ -108,7 +106,7 @@ fn gpu_groupby_runs_as_the_runtime_calls_it() {
         keys: vec!["nope".into()],
         aggs: vec![agg("v", AggFunc::Sum)],
     };
-    assert!(gpu.execute(&pipeline(&missing, false), &[batch]).is_err());
+    assert!(run(&gpu, &pipeline(&missing, false), &[batch]).is_err());
 }
 
 #[test]
@@ -137,7 +135,7 @@ fn gpu_joins_equal_the_cpus() {
                     Arc::new(ChunkData::Table(l.clone())),
                     Arc::new(ChunkData::Table(r.clone())),
                 ];
-                let (got, took) = gpu.execute_timed(&op, &inputs).unwrap();
+                let (got, took) = run_timed(&gpu, &op, &inputs).unwrap();
                 assert_eq!(took > Duration::ZERO, on_device, "{n}x{m} by {spec:?}");
                 let want = cpu::execute(&op, &inputs).unwrap();
                 assert_eq!(got, want, "{n}x{m}, {dups} per key, by {spec:?}");
@@ -168,7 +166,7 @@ fn gpu_filters_equal_the_cpus() {
             // Copied in for the task, then twice from the copies kept for the input.
             let fresh = Arc::new(ChunkData::Table(batch.clone()));
             for inputs in [fresh, Arc::clone(&input), Arc::clone(&input)] {
-                let (got, took) = gpu.execute_timed(&op, &[inputs]).unwrap();
+                let (got, took) = run_timed(&gpu, &op, &[inputs]).unwrap();
                 assert!(took > Duration::ZERO, "{predicate} ran on the CPU");
                 assert_eq!(got, want, "{predicate} over {} rows", batch.num_rows());
             }
@@ -194,7 +192,7 @@ fn gpu_filters_equal_the_cpus() {
             },
         ] {
             let op = filter_op(predicate.clone(), sink);
-            let (got, took) = gpu.execute_timed(&op, &input).unwrap();
+            let (got, took) = run_timed(&gpu, &op, &input).unwrap();
             assert!(took > Duration::ZERO, "{predicate} ran on the CPU");
             match (got, cpu::execute(&op, &input).unwrap()) {
                 (ChunkData::Table(g), ChunkData::Table(w)) => assert_same(&g, &w),
@@ -223,7 +221,7 @@ fn gpu_filters_equal_the_cpus() {
         ),
     ] {
         let op = filter_op(predicate.clone(), sink);
-        let (got, took) = gpu.execute_timed(&op, &input).unwrap();
+        let (got, took) = run_timed(&gpu, &op, &input).unwrap();
         assert!(took > Duration::ZERO);
         let want = cpu::execute(&op, &input).unwrap();
         match (&got, &want) {
@@ -237,7 +235,7 @@ fn gpu_filters_equal_the_cpus() {
         aggs: vec![agg("f", AggFunc::Std)],
     };
     let op = filter_op(predicate, Sink::GroupPartial(std));
-    let (got, took) = gpu.execute_timed(&op, &input).unwrap();
+    let (got, took) = run_timed(&gpu, &op, &input).unwrap();
     assert!(took > Duration::ZERO);
     match (got, cpu::execute(&op, &input).unwrap()) {
         (ChunkData::Table(g), ChunkData::Table(w)) => assert_same(&g, &w),
@@ -251,13 +249,11 @@ fn gpu_filters_equal_the_cpus() {
     let op = filter_op(cast, Sink::GroupPartial(spec));
     let one = [Arc::new(ChunkData::Table(table.clone()))];
     match (
-        gpu.execute(&op, &one).unwrap(),
+        run(&gpu, &op, &one).unwrap(),
         cpu::execute(&op, &one).unwrap(),
     ) {
         (ChunkData::Table(g), ChunkData::Table(w)) => assert_same(&g, &w),
         other => panic!("{other:?}"),
     }
-    assert!(gpu
-        .execute(&filter_op(col("nope").gt(0), Sink::Table), &one)
-        .is_err());
+    assert!(run(&gpu, &filter_op(col("nope").gt(0), Sink::Table), &one).is_err());
 }

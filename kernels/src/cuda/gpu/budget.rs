@@ -7,7 +7,7 @@
 //! others run, a task whose estimate does not fit in what they left waits for them, so
 //! tasks together do not exhaust the device (an allocation that fails sends its task to the
 //! CPU kernels). A task larger than the whole budget runs alone. What stays on the device
-//! between tasks, the kept copies of input chunks (`resident`), has its own share of the
+//! between tasks, the kept copies of chunks (`resident`), has its own share of the
 //! memory beside this budget and is freed, never spilled, when it needs room.
 
 use crate::linalg::LinalgOp;

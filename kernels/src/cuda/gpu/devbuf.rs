@@ -33,6 +33,13 @@ macro_rules! dev_buffers {
                 })
             }
 
+            /// The element type.
+            pub(super) fn dtype(&self) -> DType {
+                match self {
+                    $(DevBuf::$variant(_) => DType::$variant,)+
+                }
+            }
+
             /// `len` zeroed elements of `dtype`.
             fn zeros(
                 stream: &Arc<CudaStream>,
@@ -114,7 +121,7 @@ impl DevBuf {
     }
 
     /// The `f64` slice, if this is one.
-    pub(super) fn into_f64(self) -> Option<CudaSlice<f64>> {
+    pub(super) fn as_f64(&self) -> Option<&CudaSlice<f64>> {
         match self {
             DevBuf::F64(s) => Some(s),
             _ => None,

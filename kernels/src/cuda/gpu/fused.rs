@@ -3,7 +3,7 @@
 //! stay on the device ([`Launched`]) until the caller copies them back or uses them there.
 
 use super::devbuf::DevBuf;
-use super::resident::WHOLE;
+use super::resident::{Ran, WHOLE};
 use super::{driver, Gpu, Lease, Timer};
 use crate::cuda::codegen::{fault_error, fused_source, CudaKernel, ParamKind};
 use crate::cuda::launch::{assemble, input_buffers, launch_shape, output_lengths};
@@ -27,14 +27,15 @@ pub(super) struct Launched {
 
 impl Gpu {
     /// Runs `kernel` and copies its outputs back into the CPU evaluator's chunk, with its
-    /// device time when `timed` (zero otherwise).
+    /// device time when `timed` (zero otherwise). An elementwise kernel's values are also
+    /// handed on as its chunk's device copy (see `resident`).
     pub(super) fn run_fused(
         &self,
         lease: &mut Lease,
         kernel: &FusedKernel,
         inputs: &[Arc<ChunkData>],
         timed: bool,
-    ) -> Result<(ChunkData, Duration), KernelError> {
+    ) -> Result<Ran, KernelError> {
         let launched = self.launch_fused(&lease.stream, kernel, inputs, timed)?;
         let host = launched
             .outputs
@@ -43,7 +44,13 @@ impl Gpu {
             .collect::<Result<Vec<_>, _>>()?;
         let (root, _) = kernel.root_instr()?;
         let data = assemble(&launched.cuda, &root.shape, launched.splits, host)?;
-        Ok((data, launched.took))
+        let mut ran = Ran::host(data, launched.took);
+        if launched.cuda.reduce.is_none() {
+            if let Ok([values]) = <[DevBuf; 1]>::try_from(launched.outputs) {
+                ran.made.push((WHOLE, values));
+            }
+        }
+        Ok(ran)
     }
 
     /// Generates, compiles (once per source) and launches `kernel` on `stream`, waits for

@@ -2,9 +2,11 @@
 //! `f64` result by DGEMM. An operand is an input block (its rows copied in, or the copy
 //! kept from an earlier task: `resident`) or a fused kernel run on the device, whose
 //! values never leave it. Shapes are checked with the CPU's errors; values differ from the
-//! CPU's in rounding only (another summation order).
+//! CPU's in rounding only (another summation order). The result stays on the device as
+//! its chunk's copy for the tasks that read it there (see `resident`).
 
-use super::resident::{OnDevice, Piece};
+use super::devbuf::DevBuf;
+use super::resident::{OnDevice, Piece, Ran, WHOLE};
 use super::{blas_of, driver, Gpu, Lease, Timer};
 use crate::cpu::linalg::input_rows;
 use crate::linalg::MatOperand;
@@ -20,9 +22,18 @@ use std::time::Duration;
 /// A row-major `f64` matrix on the device: an input block's kept copy, or made by this
 /// task (a fused operand, or an empty block's placeholder).
 struct DeviceMatrix {
-    data: OnDevice<CudaSlice<f64>>,
+    data: OnDevice<DevBuf>,
     rows: usize,
     cols: usize,
+}
+
+impl DeviceMatrix {
+    /// The values (an input's copy is `f64`: `input_rows` checked its chunk).
+    fn values(&self) -> Result<&CudaSlice<f64>, KernelError> {
+        self.data.as_f64().ok_or_else(|| {
+            KernelError::BadInput("a matmul operand is not f64 on the device".into())
+        })
+    }
 }
 
 fn dim(n: usize) -> Result<c_int, KernelError> {
@@ -40,7 +51,7 @@ impl Gpu {
         pairs: &[(MatOperand, MatOperand)],
         inputs: &[Arc<ChunkData>],
         timed: bool,
-    ) -> Result<(ChunkData, Duration), KernelError> {
+    ) -> Result<Ran, KernelError> {
         let stream = Arc::clone(&lease.stream);
         let blas = blas_of(&mut lease.blas, &stream)?;
         let mut acc: Option<(CudaSlice<f64>, usize, usize)> = None;
@@ -93,7 +104,7 @@ impl Gpu {
             // SAFETY: B is k × n and A is m × k row-major (n·k and k·m elements, leading
             // dimensions n and k), C holds m·n elements; all live until the copy back,
             // which waits for the stream.
-            unsafe { blas.gemm(cfg, &*b.data, &*a.data, c) }
+            unsafe { blas.gemm(cfg, b.values()?, a.values()?, c) }
                 .map_err(|e| KernelError::DeviceUnavailable(format!("cuBLAS DGEMM: {e}")))?;
             timer.stop(&stream)?;
             took += timer.elapsed()?;
@@ -102,10 +113,11 @@ impl Gpu {
             KernelError::BadInput("matmul needs at least one operand pair".into())
         })?;
         let values = self.to_host(&stream, &c, m * n)?;
-        Ok((
-            ChunkData::Tensor(HostTensor::new(vec![m, n], Buffer::F64(values))?),
+        Ok(Ran {
+            data: ChunkData::Tensor(HostTensor::new(vec![m, n], Buffer::F64(values))?),
             took,
-        ))
+            made: vec![(WHOLE, DevBuf::F64(c))],
+        })
     }
 
     /// An operand on the device, and the device time it took to compute (when `timed`).
@@ -126,13 +138,13 @@ impl Gpu {
                             part: r.part,
                             rows: r.rows,
                         };
-                        OnDevice::Kept(
-                            self.resident(stream, chunk, piece, || self.to_device(stream, values))?,
-                        )
+                        OnDevice::Kept(self.resident(stream, chunk, piece, || {
+                            Ok(DevBuf::F64(self.to_device(stream, values)?))
+                        })?)
                     }
-                    _ => {
-                        OnDevice::Made(stream.alloc_zeros::<f64>(1).map_err(driver("allocation"))?)
-                    }
+                    _ => OnDevice::Made(DevBuf::F64(
+                        stream.alloc_zeros::<f64>(1).map_err(driver("allocation"))?,
+                    )),
                 };
                 Ok((DeviceMatrix { data, rows, cols }, Duration::ZERO))
             }
@@ -155,7 +167,7 @@ impl Gpu {
                     .outputs
                     .into_iter()
                     .next()
-                    .and_then(|b| b.into_f64())
+                    .filter(|b| b.as_f64().is_some())
                     .ok_or_else(|| {
                         KernelError::BadInput(format!(
                             "{what}: expected the fused kernel to produce f64 values, got {dtype}"

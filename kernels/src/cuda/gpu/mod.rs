@@ -38,6 +38,7 @@ use cudarc::cublas::CudaBlas;
 use cudarc::driver::result;
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUmemPool_attribute};
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaStream, DriverError};
+use resident::Ran;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -55,7 +56,8 @@ pub struct Gpu {
     /// modules and cuBLAS's workspaces) less the kept copies' share, which the memory
     /// pool also keeps once freed.
     budget: budget::DeviceBudget,
-    /// Device copies of input chunks kept between tasks, in a fifth of the memory.
+    /// Device copies of chunks (read by tasks, or made by them) kept between tasks, in a
+    /// fifth of the memory.
     resident: resident::Resident,
     leases: Mutex<Vec<Lease>>,
     /// Page-locked buffers for large copies, kept between them.
@@ -116,6 +118,11 @@ fn keep_freed_memory(ctx: &CudaContext, bytes: u64) -> Result<(), KernelError> {
         )
     }
     .map_err(driver("memory pool"))
+}
+
+/// The error of an op this device has no kernel for.
+fn no_kernel(op: &ChunkOp) -> KernelError {
+    KernelError::DeviceUnavailable(format!("{} has no CUDA kernel", op.name()))
 }
 
 /// Runs `f`, turning a panic inside cudarc into `DeviceUnavailable` naming `what`.
@@ -346,12 +353,15 @@ impl Gpu {
     /// the CPU's in rounding, as two BLAS libraries do). Ops [`Gpu::runs`] refuses are
     /// `DeviceUnavailable`; the kernels' own errors are the CPU's. A task first reserves
     /// the device memory it is estimated to need, waiting while the tasks running on the
-    /// device hold too much of it (see `budget`).
+    /// device hold too much of it (see `budget`). The values of a fused kernel's tensor, a
+    /// product and a QR's Q stay on the device as the returned chunk's copy while it lives
+    /// (see `resident`), so a later task on this device reading that chunk skips the copy
+    /// in.
     pub fn execute(
         &self,
         op: &ChunkOp,
         inputs: &[Arc<ChunkData>],
-    ) -> Result<ChunkData, KernelError> {
+    ) -> Result<Arc<ChunkData>, KernelError> {
         self.run_op(op, inputs, false).map(|(data, _)| data)
     }
 
@@ -361,7 +371,7 @@ impl Gpu {
         &self,
         op: &ChunkOp,
         inputs: &[Arc<ChunkData>],
-    ) -> Result<(ChunkData, Duration), KernelError> {
+    ) -> Result<(Arc<ChunkData>, Duration), KernelError> {
         self.run_op(op, inputs, true)
     }
 
@@ -372,36 +382,39 @@ impl Gpu {
         op: &ChunkOp,
         inputs: &[Arc<ChunkData>],
         timed: bool,
-    ) -> Result<(ChunkData, Duration), KernelError> {
+    ) -> Result<(Arc<ChunkData>, Duration), KernelError> {
+        let what = match op {
+            ChunkOp::Fused(_) => "a launch",
+            ChunkOp::Linalg(LinalgOp::MatMul { .. }) => "a product",
+            ChunkOp::Linalg(LinalgOp::Qr(_)) => "a QR factorization",
+            ChunkOp::Frame(_) if Gpu::runs(op) => "a dataframe op",
+            other => return Err(no_kernel(other)),
+        };
         let _held = self.budget.reserve(budget::device_estimate(op, inputs));
-        match op {
-            ChunkOp::Fused(kernel) => contained("a launch", || {
-                self.with_lease(|l| self.run_fused(l, kernel, inputs, timed))
-            }),
-            ChunkOp::Linalg(LinalgOp::MatMul { pairs }) => contained("a product", || {
-                self.with_lease(|l| self.run_matmul(l, pairs, inputs, timed))
-            }),
-            ChunkOp::Linalg(LinalgOp::Qr(a)) => contained("a QR factorization", || {
-                self.with_lease(|l| self.run_qr(l, a, inputs, timed))
-            }),
-            ChunkOp::Frame(frame) if Gpu::runs(op) => contained("a dataframe op", || {
-                self.with_lease(|l| {
-                    let device = frame::GpuFrames {
-                        gpu: self,
-                        stream: &l.stream,
-                        owners: inputs,
-                        timed,
-                        took: std::cell::Cell::new(Duration::ZERO),
-                    };
-                    let data = frame_ops::run_with(frame, inputs, &device)?;
-                    Ok((data, device.took.get()))
-                })
-            }),
-            other => Err(KernelError::DeviceUnavailable(format!(
-                "{} has no CUDA kernel",
-                other.name()
-            ))),
-        }
+        contained(what, || {
+            self.with_lease(|l| {
+                let ran = match op {
+                    ChunkOp::Fused(kernel) => self.run_fused(l, kernel, inputs, timed)?,
+                    ChunkOp::Linalg(LinalgOp::MatMul { pairs }) => {
+                        self.run_matmul(l, pairs, inputs, timed)?
+                    }
+                    ChunkOp::Linalg(LinalgOp::Qr(a)) => self.run_qr(l, a, inputs, timed)?,
+                    ChunkOp::Frame(frame) => {
+                        let device = frame::GpuFrames {
+                            gpu: self,
+                            stream: &l.stream,
+                            owners: inputs,
+                            timed,
+                            took: std::cell::Cell::new(Duration::ZERO),
+                        };
+                        let data = frame_ops::run_with(frame, inputs, &device)?;
+                        Ran::host(data, device.took.get())
+                    }
+                    other => return Err(no_kernel(other)),
+                };
+                self.keep_made(&l.stream, ran)
+            })
+        })
     }
 
     /// Compiles and loads `kernel` unless a kernel of the same source was loaded before.

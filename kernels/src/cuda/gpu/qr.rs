@@ -4,9 +4,14 @@
 //! CPU's conventions (`Parts[Q (m × r), R (r × n)]`, `r = min(m, n)`, R's diagonal
 //! non-negative), so it equals the CPU's up to rounding for a block of full rank.
 //!
+//! The block is read through its kept device copy where it has one (see `resident`), and Q
+//! stays on the device as the copy of the result's first part.
+//!
 //! cuSOLVER is loaded at run time like the driver; where it is missing the task is
 //! `DeviceUnavailable` and runs on the CPU kernels.
 
+use super::devbuf::DevBuf;
+use super::resident::{Piece, Ran};
 use super::{blas_of, driver, Gpu, Lease, Timer};
 use crate::cpu::linalg::{check_finite, input_rows};
 use crate::linalg::{InputRef, LinalgOp};
@@ -108,13 +113,13 @@ impl Gpu {
         a: &InputRef,
         inputs: &[Arc<ChunkData>],
         timed: bool,
-    ) -> Result<(ChunkData, Duration), KernelError> {
+    ) -> Result<Ran, KernelError> {
         let (values, m, n) = input_rows(inputs, a, "qr operand")?;
         check_finite(values, "qr operand")?;
         let r = m.min(n);
         if r == 0 {
             let cpu = crate::cpu::execute(&ChunkOp::Linalg(LinalgOp::Qr(a.clone())), inputs)?;
-            return Ok((cpu, Duration::ZERO));
+            return Ok(Ran::host(cpu, Duration::ZERO));
         }
         if !solver_present() {
             return Err(KernelError::DeviceUnavailable(
@@ -137,7 +142,19 @@ impl Gpu {
             unsafe { stream.alloc::<f64>(len) }.map_err(driver("allocation"))
         };
         // The row-major block is the column-major n × m matrix Aᵀ.
-        let at = self.to_device(&stream, values)?;
+        let chunk = inputs
+            .get(a.input)
+            .ok_or_else(|| KernelError::BadInput("qr operand: its input is missing".into()))?;
+        let piece = Piece::Values {
+            part: a.part,
+            rows: a.rows,
+        };
+        let at = self.resident(&stream, chunk, piece, || {
+            Ok(DevBuf::F64(self.to_device(&stream, values)?))
+        })?;
+        let at = at.value.as_f64().ok_or_else(|| {
+            KernelError::BadInput("qr operand: its device copy is not f64".into())
+        })?;
         let mut fa = alloc(m * n)?;
         let mut tau = alloc(r)?;
         let mut rt = alloc(n * r)?;
@@ -151,7 +168,7 @@ impl Gpu {
         let info_p = ptr_mut(&stream, &mut info);
         // SAFETY: `at` holds n · m values (column-major n × m, leading dimension n) and `fa`
         // m · n; both live until the copies back below, which wait for the stream.
-        unsafe { transpose(blas, (n, m), ptr(&stream, &at), n, fa_p)? };
+        unsafe { transpose(blas, (n, m), ptr(&stream, at), n, fa_p)? };
         let mut lwork_qr: c_int = 0;
         let mut lwork_q: c_int = 0;
         // SAFETY: the sizes describe `fa` (m × n, leading dimension m) and `tau` (r values);
@@ -250,12 +267,17 @@ impl Gpu {
             )));
         }
         let took = timer.elapsed()?;
-        Ok((
-            ChunkData::Parts(vec![
+        let q_piece = Piece::Values {
+            part: Some(0),
+            rows: None,
+        };
+        Ok(Ran {
+            data: ChunkData::Parts(vec![
                 HostTensor::new(vec![m, r], Buffer::F64(q))?,
                 HostTensor::new(vec![r, n], Buffer::F64(rr))?,
             ]),
             took,
-        ))
+            made: vec![(q_piece, DevBuf::F64(qt))],
+        })
     }
 }

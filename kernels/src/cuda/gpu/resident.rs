@@ -1,4 +1,4 @@
-//! Device copies of input chunks, kept between tasks: a chunk a GPU task read stays on the
+//! Device copies of chunks, kept between tasks: a chunk a GPU task read stays on the
 //! device while its host chunk lives, so the next task that reads it (another block
 //! product with the same operand, another query on a persisted table, the next pass of an
 //! iterative job) skips the copy in.
@@ -9,13 +9,22 @@
 //! was dropped by the store (freed, spilled, dropped to be recomputed) is forgotten at the
 //! next insert; under its byte limit the least recently used entries no task is reading are
 //! freed first. Freeing an entry never loses data, so this tier spills by dropping.
+//!
+//! A task's outputs enter the same cache: the device values a task made that equal a piece
+//! of its output chunk (a fused kernel's tensor, a product, a QR's Q) are kept as that
+//! chunk's copy when the chunk is made ([`Gpu::keep_made`]), so a GPU task reading the
+//! output of another skips the copy in. The copy back still happens: the host chunk stays
+//! the authoritative one.
 
+use super::devbuf::DevBuf;
 use super::{driver, Gpu};
+use crate::tensor::HostTensor;
 use crate::{ChunkData, KernelError};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Duration;
 
 /// Device memory held by a value.
 pub(super) trait DeviceBytes {
@@ -79,10 +88,81 @@ impl Gpu {
             .keep(chunk, piece, bytes, DeviceCopy { value, ready }))
     }
 
-    /// Bytes of device memory the kept copies of input chunks hold.
+    /// Bytes of device memory the kept copies of chunks hold.
     pub fn resident_bytes(&self) -> u64 {
         self.resident.bytes()
     }
+
+    /// `ran`'s chunk, shared, with each device value it made kept as the copy of its piece
+    /// of that chunk (where it fits, see [`Resident::keep`]; a value whose size is not the
+    /// piece's is dropped), so that later tasks on this device reading the chunk skip the
+    /// copy in.
+    pub(super) fn keep_made(
+        &self,
+        stream: &Arc<CudaStream>,
+        ran: Ran,
+    ) -> Result<(Arc<ChunkData>, Duration), KernelError> {
+        let data = Arc::new(ran.data);
+        for (piece, value) in ran.made {
+            let bytes = value.device_bytes();
+            if piece_of(&data, piece).map(|t| (t.dtype(), t.nbytes() as u64))
+                != Some((value.dtype(), bytes))
+            {
+                continue;
+            }
+            let ready = stream.record_event(None).map_err(driver("event"))?;
+            self.resident
+                .keep(&data, piece, bytes, DeviceCopy { value, ready });
+        }
+        Ok((data, ran.took))
+    }
+}
+
+/// What a task run on the device gives back: its chunk (copied to host memory), the
+/// device time of its kernels, and the device values it made that equal pieces of that
+/// chunk as an input's copy would hold them (see [`Gpu::keep_made`]).
+pub(super) struct Ran {
+    /// The chunk.
+    pub data: ChunkData,
+    /// The device time of its kernels (zero when untimed).
+    pub took: Duration,
+    /// Device values holding pieces of `data`, each with the piece it holds.
+    pub made: Vec<(Piece, DevBuf)>,
+}
+
+impl Ran {
+    /// A chunk that keeps nothing on the device.
+    pub(super) fn host(data: ChunkData, took: Duration) -> Ran {
+        Ran {
+            data,
+            took,
+            made: Vec::new(),
+        }
+    }
+}
+
+/// The tensor whose values `piece` of `chunk` is: a whole tensor chunk or one whole part
+/// (`None` for other pieces, which outputs do not give, and for an empty tensor, whose
+/// device copy is one element: no allocation is empty).
+fn piece_of(chunk: &ChunkData, piece: Piece) -> Option<&HostTensor> {
+    let tensor = match (chunk, piece) {
+        (
+            ChunkData::Tensor(t),
+            Piece::Values {
+                part: None,
+                rows: None,
+            },
+        ) => t,
+        (
+            ChunkData::Parts(parts),
+            Piece::Values {
+                part: Some(p),
+                rows: None,
+            },
+        ) => parts.get(p)?,
+        _ => return None,
+    };
+    (!tensor.is_empty()).then_some(tensor)
 }
 
 /// Which piece of a chunk a device copy holds.
@@ -133,7 +213,7 @@ struct Held {
     clock: u64,
 }
 
-/// A GPU's device copies of input chunks, at most `limit` bytes of them.
+/// A GPU's device copies of chunks, at most `limit` bytes of them.
 pub(super) struct Resident {
     limit: u64,
     held: Mutex<Held>,
@@ -364,5 +444,33 @@ mod tests {
         assert_eq!(hit::<u32>(&r, &a, part(0)), Some(3));
         assert_eq!(hit::<u32>(&r, &a, part(1)), Some(2));
         assert_eq!((r.len(), r.bytes()), (2, 24));
+    }
+
+    #[test]
+    fn an_output_is_kept_only_as_a_whole_tensor_or_part_with_values() {
+        let t = |n: usize| HostTensor::new(vec![n], Buffer::F64(vec![1.0; n])).unwrap();
+        let tensor = ChunkData::Tensor(t(3));
+        let parts = ChunkData::Parts(vec![t(2), t(0)]);
+        let part = |p| Piece::Values {
+            part: Some(p),
+            rows: None,
+        };
+        let nbytes = |c, p| piece_of(c, p).map(HostTensor::nbytes);
+        assert_eq!(nbytes(&tensor, WHOLE), Some(24));
+        assert_eq!(nbytes(&parts, part(0)), Some(16));
+        // An empty part, a part of a tensor, a tensor of parts, some rows, a column: none.
+        assert_eq!(nbytes(&parts, part(1)), None);
+        assert_eq!(nbytes(&tensor, part(0)), None);
+        assert_eq!(nbytes(&parts, WHOLE), None);
+        let rows = Piece::Values {
+            part: None,
+            rows: Some((0, 3)),
+        };
+        assert_eq!(nbytes(&tensor, rows), None);
+        let column = Piece::Column {
+            index: 0,
+            layout: 0,
+        };
+        assert_eq!(nbytes(&tensor, column), None);
     }
 }
