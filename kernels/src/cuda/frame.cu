@@ -11,9 +11,10 @@
 // 3. ts_gb_agg: one aggregation state per launch, folded with atomics, in shared memory
 //    first when the groups fit there.
 //
-// Hash joins (kernels/src/cuda/gpu/join.rs) insert the build side's rows as step 1 does
-// (ts_join_insert, which also counts each slot's rows), lay each slot's build rows out in
-// row order (ts_join_counts, a scan, ts_join_place, ts_join_sort), then count and emit
+// Hash joins (kernels/src/cuda/gpu/join.rs) insert the build side's rows much as step 1
+// does (ts_join_insert, which keeps each key's hash in its slot and counts each slot's
+// rows), lay each slot's build rows out in row order (ts_join_counts, a scan,
+// ts_join_place, ts_join_sort), then count and emit
 // each probe row's matches in probe row order (ts_join_probe, a scan, ts_join_emit): the
 // CPU's order; ts_gather1/2/4/8 and ts_gather_valid then gather the joined table's
 // fixed-width columns by those rows, and ts_gather_str_len, a scan, ts_gather_str_bytes
@@ -388,11 +389,39 @@ extern "C" __global__ void ts_tile_scan32(unsigned* __restrict__ x, ts_i64 n, co
 // row's matches. A slot's rows take the range [starts[s], starts[s + 1]) of `rows`: the
 // ranges follow slot order, so no group numbering is needed. The slot words are 32 bits
 // (the host sends fewer than 2^30 build rows).
+//
+// The table's slot s is two words, read together (one 16-byte load, one memory sector):
+// table[2s] the hash of its key (TS_EMPTY: a free slot) and table[2s + 1] its first row in
+// the low 32 bits (TS_NO_ROW until its owner has set it) and its row count in the high 32.
+// Where the key is one column of integers, the hash is a bijection of the key (two
+// splitmix64 finalizers), so equal hashes are equal keys and no build row is read to
+// compare; a hash that would be TS_EMPTY is stored as TS_ALIAS, which therefore stands for
+// two keys and is compared by rows, as are other keys whose hashes match.
 
-// The build side's rows into the table (mask + 1 slots, TS_EMPTY): as ts_gb_insert, but a
-// slot's word holds its first row in the low 32 bits and its row count in the high 32, so
-// each row's rank among its slot's rows (in no particular order) comes from an atomic add
-// on the word the insert has just read.
+#define TS_NO_ROW 0xFFFFFFFFu
+#define TS_ALIAS 0xFFFFFFFFFFFFFFFEULL
+
+// Every slot of `table` (2 · slots words) free.
+extern "C" __global__ void ts_join_fill(ts_u64* __restrict__ table, ts_i64 slots) {
+    ulonglong2* t = (ulonglong2*)table;
+    for (ts_i64 s = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; s < slots; s += (ts_i64)gridDim.x * blockDim.x) {
+        t[s] = make_ulonglong2(TS_EMPTY, (ts_u64)TS_NO_ROW);
+    }
+}
+
+// Row i's stored hash, and whether equal stored hashes mean equal keys (`*exact`).
+static __device__ __forceinline__ ts_u64 ts_join_hash(const ts_col* cols, int ncols, ts_i64 i, bool* exact) {
+    ts_u64 h = ts_row_hash(cols, ncols, i);
+    if (h == TS_EMPTY) h = TS_ALIAS;
+    *exact = ncols == 1 && !ts_is_string(cols[0]) && h != TS_ALIAS;
+    return h;
+}
+
+// The build side's rows into the table. A row that claims a free slot (its hash, by CAS)
+// adds i + 1 to the slot's word, which turns TS_NO_ROW into i and carries one into the
+// count; a row that finds its key adds one to the count. Each add returns the row's rank
+// among its slot's rows (in no particular order). A row compared by rows waits for the
+// slot's owner to have set its first row.
 extern "C" __global__ void ts_join_insert(const ts_col* __restrict__ cols, int ncols, ts_i64 n,
                                           ts_u64* __restrict__ table, ts_u64 mask,
                                           unsigned* __restrict__ slot_of_row, unsigned* __restrict__ rank) {
@@ -401,20 +430,32 @@ extern "C" __global__ void ts_join_insert(const ts_col* __restrict__ cols, int n
             slot_of_row[i] = TS_NO_SLOT;
             continue;
         }
-        ts_u64 s = ts_row_hash(cols, ncols, i) & mask;
+        bool exact;
+        const ts_u64 h = ts_join_hash(cols, ncols, i, &exact);
+        ts_u64 s = h & mask;
         unsigned r;
         for (;;) {
-            ts_u64 word = table[s];
-            if (word == TS_EMPTY) {
-                word = atomicCAS(&table[s], TS_EMPTY, (1ULL << 32) | (ts_u64)i);
-                if (word == TS_EMPTY) {
-                    r = 0;
+            ts_u64 held = table[2 * s];
+            if (held == TS_EMPTY) {
+                held = atomicCAS(&table[2 * s], TS_EMPTY, h);
+                if (held == TS_EMPTY) {
+                    r = (unsigned)(atomicAdd(&table[2 * s + 1], (ts_u64)i + 1) >> 32);
                     break;
                 }
             }
-            if (ts_rows_equal(cols, (ts_i64)(word & 0xFFFFFFFFULL), cols, i, ncols)) {
-                r = (unsigned)(atomicAdd(&table[s], 1ULL << 32) >> 32);
-                break;
+            if (held == h) {
+                bool same = exact;
+                if (!same) {
+                    ts_u64 word;
+                    do {
+                        word = *(volatile ts_u64*)&table[2 * s + 1];
+                    } while ((unsigned)word == TS_NO_ROW);
+                    same = ts_rows_equal(cols, (ts_i64)(word & 0xFFFFFFFFULL), cols, i, ncols);
+                }
+                if (same) {
+                    r = (unsigned)(atomicAdd(&table[2 * s + 1], 1ULL << 32) >> 32);
+                    break;
+                }
             }
             s = (s + 1) & mask;
         }
@@ -429,8 +470,7 @@ extern "C" __global__ void ts_join_counts(const ts_u64* __restrict__ table, ts_i
                                           unsigned* __restrict__ counts, unsigned* __restrict__ most) {
     unsigned mine = 0;
     for (ts_i64 s = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; s <= slots; s += (ts_i64)gridDim.x * blockDim.x) {
-        const ts_u64 word = s < slots ? table[s] : TS_EMPTY;
-        const unsigned c = word == TS_EMPTY ? 0 : (unsigned)(word >> 32);
+        const unsigned c = s < slots ? (unsigned)(table[2 * s + 1] >> 32) : 0;
         counts[s] = c;
         mine = max(mine, c);
     }
@@ -473,17 +513,21 @@ extern "C" __global__ void ts_join_probe(const ts_col* __restrict__ probe, const
                                          int ncols, ts_i64 n, const ts_u64* __restrict__ table, ts_u64 mask,
                                          const unsigned* __restrict__ starts, int keep_unmatched,
                                          ts_i64* __restrict__ match_start, ts_u64* __restrict__ out_counts) {
+    const ulonglong2* slots = (const ulonglong2*)table;
     for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
         ts_i64 start = -1;
         ts_u64 count = keep_unmatched ? 1 : 0;
         if (ts_keys_valid(probe, ncols, i)) {
-            ts_u64 s = ts_row_hash(probe, ncols, i) & mask;
+            bool exact;
+            const ts_u64 h = ts_join_hash(probe, ncols, i, &exact);
+            ts_u64 s = h & mask;
             for (;;) {
-                const ts_u64 word = table[s];
-                if (word == TS_EMPTY) break;
-                if (ts_rows_equal(probe, i, build, (ts_i64)(word & 0xFFFFFFFFULL), ncols)) {
+                const ulonglong2 slot = slots[s];
+                if (slot.x == TS_EMPTY) break;
+                if (slot.x == h &&
+                    (exact || ts_rows_equal(probe, i, build, (ts_i64)(slot.y & 0xFFFFFFFFULL), ncols))) {
                     start = (ts_i64)starts[s];
-                    count = starts[s + 1] - starts[s];
+                    count = slot.y >> 32;
                     break;
                 }
                 s = (s + 1) & mask;

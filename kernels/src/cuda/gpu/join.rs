@@ -1,5 +1,6 @@
 //! Join matching on the device: the build side's keys go into `frame.cu`'s hash table
-//! (the groupby's open addressing, each slot's word counting its rows), its rows are laid
+//! (open addressing, each slot holding its key's hash beside the word counting its rows,
+//! so that a one-column integer key is matched without reading a build row), its rows are laid
 //! out per slot in row order (the slots' ranges in slot order, so no group numbering; each
 //! row placed by the rank its slot's count gave it, then each range sorted), and each probe
 //! row's matches are counted, prefix-summed and written in probe row order: the CPU's
@@ -146,7 +147,12 @@ impl Gpu {
         // The build side: each row's slot and rank in it (the table's words count the
         // slots' rows), then each slot's rows laid out in row order. `starts` has a word past
         // the last slot, which the prefix sum makes the total.
-        let table = self.filled(stream, &fns, slots, u64::MAX)?;
+        // SAFETY: ts_join_fill writes both words of every slot before the insert reads them.
+        let table = unsafe { unset::<u64>(stream, 2 * slots) }?;
+        let slots64 = i64_of(slots)?;
+        let mut args = stream.launch_builder(&fns.join_fill);
+        args.arg(&table).arg(&slots64);
+        launch(args, self.grid(slots), BLOCK, 0)?;
         // SAFETY: ts_join_insert writes rank[i] for every row i of a slot, the only rows
         // ts_join_place reads it for.
         let rank = unsafe { unset::<u32>(stream, nb) }?;
@@ -166,7 +172,6 @@ impl Gpu {
         // SAFETY: ts_join_counts writes all slots + 1 words.
         let mut starts = unsafe { unset::<u32>(stream, slots + 1) }?;
         let most = self.zeros::<u32>(stream, 1)?;
-        let slots64 = i64_of(slots)?;
         let mut args = stream.launch_builder(&fns.join_counts);
         args.arg(&table).arg(&slots64).arg(&starts).arg(&most);
         launch(args, self.grid(slots + 1), BLOCK, 0)?;
