@@ -35,7 +35,12 @@ static __device__ __forceinline__ bool ts_is_valid(const ts_col& c, ts_i64 i) {
     return (c.valid[b >> 3] >> (b & 7)) & 1;
 }
 
-// An integer column's value as i64 (UInt64 as its bits).
+// A boolean column's value (its bits start at bit 0 of `data`).
+static __device__ __forceinline__ bool ts_bool_at(const ts_col& c, ts_i64 i) {
+    return (((const unsigned char*)c.data)[i >> 3] >> (i & 7)) & 1;
+}
+
+// An integer column's value as i64 (UInt64 as its bits; a boolean as 0 or 1: a groupby key).
 static __device__ __forceinline__ ts_i64 ts_int_at(const ts_col& c, ts_i64 i) {
     switch (c.kind) {
     case TS_COL_I8: return ((const signed char*)c.data)[i];
@@ -44,17 +49,13 @@ static __device__ __forceinline__ ts_i64 ts_int_at(const ts_col& c, ts_i64 i) {
     case TS_COL_U8: return ((const unsigned char*)c.data)[i];
     case TS_COL_U16: return ((const unsigned short*)c.data)[i];
     case TS_COL_U32: return ((const unsigned*)c.data)[i];
+    case TS_COL_BOOL: return ts_bool_at(c, i);
     default: return ((const ts_i64*)c.data)[i];
     }
 }
 
 static __device__ __forceinline__ double ts_float_at(const ts_col& c, ts_i64 i) {
     return c.kind == TS_COL_F32 ? (double)((const float*)c.data)[i] : ((const double*)c.data)[i];
-}
-
-// A boolean column's value (its bits start at bit 0 of `data`).
-static __device__ __forceinline__ bool ts_bool_at(const ts_col& c, ts_i64 i) {
-    return (((const unsigned char*)c.data)[i >> 3] >> (i & 7)) & 1;
 }
 
 static __device__ __forceinline__ bool ts_is_string(const ts_col& c) {

@@ -50,8 +50,9 @@ pub enum ColKind {
     Utf8 = 10,
     /// `LargeUtf8` (`i64` offsets; a key only).
     LargeUtf8 = 11,
-    /// `Boolean`, its bits packed from bit 0 of the first byte (a filter's operand only:
-    /// [`ColKind::of`] gives no kind for it, so no key or aggregate takes it).
+    /// `Boolean`, its bits packed from bit 0 of the first byte (a filter's operand or a
+    /// groupby key, read as 0 or 1: [`ColKind::of`] gives no kind for it, so no join key
+    /// or aggregate takes it).
     Bool = 12,
 }
 
@@ -241,12 +242,13 @@ impl GroupPlan {
         let mut keys = Vec::new();
         for k in &spec.keys {
             let at = column_index(schema, k)?;
-            // A temporal key groups by its integer, and a dictionary of strings by its
-            // keys (where its entries are distinct: `takes`); the partial's key column is
-            // taken from the input, so it keeps its type.
+            // A temporal key groups by its integer, a boolean by 0 or 1, and a dictionary
+            // of strings by its keys (where its entries are distinct: `takes`); the
+            // partial's key column is taken from the input, so it keeps its type.
             let dt = schema.field(at).data_type();
             let key = match ColKind::dictionary(dt) {
                 Some((keys, _)) => Some((ColPart::DictKeys, keys)),
+                None if *dt == DataType::Boolean => Some((ColPart::Rows, ColKind::Bool)),
                 None => ColKind::key(dt)
                     .or_else(|| ColKind::temporal(dt))
                     .map(|k| (ColPart::Rows, k)),
@@ -452,7 +454,7 @@ pub(crate) mod testing {
             func: AggFunc::Size,
             output: "rows".into(),
         });
-        let keys: [&[&str]; 12] = [
+        let keys: [&[&str]; 14] = [
             &["id"],
             &["name"],
             &["big"],
@@ -465,6 +467,8 @@ pub(crate) mod testing {
             &["ts", "name"],
             &["cat"],
             &["cat", "id"],
+            &["flag"],
+            &["flag", "name"],
         ];
         keys.iter()
             .map(|k| GroupBySpec {
@@ -492,8 +496,8 @@ pub(crate) mod testing {
         RecordBatch::try_new(batch.schema(), columns).unwrap()
     }
 
-    /// A table of `n` rows: integer, string, 64-bit, date, timestamp and dictionary keys
-    /// with nulls, a key of about `n / 3` values, and integer and float columns with nulls
+    /// A table of `n` rows: integer, string, 64-bit, date, timestamp, dictionary and
+    /// boolean keys with nulls, a key of about `n / 3` values, and integer and float columns with nulls
     /// and NaNs.
     pub(crate) fn sample_batch(n: usize) -> RecordBatch {
         let id: Int32Array = (0..n)
@@ -527,6 +531,8 @@ pub(crate) mod testing {
         )
         .with_timezone("+02:00");
         let cat = categories(n, &["red", "", "green", "blue", "é"]);
+        let flag: arrow::array::BooleanArray =
+            (0..n).map(|i| (i % 7 != 1).then_some(i % 3 == 0)).collect();
         let columns: Vec<ArrayRef> = vec![
             Arc::new(id),
             Arc::new(name),
@@ -540,9 +546,10 @@ pub(crate) mod testing {
             Arc::new(day),
             Arc::new(ts),
             cat,
+            Arc::new(flag),
         ];
         let fields: Vec<Field> = [
-            "id", "name", "big", "wide", "v", "f", "g", "small", "many", "day", "ts", "cat",
+            "id", "name", "big", "wide", "v", "f", "g", "small", "many", "day", "ts", "cat", "flag",
         ]
         .iter()
         .zip(&columns)
