@@ -13,8 +13,8 @@
 //
 // Hash joins (kernels/src/cuda/gpu/join.rs) insert the build side's rows much as step 1
 // does (ts_join_insert, which keeps each key's hash in its slot and counts each slot's
-// rows), lay each slot's build rows out in row order (ts_join_counts, a scan,
-// ts_join_place, ts_join_sort), then count and emit
+// rows), lay each slot's build rows out in row order (ts_join_ranges, ts_join_place,
+// ts_join_sort), then count and emit
 // each probe row's matches in probe row order (ts_join_probe, a scan, ts_join_emit): the
 // CPU's order; ts_gather1/2/4/8 and ts_gather_valid then gather the joined table's
 // fixed-width columns by those rows, and ts_gather_str_len, a scan, ts_gather_str_bytes
@@ -386,13 +386,12 @@ extern "C" __global__ void ts_tile_scan32(unsigned* __restrict__ x, ts_i64 n, co
 
 // ---------------------------------------------------------------------------------------
 // Hash join: the build side's rows per slot of the table in row order, then each probe
-// row's matches. A slot's rows take the range [starts[s], starts[s + 1]) of `rows`: the
-// ranges follow slot order, so no group numbering is needed. The slot words are 32 bits
-// (the host sends fewer than 2^30 build rows).
+// row's matches. Row numbers are 32 bits (the host sends fewer than 2^30 build rows).
 //
 // The table's slot s is two words, read together (one 16-byte load, one memory sector):
-// table[2s] the hash of its key (TS_EMPTY: a free slot) and table[2s + 1] its first row in
-// the low 32 bits (TS_NO_ROW until its owner has set it) and its row count in the high 32.
+// table[2s] the hash of its key (TS_EMPTY: a free slot) and table[2s + 1] its row count in
+// the high 32 bits and in the low 32 its first row while the build side is inserted
+// (TS_NO_ROW until its owner has set it), then the start of its rows' range in `rows`.
 // Where the key is one column of integers, the hash is a bijection of the key (two
 // splitmix64 finalizers), so equal hashes are equal keys and no build row is read to
 // compare; a hash that would be TS_EMPTY is stored as TS_ALIAS, which therefore stands for
@@ -464,37 +463,72 @@ extern "C" __global__ void ts_join_insert(const ts_col* __restrict__ cols, int n
     }
 }
 
-// Each slot's row count from the table into `counts` (slots + 1 words, the last 0), and in
-// `most` (zeroed) the most rows of one slot.
-extern "C" __global__ void ts_join_counts(const ts_u64* __restrict__ table, ts_i64 slots,
-                                          unsigned* __restrict__ counts, unsigned* __restrict__ most) {
+#define TS_RANGE_SLOTS 4
+
+// Gives each slot's rows a range of `rows`, [start, start + count): a block's pass over
+// 4 · 256 slots takes its ranges from `total` (zeroed) with one atomic, so ranges are in no
+// particular order, and each slot's word becomes count << 32 | start. `most` (zeroed): the
+// most rows of one slot. Launched with 256 threads per block.
+extern "C" __global__ void ts_join_ranges(ts_u64* __restrict__ table, ts_i64 slots,
+                                          unsigned* __restrict__ total, unsigned* __restrict__ most) {
+    __shared__ unsigned warp_starts[8];
+    __shared__ unsigned block_start;
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const ts_i64 per_pass = (ts_i64)blockDim.x * TS_RANGE_SLOTS;
     unsigned mine = 0;
-    for (ts_i64 s = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; s <= slots; s += (ts_i64)gridDim.x * blockDim.x) {
-        const unsigned c = s < slots ? (unsigned)(table[2 * s + 1] >> 32) : 0;
-        counts[s] = c;
-        mine = max(mine, c);
+    for (ts_i64 b = blockIdx.x * per_pass; b < slots; b += (ts_i64)gridDim.x * per_pass) {
+        const ts_i64 s0 = b + (ts_i64)threadIdx.x * TS_RANGE_SLOTS;
+        unsigned c[TS_RANGE_SLOTS], sum = 0;
+        for (int k = 0; k < TS_RANGE_SLOTS; ++k) {
+            c[k] = s0 + k < slots ? (unsigned)(table[2 * (s0 + k) + 1] >> 32) : 0;
+            sum += c[k];
+            mine = max(mine, c[k]);
+        }
+        unsigned incl = sum;
+        for (int o = 1; o < 32; o <<= 1) {
+            const unsigned v = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+            if (lane >= (unsigned)o) incl += v;
+        }
+        if (lane == 31) warp_starts[warp] = incl;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            unsigned acc = 0;
+            for (unsigned w = 0; w < (blockDim.x >> 5); ++w) {
+                const unsigned t = warp_starts[w];
+                warp_starts[w] = acc;
+                acc += t;
+            }
+            block_start = acc ? atomicAdd(total, acc) : 0;
+        }
+        __syncthreads();
+        unsigned at = block_start + warp_starts[warp] + incl - sum;
+        for (int k = 0; k < TS_RANGE_SLOTS; ++k) {
+            if (c[k]) table[2 * (s0 + k) + 1] = ((ts_u64)c[k] << 32) | at;
+            at += c[k];
+        }
+        __syncthreads();
     }
     for (int o = 16; o > 0; o >>= 1) mine = max(mine, __shfl_down_sync(0xFFFFFFFFu, mine, o));
-    if ((threadIdx.x & 31) == 0 && mine) atomicMax(most, mine);
+    if (lane == 0 && mine) atomicMax(most, mine);
 }
 
-// Each build row to its place in its slot's range of `rows` (`starts` is the counts'
-// exclusive prefix sum), by its rank: no atomics.
+// Each build row to its place in its slot's range of `rows`, by its rank: no atomics.
 extern "C" __global__ void ts_join_place(ts_i64 n, const unsigned* __restrict__ slot_of_row,
-                                         const unsigned* __restrict__ rank, const unsigned* __restrict__ starts,
+                                         const unsigned* __restrict__ rank, const ts_u64* __restrict__ table,
                                          unsigned* __restrict__ rows) {
     for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
         const unsigned s = slot_of_row[i];
-        if (s != TS_NO_SLOT) rows[starts[s] + rank[i]] = (unsigned)i;
+        if (s != TS_NO_SLOT) rows[(unsigned)table[2 * (ts_u64)s + 1] + rank[i]] = (unsigned)i;
     }
 }
 
 // Sorts each slot's range of `rows` (insertion sort: the host sends only short ranges).
-extern "C" __global__ void ts_join_sort(ts_i64 slots, const unsigned* __restrict__ starts, unsigned* __restrict__ rows) {
+extern "C" __global__ void ts_join_sort(const ts_u64* __restrict__ table, ts_i64 slots, unsigned* __restrict__ rows) {
     for (ts_i64 s = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; s < slots; s += (ts_i64)gridDim.x * blockDim.x) {
-        const unsigned begin = starts[s];
-        unsigned* r = rows + begin;
-        const ts_i64 len = (ts_i64)(starts[s + 1] - begin);
+        const ts_u64 word = table[2 * s + 1];
+        const ts_i64 len = (ts_i64)(word >> 32);
+        if (len < 2) continue;
+        unsigned* r = rows + (unsigned)word;
         for (ts_i64 a = 1; a < len; ++a) {
             const unsigned v = r[a];
             ts_i64 b = a - 1;
@@ -511,7 +545,7 @@ extern "C" __global__ void ts_join_sort(ts_i64 slots, const unsigned* __restrict
 // (its build rows; one with no build row when `keep_unmatched`, else none).
 extern "C" __global__ void ts_join_probe(const ts_col* __restrict__ probe, const ts_col* __restrict__ build,
                                          int ncols, ts_i64 n, const ts_u64* __restrict__ table, ts_u64 mask,
-                                         const unsigned* __restrict__ starts, int keep_unmatched,
+                                         const unsigned* __restrict__ rows, int keep_unmatched,
                                          ts_i64* __restrict__ match_start, ts_u64* __restrict__ out_counts) {
     const ulonglong2* slots = (const ulonglong2*)table;
     for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i < n; i += (ts_i64)gridDim.x * blockDim.x) {
@@ -524,9 +558,10 @@ extern "C" __global__ void ts_join_probe(const ts_col* __restrict__ probe, const
             for (;;) {
                 const ulonglong2 slot = slots[s];
                 if (slot.x == TS_EMPTY) break;
-                if (slot.x == h &&
-                    (exact || ts_rows_equal(probe, i, build, (ts_i64)(slot.y & 0xFFFFFFFFULL), ncols))) {
-                    start = (ts_i64)starts[s];
+                // A row compared by rows is compared with the first of the slot's range.
+                const unsigned at = (unsigned)slot.y;
+                if (slot.x == h && (exact || ts_rows_equal(probe, i, build, (ts_i64)rows[at], ncols))) {
+                    start = (ts_i64)at;
                     count = slot.y >> 32;
                     break;
                 }

@@ -401,8 +401,9 @@ fn cuda_frame_kernels_compile_with_nvrtc() {
             "ts_tile_scan",
             "ts_tile_sums32",
             "ts_tile_scan32",
+            "ts_join_fill",
             "ts_join_insert",
-            "ts_join_counts",
+            "ts_join_ranges",
             "ts_join_place",
             "ts_join_sort",
             "ts_join_probe",
@@ -415,6 +416,7 @@ fn cuda_frame_kernels_compile_with_nvrtc() {
             "ts_gather_str_len",
             "ts_gather_str_bytes",
             "ts_narrow_offsets",
+            "ts_filter_place",
         ] {
             assert!(
                 ptx.contains(&format!(".entry {entry}(")),

@@ -1,8 +1,9 @@
 //! Join matching on the device: the build side's keys go into `frame.cu`'s hash table
 //! (open addressing, each slot holding its key's hash beside the word counting its rows,
-//! so that a one-column integer key is matched without reading a build row), its rows are laid
-//! out per slot in row order (the slots' ranges in slot order, so no group numbering; each
-//! row placed by the rank its slot's count gave it, then each range sorted), and each probe
+//! so that a one-column integer key is matched without reading a build row), its rows are
+//! laid out per slot in row order (each slot given a range of a row list, in no particular
+//! order, whose start its word then holds, so no group numbering or scan over the slots;
+//! each row placed by the rank its slot's count gave it, then each range sorted), and each probe
 //! row's matches are counted, prefix-summed and written in probe row order: the CPU's
 //! `(probe row, build row)` pairs, kept on the device, where [`super::gather`] gathers the
 //! joined table's fixed-width and string columns by them (the CPU the others, from a copy
@@ -22,6 +23,9 @@ use std::time::Duration;
 
 /// Most build rows of one key the device lays out in order.
 pub(super) const MOST_PER_KEY: u64 = 256;
+
+/// Slots per thread of `ts_join_ranges` (`TS_RANGE_SLOTS` in `frame.cu`).
+const RANGE_SLOTS: usize = 4;
 
 /// A join's matches on the device: each output row's probe and build row (`u32::MAX` for
 /// none), and the key columns copied in to find them, which gathers reuse.
@@ -145,8 +149,7 @@ impl Gpu {
         let mut timer = Timer::new(stream, timed)?;
         timer.start(stream)?;
         // The build side: each row's slot and rank in it (the table's words count the
-        // slots' rows), then each slot's rows laid out in row order. `starts` has a word past
-        // the last slot, which the prefix sum makes the total.
+        // slots' rows), then each slot's rows laid out in row order.
         // SAFETY: ts_join_fill writes both words of every slot before the insert reads them.
         let table = unsafe { unset::<u64>(stream, 2 * slots) }?;
         let slots64 = i64_of(slots)?;
@@ -169,15 +172,13 @@ impl Gpu {
             stream,
             "join: fill the table, insert and rank the build keys",
         )?;
-        // SAFETY: ts_join_counts writes all slots + 1 words.
-        let mut starts = unsafe { unset::<u32>(stream, slots + 1) }?;
+        // Each slot's range of `rows` (its word now holds it), then the rows placed and sorted.
+        let ranged = self.zeros::<u32>(stream, 1)?;
         let most = self.zeros::<u32>(stream, 1)?;
-        let mut args = stream.launch_builder(&fns.join_counts);
-        args.arg(&table).arg(&slots64).arg(&starts).arg(&most);
-        launch(args, self.grid(slots + 1), BLOCK, 0)?;
-        timer.mark(stream, "join: rows per slot")?;
-        self.prefix_sum(stream, &fns, &mut starts, slots + 1)?;
-        timer.mark(stream, "join: prefix sum over the slots")?;
+        let mut args = stream.launch_builder(&fns.join_ranges);
+        args.arg(&table).arg(&slots64).arg(&ranged).arg(&most);
+        launch(args, self.grid(slots.div_ceil(RANGE_SLOTS)), BLOCK, 0)?;
+        timer.mark(stream, "join: a range of rows per slot")?;
         let most = stream
             .clone_dtoh(&most)
             .map_err(driver("copy from the device"))?;
@@ -185,19 +186,19 @@ impl Gpu {
             return Ok(None);
         }
         // SAFETY: ts_join_place writes the positions [0, placed rows) of `rows` (each row of
-        // a slot at its slot's start plus its rank), which the slots' ranges cover exactly;
+        // a slot at its range's start plus its rank), which the slots' ranges cover exactly;
         // the sort and the emit read only inside the ranges.
         let rows = unsafe { unset::<u32>(stream, nb) }?;
         let mut args = stream.launch_builder(&fns.join_place);
         args.arg(&nb64)
             .arg(&slot_of_row)
             .arg(&rank)
-            .arg(&starts)
+            .arg(&table)
             .arg(&rows);
         launch(args, self.grid(nb), BLOCK, 0)?;
         timer.mark(stream, "join: place build rows")?;
         let mut args = stream.launch_builder(&fns.join_sort);
-        args.arg(&slots64).arg(&starts).arg(&rows);
+        args.arg(&table).arg(&slots64).arg(&rows);
         launch(args, self.grid(slots), BLOCK, 0)?;
         timer.mark(stream, "join: sort each slot's rows")?;
         // The probe side: each row's first build row and output rows, their offsets, the
@@ -213,7 +214,7 @@ impl Gpu {
             .arg(&np64)
             .arg(&table)
             .arg(&mask)
-            .arg(&starts)
+            .arg(&rows)
             .arg(&keep)
             .arg(&match_start)
             .arg(&offsets);
