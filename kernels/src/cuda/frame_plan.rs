@@ -3,8 +3,8 @@
 //! aggregation launches they need, and the partial table built from what they computed
 //! ([`GroupPlan::assemble`]), the same table `frame::groupby::partial` returns.
 //!
-//! The device takes key columns of integer, string and temporal types (rows with a null
-//! key are dropped) and `sum`, `mean`, `count`, `size`, `min` and `max` over integer and float
+//! The device takes key columns of integer, string, temporal, boolean and dictionary of
+//! strings types (rows with a null key are dropped) and `sum`, `mean`, `count`, `size`, `min` and `max` over integer and float
 //! columns (nulls and NaNs skipped); anything else stays on the CPU. Groups come out in
 //! order of first appearance and integer states are exact. Float sums (and means) are
 //! added in the order the device's atomics run, so they agree with the CPU's
@@ -57,7 +57,7 @@ pub enum ColKind {
 }
 
 /// Which array of a table column a kernel reads: the column itself, or for a dictionary
-/// its keys (one per row) or its values (one per entry).
+/// its keys (one per row), its values (one per entry) or its canonical keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ColPart {
     /// The column's rows.
@@ -66,12 +66,14 @@ pub enum ColPart {
     DictKeys,
     /// A dictionary column's values.
     DictValues,
+    /// A dictionary of strings' keys made to name each string once ([`canonical_keys`]):
+    /// `Int64`, computed on the host (once per chunk: the device copy is kept).
+    DictCanonical,
 }
 
 impl ColPart {
     /// `part` of `column`, or `None` for a dictionary part of a column that is none.
     pub fn of(self, column: &ArrayRef) -> Option<ArrayRef> {
-        use arrow::array::AsArray;
         match self {
             ColPart::Rows => Some(Arc::clone(column)),
             ColPart::DictKeys => column
@@ -80,6 +82,21 @@ impl ColPart {
             ColPart::DictValues => column
                 .as_any_dictionary_opt()
                 .map(|d| Arc::clone(d.values())),
+            ColPart::DictCanonical => canonical_keys(column),
+        }
+    }
+
+    /// The type of `part` of `column` (without computing it), or `None` as for [`ColPart::of`].
+    pub fn data_type(self, column: &ArrayRef) -> Option<DataType> {
+        let dictionary = || match column.data_type() {
+            DataType::Dictionary(key, value) => Some((key.as_ref(), value.as_ref())),
+            _ => None,
+        };
+        match self {
+            ColPart::Rows => Some(column.data_type().clone()),
+            ColPart::DictKeys => dictionary().map(|(k, _)| k.clone()),
+            ColPart::DictValues => dictionary().map(|(_, v)| v.clone()),
+            ColPart::DictCanonical => dictionary().map(|_| DataType::Int64),
         }
     }
 }
@@ -209,6 +226,35 @@ pub struct GroupPlan {
 type PlannedAgg = (Option<(usize, ColKind)>, AggFunc, Vec<usize>);
 
 /// Whether a dictionary column's entries are distinct strings, none of them null.
+/// A dictionary of strings' keys, each replaced by the index of the first entry holding
+/// its string, as `Int64`, and null where the key or its entry is null: equal keys are
+/// then equal strings, as the CPU groups them. `None` for any other column.
+pub(crate) fn canonical_keys(column: &ArrayRef) -> Option<ArrayRef> {
+    let dictionary = column.as_any_dictionary_opt()?;
+    let values = dictionary.values();
+    let strings: Vec<Option<&str>> = match values.data_type() {
+        DataType::Utf8 => values.as_string::<i32>().iter().collect(),
+        DataType::LargeUtf8 => values.as_string::<i64>().iter().collect(),
+        _ => return None,
+    };
+    let mut first = std::collections::HashMap::with_capacity(strings.len());
+    let canonical: Vec<Option<i64>> = strings
+        .iter()
+        .enumerate()
+        .map(|(entry, s)| s.map(|s| *first.entry(s).or_insert(entry as i64)))
+        .collect();
+    let keys = cast(dictionary.keys(), &DataType::Int64).ok()?;
+    let keys: Int64Array = keys
+        .as_primitive::<arrow::datatypes::Int64Type>()
+        .iter()
+        .map(|k| {
+            k.and_then(|k| usize::try_from(k).ok())
+                .and_then(|k| canonical.get(k).copied().flatten())
+        })
+        .collect();
+    Some(Arc::new(keys))
+}
+
 fn distinct_entries(column: &ArrayRef) -> bool {
     let Some(values) = column.as_any_dictionary_opt().map(|d| d.values()) else {
         return false;
@@ -296,19 +342,28 @@ impl GroupPlan {
         Ok(Some(plan))
     }
 
-    /// Whether the device kernels take `batch`: it has rows (an empty one is the CPU's),
-    /// not past 2^30 (row numbers would pass the hash table's slots), and each dictionary
-    /// key's entries are distinct and not null, so that its keys stand for its strings as
-    /// the CPU groups them.
-    pub fn takes(&self, batch: &RecordBatch) -> bool {
+    /// The key columns the device reads for `batch` (each column's index, part and kind),
+    /// or `None` where the kernels do not take it: it has no rows (an empty one is the
+    /// CPU's) or 2^30 or more (row numbers would pass the hash table's slots). A dictionary
+    /// key is read as its keys where its entries are distinct and not null, so that they
+    /// stand for its strings as the CPU groups them, and otherwise as its canonical keys
+    /// ([`canonical_keys`]).
+    pub fn keys_for(&self, batch: &RecordBatch) -> Option<Vec<(usize, ColPart, ColKind)>> {
         let rows = batch.num_rows();
-        rows > 0
-            && rows < (1 << 30)
-            && self
-                .keys
+        if rows == 0 || rows >= (1 << 30) {
+            return None;
+        }
+        Some(
+            self.keys
                 .iter()
-                .filter(|(_, part, _)| *part == ColPart::DictKeys)
-                .all(|&(at, _, _)| distinct_entries(batch.column(at)))
+                .map(|&(at, part, kind)| match part {
+                    ColPart::DictKeys if !distinct_entries(batch.column(at)) => {
+                        (at, ColPart::DictCanonical, ColKind::I64)
+                    }
+                    _ => (at, part, kind),
+                })
+                .collect(),
+        )
     }
 
     /// The index of launch `(column, code)`, added when new.
@@ -596,12 +651,19 @@ mod tests {
     use std::collections::HashMap;
 
     /// The device's words, computed the simple way: each row in order.
+    /// Groups by the values of the key parts the device reads (`keys_for`).
     fn simulate(plan: &GroupPlan, batch: &RecordBatch) -> (Vec<i64>, Vec<Vec<u64>>) {
         let mut group_of: HashMap<Vec<String>, usize> = HashMap::new();
         let mut first_rows = Vec::new();
         let mut groups = Vec::new();
+        let read: Vec<ArrayRef> = plan
+            .keys_for(batch)
+            .unwrap()
+            .iter()
+            .map(|&(at, part, _)| part.of(batch.column(at)).unwrap())
+            .collect();
         for i in 0..batch.num_rows() {
-            let cols = plan.keys.iter().map(|&(at, _, _)| batch.column(at));
+            let cols = read.iter();
             if cols.clone().any(|c| c.is_null(i)) {
                 groups.push(None);
                 continue;
@@ -657,9 +719,27 @@ mod tests {
 
     #[test]
     fn the_device_words_assemble_into_the_cpu_partial() {
-        for batch in [sample_batch(200), sample_batch(1000).slice(37, 900)] {
+        let repeated = categories(300, &["red", "blue", "red", "green"]);
+        for batch in [
+            sample_batch(200),
+            sample_batch(1000).slice(37, 900),
+            with_cat(&sample_batch(300), repeated),
+            with_cat(&sample_batch(300), null_entry(300)),
+        ] {
             words_assemble_into_the_cpu_partial(&batch);
         }
+    }
+
+    /// A `Dictionary(Int16, Utf8)` column of `n` rows over `["red", null, "blue", "red"]`.
+    fn null_entry(n: usize) -> ArrayRef {
+        let values = Arc::new(arrow::array::StringArray::from(vec![
+            Some("red"),
+            None,
+            Some("blue"),
+            Some("red"),
+        ]));
+        let keys = arrow::array::Int16Array::from_iter_values((0..n).map(|i| (i % 4) as i16));
+        Arc::new(arrow::array::DictionaryArray::try_new(keys, values).unwrap())
     }
 
     fn words_assemble_into_the_cpu_partial(batch: &RecordBatch) {
@@ -674,7 +754,7 @@ mod tests {
     }
 
     #[test]
-    fn a_dictionary_key_goes_to_the_device_only_where_its_entries_are_distinct_strings() {
+    fn a_dictionary_key_is_read_as_its_keys_where_its_entries_name_each_string_once() {
         let batch = sample_batch(200);
         let spec = GroupBySpec {
             keys: vec!["cat".into()],
@@ -682,16 +762,34 @@ mod tests {
         };
         let plan = GroupPlan::new(&spec, batch.schema_ref()).unwrap().unwrap();
         assert_eq!(plan.keys, [(11, ColPart::DictKeys, ColKind::I16)]);
-        assert!(plan.takes(&batch));
-        assert!(!plan.takes(&batch.slice(0, 0)));
-        // Two keys naming "red" are one group on the CPU: the device would make two.
+        assert_eq!(
+            plan.keys_for(&batch),
+            Some(vec![(11, ColPart::DictKeys, ColKind::I16)])
+        );
+        assert_eq!(plan.keys_for(&batch.slice(0, 0)), None);
+        // Two keys naming "red" are one group on the CPU, and a key naming a null entry is
+        // a null key: both read as canonical keys.
+        let canonical = Some(vec![(11, ColPart::DictCanonical, ColKind::I64)]);
         let repeated = with_cat(&batch, categories(200, &["red", "blue", "red"]));
-        assert!(!plan.takes(&repeated));
-        // A key naming a null entry is a null key on the CPU.
-        let values = Arc::new(arrow::array::StringArray::from(vec![Some("red"), None]));
-        let keys = arrow::array::Int16Array::from_iter_values((0..200).map(|i| i % 2));
-        let null_entry = Arc::new(arrow::array::DictionaryArray::try_new(keys, values).unwrap());
-        assert!(!plan.takes(&with_cat(&batch, null_entry)));
+        assert_eq!(plan.keys_for(&repeated), canonical);
+        let with_null = with_cat(&batch, null_entry(200));
+        assert_eq!(plan.keys_for(&with_null), canonical);
+        // By hand: entries [red, null, blue, red], keys 0 1 2 3 0 1 …: 0 null 2 0 0 null ….
+        let keys = canonical_keys(with_null.column(11)).unwrap();
+        let keys = keys.as_primitive::<arrow::datatypes::Int64Type>();
+        let want: Vec<Option<i64>> = (0..200)
+            .map(|i| [Some(0), None, Some(2), Some(0)][i % 4])
+            .collect();
+        assert_eq!(keys.iter().collect::<Vec<_>>(), want);
+        assert_eq!(
+            ColPart::DictCanonical.data_type(with_null.column(11)),
+            Some(DataType::Int64)
+        );
+        // A null key stays null; another column has no canonical keys.
+        let keys = canonical_keys(batch.column(11)).unwrap();
+        assert_eq!(keys.null_count(), batch.column(11).null_count());
+        assert!(canonical_keys(batch.column(0)).is_none());
+        assert_eq!(ColPart::DictCanonical.data_type(batch.column(0)), None);
     }
 
     #[test]

@@ -21,14 +21,20 @@ use arrow::array::RecordBatch;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Every sample spec's partial of `batch`, computed on the device, equals the CPU's.
 fn check(gpu: &Gpu, batch: &RecordBatch, what: &str) {
     for spec in sample_specs() {
-        let got = run(
+        let (got, took) = run_timed(
             gpu,
             &pipeline(&spec, false),
             &[Arc::new(ChunkData::Table(batch.clone()))],
         )
         .unwrap_or_else(|e| panic!("{what} by {:?}: {e}", spec.keys));
+        assert!(
+            took > Duration::ZERO,
+            "{what} by {:?} ran on the CPU",
+            spec.keys
+        );
         let ChunkData::Table(got) = got else {
             panic!("{what}: not a table")
         };
@@ -59,12 +65,25 @@ fn gpu_groupby_partials_equal_the_cpus() {
     }
     // Offsets into every buffer (values, strings, validity bits).
     check(&gpu, &sample_batch(100_000).slice(37, 70_001), "a slice");
-    // A dictionary naming one string twice groups on the CPU (its keys would split it).
-    let repeated = categories(5_000, &["red", "blue", "red"]);
+    // A dictionary naming one string twice, or with a null entry: its canonical keys.
+    let repeated = categories(5_000, &["red", "blue", "red", "green"]);
     check(
         &gpu,
         &with_cat(&sample_batch(5_000), repeated),
         "repeated entries",
+    );
+    let values = Arc::new(arrow::array::StringArray::from(vec![
+        Some("red"),
+        None,
+        Some("blue"),
+        Some("red"),
+    ]));
+    let keys = arrow::array::Int16Array::from_iter_values((0..5_000).map(|i| (i * 7 % 4) as i16));
+    let null_entry = Arc::new(arrow::array::DictionaryArray::try_new(keys, values).unwrap());
+    check(
+        &gpu,
+        &with_cat(&sample_batch(5_000), null_entry),
+        "a null entry",
     );
 }
 

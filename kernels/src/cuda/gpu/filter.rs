@@ -8,6 +8,7 @@
 
 use super::frame::{descriptors, i64_of, launch, ColCopy, BLOCK};
 use super::gather::Rows;
+use super::groupby::Grouped;
 use super::{driver, Gpu, Timer};
 use crate::cuda::filter_gen::{filter_source, FilterKernel, KernelCol, FILTER_BLOCK};
 use crate::cuda::frame_plan::{ColPart, GroupPlan};
@@ -114,14 +115,20 @@ impl Gpu {
         ) else {
             return Ok(None);
         };
-        if !plan.takes(batch) {
+        let Some(keys) = plan.keys_for(batch) else {
             return Ok(None);
-        }
+        };
         let mut timer = Timer::new(stream, timed)?;
         let (flags, _) = self.flags(stream, owners, &kernel, batch, &mut timer)?;
         timer.stop(stream)?;
+        let grouped = Grouped {
+            plan: &plan,
+            keys: &keys,
+            spec,
+            batch,
+        };
         let (partial, took) =
-            self.group_on_device(stream, owners, &plan, spec, batch, Some(&flags), timed)?;
+            self.group_on_device(stream, owners, &grouped, Some(&flags), timed)?;
         Ok(Some((partial, took + timer.elapsed()?)))
     }
 

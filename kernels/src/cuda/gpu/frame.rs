@@ -147,30 +147,34 @@ impl Gpu {
         part: ColPart,
         kind: Option<ColKind>,
     ) -> Result<Option<ColCopy>, KernelError> {
-        let array = part.of(column).ok_or_else(|| {
-            KernelError::BadInput(format!("{part:?} of a {} column", column.data_type()))
-        })?;
-        let make = || match kind {
-            Some(kind) => dev_col(self, stream, &array, kind).map(Some),
-            None => fixed_col(self, stream, &array),
+        let not_part =
+            || KernelError::BadInput(format!("{part:?} of a {} column", column.data_type()));
+        let data_type = part.data_type(column).ok_or_else(not_part)?;
+        // The part is made only to be copied in (a canonical keys' column is computed).
+        let make = || {
+            let array = part.of(column).ok_or_else(not_part)?;
+            match kind {
+                Some(kind) => dev_col(self, stream, &array, kind).map(Some),
+                None => fixed_col(self, stream, &array),
+            }
         };
         let Some((chunk, index)) = owner_of(owners, column) else {
             return Ok(make()?.map(OnDevice::Made));
         };
-        if kind.is_none() && fixed_width(array.data_type()).is_none() {
+        if kind.is_none() && fixed_width(&data_type).is_none() {
             return Ok(None);
         }
         let part_code = match part {
             ColPart::Rows => 0,
             ColPart::DictKeys => 64,
             ColPart::DictValues => 128,
+            ColPart::DictCanonical => 192,
         };
         let layout = part_code + kind.map_or(0, |k| 1 + k as u8);
         let piece = Piece::Column { index, layout };
         let copy = self.resident(stream, chunk, piece, || {
-            make()?.ok_or_else(|| {
-                KernelError::BadInput(format!("no device layout for {}", array.data_type()))
-            })
+            make()?
+                .ok_or_else(|| KernelError::BadInput(format!("no device layout for {data_type}")))
         })?;
         Ok(Some(OnDevice::Kept(copy)))
     }

@@ -14,6 +14,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// One groupby partial on the device: its plan, the key columns it reads for this batch
+/// ([`GroupPlan::keys_for`]), its spec and the batch.
+#[derive(Clone, Copy)]
+pub(super) struct Grouped<'a> {
+    pub plan: &'a GroupPlan,
+    pub keys: &'a [(usize, ColPart, ColKind)],
+    pub spec: &'a GroupBySpec,
+    pub batch: &'a RecordBatch,
+}
+
 /// Most groups whose states a block keeps in shared memory (8 bytes each).
 const SHARED_GROUPS: usize = 4096;
 
@@ -29,28 +39,39 @@ impl Gpu {
         batch: &RecordBatch,
         timed: bool,
     ) -> Result<(RecordBatch, Duration), KernelError> {
-        let plan = GroupPlan::new(spec, batch.schema_ref())?;
-        match plan {
-            Some(plan) if plan.takes(batch) => {
-                self.group_on_device(stream, owners, &plan, spec, batch, None, timed)
+        let Some(plan) = GroupPlan::new(spec, batch.schema_ref())? else {
+            return Ok((groupby::partial(spec, batch)?, Duration::ZERO));
+        };
+        match plan.keys_for(batch) {
+            Some(keys) => {
+                let grouped = Grouped {
+                    plan: &plan,
+                    keys: &keys,
+                    spec,
+                    batch,
+                };
+                self.group_on_device(stream, owners, &grouped, None, timed)
             }
-            _ => Ok((groupby::partial(spec, batch)?, Duration::ZERO)),
+            None => Ok((groupby::partial(spec, batch)?, Duration::ZERO)),
         }
     }
 
-    /// The partial of `batch`'s rows by `plan`, leaving out the rows `keep` (a filter's
-    /// flags, one per row) flags 0.
-    #[allow(clippy::too_many_arguments)] // one groupby's inputs, each needed
+    /// The partial `grouped` describes, leaving out the rows `keep` (a filter's flags, one
+    /// per row) flags 0.
     pub(super) fn group_on_device(
         &self,
         stream: &Arc<CudaStream>,
         owners: &[Arc<ChunkData>],
-        plan: &GroupPlan,
-        spec: &GroupBySpec,
-        batch: &RecordBatch,
+        grouped: &Grouped<'_>,
         keep: Option<&CudaSlice<u32>>,
         timed: bool,
     ) -> Result<(RecordBatch, Duration), KernelError> {
+        let Grouped {
+            plan,
+            keys,
+            spec,
+            batch,
+        } = *grouped;
         let fns = self.frame_fns()?;
         let rows = batch.num_rows();
         let n = i64_of(rows)?;
@@ -58,8 +79,7 @@ impl Gpu {
             self.col_copy(stream, owners, batch.column(at), part, Some(kind))?
                 .ok_or_else(|| KernelError::BadInput(format!("no device layout for column {at}")))
         };
-        let keys = plan
-            .keys
+        let keys = keys
             .iter()
             .map(|&(at, part, kind)| col(at, part, kind))
             .collect::<Result<Vec<_>, _>>()?;
