@@ -160,7 +160,10 @@ pub fn may_take(predicate: &Expr) -> bool {
         | Expr::IsNotNull(e)
         | Expr::StrContains { expr: e, .. }
         | Expr::Alias { expr: e, .. } => may_take(e),
-        Expr::Cast { .. } | Expr::DatePart { .. } | Expr::Function { .. } => false,
+        Expr::Cast { expr, to } => {
+            matches!(to, DataType::Int64 | DataType::Float64) && may_take(expr)
+        }
+        Expr::DatePart { .. } | Expr::Function { .. } => false,
     }
 }
 
@@ -334,7 +337,40 @@ impl Gen<'_> {
                     _ => None,
                 }
             }
-            Expr::Cast { .. } | Expr::DatePart { .. } | Expr::Function { .. } => None,
+            Expr::Cast { expr, to } => self.cast(expr, to),
+            Expr::DatePart { .. } | Expr::Function { .. } => None,
+        }
+    }
+
+    /// `inner` cast to `to`, for the casts that keep every value (so the CPU's strict cast
+    /// never fails on them): an integer (not `UInt64`, whose large values do not fit) or a
+    /// boolean to `Int64` or `Float64` (`Int64` rounded to nearest, as Rust's `as`), a
+    /// float to `Float64`, a value to its own type, a null to anything the generator
+    /// computes in. Temporal values, and casts that may fail or round into a narrower
+    /// type, stay on the CPU.
+    fn cast(&mut self, inner: &Expr, to: &DataType) -> Option<Val> {
+        let from = inner.data_type(self.schema).ok()?;
+        let v = self.expr(inner)?;
+        if v.temporal.is_some() || from == DataType::UInt64 {
+            return None;
+        }
+        if from == *to {
+            return Some(v);
+        }
+        match (v.cat, to) {
+            (Cat::Null, to) => Some(self.null(cat_of(to)?)),
+            (Cat::Int, DataType::Int64) => Some(self.define(Cat::Int, &v.x, &v.ok)),
+            (Cat::Bool, DataType::Int64) => {
+                Some(self.define(Cat::Int, &format!("(ts_i64)({})", v.x), &v.ok))
+            }
+            (Cat::Int, DataType::Float64) => {
+                Some(self.define(Cat::Float, &format!("__ll2double_rn({})", v.x), &v.ok))
+            }
+            (Cat::Bool, DataType::Float64) => {
+                Some(self.define(Cat::Float, &format!("({} ? 1.0 : 0.0)", v.x), &v.ok))
+            }
+            (Cat::Float, DataType::Float64) => Some(self.define(Cat::Float, &v.x, &v.ok)),
+            _ => None,
         }
     }
 

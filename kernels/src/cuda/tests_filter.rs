@@ -211,16 +211,36 @@ pub(super) fn predicates() -> Vec<Expr> {
         col("cat").str_contains("b"),
         col("cat").is_null(),
         col("cat").isin(&[Literal::Str("zz".into()), Literal::Str(String::new())]),
+        // Casts that keep every value: to Int64, then arithmetic in its width; to Float64,
+        // where 2^53 + 1 rounds to 2^53 (so this one is equal, unlike the integer compare
+        // above); from Float32, booleans, a null, a column's own type.
+        col("a").cast(DataType::Int64).gt(0),
+        (col("a").cast(DataType::Int64) * lit(1i64 << 40)).gt(lit(1i64 << 44)),
+        col("c")
+            .cast(DataType::Float64)
+            .eq(lit(9_007_199_254_740_992.0)),
+        col("d").cast(DataType::Float64).gt(lit(1e9)),
+        col("f").cast(DataType::Float64).lt(col("g")),
+        col("flag").cast(DataType::Int64).eq(1),
+        col("flag").cast(DataType::Float64).gt(0.5),
+        col("g").cast(DataType::Float64).gt(0.0),
+        lit(Literal::Null).cast(DataType::Int64).is_null() & col("b").gt(0),
+        col("b").cast(DataType::Int64).fill_null(-1).lt(0),
     ]
 }
 
-/// Predicates the generator leaves to the CPU: `UInt64`, casts, functions, temporal
-/// arithmetic and conversions, and ones the CPU rejects (a string plus a number, a string
-/// no date reads as, a boolean against a number, a date against a number).
+/// Predicates the generator leaves to the CPU: `UInt64`, casts that may fail or narrow,
+/// casts of temporal values, functions, temporal arithmetic and conversions, and ones the
+/// CPU rejects (a string plus a number, a string no date reads as, a boolean against a
+/// number, a date against a number).
 fn refused() -> Vec<Expr> {
     vec![
         col("big").gt(0),
-        col("a").cast(DataType::Int64).gt(0),
+        col("c").cast(DataType::Int8).gt(0),
+        col("g").cast(DataType::Int64).gt(0),
+        col("a").cast(DataType::Float32).gt(0.0),
+        col("big").cast(DataType::Float64).gt(0.0),
+        col("day").cast(DataType::Int64).gt(0),
         col("s").fill_null("z").eq("z"),
         (col("s") + lit(1)).gt(0),
         col("day").gt(col("dday")),
@@ -409,7 +429,7 @@ fn a_planner_sends_a_kept_filter_to_the_device_only_where_a_kernel_may_exist() {
         assert!(super::filter_gen::may_take(&p), "{p}");
         assert!(super::Gpu::runs(&kept(vec![MapStep::Filter(p)])));
     }
-    let cast = col("a").cast(DataType::Int64).gt(0);
+    let cast = col("a").cast(DataType::Int16).gt(0);
     assert!(!super::filter_gen::may_take(&cast));
     assert!(!super::Gpu::runs(&kept(vec![MapStep::Filter(
         cast.clone()
