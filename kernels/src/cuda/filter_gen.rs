@@ -25,10 +25,12 @@
 //!   its key names, null where the key or that value is;
 //! - nulls propagate through arithmetic and comparisons; `&` and `|` are Kleene;
 //!   `is_null`, `is_not_null`, `fill_null` (booleans, or numbers of the result type the
-//!   CPU gives) and `str_contains` (a plain substring) are supported.
+//!   CPU gives) and `str_contains` (a plain substring) are supported;
+//! - casts that keep every value, which the CPU's strict cast therefore never fails:
+//!   an integer or a boolean to `Int64` or `Float64`, a float to `Float64`.
 //!
-//! Anything else — `UInt64` columns, casts, date parts, functions, and any predicate the
-//! CPU would reject — has no kernel ([`filter_source`] gives `None`), and the CPU
+//! Anything else — `UInt64` columns, other casts, date parts, functions, and any predicate
+//! the CPU would reject — has no kernel ([`filter_source`] gives `None`), and the CPU
 //! evaluates the predicate.
 
 use super::codegen::cexpr::{f64_lit, i64_lit};
