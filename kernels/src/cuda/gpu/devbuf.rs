@@ -120,11 +120,15 @@ impl DevBuf {
         unsafe { DevBuf::unset(stream, dtype, len) }
     }
 
-    /// The `f64` slice, if this is one.
-    pub(super) fn as_f64(&self) -> Option<&CudaSlice<f64>> {
+    /// The `f64` slice of `what` (a linear-algebra operand), or `BadInput` naming it where
+    /// this holds another dtype.
+    pub(super) fn f64_values(&self, what: &str) -> Result<&CudaSlice<f64>, KernelError> {
         match self {
-            DevBuf::F64(s) => Some(s),
-            _ => None,
+            DevBuf::F64(s) => Ok(s),
+            other => Err(KernelError::BadInput(format!(
+                "{what}: {} on the device, not f64",
+                other.dtype()
+            ))),
         }
     }
 }

@@ -6,9 +6,10 @@
 //! its chunk's copy for the tasks that read it there (see `resident`).
 
 use super::devbuf::DevBuf;
-use super::resident::{OnDevice, Piece, Ran, WHOLE};
+use super::resident::{OnDevice, Ran, WHOLE};
 use super::{blas_of, driver, Gpu, Lease, Timer};
 use crate::cpu::linalg::input_rows;
+use crate::dtype::DType;
 use crate::linalg::MatOperand;
 use crate::tensor::{Buffer, HostTensor};
 use crate::{ChunkData, KernelError};
@@ -30,9 +31,7 @@ struct DeviceMatrix {
 impl DeviceMatrix {
     /// The values (an input's copy is `f64`: `input_rows` checked its chunk).
     fn values(&self) -> Result<&CudaSlice<f64>, KernelError> {
-        self.data.as_f64().ok_or_else(|| {
-            KernelError::BadInput("a matmul operand is not f64 on the device".into())
-        })
+        self.data.f64_values("a matmul operand")
     }
 }
 
@@ -132,19 +131,12 @@ impl Gpu {
         match op {
             MatOperand::Input(r) => {
                 let (values, rows, cols) = input_rows(inputs, r, what)?;
-                let data = match inputs.get(r.input) {
-                    Some(chunk) if !values.is_empty() => {
-                        let piece = Piece::Values {
-                            part: r.part,
-                            rows: r.rows,
-                        };
-                        OnDevice::Kept(self.resident(stream, chunk, piece, || {
-                            Ok(DevBuf::F64(self.to_device(stream, values)?))
-                        })?)
-                    }
-                    _ => OnDevice::Made(DevBuf::F64(
+                let data = if values.is_empty() {
+                    OnDevice::Made(DevBuf::F64(
                         stream.alloc_zeros::<f64>(1).map_err(driver("allocation"))?,
-                    )),
+                    ))
+                } else {
+                    OnDevice::Kept(self.operand(stream, inputs, r, values)?)
                 };
                 Ok((DeviceMatrix { data, rows, cols }, Duration::ZERO))
             }
@@ -167,7 +159,7 @@ impl Gpu {
                     .outputs
                     .into_iter()
                     .next()
-                    .filter(|b| b.as_f64().is_some())
+                    .filter(|b| b.dtype() == DType::F64)
                     .ok_or_else(|| {
                         KernelError::BadInput(format!(
                             "{what}: expected the fused kernel to produce f64 values, got {dtype}"

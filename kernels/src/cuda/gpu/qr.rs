@@ -142,19 +142,8 @@ impl Gpu {
             unsafe { stream.alloc::<f64>(len) }.map_err(driver("allocation"))
         };
         // The row-major block is the column-major n × m matrix Aᵀ.
-        let chunk = inputs
-            .get(a.input)
-            .ok_or_else(|| KernelError::BadInput("qr operand: its input is missing".into()))?;
-        let piece = Piece::Values {
-            part: a.part,
-            rows: a.rows,
-        };
-        let at = self.resident(&stream, chunk, piece, || {
-            Ok(DevBuf::F64(self.to_device(&stream, values)?))
-        })?;
-        let at = at.value.as_f64().ok_or_else(|| {
-            KernelError::BadInput("qr operand: its device copy is not f64".into())
-        })?;
+        let block = self.operand(&stream, inputs, a, values)?;
+        let at = block.value.f64_values("qr operand")?;
         let mut fa = alloc(m * n)?;
         let mut tau = alloc(r)?;
         let mut rt = alloc(n * r)?;

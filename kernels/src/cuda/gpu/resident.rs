@@ -18,6 +18,7 @@
 
 use super::devbuf::DevBuf;
 use super::{driver, Gpu};
+use crate::linalg::InputRef;
 use crate::tensor::HostTensor;
 use crate::{ChunkData, KernelError};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
@@ -86,6 +87,31 @@ impl Gpu {
         Ok(self
             .resident
             .keep(chunk, piece, bytes, DeviceCopy { value, ready }))
+    }
+
+    /// The device copy of a linear-algebra operand on `stream`: `values`, the rows `r`
+    /// names of its input (as `input_rows` gave them), kept for that input's piece.
+    pub(super) fn operand(
+        &self,
+        stream: &Arc<CudaStream>,
+        inputs: &[Arc<ChunkData>],
+        r: &InputRef,
+        values: &[f64],
+    ) -> Result<Arc<DeviceCopy<DevBuf>>, KernelError> {
+        let chunk = inputs.get(r.input).ok_or_else(|| {
+            KernelError::BadInput(format!(
+                "input {} is missing ({} given)",
+                r.input,
+                inputs.len()
+            ))
+        })?;
+        let piece = Piece::Values {
+            part: r.part,
+            rows: r.rows,
+        };
+        self.resident(stream, chunk, piece, || {
+            Ok(DevBuf::F64(self.to_device(stream, values)?))
+        })
     }
 
     /// Bytes of device memory the kept copies of chunks hold.
