@@ -9,6 +9,11 @@
 //! planner reserves past it for one more task only while the disk tier can take what is
 //! over ([`MemoryPool::past_both_tiers`]); else it fails the job instead of growing the
 //! process past both budgets.
+//!
+//! And it carries the planner's word to the store: the reservation the next task waits for
+//! ([`MemoryPool::set_wanted`]). The store spills ahead to make that room, where spilling
+//! can, so that a task held back for memory starts as soon as the store has written
+//! what it must, not only after the tasks running before it end.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -22,6 +27,7 @@ pub struct MemoryPool {
     peak: AtomicU64,
     disk_budget: AtomicU64,
     disk_room: AtomicU64,
+    wanted: AtomicU64,
 }
 
 impl MemoryPool {
@@ -33,6 +39,7 @@ impl MemoryPool {
             peak: AtomicU64::new(0),
             disk_budget: AtomicU64::new(u64::MAX),
             disk_room: AtomicU64::new(u64::MAX),
+            wanted: AtomicU64::new(0),
         })
     }
 
@@ -90,6 +97,17 @@ impl MemoryPool {
     pub fn set_disk_room(&self, budget: u64, room: u64) {
         self.disk_budget.store(budget, Ordering::Release);
         self.disk_room.store(room, Ordering::Release);
+    }
+
+    /// Records the bytes the task the planner holds back for memory would reserve (0: none
+    /// is held back); true when that changed.
+    pub fn set_wanted(&self, bytes: u64) -> bool {
+        self.wanted.swap(bytes, Ordering::AcqRel) != bytes
+    }
+
+    /// The bytes the task the planner holds back for memory would reserve (0: none).
+    pub fn wanted(&self) -> u64 {
+        self.wanted.load(Ordering::Acquire)
     }
 
     /// The disk tier's budget when reserving `bytes` more would put more past this pool's

@@ -208,6 +208,12 @@ pub struct Settle {
     pub reply: Sender<()>,
 }
 
+/// Planner → storage: a task is held back for memory; spill ahead to make room for it
+/// (see [`crate::MemoryPool::set_wanted`]). Answered when storage has done what it can.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct MakeRoom;
+
 /// Where a [`ReadKept`] answer goes.
 pub type ReadReply = Sender<Result<Vec<Arc<ChunkData>>, StorageError>>;
 

@@ -10,8 +10,8 @@ use crate::kept::{KeptChunk, KeptOwner};
 use crate::memory::MemoryPool;
 use crate::messages::{
     ActorDown, ActorName, AddDevice, CancelJob, ChunkFinished, DeviceId, ExecuteChunk, ForgetJob,
-    GetChunks, KeepOutputs, PutChunk, ReadKept, ReleaseChunks, Settle, StorageRestarted, StoreKept,
-    SubmitJob, TakeOutputs, Unkeep,
+    GetChunks, KeepOutputs, MakeRoom, PutChunk, ReadKept, ReleaseChunks, Settle, StorageRestarted,
+    StoreKept, SubmitJob, TakeOutputs, Unkeep,
 };
 use crate::planner_state::{Gone, PlannerAction, PlannerState};
 use crate::recorder::{attach_storage, Recorder};
@@ -98,6 +98,17 @@ impl GraphPlannerActor {
                     keep: true,
                     attempt,
                 } => self.keep(job, outputs, attempt, ctx),
+                PlannerAction::MakeRoom { ask } => {
+                    let room = self.storage.send(MakeRoom).into_actor(self);
+                    ctx.spawn(room.map(move |made, act, ctx| {
+                        // Without storage there is no room to wait for: its restart
+                        // dispatches again.
+                        if made.is_ok() {
+                            let actions = act.state.on_room_made(ask);
+                            act.apply(actions, ctx);
+                        }
+                    }));
+                }
                 PlannerAction::JobFailed { job, error, stats } => {
                     tracing::debug!(%job, %error, "job failed");
                     // Reported once storage dropped the job's chunks (storage runs on its

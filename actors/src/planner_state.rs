@@ -30,6 +30,7 @@ use crate::store::{ChunkId, PutInfo};
 use costs::RunCosts;
 pub use placement::MOVE_BYTES;
 use placement::{Placement, Waiting};
+use room::{HeldBack, RoomAsk};
 pub use split::split_parts;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Bound::{Excluded, Unbounded};
@@ -128,6 +129,13 @@ pub enum PlannerAction {
         error: JobError,
         /// What it did before (none for a job refused at submission).
         stats: Option<Box<JobStats>>,
+    },
+    /// A task is held back for memory (its reservation is in [`MemoryPool::wanted`]):
+    /// have storage spill ahead to make room for it, then call
+    /// [`PlannerState::on_room_made`] with `ask`.
+    MakeRoom {
+        /// The ask's number.
+        ask: u64,
     },
 }
 
@@ -254,6 +262,10 @@ pub struct PlannerState {
     costs: RunCosts,
     /// Records jobs' task streams when set.
     recorder: Option<Arc<Recorder>>,
+    /// What storage was asked to make room for (see [`room`]).
+    room: RoomAsk,
+    /// Asks for room made so far (numbering them).
+    room_asks: u64,
 }
 
 impl PlannerState {
@@ -272,6 +284,8 @@ impl PlannerState {
             locality: HashMap::new(),
             costs: RunCosts::default(),
             recorder: None,
+            room: RoomAsk::None,
+            room_asks: 0,
         }
     }
 
@@ -780,6 +794,8 @@ impl PlannerState {
     /// lost; those still needed are recomputed from lineage.
     pub fn on_storage_restarted(&mut self) -> Vec<PlannerAction> {
         self.storage_up = true;
+        // An ask the dead actor took is never answered.
+        self.room = RoomAsk::None;
         let mut actions = Vec::new();
         let jobs: Vec<JobId> = self.jobs.keys().copied().collect();
         for job in jobs {
@@ -981,9 +997,12 @@ impl PlannerState {
     }
 
     /// Dispatches ready tasks in priority order while a device has a free slot and the
-    /// memory budget takes their outputs (or nothing else is running).
+    /// memory budget takes their outputs (or, once storage has made what room it can,
+    /// nothing else is running). Storage is asked to make room for the first task held
+    /// back for memory (see [`room`]).
     fn dispatch_ready(&mut self) -> Vec<PlannerAction> {
         let mut actions = Vec::new();
+        let mut held = None;
         // Tasks passed over (waiting for their inputs' holder) stay in line before this.
         let mut passed: Option<(JobId, usize)> = None;
         let mut waiting = Waiting::new();
@@ -1027,8 +1046,13 @@ impl PlannerState {
             let estimate = state.estimate(pos);
             let reservation = match self.pool.try_reserve(estimate) {
                 Some(r) => r,
-                None if !self.in_flight.is_empty() => {
+                None if !self.in_flight.is_empty() || !self.room.made_idle(estimate) => {
                     state.stats.held_back += 1;
+                    let idle = self.in_flight.is_empty();
+                    held = Some(HeldBack {
+                        bytes: estimate,
+                        idle,
+                    });
                     break;
                 }
                 None => match self.pool.past_both_tiers(estimate) {
@@ -1081,6 +1105,7 @@ impl PlannerState {
                     .collect(),
             });
         }
+        actions.extend(self.want_room(held));
         let used = self.pool.used();
         for state in self.jobs.values_mut() {
             state.stats.peak_host_reserved = state.stats.peak_host_reserved.max(used);
@@ -1092,6 +1117,7 @@ impl PlannerState {
 mod costs;
 mod job;
 mod placement;
+mod room;
 mod split;
 #[cfg(test)]
 mod tests;

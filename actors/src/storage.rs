@@ -7,8 +7,8 @@
 use crate::kept::KEPT_OP;
 use crate::messages::Shutdown;
 use crate::messages::{
-    ActorDied, ActorName, ForgetJob, GetChunks, KeepOutputs, PutChunk, ReadKept, ReadReply,
-    ReleaseChunks, Settle, StoreKept, TakeOutputs, Unkeep,
+    ActorDied, ActorName, ForgetJob, GetChunks, KeepOutputs, MakeRoom, PutChunk, ReadKept,
+    ReadReply, ReleaseChunks, Settle, StoreKept, TakeOutputs, Unkeep,
 };
 use crate::recorder::StorageLog;
 use crate::store::{ChunkStore, PutInfo, PutOutcome, StorageError, StorageStats, StoreConfig};
@@ -228,6 +228,14 @@ impl Handler<Settle> for StorageActor {
     fn handle(&mut self, msg: Settle, _: &mut Self::Context) {
         // The caller may have stopped waiting.
         let _ = msg.reply.send(());
+    }
+}
+
+impl Handler<MakeRoom> for StorageActor {
+    type Result = ();
+
+    fn handle(&mut self, _: MakeRoom, _: &mut Self::Context) {
+        self.store.make_room();
     }
 }
 

@@ -180,6 +180,14 @@ struct Entry {
     recompute: Option<Duration>,
 }
 
+impl Entry {
+    /// True for a chunk in memory, under a reservation, that nobody else holds: spilling
+    /// or dropping it frees memory.
+    fn can_go(&self) -> bool {
+        matches!(&self.place, Place::Memory { data, _reservation: Some(_), .. } if Arc::strong_count(data) == 1)
+    }
+}
+
 /// What one put chunk is, beside its data.
 #[derive(Clone, Copy, Debug)]
 pub struct PutInfo {
@@ -538,9 +546,21 @@ impl ChunkStore {
     }
 
     /// Drops or spills chunks while the pool is over budget and something can go (the disk
-    /// room each spill leaves is published as it goes).
-    fn make_room(&mut self) {
-        while self.config.pool.over_budget() {
+    /// room each spill leaves is published as it goes); and, while the planner holds a task
+    /// back for memory ([`MemoryPool::wanted`]), until its reservation fits, if spilling
+    /// every chunk that can go would make it fit (else waiting for running tasks to end
+    /// frees the room, and spilling now would only cost reads later).
+    pub fn make_room(&mut self) {
+        let pool = Arc::clone(&self.config.pool);
+        let (budget, wanted) = (pool.budget(), pool.wanted());
+        let short = pool.used().saturating_add(wanted) > budget;
+        let headroom = match wanted > 0 && short {
+            true if pool.used() - self.spillable_bytes().min(pool.used()) + wanted <= budget => {
+                wanted
+            }
+            _ => 0,
+        };
+        while pool.used().saturating_add(headroom) > budget {
             let Some(victim) = self.pick_victim() else {
                 return;
             };
@@ -611,11 +631,15 @@ impl ChunkStore {
     fn pick_victim(&self) -> Option<ChunkId> {
         self.entries
             .iter()
-            .filter(|(_, e)| {
-                matches!(&e.place, Place::Memory { data, _reservation: Some(_), .. } if Arc::strong_count(data) == 1)
-            })
+            .filter(|(_, e)| e.can_go())
             .max_by_key(|(id, e)| (e.next_use, e.nbytes, **id))
             .map(|(id, _)| *id)
+    }
+
+    /// Bytes of the in-memory chunks that spilling or dropping could free now.
+    fn spillable_bytes(&self) -> u64 {
+        let can_go = self.entries.values().filter(|e| e.can_go());
+        can_go.map(|e| e.nbytes).sum()
     }
 
     /// Writes one in-memory chunk to the disk tier and frees its memory.

@@ -8,6 +8,10 @@ use crate::memory::task_estimate;
 use crate::store::ChunkId;
 use std::collections::{BTreeSet, HashMap};
 
+/// The next use of a part that only a later stage reads: after every graph position of
+/// this job, ordered by part number (see [`Job::next_use`]).
+pub(super) const LATER_STAGE: u64 = u64::MAX / 2;
+
 impl Job {
     /// Records that the task at `pos` produced `nbytes` (a split task: that its parts are
     /// coming; it stores nothing itself), and releases what that frees.
@@ -96,18 +100,30 @@ impl Job {
         task.status == Status::Pending && !in_flight.contains_key(&(id, task.key))
     }
 
-    /// Graph position of the first queued reader of the chunk at `pos`.
+    /// Graph position of the first queued reader of the chunk at `pos`. A chunk no task of
+    /// this job reads any more is needed by a later stage or the caller, after every
+    /// queued task: [`LATER_STAGE`] plus its part number for a part of a split task (a
+    /// later stage reads a shuffle's partitions in order: a groupby's merges, a join's
+    /// partition pairs), else `u64::MAX`.
     pub(super) fn next_use(
         &self,
         id: JobId,
         pos: usize,
         in_flight: &HashMap<(JobId, ChunkKey), InFlight>,
     ) -> u64 {
-        self.index
+        let queued = self
+            .index
             .consumers(pos)
             .iter()
-            .find(|&&c| self.is_queued(id, c, in_flight))
-            .map_or(u64::MAX, |&c| c as u64)
+            .find(|&&c| self.is_queued(id, c, in_flight));
+        if let Some(&reader) = queued {
+            return reader as u64;
+        }
+        let part = self.index.inputs(pos).iter().find_map(|&task| {
+            let parts = self.index.parts(task);
+            parts.iter().position(|&p| p == pos)
+        });
+        part.map_or(u64::MAX, |n| LATER_STAGE + n as u64)
     }
 
     /// Puts a pending, not running task back in line: it waits for its inputs that are

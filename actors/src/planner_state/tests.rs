@@ -559,21 +559,45 @@ fn reservations_hold_back_work_beyond_the_budget() {
     let (job, a) = p.submit(g, Instant::now());
     assert_eq!(dispatched(&a), vec![1, 2], "two fit the budget");
     assert_eq!(pool.used(), 160);
-    assert_eq!(dispatched(&done(&mut p, job, 1, 10)), vec![3]);
-    // Nothing frees memory here (the store would spill); with one task running the
-    // planner still waits, and once none runs it dispatches anyway.
+    // The third is held back: storage is asked to make room for its reservation, once.
+    let running = room_asked(&a).expect("storage is asked to make room");
+    assert_eq!(pool.wanted(), 80, "the held-back task's reservation");
+    let a = done(&mut p, job, 1, 10);
+    assert_eq!(dispatched(&a), vec![3]);
+    assert_eq!(
+        room_asked(&a),
+        None,
+        "the fourth wants as much: asked already"
+    );
+    // Nothing frees memory here (the store would spill): with a task running the planner
+    // waits, whatever storage answers.
     let _stored = pool.reserve(1000);
     assert!(dispatched(&done(&mut p, job, 2, 10)).is_empty());
+    let a = p.on_room_made(running);
+    assert!(dispatched(&a).is_empty() && room_asked(&a).is_none());
+    // Once none runs it asks again, and when storage has made what room it could, it
+    // dispatches anyway: the job must progress.
     let a = done(&mut p, job, 3, 10);
+    assert!(dispatched(&a).is_empty(), "not before storage answers");
+    let idle = room_asked(&a).expect("asked again with nothing running");
     assert_eq!(
-        dispatched(&a),
+        dispatched(&p.on_room_made(idle)),
         vec![4],
         "nothing running: progress is forced"
     );
+    assert_eq!(pool.wanted(), 0, "nothing held back");
     let a = done(&mut p, job, 4, 10);
     let stats = deliver(&mut p, job, &a);
     assert!(stats.held_back >= 1);
     assert_eq!(stats.peak_host_reserved, 1080);
+}
+
+/// The number of the ask for room among `actions`, if there is one.
+fn room_asked(actions: &[PlannerAction]) -> Option<u64> {
+    actions.iter().find_map(|a| match a {
+        PlannerAction::MakeRoom { ask } => Some(*ask),
+        _ => None,
+    })
 }
 
 /// A task `k` with no inputs making ten elements.
@@ -659,8 +683,10 @@ fn with_both_tiers_full_a_job_that_cannot_progress_fails_naming_both_budgets() {
     let stored = pool.reserve(500);
     pool.set_disk_room(64, 300);
     let a = done(&mut p, job, 1, 10);
+    let ask = room_asked(&a).expect("storage is asked to make room first");
+    let a = p.on_room_made(ask);
     assert!(dispatched(&a).is_empty(), "nothing over both budgets");
-    let err = failure(&a).expect("the job fails at once");
+    let err = failure(&a).expect("the job fails once storage has answered");
     assert!(matches!(
         err,
         JobError::OutOfMemory(OutOfMemory {
@@ -680,7 +706,8 @@ fn with_both_tiers_full_a_job_that_cannot_progress_fails_naming_both_budgets() {
     // through (the one task that lets it progress).
     pool.set_disk_room(64, 500);
     let (_, a) = p.submit(graph(&[(1, &[])], &[1]), Instant::now());
-    assert_eq!(dispatched(&a), vec![1]);
+    let ask = room_asked(&a).expect("storage is asked to make room first");
+    assert_eq!(dispatched(&p.on_room_made(ask)), vec![1]);
     drop(stored);
 }
 
@@ -922,6 +949,27 @@ fn a_split_task_s_parts_are_stored_apart_and_each_released_after_its_reader() {
     // The split task ran once; its parts are chunks, not runs.
     assert_eq!(stats.chunks_run, 6);
     assert_eq!(stats.bytes_produced, 4 * 8 + 6 * 8 + 3 * 8 + 8);
+}
+
+#[test]
+fn parts_a_later_stage_reads_are_needed_in_part_order_after_this_stage() {
+    // A stage ending in a shuffle hands its parts on: no task of its own reads them.
+    let mut p = planner(4);
+    let g = graph(&[(1, &[]), (2, &[1])], &[21, 22, 23]);
+    let (job, a) = p.submit(
+        crate::graph::tests::split(g, 2, &[21, 22, 23]),
+        Instant::now(),
+    );
+    assert_eq!(dispatched(&a), vec![1]);
+    assert_eq!(dispatched(&done(&mut p, job, 1, 4)), vec![2]);
+    let a = done_with(&mut p, job, 2, partitioned(&[1, 2, 3]));
+    // The next stage reads them partition by partition: storage spills the last first.
+    let later = super::job::LATER_STAGE;
+    assert_eq!(
+        stored(&a),
+        vec![(21, 1, later), (22, 2, later + 1), (23, 3, later + 2)]
+    );
+    assert!(later + 2 < u64::MAX, "before chunks only the caller reads");
 }
 
 #[test]

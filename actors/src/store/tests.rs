@@ -83,6 +83,41 @@ fn over_budget_spills_the_chunk_needed_last_and_reads_it_back() {
 }
 
 #[test]
+fn storage_makes_room_for_a_held_back_task_only_where_spilling_can() {
+    let mut store = store(400, None); // room for five 80-byte chunks
+    let pinned = chunk(10);
+    store.put(id(0, 1), Arc::clone(&pinned), info("fused", 1, false)); // a running task's
+    for (key, next_use) in [(2, 2), (3, 8), (4, 4)] {
+        store.put(id(0, key), chunk(10), info("fused", next_use, false));
+    }
+    let pool = Arc::clone(&store.config.pool);
+    let running = pool.reserve(80); // a running task's output
+                                    // Not over budget, so nothing goes until a task is held back.
+    store.make_room();
+    assert_eq!((store.spilled(), pool.used()), (0, 400));
+    // A task wanting 150 bytes: the two chunks needed last go, in that order.
+    pool.set_wanted(150);
+    store.make_room();
+    assert_eq!(store.spilled(), 2);
+    assert!(pool.used() + 150 <= 400);
+    let in_memory =
+        |store: &ChunkStore, key| matches!(store.entries[&id(0, key)].place, Place::Memory { .. });
+    assert!(!in_memory(&store, 3) && !in_memory(&store, 4));
+    assert!(in_memory(&store, 2), "needed first: stayed");
+    // Puts keep the room made.
+    store.put(id(0, 5), chunk(10), info("fused", 5, false));
+    assert!(pool.used() + 150 <= 400, "spilled to keep the room");
+    // A task wanting 300 bytes cannot fit beside the pinned chunk and the running task
+    // even with everything spilled: nothing more goes (the running task's end frees
+    // the room).
+    let spilled = store.spilled();
+    pool.set_wanted(300);
+    store.make_room();
+    assert_eq!(store.spilled(), spilled, "spilling could not make the room");
+    drop((running, pinned));
+}
+
+#[test]
 fn kept_chunks_outlive_their_job_spill_and_go_with_their_last_hold() {
     let mut store = store(100, None);
     store.put(id(0, 1), chunk(10), info("fused", u64::MAX, false));

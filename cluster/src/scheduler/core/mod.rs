@@ -553,6 +553,10 @@ impl Core {
                     // Workers keep what they compute; nothing is stored here.
                     tracing::error!(%job, %key, "a cluster planner was asked to store a chunk");
                 }
+                PlannerAction::MakeRoom { .. } => {
+                    // The cluster planner's pool is unlimited; workers budget their own.
+                    tracing::error!("a cluster planner held a task back for memory");
+                }
                 PlannerAction::Release { job, keys } => {
                     for key in keys {
                         self.drop_chunk(ChunkId { job, key });
