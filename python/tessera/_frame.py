@@ -30,7 +30,7 @@ def _pyarrow():
 
 
 class _Stream:
-    """An Arrow PyCapsule stream for pyarrow to read (``pa.table(stream)``)."""
+    """An Arrow PyCapsule stream for pyarrow to read (see :func:`_table`)."""
 
     __slots__ = ("_capsule",)
 
@@ -39,6 +39,15 @@ class _Stream:
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         return self._capsule
+
+
+def _table(capsule: Any) -> Any:
+    """The :class:`pyarrow.Table` over an Arrow stream capsule (Tessera's buffers, no copy).
+
+    Read through ``RecordBatchReader``: ``pa.table(stream)`` imports pandas on its first
+    call (about 0.25 s) to check whether it was given a pandas object.
+    """
+    return _pyarrow().RecordBatchReader.from_stream(_Stream(capsule)).read_all()
 
 
 def _names(x: Union[str, Sequence[str]]) -> List[str]:
@@ -139,8 +148,7 @@ class DataFrame:
     def to_arrow(self, session: Optional[Session] = None) -> Any:
         """Runs the job; returns a :class:`pyarrow.Table` over the result's chunks (its
         buffers are Tessera's, not copied)."""
-        pa = _pyarrow()
-        return pa.table(_Stream(self._f.compute_stream(get_session(session)._native)))
+        return _table(self._f.compute_stream(get_session(session)._native))
 
     def persist(self, session: Optional[Session] = None) -> "DataFrame":
         """Computes the frame and keeps its chunks in the session."""
@@ -148,8 +156,7 @@ class DataFrame:
 
     def describe(self, session: Optional[Session] = None) -> Any:
         """Summary statistics of the numeric columns, as a pandas DataFrame."""
-        pa = _pyarrow()
-        return pa.table(_Stream(self._f.describe(get_session(session)._native))).to_pandas()
+        return _table(self._f.describe(get_session(session)._native)).to_pandas()
 
     def __len__(self) -> int:
         return self._f.len(get_session()._native)

@@ -4,6 +4,7 @@ with nulls and NaN, under several chunkings."""
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet
 import pytest
 
 import tessera as ts
@@ -155,6 +156,24 @@ def test_from_arrow_shares_buffers_and_describe(session):
     assert ts.from_arrow(t.to_batches()[0]).b.max().compute(session) == 99
     empty = ts.from_arrow(t.slice(0, 0))
     assert len(empty.compute(session)) == 0
+
+
+def test_to_arrow_imports_no_pandas(tmp_path):
+    """A frame job's result reaches pyarrow without pandas: ``pa.table(stream)`` would
+    import it (a quarter of a second) on the first call of a process."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.parquet"
+    pa.parquet.write_table(pa.table({"k": ["a", "b", "a"], "v": [1, 2, 3]}), path)
+    code = (
+        "import sys, tessera as ts\n"
+        "with ts.Session(progress=False) as s:\n"
+        f"    t = ts.read_parquet({str(path)!r}).groupby(['k']).agg({{'v': 'sum'}}).to_arrow(s)\n"
+        "assert sorted(t.column('v').to_pylist()) == [2, 4], t\n"
+        "assert 'pandas' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
 def test_persist_frame(session, pdf):
