@@ -6,10 +6,11 @@
 //! Policy: ready tasks run oldest job first, then lowest graph position (the runtime's
 //! depth-first order); each device has a fixed number of slots; a task's output is
 //! reserved in the host [`MemoryPool`] before it is dispatched, and when the reservation
-//! is refused the task waits (back-pressure), unless nothing is running, so a job always
-//! progresses; but when nothing is running and the disk tier's budget is full too (the
-//! store cannot spill), the job fails with [`JobError::OutOfMemory`] instead of growing
-//! past both budgets. A chunk is released as soon as its last consumer has completed, except
+//! is refused the task waits (back-pressure) and storage is asked to spill ahead to make
+//! room for it (`room`); with nothing running, once storage has made what room it can, the
+//! task passes the budget, so a job always progresses; but when nothing is running and the
+//! disk tier's budget is full too (the store cannot spill), the job fails with
+//! [`JobError::OutOfMemory`] instead of growing past both budgets. A chunk is released as soon as its last consumer has completed, except
 //! output chunks, which stay until the job is delivered.
 //!
 //! Recovery: a retryable task failure (a panic, an injected fault, a lost device) runs
@@ -20,6 +21,11 @@
 //! carries an attempt number, so reports of a dispatch that was superseded (a task
 //! re-queued after its device died, a delivery before a storage restart) are ignored, as
 //! are reports for unknown jobs or keys and replays.
+//!
+//! Files: this one holds the state and the events of a task's life; `dispatch` the
+//! dispatch pass, `room` the room asked of storage, `placement` where a task runs, `losses`
+//! failures and lost chunks, `job` one job's bookkeeping, `split` shuffle parts, `costs`
+//! learnt run times.
 
 use crate::graph::{ChunkGraph, ChunkKey, GraphIndex};
 use crate::job::{JobError, JobId, JobStats, OutOfMemory};
@@ -542,109 +548,6 @@ impl PlannerState {
         actions
     }
 
-    /// Dispatch `attempt` of `key` of `job` failed. A retryable failure (a panic, a lost
-    /// device, an injected fault) runs the task again, up to [`MAX_ATTEMPTS`] runs in all;
-    /// otherwise the job fails with the chunk's key, op name and the cause.
-    pub fn on_chunk_failed(
-        &mut self,
-        job: JobId,
-        key: ChunkKey,
-        attempt: u64,
-        cause: KernelError,
-    ) -> Vec<PlannerAction> {
-        if !self.take_in_flight(job, key, attempt) {
-            return Vec::new();
-        }
-        let mut actions = self.retry_or_fail(job, key, cause);
-        actions.extend(self.dispatch_ready());
-        actions
-    }
-
-    /// Dispatch `attempt` of `key` of `job` could not fetch its inputs `lost` (`cause`
-    /// says why): they are recomputed from lineage and the task waits for them.
-    pub fn on_inputs_lost(
-        &mut self,
-        job: JobId,
-        key: ChunkKey,
-        attempt: u64,
-        lost: &[ChunkKey],
-        cause: &str,
-    ) -> Vec<PlannerAction> {
-        self.on_inputs_gone(job, key, attempt, lost, Gone::Lost(cause))
-    }
-
-    /// [`Self::on_inputs_lost`] for inputs lost or dropped by storage (`gone`): a dropped
-    /// chunk is computed again without counting a loss.
-    pub fn on_inputs_gone(
-        &mut self,
-        job: JobId,
-        key: ChunkKey,
-        attempt: u64,
-        gone_keys: &[ChunkKey],
-        gone: Gone<'_>,
-    ) -> Vec<PlannerAction> {
-        if !self.take_in_flight(job, key, attempt) {
-            return Vec::new();
-        }
-        let mut actions = self.lose_chunks(job, gone_keys, gone);
-        if let Some(state) = self.jobs.get_mut(&job) {
-            if let Some(pos) = state.index.position(key) {
-                state.requeue(job, pos, &mut self.ready);
-            }
-        }
-        actions.extend(self.dispatch_ready());
-        actions
-    }
-
-    /// The storage actor in use stopped answering (it died; the supervisor's
-    /// [`Self::on_actor_down`] and a restart follow): nothing is dispatched or delivered
-    /// until [`Self::on_storage_restarted`]. Retrying at once would spin on the dead actor
-    /// and starve the supervisor, which shares the planner's thread.
-    pub fn storage_gone(&mut self) {
-        self.storage_up = false;
-    }
-
-    /// Dispatch `attempt` of `key` of `job` could not reach storage: the task waits in
-    /// line (storage is being restarted; see [`Self::storage_gone`]).
-    pub fn on_storage_unreachable(
-        &mut self,
-        job: JobId,
-        key: ChunkKey,
-        attempt: u64,
-    ) -> Vec<PlannerAction> {
-        if !self.take_in_flight(job, key, attempt) {
-            return Vec::new();
-        }
-        if let Some(state) = self.jobs.get_mut(&job) {
-            if let Some(pos) = state.index.position(key) {
-                state.requeue(job, pos, &mut self.ready);
-            }
-        }
-        self.dispatch_ready()
-    }
-
-    /// Dispatch `attempt` of `key` of `job` could not be handed to `device`, which has
-    /// stopped: the task waits in line (no attempt is counted) and the device takes no
-    /// more tasks until it is added again (the supervisor's [`Self::on_actor_down`] follows).
-    pub fn on_device_unreachable(
-        &mut self,
-        job: JobId,
-        key: ChunkKey,
-        attempt: u64,
-        device: DeviceId,
-    ) -> Vec<PlannerAction> {
-        if !self.take_in_flight(job, key, attempt) {
-            return Vec::new();
-        }
-        self.devices.remove(&device);
-        if let Some(state) = self.jobs.get_mut(&job) {
-            if let Some(pos) = state.index.position(key) {
-                state.requeue(job, pos, &mut self.ready);
-            }
-        }
-        self.dispatch_ready()
-    }
-
     /// Delivery `attempt` of `job` took its outputs: the job is over; its statistics.
     pub fn on_delivered(&mut self, job: JobId, attempt: u64, now: Instant) -> Option<JobStats> {
         if self.jobs.get(&job)?.delivering != Some(attempt) {
@@ -739,101 +642,6 @@ impl PlannerState {
         actions
     }
 
-    /// An actor died. A device's running tasks are run again elsewhere (or once it is
-    /// back); storage's death pauses dispatching until [`Self::on_storage_restarted`]. When
-    /// the supervisor has given up (`restarting` false) every job fails.
-    pub fn on_actor_down(
-        &mut self,
-        actor: ActorName,
-        restarting: bool,
-        restarts: u32,
-    ) -> Vec<PlannerAction> {
-        for state in self.jobs.values_mut() {
-            state.stats.restarts += u64::from(restarting);
-        }
-        let mut actions = Vec::new();
-        match actor {
-            ActorName::Device(device) => {
-                self.devices.remove(&device);
-                let lost: Vec<(JobId, ChunkKey)> = self
-                    .in_flight
-                    .iter()
-                    .filter(|(_, f)| f.device == device)
-                    .map(|(&task, _)| task)
-                    .collect();
-                for (job, key) in lost {
-                    self.in_flight.remove(&(job, key));
-                    let cause = KernelError::DeviceUnavailable(format!("{device} died"));
-                    actions.extend(self.retry_or_fail(job, key, cause));
-                }
-            }
-            ActorName::Storage => self.storage_up = false,
-        }
-        if !restarting {
-            let error = JobError::ActorLost {
-                actor: actor.to_string(),
-                restarts,
-            };
-            let gone = match actor {
-                ActorName::Storage => true,
-                ActorName::Device(_) => self.devices.is_empty(),
-            };
-            if gone {
-                self.gone = Some(error.clone());
-                let jobs: Vec<JobId> = self.jobs.keys().copied().collect();
-                for job in jobs {
-                    actions.extend(self.fail(job, error.clone()));
-                }
-            }
-        }
-        actions.extend(self.dispatch_ready());
-        actions
-    }
-
-    /// A new, empty storage actor replaced the one that died: every stored chunk was
-    /// lost; those still needed are recomputed from lineage.
-    pub fn on_storage_restarted(&mut self) -> Vec<PlannerAction> {
-        self.storage_up = true;
-        // An ask the dead actor took is never answered.
-        self.room = RoomAsk::None;
-        let mut actions = Vec::new();
-        let jobs: Vec<JobId> = self.jobs.keys().copied().collect();
-        for job in jobs {
-            let Some(state) = self.jobs.get_mut(&job) else {
-                continue;
-            };
-            state.delivering = None;
-            let stored: Vec<ChunkKey> = state
-                .tasks
-                .iter()
-                .filter(|t| matches!(t.status, Status::Stored(_)))
-                .map(|t| t.key)
-                .collect();
-            actions.extend(self.lose_chunks(job, &stored, Gone::Lost("the storage actor died")));
-            actions.extend(self.deliver_if_done(job));
-        }
-        actions.extend(self.dispatch_ready());
-        actions
-    }
-
-    /// The stored chunks `lost` of `job` are gone (their holder, a cluster worker, was
-    /// lost; `cause` says how): they are recomputed from lineage, or the job fails (a kept
-    /// chunk, or one lost [`MAX_LOSSES`] times).
-    pub fn on_chunks_lost(
-        &mut self,
-        job: JobId,
-        lost: &[ChunkKey],
-        cause: &str,
-    ) -> Vec<PlannerAction> {
-        if let Some(state) = self.jobs.get_mut(&job) {
-            state.delivering = None;
-        }
-        let mut actions = self.lose_chunks(job, lost, Gone::Lost(cause));
-        actions.extend(self.deliver_if_done(job));
-        actions.extend(self.dispatch_ready());
-        actions
-    }
-
     /// Ends every running job with `error` (a cluster without workers past its grace
     /// period).
     pub fn fail_all(&mut self, error: &JobError) -> Vec<PlannerAction> {
@@ -915,51 +723,6 @@ impl PlannerState {
         true
     }
 
-    /// Runs a task that is no longer in flight again, or fails its job.
-    fn retry_or_fail(
-        &mut self,
-        job: JobId,
-        key: ChunkKey,
-        cause: KernelError,
-    ) -> Vec<PlannerAction> {
-        let Some(state) = self.jobs.get_mut(&job) else {
-            return Vec::new();
-        };
-        let Some(pos) = state.index.position(key) else {
-            return Vec::new();
-        };
-        let task = &mut state.tasks[pos];
-        if cause.is_retryable() && task.retries + 1 < MAX_ATTEMPTS {
-            task.retries += 1;
-            state.stats.retries += 1;
-            tracing::warn!(%job, %key, %cause, attempt = task.retries + 1, "retrying chunk");
-            state.requeue(job, pos, &mut self.ready);
-            return Vec::new();
-        }
-        let error = JobError::ChunkFailed {
-            key,
-            op: task.work.name().to_string(),
-            source: cause,
-        };
-        self.fail(job, error)
-    }
-
-    /// Counts losses of `job`'s stored chunks `lost` and recomputes them.
-    fn lose_chunks(&mut self, job: JobId, lost: &[ChunkKey], gone: Gone<'_>) -> Vec<PlannerAction> {
-        let Some(state) = self.jobs.get_mut(&job) else {
-            return Vec::new();
-        };
-        for &key in lost {
-            let Some(pos) = state.index.position(key) else {
-                continue;
-            };
-            if let Err(error) = state.lose(job, pos, gone, &self.in_flight, &mut self.ready) {
-                return self.fail(job, error);
-            }
-        }
-        Vec::new()
-    }
-
     /// Ends `job` with `error`.
     fn fail(&mut self, job: JobId, error: JobError) -> Vec<PlannerAction> {
         let Some(state) = self.jobs.remove(&job) else {
@@ -995,127 +758,12 @@ impl PlannerState {
             attempt,
         }]
     }
-
-    /// Dispatches ready tasks in priority order while a device has a free slot and the
-    /// memory budget takes their outputs (or, once storage has made what room it can,
-    /// nothing else is running). Storage is asked to make room for the first task held
-    /// back for memory (see [`room`]).
-    fn dispatch_ready(&mut self) -> Vec<PlannerAction> {
-        let mut actions = Vec::new();
-        let mut held = None;
-        // Tasks passed over (waiting for their inputs' holder) stay in line before this.
-        let mut passed: Option<(JobId, usize)> = None;
-        let mut waiting = Waiting::new();
-        loop {
-            let next = match passed {
-                None => self.ready.first(),
-                Some(p) => self.ready.range((Excluded(p), Unbounded)).next(),
-            };
-            let Some(&(job, pos)) = next else {
-                break;
-            };
-            if !self.storage_up {
-                break;
-            }
-            if !self.jobs.contains_key(&job) {
-                self.ready.remove(&(job, pos));
-                continue;
-            }
-            let device = match self.place(job, pos, &waiting) {
-                Placement::On(device) => device,
-                Placement::Wait(holder) => {
-                    let expected = self.expected_run(job, pos);
-                    let ahead = waiting.entry(holder).or_insert(Some(Duration::ZERO));
-                    *ahead = ahead.zip(expected).map(|(a, e)| a + e);
-                    passed = Some((job, pos));
-                    continue;
-                }
-                // This task's kind of device is full; another kind may take later tasks.
-                Placement::Full if self.has_free_slot() => {
-                    passed = Some((job, pos));
-                    continue;
-                }
-                Placement::Full => break,
-            };
-            let expected = self.expected_run(job, pos);
-            let (Some(state), Some(slots)) =
-                (self.jobs.get_mut(&job), self.devices.get_mut(&device))
-            else {
-                break;
-            };
-            let estimate = state.estimate(pos);
-            let reservation = match self.pool.try_reserve(estimate) {
-                Some(r) => r,
-                None if !self.in_flight.is_empty() || !self.room.made_idle(estimate) => {
-                    state.stats.held_back += 1;
-                    let idle = self.in_flight.is_empty();
-                    held = Some(HeldBack {
-                        bytes: estimate,
-                        idle,
-                    });
-                    break;
-                }
-                None => match self.pool.past_both_tiers(estimate) {
-                    None => self.pool.reserve(estimate),
-                    Some(disk_budget) => {
-                        let error = JobError::OutOfMemory(OutOfMemory {
-                            host_budget: self.pool.budget(),
-                            disk_budget,
-                            reserved: self.pool.used(),
-                            needed: estimate,
-                        });
-                        actions.extend(self.fail(job, error));
-                        continue;
-                    }
-                },
-            };
-            self.ready.remove(&(job, pos));
-            let task = &state.tasks[pos];
-            let Work::Run(op) = &task.work else {
-                continue; // a kept chunk is never run
-            };
-            slots.used += 1;
-            let attempt = self.next_attempt;
-            self.next_attempt += 1;
-            self.in_flight.insert(
-                (job, task.key),
-                InFlight {
-                    device,
-                    attempt,
-                    expected,
-                    _reservation: reservation,
-                },
-            );
-            actions.push(PlannerAction::Dispatch {
-                job,
-                key: task.key,
-                attempt,
-                device,
-                op: Arc::clone(op),
-                inputs: task
-                    .inputs
-                    .iter()
-                    .map(|&k| state.chunk_id(job, k))
-                    .collect(),
-                parts: state
-                    .index
-                    .parts(pos)
-                    .iter()
-                    .map(|&p| state.tasks[p].key)
-                    .collect(),
-            });
-        }
-        actions.extend(self.want_room(held));
-        let used = self.pool.used();
-        for state in self.jobs.values_mut() {
-            state.stats.peak_host_reserved = state.stats.peak_host_reserved.max(used);
-        }
-        actions
-    }
 }
 
 mod costs;
+mod dispatch;
 mod job;
+mod losses;
 mod placement;
 mod room;
 mod split;
