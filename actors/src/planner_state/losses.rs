@@ -50,11 +50,7 @@ impl PlannerState {
             return Vec::new();
         }
         let mut actions = self.lose_chunks(job, gone_keys, gone);
-        if let Some(state) = self.jobs.get_mut(&job) {
-            if let Some(pos) = state.index.position(key) {
-                state.requeue(job, pos, &mut self.ready);
-            }
-        }
+        self.requeue(job, key);
         actions.extend(self.dispatch_ready());
         actions
     }
@@ -78,11 +74,7 @@ impl PlannerState {
         if !self.take_in_flight(job, key, attempt) {
             return Vec::new();
         }
-        if let Some(state) = self.jobs.get_mut(&job) {
-            if let Some(pos) = state.index.position(key) {
-                state.requeue(job, pos, &mut self.ready);
-            }
-        }
+        self.requeue(job, key);
         self.dispatch_ready()
     }
 
@@ -100,11 +92,7 @@ impl PlannerState {
             return Vec::new();
         }
         self.devices.remove(&device);
-        if let Some(state) = self.jobs.get_mut(&job) {
-            if let Some(pos) = state.index.position(key) {
-                state.requeue(job, pos, &mut self.ready);
-            }
-        }
+        self.requeue(job, key);
         self.dispatch_ready()
     }
 
@@ -201,6 +189,15 @@ impl PlannerState {
         actions.extend(self.deliver_if_done(job));
         actions.extend(self.dispatch_ready());
         actions
+    }
+
+    /// Puts the task `key` of `job`, no longer in flight, back in line.
+    fn requeue(&mut self, job: JobId, key: ChunkKey) {
+        if let Some(state) = self.jobs.get_mut(&job) {
+            if let Some(pos) = state.index.position(key) {
+                state.requeue(job, pos, &mut self.ready);
+            }
+        }
     }
 
     /// Runs a task that is no longer in flight again, or fails its job.
