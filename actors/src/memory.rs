@@ -100,9 +100,9 @@ impl MemoryPool {
     }
 
     /// Records the bytes the task the planner holds back for memory would reserve (0: none
-    /// is held back); true when that changed.
-    pub fn set_wanted(&self, bytes: u64) -> bool {
-        self.wanted.swap(bytes, Ordering::AcqRel) != bytes
+    /// is held back).
+    pub fn set_wanted(&self, bytes: u64) {
+        self.wanted.store(bytes, Ordering::Release);
     }
 
     /// The bytes the task the planner holds back for memory would reserve (0: none).

@@ -5,7 +5,9 @@
 //! Whenever the pool is over budget (stored chunks plus the planner's reservations for
 //! running tasks) the store spills the least valuable chunks: only chunks nobody else
 //! holds (no running task reads them, so spilling really frees memory), the one needed
-//! last first (largest next use, then largest). A spilled chunk is read back, checksum
+//! last first (largest next use, then largest); while the planner holds a task back for
+//! memory, it spills ahead to make that task's room where it can ([`ChunkStore::make_room`]).
+//! A spilled chunk is read back, checksum
 //! verified, when it is asked for. A spill that fails (disk full, unwritable, over the
 //! disk budget) leaves the chunk in memory; the planner's back-pressure then holds new work.
 //! The store keeps the pool told of the room left in the disk tier
@@ -554,12 +556,12 @@ impl ChunkStore {
         let pool = Arc::clone(&self.config.pool);
         let (budget, wanted) = (pool.budget(), pool.wanted());
         let short = pool.used().saturating_add(wanted) > budget;
-        let headroom = match wanted > 0 && short {
-            true if pool.used() - self.spillable_bytes().min(pool.used()) + wanted <= budget => {
-                wanted
-            }
-            _ => 0,
+        // Only computed while short: it walks every entry.
+        let can_fit = || {
+            let kept = pool.used().saturating_sub(self.spillable_bytes());
+            kept.saturating_add(wanted) <= budget
         };
+        let headroom = if short && can_fit() { wanted } else { 0 };
         while pool.used().saturating_add(headroom) > budget {
             let Some(victim) = self.pick_victim() else {
                 return;

@@ -1,7 +1,7 @@
 //! Room for a task held back for memory.
 //!
 //! When the first ready task does not fit the budget, the planner records its reservation
-//! in the pool ([`MemoryPool::set_wanted`]) and asks storage to make room
+//! in the pool ([`crate::MemoryPool::set_wanted`]) and asks storage to make room
 //! ([`PlannerAction::MakeRoom`]): storage spills ahead, while the running tasks go on, as
 //! far as that can make the reservation fit. The ask is numbered, and the answer
 //! ([`PlannerState::on_room_made`]) dispatches again.
@@ -12,7 +12,6 @@
 //! only by what it must.
 
 use super::{PlannerAction, PlannerState};
-use crate::memory::MemoryPool;
 
 /// What the planner asked storage for, for the task held back for memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -72,13 +71,11 @@ impl PlannerState {
     /// Records what the dispatch pass held back for memory (`None`: nothing) in the pool,
     /// and asks storage for room unless an ask covers it.
     pub(super) fn want_room(&mut self, held: Option<HeldBack>) -> Option<PlannerAction> {
-        let pool: &MemoryPool = &self.pool;
+        self.pool.set_wanted(held.map_or(0, |h| h.bytes));
         let Some(held) = held else {
-            pool.set_wanted(0);
             self.room = RoomAsk::None;
             return None;
         };
-        pool.set_wanted(held.bytes);
         if self.room.covers(held) {
             return None;
         }
