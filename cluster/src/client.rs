@@ -10,17 +10,60 @@ use crate::server::{
     COMPRESSION_HEADER, CONNECTION_WINDOW_BYTES, DEFAULT_MAX_CHUNK_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES, FRAME_BYTES, STREAM_WINDOW_BYTES,
 };
-use crate::wire::{decode_chunk, encode_chunk, Compression, WireOptions};
+use crate::wire::{decode_chunks, encode_chunk, Compression, WireOptions};
 use arrow_flight::error::FlightError;
 use arrow_flight::flight_service_client::FlightServiceClient;
 use arrow_flight::{FlightDescriptor, Ticket};
 use futures::stream::{StreamExt, TryStreamExt};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 use tessera_kernels::ChunkData;
-use tessera_proto::{encode_ticket, ChunkTicket};
+use tessera_proto::pb::ChunkLocation;
+use tessera_proto::{encode_ticket, ChunkTicket, MAX_TICKET_CHUNKS};
 use tonic::metadata::MetadataValue;
 use tonic::transport::Endpoint;
+
+/// Chunks of at most this many bytes are fetched together with their holder's other
+/// small chunks ([`plan_fetches`]).
+pub const SMALL_CHUNK_BYTES: u64 = 1 << 20;
+
+/// The most bytes of small chunks one batch asks for.
+pub const BATCH_BYTES: u64 = 8 << 20;
+
+/// The requests that fetch the chunks at `locations`, each a list of positions in
+/// `locations` on one holder: a holder's small chunks together, up to [`BATCH_BYTES`] and
+/// [`MAX_TICKET_CHUNKS`] a request, each larger chunk alone.
+///
+/// One request per chunk cost a round trip each: a merge of 130 small parts on a peer
+/// waited 35 ms for them one after another, 4 ms in batches.
+pub fn plan_fetches(locations: &[&ChunkLocation]) -> Vec<Vec<usize>> {
+    let mut requests = Vec::new();
+    let mut small = SmallBatches::new();
+    for (i, location) in locations.iter().enumerate() {
+        if location.nbytes > SMALL_CHUNK_BYTES {
+            requests.push(vec![i]);
+            continue;
+        }
+        let holder = (location.flight_address.as_str(), location.incarnation);
+        let batches = small.entry(holder).or_default();
+        match batches.last_mut() {
+            Some((batch, bytes))
+                if batch.len() < MAX_TICKET_CHUNKS && *bytes + location.nbytes <= BATCH_BYTES =>
+            {
+                batch.push(i);
+                *bytes += location.nbytes;
+            }
+            _ => batches.push((vec![i], location.nbytes)),
+        }
+    }
+    requests.extend(small.into_values().flatten().map(|(batch, _)| batch));
+    requests
+}
+
+/// Per holder (address and incarnation), its batches of small chunks so far: positions in
+/// the plan's locations, and their bytes.
+type SmallBatches<'a> = BTreeMap<(&'a str, u64), Vec<(Vec<usize>, u64)>>;
 
 /// Timeouts and limits of a client.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,6 +149,16 @@ impl ChunkClient {
 
     /// Fetches the chunk `ticket` names.
     pub async fn fetch(&mut self, ticket: &ChunkTicket) -> Result<ChunkData, WireError> {
+        let mut chunks = self.fetch_batch(ticket).await?;
+        chunks
+            .pop()
+            .ok_or_else(|| WireError::Malformed(format!("no chunk in the answer to {ticket}")))
+    }
+
+    /// Fetches every chunk copy `ticket` names ([`ChunkTicket::batch`]) in one request,
+    /// in order: a worker's small chunks cost one round trip together, not one each. The
+    /// whole answer is held to [`ClientConfig::max_chunk_bytes`].
+    pub async fn fetch_batch(&mut self, ticket: &ChunkTicket) -> Result<Vec<ChunkData>, WireError> {
         let mut request = tonic::Request::new(Ticket::new(encode_ticket(ticket)));
         if let Some(c) = self.config.compression {
             request
@@ -114,6 +167,7 @@ impl ChunkClient {
         }
         let client = &mut self.client;
         let max_chunk = self.config.max_chunk_bytes;
+        let count = ticket.more.len() + 1;
         let transfer = async move {
             let response = client
                 .do_get(request)
@@ -122,7 +176,7 @@ impl ChunkClient {
             let messages = response
                 .into_inner()
                 .map_err(|status| FlightError::Tonic(Box::new(status)));
-            decode_chunk(messages, max_chunk).await
+            decode_chunks(messages, count, max_chunk).await
         };
         with_timeout(&self.endpoint, self.config.request_timeout, transfer).await?
     }
@@ -221,4 +275,52 @@ pub(crate) fn source_chain(error: &dyn std::error::Error) -> String {
         source = e.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(address: &str, incarnation: u64, nbytes: u64) -> ChunkLocation {
+        ChunkLocation {
+            flight_address: address.into(),
+            incarnation,
+            nbytes,
+            ..ChunkLocation::default()
+        }
+    }
+
+    #[test]
+    fn small_chunks_of_a_holder_are_batched_within_the_limits_and_large_ones_go_alone() {
+        let mut locations = vec![
+            at("a", 1, 10),
+            at("b", 2, 10),
+            at("a", 1, SMALL_CHUNK_BYTES + 1),
+            at("a", 1, 20),
+            // A new incarnation at the same address is another holder.
+            at("a", 3, 30),
+            at("b", 2, SMALL_CHUNK_BYTES),
+        ];
+        let refs: Vec<&ChunkLocation> = locations.iter().collect();
+        let mut plan = plan_fetches(&refs);
+        plan.sort();
+        assert_eq!(plan, vec![vec![0, 3], vec![1, 5], vec![2], vec![4]]);
+
+        // Batches close at BATCH_BYTES, and at MAX_TICKET_CHUNKS chunks.
+        locations = (0..9).map(|_| at("a", 1, SMALL_CHUNK_BYTES)).collect();
+        let refs: Vec<&ChunkLocation> = locations.iter().collect();
+        let per_batch = (BATCH_BYTES / SMALL_CHUNK_BYTES) as usize;
+        let sizes: Vec<usize> = plan_fetches(&refs).iter().map(Vec::len).collect();
+        assert_eq!(sizes, vec![per_batch, 9 - per_batch]);
+        locations = (0..MAX_TICKET_CHUNKS + 5).map(|_| at("a", 1, 0)).collect();
+        let refs: Vec<&ChunkLocation> = locations.iter().collect();
+        let plan = plan_fetches(&refs);
+        let sizes: Vec<usize> = plan.iter().map(Vec::len).collect();
+        assert_eq!(sizes, vec![MAX_TICKET_CHUNKS, 5]);
+        // Every chunk once, in order within its batch.
+        assert_eq!(
+            plan.concat(),
+            (0..MAX_TICKET_CHUNKS + 5).collect::<Vec<_>>()
+        );
+    }
 }

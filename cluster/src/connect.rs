@@ -8,7 +8,7 @@
 //! releases them through the scheduler.
 
 use crate::auth::{AddSecret, AuthedChannel, Secret};
-use crate::client::{ChunkClient, ClientConfig};
+use crate::client::{plan_fetches, ChunkClient, ClientConfig};
 use crate::error::ClusterError;
 use crate::error::WireError;
 use crate::scheduler::{job_error, MAX_CONTROL_MESSAGE_BYTES};
@@ -542,36 +542,47 @@ async fn put_all(
 }
 
 /// Every chunk of `outputs`, in their order: those `have` holds already, and the rest
-/// fetched with one connection per worker, the workers side by side, each worker's chunks
-/// one after another.
+/// fetched with one connection per worker, the workers side by side, each worker's small
+/// chunks in batches ([`plan_fetches`]), its requests one after another.
 async fn fetch_all(
     outputs: &[ChunkLocation],
     mut have: Vec<Option<Arc<tessera_kernels::ChunkData>>>,
     config: &ClientConfig,
 ) -> Result<Vec<Arc<tessera_kernels::ChunkData>>, String> {
-    let missing = |i: usize| have.get(i).is_none_or(Option::is_none);
-    let per_worker = by_worker(outputs)
-        .into_iter()
-        .map(|(address, mut chunks)| {
-            chunks.retain(|&(i, _)| missing(i));
-            (address, chunks)
-        })
-        .filter(|(_, chunks)| !chunks.is_empty())
-        .map(|(address, chunks)| async move {
-            let mut client = ChunkClient::connect(address, config.clone())
+    let missing: Vec<usize> = (0..outputs.len())
+        .filter(|&i| have.get(i).is_none_or(Option::is_none))
+        .collect();
+    let locations: Vec<&ChunkLocation> = missing.iter().map(|&i| &outputs[i]).collect();
+    let mut requests: HashMap<&str, Vec<Vec<usize>>> = HashMap::new();
+    for request in plan_fetches(&locations) {
+        let address = locations[request[0]].flight_address.as_str();
+        let request = request.into_iter().map(|r| missing[r]).collect();
+        requests.entry(address).or_default().push(request);
+    }
+    let per_worker = requests.into_iter().map(|(address, requests)| async move {
+        let mut client = ChunkClient::connect(address, config.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut fetched = Vec::new();
+        for request in requests {
+            let tickets: Vec<ChunkTicket> = request
+                .iter()
+                .map(|&i| {
+                    let l = &outputs[i];
+                    ChunkTicket::new(l.job_id, l.chunk_key, l.attempt, l.incarnation)
+                })
+                .collect();
+            let Some(ticket) = ChunkTicket::batch(&tickets) else {
+                continue;
+            };
+            let chunks = client
+                .fetch_batch(&ticket)
                 .await
-                .map_err(|e| e.to_string())?;
-            let mut fetched = Vec::with_capacity(chunks.len());
-            for (i, l) in chunks {
-                let ticket = ChunkTicket::new(l.job_id, l.chunk_key, l.attempt, l.incarnation);
-                let data = client
-                    .fetch(&ticket)
-                    .await
-                    .map_err(|e| format!("gathering {ticket} from {address}: {e}"))?;
-                fetched.push((i, Arc::new(data)));
-            }
-            Ok::<_, String>(fetched)
-        });
+                .map_err(|e| format!("gathering {ticket} from {address}: {e}"))?;
+            fetched.extend(request.into_iter().zip(chunks.into_iter().map(Arc::new)));
+        }
+        Ok::<_, String>(fetched)
+    });
     let fetched = futures::future::try_join_all(per_worker).await?;
     have.resize(outputs.len(), None);
     for (i, data) in fetched.into_iter().flatten() {

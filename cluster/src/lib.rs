@@ -33,5 +33,5 @@ pub use connect::{ClusterClient, ClusterInfo, WorkerInfo};
 pub use error::{ClusterError, WireError};
 pub use scheduler::{serve_scheduler, SchedulerConfig, WebListeners};
 pub use server::{serve, ChunkFlightService, ChunkSink, ChunkSource, ServerConfig, SourceError};
-pub use wire::{decode_chunk, encode_chunk, Compression, WireOptions};
+pub use wire::{decode_chunk, decode_chunks, encode_chunk, Compression, WireOptions};
 pub use worker::{run_worker, WorkerConfig};

@@ -1,5 +1,6 @@
-//! The worker's Arrow Flight service: `do_get` serves the chunks the worker holds,
-//! `do_put` takes chunks a client sends (its literals). Every other Flight method answers
+//! The worker's Arrow Flight service: `do_get` serves the chunks the worker holds (one,
+//! or several a batch ticket names, one after another in one stream), `do_put` takes
+//! chunks a client sends (its literals). Every other Flight method answers
 //! UNIMPLEMENTED.
 //!
 //! The service reads chunks through [`ChunkSource`] and stores them through [`ChunkSink`],
@@ -235,29 +236,41 @@ impl FlightService for ChunkFlightService {
     ) -> Result<Response<Self::DoGetStream>, Status> {
         let compression = requested_compression(&request)?;
         let ticket = self.check_ticket(&request.get_ref().ticket, "do_get")?;
+        let copies = ticket.copies();
         let source = Arc::clone(&self.source);
-        let lookup = ticket;
-        let found = tokio::task::spawn_blocking(move || source.chunk(&lookup))
-            .await
-            .map_err(|e| Status::internal(format!("chunk lookup for {ticket} failed: {e}")))?
-            .map_err(|e| {
-                tracing::error!(%e, "chunk source failed");
-                Status::internal(e.to_string())
-            })?;
-        let chunk = found.ok_or_else(|| {
-            refuse(
-                WireError::NotFound(format!("{ticket} is not held by this worker")),
-                "do_get",
-            )
-        })?;
+        let found = tokio::task::spawn_blocking(move || {
+            copies
+                .into_iter()
+                .map(|copy| match source.chunk(&copy) {
+                    Ok(Some(chunk)) => Ok(chunk),
+                    Ok(None) => Err(refuse(
+                        WireError::NotFound(format!("{copy} is not held by this worker")),
+                        "do_get",
+                    )),
+                    Err(e) => {
+                        tracing::error!(%e, "chunk source failed");
+                        Err(Status::internal(e.to_string()))
+                    }
+                })
+                .collect::<Result<Vec<_>, Status>>()
+        })
+        .await
+        .map_err(|e| Status::internal(format!("chunk lookup for {ticket} failed: {e}")))??;
         let options = WireOptions {
             compression,
             max_flight_data_size: self.config.max_flight_data_size,
         };
-        let messages = encode_chunk(&chunk, &options, None).map_err(|e| refuse(e, "do_get"))?;
-        tracing::debug!(%ticket, bytes = chunk.nbytes(), "serving chunk");
+        let bytes: usize = found.iter().map(|c| c.nbytes()).sum();
+        // One chunk after another, each encoded as the stream reaches it.
+        let messages = found
+            .into_iter()
+            .map(|chunk| encode_chunk(&chunk, &options, None))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| refuse(e, "do_get"))?;
+        tracing::debug!(%ticket, bytes, "serving chunks");
         Ok(Response::new(
-            messages
+            stream::iter(messages)
+                .flatten()
                 .map_err(|e| WireError::from_flight(e).to_status())
                 .boxed(),
         ))
@@ -278,13 +291,20 @@ impl FlightService for ChunkFlightService {
             .map(|d| d.cmd.clone())
             .unwrap_or_default();
         let ticket = self.check_ticket(&cmd, "do_put")?;
+        if !ticket.more.is_empty() {
+            return Err(refuse(
+                WireError::InvalidRequest(format!("do_put of {ticket}: a put names one chunk")),
+                "do_put",
+            ));
+        }
         let rest = messages.map_err(|status| FlightError::Tonic(Box::new(status)));
         let all = stream::once(async move { Ok(first) }).chain(rest);
         let chunk = decode_chunk(all, self.config.max_chunk_bytes)
             .await
             .map_err(|e| refuse(e, "do_put"))?;
         let sink = Arc::clone(&self.sink);
-        tokio::task::spawn_blocking(move || sink.put(&ticket, chunk))
+        let stored = ticket.clone();
+        tokio::task::spawn_blocking(move || sink.put(&stored, chunk))
             .await
             .map_err(|e| Status::internal(format!("storing {ticket} failed: {e}")))?
             .map_err(|e| {

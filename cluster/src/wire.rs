@@ -245,6 +245,25 @@ pub async fn decode_chunk<S>(messages: S, max_bytes: usize) -> Result<ChunkData,
 where
     S: Stream<Item = Result<FlightData, FlightError>> + Send + 'static,
 {
+    let mut chunks = decode_chunks(messages, 1, max_bytes).await?;
+    chunks
+        .pop()
+        .ok_or_else(|| WireError::Malformed("empty chunk stream".into()))
+}
+
+/// Reads `count` chunks sent one after another in one stream (a do_get of several
+/// chunks), refusing a stream whose messages add up to more than `max_bytes`.
+///
+/// Each chunk starts with its header, which says how many sections it has; once they
+/// have all begun, the next schema message is the next chunk's header.
+pub async fn decode_chunks<S>(
+    messages: S,
+    count: usize,
+    max_bytes: usize,
+) -> Result<Vec<ChunkData>, WireError>
+where
+    S: Stream<Item = Result<FlightData, FlightError>> + Send + 'static,
+{
     let mut total = 0usize;
     let counted = messages.map(move |m| {
         let m = m?;
@@ -260,26 +279,28 @@ where
         Ok(m)
     });
     let mut decoder = FlightDataDecoder::new(counted);
-    let mut kind = None;
-    let mut sections: Vec<Section> = Vec::new();
+    let mut chunks = Vec::with_capacity(count);
+    // The chunk being read: its kind (from its header) and the sections begun so far.
+    let mut current: Option<(ChunkKind, Vec<Section>)> = None;
     while let Some(message) = decoder.try_next().await.map_err(WireError::from_flight)? {
-        match (&message.payload, &kind) {
-            (DecodedPayload::Schema(_), None) => {
-                let header: ChunkHeader = decode_payload(&message.inner.app_metadata)?;
-                if header.format != WIRE_FORMAT {
-                    return Err(WireError::Malformed(format!(
-                        "chunk stream of wire format {}, this build reads format {WIRE_FORMAT}",
-                        header.format
-                    )));
+        match (&message.payload, &mut current) {
+            (DecodedPayload::Schema(_), Some((kind, sections)))
+                if kind.sections() == sections.len() as u64 =>
+            {
+                if let Some((kind, sections)) = current.take() {
+                    chunks.push(assemble(kind, sections)?);
                 }
-                kind = Some(header.kind);
+                current = Some((chunk_header(&message.inner.app_metadata)?, Vec::new()));
+            }
+            (DecodedPayload::Schema(_), None) => {
+                current = Some((chunk_header(&message.inner.app_metadata)?, Vec::new()));
             }
             (_, None) => {
                 return Err(WireError::Malformed(
                     "chunk stream does not start with its header".into(),
                 ))
             }
-            (DecodedPayload::Schema(schema), Some(_)) => {
+            (DecodedPayload::Schema(schema), Some((_, sections))) => {
                 let index = section_index(&message.inner.app_metadata)?;
                 if index != sections.len() as u64 {
                     return Err(WireError::Malformed(format!(
@@ -292,22 +313,30 @@ where
                     batches: Vec::new(),
                 });
             }
-            (DecodedPayload::RecordBatch(batch), Some(_)) => match sections.last_mut() {
-                Some(section) => section.batches.push(batch.clone()),
-                None => {
-                    return Err(WireError::Malformed(
-                        "record batch before the first section".into(),
-                    ))
+            (DecodedPayload::RecordBatch(batch), Some((_, sections))) => {
+                match sections.last_mut() {
+                    Some(section) => section.batches.push(batch.clone()),
+                    None => {
+                        return Err(WireError::Malformed(
+                            "record batch before the first section".into(),
+                        ))
+                    }
                 }
-            },
+            }
             (DecodedPayload::None, Some(_)) => {
                 return Err(WireError::Malformed(
                     "message with neither schema nor batch".into(),
                 ))
             }
         }
+        if chunks.len() >= count {
+            return Err(WireError::Malformed(format!(
+                "stream of more than the {count} chunks asked for"
+            )));
+        }
     }
-    let kind = kind.ok_or_else(|| WireError::Malformed("empty chunk stream".into()))?;
+    let (kind, sections) =
+        current.ok_or_else(|| WireError::Malformed("empty chunk stream".into()))?;
     if kind.sections() != sections.len() as u64 {
         return Err(WireError::Malformed(format!(
             "chunk stream ended after {} of its {} sections",
@@ -315,7 +344,26 @@ where
             kind.sections()
         )));
     }
-    assemble(kind, sections)
+    chunks.push(assemble(kind, sections)?);
+    if chunks.len() != count {
+        return Err(WireError::Malformed(format!(
+            "stream ended after {} of the {count} chunks asked for",
+            chunks.len()
+        )));
+    }
+    Ok(chunks)
+}
+
+/// A chunk's header, from its first message's `app_metadata`.
+fn chunk_header(metadata: &[u8]) -> Result<ChunkKind, WireError> {
+    let header: ChunkHeader = decode_payload(metadata)?;
+    if header.format != WIRE_FORMAT {
+        return Err(WireError::Malformed(format!(
+            "chunk stream of wire format {}, this build reads format {WIRE_FORMAT}",
+            header.format
+        )));
+    }
+    Ok(header.kind)
 }
 
 fn section_index(metadata: &[u8]) -> Result<u64, WireError> {

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 /// The protocol version of this build; equal to
 /// [`pb::ProtocolVersion::Current`]. A peer of another version is refused.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// How often a worker sends a heartbeat, unless the scheduler says otherwise.
 pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_millis(500);
@@ -35,7 +35,7 @@ pub const KILLED_WORKER_LOSSES: u32 = 3;
 
 pub use envelope::{decode_payload, encode_payload, EnvelopeError, MAX_PAYLOAD_BYTES};
 pub use pb::ChunkTicket;
-pub use ticket::{decode_ticket, encode_ticket, TicketError, MAX_TICKET_BYTES};
+pub use ticket::{decode_ticket, encode_ticket, TicketError, MAX_TICKET_BYTES, MAX_TICKET_CHUNKS};
 
 #[cfg(test)]
 mod tests {

@@ -1,17 +1,22 @@
 //! [`ChunkTicket`]: the bytes of an Arrow Flight `Ticket` (do_get) or of a
-//! `FlightDescriptor`'s `cmd` (do_put), naming one chunk copy on one worker.
+//! `FlightDescriptor`'s `cmd` (do_put), naming one chunk copy on one worker, or (do_get)
+//! several on the same worker, fetched in one stream ([`ChunkTicket::batch`]).
 //!
 //! Decoding checks, in order: the size (a ticket is a few dozen bytes; anything larger is
 //! refused before it is parsed), the protobuf encoding, and the protocol version.
 
-use crate::pb::ChunkTicket;
+use crate::pb::{ChunkCopy, ChunkTicket};
 use crate::PROTOCOL_VERSION;
 use prost::Message;
 use thiserror::Error;
 
-/// The largest ticket accepted. A ticket holds five integers (at most 46 bytes encoded);
-/// the margin leaves room for fields a later version adds.
-pub const MAX_TICKET_BYTES: usize = 256;
+/// The most chunk copies one ticket names.
+pub const MAX_TICKET_CHUNKS: usize = 1024;
+
+/// The largest ticket accepted. A ticket holds five integers (at most 46 bytes encoded)
+/// and three for each further copy (at most 33 bytes with its framing); the margin leaves
+/// room for fields a later version adds.
+pub const MAX_TICKET_BYTES: usize = 256 + 40 * MAX_TICKET_CHUNKS;
 
 /// Why ticket bytes were refused.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -35,6 +40,14 @@ pub enum TicketError {
         /// This build's [`PROTOCOL_VERSION`].
         ours: u32,
     },
+    /// More chunk copies than a ticket may name.
+    #[error("chunk ticket names {count} chunks, over the {max}-chunk limit")]
+    TooManyChunks {
+        /// How many it names.
+        count: usize,
+        /// [`MAX_TICKET_CHUNKS`].
+        max: usize,
+    },
     /// More bytes than any ticket has.
     #[error("chunk ticket of {len} bytes is over the {max}-byte limit")]
     Oversized {
@@ -54,7 +67,43 @@ impl ChunkTicket {
             chunk_key,
             attempt,
             incarnation,
+            more: Vec::new(),
         }
+    }
+
+    /// One ticket naming all of `tickets` (`None` if there are none), which must all be
+    /// copies on one worker incarnation: the first's incarnation is the batch's.
+    pub fn batch(tickets: &[ChunkTicket]) -> Option<ChunkTicket> {
+        let (first, rest) = tickets.split_first()?;
+        let more = rest
+            .iter()
+            .map(|t| ChunkCopy {
+                job_id: t.job_id,
+                chunk_key: t.chunk_key,
+                attempt: t.attempt,
+            })
+            .collect();
+        Some(ChunkTicket {
+            more,
+            ..first.single()
+        })
+    }
+
+    /// Each chunk copy the ticket names, as a ticket of its own, in order.
+    pub fn copies(&self) -> Vec<ChunkTicket> {
+        let mut copies = vec![self.single()];
+        copies.extend(self.more.iter().map(|c| ChunkTicket {
+            job_id: c.job_id,
+            chunk_key: c.chunk_key,
+            attempt: c.attempt,
+            ..self.single()
+        }));
+        copies
+    }
+
+    /// The first copy alone.
+    fn single(&self) -> ChunkTicket {
+        ChunkTicket::new(self.job_id, self.chunk_key, self.attempt, self.incarnation)
     }
 }
 
@@ -64,7 +113,11 @@ impl std::fmt::Display for ChunkTicket {
             f,
             "chunk {} of job {} (attempt {}, incarnation {})",
             self.chunk_key, self.job_id, self.attempt, self.incarnation
-        )
+        )?;
+        if !self.more.is_empty() {
+            write!(f, " and {} more", self.more.len())?;
+        }
+        Ok(())
     }
 }
 
@@ -91,6 +144,12 @@ pub fn decode_ticket(bytes: &[u8]) -> Result<ChunkTicket, TicketError> {
             ours: PROTOCOL_VERSION,
         });
     }
+    if ticket.more.len() >= MAX_TICKET_CHUNKS {
+        return Err(TicketError::TooManyChunks {
+            count: ticket.more.len() + 1,
+            max: MAX_TICKET_CHUNKS,
+        });
+    }
     Ok(ticket)
 }
 
@@ -114,10 +173,10 @@ mod tests {
 
     #[test]
     fn wire_format_is_plain_protobuf() {
-        // Field 1 (varint) = 3 (the protocol version), field 2 = 5, field 3 = 300, field 4 = 2,
+        // Field 1 (varint) = 4 (the protocol version), field 2 = 5, field 3 = 300, field 4 = 2,
         // field 5 = 9:
         // hand-encoded, so the format cannot drift unnoticed.
-        let bytes = [0x08, 3, 0x10, 5, 0x18, 0xac, 0x02, 0x20, 2, 0x28, 9];
+        let bytes = [0x08, 4, 0x10, 5, 0x18, 0xac, 0x02, 0x20, 2, 0x28, 9];
         assert_eq!(encode_ticket(&ChunkTicket::new(5, 300, 2, 9)), bytes);
         assert_eq!(
             decode_ticket(&bytes).unwrap(),
@@ -170,6 +229,33 @@ mod tests {
             TicketError::Oversized {
                 len: MAX_TICKET_BYTES + 1,
                 max: MAX_TICKET_BYTES
+            }
+        );
+    }
+
+    #[test]
+    fn a_batch_names_its_copies_in_order_and_has_a_limit() {
+        let tickets: Vec<ChunkTicket> = (0..MAX_TICKET_CHUNKS as u64)
+            .map(|i| ChunkTicket::new(u64::MAX - i, u64::MAX - 2 * i, u64::MAX, 9))
+            .collect();
+        assert_eq!(ChunkTicket::batch(&[]), None);
+        let batch = ChunkTicket::batch(&tickets).unwrap();
+        assert_eq!(batch.copies(), tickets);
+        assert_eq!(
+            batch.to_string(),
+            format!("{} and {} more", tickets[0], MAX_TICKET_CHUNKS - 1)
+        );
+        // The largest batch, with the largest values, fits within the byte limit.
+        let bytes = encode_ticket(&batch);
+        assert!(bytes.len() <= MAX_TICKET_BYTES, "{} bytes", bytes.len());
+        assert_eq!(decode_ticket(&bytes).unwrap(), batch);
+        let mut over = tickets;
+        over.push(ChunkTicket::new(1, 1, 1, 9));
+        assert_eq!(
+            decode_ticket(&encode_ticket(&ChunkTicket::batch(&over).unwrap())).unwrap_err(),
+            TicketError::TooManyChunks {
+                count: MAX_TICKET_CHUNKS + 1,
+                max: MAX_TICKET_CHUNKS
             }
         );
     }

@@ -10,6 +10,7 @@
 //! nothing, and a new worker process registers as a new incarnation.
 
 mod direct;
+mod fetch;
 mod held;
 
 use crate::auth::{check_listen_address, AddSecret, Secret};
@@ -18,12 +19,13 @@ use crate::error::ClusterError;
 use crate::scheduler::MAX_CONTROL_MESSAGE_BYTES;
 use crate::server::{serve, ChunkFlightService, ServerConfig};
 use direct::{cancelled, failed, kernel_failed, DirectTask, Ended, Input};
+use fetch::LostPeers;
 use held::{Held, HeldChunk};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tessera_actors::{
     worker_index, ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, KeptChunk, Reservation,
@@ -34,9 +36,9 @@ use tessera_proto::pb::{
     self, scheduler_message, worker_control_client::WorkerControlClient, worker_message,
     ChunkLocation, TaskState, WorkerMessage,
 };
-use tessera_proto::{decode_payload, ChunkTicket, PROTOCOL_VERSION};
+use tessera_proto::{decode_payload, PROTOCOL_VERSION};
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 use tonic::transport::{Channel, Endpoint};
 
 /// How a worker runs.
@@ -400,11 +402,14 @@ impl Agent {
         });
     }
 
-    /// The inputs of `task` at the positions `distinct`, fetching those not held here.
+    /// The inputs of `task` at the positions `distinct`, fetching those not held here
+    /// (see [`fetch`]).
     async fn gather(&self, task: &pb::RunTask, distinct: &[usize]) -> Result<Vec<Input>, Ended> {
-        let mut inputs = Vec::with_capacity(distinct.len());
-        for location in distinct.iter().map(|&i| &task.inputs[i]) {
-            match self.input(location).await {
+        let locations: Vec<&ChunkLocation> = distinct.iter().map(|&i| &task.inputs[i]).collect();
+        let gathered = self.gather_inputs(&locations).await;
+        let mut inputs = Vec::with_capacity(gathered.len());
+        for (location, input) in locations.into_iter().zip(gathered) {
+            match input {
                 Ok(input) => inputs.push(input),
                 Err(reason) => {
                     tracing::warn!(worker = %self.name, %reason, "input missing");
@@ -522,71 +527,6 @@ impl Agent {
             ..Default::default()
         }
     }
-
-    /// One input: held here, or fetched from its holder (given up at once if the
-    /// scheduler says the holder is lost).
-    async fn input(&self, location: &ChunkLocation) -> Result<Input, String> {
-        if let Some(h) = self
-            .held
-            .get(location.job_id, location.chunk_key, location.attempt)
-        {
-            return Ok(Input::Held(h));
-        }
-        let ticket = ChunkTicket::new(
-            location.job_id,
-            location.chunk_key,
-            location.attempt,
-            location.incarnation,
-        );
-        let lost = || {
-            format!(
-                "{ticket} from {}: the scheduler lost that worker",
-                location.flight_address
-            )
-        };
-        let mut notices = self.peers.lost_tx.subscribe();
-        if self.peers.is_lost(location.incarnation) {
-            return Err(lost());
-        }
-        tokio::select! {
-            fetched = self.fetch(location, &ticket) => fetched,
-            () = wait_for_loss(&mut notices, location.incarnation) => Err(lost()),
-        }
-    }
-
-    /// Fetches `ticket` from the holder `location` names, over a cached connection.
-    async fn fetch(&self, location: &ChunkLocation, ticket: &ChunkTicket) -> Result<Input, String> {
-        let address = &location.flight_address;
-        let cached = self
-            .clients
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(address)
-            .cloned();
-        let mut client = match cached {
-            Some(c) => c,
-            None => {
-                let c = ChunkClient::connect(address, self.client_config.clone())
-                    .await
-                    .map_err(|e| format!("{ticket} from {address}: {e}"))?;
-                self.clients
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(address.clone(), c.clone());
-                c
-            }
-        };
-        match client.fetch(ticket).await {
-            Ok(data) => Ok(Input::Fetched(Arc::new(data))),
-            Err(e) => {
-                self.clients
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(address);
-                Err(format!("{ticket} from {address}: {e}"))
-            }
-        }
-    }
 }
 
 /// `status` with the time since `started` as the task's run time, and the pool thread it
@@ -630,47 +570,4 @@ fn decode_task(task: &pb::RunTask) -> Result<Decoded, Ended> {
         keys.push(index);
     }
     Ok(Decoded { op, distinct, keys })
-}
-
-/// Workers the scheduler declared lost, by incarnation, and the signal that wakes fetches
-/// waiting on one.
-struct LostPeers {
-    lost: Mutex<HashSet<u64>>,
-    lost_tx: broadcast::Sender<u64>,
-}
-
-impl LostPeers {
-    fn new() -> LostPeers {
-        LostPeers {
-            lost: Mutex::new(HashSet::new()),
-            lost_tx: broadcast::channel(64).0,
-        }
-    }
-
-    /// The worker of `incarnation` is gone.
-    fn declare(&self, incarnation: u64) {
-        self.lost
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(incarnation);
-        let _ = self.lost_tx.send(incarnation);
-    }
-
-    fn is_lost(&self, incarnation: u64) -> bool {
-        self.lost
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(&incarnation)
-    }
-}
-
-/// Returns once `incarnation` is declared lost on `notices` (never, if the channel closes).
-async fn wait_for_loss(notices: &mut broadcast::Receiver<u64>, incarnation: u64) {
-    loop {
-        match notices.recv().await {
-            Ok(i) if i == incarnation => return,
-            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-            Err(broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
-        }
-    }
 }

@@ -12,7 +12,7 @@ use tessera_cluster::{
     ClientConfig, Compression, Secret, ServerConfig, SourceError, WireError,
 };
 use tessera_kernels::ChunkData;
-use tessera_proto::{encode_ticket, ChunkTicket, PROTOCOL_VERSION};
+use tessera_proto::{encode_ticket, ChunkTicket, MAX_TICKET_BYTES, PROTOCOL_VERSION};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -104,6 +104,55 @@ async fn every_chunk_is_served_bit_exactly_compressed_or_not() {
             assert_bit_exact(&format!("{name} ({compression:?})"), &got, chunk);
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_ticket_is_served_in_one_stream_and_refused_whole_if_one_chunk_is_missing() {
+    let server = start(ServerConfig::default()).await;
+    let chunks = every_chunk();
+    let tickets: Vec<ChunkTicket> = (0..chunks.len() as u64)
+        .map(|i| ChunkTicket::new(1, 100 - i, i % 3, 1))
+        .collect();
+    for (ticket, (_, chunk)) in tickets.iter().zip(&chunks) {
+        hold(&server, ticket, chunk.clone());
+    }
+    let mut client = ChunkClient::connect(&server.endpoint, config(None))
+        .await
+        .unwrap();
+    let got = client
+        .fetch_batch(&ChunkTicket::batch(&tickets).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(got.len(), chunks.len());
+    for ((name, chunk), got) in chunks.iter().zip(&got) {
+        assert_bit_exact(name, got, chunk);
+    }
+    // One chunk of the batch is not held: the whole request is refused, naming it.
+    let mut with_unknown = tickets.clone();
+    with_unknown.insert(2, ChunkTicket::new(1, 7, 0, 1));
+    match client
+        .fetch_batch(&ChunkTicket::batch(&with_unknown).unwrap())
+        .await
+        .unwrap_err()
+    {
+        WireError::NotFound(message) => {
+            assert!(message.contains("chunk 7 of job 1 (attempt 0"), "{message}")
+        }
+        other => panic!("{other}"),
+    }
+    // A put names one chunk.
+    let err = put_chunk(
+        &server.endpoint,
+        &ChunkTicket::batch(&tickets[..2]).unwrap(),
+        &large_tensor(8),
+        PATIENCE,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&err, WireError::InvalidRequest(m) if m.contains("a put names one chunk")),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -215,7 +264,10 @@ async fn malformed_and_oversized_tickets_are_invalid_arguments() {
     for (bytes, says) in [
         (vec![0x08, 0xff], "malformed"),
         (vec![0xff], "malformed"),
-        (vec![0u8; 1000], "over the 256-byte limit"),
+        (
+            vec![0u8; MAX_TICKET_BYTES + 1],
+            &format!("over the {MAX_TICKET_BYTES}-byte limit"),
+        ),
     ] {
         let status = raw.do_get(Ticket::new(bytes)).await.unwrap_err();
         match WireError::from_status(&status) {

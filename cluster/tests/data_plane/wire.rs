@@ -3,7 +3,9 @@
 use crate::samples::{assert_bit_exact, every_chunk, large_tensor, table};
 use arrow_flight::FlightData;
 use futures::{stream, TryStreamExt};
-use tessera_cluster::{decode_chunk, encode_chunk, Compression, WireError, WireOptions};
+use tessera_cluster::{
+    decode_chunk, decode_chunks, encode_chunk, Compression, WireError, WireOptions,
+};
 use tessera_kernels::ChunkData;
 
 const COMPRESSIONS: [Option<Compression>; 3] =
@@ -40,6 +42,44 @@ async fn every_chunk_kind_and_dtype_round_trips_bit_exactly() {
                 .await
                 .unwrap_or_else(|e| panic!("{name} ({compression:?}): {e}"));
             assert_bit_exact(&format!("{name} ({compression:?})"), &back, &chunk);
+        }
+    }
+}
+
+#[tokio::test]
+async fn chunks_sent_one_after_another_in_one_stream_come_back_in_order() {
+    // Every kind, among them chunks of no sections and a table without columns (whose
+    // section's schema is as empty as a header's), and a tensor cut into many messages.
+    let mut chunks = every_chunk();
+    chunks.insert(3, ("large tensor".into(), large_tensor(100_000)));
+    for compression in COMPRESSIONS {
+        let options = WireOptions {
+            compression,
+            max_flight_data_size: 64 << 10,
+        };
+        let mut sent = Vec::new();
+        for (_, chunk) in &chunks {
+            sent.extend(messages(chunk, &options).await);
+        }
+        let decode_n = |count: usize| {
+            decode_chunks(
+                stream::iter(sent.clone().into_iter().map(Ok)),
+                count,
+                usize::MAX,
+            )
+        };
+        let back = decode_n(chunks.len()).await.unwrap();
+        assert_eq!(back.len(), chunks.len());
+        for ((name, chunk), got) in chunks.iter().zip(&back) {
+            assert_bit_exact(&format!("{name} ({compression:?})"), got, chunk);
+        }
+        // A stream of more chunks, or fewer, than asked for is malformed.
+        for count in [chunks.len() - 1, chunks.len() + 1] {
+            assert!(
+                matches!(decode_n(count).await, Err(WireError::Malformed(_))),
+                "{count} of {} asked for",
+                chunks.len()
+            );
         }
     }
 }

@@ -468,8 +468,9 @@ pub struct CancelJobReply {
     pub cancelled: bool,
 }
 /// Names one chunk copy on one worker: the bytes of a Flight Ticket for do_get, and of a
-/// FlightDescriptor's `cmd` for do_put.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+/// FlightDescriptor's `cmd` for do_put. A do_get ticket may name more copies on the same
+/// worker (`more`): the worker then sends them all in one stream, in the ticket's order.
+#[derive(Clone, PartialEq, ::prost::Message)]
 pub struct ChunkTicket {
     /// Must equal the server's PROTOCOL_VERSION_CURRENT.
     #[prost(uint32, tag = "1")]
@@ -486,6 +487,22 @@ pub struct ChunkTicket {
     /// The holder's incarnation (a ticket for an older incarnation names nothing).
     #[prost(uint64, tag = "5")]
     pub incarnation: u64,
+    /// Further chunk copies fetched in the same do_get, after this one (none for do_put).
+    #[prost(message, repeated, tag = "6")]
+    pub more: ::prost::alloc::vec::Vec<ChunkCopy>,
+}
+/// One more chunk copy a do_get ticket names, on the ticket's worker and incarnation.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ChunkCopy {
+    /// The job.
+    #[prost(uint64, tag = "1")]
+    pub job_id: u64,
+    /// The chunk.
+    #[prost(uint64, tag = "2")]
+    pub chunk_key: u64,
+    /// Which attempt's output.
+    #[prost(uint64, tag = "3")]
+    pub attempt: u64,
 }
 /// The protocol version every message that opens a conversation carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
@@ -494,7 +511,7 @@ pub enum ProtocolVersion {
     /// Never sent: a message without a version is refused.
     Unspecified = 0,
     /// The version this file describes.
-    Current = 3,
+    Current = 4,
 }
 impl ProtocolVersion {
     /// String value of the enum field names used in the ProtoBuf definition.

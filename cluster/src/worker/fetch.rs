@@ -1,0 +1,195 @@
+//! Gathering a task's inputs: those held here are read from storage, the others fetched
+//! from the peers that hold them over Flight.
+//!
+//! A merge reads dozens of small parts from each peer, so small inputs on one peer travel
+//! together in one do_get of a batch ticket, large ones alone ([`plan_fetches`]). Up to
+//! [`FETCHES_AT_ONCE`] requests run at a time, over one cached connection per peer.
+//!
+//! A fetch gives up as soon as the scheduler declares its holder lost. A batch that fails
+//! otherwise is fetched again chunk by chunk, so that the task's status names the chunk
+//! that is missing.
+
+use super::direct::Input;
+use super::Agent;
+use crate::client::{plan_fetches, ChunkClient};
+use futures::stream::{self, StreamExt};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+use tessera_proto::pb::ChunkLocation;
+use tessera_proto::ChunkTicket;
+use tokio::sync::broadcast;
+
+/// Requests for one task's inputs in flight at once.
+const FETCHES_AT_ONCE: usize = 16;
+
+/// An input as the gather found it, or why it could not be had.
+type Gathered = Result<Input, String>;
+
+impl Agent {
+    /// The inputs at `locations`, in order; for each, the input, or why it is missing.
+    pub(super) async fn gather_inputs(&self, locations: &[&ChunkLocation]) -> Vec<Gathered> {
+        let mut gathered: Vec<Option<Gathered>> = locations
+            .iter()
+            .map(|l| {
+                let held = self.held.get(l.job_id, l.chunk_key, l.attempt);
+                held.map(|h| Ok(Input::Held(h)))
+            })
+            .collect();
+        let remote: Vec<usize> = (0..locations.len())
+            .filter(|&i| gathered[i].is_none())
+            .collect();
+        let remote_locations: Vec<&ChunkLocation> = remote.iter().map(|&i| locations[i]).collect();
+        let requests = plan_fetches(&remote_locations)
+            .into_iter()
+            .map(|request| request.into_iter().map(|r| remote[r]).collect::<Vec<_>>());
+        let mut fetches = Vec::new();
+        for request in requests {
+            let batch: Vec<&ChunkLocation> = request.iter().map(|&i| locations[i]).collect();
+            fetches.push(async move { (request, self.fetch_from_holder(&batch).await) });
+        }
+        let mut fetched = stream::iter(fetches).buffer_unordered(FETCHES_AT_ONCE);
+        while let Some((request, inputs)) = fetched.next().await {
+            for (i, input) in request.into_iter().zip(inputs) {
+                gathered[i] = Some(input);
+            }
+        }
+        gathered
+            .into_iter()
+            .map(|g| g.unwrap_or_else(|| Err("the input was never fetched".into())))
+            .collect()
+    }
+
+    /// The inputs at `locations`, all on one holder, in one request; if that fails other
+    /// than by the holder's loss, one request each, to say which is missing.
+    async fn fetch_from_holder(&self, locations: &[&ChunkLocation]) -> Vec<Gathered> {
+        let all = match self.fetch_batch(locations).await {
+            Ok(inputs) => return inputs.into_iter().map(Ok).collect(),
+            Err(reason) => reason,
+        };
+        if locations.len() == 1 || all.lost {
+            return locations.iter().map(|_| Err(all.reason.clone())).collect();
+        }
+        let mut each = Vec::with_capacity(locations.len());
+        for &location in locations {
+            each.push(match self.fetch_batch(&[location]).await {
+                Ok(mut one) => one.pop().ok_or_else(|| "no chunk fetched".to_string()),
+                Err(e) => Err(e.reason),
+            });
+        }
+        each
+    }
+
+    /// Fetches the chunks at `locations` (all on one holder) in one do_get, given up at
+    /// once if the scheduler says the holder is lost.
+    async fn fetch_batch(&self, locations: &[&ChunkLocation]) -> Result<Vec<Input>, Failed> {
+        let tickets: Vec<ChunkTicket> = locations
+            .iter()
+            .map(|l| ChunkTicket::new(l.job_id, l.chunk_key, l.attempt, l.incarnation))
+            .collect();
+        let (Some(first), Some(ticket)) = (locations.first(), ChunkTicket::batch(&tickets)) else {
+            return Ok(Vec::new());
+        };
+        let address = &first.flight_address;
+        let lost = || Failed {
+            reason: format!("{ticket} from {address}: the scheduler lost that worker"),
+            lost: true,
+        };
+        let mut notices = self.peers.lost_tx.subscribe();
+        if self.peers.is_lost(first.incarnation) {
+            return Err(lost());
+        }
+        let fetched = tokio::select! {
+            fetched = self.fetch(address, &ticket) => fetched,
+            () = wait_for_loss(&mut notices, first.incarnation) => return Err(lost()),
+        };
+        fetched.map_err(|reason| Failed {
+            reason: format!("{ticket} from {address}: {reason}"),
+            lost: false,
+        })
+    }
+
+    /// Fetches what `ticket` names from `address`, over a cached connection.
+    async fn fetch(&self, address: &str, ticket: &ChunkTicket) -> Result<Vec<Input>, String> {
+        let cached = self
+            .clients
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(address)
+            .cloned();
+        let mut client = match cached {
+            Some(c) => c,
+            None => {
+                let c = ChunkClient::connect(address, self.client_config.clone())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                self.clients
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(address.to_string(), c.clone());
+                c
+            }
+        };
+        match client.fetch_batch(ticket).await {
+            Ok(chunks) => Ok(chunks
+                .into_iter()
+                .map(|data| Input::Fetched(Arc::new(data)))
+                .collect()),
+            Err(e) => {
+                self.clients
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(address);
+                Err(e.to_string())
+            }
+        }
+    }
+}
+
+/// Why a fetch failed, and whether because its holder was lost.
+struct Failed {
+    reason: String,
+    lost: bool,
+}
+
+/// Workers the scheduler declared lost, by incarnation, and the signal that wakes fetches
+/// waiting on one.
+pub(super) struct LostPeers {
+    lost: Mutex<HashSet<u64>>,
+    lost_tx: broadcast::Sender<u64>,
+}
+
+impl LostPeers {
+    pub(super) fn new() -> LostPeers {
+        LostPeers {
+            lost: Mutex::new(HashSet::new()),
+            lost_tx: broadcast::channel(64).0,
+        }
+    }
+
+    /// The worker of `incarnation` is gone.
+    pub(super) fn declare(&self, incarnation: u64) {
+        self.lost
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(incarnation);
+        let _ = self.lost_tx.send(incarnation);
+    }
+
+    fn is_lost(&self, incarnation: u64) -> bool {
+        self.lost
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(&incarnation)
+    }
+}
+
+/// Returns once `incarnation` is declared lost on `notices` (never, if the channel closes).
+async fn wait_for_loss(notices: &mut broadcast::Receiver<u64>, incarnation: u64) {
+    loop {
+        match notices.recv().await {
+            Ok(i) if i == incarnation => return,
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+            Err(broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
+        }
+    }
+}
