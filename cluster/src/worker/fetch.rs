@@ -1,5 +1,6 @@
-//! Gathering a task's inputs: those held here are read from storage, the others fetched
-//! from the peers that hold them over Flight.
+//! Gathering a task's inputs: those held here are read from storage, copies kept of
+//! peers' chunks read more than once are taken from [`super::replicas`], the others are
+//! fetched from the peers that hold them over Flight.
 //!
 //! A merge reads dozens of small parts from each peer, so small inputs on one peer travel
 //! together in one do_get of a batch ticket, large ones alone ([`plan_fetches`]). Up to
@@ -10,11 +11,12 @@
 //! that is missing.
 
 use super::direct::Input;
+use super::replicas::{CopyId, Replicas};
 use super::Agent;
 use crate::client::{plan_fetches, ChunkClient};
 use futures::stream::{self, StreamExt};
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tessera_proto::pb::ChunkLocation;
 use tessera_proto::ChunkTicket;
 use tokio::sync::broadcast;
@@ -31,8 +33,11 @@ impl Agent {
         let mut gathered: Vec<Option<Gathered>> = locations
             .iter()
             .map(|l| {
-                let held = self.held.get(l.job_id, l.chunk_key, l.attempt);
-                held.map(|h| Ok(Input::Held(h)))
+                if let Some(h) = self.held.get(l.job_id, l.chunk_key, l.attempt) {
+                    return Some(Ok(Input::Held(h)));
+                }
+                let copy = self.replicas().get(copy_id(l));
+                copy.map(|data| Ok(Input::Fetched(data)))
             })
             .collect();
         let remote: Vec<usize> = (0..locations.len())
@@ -50,6 +55,9 @@ impl Agent {
         let mut fetched = stream::iter(fetches).buffer_unordered(FETCHES_AT_ONCE);
         while let Some((request, inputs)) = fetched.next().await {
             for (i, input) in request.into_iter().zip(inputs) {
+                if let Ok(Input::Fetched(data)) = &input {
+                    self.replicas().fetched(copy_id(locations[i]), data);
+                }
                 gathered[i] = Some(input);
             }
         }
@@ -57,6 +65,11 @@ impl Agent {
             .into_iter()
             .map(|g| g.unwrap_or_else(|| Err("the input was never fetched".into())))
             .collect()
+    }
+
+    /// The copies of peers' chunks kept here.
+    pub(super) fn replicas(&self) -> MutexGuard<'_, Replicas> {
+        self.replicas.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The inputs at `locations`, all on one holder, in one request; if that fails other
@@ -143,6 +156,11 @@ impl Agent {
             }
         }
     }
+}
+
+/// The copy a location names.
+fn copy_id(location: &ChunkLocation) -> CopyId {
+    (location.job_id, location.chunk_key, location.attempt)
 }
 
 /// Why a fetch failed, and whether because its holder was lost.

@@ -12,6 +12,7 @@
 mod direct;
 mod fetch;
 mod held;
+mod replicas;
 
 use crate::auth::{check_listen_address, AddSecret, Secret};
 use crate::client::{ChunkClient, ClientConfig};
@@ -21,6 +22,7 @@ use crate::server::{serve, ChunkFlightService, ServerConfig};
 use direct::{cancelled, failed, kernel_failed, DirectTask, Ended, Input};
 use fetch::LostPeers;
 use held::{Held, HeldChunk};
+use replicas::Replicas;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -210,6 +212,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         name: config.name.clone(),
         clients: Arc::new(Mutex::new(HashMap::new())),
         peers: Arc::new(LostPeers::new()),
+        replicas: Arc::new(Mutex::new(Replicas::new(config.memory_limit))),
         client_config: ClientConfig {
             secret: config.secret.clone(),
             ..ClientConfig::default()
@@ -231,7 +234,10 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
                 Some(scheduler_message::Kind::Release(r)) => {
                     held.release(r.job_id, r.chunk_key, r.attempt)
                 }
-                Some(scheduler_message::Kind::Cancel(c)) => held.cancel(c.job_id),
+                Some(scheduler_message::Kind::Cancel(c)) => {
+                    held.cancel(c.job_id);
+                    agent.replicas().forget_job(c.job_id);
+                }
                 Some(scheduler_message::Kind::PeerLost(p)) => {
                     tracing::info!(peer = %p.flight_address, incarnation = p.incarnation, "peer lost");
                     agent.peers.declare(p.incarnation);
@@ -283,6 +289,8 @@ struct Agent {
     clients: Arc<Mutex<HashMap<String, ChunkClient>>>,
     /// Peers the scheduler has declared lost.
     peers: Arc<LostPeers>,
+    /// Peers' chunks fetched more than once, kept here (see [`replicas`]).
+    replicas: Arc<Mutex<Replicas>>,
     /// How peers are called (with the secret).
     client_config: ClientConfig,
     running: Arc<AtomicU32>,
