@@ -15,8 +15,9 @@ use arrow_flight::error::FlightError;
 use arrow_flight::flight_service_client::FlightServiceClient;
 use arrow_flight::{FlightDescriptor, Ticket};
 use futures::stream::{StreamExt, TryStreamExt};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use tessera_kernels::ChunkData;
 use tessera_proto::pb::ChunkLocation;
@@ -224,6 +225,45 @@ impl ChunkClient {
             Ok(())
         };
         with_timeout(&self.endpoint, self.config.request_timeout, transfer).await?
+    }
+}
+
+/// Flight connections to workers by address, made on first use and reused by every
+/// request after: a connection is an HTTP/2 channel that requests share, and making one
+/// costs a round trip or two of its own for each job that gathers outputs. A connection
+/// whose request failed is forgotten, so the next request connects afresh.
+#[derive(Clone, Debug)]
+pub struct Connections {
+    config: ClientConfig,
+    open: Arc<Mutex<HashMap<String, ChunkClient>>>,
+}
+
+impl Connections {
+    /// No connection yet; those made will use `config`.
+    pub fn new(config: ClientConfig) -> Connections {
+        Connections {
+            config,
+            open: Arc::default(),
+        }
+    }
+
+    /// The connection to the worker at `address` (`http://host:port`).
+    pub async fn client(&self, address: &str) -> Result<ChunkClient, WireError> {
+        if let Some(client) = self.open().get(address) {
+            return Ok(client.clone());
+        }
+        let client = ChunkClient::connect(address, self.config.clone()).await?;
+        self.open().insert(address.to_string(), client.clone());
+        Ok(client)
+    }
+
+    /// Forgets the connection to `address` (a request on it failed).
+    pub fn forget(&self, address: &str) {
+        self.open().remove(address);
+    }
+
+    fn open(&self) -> MutexGuard<'_, HashMap<String, ChunkClient>> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

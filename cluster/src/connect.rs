@@ -8,7 +8,7 @@
 //! releases them through the scheduler.
 
 use crate::auth::{AddSecret, AuthedChannel, Secret};
-use crate::client::{plan_fetches, ChunkClient, ClientConfig};
+use crate::client::{plan_fetches, ClientConfig, Connections};
 use crate::error::ClusterError;
 use crate::error::WireError;
 use crate::scheduler::{job_error, MAX_CONTROL_MESSAGE_BYTES};
@@ -86,8 +86,8 @@ pub struct ClusterClient {
     jobs: JobsClient<AuthedChannel>,
     address: String,
     releaser: Arc<Releaser>,
-    /// How workers are called to gather outputs.
-    flight: Arc<ClientConfig>,
+    /// Connections to the workers, to send literals and gather outputs.
+    flight: Connections,
 }
 
 impl std::fmt::Debug for ClusterClient {
@@ -120,7 +120,7 @@ impl ClusterClient {
             jobs,
             address: address.to_string(),
             releaser: Arc::new(Releaser { tx }),
-            flight: Arc::new(ClientConfig {
+            flight: Connections::new(ClientConfig {
                 secret: secret.cloned(),
                 ..ClientConfig::default()
             }),
@@ -179,7 +179,7 @@ impl ClusterClient {
             jobs: self.jobs.clone(),
             address: self.address.clone(),
             releaser: Arc::clone(&self.releaser),
-            flight: Arc::clone(&self.flight),
+            flight: self.flight.clone(),
             keep: graph.keep_outputs,
             events,
             _literals: literals,
@@ -341,7 +341,7 @@ struct RunJob {
     jobs: JobsClient<AuthedChannel>,
     address: String,
     releaser: Arc<Releaser>,
-    flight: Arc<ClientConfig>,
+    flight: Connections,
     keep: bool,
     events: Sender<JobEvent>,
     /// The job's literals sent with do_put: held on the workers until the job ends and
@@ -402,7 +402,7 @@ impl RunJob {
             })?
             .into_inner();
         let mut job = None;
-        let mut early = EarlyGather::new(Arc::clone(&self.flight));
+        let mut early = EarlyGather::new(self.flight.clone());
         loop {
             let event = stream
                 .message()
@@ -521,20 +521,23 @@ fn by_worker(locations: &[ChunkLocation]) -> HashMap<&str, Vec<(usize, &ChunkLoc
     workers
 }
 
-/// Sends `data[i]` to where `locations[i]` says: one connection per worker, the workers
-/// side by side, each worker's chunks one after another.
+/// Sends `data[i]` to where `locations[i]` says: the workers side by side, each worker's
+/// chunks one after another.
 async fn put_all(
     locations: &[ChunkLocation],
     data: &[Arc<ChunkData>],
-    config: &ClientConfig,
+    connections: &Connections,
 ) -> Result<(), WireError> {
     let per_worker = by_worker(locations)
         .into_iter()
         .map(|(address, chunks)| async move {
-            let mut client = ChunkClient::connect(address, config.clone()).await?;
+            let mut client = connections.client(address).await?;
             for (i, l) in chunks {
                 let ticket = ChunkTicket::new(l.job_id, l.chunk_key, l.attempt, l.incarnation);
-                client.put(&ticket, &data[i]).await?;
+                if let Err(e) = client.put(&ticket, &data[i]).await {
+                    connections.forget(address);
+                    return Err(e);
+                }
             }
             Ok::<_, WireError>(())
         });
@@ -542,12 +545,12 @@ async fn put_all(
 }
 
 /// Every chunk of `outputs`, in their order: those `have` holds already, and the rest
-/// fetched with one connection per worker, the workers side by side, each worker's small
-/// chunks in batches ([`plan_fetches`]), its requests one after another.
+/// fetched from the workers side by side, each worker's small chunks in batches
+/// ([`plan_fetches`]), its requests one after another.
 async fn fetch_all(
     outputs: &[ChunkLocation],
     mut have: Vec<Option<Arc<tessera_kernels::ChunkData>>>,
-    config: &ClientConfig,
+    connections: &Connections,
 ) -> Result<Vec<Arc<tessera_kernels::ChunkData>>, String> {
     let missing: Vec<usize> = (0..outputs.len())
         .filter(|&i| have.get(i).is_none_or(Option::is_none))
@@ -560,7 +563,8 @@ async fn fetch_all(
         requests.entry(address).or_default().push(request);
     }
     let per_worker = requests.into_iter().map(|(address, requests)| async move {
-        let mut client = ChunkClient::connect(address, config.clone())
+        let mut client = connections
+            .client(address)
             .await
             .map_err(|e| e.to_string())?;
         let mut fetched = Vec::new();
@@ -575,10 +579,10 @@ async fn fetch_all(
             let Some(ticket) = ChunkTicket::batch(&tickets) else {
                 continue;
             };
-            let chunks = client
-                .fetch_batch(&ticket)
-                .await
-                .map_err(|e| format!("gathering {ticket} from {address}: {e}"))?;
+            let chunks = client.fetch_batch(&ticket).await.map_err(|e| {
+                connections.forget(address);
+                format!("gathering {ticket} from {address}: {e}")
+            })?;
             fetched.extend(request.into_iter().zip(chunks.into_iter().map(Arc::new)));
         }
         Ok::<_, String>(fetched)

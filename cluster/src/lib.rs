@@ -28,7 +28,7 @@ pub mod wire;
 pub mod worker;
 
 pub use auth::{Secret, SECRET_ENV};
-pub use client::{fetch_chunk, put_chunk, ChunkClient, ClientConfig};
+pub use client::{fetch_chunk, put_chunk, ChunkClient, ClientConfig, Connections};
 pub use connect::{ClusterClient, ClusterInfo, WorkerInfo};
 pub use error::{ClusterError, WireError};
 pub use scheduler::{serve_scheduler, SchedulerConfig, WebListeners};

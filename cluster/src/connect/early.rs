@@ -1,14 +1,14 @@
 //! Gathering a job's outputs while it runs: the scheduler announces each output as it is
 //! computed (`JobEvent.chunk_finished` with its location), and [`EarlyGather`] fetches it
-//! at once, one connection and one fetch at a time per worker, so that moving the outputs
-//! overlaps the job's remaining tasks instead of following them.
+//! at once, one fetch at a time per worker (over the client's connection to it), so that
+//! moving the outputs overlaps the job's remaining tasks instead of following them.
 //!
 //! At the job's end the copies fetched are used where they are the copy the scheduler
 //! names then (same holder, incarnation and attempt); an output recomputed since, or one
 //! whose fetch failed, is fetched again from where it is now. Fetches from a worker the
 //! job's end names no output on (one lost meanwhile, perhaps hung) are abandoned.
 
-use crate::client::{ChunkClient, ClientConfig};
+use crate::client::Connections;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tessera_kernels::ChunkData;
@@ -35,7 +35,7 @@ struct FetchLoop {
 /// Fetches announced outputs in the background (see the module docs). Dropping it stops
 /// the fetches.
 pub(super) struct EarlyGather {
-    config: Arc<ClientConfig>,
+    connections: Connections,
     /// Per worker (Flight address), its fetch loop.
     loops: HashMap<String, FetchLoop>,
     /// Where the fetch loops send what they fetched (until `finish`).
@@ -44,11 +44,11 @@ pub(super) struct EarlyGather {
 }
 
 impl EarlyGather {
-    /// Nothing fetched yet; fetches will use `config`.
-    pub fn new(config: Arc<ClientConfig>) -> EarlyGather {
+    /// Nothing fetched yet; fetches will use `connections`.
+    pub fn new(connections: Connections) -> EarlyGather {
         let (results, received) = mpsc::unbounded_channel();
         EarlyGather {
-            config,
+            connections,
             loops: HashMap::new(),
             results: Some(results),
             received,
@@ -63,8 +63,8 @@ impl EarlyGather {
         let address = location.flight_address.clone();
         let fetcher = self.loops.entry(address.clone()).or_insert_with(|| {
             let (queue, pending) = mpsc::unbounded_channel();
-            let config = Arc::clone(&self.config);
-            let task = tokio::spawn(fetch_loop(address, config, pending, results.clone()));
+            let connections = self.connections.clone();
+            let task = tokio::spawn(fetch_loop(address, connections, pending, results.clone()));
             FetchLoop { queue, task }
         });
         // The loop ends only once its queue is closed (in `finish`).
@@ -113,15 +113,14 @@ pub(super) fn same_copy(a: &ChunkLocation, b: &ChunkLocation) -> bool {
         && a.flight_address == b.flight_address
 }
 
-/// Fetches the outputs queued for the worker at `address`, one after another on one
-/// connection, until the queue is closed.
+/// Fetches the outputs queued for the worker at `address`, one after another, until the
+/// queue is closed.
 async fn fetch_loop(
     address: String,
-    config: Arc<ClientConfig>,
+    connections: Connections,
     mut pending: mpsc::UnboundedReceiver<ChunkLocation>,
     results: mpsc::UnboundedSender<Fetched>,
 ) {
-    let mut client: Option<ChunkClient> = None;
     while let Some(location) = pending.recv().await {
         let ticket = ChunkTicket::new(
             location.job_id,
@@ -129,16 +128,12 @@ async fn fetch_loop(
             location.attempt,
             location.incarnation,
         );
-        let data = match &mut client {
-            Some(c) => c.fetch(&ticket).await.map_err(|e| e.to_string()),
-            None => match ChunkClient::connect(&address, (*config).clone()).await {
-                Ok(c) => client
-                    .insert(c)
-                    .fetch(&ticket)
-                    .await
-                    .map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
-            },
+        let data = match connections.client(&address).await {
+            Ok(mut client) => client.fetch(&ticket).await.map_err(|e| {
+                connections.forget(&address);
+                e.to_string()
+            }),
+            Err(e) => Err(e.to_string()),
         };
         let fetched = Fetched {
             location,
@@ -153,6 +148,7 @@ async fn fetch_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::ClientConfig;
     use crate::server::{serve, ChunkFlightService, ChunkSink, ChunkSource, ServerConfig};
     use crate::SourceError;
     use std::sync::Mutex;
@@ -217,7 +213,7 @@ mod tests {
             connect_timeout: Duration::from_secs(600),
             ..ClientConfig::within(Duration::from_secs(600))
         };
-        let mut early = EarlyGather::new(Arc::new(config));
+        let mut early = EarlyGather::new(Connections::new(config));
         early.fetch(location(&live, 1, 1));
         early.fetch(location(&live, 2, 1));
         early.fetch(location(&silent, 3, 1));

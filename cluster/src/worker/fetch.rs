@@ -13,7 +13,7 @@
 use super::direct::Input;
 use super::replicas::{CopyId, Replicas};
 use super::Agent;
-use crate::client::{plan_fetches, ChunkClient};
+use crate::client::plan_fetches;
 use futures::stream::{self, StreamExt};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -123,35 +123,18 @@ impl Agent {
 
     /// Fetches what `ticket` names from `address`, over a cached connection.
     async fn fetch(&self, address: &str, ticket: &ChunkTicket) -> Result<Vec<Input>, String> {
-        let cached = self
-            .clients
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(address)
-            .cloned();
-        let mut client = match cached {
-            Some(c) => c,
-            None => {
-                let c = ChunkClient::connect(address, self.client_config.clone())
-                    .await
-                    .map_err(|e| e.to_string())?;
-                self.clients
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(address.to_string(), c.clone());
-                c
-            }
-        };
+        let mut client = self
+            .connections
+            .client(address)
+            .await
+            .map_err(|e| e.to_string())?;
         match client.fetch_batch(ticket).await {
             Ok(chunks) => Ok(chunks
                 .into_iter()
                 .map(|data| Input::Fetched(Arc::new(data)))
                 .collect()),
             Err(e) => {
-                self.clients
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(address);
+                self.connections.forget(address);
                 Err(e.to_string())
             }
         }

@@ -15,7 +15,7 @@ mod held;
 mod replicas;
 
 use crate::auth::{check_listen_address, AddSecret, Secret};
-use crate::client::{ChunkClient, ClientConfig};
+use crate::client::{ClientConfig, Connections};
 use crate::error::ClusterError;
 use crate::scheduler::MAX_CONTROL_MESSAGE_BYTES;
 use crate::server::{serve, ChunkFlightService, ServerConfig};
@@ -23,7 +23,6 @@ use direct::{cancelled, failed, kernel_failed, DirectTask, Ended, Input};
 use fetch::LostPeers;
 use held::{Held, HeldChunk};
 use replicas::Replicas;
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -210,13 +209,12 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         up: up.clone(),
         incarnation,
         name: config.name.clone(),
-        clients: Arc::new(Mutex::new(HashMap::new())),
-        peers: Arc::new(LostPeers::new()),
-        replicas: Arc::new(Mutex::new(Replicas::new(config.memory_limit))),
-        client_config: ClientConfig {
+        connections: Connections::new(ClientConfig {
             secret: config.secret.clone(),
             ..ClientConfig::default()
-        },
+        }),
+        peers: Arc::new(LostPeers::new()),
+        replicas: Arc::new(Mutex::new(Replicas::new(config.memory_limit))),
         running: Arc::new(AtomicU32::new(0)),
     };
     // The threads tasks run on directly (see [`direct`]); a task's closure does not hold
@@ -285,14 +283,12 @@ struct Agent {
     up: mpsc::UnboundedSender<WorkerMessage>,
     incarnation: u64,
     name: String,
-    /// Flight connections to peers, by address.
-    clients: Arc<Mutex<HashMap<String, ChunkClient>>>,
+    /// Flight connections to peers (with the secret).
+    connections: Connections,
     /// Peers the scheduler has declared lost.
     peers: Arc<LostPeers>,
     /// Peers' chunks fetched more than once, kept here (see [`replicas`]).
     replicas: Arc<Mutex<Replicas>>,
-    /// How peers are called (with the secret).
-    client_config: ClientConfig,
     running: Arc<AtomicU32>,
 }
 
