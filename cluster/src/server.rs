@@ -83,6 +83,13 @@ pub trait ChunkSource: Send + Sync + 'static {
     /// The chunk the ticket names, `None` if this worker does not hold it. May block
     /// (reading a spilled chunk back from disk).
     fn chunk(&self, ticket: &ChunkTicket) -> Result<Option<Arc<ChunkData>>, SourceError>;
+
+    /// The chunks `tickets` name, in order, `None` for each one not held. May block. By
+    /// default one [`ChunkSource::chunk`] after another; a source that reads several at
+    /// once (one trip to its storage for a batch) does so here.
+    fn chunks(&self, tickets: &[ChunkTicket]) -> Result<Vec<Option<Arc<ChunkData>>>, SourceError> {
+        tickets.iter().map(|t| self.chunk(t)).collect()
+    }
 }
 
 /// Where the service stores the chunks clients send.
@@ -239,18 +246,20 @@ impl FlightService for ChunkFlightService {
         let copies = ticket.copies();
         let source = Arc::clone(&self.source);
         let found = tokio::task::spawn_blocking(move || {
+            let found = source.chunks(&copies).map_err(|e| {
+                tracing::error!(%e, "chunk source failed");
+                Status::internal(e.to_string())
+            })?;
             copies
-                .into_iter()
-                .map(|copy| match source.chunk(&copy) {
-                    Ok(Some(chunk)) => Ok(chunk),
-                    Ok(None) => Err(refuse(
-                        WireError::NotFound(format!("{copy} is not held by this worker")),
-                        "do_get",
-                    )),
-                    Err(e) => {
-                        tracing::error!(%e, "chunk source failed");
-                        Err(Status::internal(e.to_string()))
-                    }
+                .iter()
+                .zip(found)
+                .map(|(copy, chunk)| {
+                    chunk.ok_or_else(|| {
+                        refuse(
+                            WireError::NotFound(format!("{copy} is not held by this worker")),
+                            "do_get",
+                        )
+                    })
                 })
                 .collect::<Result<Vec<_>, Status>>()
         })

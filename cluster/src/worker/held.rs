@@ -132,6 +132,28 @@ impl ChunkSource for Held {
                 reason,
             })
     }
+
+    /// The held ones of `tickets` in one read from storage (a batch of a merge's parts
+    /// cost a trip through the actors each).
+    fn chunks(&self, tickets: &[ChunkTicket]) -> Result<Vec<Option<Arc<ChunkData>>>, SourceError> {
+        let held: Vec<Option<HeldChunk>> = tickets
+            .iter()
+            .map(|t| self.get(t.job_id, t.chunk_key, t.attempt))
+            .collect();
+        let kept: Vec<&KeptChunk> = held.iter().flatten().map(|h| h.kept.as_ref()).collect();
+        let mut read = self
+            .system
+            .read_kept(&kept)
+            .map_err(|e| SourceError::Unreadable {
+                chunk: ChunkTicket::batch(tickets).map_or_else(String::new, |t| t.to_string()),
+                reason: e.to_string(),
+            })?
+            .into_iter();
+        Ok(held
+            .iter()
+            .map(|h| h.as_ref().and_then(|_| read.next()))
+            .collect())
+    }
 }
 
 /// Chunks a client sends (a job's large literals, placed by the scheduler): kept in the
