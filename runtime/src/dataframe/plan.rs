@@ -28,6 +28,12 @@ use tessera_kernels::{ChunkData, ChunkOp};
 
 /// Partials merged per task in a merge tree.
 const FAN_IN: usize = 8;
+/// Partials holding at most this many rows in all, and no more than
+/// [`ONE_MERGE_PARTIALS`] of them, merge in one task: a tree's extra level would cost a
+/// dispatch (on a cluster, a round trip and a fetch) and save nothing.
+const ONE_MERGE_ROWS: usize = 1 << 16;
+/// See [`ONE_MERGE_ROWS`].
+const ONE_MERGE_PARTIALS: usize = 64;
 /// Estimated input bytes per groupby shuffle partition aimed at (partials are at most
 /// their input's rows, so a part holds at most about this much input's groups).
 const BYTES_PER_PART: u64 = 32 << 20;
@@ -461,7 +467,8 @@ impl<'s> FramePlanner<'s> {
         self.frame(op, input.into_iter().collect())
     }
 
-    /// Plans a groupby: partials, then (decided from their rows) a merge tree or a shuffle.
+    /// Plans a groupby: partials, then (decided from their rows) one merge, a merge tree or
+    /// a shuffle.
     ///
     /// Each partial task also cuts its partial into the shuffle's hash parts, each stored as
     /// a chunk of its own, so that a shuffle needs no task (and no spilled partial read
@@ -497,6 +504,10 @@ impl<'s> FramePlanner<'s> {
             .unzip();
         let rows = self.hand_on_counted(&split.concat(), counts)?;
         if rows <= self.shuffle_rows {
+            if rows <= ONE_MERGE_ROWS && split.len() <= ONE_MERGE_PARTIALS {
+                tracing::debug!(partials = split.len(), rows, "groupby: one merge");
+                return Ok(vec![self.merge(spec, split.concat(), true)]);
+            }
             tracing::debug!(partials = split.len(), rows, "groupby: tree merge");
             return Ok(vec![self.merge_tree(spec, split)]);
         }
