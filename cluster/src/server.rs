@@ -250,6 +250,13 @@ impl FlightService for ChunkFlightService {
                 tracing::error!(%e, "chunk source failed");
                 Status::internal(e.to_string())
             })?;
+            if found.len() != copies.len() {
+                return Err(Status::internal(format!(
+                    "the chunk source answered {} of {} lookups",
+                    found.len(),
+                    copies.len()
+                )));
+            }
             copies
                 .iter()
                 .zip(found)
