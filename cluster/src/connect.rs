@@ -88,6 +88,10 @@ pub struct ClusterClient {
     releaser: Arc<Releaser>,
     /// Connections to the workers, to send literals and gather outputs.
     flight: Connections,
+    /// This client's session on the scheduler (`Jobs.OpenSession`): what its jobs leave
+    /// on the workers is released when the session's stream, held open by a task of
+    /// `runtime`, ends with it.
+    session: u64,
 }
 
 impl std::fmt::Debug for ClusterClient {
@@ -113,6 +117,13 @@ impl ClusterClient {
         let jobs = JobsClient::with_interceptor(channel, AddSecret::new(secret))
             .max_decoding_message_size(MAX_CONTROL_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_CONTROL_MESSAGE_BYTES);
+        let session = runtime
+            .block_on(open_session(jobs.clone()))
+            .map_err(|status| ClusterError::Scheduler {
+                address: address.to_string(),
+                code: status.code(),
+                message: status.message().to_string(),
+            })?;
         let (tx, rx) = mpsc::unbounded_channel();
         runtime.spawn(release_loop(jobs.clone(), rx));
         Ok(ClusterClient {
@@ -124,6 +135,7 @@ impl ClusterClient {
                 secret: secret.cloned(),
                 ..ClientConfig::default()
             }),
+            session,
         })
     }
 
@@ -164,6 +176,7 @@ impl ClusterClient {
         let request = pb::SubmitJobRequest {
             protocol_version: PROTOCOL_VERSION,
             graph: encode_payload(&graph)?,
+            session_id: self.session,
         };
         // Leave room for the envelope around the graph.
         let limit = MAX_CONTROL_MESSAGE_BYTES - (64 << 10);
@@ -224,6 +237,7 @@ impl ClusterClient {
         let request = pb::PlaceChunksRequest {
             protocol_version: PROTOCOL_VERSION,
             nbytes: data.iter().map(|d| d.nbytes() as u64).collect(),
+            session_id: self.session,
         };
         let mut jobs = self.jobs.clone();
         let locations = self
@@ -280,6 +294,22 @@ impl KeptOwner for Releaser {
     fn unkeep(&self, id: ChunkId) {
         let _ = self.tx.send(id);
     }
+}
+
+/// Opens this client's session: its id, once the scheduler has named it. A task of the
+/// calling runtime then holds the stream open until the runtime stops (the client is
+/// dropped, or its process ends).
+async fn open_session(mut jobs: JobsClient<AuthedChannel>) -> Result<u64, tonic::Status> {
+    let request = pb::OpenSessionRequest {
+        protocol_version: PROTOCOL_VERSION,
+    };
+    let mut events = jobs.open_session(request).await?.into_inner();
+    let first = events
+        .message()
+        .await?
+        .ok_or_else(|| tonic::Status::unavailable("the session stream closed at once"))?;
+    tokio::spawn(async move { while let Ok(Some(_)) = events.message().await {} });
+    Ok(first.session_id)
 }
 
 /// Sends releases as they come, a batch at a time.

@@ -222,17 +222,46 @@ fn data_made_in_this_process_goes_to_the_workers_by_flight_and_is_released_after
     assert_eq!(whole.as_slice::<f64>().unwrap().len(), n);
     assert_eq!(whole.as_slice::<f64>().unwrap()[n - 1], 999.0);
     // Released once each job ended: the workers hold nothing of them.
-    let held = |s: &TestSession| -> u64 {
-        let info = s.cluster_info().unwrap().expect("a cluster session");
-        info.worker_list.iter().map(|w| w.chunks_held).sum()
-    };
     let deadline = Instant::now() + Duration::from_secs(20);
-    while held(&s) > 0 && Instant::now() < deadline {
+    while chunks_held(&s) > 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(held(&s), 0);
+    assert_eq!(chunks_held(&s), 0);
     assert_eq!(
         item_f64(&s.execute(&line(1000).sum()).unwrap()),
+        line_sum(1000)
+    );
+}
+
+/// Chunks the workers of `s`'s cluster hold, as the scheduler counts them.
+fn chunks_held(s: &TestSession) -> u64 {
+    let info = s.cluster_info().unwrap().expect("a cluster session");
+    info.worker_list.iter().map(|w| w.chunks_held).sum()
+}
+
+#[test]
+fn a_client_that_goes_away_without_releasing_leaves_nothing_on_the_workers() {
+    let c = cluster(2);
+    let watcher = on(&c, 1 << 20);
+    {
+        let s = on(&c, 1 << 20);
+        let p = line(1_000_000).persist(&s).unwrap();
+        assert!(
+            chunks_held(&watcher) > 0,
+            "the persisted chunks are on the workers"
+        );
+        assert_eq!(item_f64(&s.execute(&p.sum()).unwrap()), line_sum(1_000_000));
+        // The client never releases them, as one that crashes or exits does not.
+        std::mem::forget(p);
+    }
+    // Its session ended with it: the scheduler released what it owned.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while chunks_held(&watcher) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(chunks_held(&watcher), 0);
+    assert_eq!(
+        item_f64(&watcher.execute(&line(1000).sum()).unwrap()),
         line_sum(1000)
     );
 }

@@ -287,7 +287,7 @@ impl Jobs for Service {
             .validate()
             .map_err(|e| Status::invalid_argument(format!("invalid chunk graph: {e}")))?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let job = lock(&self.core).submit(graph, tx.clone());
+        let job = lock(&self.core).submit(graph, tx.clone(), request.session_id);
         tracing::debug!(%job, "job submitted");
         // Cancel the job when the client drops its stream.
         let core = Arc::clone(&self.core);
@@ -322,7 +322,7 @@ impl Jobs for Service {
         let request = request.into_inner();
         check_client_version(request.protocol_version)?;
         let locations = lock(&self.core)
-            .place_chunks(&request.nbytes)
+            .place_chunks(&request.nbytes, request.session_id)
             .map_err(Status::unavailable)?;
         Ok(Response::new(pb::PlaceChunksReply { locations }))
     }
@@ -332,6 +332,26 @@ impl Jobs for Service {
         _: Request<pb::ClusterInfoRequest>,
     ) -> Result<Response<pb::ClusterInfoReply>, Status> {
         Ok(Response::new(lock(&self.core).info()))
+    }
+
+    type OpenSessionStream = BoxStream<pb::SessionEvent>;
+
+    async fn open_session(
+        &self,
+        request: Request<pb::OpenSessionRequest>,
+    ) -> Result<Response<Self::OpenSessionStream>, Status> {
+        check_client_version(request.into_inner().protocol_version)?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let session_id = lock(&self.core).open_session();
+        let _ = tx.send(Ok(pb::SessionEvent { session_id }));
+        tracing::debug!(session_id, "client session opened");
+        // The client is gone when its stream is dropped.
+        let core = Arc::clone(&self.core);
+        tokio::spawn(async move {
+            tx.closed().await;
+            lock(&core).close_session(session_id);
+        });
+        Ok(Response::new(channel_stream(rx)))
     }
 }
 

@@ -248,6 +248,20 @@ pub struct Release {
     #[prost(uint64, tag = "3")]
     pub attempt: u64,
 }
+/// Opens a client session.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct OpenSessionRequest {
+    /// Must equal the scheduler's PROTOCOL_VERSION_CURRENT.
+    #[prost(uint32, tag = "1")]
+    pub protocol_version: u32,
+}
+/// The one event of a session stream: the session's id.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SessionEvent {
+    /// Named in the client's SubmitJobRequest and PlaceChunksRequest.
+    #[prost(uint64, tag = "1")]
+    pub session_id: u64,
+}
 /// A job to run.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct SubmitJobRequest {
@@ -258,6 +272,9 @@ pub struct SubmitJobRequest {
     /// tessera_proto::envelope.
     #[prost(bytes = "vec", tag = "2")]
     pub graph: ::prost::alloc::vec::Vec<u8>,
+    /// The client's session (OpenSession); 0: none, its outputs are held until released.
+    #[prost(uint64, tag = "3")]
+    pub session_id: u64,
 }
 /// One chunk of one job.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
@@ -293,6 +310,9 @@ pub struct PlaceChunksRequest {
     /// The size of each chunk, in bytes.
     #[prost(uint64, repeated, tag = "2")]
     pub nbytes: ::prost::alloc::vec::Vec<u64>,
+    /// The client's session (OpenSession); 0: none, the chunks are held until released.
+    #[prost(uint64, tag = "3")]
+    pub session_id: u64,
 }
 /// Where to send each chunk: one location per chunk of the request, in its order. The
 /// client sends it with do_put and a ticket of exactly that job, chunk, attempt and
@@ -1168,6 +1188,35 @@ pub mod jobs_client {
                 .insert(GrpcMethod::new("tessera.v1.Jobs", "PlaceChunks"));
             self.inner.unary(req, path, codec).await
         }
+        /// A client's session, held open for as long as the client lives: its first event names
+        /// the session. The outputs of jobs submitted in it (persisted data, outputs not yet
+        /// gathered) and the chunks placed in it are the session's; when the stream ends (the
+        /// client dropped it, exited or crashed), the scheduler releases those the client did
+        /// not release itself.
+        pub async fn open_session(
+            &mut self,
+            request: impl tonic::IntoRequest<super::OpenSessionRequest>,
+        ) -> std::result::Result<
+            tonic::Response<tonic::codec::Streaming<super::SessionEvent>>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/tessera.v1.Jobs/OpenSession",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("tessera.v1.Jobs", "OpenSession"));
+            self.inner.server_streaming(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -1225,6 +1274,24 @@ pub mod jobs_server {
             request: tonic::Request<super::PlaceChunksRequest>,
         ) -> std::result::Result<
             tonic::Response<super::PlaceChunksReply>,
+            tonic::Status,
+        >;
+        /// Server streaming response type for the OpenSession method.
+        type OpenSessionStream: tonic::codegen::tokio_stream::Stream<
+                Item = std::result::Result<super::SessionEvent, tonic::Status>,
+            >
+            + std::marker::Send
+            + 'static;
+        /// A client's session, held open for as long as the client lives: its first event names
+        /// the session. The outputs of jobs submitted in it (persisted data, outputs not yet
+        /// gathered) and the chunks placed in it are the session's; when the stream ends (the
+        /// client dropped it, exited or crashed), the scheduler releases those the client did
+        /// not release itself.
+        async fn open_session(
+            &self,
+            request: tonic::Request<super::OpenSessionRequest>,
+        ) -> std::result::Result<
+            tonic::Response<Self::OpenSessionStream>,
             tonic::Status,
         >;
     }
@@ -1521,6 +1588,52 @@ pub mod jobs_server {
                                 max_encoding_message_size,
                             );
                         let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/tessera.v1.Jobs/OpenSession" => {
+                    #[allow(non_camel_case_types)]
+                    struct OpenSessionSvc<T: Jobs>(pub Arc<T>);
+                    impl<
+                        T: Jobs,
+                    > tonic::server::ServerStreamingService<super::OpenSessionRequest>
+                    for OpenSessionSvc<T> {
+                        type Response = super::SessionEvent;
+                        type ResponseStream = T::OpenSessionStream;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::ResponseStream>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::OpenSessionRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Jobs>::open_session(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = OpenSessionSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.server_streaming(method, req).await;
                         Ok(res)
                     };
                     Box::pin(fut)

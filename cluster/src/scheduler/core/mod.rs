@@ -11,10 +11,12 @@
 
 mod depth;
 mod metrics;
+mod sessions;
 
 use super::convert::{failed_event, progress_event};
 use crate::scheduler::{kernel_error, SchedulerConfig};
 use depth::RunTimes;
+use sessions::Sessions;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
@@ -95,6 +97,8 @@ pub(crate) struct Core {
     /// the board, in `runs`), totals over the finished and failed ones, the last few.
     board: Arc<Board>,
     runs: HashMap<JobId, u64>,
+    /// The clients' sessions and the chunks each owns.
+    sessions: Sessions,
 }
 
 /// A registration's outcome.
@@ -121,6 +125,7 @@ impl Core {
             next_data_key: 0,
             board: Arc::default(),
             runs: HashMap::new(),
+            sessions: Sessions::default(),
         }
     }
 
@@ -271,9 +276,13 @@ impl Core {
 
     /// A client's graph: runs it, reporting to `events`; returns the job's id. Persisted
     /// inputs no worker holds any more fail the job when a task would read them
-    /// (`ChunkLost` of a kept chunk), and the client computes them again.
-    pub fn submit(&mut self, graph: ChunkGraph, events: EventSender) -> JobId {
+    /// (`ChunkLost` of a kept chunk), and the client computes them again. The client's
+    /// `session` (0: none) owns the job's outputs until it releases them or ends.
+    pub fn submit(&mut self, graph: ChunkGraph, events: EventSender, session: u64) -> JobId {
+        let outputs = graph.outputs.clone();
         let (job, actions) = self.planner.submit(graph, Instant::now());
+        self.sessions
+            .own(session, outputs.into_iter().map(|key| ChunkId { job, key }));
         let accepted = pb::JobEvent {
             job_id: job.0,
             kind: Some(job_event::Kind::Accepted(pb::Accepted {})),
@@ -303,9 +312,30 @@ impl Core {
                 job: JobId(c.job_id),
                 key: ChunkKey(c.chunk_key),
             };
+            self.sessions.released(id);
             if self.drop_chunk(id) {
                 released += 1;
             }
+        }
+        released
+    }
+
+    /// Opens a client session (see [`sessions`]); its id.
+    pub fn open_session(&mut self) -> u64 {
+        self.sessions.open()
+    }
+
+    /// The client of `session` is gone: releases the chunks it still owned; how many
+    /// were held.
+    pub fn close_session(&mut self, session: u64) -> usize {
+        let owned = self.sessions.close(session);
+        let released = owned.into_iter().filter(|&id| self.drop_chunk(id)).count();
+        if released > 0 {
+            tracing::info!(
+                session,
+                released,
+                "released the chunks of a client that went away"
+            );
         }
         released
     }
@@ -314,7 +344,11 @@ impl Core {
     /// about to send with do_put, and counts them held there from now on, as persisted
     /// data until released (see `PlaceChunks` in `tessera.proto`). Each goes to the worker
     /// with the fewest bytes in use and placed so far; an error without workers.
-    pub fn place_chunks(&mut self, nbytes: &[u64]) -> Result<Vec<ChunkLocation>, String> {
+    pub fn place_chunks(
+        &mut self,
+        nbytes: &[u64],
+        session: u64,
+    ) -> Result<Vec<ChunkLocation>, String> {
         let mut load: Vec<(u32, u64)> = self
             .live_workers()
             .map(|(id, w)| (id, w.memory_used))
@@ -339,6 +373,7 @@ impl Core {
                 nbytes: n,
             };
             self.hold(id, holder);
+            self.sessions.own(session, [id]);
             locations.extend(self.location(id));
         }
         Ok(locations)

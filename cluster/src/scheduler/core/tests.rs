@@ -126,7 +126,7 @@ fn inputs_go_out_as_locations_and_a_lost_holder_is_recomputed_elsewhere() {
     let (inc_a, mut a) = worker(&mut core, "a");
     let (inc_b, mut b) = worker(&mut core, "b");
     let (events, mut rx) = unbounded_channel();
-    let job = core.submit(graph(), events);
+    let job = core.submit(graph(), events, 0);
     let (mut on_a, mut on_b) = (tasks(&mut a), tasks(&mut b));
     assert_eq!(on_a.len() + on_b.len(), 2, "1 and 2 run, 3 waits");
     // Put chunk 1 on a and chunk 2 on b, whichever got which.
@@ -202,7 +202,7 @@ fn a_silent_worker_is_lost_after_the_ttl_and_jobs_fail_after_the_grace() {
     let mut core = Core::new(config());
     let (_, mut a) = worker(&mut core, "a");
     let (events, mut rx) = unbounded_channel();
-    core.submit(graph(), events);
+    core.submit(graph(), events, 0);
     assert_eq!(tasks(&mut a).len(), 2);
     let now = Instant::now();
     core.check_liveness(now + Duration::from_millis(500));
@@ -229,7 +229,7 @@ fn a_task_that_kills_three_workers_fails_the_job_as_killed_worker() {
         outputs: vec![ChunkKey(1)],
         ..ChunkGraph::default()
     };
-    core.submit(graph, events);
+    core.submit(graph, events, 0);
     for i in 0..3 {
         let (inc, mut down) = worker(&mut core, &format!("w{i}"));
         assert_eq!(tasks(&mut down).len(), 1, "run {i}");
@@ -251,7 +251,7 @@ fn a_late_missing_input_report_naming_a_replaced_copy_loses_nothing_more() {
     let (inc_b, b) = worker(&mut core, "b");
     let (incs, mut downs) = ([inc_a, inc_b], [a, b]);
     let (events, mut rx) = unbounded_channel();
-    core.submit(graph(), events);
+    core.submit(graph(), events, 0);
     let first: Vec<pb::RunTask> = downs.iter_mut().flat_map(tasks).collect();
     let one = first.iter().find(|t| t.chunk_key == 1).expect("task 1");
     let two = first.iter().find(|t| t.chunk_key == 2).expect("task 2");
@@ -340,7 +340,7 @@ fn outputs_handed_out_are_announced_with_their_location_as_soon_as_they_are_comp
             keep_outputs: keep,
             ..graph()
         };
-        core.submit(g, events);
+        core.submit(g, events, 0);
         let first = tasks(&mut a);
         assert_eq!(first.len(), 2, "1 and 2 run");
         let by_key = |ts: &[pb::RunTask], k: u64| ts.iter().find(|t| t.chunk_key == k).cloned();
@@ -374,4 +374,68 @@ fn outputs_handed_out_are_announced_with_their_location_as_soon_as_they_are_comp
             "3 is announced before the job is done"
         );
     }
+}
+
+/// The chunks a worker was told to release.
+fn releases(down: &mut Down) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    while let Ok(Ok(m)) = down.try_recv() {
+        if let Some(scheduler_message::Kind::Release(r)) = m.kind {
+            out.push((r.job_id, r.chunk_key));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_session_that_ends_releases_the_kept_outputs_and_placed_chunks_it_did_not_release() {
+    let mut core = Core::new(config());
+    let (inc, mut w) = worker(&mut core, "w");
+    let session = core.open_session();
+    let other = core.open_session();
+    // A job whose output (3) is kept on the worker, as persisted data is.
+    let (events, mut rx) = unbounded_channel();
+    let kept = ChunkGraph {
+        keep_outputs: true,
+        ..graph()
+    };
+    let job = core.submit(kept, events, session);
+    for _ in 0..2 {
+        for t in tasks(&mut w) {
+            core.on_status(done(inc, &t));
+        }
+    }
+    assert!(matches!(outcome(&mut rx), Some(job_event::Kind::Done(_))));
+    // Two chunks placed by this session, one by the other, one by no session.
+    let placed = core.place_chunks(&[8, 8], session).expect("placed");
+    let theirs = core.place_chunks(&[8], other).expect("placed");
+    let nobodys = core.place_chunks(&[8], 0).expect("placed");
+    // The client releases one placed chunk itself before it goes.
+    let first = pb::ChunkRef {
+        job_id: placed[0].job_id,
+        chunk_key: placed[0].chunk_key,
+    };
+    assert_eq!(core.release(&[first]), 1);
+    releases(&mut w);
+    assert_eq!(core.info().worker_list[0].chunks_held, 4);
+
+    assert_eq!(core.close_session(session), 2);
+    let mut released = releases(&mut w);
+    released.sort_unstable();
+    let mut want = vec![(job.0, 3), (placed[1].job_id, placed[1].chunk_key)];
+    want.sort_unstable();
+    assert_eq!(released, want);
+    assert_eq!(
+        core.info().worker_list[0].chunks_held,
+        2,
+        "the others' stay"
+    );
+    assert_eq!(core.close_session(session), 0, "closed once");
+    assert_eq!(core.close_session(other), 1);
+    assert_eq!(
+        releases(&mut w),
+        vec![(theirs[0].job_id, theirs[0].chunk_key)]
+    );
+    assert_eq!(core.info().worker_list[0].chunks_held, 1);
+    assert_eq!(nobodys.len(), 1);
 }
