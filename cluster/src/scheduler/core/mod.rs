@@ -818,6 +818,7 @@ impl Core {
         for id in ids {
             self.unhold(id);
         }
+        self.sessions.forget_job(job);
         self.send_all(&scheduler_message::Kind::Cancel(pb::Cancel {
             job_id: job.0,
         }));

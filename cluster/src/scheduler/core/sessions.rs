@@ -11,7 +11,7 @@
 //! disconnected client's keys.
 
 use std::collections::{HashMap, HashSet};
-use tessera_actors::ChunkId;
+use tessera_actors::{ChunkId, JobId};
 
 /// The open sessions and the chunks each owns.
 #[derive(Debug, Default)]
@@ -43,6 +43,13 @@ impl Sessions {
         }
     }
 
+    /// A failed or cancelled job's chunks are gone: no session owns them any more.
+    pub fn forget_job(&mut self, job: JobId) {
+        for owned in self.owned.values_mut() {
+            owned.retain(|c| c.job != job);
+        }
+    }
+
     /// Ends `session`; the chunks it still owns, to release.
     pub fn close(&mut self, session: u64) -> Vec<ChunkId> {
         self.owned
@@ -55,7 +62,7 @@ impl Sessions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_actors::{ChunkKey, JobId};
+    use tessera_actors::ChunkKey;
 
     fn id(job: u64, key: u64) -> ChunkId {
         ChunkId {
@@ -75,9 +82,10 @@ mod tests {
         s.own(0, [id(9, 9)]);
         s.own(77, [id(9, 8)]);
         s.released(id(1, 2));
+        s.forget_job(JobId(2));
         let mut left = s.close(a);
         left.sort_by_key(|c| (c.job.0, c.key.0));
-        assert_eq!(left, vec![id(1, 1), id(2, 1)]);
+        assert_eq!(left, vec![id(1, 1)], "released and failed ones are not");
         assert!(s.close(a).is_empty(), "closed once");
         // A session that has ended owns nothing new.
         s.own(a, [id(4, 1)]);
