@@ -563,7 +563,7 @@ async fn put_all(
         .map(|(address, chunks)| async move {
             let mut client = connections.client(address).await?;
             for (i, l) in chunks {
-                let ticket = ChunkTicket::new(l.job_id, l.chunk_key, l.attempt, l.incarnation);
+                let ticket = ChunkTicket::for_copy(l);
                 if let Err(e) = client.put(&ticket, &data[i]).await {
                     connections.forget(address);
                     return Err(e);
@@ -601,10 +601,7 @@ async fn fetch_all(
         for request in requests {
             let tickets: Vec<ChunkTicket> = request
                 .iter()
-                .map(|&i| {
-                    let l = &outputs[i];
-                    ChunkTicket::new(l.job_id, l.chunk_key, l.attempt, l.incarnation)
-                })
+                .map(|&i| ChunkTicket::for_copy(&outputs[i]))
                 .collect();
             let Some(ticket) = ChunkTicket::batch(&tickets) else {
                 continue;

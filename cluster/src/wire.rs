@@ -283,18 +283,22 @@ where
     // The chunk being read: its kind (from its header) and the sections begun so far.
     let mut current: Option<(ChunkKind, Vec<Section>)> = None;
     while let Some(message) = decoder.try_next().await.map_err(WireError::from_flight)? {
+        let complete = current
+            .as_ref()
+            .is_none_or(|(kind, sections)| kind.sections() == sections.len() as u64);
+        if complete && matches!(message.payload, DecodedPayload::Schema(_)) {
+            if let Some((kind, sections)) = current.take() {
+                chunks.push(assemble(kind, sections)?);
+            }
+            current = Some((chunk_header(&message.inner.app_metadata)?, Vec::new()));
+            if chunks.len() >= count {
+                return Err(WireError::Malformed(format!(
+                    "stream of more than the {count} chunks asked for"
+                )));
+            }
+            continue;
+        }
         match (&message.payload, &mut current) {
-            (DecodedPayload::Schema(_), Some((kind, sections)))
-                if kind.sections() == sections.len() as u64 =>
-            {
-                if let Some((kind, sections)) = current.take() {
-                    chunks.push(assemble(kind, sections)?);
-                }
-                current = Some((chunk_header(&message.inner.app_metadata)?, Vec::new()));
-            }
-            (DecodedPayload::Schema(_), None) => {
-                current = Some((chunk_header(&message.inner.app_metadata)?, Vec::new()));
-            }
             (_, None) => {
                 return Err(WireError::Malformed(
                     "chunk stream does not start with its header".into(),
@@ -328,11 +332,6 @@ where
                     "message with neither schema nor batch".into(),
                 ))
             }
-        }
-        if chunks.len() >= count {
-            return Err(WireError::Malformed(format!(
-                "stream of more than the {count} chunks asked for"
-            )));
         }
     }
     let (kind, sections) =

@@ -3,7 +3,8 @@
 //! workers, persisted data stays on the workers, and a killed worker loses nothing.
 
 use crate::common::{
-    assert_cancelled, builder, item_f64, session_from, SpillParent, TestSession, REPORT_PANELS,
+    assert_cancelled, builder, eventually, item_f64, session_from, SpillParent, TestSession,
+    REPORT_PANELS,
 };
 use crate::dataframes::{frame_error, sorted_rows, TempDir};
 use crate::persist::{frame, line, line_sum, upper_sums};
@@ -222,11 +223,11 @@ fn data_made_in_this_process_goes_to_the_workers_by_flight_and_is_released_after
     assert_eq!(whole.as_slice::<f64>().unwrap().len(), n);
     assert_eq!(whole.as_slice::<f64>().unwrap()[n - 1], 999.0);
     // Released once each job ended: the workers hold nothing of them.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while chunks_held(&s) > 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(chunks_held(&s), 0);
+    assert!(
+        eventually(|| chunks_held(&s) == 0),
+        "{} chunks held",
+        chunks_held(&s)
+    );
     assert_eq!(
         item_f64(&s.execute(&line(1000).sum()).unwrap()),
         line_sum(1000)
@@ -255,11 +256,11 @@ fn a_client_that_goes_away_without_releasing_leaves_nothing_on_the_workers() {
         std::mem::forget(p);
     }
     // Its session ended with it: the scheduler released what it owned.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while chunks_held(&watcher) > 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(chunks_held(&watcher), 0);
+    assert!(
+        eventually(|| chunks_held(&watcher) == 0),
+        "{} chunks held",
+        chunks_held(&watcher)
+    );
     assert_eq!(
         item_f64(&watcher.execute(&line(1000).sum()).unwrap()),
         line_sum(1000)

@@ -5,7 +5,7 @@
 //! Decoding checks, in order: the size (a ticket is a few dozen bytes; anything larger is
 //! refused before it is parsed), the protobuf encoding, and the protocol version.
 
-use crate::pb::{ChunkCopy, ChunkTicket};
+use crate::pb::{ChunkCopy, ChunkLocation, ChunkTicket};
 use crate::PROTOCOL_VERSION;
 use prost::Message;
 use thiserror::Error;
@@ -69,6 +69,16 @@ impl ChunkTicket {
             incarnation,
             more: Vec::new(),
         }
+    }
+
+    /// The ticket of the copy `location` names.
+    pub fn for_copy(location: &ChunkLocation) -> Self {
+        ChunkTicket::new(
+            location.job_id,
+            location.chunk_key,
+            location.attempt,
+            location.incarnation,
+        )
     }
 
     /// One ticket naming all of `tickets` (`None` if there are none), which must all be

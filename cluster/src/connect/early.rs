@@ -122,12 +122,7 @@ async fn fetch_loop(
     results: mpsc::UnboundedSender<Fetched>,
 ) {
     while let Some(location) = pending.recv().await {
-        let ticket = ChunkTicket::new(
-            location.job_id,
-            location.chunk_key,
-            location.attempt,
-            location.incarnation,
-        );
+        let ticket = ChunkTicket::for_copy(&location);
         let data = match connections.client(&address).await {
             Ok(mut client) => client.fetch(&ticket).await.map_err(|e| {
                 connections.forget(&address);

@@ -95,10 +95,8 @@ impl Agent {
     /// Fetches the chunks at `locations` (all on one holder) in one do_get, given up at
     /// once if the scheduler says the holder is lost.
     async fn fetch_batch(&self, locations: &[&ChunkLocation]) -> Result<Vec<Input>, Failed> {
-        let tickets: Vec<ChunkTicket> = locations
-            .iter()
-            .map(|l| ChunkTicket::new(l.job_id, l.chunk_key, l.attempt, l.incarnation))
-            .collect();
+        let tickets: Vec<ChunkTicket> =
+            locations.iter().map(|l| ChunkTicket::for_copy(l)).collect();
         let (Some(first), Some(ticket)) = (locations.first(), ChunkTicket::batch(&tickets)) else {
             return Ok(Vec::new());
         };
