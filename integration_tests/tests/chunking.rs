@@ -131,6 +131,35 @@ fn same_answer_under_every_chunking() {
 }
 
 #[test]
+fn a_reduction_with_one_partial_per_output_chunk_runs_no_combine() {
+    let s = session();
+    let x = tensor::arange(0, 720, 1).reshape(&[24, 30]);
+    let ops = |t: &Tensor| {
+        s.execute_with_stats(t)
+            .map(|(h, stats)| (h, stats.chunks_by_op))
+            .unwrap_or_else(|e| panic!("execution failed: {e}"))
+    };
+    // One chunk: its task finishes the sum.
+    let (sum, by_op) = ops(&x.rechunk(&[24, 30]).sum());
+    assert_eq!(item(&sum).as_i64(), (0..720).sum::<i64>());
+    assert_eq!(by_op.get("fused_reduce"), Some(&1), "{by_op:?}");
+    assert_eq!(by_op.get("combine"), None, "{by_op:?}");
+    // Full-height column blocks: each column block's task finishes its sums (a mean too).
+    let (sums, by_op) = ops(&x.rechunk(&[24, 7]).sum_axis(0));
+    let want: Vec<i64> = (0..30).map(|j| (0..24).map(|i| i * 30 + j).sum()).collect();
+    assert_eq!(i64s(&sums), want);
+    assert_eq!(by_op.get("fused_reduce"), Some(&5), "{by_op:?}");
+    assert_eq!(by_op.get("combine"), None, "{by_op:?}");
+    let (means, _) = ops(&x.rechunk(&[24, 7]).mean_axis(0));
+    let want: Vec<f64> = want.iter().map(|&v| v as f64 / 24.0).collect();
+    assert_eq!(means.to_f64_vec(), want);
+    // Row blocks reduced over their rows: partials from several tasks are combined.
+    let (sums, by_op) = ops(&x.rechunk(&[5, 30]).sum_axis(0));
+    assert_eq!(i64s(&sums).len(), 30);
+    assert!(by_op.get("combine").is_some_and(|&n| n >= 1), "{by_op:?}");
+}
+
+#[test]
 fn reference_executor_agrees_with_actors() {
     let s = session();
     for chunks in [vec![24, 30], vec![5, 7], vec![1, 3]] {

@@ -58,7 +58,9 @@ fn injected_faults_are_retried_and_the_result_is_unchanged() {
 #[test]
 fn faults_beyond_the_retry_limit_fail_the_job_and_the_session_recovers() {
     let faults = Arc::new(FaultInjector::new().on_nth(Some("combine"), 0, FaultKind::Error));
-    let s = session_from(builder().faults(faults.clone()));
+    // Chunks of 48 KiB: the sum's few partials are combined by one task (a one-chunk
+    // sum would finish in its fused task, with no combine to fail).
+    let s = session_from(builder().chunk_bytes(48 << 10).faults(faults.clone()));
     let err = inside(10_000).execute(&s).expect_err("every combine fails");
     match &err {
         Error::ChunkFailed {

@@ -502,6 +502,10 @@ pub struct ChunkReduce {
     pub global_start: Vec<usize>,
     /// Global shape of the reduced tensor (for arg-reductions' flat indices).
     pub global_shape: Vec<usize>,
+    /// When set, the chunk is the reduction's final tensor of this shape, not a partial:
+    /// the planner sets it where this chunk's partial is the only one of its output chunk,
+    /// so that no task is spent combining one partial (as [`CombineSpec::finalize`]).
+    pub finalize: Option<Vec<usize>>,
 }
 
 /// An elementwise program over one chunk, with an optional reduction at its end.

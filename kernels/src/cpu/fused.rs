@@ -61,12 +61,17 @@ fn bad(msg: String) -> KernelError {
     KernelError::BadInput(msg)
 }
 
-/// Runs a fused kernel over its chunk.
+/// Runs a fused kernel over its chunk (a reduction's partial finished where the kernel
+/// asks, see [`super::combine::finish_reduction`]).
 pub(crate) fn run(
     kernel: &FusedKernel,
     inputs: &[Arc<ChunkData>],
 ) -> Result<ChunkData, KernelError> {
-    Plan::new(kernel, inputs)?.execute()
+    let data = Plan::new(kernel, inputs)?.execute()?;
+    match &kernel.reduce {
+        Some(reduce) => super::combine::finish_reduction(reduce, data),
+        None => Ok(data),
+    }
 }
 
 /// A fused kernel with a 2-D `f64` root, evaluated a range of rows at a time (a generated
@@ -893,6 +898,7 @@ pub(crate) mod tests {
                     axes: vec![0],
                     global_start: vec![0],
                     global_shape: vec![n],
+                    finalize: None,
                 });
                 let partial = run(&counted, std::slice::from_ref(&data)).unwrap();
                 let ChunkData::Partial(p) = partial else {

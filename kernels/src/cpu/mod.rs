@@ -14,6 +14,7 @@ pub(crate) mod shortcuts;
 pub mod vmath;
 
 use crate::{ChunkData, ChunkOp, KernelError};
+pub(crate) use combine::finish_reduction;
 use std::sync::Arc;
 
 /// Runs one chunk op on the calling thread.

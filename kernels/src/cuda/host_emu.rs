@@ -216,9 +216,13 @@ fn buffer(dtype: DType, bits: &[u64]) -> Buffer {
     }
 }
 
-/// The chunk (or the error) an emulated launch stands for, assembled as the GPU launcher
-/// assembles its outputs.
-fn device_result(e: &Emulated, out: &Output) -> Result<ChunkData, KernelError> {
+/// The chunk (or the error) an emulated launch of `fused` (`e`'s kernel, or the same with
+/// its reduction finished) stands for, made as the GPU launcher makes it.
+fn device_result(
+    e: &Emulated,
+    fused: &FusedKernel,
+    out: &Output,
+) -> Result<ChunkData, KernelError> {
     if let Some(error) = fault_error(out.faults) {
         return Err(error);
     }
@@ -230,8 +234,7 @@ fn device_result(e: &Emulated, out: &Output) -> Result<ChunkData, KernelError> {
         .enumerate()
         .map(|(k, d)| buffer(d, out.parts.get(k).map_or(&[][..], |v| v)))
         .collect();
-    let (root, _) = e.fused.root_instr()?;
-    launch::assemble(&e.cuda, &root.shape, e.splits, buffers)
+    launch::chunk_of(fused, &e.cuda, e.splits, buffers)
 }
 
 /// Compiles and runs `cases` on the host; `None` when no C++ compiler is installed.
@@ -324,10 +327,17 @@ fn cuda_kernels_emulated_on_the_host_match_the_cpu() {
     let failures: Vec<String> = cases
         .iter()
         .zip(&outputs)
-        .filter_map(|(e, o)| {
-            compare::check(&e.fused, &e.inputs, device_result(e, o), Judge::Host)
-                .err()
-                .map(|m| format!("{}: {m}", e.label))
+        .flat_map(|(e, o)| {
+            // A reduction's outputs are judged as its partial and, finished, as the
+            // reduction's tensor (its one-chunk plan's task).
+            let finished = corpus::finished(&e.fused).map(|f| (f, ", finished"));
+            std::iter::once((e.fused.clone(), ""))
+                .chain(finished)
+                .filter_map(move |(f, how)| {
+                    compare::check(&f, &e.inputs, device_result(e, &f, o), Judge::Host)
+                        .err()
+                        .map(|m| format!("{}{how}: {m}", e.label))
+                })
         })
         .collect();
     assert!(

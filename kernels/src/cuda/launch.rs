@@ -7,6 +7,7 @@
 use super::codegen::{CudaKernel, ParamKind};
 use crate::chunk::ChunkData;
 use crate::cpu::reduce::Accumulator;
+use crate::expr::FusedKernel;
 use crate::tensor::{Buffer, HostTensor};
 use crate::KernelError;
 use std::sync::Arc;
@@ -108,6 +109,23 @@ pub fn output_lengths(kernel: &CudaKernel, splits: usize) -> Vec<usize> {
             _ => None,
         })
         .collect()
+}
+
+/// The chunk a launch of `fused`, generated as `cuda`, stands for: its outputs copied back
+/// in parameter order, assembled ([`assemble`]), and a reduction finished where `fused`
+/// asks (`ChunkReduce::finalize`, as the CPU evaluator finishes it).
+pub fn chunk_of(
+    fused: &FusedKernel,
+    cuda: &CudaKernel,
+    splits: usize,
+    outputs: Vec<Buffer>,
+) -> Result<ChunkData, KernelError> {
+    let (root, _) = fused.root_instr()?;
+    let data = assemble(cuda, &root.shape, splits, outputs)?;
+    match &fused.reduce {
+        Some(reduce) => crate::cpu::finish_reduction(reduce, data),
+        None => Ok(data),
+    }
 }
 
 /// The chunk a launch produced, from its outputs copied back in parameter order

@@ -195,6 +195,7 @@ fn cuda_params_follow_the_documented_order() {
             axes: vec![1],
             global_start: vec![8, 16],
             global_shape: vec![40, 32],
+            finalize: None,
         }),
     };
     let g = fused_source(&k).unwrap();

@@ -170,7 +170,13 @@ fn gpu_reductions_over_many_blocks_match_the_cpu() {
                     "{rows}x{cols} {name} {} over {axes:?}",
                     corpus::op_label(op)
                 );
-                cases.push((label, random_reduce(rows, cols, dist, op, axes.clone())));
+                let partial = random_reduce(rows, cols, dist, op, axes.clone());
+                // The same reduction finished by its task (a one-chunk reduction's plan):
+                // the GPU's partial, finished on the host, against the CPU's.
+                if let Some(finished) = corpus::finished(&partial) {
+                    cases.push((format!("{label}, finished"), finished));
+                }
+                cases.push((label, partial));
             }
         }
     }

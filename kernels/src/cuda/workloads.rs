@@ -43,6 +43,7 @@ pub fn reduce_all(shape: &[usize], op: ReduceOp) -> ChunkReduce {
         axes: (0..shape.len()).collect(),
         global_start: vec![0; shape.len()],
         global_shape: shape.to_vec(),
+        finalize: None,
     }
 }
 

@@ -531,7 +531,7 @@ pub enum ProtocolVersion {
     /// Never sent: a message without a version is refused.
     Unspecified = 0,
     /// The version this file describes.
-    Current = 4,
+    Current = 5,
 }
 impl ProtocolVersion {
     /// String value of the enum field names used in the ProtoBuf definition.

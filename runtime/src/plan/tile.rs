@@ -302,7 +302,9 @@ impl Tiler {
         ))
     }
 
-    /// A fused partial per chunk of `x`, then a tree of combines per output chunk.
+    /// A fused partial per chunk of `x`, then a tree of combines per output chunk; where
+    /// each output chunk has one partial, its fused task finishes the reduction itself
+    /// (`ChunkReduce::finalize`) and no combine runs.
     fn reduce(
         &mut self,
         x: &Arc<Node>,
@@ -314,18 +316,41 @@ impl Tiler {
         let xgrid = self.natural_grid(x)?;
         let counts = grid::counts(&xgrid);
         let kept: Vec<usize> = (0..x.shape.len()).filter(|d| !axes.contains(d)).collect();
+        // The shape of the output chunk that input chunk `idx` (its indices along the
+        // kept axes) reduces into.
+        let out_shape = |idx: &[usize]| -> Vec<usize> {
+            let mut k = 0;
+            (0..x.shape.len())
+                .filter_map(|d| match (axes.contains(&d), keepdims) {
+                    (false, _) => {
+                        let e = xgrid[d][idx[k]];
+                        k += 1;
+                        Some(e)
+                    }
+                    (true, true) => Some(1),
+                    (true, false) => None,
+                })
+                .collect()
+        };
+        let one_partial_each = axes.iter().all(|&d| counts[d] == 1);
+        let mut finished = Vec::new();
         let mut groups: HashMap<Vec<usize>, Vec<ChunkKey>> = HashMap::new();
         let mut order: Vec<Vec<usize>> = Vec::new();
         for (f, (start, shape)) in grid::chunk_boxes(&xgrid).into_iter().enumerate() {
+            let chunk_idx = unflatten(f, &counts);
+            let idx: Vec<usize> = kept.iter().map(|&d| chunk_idx[d]).collect();
             let spec = ChunkReduce {
                 op,
                 axes: axes.to_vec(),
                 global_start: start.clone(),
                 global_shape: x.shape.clone(),
+                finalize: one_partial_each.then(|| out_shape(&idx)),
             };
             let key = self.fused_chunk(x, &start, &shape, Some(spec))?;
-            let chunk_idx = unflatten(f, &counts);
-            let idx: Vec<usize> = kept.iter().map(|&d| chunk_idx[d]).collect();
+            if one_partial_each {
+                finished.push(key);
+                continue;
+            }
             groups
                 .entry(idx.clone())
                 .or_insert_with(|| {
@@ -333,6 +358,12 @@ impl Tiler {
                     Vec::new()
                 })
                 .push(key);
+        }
+        if one_partial_each {
+            return Ok(Materialized {
+                grid: out_grid,
+                keys: finished,
+            });
         }
         let mut keys = Vec::with_capacity(order.len());
         for idx in order {
@@ -350,19 +381,7 @@ impl Tiler {
                     .map(|g| self.add(combine(None), g.to_vec()))
                     .collect();
             }
-            let mut k = 0;
-            let shape: Vec<usize> = (0..x.shape.len())
-                .filter_map(|d| match (axes.contains(&d), keepdims) {
-                    (false, _) => {
-                        let e = xgrid[d][idx[k]];
-                        k += 1;
-                        Some(e)
-                    }
-                    (true, true) => Some(1),
-                    (true, false) => None,
-                })
-                .collect();
-            keys.push(self.add(combine(Some(shape)), level));
+            keys.push(self.add(combine(Some(out_shape(&idx))), level));
         }
         Ok(Materialized {
             grid: out_grid,

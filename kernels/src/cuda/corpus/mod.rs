@@ -110,12 +110,29 @@ fn kernel(instrs: Vec<Instr>, reduce: Option<ChunkReduce>) -> FusedKernel {
     }
 }
 
+/// `kernel` with its reduction finished by the kernel's task (`ChunkReduce::finalize`: the
+/// root's shape without the reduced axes), as the planner makes a one-chunk reduction;
+/// `None` for a kernel without a reduction.
+pub fn finished(kernel: &FusedKernel) -> Option<FusedKernel> {
+    let root = kernel.instrs.get(kernel.root)?;
+    let mut done = kernel.clone();
+    let reduce = done.reduce.as_mut()?;
+    let kept = root.shape.iter().enumerate();
+    reduce.finalize = Some(
+        kept.filter(|(d, _)| !reduce.axes.contains(d))
+            .map(|(_, &n)| n)
+            .collect(),
+    );
+    Some(done)
+}
+
 fn all_axes(shape: &[usize], op: ReduceOp) -> ChunkReduce {
     ChunkReduce {
         op,
         axes: (0..shape.len()).collect(),
         global_start: vec![0; shape.len()],
         global_shape: shape.to_vec(),
+        finalize: None,
     }
 }
 

@@ -193,6 +193,7 @@ pub(super) fn reductions(out: &mut Vec<Case>) {
                             axes: axes.to_vec(),
                             global_start: vec![2, 3, 8],
                             global_shape: vec![6, 9, 20],
+                            finalize: None,
                         }),
                     ),
                 });
@@ -220,6 +221,7 @@ pub(super) fn reductions(out: &mut Vec<Case>) {
                 axes: vec![],
                 global_start: vec![0, 0],
                 global_shape: s.to_vec(),
+                finalize: None,
             }),
         ),
     });
@@ -272,6 +274,7 @@ pub(super) fn reductions(out: &mut Vec<Case>) {
                 axes: vec![1],
                 global_start: vec![3, 0],
                 global_shape: vec![9, 5],
+                finalize: None,
             }),
         ),
     });

@@ -319,6 +319,7 @@ pub fn refused() -> Vec<Refused> {
                 axes: vec![2],
                 global_start: vec![0, 0],
                 global_shape: s.to_vec(),
+                finalize: None,
             }),
         ),
         bad(),

@@ -6,7 +6,7 @@ use super::devbuf::DevBuf;
 use super::resident::{Ran, WHOLE};
 use super::{driver, Gpu, Lease, Timer};
 use crate::cuda::codegen::{fault_error, fused_source, CudaKernel, ParamKind};
-use crate::cuda::launch::{assemble, input_buffers, launch_shape, output_lengths};
+use crate::cuda::launch::{chunk_of, input_buffers, launch_shape, output_lengths};
 use crate::expr::FusedKernel;
 use crate::{ChunkData, KernelError};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
@@ -42,8 +42,7 @@ impl Gpu {
             .iter()
             .map(|d| d.download(self, &lease.stream))
             .collect::<Result<Vec<_>, _>>()?;
-        let (root, _) = kernel.root_instr()?;
-        let data = assemble(&launched.cuda, &root.shape, launched.splits, host)?;
+        let data = chunk_of(kernel, &launched.cuda, launched.splits, host)?;
         let mut ran = Ran::host(data, launched.took);
         if launched.cuda.reduce.is_none() {
             if let Ok([values]) = <[DevBuf; 1]>::try_from(launched.outputs) {
