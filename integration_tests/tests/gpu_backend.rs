@@ -232,11 +232,12 @@ fn gpu_ops_feed_cpu_ops_in_one_graph() {
     };
     let cpu = cpu_session(builder().chunk_bytes(1 << 18));
     let rng = tensor::random::default_rng(9);
-    // Fused on the GPU, a product (cuBLAS), fused again; the reduction's combine runs on
-    // the CPU pool.
+    // Fused on the GPU, a product (cuBLAS), fused again; the reduction over the product's
+    // 4 row blocks is combined on the CPU pool (over its rows, a block's task would finish
+    // its sums itself).
     let a = (rng.uniform(-2.0, 2.0, &[600, 200]) * 3.0).sin();
     let b = rng.normal(0.0, 1.0, &[200, 50]).exp() - 1.0;
-    let t = (a.dot(&b) * 0.5).abs().sum_axis(1);
+    let t = (a.dot(&b) * 0.5).abs().sum_axis(0);
     let (got, stats) = run_stats(&gpu, &t);
     assert_same_close(&got, &run(&cpu, &t), 1e-12);
     assert_ran_on_gpu(&stats, true);

@@ -4,8 +4,10 @@
 //! fused elementwise expressions with their trailing reductions, block products, the QR of
 //! one block, groupby partials of tables in memory and the matching of inner and left
 //! joins, which is where the time of a NumPy- or pandas-style job goes) runs on a CUDA
-//! device whenever one is registered; every other op (stacked QRs and SVDs of small
-//! factors, sorts, reads, combines of partials…) runs on a CPU device.
+//! device whenever one is registered, unless it is too small to pay for a GPU task's fixed
+//! cost ([`Gpu::pays`]: a fused kernel over fewer than 4,096 elements); every other op
+//! (stacked QRs and SVDs of small factors, sorts, reads, combines of partials…) runs on a
+//! CPU device.
 //! A GPU being restarted is not registered, so its ops run on the CPU meanwhile (the CUDA
 //! kernels return what the CPU ones do); a session without GPUs never sees the difference.
 //! A task its graph pins to the CPU ([`crate::ChunkTask::device`], from `Tensor::on`) runs
@@ -70,7 +72,14 @@ impl PlannerState {
         if task.is_some_and(|t| t.device == Some(DeviceKind::Cpu)) {
             return DeviceKind::Cpu;
         }
-        let gpu_op = task.is_some_and(|t| matches!(&t.work, Work::Run(op) if Gpu::runs(op)));
+        // A task pinned to a GPU runs there whenever it has a kernel; others only where
+        // it pays for the GPU's fixed cost.
+        let pinned = task.is_some_and(|t| t.device == Some(DeviceKind::Cuda));
+        let gpu_op = task.is_some_and(|t| match &t.work {
+            Work::Run(op) if pinned => Gpu::runs(op),
+            Work::Run(op) => Gpu::pays(op),
+            _ => false,
+        });
         let gpu_up = self.devices.values().any(|s| s.kind == DeviceKind::Cuda);
         if gpu_op && gpu_up {
             DeviceKind::Cuda
@@ -234,7 +243,7 @@ impl PlannerState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::tests::graph;
+    use crate::graph::tests::{const_op, graph};
     use crate::graph::ChunkKey;
     use crate::memory::MemoryPool;
     use crate::messages::ActorName;
@@ -242,17 +251,22 @@ mod tests {
     use crate::store::tests::chunk;
     use crate::store::ChunkId;
     use std::time::Instant;
+    use tessera_kernels::cuda::GPU_MIN_ELEMENTS;
     use tessera_kernels::ChunkOp;
 
     const CPU: DeviceId = DeviceId(0);
     const GPU: DeviceId = DeviceId(1);
 
-    /// Tasks 1, 2 and 4 fused (GPU kernels), 3 a literal (CPU only); 5 reads them all.
+    /// Tasks 1, 2 and 4 fused (GPU kernels, large enough to pay), 3 a literal (CPU only);
+    /// 5, fused, reads them all.
     fn mixed() -> crate::ChunkGraph {
         let mut g = graph(
             &[(1, &[]), (2, &[]), (3, &[]), (4, &[]), (5, &[1, 2, 3, 4])],
             &[5],
         );
+        for t in &mut g.tasks {
+            t.op = const_op(1, GPU_MIN_ELEMENTS);
+        }
         g.tasks[2].op = ChunkOp::Literal(chunk(8));
         g
     }
@@ -299,6 +313,27 @@ mod tests {
             assert_eq!(placed(&done(&mut p, job, key, 8)), vec![]);
         }
         assert_eq!(placed(&done(&mut p, job, 4, 8)), vec![(5, GPU)]);
+        let actions = done(&mut p, job, 5, 8);
+        let stats = deliver(&mut p, job, &actions);
+        assert_eq!((stats.chunks_run, stats.chunks_on_gpu), (5, 3));
+    }
+
+    #[test]
+    fn a_fused_task_too_small_to_pay_for_the_gpu_runs_on_the_cpu_unless_pinned_there() {
+        let mut p = planner(4, 4);
+        let mut g = mixed();
+        // 1 and 2 evaluate one element short of paying, 2 pinned to CUDA; 4 pays.
+        g.tasks[0].op = const_op(1, GPU_MIN_ELEMENTS - 1);
+        g.tasks[1].op = const_op(1, GPU_MIN_ELEMENTS - 1);
+        g.tasks[1].device = Some(DeviceKind::Cuda);
+        let (job, actions) = p.submit(g, Instant::now());
+        assert_eq!(
+            placed(&actions),
+            vec![(1, CPU), (2, GPU), (3, CPU), (4, GPU)]
+        );
+        for key in [1, 2, 3, 4] {
+            done(&mut p, job, key, 8);
+        }
         let actions = done(&mut p, job, 5, 8);
         let stats = deliver(&mut p, job, &actions);
         assert_eq!((stats.chunks_run, stats.chunks_on_gpu), (5, 3));

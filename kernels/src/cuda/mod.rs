@@ -14,7 +14,7 @@ pub mod launch;
 pub mod nvrtc;
 pub mod workloads;
 
-pub use gpu::{compile_frame_kernels, Gpu};
+pub use gpu::{compile_frame_kernels, Gpu, GPU_MIN_ELEMENTS};
 
 #[cfg(test)]
 mod compare;

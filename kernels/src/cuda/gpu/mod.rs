@@ -44,6 +44,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
+/// Elements under which a fused kernel is not worth a GPU task ([`Gpu::pays`]): a GPU
+/// task's fixed cost through the runtime (launch, copies, synchronization, the actors'
+/// messages) was 0.13–0.18 ms on an H100, where a CPU core evaluates 4,096 elements of
+/// even a trigonometric expression in well under 0.1 ms (docs/GPU.md, stop 42).
+pub const GPU_MIN_ELEMENTS: usize = 4096;
+
 /// A CUDA device opened for running chunk kernels (shared by the threads that drive it).
 pub struct Gpu {
     ctx: Arc<CudaContext>,
@@ -316,6 +322,21 @@ impl Gpu {
             self.sms,
             self.memory as f64 / f64::from(1u32 << 30)
         )
+    }
+
+    /// True where an op this device has a kernel for ([`Gpu::runs`]) is worth a GPU task's
+    /// fixed cost: every such op but a fused kernel whose instructions each evaluate fewer
+    /// than [`GPU_MIN_ELEMENTS`] elements (a reduction's finishing arithmetic on a scalar,
+    /// say), which a CPU core runs in microseconds.
+    pub fn pays(op: &ChunkOp) -> bool {
+        match op {
+            ChunkOp::Fused(k) => k
+                .instrs
+                .iter()
+                .filter_map(|i| crate::checked_numel(&i.shape).ok())
+                .any(|n| n >= GPU_MIN_ELEMENTS),
+            op => Gpu::runs(op),
+        }
     }
 
     /// True for the ops this device has kernels for: fused elementwise expressions with
