@@ -14,7 +14,8 @@ pub struct Record {
     pub engine: String,
     /// Problem size (`1e8`, `10000x10000`).
     pub size: String,
-    /// Wall seconds around building and executing the expression, 4 decimals.
+    /// Wall seconds around building and executing the expression: 4 decimals as the peers
+    /// round, or 3 significant digits where that keeps more (a GPU job of a millisecond).
     pub seconds: f64,
     /// Peak resident memory of the process so far, MiB (1 decimal).
     pub peak_rss_mb: f64,
@@ -44,7 +45,7 @@ impl Record {
             workload,
             engine,
             size,
-            seconds: round_decimals(seconds, 4),
+            seconds: round_seconds(seconds),
             peak_rss_mb: round_decimals(peak_rss_mb(), 1),
             result_digest,
             run,
@@ -56,6 +57,16 @@ impl Record {
     /// The record as one line of JSON.
     pub fn to_line(&self) -> Result<String, serde_json::Error> {
         serde_json::to_string(self)
+    }
+}
+
+/// Seconds to 4 decimals, or to 3 significant digits below 0.1 s (the peers' 4 decimals
+/// would leave a job of 1.24 ms two digits).
+pub fn round_seconds(s: f64) -> f64 {
+    if s < 0.1 {
+        round_significant(s, 3)
+    } else {
+        round_decimals(s, 4)
     }
 }
 
@@ -110,6 +121,9 @@ mod tests {
         assert_eq!(round_decimals(0.123_456_78, 4), 0.1235);
         assert_eq!(round_significant(1_100_012_345.6, 5), 1_100_000_000.0);
         assert_eq!(round_significant(0.000_123_456, 5), 0.000_123_46);
+        assert_eq!(round_seconds(1.234_567), 1.2346);
+        assert_eq!(round_seconds(0.001_234_56), 0.001_23);
+        assert_eq!(round_seconds(0.0), 0.0);
     }
 
     #[test]
