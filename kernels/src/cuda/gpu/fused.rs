@@ -11,7 +11,7 @@ use crate::expr::FusedKernel;
 use crate::{ChunkData, KernelError};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A finished launch whose outputs are still on the device.
 pub(super) struct Launched {
@@ -37,12 +37,18 @@ impl Gpu {
         timed: bool,
     ) -> Result<Ran, KernelError> {
         let launched = self.launch_fused(&lease.stream, kernel, inputs, timed)?;
+        let copying = Instant::now();
         let host = launched
             .outputs
             .iter()
             .map(|d| d.download(self, &lease.stream))
             .collect::<Result<Vec<_>, _>>()?;
         let data = chunk_of(kernel, &launched.cuda, launched.splits, host)?;
+        tracing::trace!(
+            kernel = %launched.cuda.name,
+            back_us = copying.elapsed().as_micros(),
+            "fused outputs copied back and assembled"
+        );
         let mut ran = Ran::host(data, launched.took);
         if launched.cuda.reduce.is_none() {
             if let Ok([values]) = <[DevBuf; 1]>::try_from(launched.outputs) {
@@ -61,6 +67,7 @@ impl Gpu {
         inputs: &[Arc<ChunkData>],
         timed: bool,
     ) -> Result<Launched, KernelError> {
+        let began = Instant::now();
         let cuda = fused_source(kernel)?;
         let host_inputs = input_buffers(&cuda, inputs)?;
         let function = self.function(&cuda)?;
@@ -79,6 +86,7 @@ impl Gpu {
                 self.resident(stream, chunk, WHOLE, || DevBuf::upload(self, stream, b))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let prepared = Instant::now();
         let out_dtypes = cuda.params.iter().filter_map(|p| match p {
             ParamKind::Values { dtype, .. } | ParamKind::Part { dtype, .. } => Some(*dtype),
             _ => None,
@@ -102,6 +110,7 @@ impl Gpu {
         let splits = i64::try_from(shape.splits)
             .map_err(|_| KernelError::SizeOverflow(format!("{} records", shape.splits)))?;
         let timer = Timer::new(stream, timed)?;
+        let allocated = Instant::now();
         {
             let mut args = stream.launch_builder(&function);
             let (mut i, mut o) = (ins.iter(), outputs.iter());
@@ -152,8 +161,18 @@ impl Gpu {
             unsafe { args.launch(config) }.map_err(driver("launch"))?;
             timer.stop(stream)?;
         }
+        let launched = Instant::now();
         let fault = stream.clone_dtoh(&faults).map_err(driver("kernel run"))?;
         let took = timer.elapsed()?;
+        // Host-clock phases, for finding what a launch costs besides its kernel.
+        tracing::trace!(
+            kernel = %cuda.name,
+            prepare_us = (prepared - began).as_micros(),
+            allocate_us = (allocated - prepared).as_micros(),
+            launch_us = (launched - allocated).as_micros(),
+            wait_us = launched.elapsed().as_micros(),
+            "fused launch"
+        );
         if let Some(e) = fault.first().copied().and_then(fault_error) {
             return Err(e);
         }
