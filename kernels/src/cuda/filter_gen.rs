@@ -27,20 +27,26 @@
 //!   `is_null`, `is_not_null`, `fill_null` (booleans, or numbers of the result type the
 //!   CPU gives) and `str_contains` (a plain substring) are supported;
 //! - casts that keep every value, which the CPU's strict cast therefore never fails:
-//!   an integer or a boolean to `Int64` or `Float64`, a float to `Float64`.
+//!   an integer or a boolean to `Int64` or `Float64`, a float to `Float64`;
+//! - date parts (`dt_year` … `dt_quarter`) of a `Date32`, `Date64` or `Timestamp` column
+//!   without a time zone, as Arrow's `date_part` gives them: the proleptic Gregorian
+//!   calendar of the day (floored) since 1970-01-01, null outside chrono's range of years
+//!   (which [`calendar_days`] reads from Arrow); a timestamp's hour, minute and second
+//!   are defined for every value, a `Date32`'s are 0.
 //!
-//! Anything else — `UInt64` columns, other casts, date parts, functions, and any predicate
-//! the CPU would reject — has no kernel ([`filter_source`] gives `None`), and the CPU
-//! evaluates the predicate.
+//! Anything else — `UInt64` columns, other casts, date parts of zoned timestamps,
+//! functions, and any predicate the CPU would reject — has no kernel ([`filter_source`]
+//! gives `None`), and the CPU evaluates the predicate.
 
 use super::codegen::cexpr::{f64_lit, i64_lit};
 use super::frame_plan::{ColKind, ColPart};
-use crate::frame::expr::{BinaryOperator, Expr, Literal};
+use crate::frame::expr::{BinaryOperator, DatePart, Expr, Literal};
 use crate::frame::schema::column_index;
 use arrow::array::{Array, StringArray};
 use arrow::compute::{cast_with_options, CastOptions};
-use arrow::datatypes::{DataType, Schema};
+use arrow::datatypes::{DataType, Schema, TimeUnit};
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 use twox_hash::XxHash3_64;
 
 /// The column readers every generated filter starts with (`frame_cols.cuh`).
@@ -64,6 +70,40 @@ static __device__ int ts_str_cmp(const unsigned char* a, ts_i64 alen, const unsi
     for (ts_i64 k = 0; k < n; ++k)
         if (a[k] != b[k]) return a[k] < b[k] ? -1 : 1;
     return alen < blen ? -1 : (alen > blen ? 1 : 0);
+}
+
+static __device__ __forceinline__ ts_i64 ts_floor_div(ts_i64 a, ts_i64 b) {
+    const ts_i64 q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// Part `part` (0 year, 1 month, 2 day, 3 hour, 4 minute, 5 second, 6 weekday from Monday,
+// 7 day of the year, 8 quarter) of second `s` of day `z` since 1970-01-01, in the proleptic
+// Gregorian calendar (Howard Hinnant's civil_from_days).
+static __device__ ts_i64 ts_date_part(ts_i64 z, ts_i64 s, int part) {
+    switch (part) {
+    case 3: return s / 3600;
+    case 4: return s / 60 % 60;
+    case 5: return s % 60;
+    case 6: { const ts_i64 w = (z + 3) % 7; return w < 0 ? w + 7 : w; }
+    }
+    const ts_i64 zz = z + 719468;
+    const ts_i64 era = (zz >= 0 ? zz : zz - 146096) / 146097;
+    const ts_i64 doe = zz - era * 146097;
+    const ts_i64 yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const ts_i64 doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const ts_i64 mp = (5 * doy + 2) / 153;
+    const ts_i64 m = mp < 10 ? mp + 3 : mp - 9;
+    const ts_i64 y = yoe + era * 400 + (m <= 2);
+    switch (part) {
+    case 0: return y;
+    case 1: return m;
+    case 2: return doy - (153 * mp + 2) / 5 + 1;
+    case 8: return (m - 1) / 3 + 1;
+    }
+    // The day of the year: `doy` counts from March 1.
+    const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return m >= 3 ? doy + 60 + leap : doy - 305;
 }
 
 static __device__ bool ts_str_has(const unsigned char* s, ts_i64 len, const unsigned char* p, ts_i64 plen) {
@@ -161,12 +201,44 @@ pub fn may_take(predicate: &Expr) -> bool {
         | Expr::IsNull(e)
         | Expr::IsNotNull(e)
         | Expr::StrContains { expr: e, .. }
+        | Expr::DatePart { expr: e, .. }
         | Expr::Alias { expr: e, .. } => may_take(e),
         Expr::Cast { expr, to } => {
             matches!(to, DataType::Int64 | DataType::Float64) && may_take(expr)
         }
-        Expr::DatePart { .. } | Expr::Function { .. } => false,
+        Expr::Function { .. } => false,
     }
+}
+
+/// The days since 1970-01-01 whose date Arrow's calendar conversions give (chrono's range
+/// of years), as `(first, last)`: a date part of a day outside them is null on the CPU.
+/// Found once, by bisection over `Date32` values with Arrow's own conversion.
+pub fn calendar_days() -> (i64, i64) {
+    static DAYS: OnceLock<(i64, i64)> = OnceLock::new();
+    *DAYS.get_or_init(|| {
+        let dated = |d: i64| {
+            i32::try_from(d)
+                .ok()
+                .and_then(arrow::temporal_conversions::date32_to_datetime)
+                .is_some()
+        };
+        // The edge between `(undated, dated)` days, either way from day 0 (dated).
+        let edge = |mut undated: i64, mut dated_day: i64| {
+            while (undated - dated_day).abs() > 1 {
+                let mid = dated_day + (undated - dated_day) / 2;
+                if dated(mid) {
+                    dated_day = mid;
+                } else {
+                    undated = mid;
+                }
+            }
+            dated_day
+        };
+        (
+            edge(i64::from(i32::MIN) - 1, 0),
+            edge(i64::from(i32::MAX) + 1, 0),
+        )
+    })
 }
 
 /// What a generated value holds: the C types the generator computes in.
@@ -340,8 +412,77 @@ impl Gen<'_> {
                 }
             }
             Expr::Cast { expr, to } => self.cast(expr, to),
-            Expr::DatePart { .. } | Expr::Function { .. } => None,
+            Expr::DatePart { expr, part } => self.date_part(expr, *part),
+            Expr::Function { .. } => None,
         }
+    }
+
+    /// `part` of a `Date32`, `Date64` or zoneless `Timestamp` column's values (see the
+    /// module docs); a null stays a null of the CPU's result type.
+    fn date_part(&mut self, inner: &Expr, part: DatePart) -> Option<Val> {
+        let v = self.expr(inner)?;
+        if v.cat == Cat::Null {
+            return Some(self.null(Cat::Int));
+        }
+        // Ticks per second (0: a Date32's days).
+        let per_second: i64 = match v.temporal.as_ref()? {
+            DataType::Date32 => 0,
+            DataType::Date64 => 1_000,
+            DataType::Timestamp(unit, None) => match unit {
+                TimeUnit::Second => 1,
+                TimeUnit::Millisecond => 1_000,
+                TimeUnit::Microsecond => 1_000_000,
+                TimeUnit::Nanosecond => 1_000_000_000,
+            },
+            _ => return None,
+        };
+        let code = match part {
+            DatePart::Year => 0,
+            DatePart::Month => 1,
+            DatePart::Day => 2,
+            DatePart::Hour => 3,
+            DatePart::Minute => 4,
+            DatePart::Second => 5,
+            DatePart::Weekday => 6,
+            DatePart::DayOfYear => 7,
+            DatePart::Quarter => 8,
+        };
+        let time = matches!(part, DatePart::Hour | DatePart::Minute | DatePart::Second);
+        let n = self.fresh();
+        if per_second == 0 {
+            let _ = writeln!(
+                self.body,
+                "        const ts_i64 z{n} = {x};\n        const ts_i64 s{n} = 0;",
+                x = v.x
+            );
+        } else {
+            let _ = writeln!(
+                self.body,
+                "        const ts_i64 t{n} = ts_floor_div({x}, {per_second});\n        \
+                 const ts_i64 z{n} = ts_floor_div(t{n}, 86400);\n        \
+                 const ts_i64 s{n} = t{n} - z{n} * 86400;",
+                x = v.x
+            );
+        }
+        // Arrow computes a timestamp's time of day, and a Date32's (0), without the
+        // calendar; everything else through chrono, which dates a bounded range of days.
+        let ok = if time && !matches!(v.temporal, Some(DataType::Date64)) {
+            v.ok.clone()
+        } else {
+            let (first, last) = calendar_days();
+            format!(
+                "{} && z{n} >= {} && z{n} <= {}",
+                v.ok,
+                i64_lit(first),
+                i64_lit(last)
+            )
+        };
+        let x = if time && per_second == 0 {
+            "0".to_string()
+        } else {
+            format!("ts_date_part(z{n}, s{n}, {code})")
+        };
+        Some(self.define(Cat::Int, &x, &ok))
     }
 
     /// `inner` cast to `to`, for the casts that keep every value (so the CPU's strict cast

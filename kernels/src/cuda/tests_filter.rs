@@ -7,7 +7,9 @@
 //! predicates it does not take give no kernel; every kernel compiles with NVRTC. The GPU
 //! suite runs the same predicates on a device (`tests_gpu_frame`).
 
-use super::filter_gen::{filter_source, FilterKernel, KernelCol, FILTER_PRELUDE, HELPERS};
+use super::filter_gen::{
+    calendar_days, filter_source, FilterKernel, KernelCol, FILTER_PRELUDE, HELPERS,
+};
 use super::frame_plan::{ColKind, ColPart};
 use super::host_emu::{compile_and_run, SHIM};
 use super::nvrtc;
@@ -16,8 +18,8 @@ use crate::frame::expr::{col, lit, Expr, Literal};
 use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Date32Array, Date64Array, DictionaryArray,
     Float32Array, Float64Array, Int32Array, Int64Array, Int8Array, LargeStringArray, RecordBatch,
-    StringArray, TimestampMicrosecondArray, TimestampMillisecondArray, UInt16Array, UInt32Array,
-    UInt64Array, UInt8Array,
+    StringArray, TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray,
+    TimestampSecondArray, UInt16Array, UInt32Array, UInt64Array, UInt8Array,
 };
 use arrow::datatypes::{DataType, Int32Type, UInt8Type};
 use std::fmt::Write as _;
@@ -107,6 +109,72 @@ pub(super) fn awkward_table() -> RecordBatch {
     ]);
     let keys = Int32Array::from_iter((0..n).map(|i| (!nth(i, 10)).then_some((i * 5 % 7) as i32)));
     let cat = DictionaryArray::<Int32Type>::try_new(keys, Arc::new(entries)).unwrap();
+    // Days, milliseconds, seconds and nanoseconds at the calendar's edges: chrono's first
+    // and last dates and one past them, leap days, the epoch and just before it, extremes.
+    let (first, last) = calendar_days();
+    let days = [
+        i64::from(i32::MIN),
+        first - 1,
+        first,
+        -719_162,
+        -135_081,
+        -25_509,
+        -25_508,
+        -1,
+        0,
+        11_016,
+        11_322,
+        47_541,
+        2_932_896,
+        last,
+        last + 1,
+        i64::from(i32::MAX),
+    ];
+    let when = Date32Array::from_iter(
+        (0..n).map(|i| (!nth(i, 11)).then_some(days[i % days.len()] as i32)),
+    );
+    let day_ms = 86_400_000;
+    let ms = [
+        i64::MIN,
+        first * day_ms - 1,
+        first * day_ms,
+        -86_400_001,
+        -1,
+        0,
+        86_399_999,
+        951_782_400_000,
+        951_868_799_999,
+        last * day_ms + day_ms - 1,
+        (last + 1) * day_ms,
+        i64::MAX,
+    ];
+    let mday = Date64Array::from_iter((0..n).map(|i| (!nth(i, 12)).then_some(ms[i % ms.len()])));
+    let s_edges = [
+        i64::MIN,
+        -86_401,
+        -1,
+        0,
+        59,
+        951_868_799,
+        first * 86_400,
+        last * 86_400 + 86_399,
+        (last + 1) * 86_400,
+        i64::MAX,
+    ];
+    let secs = TimestampSecondArray::from_iter_values((0..n).map(|i| s_edges[i % s_edges.len()]));
+    let ns_edges = [
+        i64::MIN,
+        -1,
+        0,
+        1,
+        -999_999_999,
+        951_868_799_999_999_999,
+        978_220_799_000_000_000,
+        i64::MAX,
+    ];
+    let nanos = TimestampNanosecondArray::from_iter(
+        (0..n).map(|i| (!nth(i, 9)).then_some(ns_edges[i % ns_edges.len()] - i as i64)),
+    );
     let large = LargeStringArray::from(vec!["a", "id042", "ab", "x"]);
     let keys = UInt8Array::from_iter((0..n).map(|i| (!nth(i, 13)).then_some((i % 4) as u8)));
     let lcat = DictionaryArray::<UInt8Type>::try_new(keys, Arc::new(large)).unwrap();
@@ -126,6 +194,10 @@ pub(super) fn awkward_table() -> RecordBatch {
         ("dday", Arc::new(dday)),
         ("ts", Arc::new(ts)),
         ("tz", Arc::new(tz)),
+        ("when", Arc::new(when)),
+        ("mday", Arc::new(mday)),
+        ("secs", Arc::new(secs)),
+        ("nanos", Arc::new(nanos)),
         ("cat", Arc::new(cat)),
         ("lcat", Arc::new(lcat)),
     ])
@@ -226,13 +298,36 @@ pub(super) fn predicates() -> Vec<Expr> {
         col("g").cast(DataType::Float64).gt(0.0),
         lit(Literal::Null).cast(DataType::Int64).is_null() & col("b").gt(0),
         col("b").cast(DataType::Int64).fill_null(-1).lt(0),
+        // Date parts: of days, milliseconds, seconds and nanoseconds, null outside the
+        // calendar's range (but a timestamp's time of day and a Date32's is never).
+        col("day").dt_month().eq(5) & col("day").dt_weekday().lt(5),
+        col("dday").dt_quarter().eq(2) | col("dday").dt_dayofyear().gt(125),
+        col("ts").dt_hour().ge(12) & col("ts").dt_day().eq(2),
+        col("when").dt_year().gt(1969),
+        col("when").dt_year().is_null(),
+        col("when").dt_month().eq(2) | col("when").dt_day().eq(29),
+        col("when").dt_dayofyear().ge(60),
+        col("when").dt_dayofyear().eq(366) | col("when").dt_weekday().eq(0),
+        col("when").dt_quarter().eq(1),
+        col("when").dt_hour().eq(0),
+        col("mday").dt_hour().eq(23) | col("mday").dt_second().eq(59),
+        col("mday").dt_year().lt(1970) & col("mday").dt_minute().is_not_null(),
+        col("mday").dt_day().eq(29),
+        col("secs").dt_year().is_null(),
+        col("secs").dt_minute().eq(59) | col("secs").dt_weekday().ge(5),
+        col("secs").dt_second().lt(30) & col("secs").dt_month().is_null(),
+        col("nanos").dt_second().eq(59),
+        col("nanos").dt_year().eq(1969) | col("nanos").dt_dayofyear().eq(366),
+        col("nanos").dt_day().eq(31) & col("nanos").dt_month().eq(12),
+        col("nanos").dt_hour().lt(col("nanos").dt_minute()),
+        lit(Literal::Null).dt_year().is_null() & col("b").lt(5),
     ]
 }
 
 /// Predicates the generator leaves to the CPU: `UInt64`, casts that may fail or narrow,
 /// casts of temporal values, functions, temporal arithmetic and conversions, and ones the
 /// CPU rejects (a string plus a number, a string no date reads as, a boolean against a
-/// number, a date against a number).
+/// number, a date against a number, a zoned timestamp's date part).
 fn refused() -> Vec<Expr> {
     vec![
         col("big").gt(0),
@@ -248,6 +343,7 @@ fn refused() -> Vec<Expr> {
         col("day").gt(lit("not a date")),
         col("flag").gt(1),
         col("day").gt(lit(18_000)),
+        col("tz").dt_year().gt(2020),
     ]
 }
 
