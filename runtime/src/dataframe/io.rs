@@ -36,7 +36,9 @@ pub struct ReadParquet {
     /// Rows to keep: row groups whose statistics rule the predicate out are not read, and
     /// the rest are filtered.
     pub filter: Option<Expr>,
-    /// Uncompressed bytes of row groups per chunk (default 32 MiB).
+    /// Uncompressed bytes of row groups per chunk at most (default: the session's chunk
+    /// size); chunks are cut to about equal sizes, as many as the session's threads where
+    /// that many fit (see [`runs_of_row_groups`]).
     pub chunk_bytes: Option<u64>,
 }
 
@@ -95,6 +97,68 @@ pub fn read_csv_with(path: impl AsRef<Path>, options: ReadCsv) -> DataFrame {
     })
 }
 
+/// A chunk holds at least this many bytes of row groups when the chunks are made more
+/// numerous to give every thread work ([`runs_of_row_groups`]).
+const MIN_SPLIT_BYTES: u64 = 1 << 20;
+
+/// Row groups `(index, bytes)`, in file order, cut into runs that become chunks: none over
+/// `target` bytes unless one row group is (it is then a run alone); the total over the
+/// target runs (rounded up, and more where whole row groups do not fit them), rounded up
+/// to a multiple of `threads` while each run still holds [`MIN_SPLIT_BYTES`]; and of about
+/// equal bytes. Packing row groups greedily up to the
+/// target left a remainder: the peers' `xy` file (81 row groups of 2 MB) became five
+/// chunks of 16 and one of 1, and with two threads one of them read a third chunk while
+/// the other idled.
+pub(crate) fn runs_of_row_groups(
+    groups: &[(usize, u64)],
+    target: u64,
+    threads: usize,
+) -> Vec<Vec<usize>> {
+    let target = target.max(1);
+    let total: u64 = groups.iter().map(|&(_, b)| b).sum();
+    let threads = threads.max(1) as u64;
+    // `n` runs, rounded up to a multiple of the threads where each keeps enough bytes.
+    let rounded = |n: u64| {
+        let balanced = n.div_ceil(threads).saturating_mul(threads);
+        if total / balanced >= MIN_SPLIT_BYTES {
+            balanced
+        } else {
+            n
+        }
+    };
+    let mut count = rounded(total.div_ceil(target).max(1));
+    loop {
+        let runs = equal_runs(groups, target, total, count);
+        // Whole row groups may not fit `count` runs under the target: one more run.
+        if runs.len() as u64 <= count || count >= groups.len() as u64 {
+            return runs;
+        }
+        count = rounded(count + 1);
+    }
+}
+
+/// Row groups in runs of about `total / count` bytes, a run ending early where the next
+/// row group would take it over `target`.
+fn equal_runs(groups: &[(usize, u64)], target: u64, total: u64, count: u64) -> Vec<Vec<usize>> {
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    let (mut closed, mut open) = (0u64, 0u64);
+    for &(rg, b) in groups {
+        // The open run (number `runs.len()`) ends once the bytes so far reach its share.
+        let share_met =
+            u128::from(closed + open) * u128::from(count) >= runs.len() as u128 * u128::from(total);
+        match runs.last_mut() {
+            Some(run) if !share_met && open + b <= target => run.push(rg),
+            _ => {
+                runs.push(vec![rg]);
+                closed += open;
+                open = 0;
+            }
+        }
+        open += b;
+    }
+    runs
+}
+
 /// Reads a Parquet file lazily, one chunk per run of row groups; the footer is read now.
 pub fn read_parquet(path: impl AsRef<Path>) -> DataFrame {
     read_parquet_with(path, ReadParquet::default())
@@ -113,29 +177,17 @@ pub fn read_parquet_with(path: impl AsRef<Path>, options: ReadParquet) -> DataFr
             }
             None => (0..info.row_groups.len()).collect(),
         };
-        let target = options
-            .chunk_bytes
-            .unwrap_or(crate::session::DEFAULT_CHUNK_BYTES as u64)
-            .max(1);
-        let mut chunks: Vec<Vec<usize>> = Vec::new();
-        let (mut acc, mut bytes) = (0u64, 0u64);
-        for rg in row_groups {
-            let b = info.row_groups.get(rg).map_or(0, |r| r.bytes);
-            bytes += b;
-            match chunks.last_mut() {
-                Some(last) if acc + b <= target => last.push(rg),
-                _ => {
-                    chunks.push(vec![rg]);
-                    acc = 0;
-                }
-            }
-            acc += b;
-        }
+        let row_groups: Vec<(usize, u64)> = row_groups
+            .into_iter()
+            .map(|rg| (rg, info.row_groups.get(rg).map_or(0, |r| r.bytes)))
+            .collect();
+        let bytes = row_groups.iter().map(|&(_, b)| b).sum();
         Ok(FrameNode::new(
             info.schema.clone(),
             FrameKind::Parquet(ParquetSource {
                 path,
-                chunks,
+                row_groups,
+                chunk_bytes: options.chunk_bytes,
                 bytes,
             }),
         ))
@@ -317,6 +369,47 @@ mod tests {
         assert!(glob_match(b"a?c", b"abc"));
         assert!(!glob_match(b"a?c", b"ac"));
         assert!(!glob_match(b"part-*.csv", b"part-001.parquet"));
+    }
+
+    /// The run lengths, checking that the runs list every row group once, in order.
+    fn lengths(groups: &[(usize, u64)], target: u64, threads: usize) -> Vec<usize> {
+        let runs = runs_of_row_groups(groups, target, threads);
+        let order: Vec<usize> = runs.iter().flatten().copied().collect();
+        assert_eq!(order, groups.iter().map(|g| g.0).collect::<Vec<_>>());
+        assert!(runs.iter().all(|r| !r.is_empty()));
+        runs.iter().map(Vec::len).collect()
+    }
+
+    #[test]
+    fn row_groups_make_about_equal_runs_a_multiple_of_the_threads_where_they_fit() {
+        // The peers' xy file: 81 row groups of about 2 MB, 160 MB in all.
+        let xy: Vec<(usize, u64)> = (0..81).map(|i| (i, 1_975_528)).collect();
+        let mib32 = 32 << 20;
+        // Greedy packing gave 16, 16, 16, 16, 16, 1; five runs at least (32 MiB each at
+        // most), six for two threads.
+        assert_eq!(lengths(&xy, mib32, 2), vec![14, 13, 14, 13, 14, 13]);
+        // Five runs would need 17 row groups, over 32 MiB, in some: six then.
+        assert_eq!(lengths(&xy, mib32, 1), vec![14, 13, 14, 13, 14, 13]);
+        assert_eq!(lengths(&xy, mib32, 3), vec![14, 13, 14, 13, 14, 13]);
+        // A GPU session's 1 GiB chunks on 16 threads: 16 runs of about 10 MB.
+        let gpu = lengths(&xy, 1 << 30, 16);
+        assert_eq!(gpu.len(), 16);
+        assert!(gpu.iter().all(|&n| n == 5 || n == 6), "{gpu:?}");
+        // Not split below 1 MiB a run: a small file stays one chunk.
+        let small: Vec<(usize, u64)> = (0..4).map(|i| (i, 100_000)).collect();
+        assert_eq!(lengths(&small, mib32, 2), vec![4]);
+        // A target of a byte: one run per row group; a row group over the target alone.
+        assert_eq!(lengths(&small, 1, 2), vec![1, 1, 1, 1]);
+        // 530 bytes over a target of 100 ask for 6 runs; 4 row groups give 4.
+        let skewed = [(0, 10), (1, 500), (2, 10), (3, 10)];
+        assert_eq!(lengths(&skewed, 100, 1), vec![1, 1, 1, 1]);
+        assert_eq!(lengths(&skewed, 1000, 1), vec![4]);
+        // Pruned row groups keep their indices; nothing to read is no run.
+        assert_eq!(
+            runs_of_row_groups(&[(3, 5), (7, 5)], 1 << 20, 1),
+            vec![vec![3, 7]]
+        );
+        assert!(runs_of_row_groups(&[], 1 << 20, 4).is_empty());
     }
 
     #[test]

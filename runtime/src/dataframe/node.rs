@@ -30,12 +30,16 @@ pub(crate) struct CsvSource {
     pub chunk_bytes: Option<u64>,
 }
 
-/// A Parquet file cut into chunks of whole row groups.
+/// A Parquet file, cut into chunks of whole row groups when planned
+/// (`io::runs_of_row_groups`, by the session's chunk size and threads).
 #[derive(Clone, Debug)]
 pub(crate) struct ParquetSource {
     pub path: String,
-    /// Row groups per chunk (after pruning by the predicate).
-    pub chunks: Vec<Vec<usize>>,
+    /// The row groups to read (after pruning by the predicate), with their uncompressed
+    /// bytes, in file order.
+    pub row_groups: Vec<(usize, u64)>,
+    /// Bytes per chunk; the session's chunk size when `None`.
+    pub chunk_bytes: Option<u64>,
     /// Uncompressed bytes of the chosen row groups.
     pub bytes: u64,
 }

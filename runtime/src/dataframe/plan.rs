@@ -9,6 +9,7 @@
 //! shuffle's partition task is split into one stored chunk per part, so the merge or join
 //! of part `p` reads part `p` of each partition and nothing else.
 
+use super::io::runs_of_row_groups;
 use super::node::{FrameKind, FrameNode};
 use crate::error::{Error, Result};
 use crate::kept::StoredInputs;
@@ -320,25 +321,28 @@ impl<'s> FramePlanner<'s> {
                 }
                 out
             }
-            FrameKind::Parquet(src) => src
-                .chunks
-                .iter()
-                .map(|rgs| Pending::Open {
-                    source: Source::Parquet(ParquetScan {
-                        path: src.path.clone(),
-                        row_groups: rgs.clone(),
-                        columns: Some(
-                            node.schema
-                                .fields()
-                                .iter()
-                                .map(|f| f.name().clone())
-                                .collect(),
-                        ),
-                    }),
-                    input: None,
-                    steps: Vec::new(),
-                })
-                .collect(),
+            FrameKind::Parquet(src) => runs_of_row_groups(
+                &src.row_groups,
+                src.chunk_bytes.unwrap_or(self.chunk_bytes),
+                self.threads,
+            )
+            .into_iter()
+            .map(|rgs| Pending::Open {
+                source: Source::Parquet(ParquetScan {
+                    path: src.path.clone(),
+                    row_groups: rgs,
+                    columns: Some(
+                        node.schema
+                            .fields()
+                            .iter()
+                            .map(|f| f.name().clone())
+                            .collect(),
+                    ),
+                }),
+                input: None,
+                steps: Vec::new(),
+            })
+            .collect(),
             FrameKind::Kept(kept) => kept
                 .chunks()?
                 .iter()
