@@ -27,7 +27,8 @@
 //!   `is_null`, `is_not_null`, `fill_null` (booleans, or numbers of the result type the
 //!   CPU gives) and `str_contains` (a plain substring) are supported;
 //! - casts that keep every value, which the CPU's strict cast therefore never fails:
-//!   an integer or a boolean to `Int64` or `Float64`, a float to `Float64`;
+//!   an integer or a boolean to `Int64` or `Float64`, a float to `Float64`, a temporal
+//!   value to the integer it is stored as;
 //! - date parts (`dt_year` … `dt_quarter`) of a `Date32`, `Date64` or `Timestamp` column
 //!   without a time zone, as Arrow's `date_part` gives them: the proleptic Gregorian
 //!   calendar of the day (floored) since 1970-01-01, null outside chrono's range of years
@@ -204,7 +205,8 @@ pub fn may_take(predicate: &Expr) -> bool {
         | Expr::DatePart { expr: e, .. }
         | Expr::Alias { expr: e, .. } => may_take(e),
         Expr::Cast { expr, to } => {
-            matches!(to, DataType::Int64 | DataType::Float64) && may_take(expr)
+            // Int32: a 32-bit temporal value's stored integer.
+            matches!(to, DataType::Int32 | DataType::Int64 | DataType::Float64) && may_take(expr)
         }
         Expr::Function { .. } => false,
     }
@@ -489,12 +491,25 @@ impl Gen<'_> {
     /// never fails on them): an integer (not `UInt64`, whose large values do not fit) or a
     /// boolean to `Int64` or `Float64` (`Int64` rounded to nearest, as Rust's `as`), a
     /// float to `Float64`, a value to its own type, a null to anything the generator
-    /// computes in. Temporal values, and casts that may fail or round into a narrower
-    /// type, stay on the CPU.
+    /// computes in; a temporal value to the integer it is stored as (`Int32` for the
+    /// 32-bit types, `Int64` for all), which Arrow's cast reads unchanged. Other casts of
+    /// temporal values, and casts that may fail or round into a narrower type, stay on the
+    /// CPU.
     fn cast(&mut self, inner: &Expr, to: &DataType) -> Option<Val> {
         let from = inner.data_type(self.schema).ok()?;
         let v = self.expr(inner)?;
-        if v.temporal.is_some() || from == DataType::UInt64 {
+        if let Some(temporal) = &v.temporal {
+            if from == *to {
+                return Some(v);
+            }
+            let narrow = matches!(temporal, DataType::Date32 | DataType::Time32(_));
+            return match to {
+                DataType::Int64 => Some(self.define(Cat::Int, &v.x, &v.ok)),
+                DataType::Int32 if narrow => Some(self.define(Cat::Int, &v.x, &v.ok)),
+                _ => None,
+            };
+        }
+        if from == DataType::UInt64 {
             return None;
         }
         if from == *to {

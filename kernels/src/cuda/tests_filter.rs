@@ -321,11 +321,21 @@ pub(super) fn predicates() -> Vec<Expr> {
         col("nanos").dt_day().eq(31) & col("nanos").dt_month().eq(12),
         col("nanos").dt_hour().lt(col("nanos").dt_minute()),
         lit(Literal::Null).dt_year().is_null() & col("b").lt(5),
+        // Temporal values as the integers they are stored as.
+        col("day").cast(DataType::Int64).gt(lit(18_030)),
+        col("when").cast(DataType::Int32).lt(0) | col("when").cast(DataType::Int64).gt(11_000),
+        col("ts")
+            .cast(DataType::Int64)
+            .ge(lit(1_609_459_200_000i64)),
+        col("nanos").cast(DataType::Int64).lt(0) & col("secs").cast(DataType::Int64).gt(0),
+        col("tz")
+            .cast(DataType::Int64)
+            .gt(col("mday").cast(DataType::Int64)),
     ]
 }
 
 /// Predicates the generator leaves to the CPU: `UInt64`, casts that may fail or narrow,
-/// casts of temporal values, functions, temporal arithmetic and conversions, and ones the
+/// casts of temporal values but to their stored integers, functions, temporal arithmetic and conversions, and ones the
 /// CPU rejects (a string plus a number, a string no date reads as, a boolean against a
 /// number, a date against a number, a zoned timestamp's date part).
 fn refused() -> Vec<Expr> {
@@ -335,7 +345,9 @@ fn refused() -> Vec<Expr> {
         col("g").cast(DataType::Int64).gt(0),
         col("a").cast(DataType::Float32).gt(0.0),
         col("big").cast(DataType::Float64).gt(0.0),
-        col("day").cast(DataType::Int64).gt(0),
+        col("day").cast(DataType::Int8).gt(0),
+        col("ts").cast(DataType::Int32).gt(0),
+        col("ts").cast(DataType::Date32).gt(lit("2021-01-02")),
         col("s").fill_null("z").eq("z"),
         (col("s") + lit(1)).gt(0),
         col("day").gt(col("dday")),
