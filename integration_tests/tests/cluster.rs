@@ -223,21 +223,27 @@ fn data_made_in_this_process_goes_to_the_workers_by_flight_and_is_released_after
     assert_eq!(whole.as_slice::<f64>().unwrap().len(), n);
     assert_eq!(whole.as_slice::<f64>().unwrap()[n - 1], 999.0);
     // Released once each job ended: the workers hold nothing of them.
-    assert!(
-        eventually(|| chunks_held(&s) == 0),
-        "{} chunks held",
-        chunks_held(&s)
-    );
-    assert_eq!(
-        item_f64(&s.execute(&line(1000).sum()).unwrap()),
-        line_sum(1000)
-    );
+    assert_workers_hold_nothing_and_compute(&s);
 }
 
 /// Chunks the workers of `s`'s cluster hold, as the scheduler counts them.
 fn chunks_held(s: &TestSession) -> u64 {
     let info = s.cluster_info().unwrap().expect("a cluster session");
     info.worker_list.iter().map(|w| w.chunks_held).sum()
+}
+
+/// Waits until the workers of `s`'s cluster hold no chunk, then checks that `s` still
+/// computes.
+fn assert_workers_hold_nothing_and_compute(s: &TestSession) {
+    assert!(
+        eventually(|| chunks_held(s) == 0),
+        "{} chunks held",
+        chunks_held(s)
+    );
+    assert_eq!(
+        item_f64(&s.execute(&line(1000).sum()).unwrap()),
+        line_sum(1000)
+    );
 }
 
 #[test]
@@ -256,15 +262,7 @@ fn a_client_that_goes_away_without_releasing_leaves_nothing_on_the_workers() {
         std::mem::forget(p);
     }
     // Its session ended with it: the scheduler released what it owned.
-    assert!(
-        eventually(|| chunks_held(&watcher) == 0),
-        "{} chunks held",
-        chunks_held(&watcher)
-    );
-    assert_eq!(
-        item_f64(&watcher.execute(&line(1000).sum()).unwrap()),
-        line_sum(1000)
-    );
+    assert_workers_hold_nothing_and_compute(&watcher);
 }
 
 #[test]

@@ -498,10 +498,10 @@ impl Gen<'_> {
     fn cast(&mut self, inner: &Expr, to: &DataType) -> Option<Val> {
         let from = inner.data_type(self.schema).ok()?;
         let v = self.expr(inner)?;
+        if from == *to {
+            return Some(v);
+        }
         if let Some(temporal) = &v.temporal {
-            if from == *to {
-                return Some(v);
-            }
             let narrow = matches!(temporal, DataType::Date32 | DataType::Time32(_));
             return match to {
                 DataType::Int64 => Some(self.define(Cat::Int, &v.x, &v.ok)),
@@ -511,9 +511,6 @@ impl Gen<'_> {
         }
         if from == DataType::UInt64 {
             return None;
-        }
-        if from == *to {
-            return Some(v);
         }
         match (v.cat, to) {
             (Cat::Null, to) => Some(self.null(cat_of(to)?)),
