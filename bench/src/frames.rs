@@ -5,7 +5,9 @@
 //! timing, and only the query is timed — except `read_csv`, which times the load, and
 //! `groupby_keyed`, Tessera's own out-of-core workload, which reads its CSV inside the
 //! timed query. Results stay in memory: groupbys and reductions return one table, joins
-//! and `read_csv` keep their chunks (as Dask's `persist`).
+//! and `read_csv` persist their chunks in the session's storage (on a cluster, on the
+//! workers), as the peers' Dask runs `.persist()`; their digest is read after the timer
+//! stops, as the peers compute theirs.
 //!
 //! Persisted input is held by the program, outside the session's store: a memory budget
 //! cannot spill it. `groupby_keyed` keeps nothing before timing, so all of its data (the
@@ -155,14 +157,14 @@ impl FrameWorkload {
             .collect::<tessera::Result<_>>()?)
     }
 
-    /// Runs the timed query; the result's chunks.
+    /// Runs the timed query; its result.
     fn query(
         self,
         session: &Session,
         data: &str,
         n: &str,
         input: &[DataFrame],
-    ) -> tessera::Result<Vec<RecordBatch>> {
+    ) -> tessera::Result<Answer> {
         let first = || {
             input
                 .first()
@@ -172,11 +174,11 @@ impl FrameWorkload {
         let group = |keys: &[&str], aggs: &[(&str, &[Agg])]| {
             first().groupby(keys).sort(false).agg(aggs).execute(session)
         };
-        let one = |b: tessera::Result<RecordBatch>| b.map(|b| vec![b]);
-        let chunks = |f: DataFrame| f.execute_chunks(session);
+        let one = |b: tessera::Result<RecordBatch>| b.map(|b| Answer::Batches(vec![b]));
+        let kept = |f: DataFrame| f.persist(session).map(Answer::Kept);
         match self {
             FrameWorkload::ReadCsv => {
-                chunks(dataframe::read_csv(format!("{data}/G1_{n}_1e2_0_0.csv")))
+                kept(dataframe::read_csv(format!("{data}/G1_{n}_1e2_0_0.csv")))
             }
             FrameWorkload::GroupbyQ1 => one(group(&["id1"], &[("v1", &[Agg::Sum])])),
             FrameWorkload::GroupbyQ2 => one(group(&["id1", "id2"], &[("v1", &[Agg::Sum])])),
@@ -206,7 +208,7 @@ impl FrameWorkload {
                     "y"
                 };
                 let right = input.get(1).cloned().unwrap_or_else(first);
-                chunks(first().merge(&right, &[key], How::Inner))
+                kept(first().merge(&right, &[key], How::Inner))
             }
             FrameWorkload::ReduceMean => one(first().select(&["x"]).mean().execute(session)),
             FrameWorkload::GroupbyMean => {
@@ -276,6 +278,7 @@ impl FrameWorkload {
             let result = self.query(session, data, &n, &input)?;
             let seconds = started.elapsed().as_secs_f64();
             checks.after(session, run, injected)?;
+            let result = result.batches(session)?;
             let record = Record::measured(
                 self.name(),
                 engine.to_string(),
@@ -289,6 +292,25 @@ impl FrameWorkload {
             println!("{}", record.to_line()?);
         }
         Ok(())
+    }
+}
+
+/// What a timed query leaves: a table in hand, or chunks kept in the session's storage.
+enum Answer {
+    /// The result's chunks, in this process.
+    Batches(Vec<RecordBatch>),
+    /// A frame over the persisted result.
+    Kept(DataFrame),
+}
+
+impl Answer {
+    /// The result's chunks; a kept result is read from storage (on a cluster, fetched from
+    /// the workers).
+    fn batches(self, session: &Session) -> tessera::Result<Vec<RecordBatch>> {
+        match self {
+            Answer::Batches(b) => Ok(b),
+            Answer::Kept(f) => f.execute_chunks(session),
+        }
     }
 }
 
