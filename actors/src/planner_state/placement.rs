@@ -44,6 +44,15 @@ pub(super) type Waiting = HashMap<DeviceId, Option<Duration>>;
 /// [`PlannerState::affinity`]).
 const SIBLING_FAN_IN: usize = 64;
 
+/// A chunk of at most [`BROADCAST_BYTES`] read by more tasks of its job than this draws
+/// none of them (see [`PlannerState::affinity`]).
+const BROADCAST_READERS: usize = 8;
+
+/// The largest chunk that counts as broadcast: small enough that each worker fetches it
+/// once and keeps its copy (a cluster worker keeps a copy of a chunk its tasks read
+/// again, up to a few MiB).
+const BROADCAST_BYTES: u64 = 1 << 20;
+
 /// Where [`PlannerState::place`] puts a task.
 pub(super) enum Placement {
     /// On this device.
@@ -184,8 +193,12 @@ impl PlannerState {
     /// The device of `kind` the task at `pos` is drawn to, with the bytes of its inputs
     /// held there — `None` with fewer than two devices of the kind, or nothing drawing it.
     ///
-    /// A task with inputs held somewhere goes where most of their bytes are. A task with
-    /// none (a root: a creation, a read) goes where most of its siblings — the other
+    /// A task with inputs held somewhere goes where most of their bytes are, not counting
+    /// broadcast inputs: a small chunk that many tasks of the job read (the stacked factor
+    /// every block of a tall-skinny QR multiplies by, a projection matrix) would otherwise
+    /// draw all its readers to its one holder, and they would queue there while the
+    /// others idle; each device fetches it once instead. A task with none (a root: a
+    /// creation, a read) goes where most of its siblings — the other
     /// inputs of its readers — run or are held (with 0 bytes), so that a reduction's
     /// leaves gather on one device rather than alternate and make every combine fetch
     /// half its inputs (Dask's co-assignment of root tasks). Readers of more than
@@ -210,9 +223,18 @@ impl PlannerState {
             Some((_, b)) => *b += bytes,
             None => near.push((device, bytes)),
         };
+        let broadcast = |input: ChunkKey, bytes: u64| {
+            bytes <= BROADCAST_BYTES
+                && state
+                    .index
+                    .position(input)
+                    .is_some_and(|p| state.index.consumers(p).len() > BROADCAST_READERS)
+        };
         for &input in &state.tasks[pos].inputs {
             if let Some(&(device, bytes)) = self.locality.get(&state.chunk_id(job, input)) {
-                add(&mut near, device, bytes);
+                if !broadcast(input, bytes) {
+                    add(&mut near, device, bytes);
+                }
             }
         }
         let by_siblings = near.is_empty();
@@ -396,5 +418,51 @@ mod tests {
         // a is idle: it steals 7; 9, whose inputs a holds three quarters of, runs there.
         assert_eq!(placed(&held(&mut p, 4, a)), vec![(7, a), (9, a)]);
         assert_eq!(placed(&held(&mut p, 5, b)), vec![(8, b)]);
+    }
+
+    /// Where the readers of a shared chunk go: leaves 1..=n, split between workers a
+    /// (the first half) and b, and a larger shared chunk 100 on a; reader 100 + i reads
+    /// leaf i and the shared chunk.
+    fn readers_of_a_shared_chunk(n: u64) -> Vec<(u64, DeviceId)> {
+        let (a, b) = (DeviceId(1), DeviceId(2));
+        let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+        assert!(p.add_queued_device(a, 4, 64).is_empty());
+        assert!(p.add_queued_device(b, 4, 64).is_empty());
+        let inputs: Vec<[u64; 2]> = (1..=n).map(|i| [i, 100]).collect();
+        let mut tasks: Vec<(u64, &[u64])> = (1..=n).map(|i| (i, &[][..])).collect();
+        tasks.push((100, &[]));
+        tasks.extend((1..=n).map(|i| (100 + i, &inputs[i as usize - 1][..])));
+        let outputs: Vec<u64> = (101..=100 + n).collect();
+        let (job, _) = p.submit(graph(&tasks, &outputs), Instant::now());
+        let mut readers = Vec::new();
+        for (key, device, bytes) in (1..=n)
+            .map(|i| (i, if i <= n / 2 { a } else { b }, 8))
+            .chain([(100, a, 64)])
+        {
+            let attempt = attempt(&p, job, key);
+            let id = ChunkId {
+                job,
+                key: ChunkKey(key),
+            };
+            p.chunk_at(id, device, bytes);
+            let actions = p.on_chunk_held(job, ChunkKey(key), attempt, vec![bytes], Instant::now());
+            readers.extend(placed(&actions));
+        }
+        readers.sort();
+        readers
+    }
+
+    #[test]
+    fn a_small_chunk_many_tasks_read_does_not_draw_them_all_to_its_holder() {
+        let (a, b) = (DeviceId(1), DeviceId(2));
+        // Read by 8 tasks, the shared chunk's 64 bytes outweigh each leaf's 8: all go to a.
+        let eight = readers_of_a_shared_chunk(8);
+        assert_eq!(eight, (101..=108).map(|k| (k, a)).collect::<Vec<_>>());
+        // Read by 10, it is broadcast: each reader follows its own leaf.
+        let ten = readers_of_a_shared_chunk(10);
+        let expected: Vec<_> = (101..=110)
+            .map(|k| (k, if k <= 105 { a } else { b }))
+            .collect();
+        assert_eq!(ten, expected);
     }
 }
