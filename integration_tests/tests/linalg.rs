@@ -417,6 +417,33 @@ fn qr_of_a_tall_matrix_under_several_chunkings() {
     check_qr(&s, &Mat::random(12, 12, 13), 5);
 }
 
+/// `Qᵀ X` of a TSQR factor, as `svd_compressed` computes it: right under any row chunking,
+/// and the transposed blocks of Q are read by the product's tasks, not made by tasks of
+/// their own.
+#[test]
+fn a_transposed_factor_is_read_by_its_product_without_a_task_of_its_own() {
+    let s = session();
+    let (a, x) = (Mat::random(300, 6, 21), Mat::random(300, 40, 22));
+    for rows in [300, 64, 7] {
+        let (q, _) = linalg::qr(&a.tensor().rechunk(&[rows, 6]));
+        let product = q.transpose().matmul(&x.tensor().rechunk(&[rows, 40]));
+        let (h, stats) = s.execute_with_stats(&product).unwrap();
+        let qt = exec_mat(&s, &q).t();
+        let what = format!("Qᵀ X with row chunks of {rows}");
+        assert_product(
+            &Mat::from_host(&h),
+            &qt.mul(&x),
+            &qt.abs().mul(&x.abs()),
+            1e-12,
+            &what,
+        );
+        // The same fused tasks as computing Q alone (its input's), none for Qᵀ.
+        let fused = |stats: &tessera::JobStats| stats.chunks_by_op.get("fused").copied();
+        let (_, alone) = s.execute_with_stats(&q).unwrap();
+        assert_eq!(fused(&stats), fused(&alone), "{what}: {stats:?}");
+    }
+}
+
 /// Runs the thin SVD of `a` (its tensor cut into `chunks`), checks U and V orthonormal, S
 /// descending and non-negative, `U diag(S) Vt = A`, and returns S.
 fn check_svd(s: &Session, a: &Mat, chunks: [usize; 2]) -> Vec<f64> {

@@ -98,17 +98,27 @@ fn is_fusable(node: &Node) -> bool {
     )
 }
 
+/// True for a view (a transpose, a slice) of a node that is materialized: a product that
+/// reads a block of it once copies that block in its own task, as the view's own task
+/// would, so the view needs no task (`q.T @ x` of a TSQR factor: one task a block fewer).
+fn is_view_of_materialized(node: &Node) -> bool {
+    matches!(&node.kind, NodeKind::View(x, _) if !is_fusable(x))
+}
+
 impl Tiler {
-    /// Block `(idx)` of `node` as a product operand, on `grid`.
+    /// Block `(idx)` of `node` as a product operand, on `grid`; `once` if the product
+    /// reads this block in one task only.
     fn operand(
         &mut self,
         node: &Arc<Node>,
         grid: &Grid,
         idx: &[usize],
+        once: bool,
         inputs: &mut TaskInputs,
     ) -> Result<MatOperand> {
         let bytes = (node.numel() as u64).saturating_mul(8);
-        if is_fusable(node) && bytes > self.memory_budget / 4 {
+        let generate = bytes > self.memory_budget / 4 || once && is_view_of_materialized(node);
+        if is_fusable(node) && generate {
             let start: Vec<usize> = idx
                 .iter()
                 .enumerate()
@@ -203,6 +213,8 @@ impl Tiler {
         let k_grid = self.k_grid(a, b)?;
         let a_grid = vec![out[0].clone(), k_grid.clone()];
         let b_grid = vec![k_grid.clone(), out[1].clone()];
+        // A block of `a` is read by each output column block, one of `b` by each row block.
+        let (a_once, b_once) = (out[1].len() == 1, out[0].len() == 1);
         let mut keys = Vec::new();
         for i in 0..out[0].len() {
             for j in 0..out[1].len() {
@@ -214,8 +226,8 @@ impl Tiler {
                     let mut inputs = TaskInputs::default();
                     let mut pairs = Vec::with_capacity(group.len());
                     for &kk in group {
-                        let x = self.operand(a, &a_grid, &[i, kk], &mut inputs)?;
-                        let y = self.operand(b, &b_grid, &[kk, j], &mut inputs)?;
+                        let x = self.operand(a, &a_grid, &[i, kk], a_once, &mut inputs)?;
+                        let y = self.operand(b, &b_grid, &[kk, j], b_once, &mut inputs)?;
                         pairs.push((x, y));
                     }
                     let partial =
