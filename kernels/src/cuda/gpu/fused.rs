@@ -69,9 +69,11 @@ impl Gpu {
     ) -> Result<Launched, KernelError> {
         let began = Instant::now();
         let cuda = fused_source(kernel)?;
+        let generated = Instant::now();
         let host_inputs = input_buffers(&cuda, inputs)?;
         let function = self.function(&cuda)?;
         let shape = launch_shape(&cuda, self.sms);
+        let looked_up = Instant::now();
         // Each input's device copy, kept between tasks (see `resident`).
         let slots = cuda.params.iter().filter_map(|p| match p {
             ParamKind::Input { slot, .. } => Some(*slot),
@@ -168,6 +170,8 @@ impl Gpu {
         tracing::trace!(
             kernel = %cuda.name,
             prepare_us = (prepared - began).as_micros(),
+            codegen_us = (generated - began).as_micros(),
+            lookup_us = (looked_up - generated).as_micros(),
             allocate_us = (allocated - prepared).as_micros(),
             launch_us = (launched - allocated).as_micros(),
             wait_us = launched.elapsed().as_micros(),
