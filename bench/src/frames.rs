@@ -360,3 +360,60 @@ fn dval(x: f64) -> Value {
         json!(round_significant(x, 7))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Float64Array, Int64Array, StringArray};
+    use std::sync::Arc;
+
+    fn table(columns: Vec<(&str, arrow::array::ArrayRef)>) -> RecordBatch {
+        RecordBatch::try_from_iter(columns).expect("a table")
+    }
+
+    #[test]
+    fn a_join_is_persisted_and_digested_after_the_timer() {
+        let session = Session::builder()
+            .threads(2)
+            .progress(tessera::Progress::Never)
+            .build()
+            .expect("session");
+        // G1-like rows in two chunks; Y holds keys a and c only.
+        let g1 = |ids: &[&str], v1: &[i64]| {
+            table(vec![
+                ("id1", Arc::new(StringArray::from(ids.to_vec())) as _),
+                ("v1", Arc::new(Int64Array::from(v1.to_vec())) as _),
+            ])
+        };
+        let left = dataframe::from_batches(vec![
+            g1(&["a", "b", "c"], &[1, 2, 3]),
+            g1(&["c", "a", "d"], &[4, 5, 6]),
+        ]);
+        let right = dataframe::from_batches(vec![table(vec![
+            ("id1", Arc::new(StringArray::from(vec!["a", "c"])) as _),
+            ("v4", Arc::new(Float64Array::from(vec![0.5, 2.0])) as _),
+        ])]);
+        let input = [left, right];
+        let answer = FrameWorkload::JoinG1Y
+            .query(&session, "", "", &input)
+            .expect("the join runs");
+        assert!(matches!(answer, Answer::Kept(_)), "a join's result is kept");
+        let chunks = answer
+            .batches(&session)
+            .expect("the kept result reads back");
+        // Matches: a (1, 5) with 0.5, c (3, 4) with 2.0.
+        let digest = FrameWorkload::JoinG1Y.digest(&chunks).expect("a digest");
+        assert_eq!(
+            digest,
+            json!([4, 13, 5]),
+            "rows, sum v1, sum v4 (whole sums print as integers)"
+        );
+        let grouped = FrameWorkload::GroupbyQ1
+            .query(&session, "", "", &input[..1])
+            .expect("the groupby runs");
+        assert!(
+            matches!(grouped, Answer::Batches(_)),
+            "a groupby returns its table"
+        );
+    }
+}
