@@ -9,10 +9,11 @@
 //! workers), as the peers' Dask runs `.persist()`; their digest is read after the timer
 //! stops, as the peers compute theirs.
 //!
-//! Persisted input is held by the program, outside the session's store: a memory budget
-//! cannot spill it. `groupby_keyed` keeps nothing before timing, so all of its data (the
-//! parsed chunks' partial aggregates, their hash shuffle) is the store's and is under the
-//! budget: it is the workload for measuring the cost of spilling.
+//! Persisted input and results live in the session's storage, under its memory budget
+//! (`DataFrame::persist`), so a budget smaller than the input spills it. `groupby_keyed`
+//! persists nothing: all of its data (the parsed chunks' partial aggregates, their hash
+//! shuffle) is made inside the timed query, which makes it the workload for measuring the
+//! cost of spilling.
 
 use crate::record::{round_significant, Record};
 use crate::RunChecks;
