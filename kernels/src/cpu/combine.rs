@@ -29,14 +29,15 @@ pub(crate) fn run(spec: &CombineSpec, inputs: &[Arc<ChunkData>]) -> Result<Chunk
     }
 }
 
-/// A fused reduction's chunk, `partial` (its kernel's output, CPU or GPU), finished into
-/// the final tensor where `reduce.finalize` asks: what a finalizing combine of this one
-/// partial returns, bit for bit.
+/// A fused kernel's chunk, `partial` (its output, CPU or GPU), finished into the final
+/// tensor where its reduction's `finalize` asks: what a finalizing combine of this one
+/// partial returns, bit for bit. A chunk of a kernel without a reduction, or of one left
+/// unfinished, is returned as it is.
 pub(crate) fn finish_reduction(
-    reduce: &ChunkReduce,
+    reduce: Option<&ChunkReduce>,
     partial: ChunkData,
 ) -> Result<ChunkData, KernelError> {
-    let Some(shape) = &reduce.finalize else {
+    let Some(shape) = reduce.and_then(|r| r.finalize.as_ref()) else {
         return Ok(partial);
     };
     match partial {
@@ -84,7 +85,7 @@ mod tests {
             global_shape: vec![4, 2],
             finalize: Some(vec![2]),
         };
-        let got = finish_reduction(&reduce, partial.clone()).unwrap();
+        let got = finish_reduction(Some(&reduce), partial.clone()).unwrap();
         let combined = run(
             &CombineSpec {
                 op: ReduceOp::Mean,
@@ -105,13 +106,14 @@ mod tests {
             ..reduce.clone()
         };
         assert_eq!(
-            finish_reduction(&unfinished, partial.clone()).unwrap(),
+            finish_reduction(Some(&unfinished), partial.clone()).unwrap(),
             partial
         );
+        assert_eq!(finish_reduction(None, partial.clone()).unwrap(), partial);
         // A tensor where a partial belongs is refused.
         let tensor = ChunkData::Tensor(HostTensor::new(vec![1], Buffer::F64(vec![1.0])).unwrap());
         assert!(matches!(
-            finish_reduction(&reduce, tensor),
+            finish_reduction(Some(&reduce), tensor),
             Err(KernelError::BadInput(_))
         ));
     }

@@ -68,10 +68,7 @@ pub(crate) fn run(
     inputs: &[Arc<ChunkData>],
 ) -> Result<ChunkData, KernelError> {
     let data = Plan::new(kernel, inputs)?.execute()?;
-    match &kernel.reduce {
-        Some(reduce) => super::combine::finish_reduction(reduce, data),
-        None => Ok(data),
-    }
+    super::combine::finish_reduction(kernel.reduce.as_ref(), data)
 }
 
 /// A fused kernel with a 2-D `f64` root, evaluated a range of rows at a time (a generated

@@ -122,10 +122,7 @@ pub fn chunk_of(
 ) -> Result<ChunkData, KernelError> {
     let (root, _) = fused.root_instr()?;
     let data = assemble(cuda, &root.shape, splits, outputs)?;
-    match &fused.reduce {
-        Some(reduce) => crate::cpu::finish_reduction(reduce, data),
-        None => Ok(data),
-    }
+    crate::cpu::finish_reduction(fused.reduce.as_ref(), data)
 }
 
 /// The chunk a launch produced, from its outputs copied back in parameter order

@@ -181,14 +181,12 @@ pub fn read_parquet_with(path: impl AsRef<Path>, options: ReadParquet) -> DataFr
             .into_iter()
             .map(|rg| (rg, info.row_groups.get(rg).map_or(0, |r| r.bytes)))
             .collect();
-        let bytes = row_groups.iter().map(|&(_, b)| b).sum();
         Ok(FrameNode::new(
             info.schema.clone(),
             FrameKind::Parquet(ParquetSource {
                 path,
                 row_groups,
                 chunk_bytes: options.chunk_bytes,
-                bytes,
             }),
         ))
     });

@@ -40,8 +40,6 @@ pub(crate) struct ParquetSource {
     pub row_groups: Vec<(usize, u64)>,
     /// Bytes per chunk; the session's chunk size when `None`.
     pub chunk_bytes: Option<u64>,
-    /// Uncompressed bytes of the chosen row groups.
-    pub bytes: u64,
 }
 
 /// What a node computes.
@@ -123,7 +121,7 @@ impl FrameNode {
     pub fn estimated_bytes(&self) -> u64 {
         match &self.kind {
             FrameKind::Csv(s) => s.files.iter().map(|f| f.len).sum(),
-            FrameKind::Parquet(p) => p.bytes,
+            FrameKind::Parquet(p) => p.row_groups.iter().map(|&(_, b)| b).sum(),
             FrameKind::Batches(b) => b.iter().map(|b| b.get_array_memory_size() as u64).sum(),
             FrameKind::Kept(k) => k.chunks().map_or(0, |c| c.iter().map(|c| c.nbytes()).sum()),
             FrameKind::Join { left, right, .. } => left

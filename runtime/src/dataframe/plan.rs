@@ -321,28 +321,27 @@ impl<'s> FramePlanner<'s> {
                 }
                 out
             }
-            FrameKind::Parquet(src) => runs_of_row_groups(
-                &src.row_groups,
-                src.chunk_bytes.unwrap_or(self.chunk_bytes),
-                self.threads,
-            )
-            .into_iter()
-            .map(|rgs| Pending::Open {
-                source: Source::Parquet(ParquetScan {
-                    path: src.path.clone(),
-                    row_groups: rgs,
-                    columns: Some(
-                        node.schema
-                            .fields()
-                            .iter()
-                            .map(|f| f.name().clone())
-                            .collect(),
-                    ),
-                }),
-                input: None,
-                steps: Vec::new(),
-            })
-            .collect(),
+            FrameKind::Parquet(src) => {
+                let columns: Vec<String> = node
+                    .schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect();
+                let target = src.chunk_bytes.unwrap_or(self.chunk_bytes);
+                runs_of_row_groups(&src.row_groups, target, self.threads)
+                    .into_iter()
+                    .map(|rgs| Pending::Open {
+                        source: Source::Parquet(ParquetScan {
+                            path: src.path.clone(),
+                            row_groups: rgs,
+                            columns: Some(columns.clone()),
+                        }),
+                        input: None,
+                        steps: Vec::new(),
+                    })
+                    .collect()
+            }
             FrameKind::Kept(kept) => kept
                 .chunks()?
                 .iter()
