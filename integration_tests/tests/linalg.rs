@@ -583,6 +583,63 @@ fn svd_compressed_recovers_a_low_rank_matrix() {
     assert!(err <= 1e-6, "compressed |U S Vt - A| = {err:e}");
 }
 
+/// `svd_compressed` against its two passes written with the public operations (the same
+/// test matrix Ω; `Q` from `qr(X Ω)`; the SVD of `Qᵀ X`): equal to rounding under any row
+/// chunking, whether its single pass forms `Qᵀ X` from `(X Ω)ᵀ X` (a well-conditioned
+/// matrix) or reads a block again (a nearly rank-deficient one). Blocks of at least four
+/// times Ω's columns are read once (one `range_qr` task each); shorter ones in two passes.
+#[test]
+fn svd_compressed_reads_its_input_once_and_agrees_with_two_passes() {
+    let s = session();
+    let (m, n, k, over, seed) = (240, 60, 4, 6, 31);
+    let l = k + over;
+    let mut spectrum = vec![0.0; n];
+    spectrum[..3].copy_from_slice(&[40.0, 12.0, 3.0]);
+    let mut nearly_rank_3 = with_singular_values(m, &spectrum, 33);
+    let noise = Mat::random(m, n, 34);
+    for (x, e) in nearly_rank_3.data.iter_mut().zip(&noise.data) {
+        *x += 1e-9 * e;
+    }
+    for (name, a) in [
+        ("uniform", Mat::random(m, n, 32)),
+        ("nearly rank 3", nearly_rank_3),
+    ] {
+        let x = a.tensor();
+        let omega = default_rng(seed).normal(0.0, 1.0, &[n, l]);
+        let (q, _) = linalg::qr(&x.matmul(&omega));
+        let (ub, sv, vt) = linalg::svd(&q.transpose().matmul(&x));
+        let want_s = f64s(&run(&s, &sv))[..k].to_vec();
+        let want_u = exec_mat(&s, &q.matmul(&ub)).first_cols(k);
+        let want_vt = exec_mat(&s, &vt.transpose()).first_cols(k).t();
+        let want = want_u.scale_cols(&want_s).mul(&want_vt);
+        for rows in [240, 50, 40, 13, 7] {
+            let what = format!("{name}, row chunks of {rows}");
+            let (u, sv, vt) = linalg::svd_compressed(&x.rechunk(&[rows, n]), k, 0, over, seed);
+            let (h, stats) = s.execute_with_stats(&sv).unwrap();
+            let got_s = f64s(&h);
+            for (g, w) in got_s.iter().zip(&want_s) {
+                assert!(
+                    close(*g, *w, 1e-10, 1e-12 * want_s[0]),
+                    "{what}: S {got_s:?} vs {want_s:?}"
+                );
+            }
+            let got = exec_mat(&s, &u).scale_cols(&got_s).mul(&exec_mat(&s, &vt));
+            let err = got.max_abs_diff(&want);
+            assert!(
+                err <= 1e-9 * want.max_abs(),
+                "{what}: |U S Vt - reference| = {err:e}"
+            );
+            let range_tasks = stats.chunks_by_op.get("range_qr").copied().unwrap_or(0);
+            let once = if rows >= 4 * l {
+                m.div_ceil(rows) as u64
+            } else {
+                0
+            };
+            assert_eq!(range_tasks, once, "{what}: {stats:?}");
+        }
+    }
+}
+
 #[test]
 fn power_iterations_improve_svd_compressed() {
     let s = session();

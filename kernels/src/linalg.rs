@@ -64,6 +64,17 @@ pub enum LinalgOp {
     /// singular values descending; each singular vector pair's sign is chosen so that the
     /// largest-magnitude entry of the column of U is positive (deterministic results).
     Svd(InputRef),
+    /// The range of `x · omega` and `x` projected onto it, in one pass over `x` (the sketch
+    /// of a randomized SVD): `Parts[Q (m × r), R (r × l), P = xᵀ · Q (n × r)]` where
+    /// `Q · R = x · omega` (`x` m × n, `omega` n × l, `r = min(m, l)`), R as
+    /// [`LinalgOp::Qr`]'s. `x` is read a panel of rows at a time, each panel folded into a
+    /// running QR while it is still in cache.
+    RangeQr {
+        /// The matrix, read once.
+        x: MatOperand,
+        /// The test matrix.
+        omega: InputRef,
+    },
     /// The referenced (part of an) input as a tensor.
     Take(InputRef),
     /// Elementwise sum of same-shaped operands.
@@ -78,6 +89,7 @@ impl LinalgOp {
             LinalgOp::Qr(_) => "qr",
             LinalgOp::StackedQr(_) => "stacked_qr",
             LinalgOp::Svd(_) => "svd",
+            LinalgOp::RangeQr { .. } => "range_qr",
             LinalgOp::Take(_) => "take",
             LinalgOp::Sum(_) => "sum",
         }

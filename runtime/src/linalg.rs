@@ -103,20 +103,30 @@ fn factor(x: &Tensor, kind: FactorKind, outputs: usize) -> Vec<Tensor> {
     let built = (|| {
         let node = matrix(x, "a TSQR factorization")?;
         let (m, n) = (node.shape[0], node.shape[1]);
-        if n > MAX_TSQR_COLUMNS || m < n {
-            return Err(Error::InvalidArgument(format!(
-                "a {m} x {n} matrix is not tall-and-skinny (at most {MAX_TSQR_COLUMNS} columns and no more columns than rows); use linalg::svd_compressed for roughly square matrices"
-            )));
-        }
+        let shapes: Vec<Vec<usize>> = match &kind {
+            FactorKind::Qr | FactorKind::Svd if n > MAX_TSQR_COLUMNS || m < n => {
+                return Err(Error::InvalidArgument(format!(
+                    "a {m} x {n} matrix is not tall-and-skinny (at most {MAX_TSQR_COLUMNS} columns and no more columns than rows); use linalg::svd_compressed for roughly square matrices"
+                )));
+            }
+            FactorKind::Qr => vec![vec![m, n], vec![n, n]],
+            FactorKind::Svd => vec![vec![m, n], vec![n], vec![n, n]],
+            FactorKind::Range { omega } => {
+                let l = omega.shape.get(1).copied().unwrap_or(0);
+                if omega.shape != [n, l] || l > m || l > MAX_TSQR_COLUMNS {
+                    return Err(Error::InvalidArgument(format!(
+                        "the range of a {m} x {n} matrix needs a test matrix of {n} rows and at most min({m}, {MAX_TSQR_COLUMNS}) columns, got shape {:?}",
+                        omega.shape
+                    )));
+                }
+                vec![vec![m, l], vec![n, l]]
+            }
+        };
         let f = Arc::new(Factorization {
             id: next_id(),
             kind,
             x: node,
         });
-        let shapes: Vec<Vec<usize>> = match kind {
-            FactorKind::Qr => vec![vec![m, n], vec![n, n]],
-            FactorKind::Svd => vec![vec![m, n], vec![n], vec![n, n]],
-        };
         Ok(shapes
             .into_iter()
             .enumerate()
@@ -167,9 +177,13 @@ fn svd_tall(x: &Tensor) -> (Tensor, Tensor, Tensor) {
 /// singular triplets `(U (m × k), S (k), Vt (k × n))` from a random projection onto
 /// `k + n_oversamples` dimensions refined by `n_power_iter` power iterations (Dask's
 /// defaults: [`DEFAULT_N_POWER_ITER`], [`DEFAULT_N_OVERSAMPLES`]); the random projection is
-/// drawn from `default_rng(seed)`. The algorithm is written with
-/// the tensor operations themselves: a random input larger than memory is generated again
-/// for each pass instead of being kept.
+/// drawn from `default_rng(seed)`. Where the session computes on CPUs, the basis `Q` of
+/// `x Ω` and Dask's `B = Qᵀ x` come from one pass over `x` (each row block's `x_i Ω` and
+/// `(x_i Ω)ᵀ x_i` while it is in cache; `Qᵀ x_i` from them where the block's R factor is
+/// well-conditioned, else from a second read of the block): within rounding of Dask's two
+/// passes. With GPUs, or where the blocks are short beside `k + n_oversamples`, it takes
+/// the two passes. A random input larger than memory is generated again for each pass
+/// instead of being kept.
 pub fn svd_compressed(
     x: &Tensor,
     k: usize,
@@ -209,21 +223,38 @@ pub fn svd_compressed(
     }
     let l = (k + n_oversamples).min(m.min(n));
     let x = x.astype(DType::F64);
-    let omega = random::default_rng(seed).normal(0.0, 1.0, &[n, l]);
-    let mut y = x.matmul(&omega);
+    let mut omega = random::default_rng(seed).normal(0.0, 1.0, &[n, l]);
     for _ in 0..n_power_iter {
+        let y = x.matmul(&omega);
         let (q, _) = qr(&y);
-        let (q, _) = qr(&x.transpose().matmul(&q));
-        y = x.matmul(&q);
+        (omega, _) = qr(&x.transpose().matmul(&q));
     }
-    let (q, _) = qr(&y);
-    let b = q.transpose().matmul(&x);
-    let (ub, s, vt) = svd(&b);
-    let u = q.matmul(&ub);
+    // Q spans x · omega and P = xᵀ Q = Bᵀ for Dask's B = Qᵀ x; B's SVD is that of the tall
+    // P transposed: P = V' S U_Bᵀ gives B = U_B S V'ᵀ.
+    let (q, p) = range(&x, &omega);
+    let (v, s, ubt) = svd(&p);
+    let u = q.matmul(&ubt.transpose());
+    let vt = v.transpose();
     let k = k as isize;
     (
         u.slice(&[Slice::all(), Slice::new(None, Some(k), 1)]),
         s.slice(&[Slice::new(None, Some(k), 1)]),
         vt.slice(&[Slice::new(None, Some(k), 1)]),
     )
+}
+
+/// `(Q, P)`: an orthonormal basis `Q` of `x · omega` (Q's columns as those of a QR of it)
+/// and `P = xᵀ · Q`, computed together ([`FactorKind::Range`]): in one pass over `x` where
+/// the session computes on CPUs.
+fn range(x: &Tensor, omega: &Tensor) -> (Tensor, Tensor) {
+    let omega = match omega.node() {
+        Ok(o) => o.clone(),
+        Err(e) => return (Tensor::failed(e.clone()), Tensor::failed(e)),
+    };
+    let mut f = factor(x, FactorKind::Range { omega }, 2).into_iter();
+    let mut next = || {
+        f.next()
+            .unwrap_or_else(|| Tensor::failed(Error::Runtime("range: missing output".into())))
+    };
+    (next(), next())
 }

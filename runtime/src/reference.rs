@@ -4,6 +4,7 @@
 use crate::assemble::assemble;
 use crate::error::{Error, Result};
 use crate::plan;
+use crate::tensor::node::Node;
 use crate::tensor::Tensor;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -12,7 +13,11 @@ use tessera_kernels::{cpu, ChunkOp, HostTensor};
 /// Computes `t` sequentially with chunks of about `chunk_bytes`.
 pub fn execute_sequential(t: &Tensor, chunk_bytes: usize) -> Result<HostTensor> {
     let node = t.node()?;
-    let tiled = plan::tile(node, chunk_bytes, u64::MAX)?;
+    run_tiled(node, plan::tile(node, chunk_bytes, u64::MAX, false)?)
+}
+
+/// Runs `node`'s tiled graph task by task on the calling thread.
+pub(crate) fn run_tiled(node: &Node, tiled: plan::Tiled) -> Result<HostTensor> {
     let mut done = HashMap::new();
     for task in &tiled.graph.tasks {
         let inputs = task

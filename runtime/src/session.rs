@@ -481,6 +481,11 @@ impl Session {
         &self.inner.config
     }
 
+    /// Whether the session computes on a GPU too.
+    pub(crate) fn has_gpu(&self) -> bool {
+        self.inner.has_gpu
+    }
+
     /// The prefix of the names of every thread this session started.
     pub fn thread_prefix(&self) -> &str {
         &self.inner.prefix
@@ -655,7 +660,12 @@ impl SessionInner {
         self.restore_tensors(node, false)?;
         self.with_restores(
             || {
-                let tiled = plan::tile(node, self.config.chunk_bytes, self.config.memory_budget)?;
+                let tiled = plan::tile(
+                    node,
+                    self.config.chunk_bytes,
+                    self.config.memory_budget,
+                    self.has_gpu,
+                )?;
                 let span = tracing::info_span!("job", tasks = tiled.graph.tasks.len(), shape = ?node.shape);
                 let _enter = span.enter();
                 let mut graph = tiled.graph;

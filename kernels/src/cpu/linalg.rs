@@ -14,6 +14,8 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 use std::borrow::Cow;
 use std::sync::Arc;
 
+mod range;
+
 /// Runs one linear-algebra op.
 pub(crate) fn run(op: &LinalgOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
     match op {
@@ -29,6 +31,7 @@ pub(crate) fn run(op: &LinalgOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData,
             check_finite(&a.data, "svd operand")?;
             svd(a.view())
         }
+        LinalgOp::RangeQr { x, omega } => range::range_qr(x, omega, inputs),
         LinalgOp::Take(r) => take(r, inputs).map(ChunkData::Tensor),
         LinalgOp::Sum(refs) => sum(refs, inputs).map(ChunkData::Tensor),
     }
@@ -350,12 +353,20 @@ fn row_major(a: MatRef<'_, f64>) -> Result<Vec<f64>, KernelError> {
 /// Thin QR of a finite matrix: `Parts[Q (m × r), R (r × n)]`, R's diagonal non-negative.
 fn qr(a: MatRef<'_, f64>) -> Result<ChunkData, KernelError> {
     let (m, n) = a.shape();
+    let (q, rr, r) = qr_factors(a)?;
+    Ok(ChunkData::Parts(vec![
+        tensor(vec![m, r], q)?,
+        tensor(vec![r, n], rr)?,
+    ]))
+}
+
+/// Thin QR of a finite `m × n` matrix as row-major `Q (m × r)` and `R (r × n)` with R's
+/// diagonal non-negative, and `r = min(m, n)`.
+fn qr_factors(a: MatRef<'_, f64>) -> Result<(Vec<f64>, Vec<f64>, usize), KernelError> {
+    let (m, n) = a.shape();
     let r = m.min(n);
     if r == 0 {
-        return Ok(ChunkData::Parts(vec![
-            tensor(vec![m, 0], Vec::new())?,
-            tensor(vec![0, n], zeros(0, n)?)?,
-        ]));
+        return Ok((Vec::new(), zeros(0, n)?, 0));
     }
     let f = a.qr();
     let mut q = row_major(f.compute_thin_Q().as_ref())?;
@@ -371,10 +382,7 @@ fn qr(a: MatRef<'_, f64>) -> Result<ChunkData, KernelError> {
             q.chunks_exact_mut(r).for_each(|qrow| qrow[i] = -qrow[i]);
         }
     }
-    Ok(ChunkData::Parts(vec![
-        tensor(vec![m, r], q)?,
-        tensor(vec![r, n], rr)?,
-    ]))
+    Ok((q, rr, r))
 }
 
 /// Thin QR of the referenced blocks stacked vertically.

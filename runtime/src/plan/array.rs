@@ -163,8 +163,9 @@ pub(crate) fn unique_graph(
     x: &Arc<Node>,
     chunk_bytes: usize,
     memory_budget: u64,
+    gpu_products: bool,
 ) -> Result<ChunkGraph> {
-    let mut t = Tiler::new(chunk_bytes, memory_budget);
+    let mut t = Tiler::new(chunk_bytes, memory_budget, gpu_products);
     let xm = t.materialize(x, None)?;
     let unique = || ChunkOp::Array(ArrayOp::Unique);
     let mut level: Vec<ChunkKey> = xm.keys.iter().map(|&k| t.add(unique(), vec![k])).collect();

@@ -5,13 +5,16 @@
 //! ranges) and larger than a quarter of the memory budget is not kept: each task computes
 //! its block again from lineage, inside the product, so a pass over data far larger than
 //! memory streams. A tall-and-skinny QR factors each row block, factors the stacked R
-//! factors once, and rebuilds Q blockwise; the SVD adds an SVD of the small R.
+//! factors once, and rebuilds Q blockwise; the SVD adds an SVD of the small R. The range of
+//! a randomized SVD (`Q` of `x · Ω` and `xᵀ Q`) is the same TSQR with each row block's QR
+//! and projection computed from one read of the block.
 
 use super::fuse::FuseBuilder;
 use super::grid::{self, Grid};
 use super::tile::{Materialized, Tiler, FAN_IN};
 use crate::error::Result;
 use crate::tensor::node::{FactorKind, Factorization, Node, NodeKind};
+use crate::tensor::Tensor;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tessera_actors::ChunkKey;
@@ -244,40 +247,115 @@ impl Tiler {
     pub(super) fn factor_grid(&self, f: &Factorization, output: usize) -> Result<Grid> {
         let n = f.x.shape[1];
         let rows = self.natural_grid(&f.x)?[0].clone();
-        Ok(match (f.kind, output) {
+        Ok(match (&f.kind, output) {
+            (FactorKind::Range { omega }, 0) => vec![rows, vec![omega.shape[1]]],
+            (FactorKind::Range { omega }, _) => vec![vec![n], vec![omega.shape[1]]],
             (_, 0) => vec![rows, vec![n]],
             (FactorKind::Svd, 1) => vec![vec![n]],
             _ => vec![vec![n], vec![n]],
         })
     }
 
-    /// TSQR: QR of each row block, QR of the stacked R factors, then Q (or U) blockwise.
+    /// The outputs of a factorization, tiled once per job.
     pub(super) fn factor(&mut self, f: &Arc<Factorization>) -> Result<Vec<Materialized>> {
         if let Some(m) = self.factors.get(&f.id) {
             return Ok(m.clone());
         }
+        let outputs = match &f.kind {
+            FactorKind::Range { omega } if !self.range_in_one_pass(f, omega)? => {
+                self.range_in_two_passes(f, omega)?
+            }
+            _ => self.tsqr(f)?,
+        };
+        self.factors.insert(f.id, outputs.clone());
+        Ok(outputs)
+    }
+
+    /// Whether [`FactorKind::Range`] reads `x` once ([`LinalgOp::RangeQr`], CPU only): not
+    /// where GPUs compute the products, nor where the row blocks' projections (each
+    /// `min(rows, l) × n`, all held until the stacked QR is done) would be larger than a
+    /// quarter of `x` or of the memory budget: then the second pass costs less.
+    fn range_in_one_pass(&self, f: &Factorization, omega: &Node) -> Result<bool> {
+        let (n, l) = (f.x.shape[1] as u64, omega.shape[1] as u64);
+        let projections: u64 = self.natural_grid(&f.x)?[0]
+            .iter()
+            .map(|&rows| (rows as u64).min(l).saturating_mul(n).saturating_mul(8))
+            .sum();
+        let x_bytes = (f.x.numel() as u64).saturating_mul(8);
+        Ok(!self.gpu_products
+            && projections <= x_bytes / 4
+            && projections <= self.memory_budget / 4)
+    }
+
+    /// [`FactorKind::Range`] in two passes over `x`, as Dask computes it: `Y = x · omega`,
+    /// `Q` from Y's TSQR, then `P = (Qᵀ · x)ᵀ`, each product tiled as any other (on GPUs
+    /// where the session has them).
+    fn range_in_two_passes(
+        &mut self,
+        f: &Factorization,
+        omega: &Arc<Node>,
+    ) -> Result<Vec<Materialized>> {
+        let x = Tensor::from_node(f.x.clone());
+        let (q, _) = crate::linalg::qr(&x.matmul(&Tensor::from_node(omega.clone())));
+        let p = q.transpose().matmul(&x).transpose();
+        let mut outputs = Vec::with_capacity(2);
+        for (i, t) in [q, p].iter().enumerate() {
+            let grid = self.factor_grid(f, i)?;
+            outputs.push(self.materialize(t.node()?, Some(grid))?);
+        }
+        Ok(outputs)
+    }
+
+    /// TSQR: QR of each row block (or, for a range, [`LinalgOp::RangeQr`] of it), QR of
+    /// the stacked R factors, then Q (or U) blockwise; the range's `P` sums each block's
+    /// `Pᵢ` times its rows of the stacked Q.
+    fn tsqr(&mut self, f: &Factorization) -> Result<Vec<Materialized>> {
         let n = f.x.shape[1];
         let rows = self.natural_grid(&f.x)?[0].clone();
-        let x = self.materialize(&f.x, Some(vec![rows.clone(), vec![n]]))?;
+        let x_grid = vec![rows.clone(), vec![n]];
         let lin = |op| ChunkOp::Linalg(op);
-        let qr: Vec<ChunkKey> = x
-            .keys
-            .iter()
-            .map(|&k| self.add(lin(LinalgOp::Qr(InputRef::whole(0))), vec![k]))
-            .collect();
-        let stacked = (0..qr.len()).map(|i| InputRef::part(i, 1)).collect();
-        let st = self.add(lin(LinalgOp::StackedQr(stacked)), qr.clone());
-        let heights: Vec<usize> = rows.iter().map(|&m| m.min(n)).collect();
+        let (leaves, width) = match &f.kind {
+            FactorKind::Range { omega } => {
+                let l = omega.shape[1];
+                let om = self.materialize(omega, Some(vec![vec![n], vec![l]]))?.keys[0];
+                let mut leaves = Vec::with_capacity(rows.len());
+                for i in 0..rows.len() {
+                    let mut inputs = TaskInputs::default();
+                    let omega = InputRef::whole(inputs.slot(om));
+                    let x = self.operand(&f.x, &x_grid, &[i, 0], true, &mut inputs)?;
+                    leaves.push(self.add(lin(LinalgOp::RangeQr { x, omega }), inputs.keys));
+                }
+                (leaves, l)
+            }
+            FactorKind::Qr | FactorKind::Svd => {
+                let x = self.materialize(&f.x, Some(x_grid))?;
+                let qr = x
+                    .keys
+                    .iter()
+                    .map(|&k| self.add(lin(LinalgOp::Qr(InputRef::whole(0))), vec![k]))
+                    .collect();
+                (qr, n)
+            }
+        };
+        let stacked = (0..leaves.len()).map(|i| InputRef::part(i, 1)).collect();
+        let st = self.add(lin(LinalgOp::StackedQr(stacked)), leaves.clone());
+        let heights: Vec<usize> = rows.iter().map(|&m| m.min(width)).collect();
         let offsets = grid::starts(&heights);
+        // Block i's rows of the stacked Q (part 0 of input `input`).
+        let stacked_rows = |input: usize, i: usize| InputRef {
+            input,
+            part: Some(0),
+            rows: Some((offsets[i], heights[i])),
+        };
         // Row block i of the product of the block's Q with the rows of `right` it owns.
         let blockwise = |t: &mut Tiler, right: ChunkKey, part: Option<usize>| -> Vec<ChunkKey> {
-            qr.iter()
+            leaves
+                .iter()
                 .enumerate()
                 .map(|(i, &q)| {
                     let rows = InputRef {
-                        input: 1,
                         part,
-                        rows: Some((offsets[i], heights[i])),
+                        ..stacked_rows(1, i)
                     };
                     let pairs = vec![(
                         MatOperand::Input(InputRef::part(0, 0)),
@@ -287,14 +365,15 @@ impl Tiler {
                 })
                 .collect()
         };
-        let square = vec![vec![n], vec![n]];
-        let outputs = match f.kind {
+        let square = vec![vec![width], vec![width]];
+        let left = vec![rows, vec![width]];
+        let outputs = match &f.kind {
             FactorKind::Qr => {
                 let q = blockwise(self, st, Some(0));
                 let r = self.add(lin(LinalgOp::Take(InputRef::part(0, 1))), vec![st]);
                 vec![
                     Materialized {
-                        grid: vec![rows, vec![n]],
+                        grid: left,
                         keys: q,
                     },
                     Materialized {
@@ -315,7 +394,7 @@ impl Tiler {
                 let vt = self.add(lin(LinalgOp::Take(InputRef::part(0, 2))), vec![svd]);
                 vec![
                     Materialized {
-                        grid: vec![rows, vec![n]],
+                        grid: left,
                         keys: u,
                     },
                     Materialized {
@@ -328,8 +407,39 @@ impl Tiler {
                     },
                 ]
             }
+            FactorKind::Range { .. } => {
+                let q = blockwise(self, st, Some(0));
+                // P = Σᵢ Pᵢ · Sᵢ, FAN_IN blocks a task.
+                let mut sum = SumTree::default();
+                let blocks: Vec<usize> = (0..leaves.len()).collect();
+                for group in blocks.chunks(FAN_IN) {
+                    let mut keys = vec![st];
+                    let pairs = group
+                        .iter()
+                        .enumerate()
+                        .map(|(j, &i)| {
+                            keys.push(leaves[i]);
+                            (
+                                MatOperand::Input(InputRef::part(j + 1, 2)),
+                                MatOperand::Input(stacked_rows(0, i)),
+                            )
+                        })
+                        .collect();
+                    let partial = self.add(lin(LinalgOp::MatMul { pairs }), keys);
+                    sum.push(self, partial);
+                }
+                vec![
+                    Materialized {
+                        grid: left,
+                        keys: q,
+                    },
+                    Materialized {
+                        grid: vec![vec![n], vec![width]],
+                        keys: vec![sum.finish(self)],
+                    },
+                ]
+            }
         };
-        self.factors.insert(f.id, outputs.clone());
         Ok(outputs)
     }
 }
@@ -352,5 +462,34 @@ mod tests {
             Tiler::pairs_per_task(20 * 5000, 20, 5000, &[838, 838, 1]),
             FAN_IN
         );
+    }
+
+    /// The range of a randomized SVD planned for GPUs (two passes of ordinary products and
+    /// a TSQR, no `range_qr`) gives what the one-pass plan gives, and only the one-pass
+    /// plan has `range_qr` tasks.
+    #[test]
+    fn the_range_in_two_passes_agrees_with_the_one_pass_range() {
+        let x = crate::tensor::random::default_rng(5).random(&[400, 30]);
+        let (_, s, vt) = crate::linalg::svd_compressed(&x, 3, 0, 5, 6);
+        let values = |t: &Tensor, gpu: bool| {
+            let node = t.node().unwrap();
+            let tiled = super::super::tile(node, 400 * 30 * 8 / 4, u64::MAX, gpu).unwrap();
+            let ranges = tiled
+                .graph
+                .tasks
+                .iter()
+                .filter(|t| matches!(t.op, ChunkOp::Linalg(LinalgOp::RangeQr { .. })))
+                .count();
+            let host = crate::reference::run_tiled(node, tiled).unwrap();
+            (host.as_slice::<f64>().unwrap().to_vec(), ranges)
+        };
+        for t in [&s, &vt] {
+            let ((one, ranges), (two, none)) = (values(t, false), values(t, true));
+            assert_eq!((ranges, none), (4, 0));
+            let scale = one.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            for (a, b) in one.iter().zip(&two) {
+                assert!((a - b).abs() <= 1e-10 * scale, "{one:?} vs {two:?}");
+            }
+        }
     }
 }

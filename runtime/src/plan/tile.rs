@@ -39,6 +39,9 @@ pub(crate) struct Tiler {
     pub(super) chunk_elems: usize,
     /// Generated operands larger than a quarter of this are recomputed, not kept.
     pub(super) memory_budget: u64,
+    /// Whether the session's GPUs run the products (then products stay products, not
+    /// fused into CPU-only ops).
+    pub(super) gpu_products: bool,
     tasks: Vec<ChunkTask>,
     stored: StoredInputs,
     done: HashMap<(u64, Grid), Materialized>,
@@ -50,10 +53,16 @@ pub(crate) struct Tiler {
 }
 
 /// Tiles `root` into a chunk graph whose outputs are its chunks in C order; generated
-/// operands larger than a quarter of `memory_budget` are recomputed rather than kept.
-pub(crate) fn tile(root: &Arc<Node>, chunk_bytes: usize, memory_budget: u64) -> Result<Tiled> {
+/// operands larger than a quarter of `memory_budget` are recomputed rather than kept;
+/// `gpu_products` where the session has GPUs to run products on.
+pub(crate) fn tile(
+    root: &Arc<Node>,
+    chunk_bytes: usize,
+    memory_budget: u64,
+    gpu_products: bool,
+) -> Result<Tiled> {
     let _span = tracing::debug_span!("tile", node = root.id).entered();
-    let mut t = Tiler::new(chunk_bytes, memory_budget);
+    let mut t = Tiler::new(chunk_bytes, memory_budget, gpu_products);
     let out = t.materialize(root, None)?;
     tracing::debug!(
         tasks = t.tasks.len(),
@@ -72,10 +81,11 @@ pub(crate) fn tile(root: &Arc<Node>, chunk_bytes: usize, memory_budget: u64) -> 
 
 impl Tiler {
     /// An empty plan with chunks of about `chunk_bytes`.
-    pub(super) fn new(chunk_bytes: usize, memory_budget: u64) -> Tiler {
+    pub(super) fn new(chunk_bytes: usize, memory_budget: u64, gpu_products: bool) -> Tiler {
         Tiler {
             chunk_elems: (chunk_bytes / 8).max(1),
             memory_budget,
+            gpu_products,
             tasks: Vec::new(),
             stored: StoredInputs::default(),
             done: HashMap::new(),

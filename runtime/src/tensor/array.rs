@@ -176,7 +176,7 @@ impl Tensor {
         let cfg = session.config();
         let chunk = session
             .run_chunk_graph(x, || {
-                crate::plan::unique_graph(x, cfg.chunk_bytes, cfg.memory_budget)
+                crate::plan::unique_graph(x, cfg.chunk_bytes, cfg.memory_budget, session.has_gpu())
             })?
             .into_iter()
             .next()

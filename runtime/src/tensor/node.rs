@@ -122,24 +122,31 @@ pub(crate) enum NodeKind {
     },
 }
 
-/// A factorization of a tall-and-skinny `f64` matrix by TSQR.
+/// A factorization of a tall-and-skinny `f64` matrix by TSQR, or the range of a sketch of
+/// a matrix.
 #[derive(Debug)]
 pub(crate) struct Factorization {
     /// Unique within the process: the factorization is tiled once per job.
     pub id: u64,
     /// What to compute.
     pub kind: FactorKind,
-    /// The matrix (m × n, m ≥ n).
+    /// The matrix (m × n; m ≥ n for QR and SVD).
     pub x: Arc<Node>,
 }
 
 /// Which factorization.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) enum FactorKind {
     /// Outputs Q (m × n) and R (n × n).
     Qr,
     /// Outputs U (m × n), S (n) and Vt (n × n).
     Svd,
+    /// Outputs Q (m × l), an orthonormal basis of `x · omega` (`omega` n × l, l ≤ m), and
+    /// `P = xᵀ · Q` (n × l): the two passes of a randomized SVD before its small SVD.
+    Range {
+        /// The test matrix.
+        omega: Arc<Node>,
+    },
 }
 
 /// A fresh id for nodes and factorizations.
@@ -189,7 +196,10 @@ impl Node {
             | NodeKind::Scan { x, .. }
             | NodeKind::Sort { x, .. }
             | NodeKind::Take { x, .. } => vec![x],
-            NodeKind::Factor(f, _) => vec![&f.x],
+            NodeKind::Factor(f, _) => match &f.kind {
+                FactorKind::Range { omega } => vec![&f.x, omega],
+                FactorKind::Qr | FactorKind::Svd => vec![&f.x],
+            },
             NodeKind::Binary(_, a, b) | NodeKind::MatMul(a, b) => vec![a, b],
             NodeKind::Require { x, ok, .. } => vec![x, ok],
             NodeKind::OnDevice { x, .. } => vec![x],
