@@ -233,13 +233,14 @@ pub fn svd_compressed(
     // P transposed: P = V' S U_Bᵀ gives B = U_B S V'ᵀ.
     let (q, p) = range(&x, &omega);
     let (v, s, ubt) = svd(&p);
-    let u = q.matmul(&ubt.transpose());
-    let vt = v.transpose();
-    let k = k as isize;
+    // The top k: U = Q U_B[:, :k] (sliced before the product, which then writes only k
+    // columns), S[:k], Vt = V[:, :k]ᵀ.
+    let top = Slice::new(None, Some(k as isize), 1);
+    let ub = ubt.slice(&[top, Slice::all()]).transpose();
     (
-        u.slice(&[Slice::all(), Slice::new(None, Some(k), 1)]),
-        s.slice(&[Slice::new(None, Some(k), 1)]),
-        vt.slice(&[Slice::new(None, Some(k), 1)]),
+        q.matmul(&ub),
+        s.slice(&[top]),
+        v.slice(&[Slice::all(), top]).transpose(),
     )
 }
 

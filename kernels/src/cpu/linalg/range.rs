@@ -124,27 +124,22 @@ pub(super) fn range_qr_with(
     }
     super::check_finite(&y, "range_qr: x · omega")?;
     let (q, r_fac, r) = qr_factors(MatRef::from_row_major_slice(&y, m, l))?;
-    // Qᵀ x (r × n): from G where R is well-conditioned, else from a second read of x.
-    let qt_x = match projection_from_gram(&r_fac, r, l, &g, n, tuning.max_condition)? {
+    // P = xᵀ Q (n × r): from G where R is well-conditioned, else from a second read of x.
+    let p = match projection_from_gram(&r_fac, r, l, &g, n, tuning.max_condition)? {
         Some(p) => p,
         None => {
-            let mut p = zeros(r, n)?;
+            let mut p = zeros(n, r)?;
             if r > 0 && n > 0 {
-                let mut pm = MatMut::from_row_major_slice_mut(&mut p, r, n);
+                let mut pm = MatMut::from_row_major_slice_mut(&mut p, n, r);
                 x.for_panels(tuning.panel_rows, |r0, xp| {
                     let rows = xp.nrows();
                     let qp = MatRef::from_row_major_slice(&q[r0 * r..(r0 + rows) * r], rows, r);
-                    matmul(pm.as_mut(), Accum::Add, qp.transpose(), xp, 1.0, Par::Seq);
+                    matmul(pm.as_mut(), Accum::Add, xp.transpose(), qp, 1.0, Par::Seq);
                 })?;
             }
             p
         }
     };
-    let mut p = zeros(n, r)?;
-    if r > 0 && n > 0 {
-        MatMut::from_row_major_slice_mut(&mut p, n, r)
-            .copy_from(MatRef::from_row_major_slice(&qt_x, r, n).transpose());
-    }
     Ok(ChunkData::Parts(vec![
         tensor(vec![m, r], q)?,
         tensor(vec![r, l], r_fac)?,
@@ -152,8 +147,8 @@ pub(super) fn range_qr_with(
     ]))
 }
 
-/// `R⁻ᵀ G` (l × n) for a square R (`r == l`) whose condition estimate `‖R‖_F ‖R⁻¹‖_F` is
-/// at most `max_condition`; `None` otherwise.
+/// `P = Gᵀ R⁻¹` (n × l, the transpose of `R⁻ᵀ G`) for a square R (`r == l`) whose
+/// condition estimate `‖R‖_F ‖R⁻¹‖_F` is at most `max_condition`; `None` otherwise.
 fn projection_from_gram(
     r_fac: &[f64],
     r: usize,
@@ -175,14 +170,13 @@ fn projection_from_gram(
     if condition.is_nan() || condition > max_condition {
         return Ok(None);
     }
-    let mut p = zeros(l, n)?;
+    let mut p = zeros(n, l)?;
     if n > 0 {
-        let inv = MatRef::from_row_major_slice(&inv, l, l);
         matmul(
-            MatMut::from_row_major_slice_mut(&mut p, l, n),
+            MatMut::from_row_major_slice_mut(&mut p, n, l),
             Accum::Replace,
-            inv.transpose(),
-            MatRef::from_row_major_slice(g, l, n),
+            MatRef::from_row_major_slice(g, l, n).transpose(),
+            MatRef::from_row_major_slice(&inv, l, l),
             1.0,
             Par::Seq,
         );
