@@ -337,8 +337,20 @@ impl Tiler {
                 (qr, n)
             }
         };
-        let stacked = (0..leaves.len()).map(|i| InputRef::part(i, 1)).collect();
-        let st = self.add(lin(LinalgOp::StackedQr(stacked)), leaves.clone());
+        let st = if matches!(f.kind, FactorKind::Range { .. }) {
+            // A range leaf also holds its block's projection (n × l, most of its bytes):
+            // its R is taken out first, so the stacked QR, on a cluster, fetches only the
+            // R factors rather than every leaf.
+            let rs: Vec<ChunkKey> = leaves
+                .iter()
+                .map(|&k| self.add(lin(LinalgOp::Take(InputRef::part(0, 1))), vec![k]))
+                .collect();
+            let stacked = (0..rs.len()).map(InputRef::whole).collect();
+            self.add(lin(LinalgOp::StackedQr(stacked)), rs)
+        } else {
+            let stacked = (0..leaves.len()).map(|i| InputRef::part(i, 1)).collect();
+            self.add(lin(LinalgOp::StackedQr(stacked)), leaves.clone())
+        };
         let heights: Vec<usize> = rows.iter().map(|&m| m.min(width)).collect();
         let offsets = grid::starts(&heights);
         // Block i's rows of the stacked Q (part 0 of input `input`).
