@@ -153,14 +153,20 @@ impl ChunkOp {
 
     /// The bytes this op's kernel holds while it runs beyond its inputs and its output,
     /// from inputs of `input_bytes`: for a dataframe op what [`FrameOp::working_estimate`]
-    /// says; a copy of the block for a QR; nothing for the rest (elementwise programs
+    /// says; a copy of the block for a QR; for a range QR its `Yᵀ x` and projection (each
+    /// the size of `omega`) and a panel of `x`; nothing for the rest (elementwise programs
     /// stream through blocks, products write their output in place). Reservations for
     /// running tasks add it to [`ChunkOp::output_estimate`].
     pub fn working_estimate(&self, input_bytes: impl IntoIterator<Item = u64>) -> u64 {
-        let input: u64 = input_bytes.into_iter().sum();
+        let mut sizes = input_bytes.into_iter();
         match self {
-            ChunkOp::Frame(op) => op.working_estimate(input),
-            ChunkOp::Linalg(LinalgOp::Qr(_)) => input,
+            ChunkOp::Frame(op) => op.working_estimate(sizes.sum()),
+            ChunkOp::Linalg(LinalgOp::Qr(_)) => sizes.sum(),
+            ChunkOp::Linalg(LinalgOp::RangeQr { omega, .. }) => sizes
+                .nth(omega.input)
+                .unwrap_or(0)
+                .saturating_mul(2)
+                .saturating_add(crate::linalg::RANGE_PANEL_BYTES as u64),
             _ => 0,
         }
     }

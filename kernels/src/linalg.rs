@@ -5,6 +5,10 @@
 use crate::expr::FusedKernel;
 use serde::{Deserialize, Serialize};
 
+/// Bytes of `x` a [`LinalgOp::RangeQr`] reads per panel: small enough to stay in a core's
+/// cache between the two products that read it.
+pub const RANGE_PANEL_BYTES: usize = 1 << 20;
+
 /// A task input, or a part of a multi-part input, optionally only a range of its rows.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputRef {

@@ -14,16 +14,13 @@
 //! read a second time to form `Qᵀ x` directly.
 
 use super::{fused, input_matrix, qr_factors, tensor, zeros, Matrix};
-use crate::linalg::{InputRef, MatOperand};
+use crate::linalg::{InputRef, MatOperand, RANGE_PANEL_BYTES};
 use crate::{ChunkData, KernelError};
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::solve_upper_triangular_in_place;
 use faer::{Accum, MatMut, MatRef, Par};
 use std::sync::Arc;
 
-/// Bytes of `x` read per panel: small enough to stay in a core's cache between the two
-/// products that read it.
-const PANEL_BYTES: usize = 1 << 20;
 /// The largest `‖R‖_F ‖R⁻¹‖_F` for which `R⁻ᵀ G` stands in for a second read of `x`.
 pub(super) const MAX_CONDITION: f64 = 1e3;
 
@@ -85,7 +82,7 @@ pub(super) fn range_qr(
         MatOperand::Fused(k) => fused::RowSource::new(k, inputs)?.shape.1,
     };
     let tuning = Tuning {
-        panel_rows: (PANEL_BYTES / 8 / cols.max(1)).max(1),
+        panel_rows: (RANGE_PANEL_BYTES / 8 / cols.max(1)).max(1),
         max_condition: MAX_CONDITION,
     };
     range_qr_with(x, omega, inputs, tuning)

@@ -677,3 +677,28 @@ fn range_qr_reads_a_generated_x_and_reports_bad_input() {
         "{err}"
     );
 }
+
+#[test]
+fn a_range_qr_reservation_covers_its_output_and_buffers() {
+    let (m, n, l) = (300usize, 40usize, 6usize);
+    let (omega, x) = (Lcg(51).mat(n, l), Lcg(52).mat(m, n));
+    let range = LinalgOp::RangeQr {
+        x: input(1),
+        omega: InputRef::whole(0),
+    };
+    let parts = run_parts(range.clone(), &tensors(&[&omega, &x]));
+    let output: u64 = parts.iter().map(|p| (vals(p).len() * 8) as u64).sum();
+    // G = Yᵀx and P, each l × n, live beside the output while it runs.
+    let buffers = (2 * l * n * 8) as u64;
+    let op = crate::ChunkOp::Linalg(range);
+    // x stored (an input), or generated in the task (omega the only input).
+    let stored = vec![(n * l * 8) as u64, (m * n * 8) as u64];
+    for inputs in [stored.clone(), stored[..1].to_vec()] {
+        let reserved =
+            op.output_estimate(inputs.clone()).unwrap_or(0) + op.working_estimate(inputs.clone());
+        assert!(
+            reserved >= output + buffers,
+            "{inputs:?}: {reserved} < {output} + {buffers}"
+        );
+    }
+}
