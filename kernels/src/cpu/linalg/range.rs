@@ -1,5 +1,5 @@
-//! [`LinalgOp::RangeQr`]: the QR of `Y = x · omega` and the projection `P = xᵀ · Q`,
-//! reading `x` once where that is accurate.
+//! [`crate::linalg::LinalgOp::RangeQr`]: the QR of `Y = x · omega` and the projection
+//! `P = xᵀ · Q`, reading `x` once where that is accurate.
 //!
 //! A randomized SVD needs `Q` (an orthonormal basis of `Y`) and `Qᵀ · x`; computed one
 //! after the other they read `x` twice, and for a large `x` that second pass from memory is
