@@ -583,11 +583,13 @@ fn svd_compressed_recovers_a_low_rank_matrix() {
     assert!(err <= 1e-6, "compressed |U S Vt - A| = {err:e}");
 }
 
-/// `svd_compressed` against its two passes written with the public operations (the same
-/// test matrix Ω; `Q` from `qr(X Ω)`; the SVD of `Qᵀ X`): equal to rounding under any row
-/// chunking, whether its single pass forms `Qᵀ X` from `(X Ω)ᵀ X` (a well-conditioned
-/// matrix) or reads a block again (a nearly rank-deficient one). Blocks of at least four
-/// times Ω's columns are read once (one `range_qr` task each); shorter ones in two passes.
+/// `svd_compressed` against Dask's algorithm written with the public operations (the
+/// same test matrix Ω; `Y = X Ω`; each power iteration `Y = X qr(Xᵀ qr(Y))`; `Q` from
+/// `qr(Y)`; the SVD of `Qᵀ X`): equal to rounding under any row chunking, with and
+/// without a power iteration, whether its single pass forms `Qᵀ X` from `(X Ω)ᵀ X` (a
+/// well-conditioned matrix) or reads a block again (a nearly rank-deficient one). Blocks of
+/// at least four times Ω's columns are read once per range (one `range_qr` task each);
+/// shorter ones in two passes.
 #[test]
 fn svd_compressed_reads_its_input_once_and_agrees_with_two_passes() {
     let s = session();
@@ -605,37 +607,42 @@ fn svd_compressed_reads_its_input_once_and_agrees_with_two_passes() {
         ("nearly rank 3", nearly_rank_3),
     ] {
         let x = a.tensor();
-        let omega = default_rng(seed).normal(0.0, 1.0, &[n, l]);
-        let (q, _) = linalg::qr(&x.matmul(&omega));
-        let (ub, sv, vt) = linalg::svd(&q.transpose().matmul(&x));
-        let want_s = f64s(&run(&s, &sv))[..k].to_vec();
-        let want_u = exec_mat(&s, &q.matmul(&ub)).first_cols(k);
-        let want_vt = exec_mat(&s, &vt.transpose()).first_cols(k).t();
-        let want = want_u.scale_cols(&want_s).mul(&want_vt);
-        for rows in [240, 50, 40, 13, 7] {
-            let what = format!("{name}, row chunks of {rows}");
-            let (u, sv, vt) = linalg::svd_compressed(&x.rechunk(&[rows, n]), k, 0, over, seed);
-            let (h, stats) = s.execute_with_stats(&sv).unwrap();
-            let got_s = f64s(&h);
-            for (g, w) in got_s.iter().zip(&want_s) {
-                assert!(
-                    close(*g, *w, 1e-10, 1e-12 * want_s[0]),
-                    "{what}: S {got_s:?} vs {want_s:?}"
-                );
+        for iters in [0, 1] {
+            let mut y = x.matmul(&default_rng(seed).normal(0.0, 1.0, &[n, l]));
+            for _ in 0..iters {
+                let (q, _) = linalg::qr(&y);
+                let (w, _) = linalg::qr(&x.transpose().matmul(&q));
+                y = x.matmul(&w);
             }
-            let got = exec_mat(&s, &u).scale_cols(&got_s).mul(&exec_mat(&s, &vt));
-            let err = got.max_abs_diff(&want);
-            assert!(
-                err <= 1e-9 * want.max_abs(),
-                "{what}: |U S Vt - reference| = {err:e}"
-            );
-            let range_tasks = stats.chunks_by_op.get("range_qr").copied().unwrap_or(0);
-            let once = if rows >= 4 * l {
-                m.div_ceil(rows) as u64
-            } else {
-                0
-            };
-            assert_eq!(range_tasks, once, "{what}: {stats:?}");
+            let (q, _) = linalg::qr(&y);
+            let (ub, sv, vt) = linalg::svd(&q.transpose().matmul(&x));
+            let want_s = f64s(&run(&s, &sv))[..k].to_vec();
+            let want_u = exec_mat(&s, &q.matmul(&ub)).first_cols(k);
+            let want_vt = exec_mat(&s, &vt.transpose()).first_cols(k).t();
+            let want = want_u.scale_cols(&want_s).mul(&want_vt);
+            for rows in [240, 50, 40, 13, 7] {
+                let what = format!("{name}, {iters} power iterations, row chunks of {rows}");
+                let xc = x.rechunk(&[rows, n]);
+                let (u, sv, vt) = linalg::svd_compressed(&xc, k, iters, over, seed);
+                let (h, stats) = s.execute_with_stats(&sv).unwrap();
+                let got_s = f64s(&h);
+                for (g, w) in got_s.iter().zip(&want_s) {
+                    assert!(
+                        close(*g, *w, 1e-10, 1e-12 * want_s[0]),
+                        "{what}: S {got_s:?} vs {want_s:?}"
+                    );
+                }
+                let got = exec_mat(&s, &u).scale_cols(&got_s).mul(&exec_mat(&s, &vt));
+                let err = got.max_abs_diff(&want);
+                assert!(
+                    err <= 1e-9 * want.max_abs(),
+                    "{what}: |U S Vt - reference| = {err:e}"
+                );
+                // One pass a range: 1 + iters of them.
+                let ranges = stats.chunks_by_op.get("range_qr").copied().unwrap_or(0);
+                let blocks = if rows >= 4 * l { m.div_ceil(rows) } else { 0 };
+                assert_eq!(ranges, ((1 + iters) * blocks) as u64, "{what}: {stats:?}");
+            }
         }
     }
 }

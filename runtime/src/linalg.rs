@@ -177,13 +177,17 @@ fn svd_tall(x: &Tensor) -> (Tensor, Tensor, Tensor) {
 /// singular triplets `(U (m × k), S (k), Vt (k × n))` from a random projection onto
 /// `k + n_oversamples` dimensions refined by `n_power_iter` power iterations (Dask's
 /// defaults: [`DEFAULT_N_POWER_ITER`], [`DEFAULT_N_OVERSAMPLES`]); the random projection is
-/// drawn from `default_rng(seed)`. Where the session computes on CPUs, the basis `Q` of
-/// `x Ω` and Dask's `B = Qᵀ x` come from one pass over `x` (each row block's `x_i Ω` and
-/// `(x_i Ω)ᵀ x_i` while it is in cache; `Qᵀ x_i` from them where the block's R factor is
-/// well-conditioned, else from a second read of the block): within rounding of Dask's two
-/// passes. With GPUs, or where the blocks are short beside `k + n_oversamples`, it takes
-/// the two passes. A random input larger than memory is generated again for each pass
-/// instead of being kept.
+/// drawn from `default_rng(seed)`.
+///
+/// Where the session computes on CPUs, the basis `Q` of `x Ω` and Dask's `B = Qᵀ x` come
+/// from one pass over `x`: each row block's `x_i Ω` and `(x_i Ω)ᵀ x_i` while it is in
+/// cache, then `Qᵀ x_i` from them where the block's R factor is well-conditioned, else
+/// from a second read of the block; the result is within rounding of Dask's two passes.
+/// Each power iteration is one such pass too (Dask's `xᵀ Q` is the `P = xᵀ Q` the pass
+/// before already computed), so `n_power_iter` iterations read `x` `1 + n_power_iter`
+/// times, not `2 + 2 n_power_iter`. With GPUs, or where the blocks are short beside
+/// `k + n_oversamples`, each range takes Dask's two passes. A random input larger than
+/// memory is generated again for each pass instead of being kept.
 pub fn svd_compressed(
     x: &Tensor,
     k: usize,
@@ -223,15 +227,15 @@ pub fn svd_compressed(
     }
     let l = (k + n_oversamples).min(m.min(n));
     let x = x.astype(DType::F64);
-    let mut omega = random::default_rng(seed).normal(0.0, 1.0, &[n, l]);
+    let omega = random::default_rng(seed).normal(0.0, 1.0, &[n, l]);
+    // Q spans x · omega and P = xᵀ Q = Bᵀ for Dask's B = Qᵀ x. A power iteration is
+    // Dask's `Q ← qr(x · qr(xᵀ Q))`: with P at hand, one more range (one pass on CPUs).
+    let (mut q, mut p) = range(&x, &omega);
     for _ in 0..n_power_iter {
-        let y = x.matmul(&omega);
-        let (q, _) = qr(&y);
-        (omega, _) = qr(&x.transpose().matmul(&q));
+        let (w, _) = qr(&p);
+        (q, p) = range(&x, &w);
     }
-    // Q spans x · omega and P = xᵀ Q = Bᵀ for Dask's B = Qᵀ x; B's SVD is that of the tall
-    // P transposed: P = V' S U_Bᵀ gives B = U_B S V'ᵀ.
-    let (q, p) = range(&x, &omega);
+    // B's SVD is that of the tall P transposed: P = V' S U_Bᵀ gives B = U_B S V'ᵀ.
     let (v, s, ubt) = svd(&p);
     // The top k: U = Q U_B[:, :k] (sliced before the product, which then writes only k
     // columns), S[:k], Vt = V[:, :k]ᵀ.
