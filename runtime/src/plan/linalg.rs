@@ -317,7 +317,10 @@ impl Tiler {
         let (leaves, width) = match &f.kind {
             FactorKind::Range { omega } => {
                 let l = omega.shape[1];
-                let om = self.materialize(omega, Some(vec![vec![n], vec![l]]))?.keys[0];
+                let om = self.materialize(omega, Some(vec![vec![n], vec![l]]))?;
+                let om = om.keys.first().copied().ok_or_else(|| {
+                    crate::error::Error::Runtime("the range's test matrix has no chunk".into())
+                })?;
                 let mut leaves = Vec::with_capacity(rows.len());
                 for i in 0..rows.len() {
                     let mut inputs = TaskInputs::default();
