@@ -314,7 +314,9 @@ impl Tiler {
         let rows = self.natural_grid(&f.x)?[0].clone();
         let x_grid = vec![rows.clone(), vec![n]];
         let lin = |op| ChunkOp::Linalg(op);
-        let (leaves, width) = match &f.kind {
+        // The leaves (a QR or range QR per row block), the factor's width, and the QR of
+        // the leaves' stacked R factors.
+        let (leaves, width, st) = match &f.kind {
             FactorKind::Range { omega } => {
                 let l = omega.shape[1];
                 let om = self.materialize(omega, Some(vec![vec![n], vec![l]]))?;
@@ -328,31 +330,28 @@ impl Tiler {
                     let x = self.operand(&f.x, &x_grid, &[i, 0], true, &mut inputs)?;
                     leaves.push(self.add(lin(LinalgOp::RangeQr { x, omega }), inputs.keys));
                 }
-                (leaves, l)
+                // A range leaf also holds its block's projection (n × l, most of its
+                // bytes): its R is taken out first, so the stacked QR, on a cluster,
+                // fetches only the R factors rather than every leaf.
+                let rs: Vec<ChunkKey> = leaves
+                    .iter()
+                    .map(|&k| self.add(lin(LinalgOp::Take(InputRef::part(0, 1))), vec![k]))
+                    .collect();
+                let stacked = (0..rs.len()).map(InputRef::whole).collect();
+                let st = self.add(lin(LinalgOp::StackedQr(stacked)), rs);
+                (leaves, l, st)
             }
             FactorKind::Qr | FactorKind::Svd => {
                 let x = self.materialize(&f.x, Some(x_grid))?;
-                let qr = x
+                let qr: Vec<ChunkKey> = x
                     .keys
                     .iter()
                     .map(|&k| self.add(lin(LinalgOp::Qr(InputRef::whole(0))), vec![k]))
                     .collect();
-                (qr, n)
+                let stacked = (0..qr.len()).map(|i| InputRef::part(i, 1)).collect();
+                let st = self.add(lin(LinalgOp::StackedQr(stacked)), qr.clone());
+                (qr, n, st)
             }
-        };
-        let st = if matches!(f.kind, FactorKind::Range { .. }) {
-            // A range leaf also holds its block's projection (n × l, most of its bytes):
-            // its R is taken out first, so the stacked QR, on a cluster, fetches only the
-            // R factors rather than every leaf.
-            let rs: Vec<ChunkKey> = leaves
-                .iter()
-                .map(|&k| self.add(lin(LinalgOp::Take(InputRef::part(0, 1))), vec![k]))
-                .collect();
-            let stacked = (0..rs.len()).map(InputRef::whole).collect();
-            self.add(lin(LinalgOp::StackedQr(stacked)), rs)
-        } else {
-            let stacked = (0..leaves.len()).map(|i| InputRef::part(i, 1)).collect();
-            self.add(lin(LinalgOp::StackedQr(stacked)), leaves.clone())
         };
         let heights: Vec<usize> = rows.iter().map(|&m| m.min(width)).collect();
         let offsets = grid::starts(&heights);

@@ -77,29 +77,42 @@ pub(super) fn range_qr(
     omega: &InputRef,
     inputs: &[Arc<ChunkData>],
 ) -> Result<ChunkData, KernelError> {
-    let cols = match x {
-        MatOperand::Input(r) => input_matrix(inputs, r, "range_qr x")?.cols,
-        MatOperand::Fused(k) => fused::RowSource::new(k, inputs)?.shape.1,
-    };
+    let (x, omega) = operands(x, omega, inputs)?;
     let tuning = Tuning {
-        panel_rows: (RANGE_PANEL_BYTES / 8 / cols.max(1)).max(1),
+        panel_rows: (RANGE_PANEL_BYTES / 8 / x.shape().1.max(1)).max(1),
         max_condition: MAX_CONDITION,
     };
-    range_qr_with(x, omega, inputs, tuning)
+    fold(&x, &omega, tuning)
 }
 
-/// [`range_qr`] read as `tuning` says.
+/// [`range_qr`] read as `tuning` says (tests choose panel heights and the bound).
+#[cfg(test)]
 pub(super) fn range_qr_with(
     x: &MatOperand,
     omega: &InputRef,
     inputs: &[Arc<ChunkData>],
     tuning: Tuning,
 ) -> Result<ChunkData, KernelError> {
+    let (x, omega) = operands(x, omega, inputs)?;
+    fold(&x, &omega, tuning)
+}
+
+/// The op's `x` and `omega`, resolved once.
+fn operands<'a>(
+    x: &'a MatOperand,
+    omega: &InputRef,
+    inputs: &'a [Arc<ChunkData>],
+) -> Result<(Rows<'a>, Matrix<'a>), KernelError> {
     let omega = input_matrix(inputs, omega, "range_qr omega")?;
     let x = match x {
         MatOperand::Input(r) => Rows::Input(input_matrix(inputs, r, "range_qr x")?),
         MatOperand::Fused(k) => Rows::Generated(fused::RowSource::new(k, inputs)?),
     };
+    Ok((x, omega))
+}
+
+/// The op on resolved operands.
+fn fold(x: &Rows<'_>, omega: &Matrix<'_>, tuning: Tuning) -> Result<ChunkData, KernelError> {
     let ((m, n), l) = (x.shape(), omega.cols);
     if omega.rows != n {
         return Err(KernelError::ShapeMismatch(format!(
