@@ -540,7 +540,7 @@ impl ChunkStore {
             }
             Place::Memory { file: None, .. } => return,
         };
-        if let Some(dir) = &self.dir {
+        if let Some(dir) = &mut self.dir {
             self.disk_bytes -= file.bytes();
             dir.remove(file);
         }
@@ -675,13 +675,11 @@ impl ChunkStore {
         if self.dir.is_none() {
             self.dir = Some(SpillDir::create(&self.config.spill_parent).map_err(failed)?);
         }
-        let Some(dir) = &self.dir else {
+        let Some(dir) = &mut self.dir else {
             return Ok(());
         };
         let writing = Instant::now();
-        let file = dir
-            .write(&format!("{}-chunk{}", id.job, id.key), &data)
-            .map_err(failed)?;
+        let file = dir.write(&data).map_err(failed)?;
         DiskRates::update(&mut self.rates.write, nbytes, writing.elapsed());
         let damaged = match fault {
             Some(FaultKind::CorruptSpill) => disk::corrupt_file(&file),
