@@ -148,6 +148,11 @@ impl StoredInputs {
         self.holds = holds;
     }
 
+    /// The size of input `key`, if it is one.
+    pub fn nbytes(&self, key: ChunkKey) -> Option<u64> {
+        self.inputs.iter().find(|i| i.key == key).map(|i| i.nbytes)
+    }
+
     /// The inputs, for [`tessera_actors::ChunkGraph::stored`].
     pub fn inputs(&self) -> Vec<StoredInput> {
         self.inputs.clone()

@@ -38,8 +38,14 @@ const ONE_MERGE_PARTIALS: usize = 64;
 /// Estimated input bytes per groupby shuffle partition aimed at (partials are at most
 /// their input's rows, so a part holds at most about this much input's groups).
 const BYTES_PER_PART: u64 = 32 << 20;
+/// The fewest estimated input bytes per groupby shuffle partition (see
+/// [`FramePlanner::bytes_per_part`]).
+const MIN_BYTES_PER_PART: u64 = 1 << 20;
 /// Most partitions of a shuffle.
 const MAX_PARTS: usize = 256;
+/// A merge task holds about this many times its inputs' bytes while it runs: the inputs,
+/// its output bound and its working memory (see `FrameOp::working_estimate`).
+const MERGE_FOOTPRINT: u64 = 3;
 
 /// A chunk not yet given a task: rows from a source, with steps still to apply.
 #[derive(Clone, Debug)]
@@ -62,6 +68,8 @@ pub(crate) struct FramePlanner<'s> {
     threads: usize,
     shuffle_rows: usize,
     broadcast_bytes: u64,
+    /// Input bytes a shuffle's merge takes in one task (see [`FramePlanner::merge_bounded`]).
+    merge_bytes: u64,
     tasks: Vec<ChunkTask>,
     /// Kept chunks the tasks read: persisted data, and chunks earlier stages handed on.
     stored: StoredInputs,
@@ -84,6 +92,7 @@ impl<'s> FramePlanner<'s> {
             threads: session.config.threads.max(1),
             shuffle_rows: session.config.shuffle_rows,
             broadcast_bytes: session.config.broadcast_bytes,
+            merge_bytes: merge_bytes(session.config.memory_budget, session.config.threads),
             tasks: Vec::new(),
             stored: StoredInputs::default(),
             next_key: 0,
@@ -490,7 +499,7 @@ impl<'s> FramePlanner<'s> {
         }
         let parts = input
             .estimated_bytes()
-            .div_ceil(BYTES_PER_PART)
+            .div_ceil(self.bytes_per_part(spec, &input.schema)?)
             .clamp(self.threads as u64 * 2, MAX_PARTS as u64) as usize;
         // Each partial's parts, and a count of its rows in a part of its own.
         let (split, counts): (Vec<Vec<ChunkKey>>, Vec<ChunkKey>) = pending
@@ -516,8 +525,59 @@ impl<'s> FramePlanner<'s> {
         }
         tracing::debug!(partials = split.len(), rows, parts, "groupby: shuffle");
         Ok((0..parts)
-            .map(|p| self.merge(spec, part_of_each(&split, p), true))
+            .map(|p| self.merge_bounded(spec, part_of_each(&split, p)))
             .collect())
+    }
+
+    /// Input bytes per shuffle part: [`BYTES_PER_PART`], or fewer where one part's
+    /// partials would be more than a merge takes in one task ([`Self::merge_bytes`]),
+    /// taking partials to be as many rows as their input (a groupby of many groups) in
+    /// as many more columns as the partial has than the groupby reads.
+    fn bytes_per_part(&self, spec: &GroupBySpec, input: &arrow::datatypes::Schema) -> Result<u64> {
+        let partial_columns = spec.partial_schema(input)?.fields().len() as u64;
+        let read_columns = groupby_columns(spec).len().max(1) as u64;
+        let merge_input = self.merge_bytes * read_columns / partial_columns.max(read_columns);
+        Ok(merge_input.clamp(MIN_BYTES_PER_PART, BYTES_PER_PART))
+    }
+
+    /// Merges one partition's stored `parts` (in chunk order) and finalizes them: in one
+    /// task where their bytes fit [`Self::merge_bytes`], else first in runs of consecutive
+    /// parts that do, then in a tree over the runs' results. Under a memory budget too
+    /// small for the threads' merges to run side by side, this lets them (and a merge's
+    /// hash table is smaller); with room, it is one task as before.
+    fn merge_bounded(&mut self, spec: &GroupBySpec, parts: Vec<ChunkKey>) -> ChunkKey {
+        let sizes: Vec<u64> = parts
+            .iter()
+            .map(|&k| self.stored.nbytes(k).unwrap_or(0))
+            .collect();
+        if sizes.iter().sum::<u64>() <= self.merge_bytes {
+            return self.merge(spec, parts, true);
+        }
+        // As few runs as fit, of about equal bytes: a part goes to the run its middle byte
+        // falls in.
+        let total: u64 = sizes.iter().sum();
+        let n_runs = total.div_ceil(self.merge_bytes.max(1)).max(1);
+        let mut runs: Vec<Vec<ChunkKey>> = vec![Vec::new(); n_runs as usize];
+        let mut before = 0;
+        for (&key, &bytes) in parts.iter().zip(&sizes) {
+            let run = ((before + bytes / 2) * n_runs / total.max(1)).min(n_runs - 1);
+            runs[run as usize].push(key);
+            before += bytes;
+        }
+        runs.retain(|run| !run.is_empty());
+        tracing::debug!(
+            parts = parts.len(),
+            runs = runs.len(),
+            "groupby: merge in runs"
+        );
+        let merged = runs
+            .into_iter()
+            .map(|run| match run[..] {
+                [one] => vec![one],
+                _ => vec![self.merge(spec, run, false)],
+            })
+            .collect();
+        self.merge_tree(spec, merged)
     }
 
     /// Gives `pending` a task hash-partitioning it on `keys` into `parts` parts, each
@@ -629,6 +689,13 @@ fn count_uses(node: &Arc<FrameNode>, uses: &mut HashMap<u64, usize>, seen: &mut 
 }
 
 /// Part `p` of each split chunk in `split` (the parts' keys of each).
+/// The input bytes of one shuffle merge task under a memory budget of `budget` bytes
+/// shared by `threads` threads: one merge per thread fits half the budget (the other half
+/// holds the parts read back for the next merges and the chunks still stored).
+fn merge_bytes(budget: u64, threads: usize) -> u64 {
+    budget / (2 * MERGE_FOOTPRINT * threads.max(1) as u64)
+}
+
 fn part_of_each(split: &[Vec<ChunkKey>], p: usize) -> Vec<ChunkKey> {
     split.iter().map(|parts| parts[p]).collect()
 }
@@ -810,5 +877,76 @@ mod tests {
         );
         drop(planner);
         assert!(eventually(|| session.reserved_bytes() == 0));
+    }
+
+    /// Groups `k` by hand: sum, first and last of `a`, max of `b`.
+    fn by_hand(k: &[i64], a: &[i64], b: &[i64]) -> HashMap<i64, [i64; 4]> {
+        let mut want: HashMap<i64, [i64; 4]> = HashMap::new();
+        for ((&k, &a), &b) in k.iter().zip(a).zip(b) {
+            let e = want.entry(k).or_insert([0, a, a, b]);
+            e[0] += a;
+            e[2] = a;
+            e[3] = e[3].max(b);
+        }
+        want
+    }
+
+    #[test]
+    fn a_shuffle_merge_too_big_for_the_budget_runs_in_runs_and_gives_the_same_groups() {
+        let n = 12_000;
+        let k: Vec<i64> = (0..n).map(|i| (i * 7919) % 3000).collect();
+        let a: Vec<i64> = (0..n).collect();
+        let b: Vec<i64> = (0..n).map(|i| (i * 31) % 1013).collect();
+        let want = by_hand(&k, &a, &b);
+        let batch = RecordBatch::try_from_iter([
+            ("k", Arc::new(Int64Array::from(k)) as _),
+            ("a", Arc::new(Int64Array::from(a)) as _),
+            ("b", Arc::new(Int64Array::from(b)) as _),
+        ])
+        .unwrap();
+        for budget in [None, Some(256u64 << 10)] {
+            let mut builder = Session::builder()
+                .threads(2)
+                .progress(Progress::Never)
+                .shuffle_rows(0);
+            if let Some(bytes) = budget {
+                builder = builder.memory_budget(bytes);
+            }
+            let session = builder.build().unwrap();
+            for chunk_rows in [500, 77] {
+                let frame = from_arrow(batch.clone(), Some(chunk_rows))
+                    .groupby(&["k"])
+                    .agg(&[
+                        ("a", &[Agg::Sum, Agg::First, Agg::Last]),
+                        ("b", &[Agg::Max]),
+                    ]);
+                let mut planner = FramePlanner::new(&session.inner);
+                let out = planner.execute(&frame.node.clone().unwrap()).unwrap();
+                let mut got: HashMap<i64, [i64; 4]> = HashMap::new();
+                for t in &out {
+                    let col = |i: usize| {
+                        let c = t.column(i).as_any().downcast_ref::<Int64Array>();
+                        c.unwrap().values().to_vec()
+                    };
+                    let (keys, cols) = (col(0), [col(1), col(2), col(3), col(4)]);
+                    for (row, key) in keys.into_iter().enumerate() {
+                        got.insert(key, cols.each_ref().map(|c| c[row]));
+                    }
+                }
+                let wrong = want.iter().filter(|(k, v)| got.get(k) != Some(v)).count();
+                assert_eq!(
+                    (got.len(), wrong),
+                    (want.len(), 0),
+                    "groups and wrong groups, budget {budget:?}, {chunk_rows} rows a chunk"
+                );
+                // 4 partitions (2 per thread): one merge each with room; under 1 MiB (83 KB
+                // a merge), partitions of more partials' bytes merge in runs first.
+                let merges = planner.stats.chunks_by_op["group_merge"];
+                match budget {
+                    None => assert_eq!(merges, 4, "{chunk_rows} rows a chunk"),
+                    Some(_) => assert!(merges > 8, "{merges} merges, {chunk_rows} rows a chunk"),
+                }
+            }
+        }
     }
 }
