@@ -411,6 +411,25 @@ mod tests {
     }
 
     #[test]
+    fn a_table_cut_into_chunks_is_estimated_at_its_own_size() {
+        let n = 10_000;
+        let batch = RecordBatch::try_from_iter([(
+            "a",
+            Arc::new(arrow::array::Int64Array::from_iter_values(0..n)) as _,
+        )])
+        .unwrap();
+        let whole = from_arrow(batch.clone(), None)
+            .node
+            .unwrap()
+            .estimated_bytes();
+        assert_eq!(whole, 8 * n as u64);
+        // 100 chunks slicing one buffer: each counts its own rows (it counted the whole
+        // buffer, 100 times over).
+        let cut = from_arrow(batch, Some(100)).node.unwrap().estimated_bytes();
+        assert_eq!(cut, whole);
+    }
+
+    #[test]
     fn part_paths_number_before_the_extension() {
         assert_eq!(part_path(Path::new("/t/out.csv"), 3), "/t/out-00003.csv");
         assert_eq!(part_path(Path::new("out"), 12), "out-00012");

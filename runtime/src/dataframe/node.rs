@@ -10,6 +10,7 @@ use tessera_kernels::frame::groupby::GroupBySpec;
 use tessera_kernels::frame::join::JoinSpec;
 use tessera_kernels::frame::map::MapStep;
 use tessera_kernels::frame::sort::SortKey;
+use tessera_kernels::frame::table::batch_bytes;
 
 /// One CSV file of a `read_csv`.
 #[derive(Clone, Debug)]
@@ -122,7 +123,8 @@ impl FrameNode {
         match &self.kind {
             FrameKind::Csv(s) => s.files.iter().map(|f| f.len).sum(),
             FrameKind::Parquet(p) => p.row_groups.iter().map(|&(_, b)| b).sum(),
-            FrameKind::Batches(b) => b.iter().map(|b| b.get_array_memory_size() as u64).sum(),
+            // Slices of one batch share its buffers: each counts the part it uses.
+            FrameKind::Batches(b) => b.iter().map(|b| batch_bytes(b) as u64).sum(),
             FrameKind::Kept(k) => k.chunks().map_or(0, |c| c.iter().map(|c| c.nbytes()).sum()),
             FrameKind::Join { left, right, .. } => left
                 .estimated_bytes()
