@@ -95,14 +95,17 @@ fn tight(spill: &SpillParent) -> SessionBuilder {
         .spill_dir(&spill.0)
 }
 
-/// The spill files under `spill` (its session's spill folder also holds a lock file).
+/// The spill files holding data under `spill` (its session's spill folder also holds a
+/// lock file, and the files of freed chunks, emptied and kept for the next spills).
 fn spill_files(spill: &SpillParent) -> Vec<std::path::PathBuf> {
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let path = e.path();
             if path.is_dir() {
                 walk(&path, out);
-            } else if path.extension().is_some_and(|x| x == "spill") {
+            } else if path.extension().is_some_and(|x| x == "spill")
+                && e.metadata().is_ok_and(|m| m.len() > 0)
+            {
                 out.push(path);
             }
         }
@@ -127,7 +130,7 @@ fn a_frame_groupby_handing_on_more_than_its_budget_spills_it_and_frees_it() {
         let st = &stats.storage;
         assert!(st.bytes_spilled > BUDGET / 4, "{per_chunk}: {st:?}");
         assert_within_budget(&stats, &format!("{per_chunk} rows a chunk"));
-        // After the job nothing is kept: no memory reserved, no spill file left.
+        // After the job nothing is kept: no memory reserved, no spilled data left.
         assert!(
             eventually(|| s.reserved_bytes() == 0 && spill_files(&spill).is_empty()),
             "{per_chunk}: {} reserved, spill files {:?}",
