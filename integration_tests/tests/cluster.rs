@@ -126,6 +126,62 @@ fn dataframe_groupby_filter_and_persist_on_the_cluster() {
     assert_eq!(sorted_rows(&b), upper_sums(n));
 }
 
+/// Per key `i * 7919 % groups` of `i` in `0..n`: the sum of `i` as f64, by hand.
+fn many_groups(n: i64, groups: i64) -> (DataFrame, Vec<Vec<String>>) {
+    let k = |i: i64| i * 7919 % groups;
+    let columns: [(&str, arrow::array::ArrayRef); 2] = [
+        (
+            "k",
+            std::sync::Arc::new(arrow::array::Int64Array::from_iter_values((0..n).map(k))),
+        ),
+        (
+            "v",
+            std::sync::Arc::new(arrow::array::Float64Array::from_iter_values(
+                (0..n).map(|i| i as f64),
+            )),
+        ),
+    ];
+    let batch = arrow::array::RecordBatch::try_from_iter(columns).unwrap();
+    let mut sums = BTreeMap::new();
+    for i in 0..n {
+        *sums.entry(k(i)).or_insert(0.0) += i as f64;
+    }
+    let mut rows: Vec<Vec<String>> = sums
+        .into_iter()
+        .map(|(k, v)| vec![k.to_string(), format!("{v:?}")])
+        .collect();
+    rows.sort();
+    (tessera::dataframe::from_arrow(batch, Some(1000)), rows)
+}
+
+#[test]
+fn a_shuffle_merges_in_runs_within_the_workers_memory_limits() {
+    let (frame, want) = many_groups(40_000, 16_000);
+    let grouped = frame.groupby(&["k"]).agg(&[("v", &[Agg::Sum])]);
+    let merges = |c: &LocalCluster| {
+        let s = session_from(
+            c.session_builder()
+                .shuffle_rows(0)
+                .progress(Progress::Never),
+        );
+        let (b, stats) = grouped.execute_with_stats(&s).unwrap();
+        assert_eq!(sorted_rows(&b), want);
+        stats.chunks_by_op.get("group_merge").copied().unwrap_or(0)
+    };
+    // With room: one merge a partition (4: two per thread).
+    assert_eq!(merges(&cluster(2)), 4);
+    // Workers of 256 KB each: a merge may take 512 KB / (2 * 3 * 2 threads), about 43 KB,
+    // under the ~200 KB of partials a partition holds, so each merges in runs first. The
+    // client's own budget (the default) plays no part.
+    let tight = LocalCluster::builder()
+        .workers(2)
+        .threads_per_worker(1)
+        .memory_limit(256 << 10)
+        .start()
+        .expect("cluster");
+    assert!(merges(&tight) > 8);
+}
+
 #[test]
 fn a_killed_worker_loses_no_result() {
     let mut c = cluster(2);

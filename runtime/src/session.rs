@@ -44,6 +44,10 @@ pub struct SessionConfig {
     /// Bytes of host memory the session may hold in chunks (and running tasks' outputs);
     /// beyond it chunks spill to disk and new work waits.
     pub memory_budget: u64,
+    /// Bytes of memory the threads that run tasks have in all: the memory budget, or on
+    /// a cluster its workers' memory limits together (as they were when it connected).
+    /// The frame planner sizes a shuffle's merges to it.
+    pub compute_memory: u64,
     /// Bytes the disk tier may hold.
     pub disk_budget: u64,
     /// Where the private spill folder is made (on the first spill; removed at shutdown).
@@ -289,11 +293,17 @@ impl SessionBuilder {
         let has_gpu = !gpus.is_empty();
         let reading = self.faults.as_ref().and_then(|f| f.memory_reading());
         let spill_dir = self.spill_dir.unwrap_or_else(std::env::temp_dir);
+        let memory_budget = self
+            .memory_budget
+            .unwrap_or_else(|| default_memory_budget(reading));
+        let cluster_memory = cluster
+            .as_ref()
+            .and_then(|(_, info)| info.as_ref().map(|i| i.memory_limit))
+            .filter(|&bytes| bytes > 0);
         let config = SessionConfig {
             threads,
-            memory_budget: self
-                .memory_budget
-                .unwrap_or_else(|| default_memory_budget(reading)),
+            memory_budget,
+            compute_memory: cluster_memory.unwrap_or(memory_budget),
             disk_budget: self
                 .disk_budget
                 .unwrap_or_else(|| default_disk_budget(&spill_dir)),

@@ -4,7 +4,8 @@
 //! groups or an earlier result), with column projection pushed into the reader. A groupby
 //! runs its per-chunk partial aggregation as one stage, then looks at the partials it got
 //! (their row counts) to choose the rest: a tree of merges when the groups are few, a hash
-//! shuffle of the partials into parallel merges when they are many. A join broadcasts a
+//! shuffle of the partials into parallel merges when they are many (under a memory budget,
+//! a merge too big for its share of it merges in runs of partials first). A join broadcasts a
 //! small right side to every left chunk, and otherwise hash-partitions both sides. A
 //! shuffle's partition task is split into one stored chunk per part, so the merge or join
 //! of part `p` reads part `p` of each partition and nothing else.
@@ -92,7 +93,7 @@ impl<'s> FramePlanner<'s> {
             threads: session.config.threads.max(1),
             shuffle_rows: session.config.shuffle_rows,
             broadcast_bytes: session.config.broadcast_bytes,
-            merge_bytes: merge_bytes(session.config.memory_budget, session.config.threads),
+            merge_bytes: merge_bytes(session.config.compute_memory, session.config.threads),
             tasks: Vec::new(),
             stored: StoredInputs::default(),
             next_key: 0,
@@ -689,9 +690,10 @@ fn count_uses(node: &Arc<FrameNode>, uses: &mut HashMap<u64, usize>, seen: &mut 
 }
 
 /// Part `p` of each split chunk in `split` (the parts' keys of each).
-/// The input bytes of one shuffle merge task under a memory budget of `budget` bytes
-/// shared by `threads` threads: one merge per thread fits half the budget (the other half
-/// holds the parts read back for the next merges and the chunks still stored).
+/// The input bytes of one shuffle merge task where `threads` threads share `budget` bytes
+/// of memory ([`crate::SessionConfig::compute_memory`]): one merge per thread fits half
+/// of it (the other half holds the parts read back for the next merges and the chunks
+/// still stored).
 fn merge_bytes(budget: u64, threads: usize) -> u64 {
     budget / (2 * MERGE_FOOTPRINT * threads.max(1) as u64)
 }
