@@ -145,8 +145,8 @@ impl SpillDir {
     }
 
     /// Writes one chunk to an emptied file kept from a freed chunk, or else to a new file
-    /// (mode 0600, never replacing one); on any error the file is removed. Not synced:
-    /// spilled data need not survive a crash.
+    /// (mode 0600, never replacing one); when writing fails the file is removed. Not
+    /// synced: spilled data need not survive a crash.
     pub fn write(&mut self, data: &ChunkData) -> Result<SpillFile, DiskError> {
         let (path, file) = self.open_for_write()?;
         match write_to(file, data) {
@@ -161,11 +161,25 @@ impl SpillDir {
         }
     }
 
-    /// A kept emptied file, opened for writing (one gone since is skipped), or else a new one.
+    /// A kept emptied file, opened for writing (one gone since is skipped; one that cannot
+    /// be opened now stays kept, and the error is returned), or else a new one.
     fn open_for_write(&mut self) -> Result<(PathBuf, File), DiskError> {
         while let Some(path) = self.free.pop() {
-            if let Ok(file) = OpenOptions::new().write(true).truncate(true).open(&path) {
-                return Ok((path, file));
+            let mut options = OpenOptions::new();
+            options.write(true).truncate(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+            match options.open(&path) {
+                Ok(file) => return Ok((path, file)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    let error = DiskError::Write {
+                        path: path.display().to_string(),
+                        cause: e.to_string(),
+                    };
+                    self.free.push(path);
+                    return Err(error);
+                }
             }
         }
         let path = self.path.join(format!("{}.spill", self.next_file));
@@ -206,7 +220,7 @@ impl SpillDir {
     }
 
     /// Frees a spilled file: empties it and keeps it for a later write, or deletes it when
-    /// [`MAX_FREE_FILES`] are kept already (one already gone is fine).
+    /// the folder keeps 4096 already (one already gone is fine).
     pub fn remove(&mut self, file: SpillFile) {
         if self.free.len() < MAX_FREE_FILES {
             match OpenOptions::new().write(true).open(&file.path) {

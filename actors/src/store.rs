@@ -404,7 +404,7 @@ impl ChunkStore {
     }
 
     /// Gives up one hold on each of the kept chunks `ids`; a chunk nobody keeps any more is
-    /// dropped (its spill file deleted).
+    /// dropped (its spill file freed).
     pub fn unkeep(&mut self, ids: &[ChunkId]) {
         let mut unused = Vec::new();
         for id in ids {
@@ -452,7 +452,7 @@ impl ChunkStore {
         self.kept.len()
     }
 
-    /// Drops the chunks `ids` that are stored and not kept (deleting their spill files);
+    /// Drops the chunks `ids` that are stored and not kept (freeing their spill files);
     /// returns how many were. Disk space freed is room again (published to the pool), and
     /// spilling resumes where the pool is still over budget.
     pub fn release(&mut self, ids: &[ChunkId]) -> usize {

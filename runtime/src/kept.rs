@@ -4,7 +4,7 @@
 //! file) or another session reads them, they are computed again from that node.
 
 use crate::error::{Error, Result};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tessera_actors::{ChunkKey, KeptChunk, StoredInput};
 
@@ -148,9 +148,9 @@ impl StoredInputs {
         self.holds = holds;
     }
 
-    /// The size of input `key`, if it is one.
-    pub fn nbytes(&self, key: ChunkKey) -> Option<u64> {
-        self.inputs.iter().find(|i| i.key == key).map(|i| i.nbytes)
+    /// The size of each input, by key.
+    pub fn sizes(&self) -> HashMap<ChunkKey, u64> {
+        self.inputs.iter().map(|i| (i.key, i.nbytes)).collect()
     }
 
     /// The inputs, for [`tessera_actors::ChunkGraph::stored`].

@@ -501,7 +501,8 @@ impl<'s> FramePlanner<'s> {
         let parts = input
             .estimated_bytes()
             .div_ceil(self.bytes_per_part(spec, &input.schema)?)
-            .clamp(self.threads as u64 * 2, MAX_PARTS as u64) as usize;
+            .max(self.threads as u64 * 2)
+            .min(MAX_PARTS as u64) as usize;
         // Each partial's parts, and a count of its rows in a part of its own.
         let (split, counts): (Vec<Vec<ChunkKey>>, Vec<ChunkKey>) = pending
             .into_iter()
@@ -525,8 +526,9 @@ impl<'s> FramePlanner<'s> {
             return Ok(vec![self.merge_tree(spec, split)]);
         }
         tracing::debug!(partials = split.len(), rows, parts, "groupby: shuffle");
+        let sizes = self.stored.sizes();
         Ok((0..parts)
-            .map(|p| self.merge_bounded(spec, part_of_each(&split, p)))
+            .map(|p| self.merge_bounded(spec, part_of_each(&split, p), &sizes))
             .collect())
     }
 
@@ -537,33 +539,45 @@ impl<'s> FramePlanner<'s> {
     fn bytes_per_part(&self, spec: &GroupBySpec, input: &arrow::datatypes::Schema) -> Result<u64> {
         let partial_columns = spec.partial_schema(input)?.fields().len() as u64;
         let read_columns = groupby_columns(spec).len().max(1) as u64;
-        let merge_input = self.merge_bytes * read_columns / partial_columns.max(read_columns);
+        let merge_input = self.merge_bytes / partial_columns.max(read_columns) * read_columns;
         Ok(merge_input.clamp(MIN_BYTES_PER_PART, BYTES_PER_PART))
     }
 
-    /// Merges one partition's stored `parts` (in chunk order) and finalizes them: in one
-    /// task where their bytes fit [`Self::merge_bytes`], else first in runs of consecutive
-    /// parts that do, then in a tree over the runs' results. Under a memory budget too
-    /// small for the threads' merges to run side by side, this lets them (and a merge's
-    /// hash table is smaller); with room, it is one task as before.
-    fn merge_bounded(&mut self, spec: &GroupBySpec, parts: Vec<ChunkKey>) -> ChunkKey {
+    /// Merges one partition's stored `parts` (in chunk order; `stored` their sizes) and
+    /// finalizes them: in one task where their bytes fit [`Self::merge_bytes`], else first
+    /// in runs of consecutive parts that do, then in a tree over the runs' results. Under
+    /// a memory budget too small for the threads' merges to run side by side, this lets
+    /// the runs' merges do so (and each one's hash table is smaller); with room, it is one
+    /// task as before. The tree's merges are not bounded: where a run's groups are mostly
+    /// its own (many groups), the root takes about the whole partition, as one merge did.
+    fn merge_bounded(
+        &mut self,
+        spec: &GroupBySpec,
+        parts: Vec<ChunkKey>,
+        stored: &HashMap<ChunkKey, u64>,
+    ) -> ChunkKey {
         let sizes: Vec<u64> = parts
             .iter()
-            .map(|&k| self.stored.nbytes(k).unwrap_or(0))
+            .map(|k| stored.get(k).copied().unwrap_or(0))
             .collect();
-        if sizes.iter().sum::<u64>() <= self.merge_bytes {
+        let total: u64 = sizes.iter().sum();
+        if total <= self.merge_bytes {
             return self.merge(spec, parts, true);
         }
-        // As few runs as fit, of about equal bytes: a part goes to the run its middle byte
-        // falls in.
-        let total: u64 = sizes.iter().sum();
-        let n_runs = total.div_ceil(self.merge_bytes.max(1)).max(1);
+        // As few runs as fit (no more than the parts), of about equal bytes: a part goes
+        // to the run its middle byte falls in.
+        let n_runs = total
+            .div_ceil(self.merge_bytes.max(1))
+            .clamp(1, parts.len().max(1) as u64);
         let mut runs: Vec<Vec<ChunkKey>> = vec![Vec::new(); n_runs as usize];
-        let mut before = 0;
+        let mut before = 0u128;
         for (&key, &bytes) in parts.iter().zip(&sizes) {
-            let run = ((before + bytes / 2) * n_runs / total.max(1)).min(n_runs - 1);
-            runs[run as usize].push(key);
-            before += bytes;
+            let middle = before + u128::from(bytes / 2);
+            let run = (middle * u128::from(n_runs) / u128::from(total)).min(u128::from(n_runs - 1));
+            if let Some(run) = runs.get_mut(run as usize) {
+                run.push(key);
+            }
+            before += u128::from(bytes);
         }
         runs.retain(|run| !run.is_empty());
         tracing::debug!(
@@ -689,7 +703,6 @@ fn count_uses(node: &Arc<FrameNode>, uses: &mut HashMap<u64, usize>, seen: &mut 
     }
 }
 
-/// Part `p` of each split chunk in `split` (the parts' keys of each).
 /// The input bytes of one shuffle merge task where `threads` threads share `budget` bytes
 /// of memory ([`crate::SessionConfig::compute_memory`]): one merge per thread fits half
 /// of it (the other half holds the parts read back for the next merges and the chunks
@@ -698,6 +711,7 @@ fn merge_bytes(budget: u64, threads: usize) -> u64 {
     budget / (2 * MERGE_FOOTPRINT * threads.max(1) as u64)
 }
 
+/// Part `p` of each split chunk in `split` (the parts' keys of each).
 fn part_of_each(split: &[Vec<ChunkKey>], p: usize) -> Vec<ChunkKey> {
     split.iter().map(|parts| parts[p]).collect()
 }
@@ -941,8 +955,9 @@ mod tests {
                     (want.len(), 0),
                     "groups and wrong groups, budget {budget:?}, {chunk_rows} rows a chunk"
                 );
-                // 4 partitions (2 per thread): one merge each with room; under 1 MiB (83 KB
-                // a merge), partitions of more partials' bytes merge in runs first.
+                // 4 partitions (2 per thread): one merge each with room; under 256 KiB
+                // (about 21 KB a merge), partitions of more partials' bytes merge in runs
+                // first.
                 let merges = planner.stats.chunks_by_op["group_merge"];
                 match budget {
                     None => assert_eq!(merges, 4, "{chunk_rows} rows a chunk"),
@@ -950,5 +965,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn an_unbounded_budget_sizes_parts_without_overflow() {
+        // A default cluster's workers have no memory limit (u64::MAX in all): the part size
+        // must not overflow for one thread and a groupby of many columns.
+        let session = Session::builder()
+            .threads(1)
+            .memory_budget(u64::MAX)
+            .progress(Progress::Never)
+            .shuffle_rows(0)
+            .build()
+            .unwrap();
+        // Seven columns read, so the old `merge_bytes * read_columns` overflowed.
+        let names = ["k", "c1", "c2", "c3", "c4", "c5", "c6"];
+        let batch = RecordBatch::try_from_iter(names.iter().enumerate().map(|(j, &name)| {
+            let values = (0..400i64).map(move |i| if j == 0 { i % 50 } else { i * j as i64 });
+            (name, Arc::new(Int64Array::from_iter_values(values)) as _)
+        }))
+        .unwrap();
+        let aggs: Vec<(&str, &[Agg])> = names[1..].iter().map(|&c| (c, &[Agg::Sum][..])).collect();
+        let frame = from_arrow(batch, Some(100)).groupby(&["k"]).agg(&aggs);
+        let mut planner = FramePlanner::new(&session.inner);
+        let out = planner.execute(&frame.node.clone().unwrap()).unwrap();
+        assert_eq!(out.iter().map(|b| b.num_rows()).sum::<usize>(), 50);
+        // Two partitions (two per thread), one merge each.
+        assert_eq!(planner.stats.chunks_by_op.get("group_merge"), Some(&2));
     }
 }
