@@ -13,7 +13,10 @@ use tessera_kernels::{cpu, ChunkOp, HostTensor};
 /// Computes `t` sequentially with chunks of about `chunk_bytes`.
 pub fn execute_sequential(t: &Tensor, chunk_bytes: usize) -> Result<HostTensor> {
     let node = t.node()?;
-    run_tiled(node, plan::tile(node, chunk_bytes, u64::MAX, false)?)
+    run_tiled(
+        node,
+        plan::tile(node, plan::TileSettings::unbounded(chunk_bytes))?,
+    )
 }
 
 /// Runs `node`'s tiled graph task by task on the calling thread.

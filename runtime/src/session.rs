@@ -491,11 +491,6 @@ impl Session {
         &self.inner.config
     }
 
-    /// Whether the session computes on a GPU too.
-    pub(crate) fn has_gpu(&self) -> bool {
-        self.inner.has_gpu
-    }
-
     /// The prefix of the names of every thread this session started.
     pub fn thread_prefix(&self) -> &str {
         &self.inner.prefix
@@ -615,6 +610,15 @@ impl Drop for Session {
 }
 
 impl SessionInner {
+    /// What tiling a tensor job takes from this session.
+    pub(crate) fn tile_settings(&self) -> crate::plan::TileSettings {
+        crate::plan::TileSettings {
+            chunk_bytes: self.config.chunk_bytes,
+            memory_budget: self.config.memory_budget,
+            gpu_products: self.has_gpu,
+        }
+    }
+
     fn reserved_bytes(&self) -> u64 {
         self.system
             .lock()
@@ -670,12 +674,7 @@ impl SessionInner {
         self.restore_tensors(node, false)?;
         self.with_restores(
             || {
-                let tiled = plan::tile(
-                    node,
-                    self.config.chunk_bytes,
-                    self.config.memory_budget,
-                    self.has_gpu,
-                )?;
+                let tiled = plan::tile(node, self.tile_settings())?;
                 let span = tracing::info_span!("job", tasks = tiled.graph.tasks.len(), shape = ?node.shape);
                 let _enter = span.enter();
                 let mut graph = tiled.graph;

@@ -3,7 +3,7 @@
 //! each chunk), gathers by index, membership tests, and the distinct values of a tensor.
 
 use super::grid::{self, Grid};
-use super::tile::{unflatten, Materialized, Tiler, FAN_IN};
+use super::tile::{unflatten, Materialized, TileSettings, Tiler, FAN_IN};
 use crate::error::{Error, Result};
 use crate::tensor::node::Node;
 use std::collections::HashMap;
@@ -159,13 +159,8 @@ impl Tiler {
 
 /// A job computing the sorted distinct values of `x` as one 1-D chunk: each chunk's
 /// distinct values, merged in a tree.
-pub(crate) fn unique_graph(
-    x: &Arc<Node>,
-    chunk_bytes: usize,
-    memory_budget: u64,
-    gpu_products: bool,
-) -> Result<ChunkGraph> {
-    let mut t = Tiler::new(chunk_bytes, memory_budget, gpu_products);
+pub(crate) fn unique_graph(x: &Arc<Node>, settings: TileSettings) -> Result<ChunkGraph> {
+    let mut t = Tiler::new(settings);
     let xm = t.materialize(x, None)?;
     let unique = || ChunkOp::Array(ArrayOp::Unique);
     let mut level: Vec<ChunkKey> = xm.keys.iter().map(|&k| t.add(unique(), vec![k])).collect();

@@ -487,7 +487,11 @@ mod tests {
         let (_, s, vt) = crate::linalg::svd_compressed(&x, 3, 0, 5, 6);
         let values = |t: &Tensor, gpu: bool| {
             let node = t.node().unwrap();
-            let tiled = super::super::tile(node, 400 * 30 * 8 / 4, u64::MAX, gpu).unwrap();
+            let settings = super::super::TileSettings {
+                gpu_products: gpu,
+                ..super::super::TileSettings::unbounded(400 * 30 * 8 / 4)
+            };
+            let tiled = super::super::tile(node, settings).unwrap();
             let ranges = tiled
                 .graph
                 .tasks

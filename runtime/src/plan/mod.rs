@@ -13,4 +13,4 @@ mod linalg;
 pub(crate) mod tile;
 
 pub(crate) use array::unique_graph;
-pub(crate) use tile::{tile, Tiled};
+pub(crate) use tile::{tile, TileSettings, Tiled};

@@ -34,6 +34,29 @@ pub(crate) struct Tiled {
     pub recomputed: u64,
 }
 
+/// What tiling takes from the session.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TileSettings {
+    /// Target bytes per chunk.
+    pub chunk_bytes: usize,
+    /// Generated operands larger than a quarter of this are recomputed, not kept.
+    pub memory_budget: u64,
+    /// Whether the session's GPUs run the products (then products stay products, not
+    /// fused into CPU-only ops).
+    pub gpu_products: bool,
+}
+
+impl TileSettings {
+    /// Sequential reference runs: chunks of `chunk_bytes`, no budget, no GPU.
+    pub fn unbounded(chunk_bytes: usize) -> TileSettings {
+        TileSettings {
+            chunk_bytes,
+            memory_budget: u64::MAX,
+            gpu_products: false,
+        }
+    }
+}
+
 /// Turns lazy nodes into chunk tasks.
 pub(crate) struct Tiler {
     pub(super) chunk_elems: usize,
@@ -52,17 +75,11 @@ pub(crate) struct Tiler {
     pub(super) recomputed: u64,
 }
 
-/// Tiles `root` into a chunk graph whose outputs are its chunks in C order; generated
-/// operands larger than a quarter of `memory_budget` are recomputed rather than kept;
-/// `gpu_products` where the session has GPUs to run products on.
-pub(crate) fn tile(
-    root: &Arc<Node>,
-    chunk_bytes: usize,
-    memory_budget: u64,
-    gpu_products: bool,
-) -> Result<Tiled> {
+/// Tiles `root` into a chunk graph whose outputs are its chunks in C order (see
+/// [`TileSettings`] for what the session's settings change).
+pub(crate) fn tile(root: &Arc<Node>, settings: TileSettings) -> Result<Tiled> {
     let _span = tracing::debug_span!("tile", node = root.id).entered();
-    let mut t = Tiler::new(chunk_bytes, memory_budget, gpu_products);
+    let mut t = Tiler::new(settings);
     let out = t.materialize(root, None)?;
     tracing::debug!(
         tasks = t.tasks.len(),
@@ -81,11 +98,11 @@ pub(crate) fn tile(
 
 impl Tiler {
     /// An empty plan with chunks of about `chunk_bytes`.
-    pub(super) fn new(chunk_bytes: usize, memory_budget: u64, gpu_products: bool) -> Tiler {
+    pub(super) fn new(settings: TileSettings) -> Tiler {
         Tiler {
-            chunk_elems: (chunk_bytes / 8).max(1),
-            memory_budget,
-            gpu_products,
+            chunk_elems: (settings.chunk_bytes / 8).max(1),
+            memory_budget: settings.memory_budget,
+            gpu_products: settings.gpu_products,
             tasks: Vec::new(),
             stored: StoredInputs::default(),
             done: HashMap::new(),

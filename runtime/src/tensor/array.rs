@@ -173,11 +173,9 @@ impl Tensor {
     /// the result, as [`Tensor::persist`] does.
     pub fn unique(&self, session: &Session) -> Result<Tensor> {
         let x = self.node()?;
-        let cfg = session.config();
+        let settings = session.inner.tile_settings();
         let chunk = session
-            .run_chunk_graph(x, || {
-                crate::plan::unique_graph(x, cfg.chunk_bytes, cfg.memory_budget, session.has_gpu())
-            })?
+            .run_chunk_graph(x, || crate::plan::unique_graph(x, settings))?
             .into_iter()
             .next()
             .and_then(|c| c.as_tensor().cloned())
