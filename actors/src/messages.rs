@@ -186,6 +186,17 @@ pub struct StoreKept {
     pub data: Arc<ChunkData>,
 }
 
+/// Caller → planner → storage: the owner of kept chunks can compute them again, so
+/// storage may drop them (see [`crate::ActorSystem::allow_drop`]).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct AllowDrop {
+    /// The kept chunks.
+    pub ids: Vec<ChunkId>,
+    /// What computing one again takes.
+    pub recompute: Duration,
+}
+
 /// Caller → planner → storage: hand out kept chunks (read back from disk if spilled),
 /// leaving them kept (see [`crate::ActorSystem::read_kept`]). The answer goes to `reply`;
 /// a storage actor that is gone drops it, which the caller sees as a closed channel.

@@ -9,9 +9,9 @@ use crate::job::{JobError, JobEvent, JobId, JobOutput};
 use crate::kept::{KeptChunk, KeptOwner};
 use crate::memory::MemoryPool;
 use crate::messages::{
-    ActorDown, ActorName, AddDevice, CancelJob, ChunkFinished, DeviceId, ExecuteChunk, ForgetJob,
-    GetChunks, KeepOutputs, MakeRoom, PutChunk, ReadKept, ReleaseChunks, Settle, StorageRestarted,
-    StoreKept, SubmitJob, TakeOutputs, Unkeep,
+    ActorDown, ActorName, AddDevice, AllowDrop, CancelJob, ChunkFinished, DeviceId, ExecuteChunk,
+    ForgetJob, GetChunks, KeepOutputs, MakeRoom, PutChunk, ReadKept, ReleaseChunks, Settle,
+    StorageRestarted, StoreKept, SubmitJob, TakeOutputs, Unkeep,
 };
 use crate::planner_state::{Gone, PlannerAction, PlannerState};
 use crate::recorder::{attach_storage, Recorder};
@@ -444,6 +444,16 @@ impl Handler<Settle> for GraphPlannerActor {
 
     /// Storage in use answers after everything the planner sent it before.
     fn handle(&mut self, msg: Settle, _: &mut Self::Context) {
+        self.storage.do_send(msg);
+    }
+}
+
+impl Handler<AllowDrop> for GraphPlannerActor {
+    type Result = ();
+
+    /// Storage in use may drop the kept chunks (after everything the planner sent it
+    /// before, so a chunk just stored is there).
+    fn handle(&mut self, msg: AllowDrop, _: &mut Self::Context) {
         self.storage.do_send(msg);
     }
 }

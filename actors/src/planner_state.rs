@@ -508,15 +508,11 @@ impl PlannerState {
                             let nbytes = data.nbytes() as u64;
                             let task = &state.tasks[pos];
                             let shared = matches!(&task.work, Work::Run(op) if matches!(op.as_ref(), ChunkOp::Literal(_)));
-                            let alone = matches!(task.work, Work::Run(_))
-                                && state.index.inputs(pos).is_empty()
-                                && !task.is_output;
                             let info = PutInfo {
                                 op: task.work.name(),
                                 next_use: state.next_use(job, pos, &self.in_flight),
                                 shared,
-                                recompute: (alone && !shared && task.drops < MAX_DROPS)
-                                    .then_some(took),
+                                recompute: state.droppable(pos).then_some(took),
                             };
                             actions.push(PlannerAction::Store {
                                 job,
@@ -693,6 +689,16 @@ impl PlannerState {
             .filter(|state| !state.keep)
             .and_then(|state| state.index.position(key).map(|pos| &state.tasks[pos]))
             .is_some_and(|task| task.is_output)
+    }
+
+    /// True if the output of `key` of `job` may be dropped from memory by the storage that
+    /// holds it, to be computed again when read (see [`Job::droppable`]). A cluster
+    /// scheduler tells its workers so.
+    pub fn droppable(&self, job: JobId, key: ChunkKey) -> bool {
+        self.jobs
+            .get(&job)
+            .and_then(|state| Some((state, state.index.position(key)?)))
+            .is_some_and(|(state, pos)| state.droppable(pos))
     }
 
     /// The attempt number of the dispatch of `key` of `job` in flight, if one is.

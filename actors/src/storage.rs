@@ -7,8 +7,8 @@
 use crate::kept::KEPT_OP;
 use crate::messages::Shutdown;
 use crate::messages::{
-    ActorDied, ActorName, ForgetJob, GetChunks, KeepOutputs, MakeRoom, PutChunk, ReadKept,
-    ReadReply, ReleaseChunks, Settle, StoreKept, TakeOutputs, Unkeep,
+    ActorDied, ActorName, AllowDrop, ForgetJob, GetChunks, KeepOutputs, MakeRoom, PutChunk,
+    ReadKept, ReadReply, ReleaseChunks, Settle, StoreKept, TakeOutputs, Unkeep,
 };
 use crate::recorder::StorageLog;
 use crate::store::{ChunkStore, PutInfo, PutOutcome, StorageError, StorageStats, StoreConfig};
@@ -236,6 +236,14 @@ impl Handler<MakeRoom> for StorageActor {
 
     fn handle(&mut self, _: MakeRoom, _: &mut Self::Context) {
         self.store.make_room();
+    }
+}
+
+impl Handler<AllowDrop> for StorageActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: AllowDrop, _: &mut Self::Context) {
+        self.store.allow_drop(&msg.ids, msg.recompute);
     }
 }
 

@@ -19,7 +19,9 @@
 //! file) comes with what computing it took. Where that costs less than writing it and
 //! reading it back at the disk tier's measured speed, making room drops it instead of
 //! spilling it, and a read reports it [`StorageError::Dropped`]: the planner runs its
-//! producer again, without counting a loss.
+//! producer again, without counting a loss. A kept chunk is dropped only where its owner
+//! said it can compute it again ([`ChunkStore::allow_drop`]: a cluster worker's output of
+//! a task with no inputs, which the scheduler recomputes).
 
 use crate::disk::{self, SpillDir, SpillFile};
 use crate::faults::{FaultInjector, FaultKind, FaultPoint};
@@ -254,6 +256,8 @@ pub struct ChunkStore {
     trimmer: Trimmer,
     /// Chunks dropped instead of spilled, until put again or released.
     dropped: HashSet<ChunkId>,
+    /// Kept chunks their owner can compute again ([`Self::allow_drop`]), until released.
+    recomputable: HashSet<ChunkId>,
     rates: DiskRates,
 }
 
@@ -280,6 +284,7 @@ impl ChunkStore {
             warned_spill_failure: false,
             trimmer: Trimmer::default(),
             dropped: HashSet::new(),
+            recomputable: HashSet::new(),
             rates: DiskRates {
                 write: ASSUMED_DISK_BYTES_PER_S,
                 read: ASSUMED_DISK_BYTES_PER_S,
@@ -427,6 +432,24 @@ impl ChunkStore {
         }
     }
 
+    /// Lets the kept chunks `ids` be dropped from memory like a job's chunks, where
+    /// computing one again (`recompute`) costs less than a spill and a read back: their
+    /// owner can compute them again, and a read of one dropped reports it
+    /// [`StorageError::Dropped`]. Chunks not kept, or no longer in memory, are left as
+    /// they are.
+    pub fn allow_drop(&mut self, ids: &[ChunkId], recompute: Duration) {
+        for id in ids {
+            if !self.kept.contains_key(id) {
+                continue;
+            }
+            if let Some(entry) = self.entries.get_mut(id) {
+                entry.recompute = Some(recompute);
+                self.recomputable.insert(*id);
+            }
+        }
+        self.make_room();
+    }
+
     /// An error naming those of the distinct chunks `ids` that are not stored: the lost
     /// ones, else the dropped ones.
     fn all_stored(&self, ids: &[ChunkId]) -> Result<(), StorageError> {
@@ -462,6 +485,7 @@ impl ChunkStore {
                 continue;
             }
             self.dropped.remove(id);
+            self.recomputable.remove(id);
             if let Some(old) = self.entries.remove(id) {
                 let now = self.config.recorder.now();
                 self.log(StorageEventKind::Drop, *id, old.nbytes, now);
@@ -601,14 +625,14 @@ impl ChunkStore {
     }
 
     /// True when computing chunk `id` again costs less than spilling it and reading it
-    /// back (never for a kept chunk, whose lineage is its owner's, nor for one whose spill
-    /// file is still there: spilling it writes nothing).
+    /// back (never for a kept chunk, whose lineage is its owner's, unless the owner allowed
+    /// it; nor for one whose spill file is still there: spilling it writes nothing).
     fn drop_cheaper(&self, id: ChunkId) -> bool {
         let Some(entry) = self.entries.get(&id) else {
             return false;
         };
-        if self.kept.contains_key(&id) || matches!(entry.place, Place::Memory { file: Some(_), .. })
-        {
+        let owners_only = self.kept.contains_key(&id) && !self.recomputable.contains(&id);
+        if owners_only || matches!(entry.place, Place::Memory { file: Some(_), .. }) {
             return false;
         }
         let spill = self.rates.spill_cost(entry.nbytes);

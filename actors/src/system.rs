@@ -12,7 +12,9 @@ use crate::job::JobId;
 use crate::job::{JobError, JobEvent, JobOutput};
 use crate::kept::{KeptChunk, KeptOwner};
 use crate::memory::{MemoryPool, Reservation};
-use crate::messages::{CancelJob, ReadKept, Settle, Shutdown, StoreKept, SubmitJob, Unkeep};
+use crate::messages::{
+    AllowDrop, CancelJob, ReadKept, Settle, Shutdown, StoreKept, SubmitJob, Unkeep,
+};
 use crate::planner::GraphPlannerActor;
 use crate::recorder::{Recorder, DEFAULT_CAPACITY};
 use crate::storage::StorageThreads;
@@ -266,6 +268,17 @@ impl ActorSystem {
         running.planner.do_send(StoreKept { id, data });
         let owner: Arc<dyn KeptOwner> = Arc::new(running.planner.clone().recipient::<Unkeep>());
         Ok(KeptChunk::new(id, nbytes, owner))
+    }
+
+    /// Lets storage drop the kept chunks `chunks` from memory instead of spilling them,
+    /// where computing one again (`recompute`) costs less than a spill and a read back:
+    /// the caller can compute them again. A later [`Self::read_kept`] of one dropped fails
+    /// with [`StorageError::Dropped`](crate::StorageError::Dropped). Does not wait.
+    pub fn allow_drop(&self, chunks: &[&KeptChunk], recompute: Duration) -> Result<(), ActorError> {
+        let running = self.running()?;
+        let ids = chunks.iter().map(|c| c.id()).collect();
+        running.planner.do_send(AllowDrop { ids, recompute });
+        Ok(())
     }
 
     /// The data of kept chunks, in order (read back from disk where spilled; they stay

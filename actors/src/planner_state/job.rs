@@ -1,18 +1,36 @@
 //! A job's bookkeeping: completing tasks and releasing what they freed, queueing, the next
 //! use of a chunk, and recomputing lost chunks from lineage.
 
-use super::{Gone, InFlight, Job, PlannerAction, Status, Work, MAX_LOSSES};
+use super::{Gone, InFlight, Job, PlannerAction, Status, Work, MAX_DROPS, MAX_LOSSES};
 use crate::graph::ChunkKey;
 use crate::job::{JobError, JobId};
 use crate::memory::task_estimate;
 use crate::store::ChunkId;
 use std::collections::{BTreeSet, HashMap};
+use tessera_kernels::ChunkOp;
 
 /// The next use of a part that only a later stage reads: after every graph position of
 /// this job, ordered by part number (see [`Job::next_use`]).
 pub(super) const LATER_STAGE: u64 = u64::MAX / 2;
 
 impl Job {
+    /// True if storage may drop the output of the task at `pos` from memory, to be
+    /// computed again when read ([`Gone::Dropped`]): a task with no inputs (generated
+    /// data, a range of a file) whose output is neither one of the job's results, nor a
+    /// literal (shared with the graph: dropping frees nothing), nor split in parts, and
+    /// that was dropped fewer than [`MAX_DROPS`] times (then it is spilled, so that a job
+    /// under memory pressure always progresses).
+    pub(super) fn droppable(&self, pos: usize) -> bool {
+        let task = &self.tasks[pos];
+        let generated =
+            matches!(&task.work, Work::Run(op) if !matches!(op.as_ref(), ChunkOp::Literal(_)));
+        generated
+            && !task.is_output
+            && task.drops < MAX_DROPS
+            && self.index.inputs(pos).is_empty()
+            && self.index.parts(pos).is_empty()
+    }
+
     /// Records that the task at `pos` produced `nbytes` (a split task: that its parts are
     /// coming; it stores nothing itself), and releases what that frees.
     pub(super) fn complete(

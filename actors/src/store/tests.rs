@@ -397,6 +397,41 @@ fn kept_chunks_are_never_dropped() {
 }
 
 #[test]
+fn kept_chunks_their_owner_can_recompute_are_dropped_and_reads_report_it() {
+    let mut store = store(200, None); // room for two 80-byte chunks
+    store.put(id(0, 1), chunk(10), info("fused", 50, false));
+    store.put(id(0, 2), chunk(10), info("fused", 40, false));
+    store.keep(&[id(0, 1), id(0, 2)]).unwrap();
+    // Chunk 1's owner can compute it again cheaply; chunk 2's cannot; chunk 5 is not kept.
+    store.allow_drop(&[id(0, 1), id(0, 5)], Duration::from_nanos(1));
+    assert_eq!(
+        store.recomputable.len(),
+        1,
+        "only a kept chunk in memory is marked"
+    );
+    store.put(id(0, 3), chunk(10), info("fused", 1, false));
+    store.put(id(0, 4), chunk(10), info("fused", 1, false));
+    // Chunk 1 (needed last) was dropped without a write, then chunk 2 spilled.
+    assert_eq!(store.spilled(), 1);
+    assert_eq!(store.len(), 3);
+    assert_eq!(
+        store.get(&[id(0, 1)], false).unwrap_err(),
+        StorageError::Dropped {
+            ids: vec![id(0, 1)]
+        }
+    );
+    assert!(
+        store.get(&[id(0, 2)], false).is_ok(),
+        "spilled and read back"
+    );
+    // Its owner gives it up: nothing of it is left.
+    store.unkeep(&[id(0, 1), id(0, 2)]);
+    assert!(store.dropped.is_empty() && store.recomputable.is_empty());
+    store.release(&[id(0, 3), id(0, 4)]);
+    assert!(store.is_empty());
+}
+
+#[test]
 fn a_chunk_read_back_is_spilled_again_for_free_rather_than_dropped() {
     let mut store = store(200, None);
     // Spilled, then read back: its file is still on disk.

@@ -834,6 +834,10 @@ fn a_dropped_input_is_recomputed_without_counting_a_loss() {
     let a = p.on_chunk_done(job, ChunkKey(2), a2, chunk(2), ms(5), Instant::now());
     assert_eq!(offered(&a), vec![(2, None)]);
     assert_eq!(dispatched(&a), vec![3]);
+    // What a cluster scheduler tells the workers that hold them says the same.
+    let droppable = |p: &PlannerState, k| p.droppable(job, ChunkKey(k));
+    assert!(droppable(&p, 1) && !droppable(&p, 2) && !droppable(&p, 3));
+    assert!(!p.droppable(JobId(job.0 + 1), ChunkKey(1)), "no such job");
     // Storage drops 1 more often than a chunk may be lost: each time it is run again,
     // and offered for dropping until it was dropped MAX_DROPS times.
     const { assert!(MAX_DROPS > MAX_LOSSES) };
@@ -845,6 +849,7 @@ fn a_dropped_input_is_recomputed_without_counting_a_loss() {
         assert_eq!(dispatched(&a), vec![3]);
         let offer = (drop < MAX_DROPS).then_some(Duration::ZERO);
         assert_eq!(offered(&a), vec![(1, offer)], "after drop {drop}");
+        assert_eq!(droppable(&p, 1), drop < MAX_DROPS);
     }
     // The output is never offered for dropping.
     let a = done(&mut p, job, 3, 4);
