@@ -36,6 +36,10 @@ pub enum WireError {
     /// The holder does not have the chunk (released, lost, or never computed there).
     #[error("chunk not found: {0}")]
     NotFound(String),
+    /// The holder's storage dropped the chunk from memory, computing it again costing less
+    /// than a spill (see `RunTask.droppable`): the reader reports it dropped, not lost.
+    #[error("chunk dropped by its holder, to be computed again: {0}")]
+    Dropped(String),
     /// The peer refused the request as invalid (a malformed or oversized ticket, a
     /// malformed chunk stream, an unknown compression).
     #[error("request refused as invalid: {0}")]
@@ -83,6 +87,7 @@ impl WireError {
         let message = status.message().to_string();
         match status.code() {
             Code::NotFound => WireError::NotFound(message),
+            Code::Aborted => WireError::Dropped(message),
             Code::InvalidArgument => WireError::InvalidRequest(message),
             Code::FailedPrecondition => WireError::VersionMismatch(message),
             Code::OutOfRange | Code::ResourceExhausted
@@ -117,6 +122,7 @@ impl WireError {
         // text alone, so it is not prefixed twice.
         let message = match self {
             WireError::NotFound(m)
+            | WireError::Dropped(m)
             | WireError::InvalidRequest(m)
             | WireError::VersionMismatch(m)
             | WireError::MessageTooLarge(m) => m.clone(),
@@ -124,6 +130,7 @@ impl WireError {
         };
         match self {
             WireError::NotFound(_) => tonic::Status::not_found(message),
+            WireError::Dropped(_) => tonic::Status::aborted(message),
             WireError::Ticket(TicketError::WrongVersion { .. }) | WireError::VersionMismatch(_) => {
                 tonic::Status::failed_precondition(message)
             }

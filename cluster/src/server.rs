@@ -67,6 +67,13 @@ pub enum SourceError {
         /// Why.
         reason: String,
     },
+    /// The holder's storage dropped the chunk from memory, to be computed again by the
+    /// scheduler (see [`WireError::Dropped`]).
+    #[error("{chunk} was dropped from memory, to be computed again")]
+    Dropped {
+        /// The chunk, as the ticket names it.
+        chunk: String,
+    },
     /// The sink cannot take the chunk (over the memory budget after spilling, shutting
     /// down, unknown job).
     #[error("cannot store {chunk}: {reason}")]
@@ -246,9 +253,12 @@ impl FlightService for ChunkFlightService {
         let copies = ticket.copies();
         let source = Arc::clone(&self.source);
         let found = tokio::task::spawn_blocking(move || {
-            let found = source.chunks(&copies).map_err(|e| {
-                tracing::error!(%e, "chunk source failed");
-                Status::internal(e.to_string())
+            let found = source.chunks(&copies).map_err(|e| match e {
+                SourceError::Dropped { .. } => refuse(WireError::Dropped(e.to_string()), "do_get"),
+                e => {
+                    tracing::error!(%e, "chunk source failed");
+                    Status::internal(e.to_string())
+                }
             })?;
             if found.len() != copies.len() {
                 return Err(Status::internal(format!(

@@ -183,6 +183,42 @@ fn a_shuffle_merges_in_runs_within_the_workers_memory_limits() {
 }
 
 #[test]
+fn generated_chunks_a_worker_drops_under_pressure_are_computed_again_without_a_loss() {
+    // A cumulative sum reads each generated chunk of `x` twice, far apart (its chunk sums
+    // first, then the chunk again with the carry). Under workers of 56 KB the chunks wait
+    // in the workers' storage, where computing one again costs less than a spill and a
+    // read back: the worker drops it, its reader reports it dropped, and the scheduler
+    // runs its producer again, which counts no loss.
+    let n = 200_000;
+    let job = tensor::arange_f64(0.0, n as f64, 1.0).cumsum();
+    let run = |c: &LocalCluster| {
+        let s = on(c, 8 << 10);
+        let (out, stats) = s.execute_with_stats(&job).unwrap();
+        let v = out.as_slice::<f64>().expect("f64 output").to_vec();
+        (v, stats)
+    };
+    let tight = LocalCluster::builder()
+        .workers(2)
+        .threads_per_worker(1)
+        .memory_limit(56 << 10)
+        .start()
+        .expect("cluster");
+    let (v, stats) = run(&tight);
+    assert_eq!(v.len(), n);
+    let mut sum = 0.0;
+    for (i, &got) in v.iter().enumerate() {
+        sum += i as f64;
+        assert_eq!(got, sum, "element {i}");
+    }
+    assert!(stats.chunks_recomputed > 0, "{stats:?}");
+    assert_eq!(stats.chunks_lost, 0);
+    // With room nothing is dropped, and the answer is the same.
+    let (plain, stats) = run(&cluster(2));
+    assert_eq!(plain, v);
+    assert_eq!((stats.chunks_recomputed, stats.chunks_lost), (0, 0));
+}
+
+#[test]
 fn a_killed_worker_loses_no_result() {
     let mut c = cluster(2);
     let s = on(&c, 8 << 10);

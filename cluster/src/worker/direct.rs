@@ -18,7 +18,10 @@
 use super::held::{Held, HeldChunk};
 use crate::scheduler::kernel_error_payload;
 use std::sync::Arc;
-use tessera_actors::{run_cpu_kernel, split_parts, KeptChunk, MAX_ATTEMPTS};
+use std::time::{Duration, Instant};
+use tessera_actors::{
+    run_cpu_kernel, split_parts, KeptChunk, ReadError, StorageError, MAX_ATTEMPTS,
+};
 use tessera_kernels::{ChunkData, ChunkOp, KernelError};
 use tessera_proto::pb::{self, TaskState};
 
@@ -43,8 +46,12 @@ pub(super) struct DirectTask {
     pub op: ChunkOp,
     /// Its inputs, in the op's order (a repeated input appears again).
     pub inputs: Vec<Input>,
+    /// Where the scheduler said each input is, in the same order (`RunTask.inputs`).
+    pub locations: Vec<pb::ChunkLocation>,
     /// How many parts its output splits into (0: one chunk).
     pub parts: usize,
+    /// Whether its output may be dropped from memory (`RunTask.droppable`).
+    pub droppable: bool,
 }
 
 /// Bytes to reserve for a task of `op` on `inputs` while it runs, by the planner's rule
@@ -67,15 +74,17 @@ pub(super) fn run(held: &Held, task: DirectTask) -> Result<Vec<Arc<KeptChunk>>, 
     if held.is_cancelled(task.job) {
         return Err(Box::new(cancelled()));
     }
-    let data = read_inputs(held, &task.inputs)?;
+    let data = read_inputs(held, &task.inputs, &task.locations)?;
+    let started = Instant::now();
     let output = run_retrying(&task.op, &data).map_err(|e| Box::new(kernel_failed(&e)))?;
+    let took = started.elapsed();
     drop(data);
     let pieces = if task.parts == 0 {
         vec![output]
     } else {
         split_parts(output, task.parts).map_err(|e| Box::new(kernel_failed(&e)))?
     };
-    pieces
+    let kept = pieces
         .into_iter()
         .map(|piece| {
             held.system()
@@ -83,11 +92,31 @@ pub(super) fn run(held: &Held, task: DirectTask) -> Result<Vec<Arc<KeptChunk>>, 
                 .map(Arc::new)
                 .map_err(|e| Box::new(failed(e.to_string(), true)))
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    if task.droppable {
+        offer_for_dropping(held, &kept, took);
+    }
+    Ok(kept)
+}
+
+/// Lets the worker's storage drop the outputs `kept` of a task the scheduler can run
+/// again (`RunTask.droppable`) where that, taking `took`, costs less than a spill and a
+/// read back; a reader then reports them dropped.
+pub(super) fn offer_for_dropping(held: &Held, kept: &[Arc<KeptChunk>], took: Duration) {
+    let chunks: Vec<&KeptChunk> = kept.iter().map(AsRef::as_ref).collect();
+    if let Err(e) = held.system().allow_drop(&chunks, took) {
+        tracing::debug!(error = %e, "cannot offer an output for dropping");
+    }
 }
 
 /// The inputs' data: held ones read from storage in one request, fetched ones as they are.
-fn read_inputs(held: &Held, inputs: &[Input]) -> Result<Vec<Arc<ChunkData>>, Ended> {
+/// Held ones storage no longer has end the task with their inputs missing (see
+/// [`inputs_gone`]).
+fn read_inputs(
+    held: &Held,
+    inputs: &[Input],
+    locations: &[pb::ChunkLocation],
+) -> Result<Vec<Arc<ChunkData>>, Ended> {
     let stored: Vec<&KeptChunk> = inputs
         .iter()
         .filter_map(|input| match input {
@@ -98,7 +127,10 @@ fn read_inputs(held: &Held, inputs: &[Input]) -> Result<Vec<Arc<ChunkData>>, End
     let mut read = held
         .system()
         .read_kept(&stored)
-        .map_err(|e| Box::new(failed(format!("reading a held input: {e}"), true)))?
+        .map_err(|e| match e {
+            ReadError::Lost(gone) => Box::new(inputs_gone(&gone, inputs, locations)),
+            e => Box::new(failed(format!("reading a held input: {e}"), true)),
+        })?
         .into_iter();
     inputs
         .iter()
@@ -109,6 +141,35 @@ fn read_inputs(held: &Held, inputs: &[Input]) -> Result<Vec<Arc<ChunkData>>, End
             Input::Fetched(data) => Ok(Arc::clone(data)),
         })
         .collect()
+}
+
+/// The status of a task whose held inputs storage no longer has (`gone` names them, by
+/// their ids in storage; `inputs` and their `locations` in the same order): missing, so
+/// that the scheduler computes them again, counting no loss where storage dropped them.
+/// A task whose missing inputs are not among its own failed, to be run again.
+pub(super) fn inputs_gone(
+    gone: &StorageError,
+    inputs: &[Input],
+    locations: &[pb::ChunkLocation],
+) -> pb::TaskStatus {
+    let mut missing: Vec<pb::ChunkLocation> = Vec::new();
+    for (input, location) in inputs.iter().zip(locations) {
+        if let Input::Held(h) = input {
+            if gone.ids().contains(&h.kept.id()) && !missing.contains(location) {
+                missing.push(location.clone());
+            }
+        }
+    }
+    if missing.is_empty() {
+        return failed(format!("reading a held input: {gone}"), true);
+    }
+    pb::TaskStatus {
+        state: TaskState::InputMissing as i32,
+        error: gone.to_string(),
+        missing,
+        dropped: matches!(gone, StorageError::Dropped { .. }),
+        ..Default::default()
+    }
 }
 
 /// Runs the kernel, again while its failure is retryable, up to [`MAX_ATTEMPTS`] runs.

@@ -14,6 +14,7 @@ use super::direct::Input;
 use super::replicas::{CopyId, Replicas};
 use super::Agent;
 use crate::client::plan_fetches;
+use crate::error::WireError;
 use futures::stream::{self, StreamExt};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -25,7 +26,25 @@ use tokio::sync::broadcast;
 const FETCHES_AT_ONCE: usize = 16;
 
 /// An input as the gather found it, or why it could not be had.
-type Gathered = Result<Input, String>;
+type Gathered = Result<Input, Missing>;
+
+/// Why an input could not be had.
+#[derive(Clone, Debug)]
+pub(super) struct Missing {
+    /// What went wrong, naming the chunk and its holder.
+    pub reason: String,
+    /// Its holder's storage dropped it, to be computed again (no loss).
+    pub dropped: bool,
+}
+
+impl Missing {
+    fn because(reason: impl Into<String>) -> Missing {
+        Missing {
+            reason: reason.into(),
+            dropped: false,
+        }
+    }
+}
 
 impl Agent {
     /// The inputs at `locations`, in order; for each, the input, or why it is missing.
@@ -63,7 +82,7 @@ impl Agent {
         }
         gathered
             .into_iter()
-            .map(|g| g.unwrap_or_else(|| Err("the input was never fetched".into())))
+            .map(|g| g.unwrap_or_else(|| Err(Missing::because("the input was never fetched"))))
             .collect()
     }
 
@@ -77,16 +96,18 @@ impl Agent {
     async fn fetch_from_holder(&self, locations: &[&ChunkLocation]) -> Vec<Gathered> {
         let all = match self.fetch_batch(locations).await {
             Ok(inputs) => return inputs.into_iter().map(Ok).collect(),
-            Err(reason) => reason,
+            Err(failed) => failed,
         };
         if locations.len() == 1 || all.lost {
-            return locations.iter().map(|_| Err(all.reason.clone())).collect();
+            return locations.iter().map(|_| Err(all.missing.clone())).collect();
         }
         let mut each = Vec::with_capacity(locations.len());
         for &location in locations {
             each.push(match self.fetch_batch(&[location]).await {
-                Ok(mut one) => one.pop().ok_or_else(|| "no chunk fetched".to_string()),
-                Err(e) => Err(e.reason),
+                Ok(mut one) => one
+                    .pop()
+                    .ok_or_else(|| Missing::because("no chunk fetched")),
+                Err(e) => Err(e.missing),
             });
         }
         each
@@ -102,7 +123,9 @@ impl Agent {
         };
         let address = &first.flight_address;
         let lost = || Failed {
-            reason: format!("{ticket} from {address}: the scheduler lost that worker"),
+            missing: Missing::because(format!(
+                "{ticket} from {address}: the scheduler lost that worker"
+            )),
             lost: true,
         };
         let mut notices = self.peers.lost_tx.subscribe();
@@ -113,27 +136,37 @@ impl Agent {
             fetched = self.fetch(address, &ticket) => fetched,
             () = wait_for_loss(&mut notices, first.incarnation) => return Err(lost()),
         };
-        fetched.map_err(|reason| Failed {
-            reason: format!("{ticket} from {address}: {reason}"),
+        fetched.map_err(|missing| Failed {
+            missing: Missing {
+                reason: format!("{ticket} from {address}: {}", missing.reason),
+                ..missing
+            },
             lost: false,
         })
     }
 
-    /// Fetches what `ticket` names from `address`, over a cached connection.
-    async fn fetch(&self, address: &str, ticket: &ChunkTicket) -> Result<Vec<Input>, String> {
+    /// Fetches what `ticket` names from `address`, over a cached connection (given up
+    /// after an error, unless the holder answered that it dropped a chunk).
+    async fn fetch(&self, address: &str, ticket: &ChunkTicket) -> Result<Vec<Input>, Missing> {
         let mut client = self
             .connections
             .client(address)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Missing::because(e.to_string()))?;
         match client.fetch_batch(ticket).await {
             Ok(chunks) => Ok(chunks
                 .into_iter()
                 .map(|data| Input::Fetched(Arc::new(data)))
                 .collect()),
             Err(e) => {
-                self.connections.forget(address);
-                Err(e.to_string())
+                let dropped = matches!(e, WireError::Dropped(_));
+                if !dropped {
+                    self.connections.forget(address);
+                }
+                Err(Missing {
+                    reason: e.to_string(),
+                    dropped,
+                })
             }
         }
     }
@@ -146,7 +179,7 @@ fn copy_id(location: &ChunkLocation) -> CopyId {
 
 /// Why a fetch failed, and whether because its holder was lost.
 struct Failed {
-    reason: String,
+    missing: Missing,
     lost: bool,
 }
 

@@ -6,7 +6,7 @@
 use crate::server::{ChunkSink, ChunkSource, SourceError};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
-use tessera_actors::{ActorSystem, KeptChunk};
+use tessera_actors::{ActorSystem, KeptChunk, ReadError, StorageError};
 use tessera_kernels::ChunkData;
 use tessera_proto::ChunkTicket;
 
@@ -107,34 +107,16 @@ impl Held {
     pub fn is_cancelled(&self, job: u64) -> bool {
         self.table().cancelled.contains(&job)
     }
-
-    /// The data of a held chunk, read from the worker's storage (back from disk if
-    /// spilled). Blocks.
-    pub fn read(&self, chunk: &HeldChunk) -> Result<Arc<ChunkData>, String> {
-        self.system
-            .read_kept(&[chunk.kept.as_ref()])
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .next()
-            .ok_or_else(|| "the read delivered nothing".to_string())
-    }
 }
 
 impl ChunkSource for Held {
     fn chunk(&self, ticket: &ChunkTicket) -> Result<Option<Arc<ChunkData>>, SourceError> {
-        let Some(chunk) = self.get(ticket.job_id, ticket.chunk_key, ticket.attempt) else {
-            return Ok(None);
-        };
-        self.read(&chunk)
-            .map(Some)
-            .map_err(|reason| SourceError::Unreadable {
-                chunk: ticket.to_string(),
-                reason,
-            })
+        Ok(self.chunks(std::slice::from_ref(ticket))?.pop().flatten())
     }
 
     /// The held ones of `tickets` in one read from storage (a batch of a merge's parts
-    /// cost a trip through the actors each).
+    /// cost a trip through the actors each). A chunk storage dropped (see
+    /// [`ActorSystem::allow_drop`]) is reported as such, for the reader to say so.
     fn chunks(&self, tickets: &[ChunkTicket]) -> Result<Vec<Option<Arc<ChunkData>>>, SourceError> {
         let held: Vec<Option<HeldChunk>> = tickets
             .iter()
@@ -144,9 +126,15 @@ impl ChunkSource for Held {
         let mut read = self
             .system
             .read_kept(&kept)
-            .map_err(|e| SourceError::Unreadable {
-                chunk: ChunkTicket::batch(tickets).map_or_else(String::new, |t| t.to_string()),
-                reason: e.to_string(),
+            .map_err(|e| {
+                let chunk = ChunkTicket::batch(tickets).map_or_else(String::new, |t| t.to_string());
+                match e {
+                    ReadError::Lost(StorageError::Dropped { .. }) => SourceError::Dropped { chunk },
+                    e => SourceError::Unreadable {
+                        chunk,
+                        reason: e.to_string(),
+                    },
+                }
             })?
             .into_iter();
         Ok(held

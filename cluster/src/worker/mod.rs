@@ -29,8 +29,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tessera_actors::{
-    worker_index, ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, KeptChunk, Reservation,
-    StoredInput, SystemConfig, WorkerPool,
+    worker_index, ActorError, ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, KeptChunk,
+    ReadError, Reservation, StoredInput, SystemConfig, WorkerPool,
 };
 use tessera_kernels::ChunkOp;
 use tessera_proto::pb::{
@@ -342,8 +342,15 @@ impl Agent {
             return self.run_direct(task, op, inputs, &keys, pool, room);
         }
         let started = Instant::now();
-        let status = match self.run_job(&task, op, inputs, &keys).await {
-            Ok(kept) => self.hold(&task, kept),
+        let locations = distinct.iter().map(|&i| task.inputs[i].clone()).collect();
+        let status = match self.run_job(&task, op, inputs, locations, &keys).await {
+            Ok(kept) => {
+                if task.droppable {
+                    // What the job took, its wait for memory included: dropped more rarely.
+                    direct::offer_for_dropping(&self.held, &kept, started.elapsed());
+                }
+                self.hold(&task, kept)
+            }
             Err(status) => *status,
         };
         self.report(&task, timed(status, started));
@@ -366,7 +373,9 @@ impl Agent {
             job: task.job_id,
             op,
             inputs: keys.iter().map(|&i| inputs[i].clone()).collect(),
+            locations: task.inputs.clone(),
             parts: task.parts.len(),
+            droppable: task.droppable,
         };
         let ids = pb::RunTask {
             job_id: task.job_id,
@@ -415,12 +424,17 @@ impl Agent {
         for (location, input) in locations.into_iter().zip(gathered) {
             match input {
                 Ok(input) => inputs.push(input),
-                Err(reason) => {
-                    tracing::warn!(worker = %self.name, %reason, "input missing");
+                Err(missing) => {
+                    let reason = &missing.reason;
+                    match missing.dropped {
+                        true => tracing::debug!(worker = %self.name, %reason, "input dropped"),
+                        false => tracing::warn!(worker = %self.name, %reason, "input missing"),
+                    }
                     return Err(Box::new(pb::TaskStatus {
                         state: TaskState::InputMissing as i32,
-                        error: reason,
+                        error: missing.reason,
                         missing: vec![location.clone()],
+                        dropped: missing.dropped,
                         ..Default::default()
                     }));
                 }
@@ -430,12 +444,15 @@ impl Agent {
     }
 
     /// Runs the op as a one-task graph on the local actors, which keep its output (one
-    /// chunk, or one per part of a split task).
+    /// chunk, or one per part of a split task). `inputs` are the distinct inputs and
+    /// `locations` where the scheduler said they are; a held one that storage no longer
+    /// has (dropped, or its spill file lost) ends the task with it missing.
     async fn run_job(
         &self,
         task: &pb::RunTask,
         op: ChunkOp,
         inputs: Vec<Input>,
+        locations: Vec<ChunkLocation>,
         keys: &[usize],
     ) -> Result<Vec<Arc<KeptChunk>>, Ended> {
         // A split task's parts are the local job's outputs, kept one chunk each.
@@ -475,24 +492,28 @@ impl Agent {
             device: None,
         });
         let system = Arc::clone(self.held.system());
-        let ran = tokio::task::spawn_blocking(move || {
+        let ran = tokio::task::spawn_blocking(move || -> Result<_, Ended> {
             // The held inputs stay referenced until the local job is done.
-            let _inputs = inputs;
-            system
-                .submit(graph)
-                .map_err(|e| JobError::SystemStopped(e.to_string()))?
-                .wait()
+            let stopped =
+                |e: ActorError| failed(JobError::SystemStopped(e.to_string()).to_string(), true);
+            let job = system.submit(graph).map_err(|e| Box::new(stopped(e)))?;
+            let status = match job.wait() {
+                Ok(output) => return Ok(output.kept),
+                Err(e @ JobError::ChunkLost { key, .. }) => {
+                    held_input_gone(&system, key, &e, &inputs, &locations)
+                }
+                Err(JobError::ChunkFailed { source, .. }) => kernel_failed(&source),
+                Err(e) => failed(e.to_string(), true),
+            };
+            Err(Box::new(status))
         })
         .await;
-        match ran {
-            Ok(Ok(output)) => Ok(output.kept),
-            Ok(Err(JobError::ChunkFailed { source, .. })) => Err(Box::new(kernel_failed(&source))),
-            Ok(Err(e)) => Err(Box::new(failed(e.to_string(), true))),
-            Err(e) => Err(Box::new(failed(
+        ran.unwrap_or_else(|e| {
+            Err(Box::new(failed(
                 format!("the task's thread failed: {e}"),
                 true,
-            ))),
-        }
+            )))
+        })
     }
 
     /// Holds the chunks a task kept (one, or one per part) under the scheduler's keys and
@@ -530,6 +551,32 @@ impl Agent {
             parts: task.parts.clone(),
             ..Default::default()
         }
+    }
+}
+
+/// The status of a task whose local job lost the chunk `key` (`error`): where that is
+/// one of its held `inputs` (the local graph keys them by position) that storage no
+/// longer has, the input is missing (see [`direct::inputs_gone`]); otherwise the task
+/// failed, to be run again.
+fn held_input_gone(
+    system: &ActorSystem,
+    key: ChunkKey,
+    error: &JobError,
+    inputs: &[Input],
+    locations: &[ChunkLocation],
+) -> pb::TaskStatus {
+    let held = usize::try_from(key.0)
+        .ok()
+        .and_then(|i| inputs.get(i))
+        .and_then(|input| match input {
+            Input::Held(h) => Some(h),
+            Input::Fetched(_) => None,
+        });
+    // Storage says whether it dropped the chunk or lost it (a read of either fails at
+    // once, reading nothing).
+    match held.map(|h| system.read_kept(&[h.kept.as_ref()])) {
+        Some(Err(ReadError::Lost(gone))) => direct::inputs_gone(&gone, inputs, locations),
+        _ => failed(error.to_string(), true),
     }
 }
 

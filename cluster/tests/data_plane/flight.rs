@@ -204,6 +204,38 @@ async fn an_unknown_chunk_is_not_found_by_name() {
     }
 }
 
+/// A source whose storage dropped every chunk it is asked for.
+struct Dropping;
+
+impl ChunkSource for Dropping {
+    fn chunk(&self, ticket: &ChunkTicket) -> Result<Option<Arc<ChunkData>>, SourceError> {
+        Err(SourceError::Dropped {
+            chunk: ticket.to_string(),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_chunk_the_holder_dropped_is_reported_dropped_not_lost() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let (_stop, stopped) = oneshot::channel::<()>();
+    let sink = Arc::new(Store::default());
+    let service = ChunkFlightService::new(Arc::new(Dropping), sink, ServerConfig::default());
+    tokio::spawn(serve(listener, service, async {
+        let _ = stopped.await;
+    }));
+    let err = fetch_chunk(&endpoint, &ChunkTicket::new(1, 5, 2, 1), PATIENCE)
+        .await
+        .unwrap_err();
+    match err {
+        WireError::Dropped(message) => {
+            assert!(message.contains("chunk 5 of job 1 (attempt 2"), "{message}")
+        }
+        other => panic!("{other}"),
+    }
+}
+
 #[tokio::test]
 async fn a_ticket_for_another_incarnation_names_nothing() {
     let server = start(ServerConfig {

@@ -140,6 +140,10 @@ pub struct TaskStatus {
     /// DONE and FAILED: the worker's pool thread that ran it (for the task stream).
     #[prost(uint32, tag = "14")]
     pub thread: u32,
+    /// INPUT_MISSING only: the missing inputs were dropped by their holder's storage (see
+    /// RunTask.droppable), not lost: computing them again counts no loss.
+    #[prost(bool, tag = "15")]
+    pub dropped: bool,
 }
 /// Scheduler -> worker, on the worker stream.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -226,6 +230,12 @@ pub struct RunTask {
     /// these keys.
     #[prost(uint64, repeated, tag = "6")]
     pub parts: ::prost::alloc::vec::Vec<u64>,
+    /// The worker's storage may drop the output from memory, instead of spilling it, when
+    /// running the task again costs less than a spill and a read back (a task with no
+    /// inputs whose output is not one of its job's results). A read of a dropped chunk
+    /// fails, and the reader reports it missing with TaskStatus.dropped.
+    #[prost(bool, tag = "7")]
+    pub droppable: bool,
 }
 /// Cancel a job on this worker.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]

@@ -538,12 +538,17 @@ impl Core {
                         key: ChunkKey(l.chunk_key),
                     })
                     .collect();
+                // The holder lets its copy go (one dropped or unreadable is still listed).
                 for &id in &ids {
-                    self.unhold(id);
+                    self.drop_chunk(id);
                 }
                 let lost = self.planner.keys_of(job, &ids);
-                self.planner
-                    .on_inputs_lost(job, key, attempt, &lost, &status.error)
+                // Dropped by the holder's storage to be computed again: no loss.
+                let gone = match status.dropped {
+                    true => Gone::Dropped,
+                    false => Gone::Lost(&status.error),
+                };
+                self.planner.on_inputs_gone(job, key, attempt, &lost, gone)
             }
             TaskState::Cancelled => self.planner.on_chunk_failed(job, key, attempt, cancelled()),
             _ => Vec::new(),
@@ -653,6 +658,7 @@ impl Core {
                         task,
                         inputs: locations,
                         parts: parts.iter().map(|p| p.0).collect(),
+                        droppable: self.planner.droppable(job, key),
                     });
                     if self.send_worker(device.0, message) {
                         return;

@@ -2,7 +2,7 @@
 
 use super::*;
 use std::time::Duration;
-use tessera_actors::ChunkTask;
+use tessera_actors::{ChunkTask, MAX_DROPS};
 use tessera_kernels::{DType, FusedKernel, Instr, InstrKind, LeafSource, Scalar};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
@@ -297,6 +297,68 @@ fn a_late_missing_input_report_naming_a_replaced_copy_loses_nothing_more() {
     match outcome(&mut rx) {
         Some(job_event::Kind::Done(d)) => assert_eq!(d.outputs[0].chunk_key, 3),
         other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn generated_chunks_go_out_droppable_and_a_dropped_input_is_recomputed_without_a_loss() {
+    let mut core = Core::new(config());
+    let (inc, mut down) = worker(&mut core, "a");
+    let (events, mut rx) = unbounded_channel();
+    core.submit(graph(), events, 0);
+    // The RunTasks and the releases (job, key, attempt) waiting on the worker's stream.
+    let mut drain = || {
+        let (mut runs, mut released) = (Vec::new(), Vec::new());
+        while let Ok(Ok(m)) = down.try_recv() {
+            match m.kind {
+                Some(scheduler_message::Kind::RunTask(t)) => runs.push(t),
+                Some(scheduler_message::Kind::Release(r)) => {
+                    released.push((r.job_id, r.chunk_key, r.attempt))
+                }
+                _ => {}
+            }
+        }
+        (runs, released)
+    };
+    let (first, _) = drain();
+    assert_eq!(first.len(), 2);
+    assert!(first.iter().all(|t| t.droppable), "1 and 2 read nothing");
+    for t in &first {
+        core.on_status(done(inc, t));
+    }
+    let (mut three, _) = drain();
+    let mut three = three.pop().expect("3 runs");
+    assert!(
+        !three.droppable,
+        "3 reads chunks, and it is the job's output"
+    );
+    // The worker's storage drops chunk 1 more often than a chunk may be lost: each time
+    // the stale copy is released and 1 runs again, offered for dropping until MAX_DROPS.
+    for drop in 1..=MAX_DROPS {
+        let one = three.inputs[0].clone();
+        core.on_status(TaskStatus {
+            state: TaskState::InputMissing as i32,
+            missing: vec![one.clone()],
+            error: "dropped".into(),
+            dropped: true,
+            ..done(inc, &three)
+        });
+        let (runs, released) = drain();
+        assert_eq!(released, vec![(one.job_id, 1, one.attempt)], "drop {drop}");
+        let again = runs
+            .iter()
+            .find(|t| t.chunk_key == 1)
+            .expect("1 runs again");
+        assert_eq!(again.droppable, drop < MAX_DROPS, "drop {drop}");
+        core.on_status(done(inc, again));
+        let (mut runs, _) = drain();
+        three = runs.pop().expect("3 runs again");
+        assert_eq!(three.inputs[0].attempt, again.attempt);
+    }
+    core.on_status(done(inc, &three));
+    match outcome(&mut rx) {
+        Some(job_event::Kind::Done(d)) => assert_eq!(d.outputs[0].chunk_key, 3),
+        other => panic!("the drops cost no loss, and the job ends: {other:?}"),
     }
 }
 

@@ -37,17 +37,16 @@ fn task(op: ChunkOp, inputs: Vec<Input>, parts: usize) -> DirectTask {
     DirectTask {
         job: 1,
         op,
+        locations: vec![pb::ChunkLocation::default(); inputs.len()],
         inputs,
         parts,
+        droppable: false,
     }
 }
 
 fn read(held: &Held, kept: &Arc<KeptChunk>) -> ChunkData {
-    let chunk = HeldChunk {
-        attempt: 0,
-        kept: Arc::clone(kept),
-    };
-    held.read(&chunk).unwrap().as_ref().clone()
+    let mut read = held.system().read_kept(&[kept.as_ref()]).unwrap();
+    read.pop().unwrap().as_ref().clone()
 }
 
 fn cumsum() -> ChunkOp {
@@ -142,8 +141,19 @@ impl KeptOwner for Nobody {
     fn unkeep(&self, _: ChunkId) {}
 }
 
+/// Where the scheduler said a held input is (as `RunTask.inputs` names it).
+fn location(key: u64) -> pb::ChunkLocation {
+    pb::ChunkLocation {
+        job_id: 1,
+        chunk_key: key,
+        attempt: 4,
+        flight_address: "http://here:1".into(),
+        ..pb::ChunkLocation::default()
+    }
+}
+
 #[test]
-fn a_held_input_storage_lost_is_a_retryable_failure() {
+fn a_held_input_storage_lost_is_reported_missing_for_the_scheduler_to_recompute() {
     let held = held();
     let lost = KeptChunk::new(
         ChunkId {
@@ -157,15 +167,60 @@ fn a_held_input_storage_lost_is_a_retryable_failure() {
         attempt: 0,
         kept: Arc::new(lost),
     });
-    let status = run(&held, task(cumsum(), vec![input], 0)).unwrap_err();
-    assert_eq!(status.state, TaskState::Failed as i32);
-    assert!(status.retryable);
-    assert!(status.kernel_error.is_empty());
+    let fetched = Input::Fetched(chunk(&[1]));
+    let reads_both = DirectTask {
+        locations: vec![location(7), location(8)],
+        ..task(cumsum(), vec![input, fetched], 0)
+    };
+    let status = run(&held, reads_both).unwrap_err();
+    assert_eq!(status.state, TaskState::InputMissing as i32);
+    assert_eq!(
+        status.missing,
+        vec![location(7)],
+        "the held input, not the fetched one"
+    );
+    assert!(!status.dropped);
     assert!(
         status.error.contains("lost from storage"),
         "{}",
         status.error
     );
+}
+
+#[test]
+fn a_held_input_storage_dropped_is_reported_dropped() {
+    let system = ActorSystem::start(SystemConfig {
+        cpu_threads: 1,
+        host_memory_budget: 1000,
+        thread_prefix: "tdropped".into(),
+        ..SystemConfig::default()
+    })
+    .unwrap();
+    let held = Held::new(Arc::new(system));
+    // 896 bytes, which its owner can compute again in a nanosecond; then 200 more bytes
+    // pass the budget, and the larger chunk goes: dropped, as a spill would cost more.
+    let big = Arc::new(held.system().store(chunk(&[3; 112])).unwrap());
+    held.system()
+        .allow_drop(&[big.as_ref()], std::time::Duration::from_nanos(1))
+        .unwrap();
+    let small = stored(&held, &[1; 25]);
+    held.system().settle().unwrap();
+    let input = Input::Held(HeldChunk {
+        attempt: 4,
+        kept: Arc::clone(&big),
+    });
+    let reads_big = DirectTask {
+        locations: vec![location(5)],
+        ..task(cumsum(), vec![input], 0)
+    };
+    let status = run(&held, reads_big).unwrap_err();
+    assert_eq!(status.state, TaskState::InputMissing as i32);
+    assert_eq!(status.missing, vec![location(5)]);
+    assert!(status.dropped, "{status:?}");
+    // A chunk not offered for dropping stays readable.
+    let kept = run(&held, task(cumsum(), vec![small], 0)).unwrap();
+    let want: Vec<i64> = (1..=25).collect();
+    assert_eq!(read(&held, &kept[0]), ChunkData::Tensor(vector(&want)));
 }
 
 #[test]
