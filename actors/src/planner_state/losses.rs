@@ -55,6 +55,16 @@ impl PlannerState {
         actions
     }
 
+    /// A cluster worker's storage dropped a chunk of `job` of `nbytes` (see
+    /// [`Self::droppable`]): counted in the job's storage statistics, as a local store
+    /// counts its own drops.
+    pub fn count_dropped(&mut self, job: JobId, nbytes: u64) {
+        if let Some(state) = self.jobs.get_mut(&job) {
+            state.stats.storage.chunks_dropped += 1;
+            state.stats.storage.bytes_dropped += nbytes;
+        }
+    }
+
     /// The storage actor in use stopped answering (it died; the supervisor's
     /// [`Self::on_actor_down`] and a restart follow): nothing is dispatched or delivered
     /// until [`Self::on_storage_restarted`]. Retrying at once would spin on the dead actor

@@ -540,7 +540,10 @@ impl Core {
                     .collect();
                 // The holder lets its copy go (one dropped or unreadable is still listed).
                 for &id in &ids {
-                    self.drop_chunk(id);
+                    let nbytes = self.holders.get(&id).map_or(0, |h| h.nbytes);
+                    if self.drop_chunk(id) && status.dropped {
+                        self.planner.count_dropped(id.job, nbytes);
+                    }
                 }
                 let lost = self.planner.keys_of(job, &ids);
                 // Dropped by the holder's storage to be computed again: no loss.

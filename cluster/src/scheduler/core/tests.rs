@@ -356,10 +356,22 @@ fn generated_chunks_go_out_droppable_and_a_dropped_input_is_recomputed_without_a
         assert_eq!(three.inputs[0].attempt, again.attempt);
     }
     core.on_status(done(inc, &three));
-    match outcome(&mut rx) {
-        Some(job_event::Kind::Done(d)) => assert_eq!(d.outputs[0].chunk_key, 3),
+    let stats: tessera_actors::JobStats = match outcome(&mut rx) {
+        Some(job_event::Kind::Done(d)) => {
+            assert_eq!(d.outputs[0].chunk_key, 3);
+            tessera_proto::decode_payload(&d.stats).expect("stats")
+        }
         other => panic!("the drops cost no loss, and the job ends: {other:?}"),
-    }
+    };
+    let drops = u64::from(MAX_DROPS);
+    assert_eq!(stats.chunks_lost, 0);
+    assert_eq!(stats.chunks_recomputed, drops);
+    let dropped = (stats.storage.chunks_dropped, stats.storage.bytes_dropped);
+    assert_eq!(
+        dropped,
+        (drops, 8 * drops),
+        "counted as a local store counts them"
+    );
 }
 
 #[test]
