@@ -692,8 +692,10 @@ impl PlannerState {
     }
 
     /// True if the output of `key` of `job` may be dropped from memory by the storage that
-    /// holds it, to be computed again when read (see [`Job::droppable`]). A cluster
-    /// scheduler tells its workers so.
+    /// holds it, to be computed again when read ([`Gone::Dropped`]): a task with no inputs
+    /// whose output is neither one of the job's results, nor a literal, nor split in parts,
+    /// dropped fewer than [`MAX_DROPS`] times (the rule by which a local job's chunks are
+    /// offered to storage). A cluster scheduler tells its workers so.
     pub fn droppable(&self, job: JobId, key: ChunkKey) -> bool {
         self.jobs
             .get(&job)

@@ -442,7 +442,13 @@ impl ChunkStore {
             if !self.kept.contains_key(id) {
                 continue;
             }
-            if let Some(entry) = self.entries.get_mut(id) {
+            if let Some(
+                entry @ Entry {
+                    place: Place::Memory { .. },
+                    ..
+                },
+            ) = self.entries.get_mut(id)
+            {
                 entry.recompute = Some(recompute);
                 self.recomputable.insert(*id);
             }
@@ -647,7 +653,7 @@ impl ChunkStore {
         };
         self.trimmer.freed(nbytes);
         self.dropped.insert(id);
-        let stats = self.stats(id.job);
+        let stats = self.spill_stats(id);
         stats.chunks_dropped += 1;
         stats.bytes_dropped += nbytes;
         tracing::debug!(chunk = %id, bytes = nbytes, "dropped: recomputing it costs less than a spill");

@@ -254,7 +254,12 @@ impl FlightService for ChunkFlightService {
         let source = Arc::clone(&self.source);
         let found = tokio::task::spawn_blocking(move || {
             let found = source.chunks(&copies).map_err(|e| match e {
-                SourceError::Dropped { .. } => refuse(WireError::Dropped(e.to_string()), "do_get"),
+                // Expected under memory pressure: the reader reports it, the scheduler
+                // computes the chunk again.
+                SourceError::Dropped { chunk } => {
+                    tracing::debug!(%chunk, "serving a dropped chunk: refused");
+                    WireError::Dropped(chunk).to_status()
+                }
                 e => {
                     tracing::error!(%e, "chunk source failed");
                     Status::internal(e.to_string())

@@ -183,10 +183,10 @@ mod tests {
 
     #[test]
     fn wire_format_is_plain_protobuf() {
-        // Field 1 (varint) = 5 (the protocol version), field 2 = 5, field 3 = 300, field 4 = 2,
+        // Field 1 (varint) = 6 (the protocol version), field 2 = 5, field 3 = 300, field 4 = 2,
         // field 5 = 9:
         // hand-encoded, so the format cannot drift unnoticed.
-        let bytes = [0x08, 5, 0x10, 5, 0x18, 0xac, 0x02, 0x20, 2, 0x28, 9];
+        let bytes = [0x08, 6, 0x10, 5, 0x18, 0xac, 0x02, 0x20, 2, 0x28, 9];
         assert_eq!(encode_ticket(&ChunkTicket::new(5, 300, 2, 9)), bytes);
         assert_eq!(
             decode_ticket(&bytes).unwrap(),

@@ -420,6 +420,9 @@ fn kept_chunks_their_owner_can_recompute_are_dropped_and_reads_report_it() {
             ids: vec![id(0, 1)]
         }
     );
+    // A chunk already spilled is not marked: leaving memory again writes nothing.
+    store.allow_drop(&[id(0, 2)], Duration::from_nanos(1));
+    assert!(!store.recomputable.contains(&id(0, 2)));
     assert!(
         store.get(&[id(0, 2)], false).is_ok(),
         "spilled and read back"

@@ -37,8 +37,9 @@ pub(super) enum Input {
 /// The status of a task that ended without output (boxed: it is large).
 pub(super) type Ended = Box<pb::TaskStatus>;
 
-/// A task ready to run directly: its op, its inputs in the op's order, and the number of
-/// parts it splits into (0: not split).
+/// A task ready to run directly: its op, its inputs in the op's order with where the
+/// scheduler said they are, the number of parts it splits into (0: not split), and
+/// whether its output may be dropped.
 pub(super) struct DirectTask {
     /// The scheduler's job.
     pub job: u64,

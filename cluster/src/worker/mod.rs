@@ -346,7 +346,7 @@ impl Agent {
         let status = match self.run_job(&task, op, inputs, locations, &keys).await {
             Ok(kept) => {
                 if task.droppable {
-                    // What the job took, its wait for memory included: dropped more rarely.
+                    // What the job took, its wait for memory included: dropped less often.
                     direct::offer_for_dropping(&self.held, &kept, started.elapsed());
                 }
                 self.hold(&task, kept)
@@ -426,9 +426,10 @@ impl Agent {
                 Ok(input) => inputs.push(input),
                 Err(missing) => {
                     let reason = &missing.reason;
-                    match missing.dropped {
-                        true => tracing::debug!(worker = %self.name, %reason, "input dropped"),
-                        false => tracing::warn!(worker = %self.name, %reason, "input missing"),
+                    if missing.dropped {
+                        tracing::debug!(worker = %self.name, %reason, "input dropped");
+                    } else {
+                        tracing::warn!(worker = %self.name, %reason, "input missing");
                     }
                     return Err(Box::new(pb::TaskStatus {
                         state: TaskState::InputMissing as i32,
@@ -575,7 +576,11 @@ fn held_input_gone(
     // Storage says whether it dropped the chunk or lost it (a read of either fails at
     // once, reading nothing).
     match held.map(|h| system.read_kept(&[h.kept.as_ref()])) {
-        Some(Err(ReadError::Lost(gone))) => direct::inputs_gone(&gone, inputs, locations),
+        Some(Err(ReadError::Lost(gone))) => pb::TaskStatus {
+            // The job's error names the first read's cause (storage forgot a lost chunk).
+            error: format!("{error} ({gone})"),
+            ..direct::inputs_gone(&gone, inputs, locations)
+        },
         _ => failed(error.to_string(), true),
     }
 }

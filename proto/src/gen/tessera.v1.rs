@@ -121,7 +121,8 @@ pub struct TaskStatus {
     /// fault), as opposed to an error its inputs determine.
     #[prost(bool, tag = "8")]
     pub retryable: bool,
-    /// INPUT_MISSING only: the inputs that could not be fetched.
+    /// INPUT_MISSING only: the inputs that could not be had (a peer's that could not be
+    /// fetched, or a held one the worker's storage lost or dropped).
     #[prost(message, repeated, tag = "9")]
     pub missing: ::prost::alloc::vec::Vec<ChunkLocation>,
     /// DONE of a split task only: its part keys (RunTask.parts) and each part's bytes.
@@ -541,7 +542,7 @@ pub enum ProtocolVersion {
     /// Never sent: a message without a version is refused.
     Unspecified = 0,
     /// The version this file describes.
-    Current = 5,
+    Current = 6,
 }
 impl ProtocolVersion {
     /// String value of the enum field names used in the ProtoBuf definition.

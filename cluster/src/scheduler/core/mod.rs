@@ -526,13 +526,15 @@ impl Core {
                 self.planner.on_chunk_failed(job, key, attempt, cause)
             }
             TaskState::InputMissing => {
-                // Only a copy the scheduler still counts on is lost. A report naming an
-                // older copy (its holder was lost and the chunk recomputed since, or is
-                // being) loses nothing more: the reader just runs again.
+                // Only a copy the scheduler still counts on is lost, and only a reader
+                // still in flight reports it (a stale report changes nothing). A report
+                // naming an older copy (its holder was lost and the chunk recomputed since,
+                // or is being) loses nothing more: the reader just runs again.
+                let in_flight = self.planner.dispatched(job, key) == Some(attempt);
                 let ids: Vec<ChunkId> = status
                     .missing
                     .iter()
-                    .filter(|l| self.is_current_copy(l))
+                    .filter(|l| in_flight && self.is_current_copy(l))
                     .map(|l| ChunkId {
                         job: JobId(l.job_id),
                         key: ChunkKey(l.chunk_key),
@@ -547,9 +549,10 @@ impl Core {
                 }
                 let lost = self.planner.keys_of(job, &ids);
                 // Dropped by the holder's storage to be computed again: no loss.
-                let gone = match status.dropped {
-                    true => Gone::Dropped,
-                    false => Gone::Lost(&status.error),
+                let gone = if status.dropped {
+                    Gone::Dropped
+                } else {
+                    Gone::Lost(&status.error)
                 };
                 self.planner.on_inputs_gone(job, key, attempt, &lost, gone)
             }
