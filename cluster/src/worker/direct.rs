@@ -20,7 +20,8 @@ use crate::scheduler::kernel_error_payload;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tessera_actors::{
-    run_cpu_kernel, split_parts, KeptChunk, ReadError, StorageError, MAX_ATTEMPTS,
+    run_cpu_kernel, split_parts, ActorSystem, ChunkKey, JobError, KeptChunk, ReadError,
+    StorageError, MAX_ATTEMPTS,
 };
 use tessera_kernels::{ChunkData, ChunkOp, KernelError};
 use tessera_proto::pb::{self, TaskState};
@@ -170,6 +171,36 @@ pub(super) fn inputs_gone(
         missing,
         dropped: matches!(gone, StorageError::Dropped { .. }),
         ..Default::default()
+    }
+}
+
+/// The status of a task whose local job lost the chunk `key` (`error`): where that is
+/// one of its held `inputs` (the local graph keys them by position) that storage no
+/// longer has, the input is missing (see [`inputs_gone`]); otherwise the task
+/// failed, to be run again.
+pub(super) fn held_input_gone(
+    system: &ActorSystem,
+    key: ChunkKey,
+    error: &JobError,
+    inputs: &[Input],
+    locations: &[pb::ChunkLocation],
+) -> pb::TaskStatus {
+    let held = usize::try_from(key.0)
+        .ok()
+        .and_then(|i| inputs.get(i))
+        .and_then(|input| match input {
+            Input::Held(h) => Some(h),
+            Input::Fetched(_) => None,
+        });
+    // Storage says whether it dropped the chunk or lost it (a read of either fails at
+    // once, reading nothing).
+    match held.map(|h| system.read_kept(&[h.kept.as_ref()])) {
+        Some(Err(ReadError::Lost(gone))) => pb::TaskStatus {
+            // The job's error names the first read's cause (storage forgot a lost chunk).
+            error: format!("{error} ({gone})"),
+            ..inputs_gone(&gone, inputs, locations)
+        },
+        _ => failed(error.to_string(), true),
     }
 }
 

@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tessera_actors::{
     worker_index, ActorError, ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, KeptChunk,
-    ReadError, Reservation, StoredInput, SystemConfig, WorkerPool,
+    Reservation, StoredInput, SystemConfig, WorkerPool,
 };
 use tessera_kernels::ChunkOp;
 use tessera_proto::pb::{
@@ -501,7 +501,7 @@ impl Agent {
             let status = match job.wait() {
                 Ok(output) => return Ok(output.kept),
                 Err(e @ JobError::ChunkLost { key, .. }) => {
-                    held_input_gone(&system, key, &e, &inputs, &locations)
+                    direct::held_input_gone(&system, key, &e, &inputs, &locations)
                 }
                 Err(JobError::ChunkFailed { source, .. }) => kernel_failed(&source),
                 Err(e) => failed(e.to_string(), true),
@@ -552,36 +552,6 @@ impl Agent {
             parts: task.parts.clone(),
             ..Default::default()
         }
-    }
-}
-
-/// The status of a task whose local job lost the chunk `key` (`error`): where that is
-/// one of its held `inputs` (the local graph keys them by position) that storage no
-/// longer has, the input is missing (see [`direct::inputs_gone`]); otherwise the task
-/// failed, to be run again.
-fn held_input_gone(
-    system: &ActorSystem,
-    key: ChunkKey,
-    error: &JobError,
-    inputs: &[Input],
-    locations: &[ChunkLocation],
-) -> pb::TaskStatus {
-    let held = usize::try_from(key.0)
-        .ok()
-        .and_then(|i| inputs.get(i))
-        .and_then(|input| match input {
-            Input::Held(h) => Some(h),
-            Input::Fetched(_) => None,
-        });
-    // Storage says whether it dropped the chunk or lost it (a read of either fails at
-    // once, reading nothing).
-    match held.map(|h| system.read_kept(&[h.kept.as_ref()])) {
-        Some(Err(ReadError::Lost(gone))) => pb::TaskStatus {
-            // The job's error names the first read's cause (storage forgot a lost chunk).
-            error: format!("{error} ({gone})"),
-            ..direct::inputs_gone(&gone, inputs, locations)
-        },
-        _ => failed(error.to_string(), true),
     }
 }
 

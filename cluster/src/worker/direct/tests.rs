@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::scheduler::kernel_error;
-use tessera_actors::{ActorSystem, ChunkId, ChunkKey, JobId, KeptOwner, SystemConfig};
+use tessera_actors::{ActorSystem, ChunkId, ChunkKey, JobError, JobId, KeptOwner, SystemConfig};
 use tessera_kernels::frame::ops::FrameOp;
 use tessera_kernels::{ArrayOp, Buffer, HostTensor, ScanOp};
 
@@ -187,8 +187,10 @@ fn a_held_input_storage_lost_is_reported_missing_for_the_scheduler_to_recompute(
     );
 }
 
-#[test]
-fn a_held_input_storage_dropped_is_reported_dropped() {
+/// A worker's storage of 1,000 bytes holding a chunk it dropped (896 bytes, which its
+/// owner can compute again in a nanosecond: a spill would cost more) and one it keeps
+/// (200 bytes, whose arrival passed the budget), as held inputs.
+fn with_a_dropped_chunk() -> (Held, Input, Input) {
     let system = ActorSystem::start(SystemConfig {
         cpu_threads: 1,
         host_memory_budget: 1000,
@@ -197,18 +199,22 @@ fn a_held_input_storage_dropped_is_reported_dropped() {
     })
     .unwrap();
     let held = Held::new(Arc::new(system));
-    // 896 bytes, which its owner can compute again in a nanosecond; then 200 more bytes
-    // pass the budget, and the larger chunk goes: dropped, as a spill would cost more.
     let big = Arc::new(held.system().store(chunk(&[3; 112])).unwrap());
     held.system()
         .allow_drop(&[big.as_ref()], std::time::Duration::from_nanos(1))
         .unwrap();
     let small = stored(&held, &[1; 25]);
     held.system().settle().unwrap();
-    let input = Input::Held(HeldChunk {
+    let dropped = Input::Held(HeldChunk {
         attempt: 4,
-        kept: Arc::clone(&big),
+        kept: big,
     });
+    (held, dropped, small)
+}
+
+#[test]
+fn a_held_input_storage_dropped_is_reported_dropped() {
+    let (held, input, small) = with_a_dropped_chunk();
     let reads_big = DirectTask {
         locations: vec![location(5)],
         ..task(cumsum(), vec![input], 0)
@@ -221,6 +227,41 @@ fn a_held_input_storage_dropped_is_reported_dropped() {
     let kept = run(&held, task(cumsum(), vec![small], 0)).unwrap();
     let want: Vec<i64> = (1..=25).collect();
     assert_eq!(read(&held, &kept[0]), ChunkData::Tensor(vector(&want)));
+}
+
+#[test]
+fn a_local_job_that_lost_a_held_input_reports_it_missing_dropped_or_lost() {
+    let (held, dropped, small) = with_a_dropped_chunk();
+    // The local job keys its inputs by position: 1 is the dropped held input.
+    let lost = |key: u64| JobError::ChunkLost {
+        key: ChunkKey(key),
+        op: "kept".into(),
+        losses: 0,
+        cause: "dropped to be recomputed".into(),
+    };
+    let inputs = vec![Input::Fetched(chunk(&[1])), dropped];
+    let locations = vec![location(3), location(5)];
+    let status = held_input_gone(held.system(), ChunkKey(1), &lost(1), &inputs, &locations);
+    assert_eq!(status.state, TaskState::InputMissing as i32);
+    assert!(status.dropped);
+    assert_eq!(status.missing, vec![location(5)]);
+    assert!(
+        status.error.contains("was lost") && status.error.contains("dropped from memory"),
+        "both the job's error and storage's: {}",
+        status.error
+    );
+    // A fetched input, a key past the inputs, a held input storage still has: nothing
+    // to compute again, so the task failed, to be run again.
+    let still_held = (vec![small], vec![location(9)]);
+    for (key, inputs, locations) in [
+        (0, &inputs, &locations),
+        (7, &inputs, &locations),
+        (0, &still_held.0, &still_held.1),
+    ] {
+        let status = held_input_gone(held.system(), ChunkKey(key), &lost(key), inputs, locations);
+        assert_eq!(status.state, TaskState::Failed as i32, "key {key}");
+        assert!(status.retryable && status.missing.is_empty());
+    }
 }
 
 #[test]
