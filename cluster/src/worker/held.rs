@@ -1,7 +1,8 @@
 //! The chunks a worker holds for the cluster: each is a [`KeptChunk`] in the worker's own
-//! actor system (so it is under the worker's memory budget and spills like any chunk),
-//! named by the scheduler's job, chunk and attempt. The Flight service serves them to
-//! peers and clients from here.
+//! actor system (so it is under the worker's memory budget and spills like any chunk, or
+//! is dropped where the scheduler can compute it again: `RunTask.droppable`), named by the
+//! scheduler's job, chunk and attempt. The Flight service serves them to peers and
+//! clients from here; one storage dropped is refused as such ([`SourceError::Dropped`]).
 
 use crate::server::{ChunkSink, ChunkSource, SourceError};
 use std::collections::{HashMap, HashSet};
