@@ -313,7 +313,7 @@ impl Core {
                 key: ChunkKey(c.chunk_key),
             };
             self.sessions.released(id);
-            if self.drop_chunk(id) {
+            if self.drop_chunk(id).is_some() {
                 released += 1;
             }
         }
@@ -329,7 +329,10 @@ impl Core {
     /// were held.
     pub fn close_session(&mut self, session: u64) -> usize {
         let owned = self.sessions.close(session);
-        let released = owned.into_iter().filter(|&id| self.drop_chunk(id)).count();
+        let released = owned
+            .into_iter()
+            .filter(|&id| self.drop_chunk(id).is_some())
+            .count();
         if released > 0 {
             tracing::info!(
                 session,
@@ -542,9 +545,8 @@ impl Core {
                     .collect();
                 // The holder lets its copy go (one dropped or unreadable is still listed).
                 for &id in &ids {
-                    let nbytes = self.holders.get(&id).map_or(0, |h| h.nbytes);
-                    if self.drop_chunk(id) && status.dropped {
-                        self.planner.count_dropped(id.job, nbytes);
+                    if let Some(holder) = self.drop_chunk(id).filter(|_| status.dropped) {
+                        self.planner.count_dropped(id.job, holder.nbytes);
                     }
                 }
                 let lost = self.planner.keys_of(job, &ids);
@@ -805,18 +807,16 @@ impl Core {
         self.holders.remove(&id)
     }
 
-    /// Tells the holder of `id` to drop it; true if one held it.
-    fn drop_chunk(&mut self, id: ChunkId) -> bool {
-        let Some(holder) = self.unhold(id) else {
-            return false;
-        };
+    /// Tells the holder of `id` to drop it; the holder, if one held it.
+    fn drop_chunk(&mut self, id: ChunkId) -> Option<Holder> {
+        let holder = self.unhold(id)?;
         let release = scheduler_message::Kind::Release(pb::Release {
             job_id: id.job.0,
             chunk_key: id.key.0,
             attempt: holder.attempt,
         });
         self.send_worker(holder.worker, release);
-        true
+        Some(holder)
     }
 
     /// Drops every chunk of a failed or cancelled job and tells every worker.
