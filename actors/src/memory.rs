@@ -1,8 +1,9 @@
 //! Memory accounting by reservation (DataFusion's `MemoryPool` / `MemoryReservation`
 //! pattern): one [`MemoryPool`] per tier holds a byte budget; the planner reserves a
 //! task's estimated output and working memory before it runs (given back when it ends),
-//! the store reserves every chunk it keeps in memory, and each [`Reservation`] gives its
-//! bytes back when dropped.
+//! then the chunk it produced from then until the store takes that reservation over (so a
+//! chunk queued for a busy storage thread still counts), the store reserves every chunk it
+//! keeps in memory, and each [`Reservation`] gives its bytes back when dropped.
 //!
 //! The pool also carries the store's word on the disk tier: its budget and the room left in
 //! it ([`MemoryPool::set_disk_room`]). With nothing running and the budget full, the

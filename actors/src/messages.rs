@@ -6,6 +6,7 @@
 
 use crate::graph::{ChunkGraph, ChunkKey};
 use crate::job::{JobEvent, JobId};
+use crate::memory::Reservation;
 use crate::recorder::{RunSpan, StorageLog};
 use crate::storage::StorageActor;
 use crate::store::{ChunkId, PutInfo, StorageError, StorageStats};
@@ -129,6 +130,9 @@ pub struct PutChunk {
     pub data: Arc<ChunkData>,
     /// Its op, next reader, sharing and recompute cost.
     pub info: PutInfo,
+    /// Its bytes, reserved by the sender until storage takes the chunk over (reserved on
+    /// arrival when `None`).
+    pub reservation: Option<Reservation>,
 }
 
 /// Planner → storage: hand out chunks (and drop them from storage with `release`).

@@ -75,9 +75,15 @@ impl GraphPlannerActor {
                     key,
                     data,
                     info,
+                    reservation,
                 } => {
                     let id = ChunkId { job, key };
-                    self.storage.do_send(PutChunk { id, data, info });
+                    self.storage.do_send(PutChunk {
+                        id,
+                        data,
+                        info,
+                        reservation,
+                    });
                 }
                 PlannerAction::Release { job, keys } => {
                     let ids = chunk_ids(job, &keys);

@@ -67,7 +67,7 @@ pub enum Gone<'a> {
 }
 
 /// What the planner's owner must do next, in order.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum PlannerAction {
     /// Run a chunk task on a device, with the stored chunks `inputs` as its inputs.
     Dispatch {
@@ -98,6 +98,10 @@ pub enum PlannerAction {
         /// task reads no other chunk and it is no output, what running the task took:
         /// storage may then drop it and have it computed again rather than spill it.
         info: PutInfo,
+        /// Its bytes, reserved from the moment its task ended (its task's reservation is
+        /// given back then) until storage holds it, so a chunk on its way to a busy
+        /// storage thread still counts against the budget; `None` for shared data.
+        reservation: Option<Reservation>,
     },
     /// Drop chunks from storage.
     Release {
@@ -495,9 +499,9 @@ impl PlannerState {
             if let Some(pos) = state.index.position(key) {
                 if !state.index.parts(pos).is_empty() {
                     let (in_flight, ready) = (&self.in_flight, &mut self.ready);
-                    if let Err(error) =
-                        state.finish_split(job, pos, produced, in_flight, ready, &mut actions)
-                    {
+                    let finished =
+                        state.finish_split(job, pos, produced, in_flight, ready, &self.pool);
+                    if let Err(error) = finished.map(|stores| actions.extend(stores)) {
                         actions.extend(self.fail(job, error));
                         actions.extend(self.dispatch_ready());
                         return actions;
@@ -519,6 +523,7 @@ impl PlannerState {
                                 key,
                                 data,
                                 info,
+                                reservation: (!shared).then(|| self.pool.reserve(nbytes)),
                             });
                             nbytes
                         }
@@ -539,6 +544,7 @@ impl PlannerState {
                 }
             }
         }
+        self.storing(&actions);
         actions.extend(self.deliver_if_done(job));
         actions.extend(self.dispatch_ready());
         actions

@@ -134,7 +134,10 @@ impl Actor for StorageActor {
 impl StorageActor {
     /// Stores a chunk, carrying out an injected fault; false if it was not stored.
     fn put(&mut self, msg: PutChunk, ctx: &mut Context<Self>) -> bool {
-        match self.store.put(msg.id, msg.data, msg.info) {
+        match self
+            .store
+            .put_reserved(msg.id, msg.data, msg.info, msg.reservation)
+        {
             PutOutcome::Stored => true,
             PutOutcome::Dropped => {
                 tracing::warn!(chunk = %msg.id, "injected: chunk dropped");
@@ -201,6 +204,7 @@ impl Handler<StoreKept> for StorageActor {
                 shared: false,
                 recompute: None,
             },
+            reservation: None,
         };
         if self.put(put, ctx) {
             // Cannot fail: the chunk was just stored.

@@ -309,6 +309,19 @@ impl ChunkStore {
     /// reports it [`StorageError::Dropped`]), else spilled. A `shared` chunk is kept
     /// without a reservation and never spilled: that would free no memory.
     pub fn put(&mut self, id: ChunkId, data: Arc<ChunkData>, info: PutInfo) -> PutOutcome {
+        self.put_reserved(id, data, info, None)
+    }
+
+    /// [`ChunkStore::put`] of a chunk whose bytes its producer has reserved already
+    /// (`reserved`, of `data.nbytes()` bytes): the store takes that reservation over rather
+    /// than reserving them again, so they stay counted between the producer and the store.
+    pub fn put_reserved(
+        &mut self,
+        id: ChunkId,
+        data: Arc<ChunkData>,
+        info: PutInfo,
+        reserved: Option<Reservation>,
+    ) -> PutOutcome {
         let PutInfo {
             op,
             next_use,
@@ -324,7 +337,8 @@ impl ChunkStore {
         self.pressing = Some(id.job);
         let entry = Entry {
             place: Place::Memory {
-                _reservation: (!shared).then(|| self.config.pool.reserve(nbytes)),
+                _reservation: (!shared)
+                    .then(|| reserved.unwrap_or_else(|| self.config.pool.reserve(nbytes))),
                 data,
                 file: None,
             },

@@ -68,6 +68,24 @@ impl PlannerState {
         self.dispatch_ready()
     }
 
+    /// Chunks reserved on their way to storage (`actions` store some): the room storage
+    /// made before it takes them over no longer holds, so a task held back asks again;
+    /// that ask reaches storage behind the chunks, and its answer comes once storage has
+    /// made room for them too.
+    pub(super) fn storing(&mut self, actions: &[PlannerAction]) {
+        if actions.iter().any(|a| {
+            matches!(
+                a,
+                PlannerAction::Store {
+                    reservation: Some(_),
+                    ..
+                }
+            )
+        }) {
+            self.room = RoomAsk::None;
+        }
+    }
+
     /// Records what the dispatch pass held back for memory (`None`: nothing) in the pool,
     /// and asks storage for room unless an ask covers it.
     pub(super) fn want_room(&mut self, held: Option<HeldBack>) -> Option<PlannerAction> {

@@ -11,6 +11,7 @@
 use super::{InFlight, Job, PlannerAction, Produced, Status};
 use crate::graph::ChunkKey;
 use crate::job::{JobError, JobId};
+use crate::memory::MemoryPool;
 use crate::store::PutInfo;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -18,8 +19,9 @@ use tessera_kernels::{ChunkData, KernelError};
 
 impl Job {
     /// The split task at `pos` produced `data`: its pending parts are stored, each as a
-    /// chunk of its own, and their readers woken. An error (naming the task) when `data`
-    /// is not a chunk of as many parts as the task has.
+    /// chunk of its own reserved in `pool` until storage holds it, and their readers
+    /// woken; the actions that follow. An error (naming the task) when `data` is not a
+    /// chunk of as many parts as the task has.
     pub(super) fn finish_split(
         &mut self,
         id: JobId,
@@ -27,8 +29,8 @@ impl Job {
         produced: Produced,
         in_flight: &HashMap<(JobId, ChunkKey), InFlight>,
         ready: &mut BTreeSet<(JobId, usize)>,
-        actions: &mut Vec<PlannerAction>,
-    ) -> Result<(), JobError> {
+        pool: &Arc<MemoryPool>,
+    ) -> Result<Vec<PlannerAction>, JobError> {
         let op = self.tasks[pos].work.name();
         let parts = self.index.parts(pos).to_vec();
         let failed = |source| JobError::ChunkFailed {
@@ -54,7 +56,8 @@ impl Job {
                 ))))
             }
         };
-        self.complete(id, pos, 0, actions);
+        let mut actions = Vec::new();
+        self.complete(id, pos, 0, &mut actions);
         for (part, (nbytes, piece)) in parts.into_iter().zip(pieces) {
             if self.tasks[part].status != Status::Pending {
                 continue; // stored still, or no longer needed
@@ -70,12 +73,13 @@ impl Job {
                         shared: false,
                         recompute: None,
                     },
+                    reservation: Some(pool.reserve(nbytes)),
                 });
             }
-            self.complete(id, part, nbytes, actions);
+            self.complete(id, part, nbytes, &mut actions);
             self.wake_readers(id, part, in_flight, ready);
         }
-        Ok(())
+        Ok(actions)
     }
 }
 

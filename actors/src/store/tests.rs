@@ -56,6 +56,29 @@ fn get_is_all_or_nothing_and_release_removes() {
 }
 
 #[test]
+fn a_chunk_its_producer_reserved_is_held_under_that_reservation() {
+    let mut store = store(200, None); // room for two 80-byte chunks
+    let pool = Arc::clone(&store.config.pool);
+    let reserved = pool.reserve(80);
+    store.put_reserved(id(0, 1), chunk(10), info("fused", 9, false), Some(reserved));
+    assert_eq!(pool.used(), 80, "taken over, not reserved again");
+    store.put(id(0, 2), chunk(10), info("fused", 1, false));
+    assert_eq!(pool.used(), 160);
+    // A third goes over the budget: the one needed last is spilled, and its reservation,
+    // the producer's, goes with it.
+    store.put_reserved(
+        id(0, 3),
+        chunk(10),
+        info("fused", 2, false),
+        Some(pool.reserve(80)),
+    );
+    assert_eq!(store.spilled(), 1);
+    assert_eq!(pool.used(), 160);
+    assert_eq!(store.release(&[id(0, 1), id(0, 2), id(0, 3)]), 3);
+    assert_eq!(pool.used(), 0, "every reservation given back");
+}
+
+#[test]
 fn over_budget_spills_the_chunk_needed_last_and_reads_it_back() {
     let mut store = store(200, None); // room for two 80-byte chunks
     store.put(id(0, 1), chunk(10), info("fused", 5, false));

@@ -16,27 +16,40 @@ fn reservations_hold_back_work_beyond_the_budget() {
     let (job, a) = p.submit(g, Instant::now());
     assert_eq!(dispatched(&a), vec![1, 2], "two fit the budget");
     assert_eq!(pool.used(), 160);
-    // The third is held back: storage is asked to make room for its reservation, once.
-    let running = room_asked(&a).expect("storage is asked to make room");
+    // The third is held back: storage is asked to make room for its reservation.
+    let first = room_asked(&a).expect("storage is asked to make room");
     assert_eq!(pool.wanted(), 80, "the held-back task's reservation");
+    // Storage answers before anything frees memory: with tasks running the planner waits.
+    let a = p.on_room_made(first);
+    assert!(dispatched(&a).is_empty() && room_asked(&a).is_none());
+    // Chunk 1 is computed: its bytes stay reserved on their way to storage, so the third
+    // still waits, and storage is asked again, behind the chunk.
     let a = done(&mut p, job, 1, 10);
-    assert_eq!(dispatched(&a), vec![3]);
-    assert_eq!(
-        room_asked(&a),
-        None,
-        "the fourth wants as much: asked already"
+    assert!(
+        dispatched(&a).is_empty(),
+        "chunk 1 is reserved until stored"
     );
-    // Nothing frees memory here (the store would spill): with a task running the planner
-    // waits, whatever storage answers.
-    let _stored = pool.reserve(1000);
-    assert!(dispatched(&done(&mut p, job, 2, 10)).is_empty());
-    let a = p.on_room_made(running);
+    assert_eq!(pool.used(), 160);
+    let behind = room_asked(&a).expect("asked again behind the chunk");
+    drop(a); // storage spilled chunk 1: its reservation is given back
+    let a = p.on_room_made(behind);
+    assert_eq!(dispatched(&a), vec![3]);
+    assert_eq!(room_asked(&a), None, "the fourth wants as much: answered");
+    // Nothing frees memory here (storage holds what it cannot spill): with a task running
+    // the planner waits, whatever storage answers.
+    let stored = pool.reserve(1000);
+    let a = done(&mut p, job, 2, 10);
+    assert!(dispatched(&a).is_empty());
+    let ask = room_asked(&a).expect("asked again behind chunk 2");
+    drop(a);
+    let a = p.on_room_made(ask);
     assert!(dispatched(&a).is_empty() && room_asked(&a).is_none());
     // Once none runs it asks again, and when storage has made what room it could, it
     // dispatches anyway: the job must progress.
     let a = done(&mut p, job, 3, 10);
     assert!(dispatched(&a).is_empty(), "not before storage answers");
     let idle = room_asked(&a).expect("asked again with nothing running");
+    drop(a);
     assert_eq!(
         dispatched(&p.on_room_made(idle)),
         vec![4],
@@ -46,7 +59,9 @@ fn reservations_hold_back_work_beyond_the_budget() {
     let a = done(&mut p, job, 4, 10);
     let stats = deliver(&mut p, job, &a);
     assert!(stats.held_back >= 1);
-    assert_eq!(stats.peak_host_reserved, 1080);
+    // 1000 stored, chunk 2 on its way to storage, task 3 running.
+    assert_eq!(stats.peak_host_reserved, 1000 + 80 + 80);
+    drop(stored);
 }
 
 /// The number of the ask for room among `actions`, if there is one.
@@ -117,12 +132,21 @@ fn a_running_task_reserves_its_working_memory_and_gives_it_back() {
     };
     let (job, a) = p.submit(g, Instant::now());
     assert_eq!(dispatched(&a), vec![1, 2]);
-    done(&mut p, job, 1, 10);
-    let stored = pool.reserve(240); // what the store holds of the two
-    assert_eq!(dispatched(&done(&mut p, job, 2, 20)), vec![3]);
-    assert_eq!(pool.used(), 240 + 2 * 240, "output and working memory");
+    done(&mut p, job, 1, 10); // its chunk stored at once: this reservation stands for it
+    let stored = pool.reserve(80);
+    let a = done(&mut p, job, 2, 20);
+    assert_eq!(dispatched(&a), vec![3]);
+    assert_eq!(
+        pool.used(),
+        80 + 160 + 2 * 240,
+        "chunk 1 stored, chunk 2 reserved on its way to storage, the sort's output and working memory"
+    );
     let a = done(&mut p, job, 3, 30);
-    assert_eq!(pool.used(), 240, "given back when the task ends");
+    assert_eq!(
+        pool.used(),
+        80 + 160 + 240,
+        "its working memory given back when the task ends; its output reserved until stored"
+    );
     let stats = deliver(&mut p, job, &a);
     assert_eq!(stats.peak_host_reserved, 720);
     drop(stored);

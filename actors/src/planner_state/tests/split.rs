@@ -99,6 +99,36 @@ fn a_split_task_s_parts_are_stored_apart_and_each_released_after_its_reader() {
 }
 
 #[test]
+fn each_part_stays_reserved_until_storage_holds_it() {
+    let pool = MemoryPool::new(u64::MAX);
+    let mut p = PlannerState::new(pool.clone());
+    assert!(p.add_device(CPU, 4).is_empty());
+    let job = shuffle(&mut p);
+    let a = done_with(&mut p, job, 2, partitioned(&[1, 2, 3]));
+    let reserved: Vec<(u64, u64)> = a
+        .iter()
+        .filter_map(|a| match a {
+            PlannerAction::Store {
+                data, reservation, ..
+            } => Some((
+                data.nbytes() as u64,
+                reservation.as_ref().map_or(0, |r| r.bytes()),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reserved.len(), 3, "one store a part");
+    for (nbytes, bytes) in &reserved {
+        assert!(*nbytes > 0);
+        assert_eq!(bytes, nbytes, "each part reserved at its size");
+    }
+    let before = pool.used();
+    drop(a); // storage takes the parts over (here: nobody does)
+    let parts: u64 = reserved.iter().map(|(n, _)| n).sum();
+    assert_eq!(pool.used(), before - parts, "given back with the stores");
+}
+
+#[test]
 fn parts_a_later_stage_reads_are_needed_in_part_order_after_this_stage() {
     // A stage ending in a shuffle hands its parts on: no task of its own reads them.
     let mut p = planner(4);
