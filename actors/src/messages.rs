@@ -188,6 +188,8 @@ pub struct StoreKept {
     pub id: ChunkId,
     /// Its data.
     pub data: Arc<ChunkData>,
+    /// Its bytes, reserved by the sender until storage takes the chunk over.
+    pub reservation: Reservation,
 }
 
 /// Caller → planner → storage: the owner of kept chunks can compute them again, so

@@ -204,7 +204,7 @@ impl Handler<StoreKept> for StorageActor {
                 shared: false,
                 recompute: None,
             },
-            reservation: None,
+            reservation: Some(msg.reservation),
         };
         if self.put(put, ctx) {
             // Cannot fail: the chunk was just stored.

@@ -263,9 +263,16 @@ impl ActorSystem {
                 "the graph planner is not running".into(),
             ));
         }
+        // Reserved now, not when storage gets to it: a chunk queued behind a busy storage
+        // thread still counts against the budget.
+        let reservation = self.pool.reserve(nbytes);
         // Past the mailbox's capacity (a full mailbox is no error here: the caller does
         // not wait, and storage keeps the order of what the planner forwards).
-        running.planner.do_send(StoreKept { id, data });
+        running.planner.do_send(StoreKept {
+            id,
+            data,
+            reservation,
+        });
         let owner: Arc<dyn KeptOwner> = Arc::new(running.planner.clone().recipient::<Unkeep>());
         Ok(KeptChunk::new(id, nbytes, owner))
     }

@@ -386,3 +386,28 @@ fn a_stalled_read_of_kept_chunks_times_out_and_the_next_read_is_answered() {
     drop(kept);
     system.shutdown().unwrap();
 }
+
+#[test]
+fn a_chunk_handed_to_storage_counts_against_the_budget_before_storage_takes_it() {
+    use tessera_kernels::{Buffer, HostTensor};
+    let system = ActorSystem::start(config("tsresv", 1)).unwrap();
+    let data = ChunkData::Tensor(HostTensor::new(vec![1000], Buffer::I64(vec![1; 1000])).unwrap());
+    let nbytes = data.nbytes() as u64;
+    let kept = system.store(Arc::new(data)).unwrap();
+    // Counted from the hand-over, not from when the storage thread gets to the chunk.
+    assert_eq!(system.reserved_bytes(), nbytes);
+    system.settle().unwrap();
+    assert_eq!(
+        system.reserved_bytes(),
+        nbytes,
+        "taken over, not reserved twice"
+    );
+    drop(kept);
+    system.settle().unwrap();
+    assert_eq!(
+        system.reserved_bytes(),
+        0,
+        "given back when the chunk is freed"
+    );
+    system.shutdown().unwrap();
+}
