@@ -40,7 +40,8 @@ pub enum FaultKind {
     DropChunk,
     /// The chunk's spill file is damaged right after it is written (one byte flipped).
     CorruptSpill,
-    /// The chunk's spill file is deleted right after it is written.
+    /// The chunk's spilled bytes are wiped (zeros in their place) right after they are
+    /// written, as a lost disk block would be.
     DeleteSpill,
     /// Writing the spill file fails as on a full or unwritable disk.
     SpillWriteFails,

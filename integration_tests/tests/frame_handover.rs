@@ -96,7 +96,7 @@ fn tight(spill: &SpillParent) -> SessionBuilder {
 }
 
 /// The spill files holding data under `spill` (its session's spill folder also holds a
-/// lock file, and the files of freed chunks, emptied and kept for the next spills).
+/// lock file, and the segment being written, emptied once its chunks are all freed).
 fn spill_files(spill: &SpillParent) -> Vec<std::path::PathBuf> {
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -178,7 +178,7 @@ fn a_frame_job_whose_storage_loses_a_handed_on_chunk_still_answers_right() {
     let data = table(30_000, 12_000, 7);
     let want = reference(&data);
     // The storage actor dies while the second stage runs (the partials handed on are
-    // lost with it); a spill file of a partial is damaged or deleted.
+    // lost with it); a partial's spilled bytes are damaged or wiped.
     let faults = [
         (Some("group_merge"), 1, FaultKind::KillStorage),
         (Some("group_merge"), 3, FaultKind::KillStorage),
