@@ -190,6 +190,9 @@ pub struct StoreKept {
     pub data: Arc<ChunkData>,
     /// Its bytes, reserved by the sender until storage takes the chunk over.
     pub reservation: Reservation,
+    /// What computing it again costs its owner, where storage may drop it rather than
+    /// spill it (see [`crate::ActorSystem::allow_drop`]); `None`: never dropped.
+    pub recompute: Option<Duration>,
 }
 
 /// Caller → planner → storage: the owner of kept chunks can compute them again, so

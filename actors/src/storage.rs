@@ -4,14 +4,13 @@
 //! stops it, losing every chunk it held; it then reports [`ActorDied`] to the supervisor,
 //! which starts an empty one (on a new thread) in its place.
 
-use crate::kept::KEPT_OP;
 use crate::messages::Shutdown;
 use crate::messages::{
     ActorDied, ActorName, AllowDrop, ForgetJob, GetChunks, KeepOutputs, MakeRoom, PutChunk,
     ReadKept, ReadReply, ReleaseChunks, Settle, StoreKept, TakeOutputs, Unkeep,
 };
 use crate::recorder::StorageLog;
-use crate::store::{ChunkStore, PutInfo, PutOutcome, StorageError, StorageStats, StoreConfig};
+use crate::store::{ChunkId, ChunkStore, PutOutcome, StorageError, StorageStats, StoreConfig};
 use actix::{Actor, ActorContext, Addr, Context, Handler, Recipient, System};
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -132,22 +131,15 @@ impl Actor for StorageActor {
 }
 
 impl StorageActor {
-    /// Stores a chunk, carrying out an injected fault; false if it was not stored.
-    fn put(&mut self, msg: PutChunk, ctx: &mut Context<Self>) -> bool {
-        match self
-            .store
-            .put_reserved(msg.id, msg.data, msg.info, msg.reservation)
-        {
-            PutOutcome::Stored => true,
-            PutOutcome::Dropped => {
-                tracing::warn!(chunk = %msg.id, "injected: chunk dropped");
-                false
-            }
+    /// Carries out the injected fault a put of chunk `id` met, if any.
+    fn after_put(&mut self, id: ChunkId, outcome: PutOutcome, ctx: &mut Context<Self>) {
+        match outcome {
+            PutOutcome::Stored => {}
+            PutOutcome::Dropped => tracing::warn!(chunk = %id, "injected: chunk dropped"),
             PutOutcome::Kill => {
-                tracing::warn!(chunk = %msg.id, "injected: storage actor killed");
+                tracing::warn!(chunk = %id, "injected: storage actor killed");
                 self.killed = true;
                 ctx.stop();
-                false
             }
         }
     }
@@ -157,7 +149,10 @@ impl Handler<PutChunk> for StorageActor {
     type Result = ();
 
     fn handle(&mut self, msg: PutChunk, ctx: &mut Self::Context) {
-        self.put(msg, ctx);
+        let outcome = self
+            .store
+            .put_reserved(msg.id, msg.data, msg.info, msg.reservation);
+        self.after_put(msg.id, outcome, ctx);
     }
 }
 
@@ -195,21 +190,10 @@ impl Handler<StoreKept> for StorageActor {
     /// Stored with next use 0 (running jobs' chunks needed later are spilled first); one
     /// an injected fault dropped is not kept, and a read reports it lost.
     fn handle(&mut self, msg: StoreKept, ctx: &mut Self::Context) {
-        let put = PutChunk {
-            id: msg.id,
-            data: msg.data,
-            info: PutInfo {
-                op: KEPT_OP,
-                next_use: 0,
-                shared: false,
-                recompute: None,
-            },
-            reservation: Some(msg.reservation),
-        };
-        if self.put(put, ctx) {
-            // Cannot fail: the chunk was just stored.
-            let _ = self.store.keep(&[msg.id]);
-        }
+        let outcome = self
+            .store
+            .put_kept(msg.id, msg.data, msg.reservation, msg.recompute);
+        self.after_put(msg.id, outcome, ctx);
     }
 }
 

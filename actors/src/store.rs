@@ -322,6 +322,48 @@ impl ChunkStore {
         info: PutInfo,
         reserved: Option<Reservation>,
     ) -> PutOutcome {
+        let outcome = self.insert(id, data, info, reserved);
+        if outcome == PutOutcome::Stored {
+            self.make_room();
+        }
+        outcome
+    }
+
+    /// Stores chunk `id` as kept data ([`Self::keep`]) under the reservation its sender
+    /// made, droppable from the start where `recompute` says what computing it again
+    /// costs its owner ([`Self::allow_drop`]), then makes room as [`Self::put`] does.
+    pub fn put_kept(
+        &mut self,
+        id: ChunkId,
+        data: Arc<ChunkData>,
+        reserved: Reservation,
+        recompute: Option<Duration>,
+    ) -> PutOutcome {
+        let info = PutInfo {
+            op: KEPT_OP,
+            next_use: 0,
+            shared: false,
+            recompute: None,
+        };
+        let outcome = self.insert(id, data, info, Some(reserved));
+        if outcome == PutOutcome::Stored {
+            *self.kept.entry(id).or_default() += 1;
+            if let Some(recompute) = recompute {
+                self.mark_recomputable(id, recompute);
+            }
+            self.make_room();
+        }
+        outcome
+    }
+
+    /// Stores chunk `id` (replacing one with the same id) without making room.
+    fn insert(
+        &mut self,
+        id: ChunkId,
+        data: Arc<ChunkData>,
+        info: PutInfo,
+        reserved: Option<Reservation>,
+    ) -> PutOutcome {
         let PutInfo {
             op,
             next_use,
@@ -351,7 +393,6 @@ impl ChunkStore {
         if let Some(old) = self.entries.insert(id, entry) {
             self.forget_file(old);
         }
-        self.make_room();
         PutOutcome::Stored
     }
 
@@ -452,22 +493,26 @@ impl ChunkStore {
     /// [`StorageError::Dropped`]. Chunks not kept, or no longer in memory, are left as
     /// they are.
     pub fn allow_drop(&mut self, ids: &[ChunkId], recompute: Duration) {
-        for id in ids {
-            if !self.kept.contains_key(id) {
-                continue;
-            }
-            if let Some(
-                entry @ Entry {
-                    place: Place::Memory { .. },
-                    ..
-                },
-            ) = self.entries.get_mut(id)
-            {
-                entry.recompute = Some(recompute);
-                self.recomputable.insert(*id);
+        for &id in ids {
+            if self.kept.contains_key(&id) {
+                self.mark_recomputable(id, recompute);
             }
         }
         self.make_room();
+    }
+
+    /// Marks the chunk `id`, if in memory, as one its owner computes again in `recompute`.
+    fn mark_recomputable(&mut self, id: ChunkId, recompute: Duration) {
+        if let Some(
+            entry @ Entry {
+                place: Place::Memory { .. },
+                ..
+            },
+        ) = self.entries.get_mut(&id)
+        {
+            entry.recompute = Some(recompute);
+            self.recomputable.insert(id);
+        }
     }
 
     /// An error naming those of the distinct chunks `ids` that are not stored: the lost

@@ -252,6 +252,17 @@ impl ActorSystem {
     /// Does not wait: storage takes the chunk after everything sent to it before, so a
     /// later [`Self::read_kept`] or graph reading it as a [`crate::StoredInput`] finds it.
     pub fn store(&self, data: Arc<ChunkData>) -> Result<KeptChunk, ActorError> {
+        self.store_with(data, None)
+    }
+
+    /// [`Self::store`] of a chunk its caller can compute again in `recompute`, where that is
+    /// `Some`: storage may drop it rather than spill it from the moment it arrives (see
+    /// [`Self::allow_drop`]).
+    pub fn store_with(
+        &self,
+        data: Arc<ChunkData>,
+        recompute: Option<Duration>,
+    ) -> Result<KeptChunk, ActorError> {
         let running = self.running()?;
         let id = ChunkId {
             job: STORED_JOB,
@@ -272,6 +283,7 @@ impl ActorSystem {
             id,
             data,
             reservation,
+            recompute,
         });
         let owner: Arc<dyn KeptOwner> = Arc::new(running.planner.clone().recipient::<Unkeep>());
         Ok(KeptChunk::new(id, nbytes, owner))

@@ -458,6 +458,45 @@ fn kept_chunks_their_owner_can_recompute_are_dropped_and_reads_report_it() {
 }
 
 #[test]
+fn a_kept_chunk_put_with_its_recompute_cost_may_be_dropped_by_its_own_arrival() {
+    let mut store = store(100, None); // room for one 80-byte chunk
+    let pool = Arc::clone(&store.config.pool);
+    // Two arrive at once (both reserved by their senders, so the budget is passed before
+    // storage takes either): the first one's owner can compute it again cheaply.
+    let (first, second) = (pool.reserve(80), pool.reserve(80));
+    let cheap = Some(Duration::from_nanos(1));
+    assert_eq!(
+        store.put_kept(id(0, 1), chunk(10), first, cheap),
+        PutOutcome::Stored
+    );
+    assert_eq!(store.spilled(), 0);
+    assert_eq!(pool.used(), 80, "dropped as it arrived, not spilled");
+    assert_eq!(
+        store.get(&[id(0, 1)], false).unwrap_err(),
+        StorageError::Dropped {
+            ids: vec![id(0, 1)]
+        }
+    );
+    assert_eq!(
+        store.put_kept(id(0, 2), chunk(10), second, None),
+        PutOutcome::Stored
+    );
+    assert_eq!(
+        (store.spilled(), pool.used()),
+        (0, 80),
+        "kept within the budget"
+    );
+    assert_eq!(
+        store.keep(&[id(0, 2)]).unwrap(),
+        vec![80],
+        "kept, as persisted data"
+    );
+    store.unkeep(&[id(0, 1), id(0, 2), id(0, 2)]);
+    assert!(store.is_empty() && store.dropped.is_empty());
+    assert_eq!(pool.used(), 0);
+}
+
+#[test]
 fn a_chunk_read_back_is_spilled_again_for_free_rather_than_dropped() {
     let mut store = store(200, None);
     // Spilled, then read back: its file is still on disk.

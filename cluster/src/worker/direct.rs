@@ -86,24 +86,23 @@ pub(super) fn run(held: &Held, task: DirectTask) -> Result<Vec<Arc<KeptChunk>>, 
     } else {
         split_parts(output, task.parts).map_err(|e| Box::new(kernel_failed(&e)))?
     };
-    let kept = pieces
+    // A task the scheduler can run again offers its outputs for dropping as it stores
+    // them, so storage weighs a drop before it would spill them.
+    let recompute = task.droppable.then_some(took);
+    pieces
         .into_iter()
         .map(|piece| {
             held.system()
-                .store(piece)
+                .store_with(piece, recompute)
                 .map(Arc::new)
                 .map_err(|e| Box::new(failed(e.to_string(), true)))
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    if task.droppable {
-        offer_for_dropping(held, &kept, took);
-    }
-    Ok(kept)
+        .collect()
 }
 
 /// Lets the worker's storage drop the outputs `kept` of a task the scheduler can run
-/// again (`RunTask.droppable`) where that, taking `took`, costs less than a spill and a
-/// read back; a reader then reports them dropped.
+/// again (`RunTask.droppable`), kept by a local job, where that, taking `took`, costs less
+/// than a spill and a read back; a reader then reports them dropped.
 pub(super) fn offer_for_dropping(held: &Held, kept: &[Arc<KeptChunk>], took: Duration) {
     let chunks: Vec<&KeptChunk> = kept.iter().map(AsRef::as_ref).collect();
     if let Err(e) = held.system().allow_drop(&chunks, took) {

@@ -199,10 +199,12 @@ fn with_a_dropped_chunk() -> (Held, Input, Input) {
     })
     .unwrap();
     let held = Held::new(Arc::new(system));
-    let big = Arc::new(held.system().store(chunk(&[3; 112])).unwrap());
-    held.system()
-        .allow_drop(&[big.as_ref()], std::time::Duration::from_nanos(1))
-        .unwrap();
+    let recompute = Some(std::time::Duration::from_nanos(1));
+    let big = Arc::new(
+        held.system()
+            .store_with(chunk(&[3; 112]), recompute)
+            .unwrap(),
+    );
     let small = stored(&held, &[1; 25]);
     held.system().settle().unwrap();
     let dropped = Input::Held(HeldChunk {
