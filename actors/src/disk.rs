@@ -37,7 +37,7 @@ const DIR_PREFIX: &str = "tessera-spill-";
 /// The lock file in every spill folder, held locked by its owner while it lives.
 pub const LOCK_FILE: &str = "owner.lock";
 /// A segment file is closed to new chunks once this many bytes are written to it.
-pub const SEGMENT_BYTES: u64 = 256 << 20;
+const SEGMENT_BYTES: u64 = 256 << 20;
 /// Chunks start at multiples of this in their segment, so a freed chunk's bytes are whole
 /// file-system blocks.
 const ALIGN: u64 = 4096;
@@ -92,6 +92,8 @@ pub struct SpillDir {
     next_segment: u64,
     /// A segment takes no new chunk past this many bytes ([`SEGMENT_BYTES`]).
     segment_bytes: u64,
+    /// Bytes the segments hold on disk: written, less what was punched out.
+    held: u64,
 }
 
 /// One segment file: chunks appended one after another.
@@ -103,10 +105,47 @@ struct Segment {
     end: u64,
     /// Chunks in it not freed yet.
     live: usize,
-    /// Ranges of freed chunks whose bytes the file system still holds.
+    /// Freed chunks whose bytes the file system still holds: (offset, bytes).
     dead: Vec<(u64, u64)>,
     /// Their bytes.
     dead_bytes: u64,
+    /// Bytes of the chunks written to it, and of those since given back to the file system
+    /// (the padding to [`ALIGN`] between chunks not counted).
+    written: u64,
+    given: u64,
+}
+
+impl Segment {
+    /// Bytes of chunks it holds on disk, freed ones not given back included.
+    fn held(&self) -> u64 {
+        self.written - self.given
+    }
+
+    /// Gives the freed chunks' bytes back to the file system (punched holes, adjacent
+    /// chunks together, each with its padding); the chunk bytes given back.
+    fn punch_dead(&mut self) -> u64 {
+        self.dead.sort_unstable();
+        // (start, length, chunk bytes) of each run of adjacent freed chunks.
+        let mut runs: Vec<(u64, u64, u64)> = Vec::new();
+        for (offset, bytes) in self.dead.drain(..) {
+            let len = bytes.next_multiple_of(ALIGN);
+            match runs.last_mut() {
+                Some((start, run, sum)) if *start + *run == offset => {
+                    *run += len;
+                    *sum += bytes;
+                }
+                _ => runs.push((offset, len, bytes)),
+            }
+        }
+        self.dead_bytes = 0;
+        let given: u64 = runs
+            .into_iter()
+            .filter(|&(offset, len, _)| give_back(&self.file, offset, len))
+            .map(|(_, _, bytes)| bytes)
+            .sum();
+        self.given += given;
+        given
+    }
 }
 
 /// One spilled chunk on disk: a range of a segment file.
@@ -130,7 +169,8 @@ impl SpillFile {
     }
 
     /// Where in its segment file it starts.
-    pub fn offset(&self) -> u64 {
+    #[cfg(test)]
+    fn offset(&self) -> u64 {
         self.offset
     }
 
@@ -173,6 +213,7 @@ impl SpillDir {
                         segments: BTreeMap::new(),
                         next_segment: 0,
                         segment_bytes: SEGMENT_BYTES,
+                        held: 0,
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -194,13 +235,7 @@ impl SpillDir {
     /// none or it is full). When writing fails, what was written is given back and the
     /// segment's end stays where it was. Not synced: spilled data need not survive a crash.
     pub fn write(&mut self, data: &ChunkData) -> Result<SpillFile, DiskError> {
-        let number = self.segment_for_write()?;
-        let Some(segment) = self.segments.get_mut(&number) else {
-            return Err(DiskError::Write {
-                path: self.path.display().to_string(),
-                cause: "no segment to write to".into(),
-            });
-        };
+        let (number, segment) = self.segment_for_write()?;
         let offset = segment.end;
         let mut writer = BufWriter::with_capacity(
             IO_BUFFER,
@@ -221,12 +256,15 @@ impl SpillDir {
             Ok(bytes) => {
                 segment.end = (offset + bytes).next_multiple_of(ALIGN);
                 segment.live += 1;
-                Ok(SpillFile {
+                segment.written += bytes;
+                let file = SpillFile {
                     segment: number,
                     path: Arc::clone(&segment.path),
                     offset,
                     bytes,
-                })
+                };
+                self.held += bytes;
+                Ok(file)
             }
             Err(cause) => {
                 let len = segment.file.metadata().map_or(offset, |m| m.len());
@@ -239,21 +277,34 @@ impl SpillDir {
         }
     }
 
-    /// The number of the segment to append to: the last one unless it is full, else a new
-    /// one. Before the disk grows by a segment, the full segments whose freed chunks are
-    /// half of them or more give those bytes back (punched holes, on Linux).
-    fn segment_for_write(&mut self) -> Result<u64, DiskError> {
-        if let Some((&number, last)) = self.segments.last_key_value() {
-            if last.end < self.segment_bytes {
-                return Ok(number);
-            }
+    /// The segment to append to, with its number: the last one unless it is full, else a
+    /// new one. Before the disk grows by a segment, the full segments whose freed chunks
+    /// are half of what they hold or more give those bytes back (punched holes, on Linux).
+    fn segment_for_write(&mut self) -> Result<(u64, &mut Segment), DiskError> {
+        let open = self
+            .segments
+            .last_key_value()
+            .filter(|(_, last)| last.end < self.segment_bytes)
+            .map(|(&number, _)| number);
+        let number = match open {
+            Some(number) => number,
+            None => self.new_segment()?,
+        };
+        match self.segments.get_mut(&number) {
+            Some(segment) => Ok((number, segment)),
+            None => Err(DiskError::Write {
+                path: self.path.display().to_string(),
+                cause: "no segment to write to".into(),
+            }),
         }
+    }
+
+    /// Starts a new segment file (mode 0600), first giving back the freed halves of full
+    /// ones; its number.
+    fn new_segment(&mut self) -> Result<u64, DiskError> {
         for segment in self.segments.values_mut() {
-            if segment.dead_bytes * 2 >= segment.end {
-                for (offset, len) in segment.dead.drain(..) {
-                    give_back(&segment.file, offset, len);
-                }
-                segment.dead_bytes = 0;
+            if segment.dead_bytes * 2 >= segment.held() {
+                self.held -= segment.punch_dead();
             }
         }
         let number = self.next_segment;
@@ -274,9 +325,27 @@ impl SpillDir {
             live: 0,
             dead: Vec::new(),
             dead_bytes: 0,
+            written: 0,
+            given: 0,
         };
         self.segments.insert(number, segment);
         Ok(number)
+    }
+
+    /// Bytes of chunks the folder's segment files hold on disk: the live ones, and freed
+    /// ones not given back yet (see [`Self::reclaim`]); the padding between chunks (less
+    /// than 4 KiB each, as a file system's blocks round small files) is not counted.
+    pub fn held_bytes(&self) -> u64 {
+        self.held
+    }
+
+    /// Gives every freed chunk's bytes back to the file system now (punched holes, on
+    /// Linux; elsewhere they stay until their segment empties), for a disk tier at its
+    /// budget.
+    pub fn reclaim(&mut self) {
+        for segment in self.segments.values_mut() {
+            self.held -= segment.punch_dead();
+        }
     }
 
     /// Reads a chunk back (its length and checksum verified).
@@ -318,7 +387,7 @@ impl SpillDir {
 
     /// Frees a spilled chunk. A segment left with no chunk is deleted, or emptied if it is
     /// the one being written (one gone is fine); otherwise its bytes wait for the next new
-    /// segment ([`Self::segment_for_write`]). Freed bytes are not punched one chunk at a
+    /// segment ([`Self::new_segment`]) or [`Self::reclaim`]. Freed bytes are not punched one chunk at a
     /// time: on ext4 a punch first writes the range's dirty pages out and waits for them,
     /// data written moments ago and freed now, and a job's end frees thousands at once.
     pub fn remove(&mut self, file: SpillFile) {
@@ -326,20 +395,27 @@ impl SpillDir {
         let Some(segment) = self.segments.get_mut(&file.segment) else {
             return;
         };
+        debug_assert!(segment.live > 0, "a chunk freed twice: {}", file.describe());
         segment.live = segment.live.saturating_sub(1);
-        if segment.live == 0 {
-            if last == Some(file.segment) && segment.file.set_len(0).is_ok() {
-                segment.end = 0;
-                segment.dead.clear();
-                segment.dead_bytes = 0;
-            } else if let Some(segment) = self.segments.remove(&file.segment) {
-                remove_quietly(&segment.path);
-            }
+        if segment.live > 0 {
+            segment.dead.push((file.offset, file.bytes));
+            segment.dead_bytes += file.bytes;
             return;
         }
-        let len = file.bytes.next_multiple_of(ALIGN);
-        segment.dead.push((file.offset, len));
-        segment.dead_bytes += len;
+        let held = segment.held();
+        if last == Some(file.segment) && segment.file.set_len(0).is_ok() {
+            segment.end = 0;
+            segment.written = 0;
+            segment.given = 0;
+            segment.dead.clear();
+            segment.dead_bytes = 0;
+            self.held -= held;
+        } else if let Some(segment) = self.segments.remove(&file.segment) {
+            self.held -= held;
+            let path = Arc::clone(&segment.path);
+            drop(segment); // closed before it is deleted
+            remove_quietly(&path);
+        }
     }
 }
 
@@ -535,13 +611,19 @@ pub fn corrupt_file(file: &SpillFile) -> io::Result<()> {
 /// place), as a lost disk block would, so that reading it back fails.
 pub fn delete_file(file: &SpillFile) -> io::Result<()> {
     let f = OpenOptions::new().write(true).open(&file.path)?;
-    let zeros = vec![0u8; usize::try_from(file.bytes).unwrap_or(0)];
+    let zeros = vec![0u8; IO_BUFFER];
     let mut at = At {
         file: &f,
         pos: file.offset,
         end: u64::MAX,
     };
-    at.write_all(&zeros)
+    let mut left = file.bytes;
+    while left > 0 {
+        let n = usize::try_from(left).map_or(IO_BUFFER, |left| left.min(IO_BUFFER));
+        at.write_all(&zeros[..n])?;
+        left -= n as u64;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -706,15 +788,7 @@ mod tests {
             "a full segment takes no more"
         );
         let path = chunks[0].path().to_path_buf();
-        // Where this file system punches holes (a probe on a scratch file says).
-        let scratch = dir.path().join("scratch");
-        fs::write(&scratch, vec![1u8; 2 * ALIGN as usize]).unwrap();
-        let punches = give_back(
-            &File::options().write(true).open(&scratch).unwrap(),
-            0,
-            ALIGN,
-        );
-        fs::remove_file(&scratch).unwrap();
+        let punches = punches(&dir);
         let blocks = || fs::metadata(&path).unwrap().blocks();
         let full = blocks();
         let c = chunks.remove(2);
@@ -733,6 +807,63 @@ mod tests {
         for chunk in &chunks {
             assert_eq!(dir.read(chunk).unwrap(), table());
         }
+    }
+
+    /// Whether the file system under `dir` punches holes (a probe on a scratch file).
+    fn punches(dir: &SpillDir) -> bool {
+        let scratch = dir.path().join("scratch");
+        fs::write(&scratch, vec![1u8; 2 * ALIGN as usize]).unwrap();
+        let punched = give_back(
+            &File::options().write(true).open(&scratch).unwrap(),
+            0,
+            ALIGN,
+        );
+        fs::remove_file(&scratch).unwrap();
+        punched
+    }
+
+    #[test]
+    fn held_bytes_count_freed_chunks_until_they_are_given_back() {
+        let mut dir = dir();
+        let (a, b) = (dir.write(&tensor()).unwrap(), dir.write(&table()).unwrap());
+        let both = a.bytes() + b.bytes();
+        assert_eq!(dir.held_bytes(), both);
+        dir.remove(a);
+        assert_eq!(dir.held_bytes(), both, "freed, still on disk");
+        dir.reclaim();
+        // Where holes cannot be punched the bytes stay until the segment empties.
+        let held = if punches(&dir) { b.bytes() } else { both };
+        assert_eq!(dir.held_bytes(), held);
+        assert_eq!(dir.read(&b).unwrap(), table());
+        dir.remove(b);
+        assert_eq!(dir.held_bytes(), 0, "the segment emptied");
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_segment_as_it_was() {
+        let mut dir = dir();
+        let before = dir.write(&table()).unwrap();
+        let writable = {
+            let segment = dir.segments.get_mut(&0).unwrap();
+            let read_only = File::open(&segment.path).unwrap();
+            std::mem::replace(&mut segment.file, read_only)
+        };
+        let err = dir.write(&tensor()).unwrap_err();
+        assert!(matches!(err, DiskError::Write { .. }), "{err:?}");
+        assert_eq!(dir.held_bytes(), before.bytes(), "nothing counted");
+        dir.segments.get_mut(&0).unwrap().file = writable;
+        let after = dir.write(&tensor()).unwrap();
+        assert_eq!(
+            after.offset(),
+            before.bytes().next_multiple_of(ALIGN),
+            "written where it failed"
+        );
+        assert_eq!(
+            dir.read(&before).unwrap(),
+            table(),
+            "its neighbour is intact"
+        );
+        assert_eq!(dir.read(&after).unwrap(), tensor());
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The storage actor's state: chunks in the host memory tier (each holding a
-//! [`Reservation`] in the host [`MemoryPool`]) and in the disk tier (spill files in a private
-//! [`SpillDir`], made on first use).
+//! [`Reservation`] in the host [`MemoryPool`], made by the store or taken over from the
+//! chunk's sender) and in the disk tier (segment files in a private [`SpillDir`], made on
+//! first use; the disk budget counts the bytes they hold, freed chunks not yet given back
+//! included).
 //!
-//! Whenever the pool is over budget (stored chunks plus the planner's reservations for
-//! running tasks) the store spills the least valuable chunks: only chunks nobody else
+//! Whenever the pool is over budget (stored chunks, chunks on their way to storage, and the
+//! planner's reservations for running tasks) the store spills the least valuable chunks: only chunks nobody else
 //! holds (no running task reads them, so spilling really frees memory), the one needed
 //! last first (largest next use, then largest); while the planner holds a task back for
 //! memory, it spills ahead to make that task's room where it can ([`ChunkStore::make_room`]).
@@ -20,8 +22,9 @@
 //! reading it back at the disk tier's measured speed, making room drops it instead of
 //! spilling it, and a read reports it [`StorageError::Dropped`]: the planner runs its
 //! producer again, without counting a loss. A kept chunk is dropped only where its owner
-//! said it can compute it again ([`ChunkStore::allow_drop`]: a cluster worker's output of
-//! a task with no inputs, which the scheduler recomputes).
+//! said it can compute it again ([`ChunkStore::allow_drop`], or [`ChunkStore::put_kept`]
+//! with its cost: a cluster worker's output of a task with no inputs, which the scheduler
+//! recomputes).
 
 use crate::disk::{self, SpillDir, SpillFile};
 use crate::faults::{FaultInjector, FaultKind, FaultPoint};
@@ -67,7 +70,7 @@ pub enum StorageError {
         cause: String,
     },
     /// Chunks were dropped to make room because recomputing them costs less than a spill
-    /// and a read back (see [`ChunkStore::put`]): their producers must run again.
+    /// and a read back (see [`ChunkStore::put_reserved`]): their producers must run again.
     #[error("{} chunk(s) dropped from memory to be recomputed (first {})", ids.len(), ids[0])]
     Dropped {
         /// The dropped chunks (never empty).
@@ -240,7 +243,6 @@ pub struct ChunkStore {
     /// hold each: jobs' releases leave them alone; [`ChunkStore::unkeep`] drops them.
     kept: HashMap<ChunkId, u32>,
     dir: Option<SpillDir>,
-    disk_bytes: u64,
     /// Bytes of chunks in memory whose spill file is still there (read back, unchanged):
     /// spilling them again writes nothing.
     reread_bytes: u64,
@@ -276,7 +278,6 @@ impl ChunkStore {
             entries: HashMap::new(),
             kept: HashMap::new(),
             dir: None,
-            disk_bytes: 0,
             reread_bytes: 0,
             jobs: HashMap::new(),
             pressing: None,
@@ -298,23 +299,25 @@ impl ChunkStore {
     fn publish_disk_room(&self) {
         let budget = self.config.disk_budget;
         let room = budget
-            .saturating_sub(self.disk_bytes)
+            .saturating_sub(self.disk_bytes())
             .saturating_add(self.reread_bytes);
         self.config.pool.set_disk_room(budget, room);
+    }
+
+    /// [`ChunkStore::put_reserved`] of a chunk nobody reserved (tests).
+    #[cfg(test)]
+    pub(crate) fn put(&mut self, id: ChunkId, data: Arc<ChunkData>, info: PutInfo) -> PutOutcome {
+        self.put_reserved(id, data, info, None)
     }
 
     /// Stores chunk `id` (replacing one with the same id), then makes the room the budget
     /// asks for: the chunk needed last goes first, dropped where `info.recompute` costs
     /// less than spilling it and reading it back at the disk's measured speed (a read then
     /// reports it [`StorageError::Dropped`]), else spilled. A `shared` chunk is kept
-    /// without a reservation and never spilled: that would free no memory.
-    pub fn put(&mut self, id: ChunkId, data: Arc<ChunkData>, info: PutInfo) -> PutOutcome {
-        self.put_reserved(id, data, info, None)
-    }
-
-    /// [`ChunkStore::put`] of a chunk whose bytes its producer has reserved already
-    /// (`reserved`, of `data.nbytes()` bytes): the store takes that reservation over rather
-    /// than reserving them again, so they stay counted between the producer and the store.
+    /// without a reservation and never spilled: that would free no memory. Its bytes'
+    /// reservation is `reserved` where its producer made one (of `data.nbytes()` bytes),
+    /// taken over so they stay counted between the producer and the store; else the store
+    /// makes it.
     pub fn put_reserved(
         &mut self,
         id: ChunkId,
@@ -331,7 +334,7 @@ impl ChunkStore {
 
     /// Stores chunk `id` as kept data ([`Self::keep`]) under the reservation its sender
     /// made, droppable from the start where `recompute` says what computing it again
-    /// costs its owner ([`Self::allow_drop`]), then makes room as [`Self::put`] does.
+    /// costs its owner ([`Self::allow_drop`]), then makes room as [`Self::put_reserved`] does.
     pub fn put_kept(
         &mut self,
         id: ChunkId,
@@ -599,9 +602,10 @@ impl ChunkStore {
         self.entries.values().filter(on_disk).count()
     }
 
-    /// Bytes the disk tier holds now.
+    /// Bytes the disk tier holds now: spilled chunks, and freed ones whose bytes the
+    /// spill folder has not given back yet.
     pub fn disk_bytes(&self) -> u64 {
-        self.disk_bytes
+        self.dir.as_ref().map_or(0, SpillDir::held_bytes)
     }
 
     /// The spill folder, once one was made.
@@ -630,7 +634,6 @@ impl ChunkStore {
             Place::Memory { file: None, .. } => return,
         };
         if let Some(dir) = &mut self.dir {
-            self.disk_bytes -= file.bytes();
             dir.remove(file);
         }
         self.publish_disk_room();
@@ -753,8 +756,16 @@ impl ChunkStore {
         };
         let (data, nbytes, op) = (Arc::clone(data), entry.nbytes, entry.op);
         let started = self.config.recorder.now();
-        if self.disk_bytes.saturating_add(nbytes) > self.config.disk_budget {
-            return Err(SpillRefused::DiskBudget);
+        let over =
+            |store: &Self| store.disk_bytes().saturating_add(nbytes) > store.config.disk_budget;
+        if over(self) {
+            // Freed chunks' bytes still on disk are given back first.
+            if let Some(dir) = &mut self.dir {
+                dir.reclaim();
+            }
+            if over(self) {
+                return Err(SpillRefused::DiskBudget);
+            }
         }
         let fault = self.fault(FaultPoint::Spill, op);
         if fault == Some(FaultKind::SpillWriteFails) {
@@ -778,9 +789,8 @@ impl ChunkStore {
         if let Err(e) = damaged {
             tracing::warn!(chunk = %id, error = %e, "could not inject the spill-file fault");
         }
-        self.disk_bytes += file.bytes();
         self.publish_disk_room();
-        let disk_now = self.disk_bytes;
+        let disk_now = self.disk_bytes();
         if let Some(entry) = self.entries.get_mut(&id) {
             entry.place = Place::Disk(file);
         }

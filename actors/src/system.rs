@@ -216,7 +216,8 @@ impl ActorSystem {
         &self.recorder
     }
 
-    /// Host-memory bytes reserved now: chunks held in memory and running tasks' outputs.
+    /// Host-memory bytes reserved now: chunks held in memory or on their way to storage, and
+    /// running tasks' outputs and working memory.
     pub fn reserved_bytes(&self) -> u64 {
         self.pool.used()
     }
