@@ -1,10 +1,13 @@
 //! The disk tier's private folder: spilled chunks in the format of
 //! [`tessera_kernels::spill`], appended to segment files (`{n}.spill`, a new one once the
-//! one written passes [`SEGMENT_BYTES`]). An emptied segment is deleted, or, the one being
-//! written, truncated and written again; before a new segment is started, each full one
-//! whose freed chunks are half of it gives their bytes back to the file system (holes
+//! one written passes 256 MiB). An emptied segment is deleted, or, the one being written,
+//! truncated and written again; before a new segment is started, each full one whose freed
+//! chunks are half of what it holds gives their bytes back to the file system (holes
 //! punched, on Linux), so the disk holds at most about twice the live bytes plus the
-//! segment being written. Creating and deleting a file per chunk cost
+//! segment being written; [`SpillDir::held_bytes`] says what it holds, and
+//! [`SpillDir::reclaim`] gives every freed chunk's bytes back at once (for a disk tier at
+//! its budget). A segment keeps its file open while it holds a chunk. Creating and
+//! deleting a file per chunk cost
 //! more than writing the chunk on ext4 (inode allocation: 40% of the storage thread's time
 //! in a spilling groupby, and a third still when freed files were kept for reuse, as a new
 //! process creates its files again behind recently deleted ones).
@@ -387,7 +390,7 @@ impl SpillDir {
 
     /// Frees a spilled chunk. A segment left with no chunk is deleted, or emptied if it is
     /// the one being written (one gone is fine); otherwise its bytes wait for the next new
-    /// segment ([`Self::new_segment`]) or [`Self::reclaim`]. Freed bytes are not punched one chunk at a
+    /// segment or [`Self::reclaim`]. Freed bytes are not punched one chunk at a
     /// time: on ext4 a punch first writes the range's dirty pages out and waits for them,
     /// data written moments ago and freed now, and a job's end frees thousands at once.
     pub fn remove(&mut self, file: SpillFile) {
