@@ -293,7 +293,7 @@ impl ActorSystem {
     /// Lets storage drop the kept chunks `chunks` from memory instead of spilling them,
     /// where computing one again (`recompute`) costs less than a spill and a read back:
     /// the caller can compute them again. A later [`Self::read_kept`] of one dropped fails
-    /// with [`StorageError::Dropped`](crate::StorageError::Dropped). Does not wait.
+    /// with [`StorageError::Dropped`]. Does not wait.
     pub fn allow_drop(&self, chunks: &[&KeptChunk], recompute: Duration) -> Result<(), ActorError> {
         let running = self.running()?;
         let ids = chunks.iter().map(|c| c.id()).collect();
