@@ -35,7 +35,7 @@ use crate::memory::{MemoryPool, Reservation};
 use crate::recorder::{Recorder, StorageEvent, StorageEventKind, StorageLog};
 use crate::trim::Trimmer;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -188,6 +188,12 @@ struct Entry {
 }
 
 impl Entry {
+    /// Its place in the victim order: the chunk needed last goes first (largest next use,
+    /// then largest, then id), for one in memory; `None` for one on disk.
+    fn victim_order(&self, id: ChunkId) -> Option<(u64, u64, ChunkId)> {
+        matches!(self.place, Place::Memory { .. }).then_some((self.next_use, self.nbytes, id))
+    }
+
     /// True for a chunk in memory, under a reservation, that nobody else holds: spilling
     /// or dropping it frees memory.
     fn can_go(&self) -> bool {
@@ -239,6 +245,9 @@ impl DiskRates {
 pub struct ChunkStore {
     config: StoreConfig,
     entries: HashMap<ChunkId, Entry>,
+    /// The chunks in memory in victim order ([`Entry::victim_order`]), so that making room
+    /// does not walk the chunks on disk (a shuffle under pressure spills thousands).
+    in_memory: BTreeSet<(u64, u64, ChunkId)>,
     /// Chunks kept for the caller after their job (persisted data), with how many handles
     /// hold each: jobs' releases leave them alone; [`ChunkStore::unkeep`] drops them.
     kept: HashMap<ChunkId, u32>,
@@ -276,6 +285,7 @@ impl ChunkStore {
         let store = ChunkStore {
             config,
             entries: HashMap::new(),
+            in_memory: BTreeSet::new(),
             kept: HashMap::new(),
             dir: None,
             reread_bytes: 0,
@@ -393,7 +403,7 @@ impl ChunkStore {
             recompute,
         };
         self.dropped.remove(&id);
-        if let Some(old) = self.entries.insert(id, entry) {
+        if let Some(old) = self.insert_entry(id, entry) {
             self.forget_file(old);
         }
         PutOutcome::Stored
@@ -554,7 +564,7 @@ impl ChunkStore {
             }
             self.dropped.remove(id);
             self.recomputable.remove(id);
-            if let Some(old) = self.entries.remove(id) {
+            if let Some(old) = self.remove_entry(*id) {
                 let now = self.config.recorder.now();
                 self.log(StorageEventKind::Drop, *id, old.nbytes, now);
                 self.forget_file(old);
@@ -645,6 +655,7 @@ impl ChunkStore {
     /// every chunk that can go would make it fit (else waiting for running tasks to end
     /// frees the room, and spilling now would only cost reads later).
     pub fn make_room(&mut self) {
+        debug_assert!(self.victim_order_holds(), "the in-memory index is stale");
         let pool = Arc::clone(&self.config.pool);
         let (budget, wanted) = (pool.budget(), pool.wanted());
         let short = pool.used().saturating_add(wanted) > budget;
@@ -710,7 +721,7 @@ impl ChunkStore {
     /// Frees an in-memory chunk's memory without writing it: a read reports it dropped.
     /// (Only a chunk without a spill file is dropped: see [`Self::drop_cheaper`].)
     fn drop_chunk(&mut self, id: ChunkId) {
-        let Some(Entry { nbytes, .. }) = self.entries.remove(&id) else {
+        let Some(Entry { nbytes, .. }) = self.remove_entry(id) else {
             return;
         };
         self.trimmer.freed(nbytes);
@@ -723,17 +734,49 @@ impl ChunkStore {
 
     /// The in-memory chunk nobody else holds that is needed last (then the largest).
     fn pick_victim(&self) -> Option<ChunkId> {
-        self.entries
+        self.in_memory
             .iter()
-            .filter(|(_, e)| e.can_go())
-            .max_by_key(|(id, e)| (e.next_use, e.nbytes, **id))
-            .map(|(id, _)| *id)
+            .rev()
+            .map(|&(_, _, id)| id)
+            .find(|id| self.entries.get(id).is_some_and(Entry::can_go))
     }
 
     /// Bytes of the in-memory chunks that spilling or dropping could free now.
     fn spillable_bytes(&self) -> u64 {
-        let can_go = self.entries.values().filter(|e| e.can_go());
-        can_go.map(|e| e.nbytes).sum()
+        let in_memory = self
+            .in_memory
+            .iter()
+            .filter_map(|(_, _, id)| self.entries.get(id));
+        in_memory.filter(|e| e.can_go()).map(|e| e.nbytes).sum()
+    }
+
+    /// Stores `entry` under `id`, in the victim order if in memory; the entry it replaces.
+    fn insert_entry(&mut self, id: ChunkId, entry: Entry) -> Option<Entry> {
+        let old = self.remove_entry(id);
+        if let Some(order) = entry.victim_order(id) {
+            self.in_memory.insert(order);
+        }
+        self.entries.insert(id, entry);
+        old
+    }
+
+    /// True when the victim order holds exactly the chunks in memory (debug builds check
+    /// it whenever room is made).
+    fn victim_order_holds(&self) -> bool {
+        let orders = self
+            .entries
+            .iter()
+            .filter_map(|(&id, e)| e.victim_order(id));
+        orders.collect::<BTreeSet<_>>() == self.in_memory
+    }
+
+    /// Removes chunk `id`'s entry, and its place in the victim order.
+    fn remove_entry(&mut self, id: ChunkId) -> Option<Entry> {
+        let old = self.entries.remove(&id)?;
+        if let Some(order) = old.victim_order(id) {
+            self.in_memory.remove(&order);
+        }
+        Some(old)
     }
 
     /// Writes one in-memory chunk to the disk tier and frees its memory.
@@ -742,9 +785,13 @@ impl ChunkStore {
             return Ok(());
         };
         // Read back earlier and unchanged since: its file is still there.
+        let order = entry.victim_order(id);
         if let Place::Memory { file, .. } = &mut entry.place {
             if let Some(file) = file.take() {
                 entry.place = Place::Disk(file);
+                if let Some(order) = order {
+                    self.in_memory.remove(&order);
+                }
                 self.trimmer.freed(entry.nbytes);
                 self.reread_bytes -= entry.nbytes;
                 self.publish_disk_room();
@@ -792,6 +839,9 @@ impl ChunkStore {
         self.publish_disk_room();
         let disk_now = self.disk_bytes();
         if let Some(entry) = self.entries.get_mut(&id) {
+            if let Some(order) = entry.victim_order(id) {
+                self.in_memory.remove(&order);
+            }
             entry.place = Place::Disk(file);
         }
         drop(data);
@@ -831,7 +881,7 @@ impl ChunkStore {
             op,
             next_use,
             recompute,
-        }) = self.entries.remove(&id)
+        }) = self.remove_entry(id)
         else {
             return Ok(());
         };
@@ -849,7 +899,7 @@ impl ChunkStore {
                     next_use,
                     recompute,
                 };
-                self.entries.insert(id, entry);
+                self.insert_entry(id, entry);
                 DiskRates::update(&mut self.rates.read, nbytes, took);
                 self.reread_bytes += nbytes;
                 self.publish_disk_room();
