@@ -515,3 +515,49 @@ fn a_chunk_read_back_is_spilled_again_for_free_rather_than_dropped() {
     let (stats, _) = store.forget_job(JobId(0));
     assert_eq!(stats.chunks_dropped, 0);
 }
+
+#[test]
+fn the_victim_order_follows_every_change_and_picks_as_a_full_walk_would() {
+    let mut store = store(400, None); // room for five 80-byte chunks
+    let mut state: u64 = 7;
+    let mut next = |n: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % n
+    };
+    let mut held = Vec::new(); // chunks handed out and still held: they cannot go
+    for step in 0..600 {
+        let k = next(12);
+        match next(6) {
+            0 | 1 => {
+                let n = 5 + next(10) as usize;
+                store.put(id(0, k), chunk(n), info("fused", next(20), false));
+            }
+            2 => {
+                if let Ok(got) = store.get(&[id(0, k)], false) {
+                    held.extend(got);
+                }
+            }
+            3 => {
+                store.release(&[id(0, k)]);
+            }
+            4 => {
+                let _ = store.keep(&[id(0, k)]);
+                store.allow_drop(&[id(0, k)], Duration::from_nanos(next(2)));
+            }
+            _ => {
+                store.unkeep(&[id(0, k)]);
+                held.truncate(next(3) as usize);
+            }
+        }
+        assert!(store.victim_order_holds(), "step {step}");
+        let walked = store
+            .entries
+            .iter()
+            .filter(|(_, e)| e.can_go())
+            .max_by_key(|(id, e)| (e.next_use, e.nbytes, **id))
+            .map(|(id, _)| *id);
+        assert_eq!(store.pick_victim(), walked, "step {step}");
+    }
+}
