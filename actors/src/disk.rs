@@ -95,8 +95,6 @@ pub struct SpillDir {
     next_segment: u64,
     /// A segment takes no new chunk past this many bytes ([`SEGMENT_BYTES`]).
     segment_bytes: u64,
-    /// Bytes the segments hold on disk: written, less what was punched out.
-    held: u64,
 }
 
 /// One segment file: chunks appended one after another.
@@ -110,8 +108,6 @@ struct Segment {
     live: usize,
     /// Freed chunks whose bytes the file system still holds: (offset, bytes).
     dead: Vec<(u64, u64)>,
-    /// Their bytes.
-    dead_bytes: u64,
     /// Bytes of the chunks written to it, and of those since given back to the file system
     /// (the padding to [`ALIGN`] between chunks not counted).
     written: u64,
@@ -125,8 +121,8 @@ impl Segment {
     }
 
     /// Gives the freed chunks' bytes back to the file system (punched holes, adjacent
-    /// chunks together, each with its padding); the chunk bytes given back.
-    fn punch_dead(&mut self) -> u64 {
+    /// chunks together, each with its padding).
+    fn punch_dead(&mut self) {
         self.dead.sort_unstable();
         // (start, length, chunk bytes) of each run of adjacent freed chunks.
         let mut runs: Vec<(u64, u64, u64)> = Vec::new();
@@ -140,14 +136,11 @@ impl Segment {
                 _ => runs.push((offset, len, bytes)),
             }
         }
-        self.dead_bytes = 0;
-        let given: u64 = runs
+        self.given += runs
             .into_iter()
             .filter(|&(offset, len, _)| give_back(&self.file, offset, len))
             .map(|(_, _, bytes)| bytes)
-            .sum();
-        self.given += given;
-        given
+            .sum::<u64>();
     }
 }
 
@@ -216,7 +209,6 @@ impl SpillDir {
                         segments: BTreeMap::new(),
                         next_segment: 0,
                         segment_bytes: SEGMENT_BYTES,
-                        held: 0,
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -260,14 +252,12 @@ impl SpillDir {
                 segment.end = (offset + bytes).next_multiple_of(ALIGN);
                 segment.live += 1;
                 segment.written += bytes;
-                let file = SpillFile {
+                Ok(SpillFile {
                     segment: number,
                     path: Arc::clone(&segment.path),
                     offset,
                     bytes,
-                };
-                self.held += bytes;
-                Ok(file)
+                })
             }
             Err(cause) => {
                 let len = segment.file.metadata().map_or(offset, |m| m.len());
@@ -306,8 +296,9 @@ impl SpillDir {
     /// ones; its number.
     fn new_segment(&mut self) -> Result<u64, DiskError> {
         for segment in self.segments.values_mut() {
-            if segment.dead_bytes * 2 >= segment.held() {
-                self.held -= segment.punch_dead();
+            let dead: u64 = segment.dead.iter().map(|&(_, bytes)| bytes).sum();
+            if dead * 2 >= segment.held() {
+                segment.punch_dead();
             }
         }
         let number = self.next_segment;
@@ -327,7 +318,6 @@ impl SpillDir {
             end: 0,
             live: 0,
             dead: Vec::new(),
-            dead_bytes: 0,
             written: 0,
             given: 0,
         };
@@ -339,7 +329,7 @@ impl SpillDir {
     /// ones not given back yet (see [`Self::reclaim`]); the padding between chunks (less
     /// than 4 KiB each, as a file system's blocks round small files) is not counted.
     pub fn held_bytes(&self) -> u64 {
-        self.held
+        self.segments.values().map(Segment::held).sum()
     }
 
     /// Gives every freed chunk's bytes back to the file system now (punched holes, on
@@ -347,7 +337,7 @@ impl SpillDir {
     /// budget.
     pub fn reclaim(&mut self) {
         for segment in self.segments.values_mut() {
-            self.held -= segment.punch_dead();
+            segment.punch_dead();
         }
     }
 
@@ -402,19 +392,14 @@ impl SpillDir {
         segment.live = segment.live.saturating_sub(1);
         if segment.live > 0 {
             segment.dead.push((file.offset, file.bytes));
-            segment.dead_bytes += file.bytes;
             return;
         }
-        let held = segment.held();
         if last == Some(file.segment) && segment.file.set_len(0).is_ok() {
             segment.end = 0;
             segment.written = 0;
             segment.given = 0;
             segment.dead.clear();
-            segment.dead_bytes = 0;
-            self.held -= held;
         } else if let Some(segment) = self.segments.remove(&file.segment) {
-            self.held -= held;
             let path = Arc::clone(&segment.path);
             drop(segment); // closed before it is deleted
             remove_quietly(&path);

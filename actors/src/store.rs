@@ -769,6 +769,16 @@ impl ChunkStore {
         orders.collect::<BTreeSet<_>>() == self.in_memory
     }
 
+    /// Chunk `id` is now in `file` only: out of memory and of the victim order.
+    fn move_to_disk(&mut self, id: ChunkId, file: SpillFile) {
+        if let Some(entry) = self.entries.get_mut(&id) {
+            if let Some(order) = entry.victim_order(id) {
+                self.in_memory.remove(&order);
+            }
+            entry.place = Place::Disk(file);
+        }
+    }
+
     /// Removes chunk `id`'s entry, and its place in the victim order.
     fn remove_entry(&mut self, id: ChunkId) -> Option<Entry> {
         let old = self.entries.remove(&id)?;
@@ -784,15 +794,12 @@ impl ChunkStore {
             return Ok(());
         };
         // Read back earlier and unchanged since: its file is still there.
-        let order = entry.victim_order(id);
         if let Place::Memory { file, .. } = &mut entry.place {
             if let Some(file) = file.take() {
-                entry.place = Place::Disk(file);
-                if let Some(order) = order {
-                    self.in_memory.remove(&order);
-                }
-                self.trimmer.freed(entry.nbytes);
-                self.reread_bytes -= entry.nbytes;
+                let nbytes = entry.nbytes;
+                self.move_to_disk(id, file);
+                self.trimmer.freed(nbytes);
+                self.reread_bytes -= nbytes;
                 self.publish_disk_room();
                 return Ok(());
             }
@@ -837,12 +844,7 @@ impl ChunkStore {
         }
         self.publish_disk_room();
         let disk_now = self.disk_bytes();
-        if let Some(entry) = self.entries.get_mut(&id) {
-            if let Some(order) = entry.victim_order(id) {
-                self.in_memory.remove(&order);
-            }
-            entry.place = Place::Disk(file);
-        }
+        self.move_to_disk(id, file);
         drop(data);
         self.trimmer.freed(nbytes);
         let job = self.spill_job(id);
