@@ -1,16 +1,22 @@
 //! The disk tier's private folder: spilled chunks in the format of
 //! [`tessera_kernels::spill`], appended to segment files (`{n}.spill`, a new one once the
-//! one written passes 256 MiB). An emptied segment is deleted, or, the one being written,
-//! truncated and written again; before a new segment is started, each full one whose freed
-//! chunks are half of what it holds gives their bytes back to the file system (holes
-//! punched, on Linux), so the disk holds at most about twice the live bytes plus the
-//! segment being written; [`SpillDir::held_bytes`] says what it holds, and
-//! [`SpillDir::reclaim`] gives every freed chunk's bytes back at once (for a disk tier at
-//! its budget). A segment keeps its file open while it holds a chunk. Creating and
-//! deleting a file per chunk cost
-//! more than writing the chunk on ext4 (inode allocation: 40% of the storage thread's time
-//! in a spilling groupby, and a third still when freed files were kept for reuse, as a new
-//! process creates its files again behind recently deleted ones).
+//! one written passes 256 MiB). A segment emptied of its chunks is kept, its file as it is,
+//! to be written over from its start when a new segment is next needed (up to
+//! [`SPARE_SEGMENTS`] of them; past that it is deleted). Before a new segment is started,
+//! each full one whose freed chunks are half of what it holds gives their bytes back to the
+//! file system (holes punched, on Linux), so the disk holds at most about twice the live
+//! bytes plus the segment being written and the spare ones; [`SpillDir::held_bytes`] says
+//! what its chunks hold, [`SpillDir::spare_bytes`] what the spare files hold besides, and
+//! [`SpillDir::reclaim`] gives all of that back at once (for a disk tier at its budget). A
+//! segment keeps its file open while it holds a chunk or waits as a spare.
+//!
+//! Why files are kept and written over: creating and deleting a file per chunk cost more
+//! than writing the chunk on ext4 (inode allocation: 40% of the storage thread's time in a
+//! spilling groupby, and a third still when freed files were kept for reuse, as a new
+//! process creates its files again behind recently deleted ones). Deleting a 256 MiB
+//! segment costs ext4 20–70 ms, and truncating one to zero to write it again made its
+//! close wait for all its dirty pages to be written out (ext4's `auto_da_alloc`): 150 ms
+//! at the end of every spilling groupby, for data about to be deleted.
 //!
 //! Each folder holds a lock file ([`LOCK_FILE`], the owner's pid inside) that its
 //! [`SpillDir`] keeps exclusively locked (an advisory `flock` on unix, through std's
@@ -41,6 +47,8 @@ const DIR_PREFIX: &str = "tessera-spill-";
 pub const LOCK_FILE: &str = "owner.lock";
 /// A segment file is closed to new chunks once this many bytes are written to it.
 const SEGMENT_BYTES: u64 = 256 << 20;
+/// Emptied segments kept for reuse, at most.
+pub const SPARE_SEGMENTS: usize = 4;
 /// Chunks start at multiples of this in their segment, so a freed chunk's bytes are whole
 /// file-system blocks.
 const ALIGN: u64 = 4096;
@@ -95,6 +103,10 @@ pub struct SpillDir {
     next_segment: u64,
     /// A segment takes no new chunk past this many bytes ([`SEGMENT_BYTES`]).
     segment_bytes: u64,
+    /// Emptied segments kept to be written over (their files as they were).
+    spares: Vec<Segment>,
+    /// How many emptied segments are kept ([`SPARE_SEGMENTS`]).
+    spare_limit: usize,
 }
 
 /// One segment file: chunks appended one after another.
@@ -112,12 +124,39 @@ struct Segment {
     /// (the padding to [`ALIGN`] between chunks not counted).
     written: u64,
     given: u64,
+    /// The file's length: past `end` where the segment is written over (bytes of chunks
+    /// freed before it was emptied).
+    len: u64,
 }
 
 impl Segment {
     /// Bytes of chunks it holds on disk, freed ones not given back included.
     fn held(&self) -> u64 {
         self.written - self.given
+    }
+
+    /// Bytes of its file past the chunks written since it was last emptied.
+    fn stale(&self) -> u64 {
+        self.len.saturating_sub(self.end)
+    }
+
+    /// Forgets its chunks, to be written over from its start (the file as it is).
+    fn empty(&mut self) {
+        self.end = 0;
+        self.live = 0;
+        self.dead.clear();
+        self.written = 0;
+        self.given = 0;
+    }
+
+    /// Gives the bytes past its chunks back to the file system (Linux); true when done.
+    fn give_back_stale(&mut self) -> bool {
+        let stale = self.stale();
+        let done = stale == 0 || give_back(&self.file, self.end, stale);
+        if done {
+            self.len = self.end;
+        }
+        done
     }
 
     /// Gives the freed chunks' bytes back to the file system (punched holes, adjacent
@@ -209,6 +248,8 @@ impl SpillDir {
                         segments: BTreeMap::new(),
                         next_segment: 0,
                         segment_bytes: SEGMENT_BYTES,
+                        spares: Vec::new(),
+                        spare_limit: SPARE_SEGMENTS,
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -249,6 +290,7 @@ impl SpillDir {
         drop(writer);
         match written {
             Ok(bytes) => {
+                segment.len = segment.len.max(offset + bytes);
                 segment.end = (offset + bytes).next_multiple_of(ALIGN);
                 segment.live += 1;
                 segment.written += bytes;
@@ -292,8 +334,8 @@ impl SpillDir {
         }
     }
 
-    /// Starts a new segment file (mode 0600), first giving back the freed halves of full
-    /// ones; its number.
+    /// Starts a new segment, first giving back the freed halves of full ones: a spare one
+    /// written over, else a new file (mode 0600). Its number.
     fn new_segment(&mut self) -> Result<u64, DiskError> {
         for segment in self.segments.values_mut() {
             let dead: u64 = segment.dead.iter().map(|&(_, bytes)| bytes).sum();
@@ -301,8 +343,19 @@ impl SpillDir {
                 segment.punch_dead();
             }
         }
+        let segment = match self.spares.pop() {
+            Some(spare) => spare,
+            None => self.new_file()?,
+        };
         let number = self.next_segment;
-        let path = self.path.join(format!("{number}.spill"));
+        self.next_segment += 1;
+        self.segments.insert(number, segment);
+        Ok(number)
+    }
+
+    /// Creates the next segment file (mode 0600), empty.
+    fn new_file(&self) -> Result<Segment, DiskError> {
+        let path = self.path.join(format!("{}.spill", self.next_segment));
         let mut options = OpenOptions::new();
         options.read(true).write(true).create_new(true);
         #[cfg(unix)]
@@ -311,8 +364,7 @@ impl SpillDir {
             path: path.display().to_string(),
             cause: e.to_string(),
         })?;
-        self.next_segment += 1;
-        let segment = Segment {
+        Ok(Segment {
             path: path.into(),
             file,
             end: 0,
@@ -320,9 +372,8 @@ impl SpillDir {
             dead: Vec::new(),
             written: 0,
             given: 0,
-        };
-        self.segments.insert(number, segment);
-        Ok(number)
+            len: 0,
+        })
     }
 
     /// Bytes of chunks the folder's segment files hold on disk: the live ones, and freed
@@ -332,12 +383,23 @@ impl SpillDir {
         self.segments.values().map(Segment::held).sum()
     }
 
-    /// Gives every freed chunk's bytes back to the file system now (punched holes, on
-    /// Linux; elsewhere they stay until their segment empties), for a disk tier at its
-    /// budget.
+    /// Bytes the files hold besides [`Self::held_bytes`]: spare segments, and what segments
+    /// written over still hold past their chunks. [`Self::reclaim`] gives them back.
+    pub fn spare_bytes(&self) -> u64 {
+        let spare: u64 = self.spares.iter().map(|s| s.len).sum();
+        spare + self.segments.values().map(Segment::stale).sum::<u64>()
+    }
+
+    /// Gives back to the file system now every freed chunk's bytes and what segments hold
+    /// past their chunks (punched holes, on Linux; elsewhere freed chunks stay until their
+    /// segment empties) and deletes the spare segments, for a disk tier at its budget.
     pub fn reclaim(&mut self) {
         for segment in self.segments.values_mut() {
             segment.punch_dead();
+            segment.give_back_stale();
+        }
+        for spare in std::mem::take(&mut self.spares) {
+            delete(spare);
         }
     }
 
@@ -378,13 +440,13 @@ impl SpillDir {
         })
     }
 
-    /// Frees a spilled chunk. A segment left with no chunk is deleted, or emptied if it is
-    /// the one being written (one gone is fine); otherwise its bytes wait for the next new
-    /// segment or [`Self::reclaim`]. Freed bytes are not punched one chunk at a
-    /// time: on ext4 a punch first writes the range's dirty pages out and waits for them,
-    /// data written moments ago and freed now, and a job's end frees thousands at once.
+    /// Frees a spilled chunk. A segment left with no chunk is kept as a spare (its file
+    /// as it is, to be written over), or deleted when [`SPARE_SEGMENTS`] are kept already;
+    /// otherwise the chunk's bytes wait for the next new segment or [`Self::reclaim`].
+    /// Freed bytes are not punched one chunk at a time: on ext4 a punch first writes the
+    /// range's dirty pages out and waits for them, data written moments ago and freed now,
+    /// and a job's end frees thousands at once.
     pub fn remove(&mut self, file: SpillFile) {
-        let last = self.segments.keys().next_back().copied();
         let Some(segment) = self.segments.get_mut(&file.segment) else {
             return;
         };
@@ -394,17 +456,23 @@ impl SpillDir {
             segment.dead.push((file.offset, file.bytes));
             return;
         }
-        if last == Some(file.segment) && segment.file.set_len(0).is_ok() {
-            segment.end = 0;
-            segment.written = 0;
-            segment.given = 0;
-            segment.dead.clear();
-        } else if let Some(segment) = self.segments.remove(&file.segment) {
-            let path = Arc::clone(&segment.path);
-            drop(segment); // closed before it is deleted
-            remove_quietly(&path);
+        let Some(mut segment) = self.segments.remove(&file.segment) else {
+            return;
+        };
+        if self.spares.len() < self.spare_limit {
+            segment.empty();
+            self.spares.push(segment);
+        } else {
+            delete(segment);
         }
     }
+}
+
+/// Closes a segment's file and deletes it (one gone is fine).
+fn delete(segment: Segment) {
+    let path = Arc::clone(&segment.path);
+    drop(segment); // closed before it is deleted
+    remove_quietly(&path);
 }
 
 /// A range of a file read or written at its own offsets (no shared cursor).
@@ -665,7 +733,7 @@ mod tests {
         for data in [tensor(), table()] {
             let file = dir.write(&data).unwrap();
             let len = fs::metadata(file.path()).unwrap().len();
-            assert_eq!(file.offset() + file.bytes(), len);
+            assert!(file.offset() + file.bytes() <= len);
             assert!(file.path().starts_with(dir.path()));
             assert_eq!(dir.read(&file).unwrap(), data);
             dir.remove(file);
@@ -737,7 +805,7 @@ mod tests {
     }
 
     #[test]
-    fn chunks_share_a_segment_which_is_emptied_with_its_last_chunk() {
+    fn chunks_share_a_segment_which_is_written_over_once_emptied() {
         let mut dir = dir();
         let big = dir.write(&tensor()).unwrap();
         let kept = dir.write(&table()).unwrap();
@@ -751,16 +819,31 @@ mod tests {
             "the other chunk is intact"
         );
         let path = kept.path().to_path_buf();
+        let len = fs::metadata(&path).unwrap().len();
         dir.remove(kept);
+        assert_eq!(dir.held_bytes(), 0);
         assert_eq!(
-            fs::metadata(&path).unwrap().len(),
-            0,
-            "emptied with its last chunk"
+            (fs::metadata(&path).unwrap().len(), dir.spare_bytes()),
+            (len, len),
+            "kept as it was (not truncated: ext4 would write it out on close)"
         );
-        let again = dir.write(&tensor()).unwrap();
+        let again = dir.write(&table()).unwrap();
         assert_eq!((again.path(), again.offset()), (path.as_path(), 0));
-        assert_eq!(dir.read(&again).unwrap(), tensor());
+        assert_eq!(dir.read(&again).unwrap(), table());
         assert_eq!(segments(&dir), vec![path], "no file created for it");
+        assert_eq!(
+            dir.spare_bytes(),
+            len - again.bytes().next_multiple_of(ALIGN),
+            "the old bytes past the new chunk"
+        );
+        dir.reclaim();
+        let stale = if punches(&dir) { 0 } else { dir.spare_bytes() };
+        assert_eq!(dir.spare_bytes(), stale, "given back");
+        assert_eq!(
+            dir.read(&again).unwrap(),
+            table(),
+            "the new chunk is intact"
+        );
     }
 
     #[cfg(unix)]
@@ -769,6 +852,7 @@ mod tests {
         use std::os::unix::fs::MetadataExt;
         let mut dir = dir();
         dir.segment_bytes = 3 * ALIGN; // three small tables fill a segment
+        dir.spare_limit = 0;
         let mut chunks: Vec<SpillFile> = (0..4).map(|_| dir.write(&table()).unwrap()).collect();
         assert_ne!(
             chunks[3].path(),
@@ -823,8 +907,13 @@ mod tests {
         let held = if punches(&dir) { b.bytes() } else { both };
         assert_eq!(dir.held_bytes(), held);
         assert_eq!(dir.read(&b).unwrap(), table());
+        let path = b.path().to_path_buf();
         dir.remove(b);
         assert_eq!(dir.held_bytes(), 0, "the segment emptied");
+        assert!(dir.spare_bytes() > 0, "its file kept for reuse");
+        dir.reclaim();
+        assert_eq!(dir.spare_bytes(), 0);
+        assert!(!path.exists(), "the spare deleted");
     }
 
     #[test]
@@ -855,9 +944,10 @@ mod tests {
     }
 
     #[test]
-    fn a_full_segment_takes_no_more_and_is_deleted_once_freed() {
+    fn emptied_segments_are_kept_up_to_the_limit_and_reused() {
         let mut dir = dir();
         dir.segment_bytes = 1; // every chunk fills its segment
+        dir.spare_limit = 1;
         let files: Vec<SpillFile> = (0..3).map(|_| dir.write(&table()).unwrap()).collect();
         let paths: Vec<PathBuf> = files.iter().map(|f| f.path().to_path_buf()).collect();
         assert_eq!(segments(&dir), paths, "a segment each");
@@ -867,18 +957,23 @@ mod tests {
         dir.remove(first.unwrap());
         assert_eq!(
             segments(&dir),
-            vec![paths[2].clone()],
-            "emptied full segments go"
+            vec![paths[1].clone(), paths[2].clone()],
+            "the first emptied is kept, the next deleted"
         );
         let last = last.unwrap();
         assert_eq!(dir.read(&last).unwrap(), table());
-        dir.remove(last);
-        assert_eq!(
-            segments(&dir),
-            vec![paths[2].clone()],
-            "the newest is kept, empty"
+        let reused = dir.write(&tensor()).unwrap();
+        assert_eq!(reused.path(), paths[1], "a new segment reuses the spare");
+        assert_eq!(dir.read(&reused).unwrap(), tensor());
+        let new = dir.write(&table()).unwrap();
+        assert!(
+            !paths.iter().any(|p| p == new.path()),
+            "then files are made"
         );
-        assert_eq!(fs::metadata(&paths[2]).unwrap().len(), 0);
+        dir.remove(last);
+        dir.remove(reused);
+        assert_eq!(segments(&dir).len(), 2, "one kept, one deleted");
+        assert_eq!(dir.read(&new).unwrap(), table());
     }
 
     #[test]

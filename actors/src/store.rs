@@ -98,7 +98,8 @@ pub struct StorageStats {
     pub chunks_spilled: u64,
     /// Spills that failed (the chunk stayed in memory).
     pub spill_failures: u64,
-    /// The most bytes the disk tier held at once while the job spilled.
+    /// The most bytes the disk tier's files held at once while the job spilled (spare
+    /// segment files included).
     pub peak_disk_bytes: u64,
     /// Chunks dropped from memory instead of spilled, to be recomputed when read.
     pub chunks_dropped: u64,
@@ -613,9 +614,17 @@ impl ChunkStore {
     }
 
     /// Bytes the disk tier holds now: spilled chunks, and freed ones whose bytes the
-    /// spill folder has not given back yet.
+    /// spill folder has not given back yet. Emptied segment files kept for reuse are not
+    /// counted: a spill that needs their room deletes them first.
     pub fn disk_bytes(&self) -> u64 {
         self.dir.as_ref().map_or(0, SpillDir::held_bytes)
+    }
+
+    /// Bytes the spill folder's files take: [`Self::disk_bytes`] and the spare ones.
+    fn disk_footprint(&self) -> u64 {
+        self.dir
+            .as_ref()
+            .map_or(0, |dir| dir.held_bytes() + dir.spare_bytes())
     }
 
     /// The spill folder, once one was made.
@@ -810,9 +819,9 @@ impl ChunkStore {
         let (data, nbytes, op) = (Arc::clone(data), entry.nbytes, entry.op);
         let started = self.config.recorder.now();
         let over =
-            |store: &Self| store.disk_bytes().saturating_add(nbytes) > store.config.disk_budget;
+            |store: &Self| store.disk_footprint().saturating_add(nbytes) > store.config.disk_budget;
         if over(self) {
-            // Freed chunks' bytes still on disk are given back first.
+            // Freed chunks' bytes still on disk, and spare files, are given back first.
             if let Some(dir) = &mut self.dir {
                 dir.reclaim();
             }
@@ -843,7 +852,7 @@ impl ChunkStore {
             tracing::warn!(chunk = %id, error = %e, "could not inject the spill-file fault");
         }
         self.publish_disk_room();
-        let disk_now = self.disk_bytes();
+        let disk_now = self.disk_footprint();
         self.move_to_disk(id, file);
         drop(data);
         self.trimmer.freed(nbytes);
