@@ -1,8 +1,9 @@
 //! The disk tier's private folder: spilled chunks in the format of
 //! [`tessera_kernels::spill`], appended to segment files (`{n}.spill`, a new one once the
-//! one written passes 256 MiB). A segment emptied of its chunks is kept, its file as it is,
-//! to be written over from its start when a new segment is next needed (up to
-//! [`SPARE_SEGMENTS`] of them; past that it is deleted). Before a new segment is started,
+//! one written passes 256 MiB). A segment emptied of its chunks is kept as a spare, its
+//! file as it is, to be written over from its start when a new segment is next needed;
+//! spares are deleted by [`SpillDir::drop_spares`] (the store calls it once storage has
+//! been idle for a moment) or [`SpillDir::reclaim`]. Before a new segment is started,
 //! each full one whose freed chunks are half of what it holds gives their bytes back to the
 //! file system (holes punched, on Linux), so the disk holds at most about twice the live
 //! bytes plus the segment being written and the spare ones; [`SpillDir::held_bytes`] says
@@ -47,8 +48,6 @@ const DIR_PREFIX: &str = "tessera-spill-";
 pub const LOCK_FILE: &str = "owner.lock";
 /// A segment file is closed to new chunks once this many bytes are written to it.
 const SEGMENT_BYTES: u64 = 256 << 20;
-/// Emptied segments kept for reuse, at most.
-pub const SPARE_SEGMENTS: usize = 4;
 /// Chunks start at multiples of this in their segment, so a freed chunk's bytes are whole
 /// file-system blocks.
 const ALIGN: u64 = 4096;
@@ -105,8 +104,6 @@ pub struct SpillDir {
     segment_bytes: u64,
     /// Emptied segments kept to be written over (their files as they were).
     spares: Vec<Segment>,
-    /// How many emptied segments are kept ([`SPARE_SEGMENTS`]).
-    spare_limit: usize,
 }
 
 /// One segment file: chunks appended one after another.
@@ -249,7 +246,6 @@ impl SpillDir {
                         next_segment: 0,
                         segment_bytes: SEGMENT_BYTES,
                         spares: Vec::new(),
-                        spare_limit: SPARE_SEGMENTS,
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -398,9 +394,17 @@ impl SpillDir {
             segment.punch_dead();
             segment.give_back_stale();
         }
-        for spare in std::mem::take(&mut self.spares) {
+        self.drop_spares();
+    }
+
+    /// Deletes the spare segments; how many there were.
+    pub fn drop_spares(&mut self) -> usize {
+        let spares = std::mem::take(&mut self.spares);
+        let n = spares.len();
+        for spare in spares {
             delete(spare);
         }
+        n
     }
 
     /// Reads a chunk back (its length and checksum verified).
@@ -441,8 +445,8 @@ impl SpillDir {
     }
 
     /// Frees a spilled chunk. A segment left with no chunk is kept as a spare (its file
-    /// as it is, to be written over), or deleted when [`SPARE_SEGMENTS`] are kept already;
-    /// otherwise the chunk's bytes wait for the next new segment or [`Self::reclaim`].
+    /// as it is, to be written over: deleting it now would hold the storage thread 20–70
+    /// ms); otherwise the chunk's bytes wait for the next new segment or [`Self::reclaim`].
     /// Freed bytes are not punched one chunk at a time: on ext4 a punch first writes the
     /// range's dirty pages out and waits for them, data written moments ago and freed now,
     /// and a job's end frees thousands at once.
@@ -456,14 +460,9 @@ impl SpillDir {
             segment.dead.push((file.offset, file.bytes));
             return;
         }
-        let Some(mut segment) = self.segments.remove(&file.segment) else {
-            return;
-        };
-        if self.spares.len() < self.spare_limit {
+        if let Some(mut segment) = self.segments.remove(&file.segment) {
             segment.empty();
             self.spares.push(segment);
-        } else {
-            delete(segment);
         }
     }
 }
@@ -852,7 +851,6 @@ mod tests {
         use std::os::unix::fs::MetadataExt;
         let mut dir = dir();
         dir.segment_bytes = 3 * ALIGN; // three small tables fill a segment
-        dir.spare_limit = 0;
         let mut chunks: Vec<SpillFile> = (0..4).map(|_| dir.write(&table()).unwrap()).collect();
         assert_ne!(
             chunks[3].path(),
@@ -875,7 +873,8 @@ mod tests {
         );
         assert_eq!(dir.read(&c).unwrap(), table(), "the live chunk is intact");
         dir.remove(c);
-        assert!(!path.exists(), "deleted with its last chunk");
+        assert_eq!(dir.drop_spares(), 1, "emptied with its last chunk");
+        assert!(!path.exists(), "then deleted");
         for chunk in &chunks {
             assert_eq!(dir.read(chunk).unwrap(), table());
         }
@@ -944,10 +943,9 @@ mod tests {
     }
 
     #[test]
-    fn emptied_segments_are_kept_up_to_the_limit_and_reused() {
+    fn emptied_segments_are_kept_and_reused_until_dropped() {
         let mut dir = dir();
         dir.segment_bytes = 1; // every chunk fills its segment
-        dir.spare_limit = 1;
         let files: Vec<SpillFile> = (0..3).map(|_| dir.write(&table()).unwrap()).collect();
         let paths: Vec<PathBuf> = files.iter().map(|f| f.path().to_path_buf()).collect();
         assert_eq!(segments(&dir), paths, "a segment each");
@@ -955,24 +953,26 @@ mod tests {
         let (first, second, last) = (files.next(), files.next(), files.next());
         dir.remove(second.unwrap());
         dir.remove(first.unwrap());
-        assert_eq!(
-            segments(&dir),
-            vec![paths[1].clone(), paths[2].clone()],
-            "the first emptied is kept, the next deleted"
-        );
+        assert_eq!(segments(&dir), paths, "emptied, kept");
         let last = last.unwrap();
         assert_eq!(dir.read(&last).unwrap(), table());
         let reused = dir.write(&tensor()).unwrap();
-        assert_eq!(reused.path(), paths[1], "a new segment reuses the spare");
+        assert_eq!(
+            reused.path(),
+            paths[0],
+            "a new segment reuses the last emptied"
+        );
         assert_eq!(dir.read(&reused).unwrap(), tensor());
+        assert_eq!(segments(&dir), paths, "no file made");
+        dir.remove(last);
+        assert_eq!(dir.drop_spares(), 2);
+        assert_eq!(segments(&dir), vec![paths[0].clone()], "the spares deleted");
+        assert_eq!(dir.read(&reused).unwrap(), tensor(), "the live one intact");
         let new = dir.write(&table()).unwrap();
         assert!(
             !paths.iter().any(|p| p == new.path()),
             "then files are made"
         );
-        dir.remove(last);
-        dir.remove(reused);
-        assert_eq!(segments(&dir).len(), 2, "one kept, one deleted");
         assert_eq!(dir.read(&new).unwrap(), table());
     }
 

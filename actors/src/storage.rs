@@ -11,7 +11,7 @@ use crate::messages::{
 };
 use crate::recorder::StorageLog;
 use crate::store::{ChunkId, ChunkStore, PutOutcome, StorageError, StorageStats, StoreConfig};
-use actix::{Actor, ActorContext, Addr, Context, Handler, Recipient, System};
+use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Recipient, System};
 use std::io;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -111,8 +111,19 @@ impl Handler<Shutdown> for StorageActor {
     }
 }
 
+/// How often storage checks whether its spare spill segments can go.
+const SPARE_CHECK: Duration = Duration::from_millis(250);
+/// Spare spill segments are deleted once nothing has been spilled for this long.
+const SPARE_IDLE: Duration = Duration::from_secs(1);
+
 impl Actor for StorageActor {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.run_interval(SPARE_CHECK, |act, _| {
+            act.store.drop_idle_spares(SPARE_IDLE);
+        });
+    }
 
     fn stopped(&mut self, _: &mut Self::Context) {
         tracing::debug!(

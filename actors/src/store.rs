@@ -271,6 +271,9 @@ pub struct ChunkStore {
     /// Kept chunks their owner can compute again ([`Self::allow_drop`]), until released.
     recomputable: HashSet<ChunkId>,
     rates: DiskRates,
+    /// When a chunk was last written to disk: spare segment files go once none has been
+    /// for a while ([`Self::drop_idle_spares`]).
+    last_write: Option<Instant>,
 }
 
 /// What storage did for one job: counters, and the events while recording is on.
@@ -301,6 +304,7 @@ impl ChunkStore {
                 write: ASSUMED_DISK_BYTES_PER_S,
                 read: ASSUMED_DISK_BYTES_PER_S,
             },
+            last_write: None,
         };
         store.publish_disk_room();
         store
@@ -620,6 +624,19 @@ impl ChunkStore {
         self.dir.as_ref().map_or(0, SpillDir::held_bytes)
     }
 
+    /// Deletes the spill folder's spare segment files once no chunk has been written to
+    /// disk for `idle` (storage calls it on a timer): kept while spilling goes on, to be
+    /// written over, they are given back once it stops.
+    pub fn drop_idle_spares(&mut self, idle: Duration) {
+        let quiet = self.last_write.is_none_or(|at| at.elapsed() >= idle);
+        if let (true, Some(dir)) = (quiet, &mut self.dir) {
+            let dropped = dir.drop_spares();
+            if dropped > 0 {
+                tracing::debug!(dropped, "deleted spare spill segments");
+            }
+        }
+    }
+
     /// Bytes the spill folder's files take: [`Self::disk_bytes`] and the spare ones.
     fn disk_footprint(&self) -> u64 {
         self.dir
@@ -842,6 +859,7 @@ impl ChunkStore {
         };
         let writing = Instant::now();
         let file = dir.write(&data).map_err(failed)?;
+        self.last_write = Some(writing);
         DiskRates::update(&mut self.rates.write, nbytes, writing.elapsed());
         let damaged = match fault {
             Some(FaultKind::CorruptSpill) => disk::corrupt_file(&file),

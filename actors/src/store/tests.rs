@@ -561,3 +561,38 @@ fn the_victim_order_follows_every_change_and_picks_as_a_full_walk_would() {
         assert_eq!(store.pick_victim(), walked, "step {step}");
     }
 }
+
+#[test]
+fn emptied_spill_segments_stay_for_reuse_until_storage_is_idle() {
+    let mut store = store(100, None);
+    store.put(id(0, 1), chunk(10), info("fused", 9, false));
+    store.put(id(0, 2), chunk(10), info("fused", 1, false)); // 1 goes to disk
+    assert_eq!(store.spilled(), 1);
+    let dir = store.spill_dir().unwrap().to_path_buf();
+    let files = || std::fs::read_dir(&dir).unwrap().count() - 1; // less the lock file
+    store.release(&[id(0, 1)]);
+    assert_eq!(store.disk_bytes(), 0, "no chunk on disk");
+    assert!(
+        store.disk_footprint() > 0,
+        "its segment kept, written over next"
+    );
+    assert_eq!(files(), 1);
+    store.drop_idle_spares(Duration::from_secs(3600));
+    assert_eq!(files(), 1, "spilled moments ago: kept");
+    store.put(id(0, 3), chunk(10), info("fused", 9, false)); // 2 or 3 goes to disk
+    assert_eq!(
+        (store.spilled(), files()),
+        (1, 1),
+        "written over, no file made"
+    );
+    let on_disk: Vec<ChunkId> = [id(0, 2), id(0, 3)]
+        .into_iter()
+        .filter(|i| matches!(store.entries[i].place, Place::Disk(_)))
+        .collect();
+    let back = store.get(&on_disk, false).unwrap();
+    assert_eq!(*back[0], *chunk(10), "read back intact");
+    drop(back);
+    store.release(&[id(0, 2), id(0, 3)]);
+    store.drop_idle_spares(Duration::ZERO);
+    assert_eq!((files(), store.disk_footprint()), (0, 0), "idle: deleted");
+}
