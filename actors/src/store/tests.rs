@@ -325,6 +325,10 @@ fn the_disk_budget_bounds_spilling() {
     store.release(&on_disk);
     assert_eq!((store.spilled(), store.len()), (1, 3));
     assert_eq!(store.disk_bytes(), file);
+    assert!(
+        store.disk_footprint() <= 150,
+        "the emptied segment made the room (written over or deleted), not kept beside a new one"
+    );
     store.release(&[id(0, 0), id(0, 1), id(0, 2), id(0, 3)]);
     assert_eq!((store.config.pool.used(), store.disk_bytes()), (0, 0));
     assert_eq!(store.config.pool.past_both_tiers(250), None, "room again");
