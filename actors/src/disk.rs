@@ -2,8 +2,9 @@
 //! [`tessera_kernels::spill`], appended to segment files (`{n}.spill`, a new one once the
 //! one written passes 256 MiB). A segment emptied of its chunks is kept as a spare, its
 //! file as it is, to be written over from its start when a new segment is next needed;
-//! spares are deleted by [`SpillDir::drop_spares`] (the store calls it once storage has
-//! been idle for a moment) or [`SpillDir::reclaim`]. Before a new segment is started,
+//! spares are deleted by [`SpillDir::drop_spares`] (the store calls it once nothing has
+//! been spilled or read back for a moment) or [`SpillDir::reclaim`]. Before a new segment
+//! is started (a spare reused or a file made),
 //! each full one whose freed chunks are half of what it holds gives their bytes back to the
 //! file system (holes punched, on Linux), so the disk holds at most about twice the live
 //! bytes plus the segment being written and the spare ones; [`SpillDir::held_bytes`] says
@@ -121,8 +122,8 @@ struct Segment {
     /// (the padding to [`ALIGN`] between chunks not counted).
     written: u64,
     given: u64,
-    /// The file's length: past `end` where the segment is written over (bytes of chunks
-    /// freed before it was emptied).
+    /// Where the bytes it may hold end: past `end` where the segment is written over
+    /// (chunks freed before it was emptied, holes punched then included: an upper bound).
     len: u64,
 }
 
@@ -137,23 +138,25 @@ impl Segment {
         self.len.saturating_sub(self.end)
     }
 
-    /// Forgets its chunks, to be written over from its start (the file as it is).
+    /// Forgets its (freed) chunks, to be written over from its start (the file as it is).
     fn empty(&mut self) {
         self.end = 0;
-        self.live = 0;
         self.dead.clear();
         self.written = 0;
         self.given = 0;
     }
 
-    /// Gives the bytes past its chunks back to the file system (Linux); true when done.
-    fn give_back_stale(&mut self) -> bool {
+    /// Gives the bytes past its chunks back to the file system: a punched hole (Linux), or
+    /// else the file cut at `end` (never to zero on ext4, which can punch: a file truncated
+    /// to zero there is written out in full when closed).
+    fn give_back_stale(&mut self) {
         let stale = self.stale();
-        let done = stale == 0 || give_back(&self.file, self.end, stale);
-        if done {
+        if stale == 0 {
+            return;
+        }
+        if give_back(&self.file, self.end, stale) || self.file.set_len(self.end).is_ok() {
             self.len = self.end;
         }
-        done
     }
 
     /// Gives the freed chunks' bytes back to the file system (punched holes, adjacent
@@ -263,9 +266,10 @@ impl SpillDir {
         &self.path
     }
 
-    /// Appends one chunk to the segment being written (a new one, mode 0600, when there is
-    /// none or it is full). When writing fails, what was written is given back and the
-    /// segment's end stays where it was. Not synced: spilled data need not survive a crash.
+    /// Appends one chunk to the segment being written (a new one when there is none or it
+    /// is full). When writing fails, the segment's end stays where it was and the bytes
+    /// past it are given back where holes can be punched (else counted as stale). Not
+    /// synced: spilled data need not survive a crash.
     pub fn write(&mut self, data: &ChunkData) -> Result<SpillFile, DiskError> {
         let (number, segment) = self.segment_for_write()?;
         let offset = segment.end;
@@ -299,7 +303,13 @@ impl SpillDir {
             }
             Err(cause) => {
                 let len = segment.file.metadata().map_or(offset, |m| m.len());
-                give_back(&segment.file, offset, len.saturating_sub(offset));
+                // (In a segment written over, the stale bytes past it go too.)
+                let punched = give_back(&segment.file, offset, len.saturating_sub(offset));
+                segment.len = if punched {
+                    offset
+                } else {
+                    segment.len.max(len)
+                };
                 Err(DiskError::Write {
                     path: format!("{} (from byte {offset})", segment.path.display()),
                     cause,
@@ -308,9 +318,8 @@ impl SpillDir {
         }
     }
 
-    /// The segment to append to, with its number: the last one unless it is full, else a
-    /// new one. Before the disk grows by a segment, the full segments whose freed chunks
-    /// are half of what they hold or more give those bytes back (punched holes, on Linux).
+    /// The segment to append to, with its number: the last one unless it is full (or
+    /// emptied), else a new one ([`Self::new_segment`]).
     fn segment_for_write(&mut self) -> Result<(u64, &mut Segment), DiskError> {
         let open = self
             .segments
@@ -395,6 +404,12 @@ impl SpillDir {
             segment.give_back_stale();
         }
         self.drop_spares();
+    }
+
+    /// Sets the bytes past which a segment takes no new chunk (tests).
+    #[cfg(test)]
+    pub(crate) fn set_segment_bytes(&mut self, bytes: u64) {
+        self.segment_bytes = bytes;
     }
 
     /// Deletes the spare segments; how many there were.
@@ -836,8 +851,11 @@ mod tests {
             "the old bytes past the new chunk"
         );
         dir.reclaim();
-        let stale = if punches(&dir) { 0 } else { dir.spare_bytes() };
-        assert_eq!(dir.spare_bytes(), stale, "given back");
+        assert_eq!(
+            dir.spare_bytes(),
+            0,
+            "given back (punched, or the file cut)"
+        );
         assert_eq!(
             dir.read(&again).unwrap(),
             table(),

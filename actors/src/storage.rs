@@ -113,14 +113,20 @@ impl Handler<Shutdown> for StorageActor {
 
 /// How often storage checks whether its spare spill segments can go.
 const SPARE_CHECK: Duration = Duration::from_millis(250);
-/// Spare spill segments are deleted once nothing has been spilled for this long.
+/// Spare spill segments are deleted once nothing has been spilled or read back for this
+/// long.
 const SPARE_IDLE: Duration = Duration::from_secs(1);
 
 impl Actor for StorageActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.run_interval(SPARE_CHECK, |act, _| {
+        ctx.run_interval(SPARE_CHECK, |act, ctx| {
+            // The timer would keep an actor nobody can reach alive.
+            if !ctx.connected() {
+                ctx.stop();
+                return;
+            }
             act.store.drop_idle_spares(SPARE_IDLE);
         });
     }

@@ -271,9 +271,9 @@ pub struct ChunkStore {
     /// Kept chunks their owner can compute again ([`Self::allow_drop`]), until released.
     recomputable: HashSet<ChunkId>,
     rates: DiskRates,
-    /// When a chunk was last written to disk: spare segment files go once none has been
-    /// for a while ([`Self::drop_idle_spares`]).
-    last_write: Option<Instant>,
+    /// When a chunk was last spilled or read back: spare segment files go once the disk
+    /// tier has been idle for a while ([`Self::drop_idle_spares`]).
+    last_disk_io: Option<Instant>,
 }
 
 /// What storage did for one job: counters, and the events while recording is on.
@@ -304,7 +304,7 @@ impl ChunkStore {
                 write: ASSUMED_DISK_BYTES_PER_S,
                 read: ASSUMED_DISK_BYTES_PER_S,
             },
-            last_write: None,
+            last_disk_io: None,
         };
         store.publish_disk_room();
         store
@@ -624,11 +624,12 @@ impl ChunkStore {
         self.dir.as_ref().map_or(0, SpillDir::held_bytes)
     }
 
-    /// Deletes the spill folder's spare segment files once no chunk has been written to
-    /// disk for `idle` (storage calls it on a timer): kept while spilling goes on, to be
-    /// written over, they are given back once it stops.
+    /// Deletes the spill folder's spare segment files once no chunk has been spilled or
+    /// read back for `idle` (storage calls it on a timer): kept while the disk tier is in
+    /// use, to be written over (deleting one holds this thread 20–70 ms), they are given
+    /// back once it rests.
     pub fn drop_idle_spares(&mut self, idle: Duration) {
-        let quiet = self.last_write.is_none_or(|at| at.elapsed() >= idle);
+        let quiet = self.last_disk_io.is_none_or(|at| at.elapsed() >= idle);
         if let (true, Some(dir)) = (quiet, &mut self.dir) {
             let dropped = dir.drop_spares();
             if dropped > 0 {
@@ -859,7 +860,7 @@ impl ChunkStore {
         };
         let writing = Instant::now();
         let file = dir.write(&data).map_err(failed)?;
-        self.last_write = Some(writing);
+        self.last_disk_io = Some(writing);
         DiskRates::update(&mut self.rates.write, nbytes, writing.elapsed());
         let damaged = match fault {
             Some(FaultKind::CorruptSpill) => disk::corrupt_file(&file),
@@ -901,6 +902,7 @@ impl ChunkStore {
         };
         let started = self.config.recorder.now();
         let reading = Instant::now();
+        self.last_disk_io = Some(reading);
         let read = dir.read(file);
         let took = reading.elapsed();
         let Some(Entry {

@@ -95,17 +95,16 @@ fn tight(spill: &SpillParent) -> SessionBuilder {
         .spill_dir(&spill.0)
 }
 
-/// The spill files holding data under `spill` (its session's spill folder also holds a
-/// lock file, and the segment being written, emptied once its chunks are all freed).
+/// The spill segment files under `spill` (its session's spill folder also holds a lock
+/// file; emptied segments are kept until nothing has been spilled or read back for a
+/// second).
 fn spill_files(spill: &SpillParent) -> Vec<std::path::PathBuf> {
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let path = e.path();
             if path.is_dir() {
                 walk(&path, out);
-            } else if path.extension().is_some_and(|x| x == "spill")
-                && e.metadata().is_ok_and(|m| m.len() > 0)
-            {
+            } else if path.extension().is_some_and(|x| x == "spill") {
                 out.push(path);
             }
         }
