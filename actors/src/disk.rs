@@ -403,7 +403,7 @@ impl SpillDir {
             segment.punch_dead();
             segment.give_back_stale();
         }
-        self.drop_spares();
+        self.drop_spares(usize::MAX);
     }
 
     /// Sets the bytes past which a segment takes no new chunk (tests).
@@ -412,11 +412,10 @@ impl SpillDir {
         self.segment_bytes = bytes;
     }
 
-    /// Deletes the spare segments; how many there were.
-    pub fn drop_spares(&mut self) -> usize {
-        let spares = std::mem::take(&mut self.spares);
-        let n = spares.len();
-        for spare in spares {
+    /// Deletes up to `most` spare segments (the oldest first); how many it deleted.
+    pub fn drop_spares(&mut self, most: usize) -> usize {
+        let n = most.min(self.spares.len());
+        for spare in self.spares.drain(..n) {
             delete(spare);
         }
         n
@@ -891,7 +890,11 @@ mod tests {
         );
         assert_eq!(dir.read(&c).unwrap(), table(), "the live chunk is intact");
         dir.remove(c);
-        assert_eq!(dir.drop_spares(), 1, "emptied with its last chunk");
+        assert_eq!(
+            dir.drop_spares(usize::MAX),
+            1,
+            "emptied with its last chunk"
+        );
         assert!(!path.exists(), "then deleted");
         for chunk in &chunks {
             assert_eq!(dir.read(chunk).unwrap(), table());
@@ -983,7 +986,9 @@ mod tests {
         assert_eq!(dir.read(&reused).unwrap(), tensor());
         assert_eq!(segments(&dir), paths, "no file made");
         dir.remove(last);
-        assert_eq!(dir.drop_spares(), 2);
+        assert_eq!(dir.drop_spares(1), 1, "the oldest");
+        assert!(!paths[1].exists() && paths[2].exists());
+        assert_eq!(dir.drop_spares(usize::MAX), 1);
         assert_eq!(segments(&dir), vec![paths[0].clone()], "the spares deleted");
         assert_eq!(dir.read(&reused).unwrap(), tensor(), "the live one intact");
         let new = dir.write(&table()).unwrap();

@@ -116,6 +116,8 @@ const SPARE_CHECK: Duration = Duration::from_millis(250);
 /// Spare spill segments are deleted once nothing has been spilled or read back for this
 /// long.
 const SPARE_IDLE: Duration = Duration::from_secs(1);
+/// Spare spill segments deleted at most at each check (20–70 ms each on ext4).
+const SPARES_PER_CHECK: usize = 2;
 
 impl Actor for StorageActor {
     type Context = Context<Self>;
@@ -127,7 +129,7 @@ impl Actor for StorageActor {
                 ctx.stop();
                 return;
             }
-            act.store.drop_idle_spares(SPARE_IDLE);
+            act.store.drop_idle_spares(SPARE_IDLE, SPARES_PER_CHECK);
         });
     }
 

@@ -624,14 +624,14 @@ impl ChunkStore {
         self.dir.as_ref().map_or(0, SpillDir::held_bytes)
     }
 
-    /// Deletes the spill folder's spare segment files once no chunk has been spilled or
-    /// read back for `idle` (storage calls it on a timer): kept while the disk tier is in
-    /// use, to be written over (deleting one holds this thread 20–70 ms), they are given
-    /// back once it rests.
-    pub fn drop_idle_spares(&mut self, idle: Duration) {
+    /// Deletes up to `most` of the spill folder's spare segment files once no chunk has
+    /// been spilled or read back for `idle` (storage calls it on a timer): kept while the
+    /// disk tier is in use, to be written over, they are given back once it rests, a few
+    /// at a time (deleting one holds this thread 20–70 ms, and a new job may be waiting).
+    pub fn drop_idle_spares(&mut self, idle: Duration, most: usize) {
         let quiet = self.last_disk_io.is_none_or(|at| at.elapsed() >= idle);
         if let (true, Some(dir)) = (quiet, &mut self.dir) {
-            let dropped = dir.drop_spares();
+            let dropped = dir.drop_spares(most);
             if dropped > 0 {
                 tracing::debug!(dropped, "deleted spare spill segments");
             }

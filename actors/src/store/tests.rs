@@ -577,7 +577,7 @@ fn emptied_spill_segments_stay_for_reuse_until_storage_is_idle() {
         "its segment kept, written over next"
     );
     assert_eq!(files(), 1);
-    store.drop_idle_spares(Duration::from_secs(3600));
+    store.drop_idle_spares(Duration::from_secs(3600), usize::MAX);
     assert_eq!(files(), 1, "spilled moments ago: kept");
     store.put(id(0, 3), chunk(10), info("fused", 9, false)); // 2 or 3 goes to disk
     assert_eq!(
@@ -593,7 +593,7 @@ fn emptied_spill_segments_stay_for_reuse_until_storage_is_idle() {
     assert_eq!(*back[0], *chunk(10), "read back intact");
     drop(back);
     store.release(&[id(0, 2), id(0, 3)]);
-    store.drop_idle_spares(Duration::ZERO);
+    store.drop_idle_spares(Duration::ZERO, usize::MAX);
     assert_eq!((files(), store.disk_footprint()), (0, 0), "idle: deleted");
 }
 
