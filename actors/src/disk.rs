@@ -4,10 +4,10 @@
 //! file as it is, to be written over from its start when a new segment is next needed;
 //! spares are deleted by [`SpillDir::drop_spares`] (the store calls it once nothing has
 //! been spilled or read back for a moment) or [`SpillDir::reclaim`]. Before a new segment
-//! is started (a spare reused or a file made),
-//! each full one whose freed chunks are half of what it holds gives their bytes back to the
-//! file system (holes punched, on Linux), so the disk holds at most about twice the live
-//! bytes plus the segment being written and the spare ones; [`SpillDir::held_bytes`] says
+//! file is made, each full segment whose freed chunks are half of what it holds gives their
+//! bytes back to the file system (holes punched, on Linux), so the disk holds at most about
+//! twice the live bytes plus the segment being written and the spare ones;
+//! [`SpillDir::held_bytes`] says
 //! what its chunks hold, [`SpillDir::spare_bytes`] what the spare files hold besides, and
 //! [`SpillDir::reclaim`] gives all of that back at once (for a disk tier at its budget). A
 //! segment keeps its file open while it holds a chunk or waits as a spare.
@@ -318,8 +318,8 @@ impl SpillDir {
         }
     }
 
-    /// The segment to append to, with its number: the last one unless it is full (or
-    /// emptied), else a new one ([`Self::new_segment`]).
+    /// The segment to append to, with its number: the last one unless it is full, else a
+    /// new one ([`Self::new_segment`]).
     fn segment_for_write(&mut self) -> Result<(u64, &mut Segment), DiskError> {
         let open = self
             .segments
@@ -339,23 +339,31 @@ impl SpillDir {
         }
     }
 
-    /// Starts a new segment, first giving back the freed halves of full ones: a spare one
-    /// written over, else a new file (mode 0600). Its number.
+    /// Starts a new segment: a spare one written over, else a new file (mode 0600), the
+    /// disk growing only then. Its number.
     fn new_segment(&mut self) -> Result<u64, DiskError> {
+        let segment = match self.spares.pop() {
+            Some(spare) => spare,
+            None => {
+                self.punch_half_dead();
+                self.new_file()?
+            }
+        };
+        let number = self.next_segment;
+        self.next_segment += 1;
+        self.segments.insert(number, segment);
+        Ok(number)
+    }
+
+    /// Gives back the freed chunks' bytes of every segment whose freed chunks are half of
+    /// what it holds or more (before the disk grows by a segment).
+    fn punch_half_dead(&mut self) {
         for segment in self.segments.values_mut() {
             let dead: u64 = segment.dead.iter().map(|&(_, bytes)| bytes).sum();
             if dead * 2 >= segment.held() {
                 segment.punch_dead();
             }
         }
-        let segment = match self.spares.pop() {
-            Some(spare) => spare,
-            None => self.new_file()?,
-        };
-        let number = self.next_segment;
-        self.next_segment += 1;
-        self.segments.insert(number, segment);
-        Ok(number)
     }
 
     /// Creates the next segment file (mode 0600), empty.
