@@ -1,55 +1,113 @@
-//! A small pool of named OS threads fed by a channel of boxed jobs. Dropping the pool
-//! discards queued jobs, lets running ones finish and joins every thread, so no thread
-//! outlives its owner.
+//! A small pool of named OS threads running boxed jobs in submission order. An idle
+//! worker sleeps on a condition variable of its own, and a new job wakes the worker that
+//! went idle *last*: a job arriving alone (a one-task job, the next task of a GPU session)
+//! runs on the thread whose caches, allocator pages and CUDA state are warmest, not on the
+//! one idle longest. Dropping the pool discards queued jobs, lets running ones finish and
+//! joins every thread, so no thread outlives its owner.
 
-use crossbeam_channel::{Receiver, Sender};
+use std::collections::VecDeque;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 
 /// A unit of work for the pool.
 pub type PoolJob = Box<dyn FnOnce() + Send + 'static>;
 
-/// Worker threads that run [`PoolJob`]s in submission order.
+/// Worker threads that run [`PoolJob`]s in submission order, the most recently idle
+/// worker taking the next one.
 #[derive(Debug)]
 pub struct WorkerPool {
-    jobs: Option<Sender<PoolJob>>,
-    closing: Arc<AtomicBool>,
+    shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
+}
+
+/// What the pool's owner and its workers share.
+#[derive(Debug)]
+struct Shared {
+    state: Mutex<State>,
+    /// Per worker: where it sleeps while idle.
+    wake: Vec<Condvar>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Jobs not yet taken, oldest first.
+    queue: VecDeque<PoolJob>,
+    /// Idle workers, the most recently idle last.
+    idle: Vec<usize>,
+    /// Per worker: asleep until a job (or closing) takes it off `idle`.
+    asleep: Vec<bool>,
+    /// Set once by `Drop`: workers stop taking jobs.
+    closing: bool,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("queued", &self.queue.len())
+            .field("idle", &self.idle)
+            .field("closing", &self.closing)
+            .finish()
+    }
+}
+
+impl Shared {
+    /// The state; a poisoned lock is taken over (no code panics while holding it: jobs
+    /// run outside it).
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl WorkerPool {
     /// Starts `threads` workers named by `name(i)` (Linux keeps the first 15 bytes).
     pub fn new(threads: usize, name: impl Fn(usize) -> String) -> io::Result<WorkerPool> {
-        let (tx, rx) = crossbeam_channel::unbounded::<PoolJob>();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                asleep: vec![false; threads],
+                ..State::default()
+            }),
+            wake: (0..threads).map(|_| Condvar::new()).collect(),
+        });
         let mut pool = WorkerPool {
-            jobs: Some(tx),
-            closing: Arc::new(AtomicBool::new(false)),
+            shared,
             threads: Vec::with_capacity(threads),
         };
         for i in 0..threads {
-            let (rx, closing) = (rx.clone(), Arc::clone(&pool.closing));
+            let shared = Arc::clone(&pool.shared);
             // On error, dropping `pool` joins the threads already started.
             let handle = std::thread::Builder::new()
                 .name(name(i))
-                .spawn(move || work(i, &rx, &closing))?;
+                .spawn(move || work(i, &shared))?;
             pool.threads.push(handle);
         }
         Ok(pool)
     }
 
-    /// Queues a job; gives it back if no worker is left to run it.
+    /// Queues a job and wakes the most recently idle worker, if any is idle; gives the
+    /// job back if the pool is closing.
     pub fn execute(&self, job: PoolJob) -> Result<(), PoolJob> {
-        match &self.jobs {
-            Some(tx) => tx.send(job).map_err(|e| e.into_inner()),
-            None => Err(job),
+        let mut state = self.shared.lock();
+        if state.closing || self.threads.is_empty() {
+            return Err(job);
         }
+        state.queue.push_back(job);
+        if let Some(w) = state.idle.pop() {
+            state.asleep[w] = false;
+            self.shared.wake[w].notify_one();
+        }
+        Ok(())
     }
 
     /// Number of worker threads.
     pub fn threads(&self) -> usize {
         self.threads.len()
+    }
+
+    /// Workers asleep waiting for a job.
+    #[cfg(test)]
+    fn idle_workers(&self) -> usize {
+        self.shared.lock().idle.len()
     }
 }
 
@@ -64,19 +122,38 @@ pub fn worker_index() -> u32 {
     WORKER.with(std::cell::Cell::get)
 }
 
-fn work(index: usize, jobs: &Receiver<PoolJob>, closing: &AtomicBool) {
+fn work(index: usize, shared: &Shared) {
     WORKER.with(|w| w.set(u32::try_from(index).unwrap_or(u32::MAX)));
-    for job in jobs.iter() {
-        if !closing.load(Ordering::Acquire) {
+    let mut state = shared.lock();
+    while !state.closing {
+        if let Some(job) = state.queue.pop_front() {
+            drop(state);
             job();
+            state = shared.lock();
+            continue;
+        }
+        state.idle.push(index);
+        state.asleep[index] = true;
+        while state.asleep[index] && !state.closing {
+            state = shared.wake[index]
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
         }
     }
 }
 
 impl Drop for WorkerPool {
     fn drop(&mut self) {
-        self.closing.store(true, Ordering::Release);
-        self.jobs = None;
+        let discarded = {
+            let mut state = self.shared.lock();
+            state.closing = true;
+            std::mem::take(&mut state.queue)
+        };
+        for wake in &self.shared.wake {
+            wake.notify_one();
+        }
+        // Outside the lock: a job's captures may do anything when dropped.
+        drop(discarded);
         for handle in self.threads.drain(..) {
             if handle.join().is_err() {
                 tracing::error!("a worker thread panicked");
@@ -88,7 +165,7 @@ impl Drop for WorkerPool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
     #[test]
@@ -135,5 +212,65 @@ mod tests {
         // The running job finished; most queued ones were discarded.
         let ran = ran.load(Ordering::SeqCst);
         assert!((1..5).contains(&ran), "ran {ran}");
+    }
+
+    /// Waits (at most 10 s) until every worker of `pool` is asleep.
+    fn until_all_idle(pool: &WorkerPool) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while pool.idle_workers() < pool.threads() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "workers never went idle"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_lone_job_runs_on_the_worker_idle_the_shortest_time() {
+        let pool = WorkerPool::new(4, |i| format!("tp-lifo{i}")).unwrap();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut ran_on = Vec::new();
+        for _ in 0..8 {
+            until_all_idle(&pool);
+            let tx = tx.clone();
+            pool.execute(Box::new(move || tx.send(worker_index()).unwrap()))
+                .unwrap_or_else(|_| panic!("pool closed"));
+            ran_on.push(rx.recv_timeout(Duration::from_secs(10)).unwrap());
+        }
+        // The first job wakes the last worker to go idle; every later one, the worker
+        // that ran the job before it (a pool waking the longest idle would rotate).
+        assert!(
+            ran_on.iter().all(|&w| w == ran_on[0]),
+            "lone jobs ran on workers {ran_on:?}"
+        );
+    }
+
+    #[test]
+    fn a_burst_of_jobs_runs_on_every_worker_at_once() {
+        let pool = WorkerPool::new(4, |i| format!("tp-burst{i}")).unwrap();
+        until_all_idle(&pool);
+        // Each job waits (at most 10 s) for all four to have started: only four workers
+        // running at once see them all.
+        let started = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = crossbeam_channel::unbounded();
+        for _ in 0..4 {
+            let (started, tx) = (Arc::clone(&started), tx.clone());
+            pool.execute(Box::new(move || {
+                started.fetch_add(1, Ordering::SeqCst);
+                let deadline = std::time::Instant::now() + Duration::from_secs(10);
+                while started.load(Ordering::SeqCst) < 4 && std::time::Instant::now() < deadline {
+                    std::thread::yield_now();
+                }
+                tx.send((worker_index(), started.load(Ordering::SeqCst)))
+                    .unwrap();
+            }))
+            .unwrap_or_else(|_| panic!("pool closed"));
+        }
+        let mut ran_on: Vec<(u32, usize)> = (0..4)
+            .map(|_| rx.recv_timeout(Duration::from_secs(20)).unwrap())
+            .collect();
+        ran_on.sort_unstable();
+        assert_eq!(ran_on, [(0, 4), (1, 4), (2, 4), (3, 4)]);
     }
 }
