@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tessera::dataframe::{from_arrow, Agg};
-use tessera::{tensor, DType, Error, FaultInjector, FaultKind, JobStats, Tensor};
+use tessera::{tensor, DType, DeviceBackend, Error, FaultInjector, FaultKind, JobStats, Tensor};
 
 /// Monte Carlo pi over `n` points in chunks of `rows` rows: fused, reduced, combined.
 fn pi(n: usize, rows: usize) -> Tensor {
@@ -36,7 +36,8 @@ fn tasks(events: &[Value]) -> Vec<&Value> {
 
 #[test]
 fn the_trace_has_one_complete_event_per_chunk_task() {
-    let s = session();
+    // The CPU pool's threads, whatever `TESSERA_BACKEND` the suite runs under.
+    let s = session_from(builder().backend(DeviceBackend::Cpu));
     let spill = SpillParent::new("reports-trace");
     let path = spill.0.join("pi.json");
     let recording = s.trace(&path).unwrap();
