@@ -17,9 +17,12 @@
 //! Shapes, strides, dtypes, constants and the chunk layout relative to where a leaf reads
 //! are baked into the source; the values that move from chunk to chunk of one expression
 //! (random seeds and streams, distribution parameters, a leaf's flat base, ramp starts,
-//! an arg-reduction's global offset) are kernel parameters ([`ParamKind`]). Equal sources
-//! have equal names, so a module cache keyed on [`CudaKernel::name`] compiles the kernel
-//! of one chunk shape once and reuses it for every chunk of that shape.
+//! an arg-reduction's global offset) and the element counts (`n`, or `S` slots of `R`)
+//! are kernel parameters ([`ParamKind`]). Equal sources have equal names, so a module
+//! cache keyed on [`CudaKernel::name`] compiles the kernel of one chunk shape once and
+//! reuses it for every chunk of that shape, and for every length of a chunk whose axes
+//! merge into one contiguous run (a 1-D chunk, rows of full width, a whole reduction):
+//! an array's last, shorter chunk needs no kernel of its own.
 //!
 //! # Supported
 //!
@@ -179,8 +182,9 @@ pub struct CudaKernel {
     pub name: String,
     /// CUDA C++17 source for NVRTC (`-default-device`).
     pub source: String,
-    /// The kernel's parameters in order: inputs (by slot), outputs, `splits`, the
-    /// leaves' scalars (in instruction order), the arg-reduction offset, `faults`.
+    /// The kernel's parameters in order: inputs (by slot), outputs, `splits`, the counts
+    /// (`n` elements, or `S` slots of `R` elements each), the leaves' scalars (in
+    /// instruction order), the arg-reduction offset, `faults`.
     pub params: Vec<ParamKind>,
     /// Threads per block to launch with (any grid size works: the loops are
     /// grid-stride).
@@ -199,6 +203,11 @@ pub(crate) const PRELUDE: &str = include_str!("prelude.cuh");
 
 fn bad(msg: String) -> KernelError {
     KernelError::BadInput(msg)
+}
+
+/// An element count as the kernels' `long long`.
+fn count(n: usize) -> Result<i64, KernelError> {
+    i64::try_from(n).map_err(|_| KernelError::SizeOverflow(format!("{n} elements")))
 }
 
 /// Generates the CUDA kernel of `kernel` (see the module docs for what is supported).
@@ -549,6 +558,10 @@ impl<'a> Gen<'a> {
                     dtype: root.dtype,
                     len: self.root_len,
                 });
+                // Counts are parameters, not constants: chunks of one expression that
+                // differ only in length (an array's last, shorter chunk) share one kernel.
+                decls.push("const ts_i64 n".into());
+                params.push(ParamKind::I64(count(self.root_len)?));
                 for (name, kind) in &scalars {
                     decls.push(leaves::scalar_decl(name, kind));
                     params.push(kind.clone());
@@ -570,6 +583,10 @@ impl<'a> Gen<'a> {
                 }
                 decls.push("const ts_i64 splits".into());
                 params.push(ParamKind::Splits);
+                decls.push("const ts_i64 S".into());
+                params.push(ParamKind::I64(count(layout.slots)?));
+                decls.push("const ts_i64 R".into());
+                params.push(ParamKind::I64(count(layout.per_slot)?));
                 for (name, kind) in &scalars {
                     decls.push(leaves::scalar_decl(name, kind));
                     params.push(kind.clone());
@@ -617,10 +634,6 @@ impl<'a> Gen<'a> {
 
     fn elementwise_body(&self, body: &mut Vec<String>) {
         let root = self.kernel.root;
-        body.push(format!(
-            "const ts_i64 n = {};",
-            cexpr::i64_lit(self.root_len as i64)
-        ));
         body.push("const ts_i64 stride = (ts_i64)gridDim.x * blockDim.x;".into());
         body.push(
             "for (ts_i64 ix0 = (ts_i64)blockIdx.x * blockDim.x + threadIdx.x; ix0 < n; ix0 += stride) {"
@@ -693,16 +706,10 @@ impl<'a> Gen<'a> {
             &[pick(&red_dims, &cs), pick(&red_dims, &idx_strides)],
         )
         .exprs("r");
-        let lit = |v: usize| cexpr::i64_lit(v as i64);
         let parts: Vec<String> = (0..layout.parts.len())
             .map(|p| format!("part{p}"))
             .collect();
         let lines = [
-            format!(
-                "const ts_i64 S = {}, R = {};",
-                lit(layout.slots),
-                lit(layout.per_slot)
-            ),
             "if (splits < 1 || splits > R) {".into(),
             "    if (blockIdx.x == 0 && threadIdx.x == 0) ts_fault(faults, TS_FAULT_BAD_LAUNCH);"
                 .into(),

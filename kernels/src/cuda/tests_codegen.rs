@@ -222,6 +222,8 @@ fn cuda_params_follow_the_documented_order() {
                 dtype: DType::I64
             },
             Splits,
+            I64(4),
+            I64(8),
             U64(5),
             U64(6),
             I64(7),
@@ -460,4 +462,64 @@ fn cuda_the_benchmark_kernels_take_the_cpus_shortcuts() {
     );
     assert_eq!(sc.matches("ts_sincos64(v0, &v1, &v3)").count(), 1, "{sc}");
     assert!(!sc.contains("ts_sin64") && !sc.contains("ts_cos64"), "{sc}");
+}
+
+/// An elementwise `sin` of `len` uniform values (a 1-D chunk of one expression).
+fn sin_of_uniform(len: usize, seed: u64) -> FusedKernel {
+    let leaf = super::workloads::uniform(&[len], 0.0, 1.0, seed);
+    let sin = Instr {
+        shape: vec![len],
+        dtype: DType::F64,
+        kind: InstrKind::Unary {
+            op: crate::expr::UnaryOp::Sin,
+            x: 0,
+        },
+    };
+    FusedKernel {
+        instrs: vec![leaf, sin],
+        root: 1,
+        reduce: None,
+    }
+}
+
+#[test]
+fn chunks_of_one_expression_differing_in_length_share_one_kernel() {
+    use super::workloads::{pi, sincos};
+    // Elementwise (`n`), a whole reduction of 2-D chunks of full rows (`S`, `R`), and pi's
+    // reduction of rows: one source per expression whatever the length; the counts travel
+    // as parameters.
+    for (what, kernels) in [
+        (
+            "elementwise",
+            vec![sin_of_uniform(1000, 1), sin_of_uniform(37, 2)],
+        ),
+        ("sincos", vec![sincos(100, 42), sincos(7, 43)]),
+        ("pi", vec![pi(1 << 20, 5), pi(12_345, 5)]),
+    ] {
+        let [a, b] = [&kernels[0], &kernels[1]].map(|k| fused_source(k).unwrap());
+        assert_eq!(a.name, b.name, "{what}: one kernel for both lengths");
+        assert_eq!(a.source, b.source, "{what}");
+        assert_ne!(
+            a.params, b.params,
+            "{what}: the counts differ as parameters"
+        );
+        assert_ne!(a.elements, b.elements, "{what}");
+    }
+    // Chunks whose index arithmetic differs still get kernels of their own: a block of 5
+    // or of 6 columns of a 10-column array (its rows are not contiguous).
+    let block = |cols: usize| {
+        let mut leaf = super::workloads::uniform(&[4, cols], 0.0, 1.0, 1);
+        if let InstrKind::Leaf(LeafSource::Random { map, .. }) = &mut leaf.kind {
+            map.strides = vec![10, 1];
+        }
+        FusedKernel {
+            instrs: vec![leaf],
+            root: 0,
+            reduce: None,
+        }
+    };
+    assert_ne!(
+        fused_source(&block(5)).unwrap().name,
+        fused_source(&block(6)).unwrap().name
+    );
 }
