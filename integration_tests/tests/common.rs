@@ -3,7 +3,9 @@
 
 #![allow(dead_code)]
 
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::sync::{MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use tessera::{
     tensor, DType, Error, HostTensor, Progress, Scalar, Session, SessionBuilder, Tensor,
 };
@@ -14,11 +16,39 @@ use tessera::{
 /// test the write guard.
 static EAGER_LOCK: RwLock<()> = RwLock::new(());
 
+thread_local! {
+    /// This thread's read guard of [`EAGER_LOCK`] and the number of its live sessions. A
+    /// second session on the thread shares the guard instead of reading the lock again:
+    /// with the eager test waiting to write, std's lock blocks new readers behind the
+    /// writer, and a test opening a session while it holds another would wait for a
+    /// writer that waits for it.
+    static HELD: RefCell<Option<(RwLockReadGuard<'static, ()>, usize)>> =
+        const { RefCell::new(None) };
+}
+
+/// One session's share of its thread's read guard ([`HELD`]); the last share released
+/// releases the guard. Not `Send`, so it is dropped on the thread that took it.
+pub struct ReadShare(PhantomData<MutexGuard<'static, ()>>);
+
+impl Drop for ReadShare {
+    fn drop(&mut self) {
+        HELD.with(|held| {
+            let mut held = held.borrow_mut();
+            if let Some((_, shares)) = held.as_mut() {
+                *shares -= 1;
+                if *shares == 0 {
+                    *held = None;
+                }
+            }
+        });
+    }
+}
+
 /// A session plus the guard that keeps the eager test from running while it lives.
 pub struct TestSession {
     // Field order: the session shuts down before the guard is released.
     session: Option<Session>,
-    _guard: RwLockReadGuard<'static, ()>,
+    _guard: ReadShare,
 }
 
 impl TestSession {
@@ -35,8 +65,15 @@ impl std::ops::Deref for TestSession {
     }
 }
 
-fn read_guard() -> RwLockReadGuard<'static, ()> {
-    EAGER_LOCK.read().unwrap_or_else(|p| p.into_inner())
+fn read_guard() -> ReadShare {
+    HELD.with(|held| {
+        let mut held = held.borrow_mut();
+        match held.as_mut() {
+            Some((_, shares)) => *shares += 1,
+            None => *held = Some((EAGER_LOCK.read().unwrap_or_else(|p| p.into_inner()), 1)),
+        }
+    });
+    ReadShare(PhantomData)
 }
 
 /// Waits (up to a minute) until `done` holds; false if it never did.
