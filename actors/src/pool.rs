@@ -2,8 +2,9 @@
 //! worker sleeps on a condition variable of its own, and a new job wakes the worker that
 //! went idle *last*: a job arriving alone (a one-task job, the next task of a GPU session)
 //! runs on the thread whose caches, allocator pages and CUDA state are warmest, not on the
-//! one idle longest. Dropping the pool discards queued jobs, lets running ones finish and
-//! joins every thread, so no thread outlives its owner.
+//! one idle longest. A job that panics is logged and its worker goes on. Dropping the pool
+//! discards queued jobs, lets running ones finish and joins every thread, so no thread
+//! outlives its owner.
 
 use std::collections::VecDeque;
 use std::io;
@@ -92,8 +93,13 @@ impl WorkerPool {
             return Err(job);
         }
         state.queue.push_back(job);
-        if let Some(w) = state.idle.pop() {
+        let woken = state.idle.pop();
+        if let Some(w) = woken {
             state.asleep[w] = false;
+        }
+        drop(state);
+        // Outside the lock, so the woken worker does not wake only to wait for it.
+        if let Some(w) = woken {
             self.shared.wake[w].notify_one();
         }
         Ok(())
@@ -128,7 +134,11 @@ fn work(index: usize, shared: &Shared) {
     while !state.closing {
         if let Some(job) = state.queue.pop_front() {
             drop(state);
-            job();
+            // A panicking job must not take its worker with it: a pool whose workers had
+            // all died would queue jobs that never run.
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).is_err() {
+                tracing::error!(worker = index, "a pool job panicked");
+            }
             state = shared.lock();
             continue;
         }
@@ -272,5 +282,16 @@ mod tests {
             .collect();
         ran_on.sort_unstable();
         assert_eq!(ran_on, [(0, 4), (1, 4), (2, 4), (3, 4)]);
+    }
+
+    #[test]
+    fn a_panicking_job_leaves_its_worker_running_the_next() {
+        let pool = WorkerPool::new(1, |_| "tp-panic".into()).unwrap();
+        pool.execute(Box::new(|| panic!("injected")))
+            .unwrap_or_else(|_| panic!("pool closed"));
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        pool.execute(Box::new(move || tx.send(worker_index()).unwrap()))
+            .unwrap_or_else(|_| panic!("pool closed"));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(0));
     }
 }

@@ -482,28 +482,68 @@ fn sin_of_uniform(len: usize, seed: u64) -> FusedKernel {
     }
 }
 
+/// Sums of the 8 values of each of `rows` rows of uniform values (a reduction keeping
+/// the row axis).
+fn row_sums(rows: usize) -> FusedKernel {
+    FusedKernel {
+        instrs: vec![super::workloads::uniform(&[rows, 8], 0.0, 1.0, 3)],
+        root: 0,
+        reduce: Some(ChunkReduce {
+            op: ReduceOp::Sum,
+            axes: vec![1],
+            global_start: vec![0, 0],
+            global_shape: vec![rows, 8],
+            finalize: None,
+        }),
+    }
+}
+
 #[test]
 fn chunks_of_one_expression_differing_in_length_share_one_kernel() {
     use super::workloads::{pi, sincos};
-    // Elementwise (`n`), a whole reduction of 2-D chunks of full rows (`S`, `R`), and pi's
-    // reduction of rows: one source per expression whatever the length; the counts travel
-    // as parameters.
-    for (what, kernels) in [
+    // Elementwise (`n`), whole reductions of 2-D chunks of full rows and of pi's rows (`R`),
+    // and row sums (`S`): one source per expression whatever the length, the counts
+    // passed as parameters (`n` after the output, `S` and `R` after `splits`).
+    let counts = |k: &CudaKernel| -> Vec<ParamKind> {
+        let at = k
+            .params
+            .iter()
+            .position(|p| matches!(p, ParamKind::Values { .. } | ParamKind::Splits))
+            .unwrap();
+        let n = if k.reduce.is_some() { 2 } else { 1 };
+        k.params[at + 1..at + 1 + n].to_vec()
+    };
+    use ParamKind::I64;
+    for (what, kernels, want) in [
         (
             "elementwise",
-            vec![sin_of_uniform(1000, 1), sin_of_uniform(37, 2)],
+            [sin_of_uniform(1000, 1), sin_of_uniform(37, 1)],
+            [vec![I64(1000)], vec![I64(37)]],
         ),
-        ("sincos", vec![sincos(100, 42), sincos(7, 43)]),
-        ("pi", vec![pi(1 << 20, 5), pi(12_345, 5)]),
+        (
+            "sincos",
+            [sincos(100, 42), sincos(7, 42)],
+            [vec![I64(1), I64(10_000)], vec![I64(1), I64(49)]],
+        ),
+        (
+            "pi",
+            [pi(1 << 20, 5), pi(12_345, 5)],
+            [vec![I64(1), I64(1 << 20)], vec![I64(1), I64(12_345)]],
+        ),
+        (
+            "row sums",
+            [row_sums(100), row_sums(3)],
+            [vec![I64(100), I64(8)], vec![I64(3), I64(8)]],
+        ),
     ] {
-        let [a, b] = [&kernels[0], &kernels[1]].map(|k| fused_source(k).unwrap());
+        let [a, b] = kernels.map(|k| fused_source(&k).unwrap());
         assert_eq!(a.name, b.name, "{what}: one kernel for both lengths");
         assert_eq!(a.source, b.source, "{what}");
-        assert_ne!(
-            a.params, b.params,
-            "{what}: the counts differ as parameters"
+        assert_eq!(
+            [counts(&a), counts(&b)],
+            want,
+            "{what}: the counts as parameters"
         );
-        assert_ne!(a.elements, b.elements, "{what}");
     }
     // Chunks whose index arithmetic differs still get kernels of their own: a block of 5
     // or of 6 columns of a 10-column array (its rows are not contiguous).
