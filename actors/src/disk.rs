@@ -352,7 +352,6 @@ impl SpillDir {
     /// Starts a new segment: a spare one written over, else a new file (mode 0600), the
     /// disk growing only then. Its number.
     fn new_segment(&mut self) -> Result<u64, DiskError> {
-        let cap = self.capacity();
         let mut segment = match self.spares.pop() {
             Some(spare) => spare,
             None => {
@@ -360,7 +359,9 @@ impl SpillDir {
                 self.new_file()?
             }
         };
-        segment.cap = cap;
+        // A spare's file already holds its old length: written over to its end, it costs
+        // no more disk, and none of it lingers as a stale tail behind a smaller capacity.
+        segment.cap = self.capacity().max(segment.len / ALIGN * ALIGN);
         let number = self.next_segment;
         self.next_segment += 1;
         self.segments.insert(number, segment);

@@ -367,10 +367,20 @@ fn a_large_spill_keeps_few_segment_files_open() {
     for (i, file) in files.iter().enumerate().step_by(37) {
         assert_eq!(dir.read(file).unwrap(), chunk(i), "chunk {i}");
     }
-    // Freed and given back, the chunks of the large segments leave nothing held.
+    // Emptied, the segments are spares; the next chunk writes over the last one emptied
+    // (a large one) to its end rather than leave most of it as a stale tail.
     for file in files {
         dir.remove(file);
     }
+    let spare = dir.spare_bytes();
+    let file = dir.write(&chunk(0)).unwrap();
+    assert_eq!(segments(&dir).len(), n, "a spare written over, no new file");
+    let reused = dir.segments.values().next_back().unwrap();
+    assert!(reused.cap >= reused.len / ALIGN * ALIGN && reused.cap > ALIGN);
+    assert!(dir.spare_bytes() + dir.held_bytes() <= spare + ALIGN);
+    assert_eq!(dir.read(&file).unwrap(), chunk(0));
+    dir.remove(file);
     dir.reclaim();
-    assert_eq!(dir.held_bytes(), 0);
+    assert_eq!((dir.held_bytes(), dir.spare_bytes()), (0, 0));
+    assert!(segments(&dir).is_empty(), "reclaim deletes the spares");
 }
