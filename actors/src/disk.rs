@@ -1,17 +1,17 @@
 //! The disk tier's private folder: spilled chunks in the format of
 //! [`tessera_kernels::spill`], appended to segment files (`{n}.spill`, a new one once the
 //! one written passes 256 MiB, or a 32nd of what the folder holds when that is more, so
-//! that a large spill keeps few files open). A segment emptied of its chunks is kept as a spare, its
-//! file as it is, to be written over from its start when a new segment is next needed;
-//! spares are deleted by [`SpillDir::drop_spares`] (the store calls it once nothing has
-//! been spilled or read back for a moment) or [`SpillDir::reclaim`]. Before a new segment
-//! file is made, each full segment whose freed chunks are half of what it holds gives their
-//! bytes back to the file system (holes punched, on Linux), so the disk holds at most about
-//! twice the live bytes plus the segment being written and the spare ones;
-//! [`SpillDir::held_bytes`] says
-//! what its chunks hold, [`SpillDir::spare_bytes`] what the spare files hold besides, and
-//! [`SpillDir::reclaim`] gives all of that back at once (for a disk tier at its budget). A
-//! segment keeps its file open while it holds a chunk or waits as a spare.
+//! that a large spill keeps few files open). A segment emptied of its chunks is kept as a
+//! spare, its file as it is, to be written over from its start when a new segment is next
+//! needed; spares are deleted by [`SpillDir::drop_spares`] (the store calls it once
+//! nothing has been spilled or read back for a moment) or [`SpillDir::reclaim`]. Before a
+//! new segment file is made, each full segment whose freed chunks are half of what it
+//! holds gives their bytes back to the file system (holes punched, on Linux), so the disk
+//! holds at most about twice the live bytes plus the segment being written and the spare
+//! ones; [`SpillDir::held_bytes`] says what its chunks hold, [`SpillDir::spare_bytes`]
+//! what the spare files hold besides, and [`SpillDir::reclaim`] gives all of that back at
+//! once (for a disk tier at its budget). A segment keeps its file open while it holds a
+//! chunk or waits as a spare.
 //!
 //! Why files are kept and written over: creating and deleting a file per chunk cost more
 //! than writing the chunk on ext4 (inode allocation: 40% of the storage thread's time in a
@@ -401,7 +401,7 @@ impl SpillDir {
             path: path.into(),
             file,
             end: 0,
-            cap: self.segment_bytes,
+            cap: 0, // set by `new_segment`
             live: 0,
             dead: Vec::new(),
             written: 0,

@@ -34,10 +34,9 @@ struct Shared {
 struct State {
     /// Jobs not yet taken, oldest first.
     queue: VecDeque<PoolJob>,
-    /// Idle workers, the most recently idle last.
+    /// Idle workers, the most recently idle last: each sleeps until a job (or closing)
+    /// takes it off.
     idle: Vec<usize>,
-    /// Per worker: asleep until a job (or closing) takes it off `idle`.
-    asleep: Vec<bool>,
     /// Set once by `Drop`: workers stop taking jobs.
     closing: bool,
 }
@@ -64,10 +63,7 @@ impl WorkerPool {
     /// Starts `threads` workers named by `name(i)` (Linux keeps the first 15 bytes).
     pub fn new(threads: usize, name: impl Fn(usize) -> String) -> io::Result<WorkerPool> {
         let shared = Arc::new(Shared {
-            state: Mutex::new(State {
-                asleep: vec![false; threads],
-                ..State::default()
-            }),
+            state: Mutex::new(State::default()),
             wake: (0..threads).map(|_| Condvar::new()).collect(),
         });
         let mut pool = WorkerPool {
@@ -94,9 +90,6 @@ impl WorkerPool {
         }
         state.queue.push_back(job);
         let woken = state.idle.pop();
-        if let Some(w) = woken {
-            state.asleep[w] = false;
-        }
         drop(state);
         // Outside the lock, so the woken worker does not wake only to wait for it.
         if let Some(w) = woken {
@@ -143,8 +136,7 @@ fn work(index: usize, shared: &Shared) {
             continue;
         }
         state.idle.push(index);
-        state.asleep[index] = true;
-        while state.asleep[index] && !state.closing {
+        while state.idle.contains(&index) && !state.closing {
             state = shared.wake[index]
                 .wait(state)
                 .unwrap_or_else(PoisonError::into_inner);

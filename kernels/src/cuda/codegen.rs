@@ -77,6 +77,7 @@ mod index;
 mod leaves;
 pub(super) mod reduce;
 
+use super::launch::i64_of;
 use crate::cpu::shortcuts::{self, Shortcut};
 use crate::dtype::DType;
 use crate::expr::{FusedKernel, Instr, InstrKind, ReduceOp, UnaryOp};
@@ -203,11 +204,6 @@ pub(crate) const PRELUDE: &str = include_str!("prelude.cuh");
 
 fn bad(msg: String) -> KernelError {
     KernelError::BadInput(msg)
-}
-
-/// An element count as the kernels' `long long`.
-fn count(n: usize) -> Result<i64, KernelError> {
-    i64::try_from(n).map_err(|_| KernelError::SizeOverflow(format!("{n} elements")))
 }
 
 /// Generates the CUDA kernel of `kernel` (see the module docs for what is supported).
@@ -561,7 +557,7 @@ impl<'a> Gen<'a> {
                 // Counts are parameters, not constants: chunks of one expression that
                 // differ only in length (an array's last, shorter chunk) share one kernel.
                 decls.push("const ts_i64 n".into());
-                params.push(ParamKind::I64(count(self.root_len)?));
+                params.push(ParamKind::I64(i64_of(self.root_len)?));
                 for (name, kind) in &scalars {
                     decls.push(leaves::scalar_decl(name, kind));
                     params.push(kind.clone());
@@ -584,9 +580,9 @@ impl<'a> Gen<'a> {
                 decls.push("const ts_i64 splits".into());
                 params.push(ParamKind::Splits);
                 decls.push("const ts_i64 S".into());
-                params.push(ParamKind::I64(count(layout.slots)?));
+                params.push(ParamKind::I64(i64_of(layout.slots)?));
                 decls.push("const ts_i64 R".into());
-                params.push(ParamKind::I64(count(layout.per_slot)?));
+                params.push(ParamKind::I64(i64_of(layout.per_slot)?));
                 for (name, kind) in &scalars {
                     decls.push(leaves::scalar_decl(name, kind));
                     params.push(kind.clone());

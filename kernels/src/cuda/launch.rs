@@ -1,7 +1,8 @@
 //! What a launch of a generated kernel needs besides the GPU, as pure functions a machine
 //! without one runs and tests: the grid and the number of partial records
 //! ([`launch_shape`]), the check of a task's inputs against the kernel's parameters
-//! ([`input_buffers`]), and the chunk the copied-back outputs make ([`assemble`]).
+//! ([`input_buffers`]), the chunk the copied-back outputs make ([`assemble`]), and counts
+//! as the kernels' `long long` ([`i64_of`]).
 //! [`super::gpu::Gpu`] puts them together with the CUDA calls.
 
 use super::codegen::{CudaKernel, ParamKind};
@@ -27,6 +28,11 @@ pub struct LaunchShape {
     pub grid: u32,
     /// Partial records per output slot (1 for kernels without a reduction).
     pub splits: usize,
+}
+
+/// A count (elements, rows, records) as a kernel's `long long`.
+pub fn i64_of(n: usize) -> Result<i64, KernelError> {
+    i64::try_from(n).map_err(|_| KernelError::SizeOverflow(format!("a count of {n}")))
 }
 
 /// The grid and record count for `kernel` on a device of `sms` multiprocessors: enough

@@ -6,12 +6,13 @@
 //! a groupby partial gathers nothing: the groupby reads the flags and leaves the dropped
 //! rows out of every group.
 
-use super::frame::{descriptors, i64_of, launch, ColCopy, BLOCK};
+use super::frame::{descriptors, launch, ColCopy, BLOCK};
 use super::gather::Rows;
 use super::groupby::Grouped;
 use super::{driver, Gpu, Timer};
 use crate::cuda::filter_gen::{filter_source, FilterKernel, KernelCol, FILTER_BLOCK};
 use crate::cuda::frame_plan::{ColPart, GroupPlan};
+use crate::cuda::launch::i64_of;
 use crate::frame::expr::Expr;
 use crate::frame::groupby::GroupBySpec;
 use crate::{ChunkData, KernelError};

@@ -8,6 +8,7 @@ use super::gather::GpuMatches;
 use super::resident::{DeviceBytes, OnDevice, Piece};
 use super::{driver, Gpu};
 use crate::cuda::frame_plan::{ColKind, ColPart};
+use crate::cuda::launch::i64_of;
 use crate::cuda::nvrtc;
 use crate::frame::expr::Expr;
 use crate::frame::groupby::GroupBySpec;
@@ -320,10 +321,6 @@ pub(super) fn descriptors(
     stream
         .clone_htod(&words)
         .map_err(driver("copy to the device"))
-}
-
-pub(super) fn i64_of(n: usize) -> Result<i64, KernelError> {
-    i64::try_from(n).map_err(|_| KernelError::SizeOverflow(format!("{n} rows")))
 }
 
 /// Launches `args` with `grid` blocks of `block` threads and `shared` bytes.

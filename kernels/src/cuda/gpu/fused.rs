@@ -6,7 +6,7 @@ use super::devbuf::DevBuf;
 use super::resident::{Ran, WHOLE};
 use super::{driver, Gpu, Lease, Timer};
 use crate::cuda::codegen::{fault_error, fused_source, CudaKernel, ParamKind};
-use crate::cuda::launch::{chunk_of, input_buffers, launch_shape, output_lengths};
+use crate::cuda::launch::{chunk_of, i64_of, input_buffers, launch_shape, output_lengths};
 use crate::expr::FusedKernel;
 use crate::{ChunkData, KernelError};
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
@@ -109,8 +109,7 @@ impl Gpu {
             .map_err(driver("allocation"))?;
         // The faults word is or-ed into: it must start at 0.
         let faults = stream.alloc_zeros::<i32>(1).map_err(driver("allocation"))?;
-        let splits = i64::try_from(shape.splits)
-            .map_err(|_| KernelError::SizeOverflow(format!("{} records", shape.splits)))?;
+        let splits = i64_of(shape.splits)?;
         let timer = Timer::new(stream, timed)?;
         let allocated = Instant::now();
         {

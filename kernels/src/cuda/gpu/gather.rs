@@ -8,10 +8,11 @@
 //! other columns are copied in once (and kept: `resident`). Booleans, wider values and
 //! other layouts stay the CPU's.
 
-use super::frame::{fixed_width, i64_of, launch, DevCol, FrameFns, GpuFrames, BLOCK};
+use super::frame::{fixed_width, launch, DevCol, FrameFns, GpuFrames, BLOCK};
 use super::join::DevMatches;
 use super::{driver, Gpu, Timer};
 use crate::cuda::frame_plan::{ColKind, ColPart};
+use crate::cuda::launch::i64_of;
 use crate::frame::join::{JoinMatches, MatchSide, Matches};
 use crate::{ChunkData, KernelError};
 use arrow::array::{make_array, Array, ArrayData, ArrayRef};

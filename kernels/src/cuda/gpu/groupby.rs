@@ -3,9 +3,10 @@
 //! the result table from [`crate::cuda::frame_plan`]. Specs and types the kernels lack run
 //! on the CPU (`groupby::partial`), on the calling thread.
 
-use super::frame::{descriptors, i64_of, launch, BLOCK};
+use super::frame::{descriptors, launch, BLOCK};
 use super::{driver, Gpu, Timer};
 use crate::cuda::frame_plan::{ColKind, ColPart, GroupPlan};
+use crate::cuda::launch::i64_of;
 use crate::frame::groupby::{self, GroupBySpec};
 use crate::{ChunkData, KernelError};
 use arrow::array::RecordBatch;

@@ -11,9 +11,10 @@
 //! rows number more than [`MOST_PER_KEY`] leaves the matching to the CPU (the per-key sort
 //! is a short insertion sort).
 
-use super::frame::{descriptors, i64_of, launch, ColCopy, DevCol, BLOCK};
+use super::frame::{descriptors, launch, ColCopy, DevCol, BLOCK};
 use super::{driver, Gpu, Timer};
 use crate::cuda::frame_plan::{ColKind, ColPart};
+use crate::cuda::launch::i64_of;
 use crate::frame::join::{MatchSide, Matches};
 use crate::{ChunkData, KernelError};
 use arrow::array::{Array, ArrayData, ArrayRef};
