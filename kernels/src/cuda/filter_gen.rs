@@ -20,20 +20,26 @@
 //! - a temporal column (`Date32`, `Date64`, `Timestamp`, `Time32`, `Time64`, `Duration`)
 //!   is its integer, compared with a column of the same type or with a string constant,
 //!   which is read as that type by Arrow's cast (as the CPU reads it) when the kernel is
-//!   made; temporal arithmetic is the CPU's;
+//!   made; a timestamp minus a timestamp of its type is the `Duration` between them, in
+//!   that unit (an overflow faults, as the CPU's checked subtraction fails), compared with
+//!   durations of its unit; other temporal arithmetic is the CPU's;
 //! - a dictionary of strings (integer keys, `Utf8` or `LargeUtf8` values) is the string
 //!   its key names, null where the key or that value is;
 //! - nulls propagate through arithmetic and comparisons; `&` and `|` are Kleene;
 //!   `is_null`, `is_not_null`, `fill_null` (booleans, or numbers of the result type the
 //!   CPU gives) and `str_contains` (a plain substring) are supported;
-//! - casts that keep every value, which the CPU's strict cast therefore never fails:
-//!   an integer or a boolean to `Int64` or `Float64`, a float to `Float64`, a temporal
-//!   value to the integer it is stored as;
+//! - casts as the CPU's strict cast does them: integers and booleans to every integer
+//!   type but `UInt64` (a value out of range faults), floats to them (truncated; NaN,
+//!   infinities and values out of range fault), numbers to `Float32` (rounded to nearest)
+//!   and `Float64`, a temporal value to the integer it is stored as;
 //! - date parts (`dt_year` … `dt_quarter`) of a `Date32`, `Date64` or `Timestamp` column
 //!   without a time zone, as Arrow's `date_part` gives them: the proleptic Gregorian
 //!   calendar of the day (floored) since 1970-01-01, null outside chrono's range of years
 //!   (which [`calendar_days`] reads from Arrow); a timestamp's hour, minute and second
-//!   are defined for every value, a `Date32`'s are 0.
+//!   are defined for every value, a `Date32`'s are 0;
+//! - a row on which the CPU's evaluation fails (the faults above; nulls never fault, as
+//!   the CPU checks valid values only) sets the kernel's faults word: the device then
+//!   leaves the predicate to the CPU, which reports the error.
 //!
 //! Anything else — `UInt64` columns, other casts, date parts of zoned timestamps,
 //! functions, and any predicate the CPU would reject — has no kernel ([`filter_source`]
@@ -120,8 +126,11 @@ static __device__ bool ts_str_has(const unsigned char* s, ts_i64 len, const unsi
 /// Threads per block of a filter kernel.
 pub const FILTER_BLOCK: u32 = 256;
 
-/// A generated predicate kernel: `NAME(const ts_col* cols, ts_i64 n, unsigned* flags)`
-/// writes `flags[0..=n]`.
+/// A generated predicate kernel: `NAME(const ts_col* cols, ts_i64 n, unsigned* flags,
+/// int* faults)` writes `flags[0..=n]`, and ORs 1 into `*faults` (zero before the launch)
+/// where a row makes the CPU's evaluation fail (an overflow, a value a strict cast cannot
+/// take): the flags then stand for nothing, and the CPU evaluates the predicate, reporting
+/// the error.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FilterKernel {
     /// The `extern "C"` symbol: `tessera_filter_` and the XXH3-64 of the source (hex).
@@ -130,6 +139,8 @@ pub struct FilterKernel {
     pub source: String,
     /// The column parts the kernel reads, in the order of its `ts_col` array.
     pub columns: Vec<KernelCol>,
+    /// Whether it may set its faults word (else the word stays 0 and need not be read).
+    pub may_fault: bool,
 }
 
 /// A column part a generated kernel reads, and how it must be copied in.
@@ -159,6 +170,7 @@ pub fn filter_source(predicate: &Expr, schema: &Schema) -> Option<FilterKernel> 
         consts: String::new(),
         next: 0,
         columns: Vec::new(),
+        faults: Vec::new(),
     };
     let root = g.expr(predicate)?;
     if !matches!(root.cat, Cat::Bool | Cat::Null) {
@@ -167,12 +179,20 @@ pub fn filter_source(predicate: &Expr, schema: &Schema) -> Option<FilterKernel> 
     let mut text = String::from(FILTER_PRELUDE);
     text.push_str(HELPERS);
     text.push_str(&g.consts);
+    let fault = match g.faults.is_empty() {
+        true => String::new(),
+        false => format!(
+            "        if ({}) atomicOr(faults, 1);\n",
+            g.faults.join(" || ")
+        ),
+    };
     let _ = write!(
         text,
         "\nextern \"C\" __global__ void TS_FILTER_NAME(const ts_col* __restrict__ c, ts_i64 n, \
-         unsigned* __restrict__ flags) {{\n    for (ts_i64 i = blockIdx.x * (ts_i64)blockDim.x + \
-         threadIdx.x; i <= n; i += (ts_i64)gridDim.x * blockDim.x) {{\n        if (i == n) {{ \
-         flags[n] = 0; continue; }}\n{}        flags[i] = ({} && {}) ? 1u : 0u;\n    }}\n}}\n",
+         unsigned* __restrict__ flags, int* __restrict__ faults) {{\n    for (ts_i64 i = \
+         blockIdx.x * (ts_i64)blockDim.x + threadIdx.x; i <= n; i += (ts_i64)gridDim.x * \
+         blockDim.x) {{\n        if (i == n) {{ flags[n] = 0; continue; }}\n{}{fault}        \
+         flags[i] = ({} && {}) ? 1u : 0u;\n    }}\n}}\n",
         g.body, root.ok, root.x
     );
     let name = format!(
@@ -183,6 +203,7 @@ pub fn filter_source(predicate: &Expr, schema: &Schema) -> Option<FilterKernel> 
         source: text.replace("TS_FILTER_NAME", &name),
         name,
         columns: g.columns,
+        may_fault: !g.faults.is_empty(),
     })
 }
 
@@ -205,8 +226,8 @@ pub fn may_take(predicate: &Expr) -> bool {
         | Expr::DatePart { expr: e, .. }
         | Expr::Alias { expr: e, .. } => may_take(e),
         Expr::Cast { expr, to } => {
-            // Int32: a 32-bit temporal value's stored integer.
-            matches!(to, DataType::Int32 | DataType::Int64 | DataType::Float64) && may_take(expr)
+            let number = matches!(to, DataType::Int64 | DataType::Float32 | DataType::Float64);
+            (number || int_range(to).is_some()) && may_take(expr)
         }
         Expr::Function { .. } => false,
     }
@@ -270,13 +291,15 @@ struct Val {
     temporal: Option<DataType>,
 }
 
-/// The generator's state: statements of the loop body, constants, the columns read.
+/// The generator's state: statements of the loop body, constants, the columns read, and
+/// the conditions under which a row makes the CPU fail.
 struct Gen<'a> {
     schema: &'a Schema,
     body: String,
     consts: String,
     next: usize,
     columns: Vec<KernelCol>,
+    faults: Vec<String>,
 }
 
 impl Gen<'_> {
@@ -487,14 +510,15 @@ impl Gen<'_> {
         Some(self.define(Cat::Int, &x, &ok))
     }
 
-    /// `inner` cast to `to`, for the casts that keep every value (so the CPU's strict cast
-    /// never fails on them): an integer (not `UInt64`, whose large values do not fit) or a
-    /// boolean to `Int64` or `Float64` (`Int64` rounded to nearest, as Rust's `as`), a
-    /// float to `Float64`, a value to its own type, a null to anything the generator
-    /// computes in; a temporal value to the integer it is stored as (`Int32` for the
-    /// 32-bit types, `Int64` for all), which Arrow's cast reads unchanged. Other casts of
-    /// temporal values, and casts that may fail or round into a narrower type, stay on the
-    /// CPU.
+    /// `inner` cast to `to` as the CPU's strict cast does it: an integer or a boolean to
+    /// any integer type but `UInt64` (a value out of the target's range faults), a float to
+    /// one (truncated toward zero; NaN, infinities and values out of range fault, with
+    /// `num-traits`' bounds, which Arrow's cast uses), anything numeric to `Float32`
+    /// (rounded to nearest, as Rust's `as`) or `Float64` (`Int64` rounded to nearest), a
+    /// value to its own type, a null to anything the generator computes in; a temporal
+    /// value to the integer it is stored as (`Int32` for the 32-bit types, `Int64` for
+    /// all), which Arrow's cast reads unchanged. `UInt64` and other casts of temporal
+    /// values stay on the CPU.
     fn cast(&mut self, inner: &Expr, to: &DataType) -> Option<Val> {
         let from = inner.data_type(self.schema).ok()?;
         let v = self.expr(inner)?;
@@ -515,18 +539,64 @@ impl Gen<'_> {
         match (v.cat, to) {
             (Cat::Null, to) => Some(self.null(cat_of(to)?)),
             (Cat::Int, DataType::Int64) => Some(self.define(Cat::Int, &v.x, &v.ok)),
-            (Cat::Bool, DataType::Int64) => {
+            (Cat::Int, to) if int_range(to).is_some() => {
+                let (lo, hi) = int_range(to)?;
+                self.faults.push(format!(
+                    "({} && ({x} < {} || {x} > {}))",
+                    v.ok,
+                    i64_lit(lo),
+                    i64_lit(hi),
+                    x = v.x
+                ));
+                Some(self.define(Cat::Int, &v.x, &v.ok))
+            }
+            (Cat::Bool, to) if to == &DataType::Int64 || int_range(to).is_some() => {
                 Some(self.define(Cat::Int, &format!("(ts_i64)({})", v.x), &v.ok))
             }
+            (Cat::Float, to) if to.is_integer() => self.float_to_int(v, to),
             (Cat::Int, DataType::Float64) => {
                 Some(self.define(Cat::Float, &format!("__ll2double_rn({})", v.x), &v.ok))
             }
-            (Cat::Bool, DataType::Float64) => {
+            (Cat::Int, DataType::Float32) => Some(self.define(
+                Cat::Float,
+                &format!("(double)__ll2float_rn({})", v.x),
+                &v.ok,
+            )),
+            (Cat::Bool, DataType::Float64 | DataType::Float32) => {
                 Some(self.define(Cat::Float, &format!("({} ? 1.0 : 0.0)", v.x), &v.ok))
             }
             (Cat::Float, DataType::Float64) => Some(self.define(Cat::Float, &v.x, &v.ok)),
+            (Cat::Float, DataType::Float32) => Some(self.define(
+                Cat::Float,
+                &format!("(double)__double2float_rn({})", v.x),
+                &v.ok,
+            )),
             _ => None,
         }
+    }
+
+    /// Float `v` cast to integer type `to`: truncated toward zero where `num-traits` (which
+    /// Arrow's cast uses) takes the value, `x` in `(MIN - 1, MAX + 1)`, or `[MIN, MAX + 1)`
+    /// for `Int64` (whose `MIN - 1` no float holds apart from `MIN`); a fault elsewhere.
+    fn float_to_int(&mut self, v: Val, to: &DataType) -> Option<Val> {
+        let (lo, hi, low) = match to {
+            DataType::Int64 => (-(2f64.powi(63)), 2f64.powi(63), ">="),
+            to => {
+                let (lo, hi) = int_range(to)?;
+                (lo as f64 - 1.0, hi as f64 + 1.0, ">")
+            }
+        };
+        let n = self.fresh();
+        let _ = writeln!(
+            self.body,
+            "        const bool in{n} = {x} {low} {} && {x} < {};",
+            f64_lit(lo),
+            f64_lit(hi),
+            x = v.x
+        );
+        self.faults.push(format!("({} && !in{n})", v.ok));
+        let x = format!("in{n} ? (ts_i64){} : 0", v.x);
+        Some(self.define(Cat::Int, &x, &v.ok))
     }
 
     /// A column's value at row `i`, read as its kind: the kind is known here, so the read
@@ -707,6 +777,12 @@ impl Gen<'_> {
     }
 
     fn arithmetic(&mut self, op: BinaryOperator, l: Val, r: Val) -> Option<Val> {
+        if let (Some(DataType::Timestamp(unit, _)), BinaryOperator::Sub) = (&l.temporal, op) {
+            if l.temporal == r.temporal {
+                let unit = *unit;
+                return Some(self.duration(l, r, unit));
+            }
+        }
         let number = |v: &Val| matches!(v.cat, Cat::Int | Cat::Float | Cat::Null);
         if !number(&l) || !number(&r) || l.temporal.is_some() || r.temporal.is_some() {
             return None;
@@ -746,6 +822,26 @@ impl Gen<'_> {
             }
         };
         Some(self.define(cat, &x, &ok))
+    }
+
+    /// The `Duration` from timestamp `r` to timestamp `l` (both of `unit` and zone): the
+    /// CPU's checked subtraction, which fails on an overflow in a row where both are valid.
+    fn duration(&mut self, l: Val, r: Val, unit: TimeUnit) -> Val {
+        let ok = format!("{} && {}", l.ok, r.ok);
+        let mut v = self.define(
+            Cat::Int,
+            &format!("(ts_i64)((ts_u64){} - (ts_u64){})", l.x, r.x),
+            &ok,
+        );
+        // Signed overflow: the operands' signs differ and the result's is not the left's.
+        self.faults.push(format!(
+            "({ok} && ((({a} ^ {b}) & ({a} ^ {d})) < 0))",
+            a = l.x,
+            b = r.x,
+            d = v.x
+        ));
+        v.temporal = Some(DataType::Duration(unit));
+        v
     }
 
     fn compare(&mut self, op: BinaryOperator, l: Val, r: Val) -> Option<Val> {
@@ -808,6 +904,19 @@ fn c_int(kind: ColKind) -> &'static str {
         ColKind::U64 => "unsigned long long",
         _ => "ts_i64",
     }
+}
+
+/// The values of integer type `to` narrower than `Int64` (`None` for the others).
+fn int_range(to: &DataType) -> Option<(i64, i64)> {
+    Some(match to {
+        DataType::Int8 => (i8::MIN.into(), i8::MAX.into()),
+        DataType::Int16 => (i16::MIN.into(), i16::MAX.into()),
+        DataType::Int32 => (i32::MIN.into(), i32::MAX.into()),
+        DataType::UInt8 => (0, u8::MAX.into()),
+        DataType::UInt16 => (0, u16::MAX.into()),
+        DataType::UInt32 => (0, u32::MAX.into()),
+        _ => return None,
+    })
 }
 
 /// Whether a float constant converts to `i64` without loss, as the CPU's rule for

@@ -54,6 +54,7 @@ static inline float __int_as_float(int v) { float r; memcpy(&r, &v, 4); return r
 static inline double __ll2double_rn(long long v) { return (double)v; }
 static inline double __ull2double_rn(unsigned long long v) { return (double)v; }
 static inline float __double2float_rn(double v) { return (float)v; }
+static inline float __ll2float_rn(long long v) { return (float)v; }
 static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
 static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
     return (unsigned long long)(((unsigned __int128)a * b) >> 64);

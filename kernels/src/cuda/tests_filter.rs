@@ -331,27 +331,198 @@ pub(super) fn predicates() -> Vec<Expr> {
         col("tz")
             .cast(DataType::Int64)
             .gt(col("mday").cast(DataType::Int64)),
+        // Timestamps' differences, and casts that may fail (none does on these rows).
+        (col("ts") - col("ts")).is_null(),
+        (col("tz") - col("tz")).eq(col("tz") - col("tz")),
+        col("a").cast(DataType::Float32).gt(0.0),
+        col("c")
+            .cast(DataType::Float32)
+            .eq(lit(9_007_199_254_740_992.0)),
+        col("g").cast(DataType::Float32).lt(col("f")),
+        col("a").cast(DataType::Int16).eq(-128) | col("a").cast(DataType::Int32).eq(127),
+        (-col("b").cast(DataType::Int8).fill_null(0)).gt(0) | col("b").is_null(),
+        col("flag").cast(DataType::UInt8).eq(1),
     ]
 }
 
-/// Predicates the generator leaves to the CPU: `UInt64`, casts that may fail or narrow,
-/// casts of temporal values but to their stored integers, functions, temporal arithmetic and conversions, and ones the
-/// CPU rejects (a string plus a number, a string no date reads as, a boolean against a
+/// Rows before this in [`fault_table`] make no predicate of [`fault_predicates`] fail;
+/// each row after does.
+pub(super) const SAFE_ROWS: usize = 8;
+
+/// A table of ten rows, for [`fault_predicates`]: rows 0..[`SAFE_ROWS`] hold values each
+/// predicate takes (the bounds of its cast among them) and, under nulls in rows 2 and 5,
+/// values that would make it fail; the rows after hold values that make it fail (an
+/// overflow, a value its strict cast cannot take).
+pub(super) fn fault_table() -> RecordBatch {
+    use arrow::buffer::NullBuffer;
+    let nulls = || Some(NullBuffer::from_iter((0..10).map(|i| i != 2 && i != 5)));
+    let ints = |v: [i64; 10]| Arc::new(Int64Array::new(v.to_vec().into(), nulls())) as ArrayRef;
+    let floats = |v: [f64; 10]| Arc::new(Float64Array::new(v.to_vec().into(), nulls())) as ArrayRef;
+    let singles =
+        |v: [f32; 10]| Arc::new(Float32Array::new(v.to_vec().into(), nulls())) as ArrayRef;
+    let secs =
+        |v: [i64; 10]| Arc::new(TimestampSecondArray::new(v.to_vec().into(), nulls())) as ArrayRef;
+    let (max, min) = (i64::MAX, i64::MIN);
+    let inf = f64::INFINITY;
+    let two63 = 9_223_372_036_854_775_808.0;
+    RecordBatch::try_from_iter([
+        (
+            "t1",
+            secs([0, 1_600_000_000, max, -5, 7, min, 12, 1 << 40, max, min]),
+        ),
+        (
+            "t2",
+            secs([0, 1_500_000_000, -1, 1 << 62, -7, 1, 13, 1 << 41, -2, 3]),
+        ),
+        (
+            "i8",
+            ints([0, -128, 1 << 40, 127, -5, min, 99, 1, 128, -129]),
+        ),
+        ("u8", ints([0, 255, -1, 1, 254, 256, 7, 0, 256, -1])),
+        ("w", ints([0, 1, min, 32_767, 2, max, 3, 5, 1 << 40, min])),
+        (
+            "x",
+            floats([
+                1.5,
+                -128.9,
+                f64::NAN,
+                127.99,
+                -0.0,
+                inf,
+                0.999,
+                -1.5,
+                128.0,
+                f64::NAN,
+            ]),
+        ),
+        (
+            "y",
+            floats([0.5, 255.9, -5.0, -0.99, 1.0, 1e300, 3.0, 254.0, -1.0, 256.0]),
+        ),
+        (
+            "z",
+            floats([
+                -2_147_483_648.5,
+                2_147_483_647.9,
+                inf,
+                0.0,
+                -0.0,
+                f64::NAN,
+                1e9,
+                -1e9,
+                2_147_483_648.0,
+                -inf,
+            ]),
+        ),
+        (
+            "z64",
+            floats([
+                -two63,
+                9.2e18,
+                f64::NAN,
+                0.5,
+                -0.5,
+                inf,
+                1.0,
+                2.0,
+                two63,
+                f64::NAN,
+            ]),
+        ),
+        (
+            "h",
+            singles([
+                -2_147_483_648.0,
+                2_147_483_520.0,
+                f32::NAN,
+                0.5,
+                -0.9,
+                1e30,
+                3.5,
+                1.0,
+                2_147_483_648.0,
+                f32::NAN,
+            ]),
+        ),
+        (
+            "h64",
+            singles([
+                9.223_371_5e18,
+                -9.223_372e18,
+                f32::INFINITY,
+                0.0,
+                1.0,
+                f32::NAN,
+                2.0,
+                3.0,
+                9.223_372e18,
+                f32::NEG_INFINITY,
+            ]),
+        ),
+        (
+            "u",
+            Arc::new(UInt32Array::new(
+                [
+                    0,
+                    7,
+                    u32::MAX,
+                    2_147_483_647,
+                    9,
+                    u32::MAX,
+                    2,
+                    3,
+                    2_147_483_648,
+                    u32::MAX,
+                ]
+                .to_vec()
+                .into(),
+                nulls(),
+            )),
+        ),
+    ])
+    .unwrap()
+}
+
+/// Predicates the CPU fails on from [`fault_table`]'s row [`SAFE_ROWS`] on: a timestamp
+/// difference's overflow, and each strict cast the generator takes, at its bounds.
+pub(super) fn fault_predicates() -> Vec<Expr> {
+    vec![
+        (col("t1") - col("t2")).gt(col("t2") - col("t2")),
+        (col("t1") - col("t2")).cast(DataType::Int64).lt(lit(5_000)),
+        col("i8").cast(DataType::Int8).gt(0),
+        col("u8").cast(DataType::UInt8).lt(lit(200)),
+        col("w").cast(DataType::Int16).ne(0) | col("w").cast(DataType::UInt16).eq(0),
+        col("w").cast(DataType::Int32).is_null(),
+        col("w").cast(DataType::UInt32).gt(lit(3)),
+        col("x").cast(DataType::Int8).lt(0),
+        col("y").cast(DataType::UInt8).eq(255),
+        col("z").cast(DataType::Int32).gt(lit(-2_147_483_648i64)),
+        col("z64").cast(DataType::Int64).is_not_null(),
+        col("h").cast(DataType::Int32).lt(0),
+        col("h64").cast(DataType::Int64).lt(0),
+        col("u").cast(DataType::Int32).gt(2),
+    ]
+}
+
+/// Predicates the generator leaves to the CPU: `UInt64`, casts to it, casts of temporal
+/// values but to their stored integers, temporal arithmetic but a timestamp minus its own
+/// type, and ones the CPU rejects (a string plus a number, a string no date reads as, a boolean against a
 /// number, a date against a number, a zoned timestamp's date part).
 fn refused() -> Vec<Expr> {
     vec![
         col("big").gt(0),
-        col("c").cast(DataType::Int8).gt(0),
-        col("g").cast(DataType::Int64).gt(0),
-        col("a").cast(DataType::Float32).gt(0.0),
         col("big").cast(DataType::Float64).gt(0.0),
         col("day").cast(DataType::Int8).gt(0),
         col("ts").cast(DataType::Int32).gt(0),
         col("ts").cast(DataType::Date32).gt(lit("2021-01-02")),
+        col("ts").cast(DataType::Int8).gt(0),
+        col("g").cast(DataType::UInt64).gt(0),
+        (col("ts") - col("tz")).is_null(),
+        (col("day") - col("day")).is_null(),
+        (col("ts") + col("ts")).is_null(),
         col("s").fill_null("z").eq("z"),
         (col("s") + lit(1)).gt(0),
         col("day").gt(col("dday")),
-        (col("ts") - col("ts")).is_null(),
         col("day").gt(lit("not a date")),
         col("flag").gt(1),
         col("day").gt(lit(18_000)),
@@ -359,13 +530,15 @@ fn refused() -> Vec<Expr> {
     ]
 }
 
-/// The rows where the CPU evaluator finds `predicate` true.
-pub(super) fn cpu_mask(predicate: &Expr, batch: &RecordBatch) -> Vec<bool> {
-    let mask = predicate.evaluate(batch).unwrap();
+/// The rows where the CPU evaluator finds `predicate` true, or `None` where it fails.
+fn cpu_answer(predicate: &Expr, batch: &RecordBatch) -> Option<Vec<bool>> {
+    let mask = predicate.evaluate(batch).ok()?;
     let mask = mask.as_boolean();
-    (0..mask.len())
-        .map(|i| mask.is_valid(i) && mask.value(i))
-        .collect()
+    Some(
+        (0..mask.len())
+            .map(|i| mask.is_valid(i) && mask.value(i))
+            .collect(),
+    )
 }
 
 /// `bytes` as a C initializer of an 8-byte aligned array named `name`.
@@ -379,8 +552,8 @@ fn bytes_decl(name: &str, bytes: &[u8]) -> String {
 }
 
 /// The runner of case `k`: `batch`'s columns laid out as `gpu::frame` copies them in, as
-/// the kernel's `ts_col` array; one thread runs the kernel (in namespace `ns`); prints the
-/// `rows + 1` flags.
+/// the kernel's `ts_col` array; one thread runs the kernel (in namespace `ns`); prints its
+/// faults word and the `rows + 1` flags.
 fn runner(k: usize, ns: &str, kernel: &FilterKernel, batch: &RecordBatch) -> String {
     let mut s = format!("static void run_{k}() {{\n");
     let mut descs = Vec::new();
@@ -438,9 +611,10 @@ fn runner(k: usize, ns: &str, kernel: &FilterKernel, batch: &RecordBatch) -> Str
     let _ = write!(
         s,
         "    static const ts_col cols[] = {{ {} }};\n    static unsigned flags[{}];\n    \
-         memset(flags, 0xA5, sizeof(flags));\n    threadIdx.x = 0; blockIdx.x = 0; blockDim.x = \
-         1; gridDim.x = 1;\n    {ns}::{}(cols, {rows}, flags);\n    printf(\"F {k}\");\n    for \
-         (int i = 0; i <= {rows}; ++i) printf(\" %u\", flags[i]);\n    printf(\"\\n\");\n}}\n",
+         memset(flags, 0xA5, sizeof(flags));\n    static int faults = 0;\n    threadIdx.x = 0; \
+         blockIdx.x = 0; blockDim.x = 1; gridDim.x = 1;\n    {ns}::{}(cols, {rows}, flags, \
+         &faults);\n    printf(\"F {k} %d\", faults);\n    for (int i = 0; i <= {rows}; ++i) \
+         printf(\" %u\", flags[i]);\n    printf(\"\\n\");\n}}\n",
         if descs.is_empty() {
             "{}".to_string()
         } else {
@@ -452,28 +626,59 @@ fn runner(k: usize, ns: &str, kernel: &FilterKernel, batch: &RecordBatch) -> Str
     s
 }
 
+/// Each predicate with the tables it is judged over: [`predicates`] over
+/// [`awkward_table`], whole and sliced at an odd row; [`fault_predicates`] over
+/// [`fault_table`], whole (the CPU fails), its safe rows (it does not), sliced within
+/// them, and each failing row alone.
+fn emulated_cases() -> Vec<(Expr, Vec<RecordBatch>)> {
+    let table = awkward_table();
+    let faults = fault_table();
+    let mut cases: Vec<(Expr, Vec<RecordBatch>)> = predicates()
+        .into_iter()
+        .map(|p| (p, vec![table.clone(), table.slice(13, 37)]))
+        .collect();
+    for p in fault_predicates() {
+        let mut over = vec![
+            faults.clone(),
+            faults.slice(0, SAFE_ROWS),
+            faults.slice(1, 6),
+        ];
+        over.extend((SAFE_ROWS..faults.num_rows()).map(|row| faults.slice(row, 1)));
+        // The table tests what it says: the CPU fails past the safe rows only.
+        for batch in &over {
+            let fails = batch.num_rows() != SAFE_ROWS && batch.num_rows() != 6;
+            assert_eq!(cpu_answer(&p, batch).is_none(), fails, "{p} over {batch:?}");
+        }
+        cases.push((p, over));
+    }
+    cases
+}
+
 #[test]
 #[allow(clippy::print_stderr)]
 fn generated_filters_emulated_on_the_host_match_the_cpu() {
-    let table = awkward_table();
-    let batches = [table.clone(), table.slice(13, 37)];
     let mut tu = String::from(SHIM);
     tu.push_str(FILTER_PRELUDE);
     tu.push_str(HELPERS);
-    let mut cases = Vec::new();
-    for (p, predicate) in predicates().iter().enumerate() {
-        let kernel = filter_source(predicate, table.schema_ref())
+    let mut runs = Vec::new();
+    // Kernels are named by their source: two predicates may share one (`extern "C"`).
+    let mut compiled = std::collections::HashMap::new();
+    for (p, (predicate, batches)) in emulated_cases().iter().enumerate() {
+        let kernel = filter_source(predicate, batches[0].schema_ref())
             .unwrap_or_else(|| panic!("no kernel for {predicate}"));
-        let own = kernel.source.strip_prefix(FILTER_PRELUDE).unwrap();
-        let own = own.strip_prefix(HELPERS).unwrap();
-        let _ = writeln!(tu, "namespace k{p} {{\n{own}}}");
-        for batch in &batches {
-            tu.push_str(&runner(cases.len(), &format!("k{p}"), &kernel, batch));
-            cases.push((predicate.clone(), batch.clone()));
+        let p = *compiled.entry(kernel.name.clone()).or_insert_with(|| {
+            let own = kernel.source.strip_prefix(FILTER_PRELUDE).unwrap();
+            let own = own.strip_prefix(HELPERS).unwrap();
+            let _ = writeln!(tu, "namespace k{p} {{\n{own}}}");
+            p
+        });
+        for batch in batches {
+            tu.push_str(&runner(runs.len(), &format!("k{p}"), &kernel, batch));
+            runs.push((predicate.clone(), batch.clone(), kernel.may_fault));
         }
     }
     tu.push_str("int main() {\n");
-    for k in 0..cases.len() {
+    for k in 0..runs.len() {
         let _ = writeln!(tu, "    run_{k}();");
     }
     tu.push_str("    return 0;\n}\n");
@@ -486,24 +691,61 @@ fn generated_filters_emulated_on_the_host_match_the_cpu() {
         let mut w = line.split_whitespace();
         assert_eq!(w.next(), Some("F"), "{line}");
         let k: usize = w.next().unwrap().parse().unwrap();
+        let faulted = w.next().unwrap() != "0";
         let flags: Vec<u32> = w.map(|f| f.parse().unwrap()).collect();
-        let (predicate, batch) = &cases[k];
+        let (predicate, batch, may_fault) = &runs[k];
         let rows = batch.num_rows();
         assert_eq!(flags.len(), rows + 1, "{predicate}");
+        let Some(want) = cpu_answer(predicate, batch) else {
+            assert!(
+                faulted,
+                "{predicate} over {rows} rows: the CPU fails, the kernel did not"
+            );
+            continue;
+        };
+        assert!(
+            !faulted,
+            "{predicate} over {rows} rows: a fault the CPU does not have"
+        );
+        assert!(*may_fault || !faulted);
         assert_eq!(flags[rows], 0, "{predicate}: the last flag");
         let got: Vec<bool> = flags[..rows].iter().map(|&f| f == 1).collect();
         assert!(
             flags.iter().all(|&f| f <= 1),
             "{predicate}: flags {flags:?}"
         );
-        assert_eq!(
-            got,
-            cpu_mask(predicate, batch),
-            "{predicate} over {rows} rows"
-        );
+        assert_eq!(got, want, "{predicate} over {rows} rows");
         seen += 1;
     }
-    assert_eq!(seen, cases.len());
+    let failing = runs
+        .iter()
+        .filter(|(p, b, _)| cpu_answer(p, b).is_none())
+        .count();
+    assert_eq!(seen + failing, runs.len());
+    assert_eq!(out.lines().count(), runs.len());
+}
+
+#[test]
+fn only_kernels_that_can_fail_read_their_faults_word() {
+    let table = awkward_table();
+    let quiet = [
+        col("a").gt(0),
+        col("ts").lt(col("ts")),
+        col("c").cast(DataType::Float64).gt(0.0),
+    ];
+    for p in quiet {
+        assert!(
+            !filter_source(&p, table.schema_ref()).unwrap().may_fault,
+            "{p}"
+        );
+    }
+    let faults = fault_table();
+    for p in fault_predicates() {
+        assert!(
+            filter_source(&p, faults.schema_ref()).unwrap().may_fault,
+            "{p}"
+        );
+    }
 }
 
 #[test]
@@ -537,7 +779,7 @@ fn a_planner_sends_a_kept_filter_to_the_device_only_where_a_kernel_may_exist() {
         assert!(super::filter_gen::may_take(&p), "{p}");
         assert!(super::Gpu::runs(&kept(vec![MapStep::Filter(p)])));
     }
-    let cast = col("a").cast(DataType::Int16).gt(0);
+    let cast = col("a").cast(DataType::Utf8).eq("1");
     assert!(!super::filter_gen::may_take(&cast));
     assert!(!super::Gpu::runs(&kept(vec![MapStep::Filter(
         cast.clone()
@@ -597,9 +839,8 @@ fn cuda_every_generated_filter_compiles_with_nvrtc() {
     if nvrtc_or_skip("cuda_every_generated_filter_compiles_with_nvrtc").is_none() {
         return;
     }
-    let table = awkward_table();
-    for predicate in predicates() {
-        let k = filter_source(&predicate, table.schema_ref()).unwrap();
+    for (predicate, batches) in emulated_cases() {
+        let k = filter_source(&predicate, batches[0].schema_ref()).unwrap();
         nvrtc::compile_source(&k.name, &k.source, "compute_90")
             .unwrap_or_else(|e| panic!("{predicate}: {e}"));
     }

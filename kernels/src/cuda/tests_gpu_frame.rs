@@ -2,13 +2,14 @@
 //! `frame.cu` on device 0, and filters by their generated predicate kernels, judged
 //! against the CPU kernels (groupby keys and integer states exactly, float sums to
 //! rounding; joined and filtered tables exactly) over key types, nulls, NaNs, many groups,
-//! duplicate join keys, sliced tables, and through `Gpu::execute` as the runtime calls it.
+//! duplicate join keys, sliced tables, and through `Gpu::execute` as the runtime calls it;
+//! a predicate whose evaluation fails on the CPU fails alike.
 //! Skips as the rest of the suite does.
 
 use super::frame_plan::testing::{
     agg, assert_same, categories, sample_batch, sample_specs, with_cat,
 };
-use super::tests_filter::{awkward_table, predicates};
+use super::tests_filter::{awkward_table, fault_predicates, fault_table, predicates, SAFE_ROWS};
 use super::tests_gpu::{device, run, run_timed};
 use super::Gpu;
 use crate::frame::expr::{col, lit, Expr};
@@ -170,6 +171,24 @@ fn filter_op(predicate: Expr, sink: Sink) -> ChunkOp {
         steps: vec![MapStep::Filter(predicate)],
         sink,
     }))
+}
+
+#[test]
+fn gpu_filters_the_cpu_fails_on_fail_alike() {
+    let Some(gpu) = device() else { return };
+    let table = fault_table();
+    let safe = [Arc::new(ChunkData::Table(table.slice(0, SAFE_ROWS)))];
+    let all = [Arc::new(ChunkData::Table(table))];
+    for predicate in fault_predicates() {
+        let op = filter_op(predicate.clone(), Sink::Table);
+        let (got, took) = run_timed(&gpu, &op, &safe).unwrap();
+        assert!(took > Duration::ZERO, "{predicate} ran on the CPU");
+        assert_eq!(got, cpu::execute(&op, &safe).unwrap(), "{predicate}");
+        // A row faults: the CPU evaluates the predicate and reports its error.
+        let want = cpu::execute(&op, &all).unwrap_err();
+        let got = run_timed(&gpu, &op, &all).unwrap_err();
+        assert_eq!(got.to_string(), want.to_string(), "{predicate}");
+    }
 }
 
 #[test]

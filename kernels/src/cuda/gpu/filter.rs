@@ -25,10 +25,19 @@ use std::time::Duration;
 /// A column a predicate read, the part of it read, and that part's device copy.
 type Read<'a> = (&'a ArrayRef, ColPart, ColCopy);
 
+/// What a predicate's launch leaves: its `n + 1` flags, the columns it read with their
+/// device copies, and its faults word.
+struct Flagged<'a> {
+    flags: CudaSlice<u32>,
+    read: Vec<Read<'a>>,
+    faults: CudaSlice<i32>,
+}
+
 impl Gpu {
     /// The rows of `keep` where `predicate` over `over` (the same rows) is true, with the
     /// kernels' device time when `timed`; `None` where the generator does not take the
-    /// predicate or the table has more rows than 32-bit row numbers hold.
+    /// predicate, the table has more rows than 32-bit row numbers hold, or a row faulted
+    /// (the CPU then evaluates the predicate and reports its error).
     pub(super) fn filter(
         &self,
         stream: &Arc<CudaStream>,
@@ -47,7 +56,14 @@ impl Gpu {
         }
         let fns = self.frame_fns()?;
         let mut timer = Timer::new(stream, timed)?;
-        let (mut flags, read) = self.flags(stream, owners, &kernel, over, &mut timer)?;
+        let Flagged {
+            mut flags,
+            read,
+            faults,
+        } = self.flags(stream, owners, &kernel, over, &mut timer)?;
+        if self.faulted(stream, &kernel, &faults)? {
+            return Ok(None);
+        }
         let kept = usize::try_from(self.prefix_sum(stream, &fns, &mut flags, n + 1)?)
             .map_err(|_| KernelError::SizeOverflow("a filter's kept rows".into()))?;
         // SAFETY: the flags' sums step up `kept` times, and ts_filter_place writes a row at
@@ -100,7 +116,7 @@ impl Gpu {
     /// kernels' device time when `timed`: the predicate's flags make the rows they drop
     /// join no group, so no row is gathered or copied back. `None` where the generator
     /// does not take the predicate or the kernels the spec (the caller then filters and
-    /// groups apart).
+    /// groups apart), or where a row faulted.
     pub(super) fn filtered_group_partial(
         &self,
         stream: &Arc<CudaStream>,
@@ -120,7 +136,11 @@ impl Gpu {
             return Ok(None);
         };
         let mut timer = Timer::new(stream, timed)?;
-        let (flags, _) = self.flags(stream, owners, &kernel, batch, &mut timer)?;
+        let Flagged { flags, faults, .. } =
+            self.flags(stream, owners, &kernel, batch, &mut timer)?;
+        if self.faulted(stream, &kernel, &faults)? {
+            return Ok(None);
+        }
         timer.stop(stream)?;
         let grouped = Grouped {
             plan: &plan,
@@ -133,8 +153,7 @@ impl Gpu {
         Ok(Some((partial, took + timer.elapsed()?)))
     }
 
-    /// Launches `kernel` over `over` (started on `timer`, its end marked), returning its
-    /// `n + 1` flags and the columns it read with their device copies.
+    /// Launches `kernel` over `over` (started on `timer`, its end marked).
     fn flags<'a>(
         &self,
         stream: &Arc<CudaStream>,
@@ -142,7 +161,7 @@ impl Gpu {
         kernel: &FilterKernel,
         over: &'a RecordBatch,
         timer: &mut Timer,
-    ) -> Result<(CudaSlice<u32>, Vec<Read<'a>>), KernelError> {
+    ) -> Result<Flagged<'a>, KernelError> {
         let n = over.num_rows();
         let function = self.function_of(&kernel.name, &kernel.source)?;
         // The predicate's columns on the device, as the kernel reads them.
@@ -165,11 +184,35 @@ impl Gpu {
         timer.start(stream)?;
         // SAFETY: the predicate kernel writes all `n + 1` flags before anything reads them.
         let flags = unsafe { stream.alloc::<u32>(n + 1) }.map_err(driver("allocation"))?;
+        // OR-ed into: it must start at 0.
+        let faults = stream.alloc_zeros::<i32>(1).map_err(driver("allocation"))?;
         let n64 = i64_of(n)?;
         let mut args = stream.launch_builder(&function);
-        args.arg(&descs).arg(&n64).arg(&flags);
+        args.arg(&descs).arg(&n64).arg(&flags).arg(&faults);
         launch(args, self.grid(n + 1), FILTER_BLOCK, 0)?;
         timer.mark(stream, "filter: the predicate")?;
-        Ok((flags, read))
+        Ok(Flagged {
+            flags,
+            read,
+            faults,
+        })
+    }
+
+    /// Whether a row of `kernel`'s launch faulted (read only for a kernel that may fault).
+    fn faulted(
+        &self,
+        stream: &Arc<CudaStream>,
+        kernel: &FilterKernel,
+        faults: &CudaSlice<i32>,
+    ) -> Result<bool, KernelError> {
+        if !kernel.may_fault {
+            return Ok(false);
+        }
+        let word = stream.clone_dtoh(faults).map_err(driver("kernel run"))?;
+        let faulted = word.first().is_some_and(|&w| w != 0);
+        if faulted {
+            tracing::debug!(kernel = %kernel.name, "a row faulted: the CPU evaluates the filter");
+        }
+        Ok(faulted)
     }
 }
