@@ -31,7 +31,9 @@
 //! - casts as the CPU's strict cast does them: integers and booleans to every integer
 //!   type but `UInt64` (a value out of range faults), floats to them (truncated; NaN,
 //!   infinities and values out of range fault), numbers to `Float32` (rounded to nearest)
-//!   and `Float64`, a temporal value to the integer it is stored as;
+//!   and `Float64`, a temporal value to the integer it is stored as; a zoneless timestamp
+//!   to its day (`Date32`), a timestamp to another unit, a `Date32` to a `Date64` and back
+//!   (values out of the target's range fault);
 //! - date parts (`dt_year` … `dt_quarter`) of a `Date32`, `Date64` or `Timestamp` column
 //!   without a time zone, as Arrow's `date_part` gives them: the proleptic Gregorian
 //!   calendar of the day (floored) since 1970-01-01, null outside chrono's range of years
@@ -49,6 +51,7 @@ use super::codegen::cexpr::{f64_lit, i64_lit};
 use super::frame_plan::{ColKind, ColPart};
 use crate::frame::expr::{BinaryOperator, DatePart, Expr, Literal};
 use crate::frame::schema::column_index;
+use arrow::array::timezone::Tz;
 use arrow::array::{Array, StringArray};
 use arrow::compute::{cast_with_options, CastOptions};
 use arrow::datatypes::{DataType, Schema, TimeUnit};
@@ -78,6 +81,9 @@ static __device__ int ts_str_cmp(const unsigned char* a, ts_i64 alen, const unsi
         if (a[k] != b[k]) return a[k] < b[k] ? -1 : 1;
     return alen < blen ? -1 : (alen > blen ? 1 : 0);
 }
+
+// A double from its bits: how `f64_lit` writes NaN and the infinities.
+static __device__ __forceinline__ double ts_bits_f64(ts_u64 b) { return __longlong_as_double((ts_i64)b); }
 
 static __device__ __forceinline__ ts_i64 ts_floor_div(ts_i64 a, ts_i64 b) {
     const ts_i64 q = a / b;
@@ -227,7 +233,11 @@ pub fn may_take(predicate: &Expr) -> bool {
         | Expr::Alias { expr: e, .. } => may_take(e),
         Expr::Cast { expr, to } => {
             let number = matches!(to, DataType::Int64 | DataType::Float32 | DataType::Float64);
-            (number || int_range(to).is_some()) && may_take(expr)
+            let time = matches!(
+                to,
+                DataType::Date32 | DataType::Date64 | DataType::Timestamp(..)
+            );
+            (number || time || int_range(to).is_some()) && may_take(expr)
         }
         Expr::Function { .. } => false,
     }
@@ -517,20 +527,20 @@ impl Gen<'_> {
     /// (rounded to nearest, as Rust's `as`) or `Float64` (`Int64` rounded to nearest), a
     /// value to its own type, a null to anything the generator computes in; a temporal
     /// value to the integer it is stored as (`Int32` for the 32-bit types, `Int64` for
-    /// all), which Arrow's cast reads unchanged. `UInt64` and other casts of temporal
-    /// values stay on the CPU.
+    /// all), which Arrow's cast reads unchanged, or to a temporal type
+    /// ([`Self::temporal_cast`]). `UInt64` stays on the CPU.
     fn cast(&mut self, inner: &Expr, to: &DataType) -> Option<Val> {
         let from = inner.data_type(self.schema).ok()?;
         let v = self.expr(inner)?;
         if from == *to {
             return Some(v);
         }
-        if let Some(temporal) = &v.temporal {
+        if let Some(temporal) = v.temporal.clone() {
             let narrow = matches!(temporal, DataType::Date32 | DataType::Time32(_));
             return match to {
                 DataType::Int64 => Some(self.define(Cat::Int, &v.x, &v.ok)),
                 DataType::Int32 if narrow => Some(self.define(Cat::Int, &v.x, &v.ok)),
-                _ => None,
+                to => self.temporal_cast(v, &temporal, to),
             };
         }
         if from == DataType::UInt64 {
@@ -573,6 +583,66 @@ impl Gen<'_> {
             )),
             _ => None,
         }
+    }
+
+    /// Temporal `v` of type `from` cast to temporal type `to`, as Arrow's cast does it: a
+    /// zoneless timestamp to `Date32` (its day, floored; out of `Date32`'s range faults),
+    /// a timestamp to another unit (a coarser one by truncating division, a finer one by
+    /// checked multiplication, whose overflow faults; not from no zone to a zone, which
+    /// Arrow shifts), `Date32` to `Date64`, and `Date64` to `Date32` (truncating
+    /// division; out of range faults). `None` for the others.
+    fn temporal_cast(&mut self, v: Val, from: &DataType, to: &DataType) -> Option<Val> {
+        use DataType::{Date32, Date64, Timestamp};
+        let per_second = |unit: &TimeUnit| match unit {
+            TimeUnit::Second => 1i64,
+            TimeUnit::Millisecond => 1_000,
+            TimeUnit::Microsecond => 1_000_000,
+            TimeUnit::Nanosecond => 1_000_000_000,
+        };
+        const MS_PER_DAY: i64 = 86_400_000;
+        // The value, and whether it must fit in `i32` (else it faults).
+        let (x, narrow) = match (from, to) {
+            (Timestamp(unit, None), Date32) => {
+                let day = per_second(unit) * 86_400;
+                let coarse = matches!(unit, TimeUnit::Second | TimeUnit::Millisecond);
+                (format!("ts_floor_div({}, {day})", v.x), coarse)
+            }
+            (Timestamp(from_unit, from_tz), Timestamp(to_unit, to_tz))
+                if !(from_tz.is_none() && to_tz.is_some()) =>
+            {
+                let (f, t) = (per_second(from_unit), per_second(to_unit));
+                if f == t {
+                    (v.x.clone(), false)
+                } else if f > t {
+                    (format!("{} / {}", v.x, f / t), false)
+                } else {
+                    let mul = t / f;
+                    self.faults.push(format!(
+                        "({} && ({x} > {} || {x} < {}))",
+                        v.ok,
+                        i64_lit(i64::MAX / mul),
+                        i64_lit(i64::MIN / mul),
+                        x = v.x
+                    ));
+                    (format!("(ts_i64)((ts_u64){} * (ts_u64){mul})", v.x), false)
+                }
+            }
+            (Date32, Date64) => (format!("{} * {MS_PER_DAY}", v.x), false),
+            (Date64, Date32) => (format!("{} / {MS_PER_DAY}", v.x), true),
+            _ => return None,
+        };
+        let mut out = self.define(Cat::Int, &x, &v.ok);
+        if narrow {
+            self.faults.push(format!(
+                "({} && ({x} < {} || {x} > {}))",
+                out.ok,
+                i64_lit(i32::MIN.into()),
+                i64_lit(i32::MAX.into()),
+                x = out.x
+            ));
+        }
+        out.temporal = Some(to.clone());
+        Some(out)
     }
 
     /// Float `v` cast to integer type `to`: truncated toward zero where `num-traits` (which
@@ -777,8 +847,11 @@ impl Gen<'_> {
     }
 
     fn arithmetic(&mut self, op: BinaryOperator, l: Val, r: Val) -> Option<Val> {
-        if let (Some(DataType::Timestamp(unit, _)), BinaryOperator::Sub) = (&l.temporal, op) {
-            if l.temporal == r.temporal {
+        if let (Some(DataType::Timestamp(unit, tz)), BinaryOperator::Sub) = (&l.temporal, op) {
+            // Arrow reads the zone first, and fails on one it cannot (a name, in a build
+            // without a zone database): that the CPU reports.
+            let zone_reads = tz.as_deref().is_none_or(|tz| tz.parse::<Tz>().is_ok());
+            if l.temporal == r.temporal && zone_reads {
                 let unit = *unit;
                 return Some(self.duration(l, r, unit));
             }

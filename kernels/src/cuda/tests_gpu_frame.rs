@@ -189,6 +189,15 @@ fn gpu_filters_the_cpu_fails_on_fail_alike() {
         let got = run_timed(&gpu, &op, &all).unwrap_err();
         assert_eq!(got.to_string(), want.to_string(), "{predicate}");
     }
+    // A constant's cast fails on the CPU even over no rows: so it does here.
+    let op = filter_op(
+        col("i8").gt(lit(300).cast(arrow::datatypes::DataType::Int8)),
+        Sink::Table,
+    );
+    let empty = [Arc::new(ChunkData::Table(fault_table().slice(0, 0)))];
+    let want = cpu::execute(&op, &empty).unwrap_err();
+    let got = run_timed(&gpu, &op, &empty).unwrap_err();
+    assert_eq!(got.to_string(), want.to_string());
 }
 
 #[test]

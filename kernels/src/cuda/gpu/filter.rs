@@ -37,7 +37,8 @@ impl Gpu {
     /// The rows of `keep` where `predicate` over `over` (the same rows) is true, with the
     /// kernels' device time when `timed`; `None` where the generator does not take the
     /// predicate, the table has more rows than 32-bit row numbers hold, or a row faulted
-    /// (the CPU then evaluates the predicate and reports its error).
+    /// (the CPU then evaluates the predicate and reports its error; so too for an empty
+    /// table and a kernel that may fault, as a constant's cast may fail without any row).
     pub(super) fn filter(
         &self,
         stream: &Arc<CudaStream>,
@@ -51,6 +52,10 @@ impl Gpu {
         let Some(kernel) = filter_source(predicate, over.schema_ref()) else {
             return Ok(None);
         };
+        if n == 0 && kernel.may_fault {
+            // No row to fault on, but a constant's cast may still fail on the CPU.
+            return Ok(None);
+        }
         if u32::try_from(n).is_err() {
             return Ok(None);
         }
@@ -135,6 +140,9 @@ impl Gpu {
         let Some(keys) = plan.keys_for(batch) else {
             return Ok(None);
         };
+        if batch.num_rows() == 0 && kernel.may_fault {
+            return Ok(None);
+        }
         let mut timer = Timer::new(stream, timed)?;
         let Flagged { flags, faults, .. } =
             self.flags(stream, owners, &kernel, batch, &mut timer)?;
