@@ -59,6 +59,9 @@ use std::fmt::Write as _;
 use std::sync::OnceLock;
 use twox_hash::XxHash3_64;
 
+mod casts;
+use casts::int_range;
+
 /// The column readers every generated filter starts with (`frame_cols.cuh`).
 pub const FILTER_PRELUDE: &str = include_str!("frame_cols.cuh");
 
@@ -520,155 +523,6 @@ impl Gen<'_> {
         Some(self.define(Cat::Int, &x, &ok))
     }
 
-    /// `inner` cast to `to` as the CPU's strict cast does it: an integer or a boolean to
-    /// any integer type but `UInt64` (a value out of the target's range faults), a float to
-    /// one (truncated toward zero; NaN, infinities and values out of range fault, with
-    /// `num-traits`' bounds, which Arrow's cast uses), anything numeric to `Float32`
-    /// (rounded to nearest, as Rust's `as`) or `Float64` (`Int64` rounded to nearest), a
-    /// value to its own type, a null to anything the generator computes in; a temporal
-    /// value to the integer it is stored as (`Int32` for the 32-bit types, `Int64` for
-    /// all), which Arrow's cast reads unchanged, or to a temporal type
-    /// ([`Self::temporal_cast`]). `UInt64` stays on the CPU.
-    fn cast(&mut self, inner: &Expr, to: &DataType) -> Option<Val> {
-        let from = inner.data_type(self.schema).ok()?;
-        let v = self.expr(inner)?;
-        if from == *to {
-            return Some(v);
-        }
-        if let Some(temporal) = v.temporal.clone() {
-            let narrow = matches!(temporal, DataType::Date32 | DataType::Time32(_));
-            return match to {
-                DataType::Int64 => Some(self.define(Cat::Int, &v.x, &v.ok)),
-                DataType::Int32 if narrow => Some(self.define(Cat::Int, &v.x, &v.ok)),
-                to => self.temporal_cast(v, &temporal, to),
-            };
-        }
-        if from == DataType::UInt64 {
-            return None;
-        }
-        match (v.cat, to) {
-            (Cat::Null, to) => Some(self.null(cat_of(to)?)),
-            (Cat::Int, DataType::Int64) => Some(self.define(Cat::Int, &v.x, &v.ok)),
-            (Cat::Int, to) if int_range(to).is_some() => {
-                let (lo, hi) = int_range(to)?;
-                self.faults.push(format!(
-                    "({} && ({x} < {} || {x} > {}))",
-                    v.ok,
-                    i64_lit(lo),
-                    i64_lit(hi),
-                    x = v.x
-                ));
-                Some(self.define(Cat::Int, &v.x, &v.ok))
-            }
-            (Cat::Bool, to) if to == &DataType::Int64 || int_range(to).is_some() => {
-                Some(self.define(Cat::Int, &format!("(ts_i64)({})", v.x), &v.ok))
-            }
-            (Cat::Float, to) if to.is_integer() => self.float_to_int(v, to),
-            (Cat::Int, DataType::Float64) => {
-                Some(self.define(Cat::Float, &format!("__ll2double_rn({})", v.x), &v.ok))
-            }
-            (Cat::Int, DataType::Float32) => Some(self.define(
-                Cat::Float,
-                &format!("(double)__ll2float_rn({})", v.x),
-                &v.ok,
-            )),
-            (Cat::Bool, DataType::Float64 | DataType::Float32) => {
-                Some(self.define(Cat::Float, &format!("({} ? 1.0 : 0.0)", v.x), &v.ok))
-            }
-            (Cat::Float, DataType::Float64) => Some(self.define(Cat::Float, &v.x, &v.ok)),
-            (Cat::Float, DataType::Float32) => Some(self.define(
-                Cat::Float,
-                &format!("(double)__double2float_rn({})", v.x),
-                &v.ok,
-            )),
-            _ => None,
-        }
-    }
-
-    /// Temporal `v` of type `from` cast to temporal type `to`, as Arrow's cast does it: a
-    /// zoneless timestamp to `Date32` (its day, floored; out of `Date32`'s range faults),
-    /// a timestamp to another unit (a coarser one by truncating division, a finer one by
-    /// checked multiplication, whose overflow faults; not from no zone to a zone, which
-    /// Arrow shifts), `Date32` to `Date64`, and `Date64` to `Date32` (truncating
-    /// division; out of range faults). `None` for the others.
-    fn temporal_cast(&mut self, v: Val, from: &DataType, to: &DataType) -> Option<Val> {
-        use DataType::{Date32, Date64, Timestamp};
-        let per_second = |unit: &TimeUnit| match unit {
-            TimeUnit::Second => 1i64,
-            TimeUnit::Millisecond => 1_000,
-            TimeUnit::Microsecond => 1_000_000,
-            TimeUnit::Nanosecond => 1_000_000_000,
-        };
-        const MS_PER_DAY: i64 = 86_400_000;
-        // The value, and whether it must fit in `i32` (else it faults).
-        let (x, narrow) = match (from, to) {
-            (Timestamp(unit, None), Date32) => {
-                let day = per_second(unit) * 86_400;
-                let coarse = matches!(unit, TimeUnit::Second | TimeUnit::Millisecond);
-                (format!("ts_floor_div({}, {day})", v.x), coarse)
-            }
-            (Timestamp(from_unit, from_tz), Timestamp(to_unit, to_tz))
-                if !(from_tz.is_none() && to_tz.is_some()) =>
-            {
-                let (f, t) = (per_second(from_unit), per_second(to_unit));
-                if f == t {
-                    (v.x.clone(), false)
-                } else if f > t {
-                    (format!("{} / {}", v.x, f / t), false)
-                } else {
-                    let mul = t / f;
-                    self.faults.push(format!(
-                        "({} && ({x} > {} || {x} < {}))",
-                        v.ok,
-                        i64_lit(i64::MAX / mul),
-                        i64_lit(i64::MIN / mul),
-                        x = v.x
-                    ));
-                    (format!("(ts_i64)((ts_u64){} * (ts_u64){mul})", v.x), false)
-                }
-            }
-            (Date32, Date64) => (format!("{} * {MS_PER_DAY}", v.x), false),
-            (Date64, Date32) => (format!("{} / {MS_PER_DAY}", v.x), true),
-            _ => return None,
-        };
-        let mut out = self.define(Cat::Int, &x, &v.ok);
-        if narrow {
-            self.faults.push(format!(
-                "({} && ({x} < {} || {x} > {}))",
-                out.ok,
-                i64_lit(i32::MIN.into()),
-                i64_lit(i32::MAX.into()),
-                x = out.x
-            ));
-        }
-        out.temporal = Some(to.clone());
-        Some(out)
-    }
-
-    /// Float `v` cast to integer type `to`: truncated toward zero where `num-traits` (which
-    /// Arrow's cast uses) takes the value, `x` in `(MIN - 1, MAX + 1)`, or `[MIN, MAX + 1)`
-    /// for `Int64` (whose `MIN - 1` no float holds apart from `MIN`); a fault elsewhere.
-    fn float_to_int(&mut self, v: Val, to: &DataType) -> Option<Val> {
-        let (lo, hi, low) = match to {
-            DataType::Int64 => (-(2f64.powi(63)), 2f64.powi(63), ">="),
-            to => {
-                let (lo, hi) = int_range(to)?;
-                (lo as f64 - 1.0, hi as f64 + 1.0, ">")
-            }
-        };
-        let n = self.fresh();
-        let _ = writeln!(
-            self.body,
-            "        const bool in{n} = {x} {low} {} && {x} < {};",
-            f64_lit(lo),
-            f64_lit(hi),
-            x = v.x
-        );
-        self.faults.push(format!("({} && !in{n})", v.ok));
-        let x = format!("in{n} ? (ts_i64){} : 0", v.x);
-        Some(self.define(Cat::Int, &x, &v.ok))
-    }
-
     /// A column's value at row `i`, read as its kind: the kind is known here, so the read
     /// goes through a pointer of its C type rather than `frame_cols.cuh`'s `ts_int_at` /
     /// `ts_float_at`, which switch on the kind at every row.
@@ -977,19 +831,6 @@ fn c_int(kind: ColKind) -> &'static str {
         ColKind::U64 => "unsigned long long",
         _ => "ts_i64",
     }
-}
-
-/// The values of integer type `to` narrower than `Int64` (`None` for the others).
-fn int_range(to: &DataType) -> Option<(i64, i64)> {
-    Some(match to {
-        DataType::Int8 => (i8::MIN.into(), i8::MAX.into()),
-        DataType::Int16 => (i16::MIN.into(), i16::MAX.into()),
-        DataType::Int32 => (i32::MIN.into(), i32::MAX.into()),
-        DataType::UInt8 => (0, u8::MAX.into()),
-        DataType::UInt16 => (0, u16::MAX.into()),
-        DataType::UInt32 => (0, u32::MAX.into()),
-        _ => return None,
-    })
 }
 
 /// Whether a float constant converts to `i64` without loss, as the CPU's rule for
