@@ -466,12 +466,7 @@ impl Gen<'_> {
         let per_second: i64 = match v.temporal.as_ref()? {
             DataType::Date32 => 0,
             DataType::Date64 => 1_000,
-            DataType::Timestamp(unit, None) => match unit {
-                TimeUnit::Second => 1,
-                TimeUnit::Millisecond => 1_000,
-                TimeUnit::Microsecond => 1_000_000,
-                TimeUnit::Nanosecond => 1_000_000_000,
-            },
+            DataType::Timestamp(unit, None) => ticks_per_second(*unit),
             _ => return None,
         };
         let code = match part {
@@ -816,6 +811,16 @@ impl Gen<'_> {
             _ => return None,
         };
         Some(self.define(Cat::Bool, &x, &both))
+    }
+}
+
+/// A timestamp unit's ticks in a second.
+fn ticks_per_second(unit: TimeUnit) -> i64 {
+    match unit {
+        TimeUnit::Second => 1,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
     }
 }
 

@@ -1,7 +1,7 @@
 //! The filter generator's casts: the CPU's strict casts between numbers, and Arrow's
 //! casts between temporal types, with the rows on which the CPU fails as faults.
 
-use super::{cat_of, Cat, Gen, Val};
+use super::{cat_of, ticks_per_second, Cat, Gen, Val};
 use crate::cuda::codegen::cexpr::{f64_lit, i64_lit};
 use crate::frame::expr::Expr;
 use arrow::datatypes::{DataType, TimeUnit};
@@ -34,21 +34,16 @@ impl Gen<'_> {
         if from == DataType::UInt64 {
             return None;
         }
+        let narrow = int_range(to);
         match (v.cat, to) {
             (Cat::Null, to) => Some(self.null(cat_of(to)?)),
             (Cat::Int, DataType::Int64) => Some(self.define(Cat::Int, &v.x, &v.ok)),
-            (Cat::Int, to) if int_range(to).is_some() => {
-                let (lo, hi) = int_range(to)?;
-                self.faults.push(format!(
-                    "({} && ({x} < {} || {x} > {}))",
-                    v.ok,
-                    i64_lit(lo),
-                    i64_lit(hi),
-                    x = v.x
-                ));
+            (Cat::Int, _) if narrow.is_some() => {
+                let (lo, hi) = narrow?;
+                self.fault_outside(&v, lo, hi);
                 Some(self.define(Cat::Int, &v.x, &v.ok))
             }
-            (Cat::Bool, to) if to == &DataType::Int64 || int_range(to).is_some() => {
+            (Cat::Bool, to) if to == &DataType::Int64 || narrow.is_some() => {
                 Some(self.define(Cat::Int, &format!("(ts_i64)({})", v.x), &v.ok))
             }
             (Cat::Float, to) if to.is_integer() => self.float_to_int(v, to),
@@ -81,37 +76,25 @@ impl Gen<'_> {
     /// division; out of range faults). `None` for the others.
     fn temporal_cast(&mut self, v: Val, from: &DataType, to: &DataType) -> Option<Val> {
         use DataType::{Date32, Date64, Timestamp};
-        let per_second = |unit: &TimeUnit| match unit {
-            TimeUnit::Second => 1i64,
-            TimeUnit::Millisecond => 1_000,
-            TimeUnit::Microsecond => 1_000_000,
-            TimeUnit::Nanosecond => 1_000_000_000,
-        };
         const MS_PER_DAY: i64 = 86_400_000;
         // The value, and whether it must fit in `i32` (else it faults).
         let (x, narrow) = match (from, to) {
             (Timestamp(unit, None), Date32) => {
-                let day = per_second(unit) * 86_400;
+                let day = ticks_per_second(*unit) * 86_400;
                 let coarse = matches!(unit, TimeUnit::Second | TimeUnit::Millisecond);
                 (format!("ts_floor_div({}, {day})", v.x), coarse)
             }
             (Timestamp(from_unit, from_tz), Timestamp(to_unit, to_tz))
                 if !(from_tz.is_none() && to_tz.is_some()) =>
             {
-                let (f, t) = (per_second(from_unit), per_second(to_unit));
+                let (f, t) = (ticks_per_second(*from_unit), ticks_per_second(*to_unit));
                 if f == t {
                     (v.x.clone(), false)
                 } else if f > t {
                     (format!("{} / {}", v.x, f / t), false)
                 } else {
                     let mul = t / f;
-                    self.faults.push(format!(
-                        "({} && ({x} > {} || {x} < {}))",
-                        v.ok,
-                        i64_lit(i64::MAX / mul),
-                        i64_lit(i64::MIN / mul),
-                        x = v.x
-                    ));
+                    self.fault_outside(&v, i64::MIN / mul, i64::MAX / mul);
                     (format!("(ts_i64)((ts_u64){} * (ts_u64){mul})", v.x), false)
                 }
             }
@@ -121,16 +104,21 @@ impl Gen<'_> {
         };
         let mut out = self.define(Cat::Int, &x, &v.ok);
         if narrow {
-            self.faults.push(format!(
-                "({} && ({x} < {} || {x} > {}))",
-                out.ok,
-                i64_lit(i32::MIN.into()),
-                i64_lit(i32::MAX.into()),
-                x = out.x
-            ));
+            self.fault_outside(&out, i32::MIN.into(), i32::MAX.into());
         }
         out.temporal = Some(to.clone());
         Some(out)
+    }
+
+    /// A fault where integer `v` is valid and outside `lo..=hi`.
+    fn fault_outside(&mut self, v: &Val, lo: i64, hi: i64) {
+        self.faults.push(format!(
+            "({} && ({x} < {} || {x} > {}))",
+            v.ok,
+            i64_lit(lo),
+            i64_lit(hi),
+            x = v.x
+        ));
     }
 
     /// Float `v` cast to integer type `to`: truncated toward zero where `num-traits` (which

@@ -33,12 +33,18 @@ struct Flagged<'a> {
     faults: CudaSlice<i32>,
 }
 
+/// The kernel the device runs for `predicate` over `batch`: none where the generator does
+/// not take the predicate, nor for an empty table with a kernel that may fault (no row can
+/// fault there, but a constant's cast may fail on the CPU all the same).
+fn device_kernel(predicate: &Expr, batch: &RecordBatch) -> Option<FilterKernel> {
+    filter_source(predicate, batch.schema_ref()).filter(|k| batch.num_rows() > 0 || !k.may_fault)
+}
+
 impl Gpu {
     /// The rows of `keep` where `predicate` over `over` (the same rows) is true, with the
     /// kernels' device time when `timed`; `None` where the generator does not take the
-    /// predicate, the table has more rows than 32-bit row numbers hold, or a row faulted
-    /// (the CPU then evaluates the predicate and reports its error; so too for an empty
-    /// table and a kernel that may fault, as a constant's cast may fail without any row).
+    /// predicate ([`device_kernel`]), the table has more rows than 32-bit row numbers
+    /// hold, or a row faulted (the CPU then evaluates the predicate and reports its error).
     pub(super) fn filter(
         &self,
         stream: &Arc<CudaStream>,
@@ -49,13 +55,9 @@ impl Gpu {
         timed: bool,
     ) -> Result<Option<(RecordBatch, Duration)>, KernelError> {
         let n = over.num_rows();
-        let Some(kernel) = filter_source(predicate, over.schema_ref()) else {
+        let Some(kernel) = device_kernel(predicate, over) else {
             return Ok(None);
         };
-        if n == 0 && kernel.may_fault {
-            // No row to fault on, but a constant's cast may still fail on the CPU.
-            return Ok(None);
-        }
         if u32::try_from(n).is_err() {
             return Ok(None);
         }
@@ -119,8 +121,8 @@ impl Gpu {
 
     /// The groupby partial of the rows of `batch` where `predicate` is true, with the
     /// kernels' device time when `timed`: the predicate's flags make the rows they drop
-    /// join no group, so no row is gathered or copied back. `None` where the generator
-    /// does not take the predicate or the kernels the spec (the caller then filters and
+    /// join no group, so no row is gathered or copied back. `None` where the device does
+    /// not take the predicate ([`device_kernel`]) or the kernels the spec (the caller then filters and
     /// groups apart), or where a row faulted.
     pub(super) fn filtered_group_partial(
         &self,
@@ -132,7 +134,7 @@ impl Gpu {
         timed: bool,
     ) -> Result<Option<(RecordBatch, Duration)>, KernelError> {
         let (Some(kernel), Some(plan)) = (
-            filter_source(predicate, batch.schema_ref()),
+            device_kernel(predicate, batch),
             GroupPlan::new(spec, batch.schema_ref())?,
         ) else {
             return Ok(None);
@@ -140,9 +142,6 @@ impl Gpu {
         let Some(keys) = plan.keys_for(batch) else {
             return Ok(None);
         };
-        if batch.num_rows() == 0 && kernel.may_fault {
-            return Ok(None);
-        }
         let mut timer = Timer::new(stream, timed)?;
         let Flagged { flags, faults, .. } =
             self.flags(stream, owners, &kernel, batch, &mut timer)?;
