@@ -76,6 +76,35 @@ def test_dt_accessor_matches_pandas(session, pdf, rows):
         assert [pd.Timestamp(v) for v in got.tolist()] == [pd.Timestamp(v) for v in want.tolist()]
 
 
+@pytest.mark.parametrize("zone", ["America/New_York", "UTC", "Asia/Kolkata", "+05:45"])
+@pytest.mark.parametrize("rows", [None, 3])
+def test_dt_accessor_of_zoned_timestamps_matches_pandas(session, pdf, rows, zone):
+    # The same instants on a zone's wall clock (New York's cross its summer time).
+    tz = dt.timezone(dt.timedelta(hours=5, minutes=45)) if zone.startswith("+") else zone
+    stamps = pdf["t"].dt.tz_localize("UTC").dt.tz_convert(tz)
+    stamps = stamps.where(stamps.index != 2)
+    p = pd.DataFrame({"t": stamps})
+    t = ts.from_pandas(p, rows_per_chunk=rows)["t"]
+    for name in ["year", "month", "day", "hour", "minute", "second", "weekday", "dayofyear",
+                 "quarter"]:
+        check(getattr(t.dt, name).compute(session), getattr(p["t"].dt, name))
+    for freq in ["D", "h", "min"]:
+        got = t.dt.floor(freq).compute(session)
+        want = p["t"].dt.floor(freq)
+        assert [None if pd.isna(v) else pd.Timestamp(v) for v in got.tolist()] == [
+            None if pd.isna(v) else v for v in want.tolist()], freq
+
+
+def test_dt_floor_onto_a_repeated_wall_clock_time_raises(session):
+    # New York's 01:00 of 2021-11-07 happens twice: pandas raises by default, and so do we.
+    repeated = pd.DataFrame({"t": pd.Series(pd.to_datetime(["2021-11-07 05:30"])).dt
+                             .tz_localize("UTC").dt.tz_convert("America/New_York")})
+    with pytest.raises(Exception):
+        repeated["t"].dt.floor("h")
+    with pytest.raises(TesseraError, match="occurs twice"):
+        ts.from_pandas(repeated)["t"].dt.floor("h").compute(session)
+
+
 @pytest.mark.parametrize("rows", ROWS_PER_CHUNK)
 def test_between_astype_map_unique(session, pdf, rows):
     df = ts.from_pandas(pdf, rows_per_chunk=rows)

@@ -3,10 +3,12 @@
 //! accessor and `dt.floor`.
 
 use super::{is_string, Expr, FrameError, FrameResult};
+use arrow::array::timezone::{Tz, TzOffset};
 use arrow::array::{Array, ArrayRef, BooleanArray, Int64Array, StringArray};
 use arrow::compute::cast;
 use arrow::compute::kernels::zip::zip;
 use arrow::datatypes::{DataType, TimeUnit};
+use chrono::{DateTime, LocalResult, NaiveDateTime, Offset, TimeZone};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
@@ -57,7 +59,7 @@ pub enum StrFunction {
 /// A unit to floor timestamps to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FloorUnit {
-    /// Whole days (UTC, or the clock time of a time-zone-free timestamp).
+    /// Whole days (of the timestamp's time zone, or of UTC without one).
     Day,
     /// Whole hours.
     Hour,
@@ -244,12 +246,23 @@ fn slice_chars(v: &str, start: i64, stop: Option<i64>) -> String {
     v.chars().skip(a as usize).take((b - a) as usize).collect()
 }
 
+/// `x`'s timestamps rounded down to a whole `unit`, as pandas' `dt.floor`: on the wall
+/// clock of the column's time zone (a wall-clock time that zone skips or repeats, which
+/// pandas refuses by default, is an error), or of UTC without one.
 fn floor(x: &ArrayRef, unit: FloorUnit) -> FrameResult<ArrayRef> {
-    let DataType::Timestamp(tu, _) = x.data_type() else {
+    let DataType::Timestamp(tu, tz) = x.data_type() else {
         // Dates have no time of day: already whole days.
         return Ok(x.clone());
     };
-    let step = unit.seconds() * ticks_per_second(tu);
+    let zone = match tz {
+        Some(tz) => Some(tz.parse::<Tz>()?),
+        None => None,
+    };
+    let clock = WallClock {
+        per_second: ticks_per_second(tu),
+        zone,
+    };
+    let step = unit.seconds() * clock.per_second;
     let raw = cast(x, &DataType::Int64)?;
     let raw = raw
         .as_any()
@@ -257,9 +270,48 @@ fn floor(x: &ArrayRef, unit: FloorUnit) -> FrameResult<ArrayRef> {
         .ok_or_else(|| FrameError::InvalidArgument("dt.floor: not a timestamp".into()))?;
     let floored: Int64Array = raw
         .iter()
-        .map(|v| v.map(|t| t.div_euclid(step) * step))
-        .collect();
+        .map(|v| v.map(|t| clock.floor(t, step)).transpose())
+        .collect::<FrameResult<_>>()?;
     Ok(cast(&(Arc::new(floored) as ArrayRef), x.data_type())?)
+}
+
+/// A timestamp column's clock: its ticks per second and its time zone.
+struct WallClock {
+    per_second: i64,
+    zone: Option<Tz>,
+}
+
+impl WallClock {
+    /// Timestamp `t` rounded down to a multiple of `step` ticks on this wall clock.
+    fn floor(&self, t: i64, step: i64) -> FrameResult<i64> {
+        let range =
+            || FrameError::InvalidArgument(format!("dt.floor: timestamp {t} is out of range"));
+        let down = |t: i64| t.div_euclid(step).checked_mul(step).ok_or_else(range);
+        let Some(zone) = &self.zone else {
+            return down(t);
+        };
+        let east = |offset: TzOffset| i64::from(offset.fix().local_minus_utc()) * self.per_second;
+        let utc = self.naive(t).ok_or_else(range)?;
+        let wall = t
+            .checked_add(east(zone.offset_from_utc_datetime(&utc)))
+            .ok_or_else(range)?;
+        let floored = down(wall)?;
+        let local = self.naive(floored).ok_or_else(range)?;
+        match zone.offset_from_local_datetime(&local) {
+            LocalResult::Single(offset) => floored.checked_sub(east(offset)).ok_or_else(range),
+            LocalResult::Ambiguous(..) => Err(FrameError::InvalidArgument(format!(
+                "dt.floor: {local} occurs twice in time zone {zone} (the clocks go back)"
+            ))),
+            LocalResult::None => Err(FrameError::InvalidArgument(format!(
+                "dt.floor: {local} does not exist in time zone {zone} (the clocks go forward)"
+            ))),
+        }
+    }
+
+    /// Ticks `t` as a date and time (the second, floored), where chrono has one.
+    fn naive(&self, t: i64) -> Option<NaiveDateTime> {
+        DateTime::from_timestamp(t.div_euclid(self.per_second), 0).map(|d| d.naive_utc())
+    }
 }
 
 impl fmt::Display for Function {

@@ -25,6 +25,7 @@ use std::fmt;
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Rem, Sub};
 use std::sync::Arc;
 
+use arrow::array::timezone::Tz;
 use arrow::array::{
     new_null_array, Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, Datum,
     Float64Array, Int64Array, NullArray, PrimitiveArray, StringArray, UInt32Array,
@@ -800,13 +801,19 @@ impl Expr {
         }
     }
 
+    /// A date part's type: of a date, or of a timestamp on its zone's wall clock (a zone
+    /// the database does not hold is a mismatch, found before any row is read).
     fn date_part_type(&self, dt: &DataType) -> FrameResult<DataType> {
         match dt {
             DataType::Date32 | DataType::Date64 | DataType::Timestamp(_, None) | DataType::Null => {
                 Ok(DataType::Int32)
             }
+            DataType::Timestamp(_, Some(tz)) => match tz.parse::<Tz>() {
+                Ok(_) => Ok(DataType::Int32),
+                Err(e) => Err(self.mismatch(format_args!("date parts of {dt}: {e}"))),
+            },
             _ => Err(self.mismatch(format_args!(
-                "date parts need a Date32, Date64 or Timestamp without time zone, not {dt}"
+                "date parts need a Date32, Date64 or Timestamp, not {dt}"
             ))),
         }
     }

@@ -4,7 +4,7 @@ use super::*;
 use arrow::array::{
     Date32Array, Date64Array, DictionaryArray, Float32Array, Int32Array, Int8Array,
     LargeStringArray, ListArray, StringViewArray, TimestampMicrosecondArray,
-    TimestampMillisecondArray, UInt8Array,
+    TimestampMillisecondArray, TimestampSecondArray, UInt8Array,
 };
 use arrow::datatypes::{Field, Int32Type};
 
@@ -505,6 +505,144 @@ fn date_parts() {
     assert_eq!(int32s(&lit(Literal::Null).dt_hour(), &b), [None; 3]);
 }
 
+/// Timestamps under named zones (the zone database, arrow's `chrono-tz`), as pandas and
+/// Parquet files written from it hold them: date parts and days are the zone's wall clock,
+/// across New York's change to summer time on 2021-03-14 at 02:00 (07:00 UTC).
+#[test]
+fn named_time_zones() {
+    // 2021-03-14 06:59:59 UTC (01:59:59 EST), 07:00:00 UTC (03:00:00 EDT), 2021-01-01
+    // 03:00 UTC (2020-12-31 22:00 EST), null.
+    let secs = vec![
+        Some(1_615_705_199),
+        Some(1_615_705_200),
+        Some(1_609_470_000),
+        None,
+    ];
+    let zoned =
+        |tz: &str| Arc::new(TimestampSecondArray::from(secs.clone()).with_timezone(tz)) as ArrayRef;
+    let b = batch(vec![
+        ("ny", zoned("America/New_York")),
+        ("utc", zoned("UTC")),
+        ("mars", zoned("Mars/Olympus_Mons")),
+    ]);
+    let ny = col("ny");
+    assert_eq!(
+        int32s(&ny.clone().dt_hour(), &b),
+        [Some(1), Some(3), Some(22), None]
+    );
+    assert_eq!(
+        int32s(&ny.clone().dt_year(), &b),
+        [Some(2021), Some(2021), Some(2020), None]
+    );
+    assert_eq!(
+        int32s(&ny.clone().dt_day(), &b),
+        [Some(14), Some(14), Some(31), None]
+    );
+    assert_eq!(
+        int32s(&col("utc").dt_hour(), &b),
+        [Some(6), Some(7), Some(3), None]
+    );
+    let days = |e: &Expr| -> Vec<Option<i32>> {
+        eval(e, &b)
+            .as_primitive::<arrow::datatypes::Date32Type>()
+            .iter()
+            .collect()
+    };
+    assert_eq!(
+        days(&ny.clone().cast(DataType::Date32)),
+        [Some(18_700), Some(18_700), Some(18_627), None]
+    );
+    assert_eq!(
+        days(&col("utc").cast(DataType::Date32)),
+        [Some(18_700), Some(18_700), Some(18_628), None]
+    );
+    // A string without an offset is a wall-clock time in the column's zone.
+    assert_eq!(
+        bools(&ny.clone().ge("2021-03-14T03:00:00"), &b),
+        [Some(false), Some(true), Some(false), None]
+    );
+    assert_eq!(
+        bools(&ny.clone().eq(col("utc")), &b),
+        [Some(true), Some(true), Some(true), None]
+    );
+    // A zone no database holds is the typed error that names it, not a panic.
+    let err = col("mars").dt_hour().evaluate(&b).unwrap_err();
+    assert!(err.to_string().contains("Mars/Olympus_Mons"), "{err}");
+    assert_eq!(
+        int32s(&ny.clone().dt_weekday(), &b),
+        [Some(6), Some(6), Some(3), None]
+    );
+    // Floors on the wall clock, as pandas' `dt.floor`: New York's midnight of 2021-03-14
+    // is 05:00 UTC, its 01:00 that day 06:00 UTC.
+    let seconds = |e: &Expr| -> Vec<Option<i64>> {
+        let out = eval(e, &b);
+        let out = arrow::compute::cast(&out, &DataType::Int64).unwrap();
+        out.as_primitive::<Int64Type>().iter().collect()
+    };
+    assert_eq!(
+        seconds(&ny.clone().dt_floor(FloorUnit::Day)),
+        [
+            Some(1_615_698_000),
+            Some(1_615_698_000),
+            Some(1_609_390_800),
+            None
+        ]
+    );
+    assert_eq!(
+        seconds(&ny.dt_floor(FloorUnit::Hour)),
+        [
+            Some(1_615_701_600),
+            Some(1_615_705_200),
+            Some(1_609_470_000),
+            None
+        ]
+    );
+    assert_eq!(
+        seconds(&col("utc").dt_floor(FloorUnit::Day)),
+        [
+            Some(1_615_680_000),
+            Some(1_615_680_000),
+            Some(1_609_459_200),
+            None
+        ]
+    );
+    // A floor onto a wall-clock time the zone repeats (New York, 2021-11-07 01:00) or skips
+    // (São Paulo's midnight of 2018-11-04) is an error, as pandas raises by default.
+    let one = |secs: i64, tz: &str| {
+        batch(vec![(
+            "t",
+            Arc::new(TimestampSecondArray::from(vec![secs]).with_timezone(tz)) as ArrayRef,
+        )])
+    };
+    let repeated = one(1_636_263_000, "America/New_York");
+    assert_eq!(
+        eval(&col("t").dt_floor(FloorUnit::Day), &repeated)
+            .as_primitive::<arrow::datatypes::TimestampSecondType>()
+            .value(0),
+        1_636_257_600
+    );
+    let err = col("t")
+        .dt_floor(FloorUnit::Hour)
+        .evaluate(&repeated)
+        .unwrap_err();
+    assert!(err.to_string().contains("occurs twice"), "{err}");
+    let err = col("t")
+        .dt_floor(FloorUnit::Day)
+        .evaluate(&one(1_541_340_000, "America/Sao_Paulo"))
+        .unwrap_err();
+    assert!(err.to_string().contains("does not exist"), "{err}");
+    // A floor below `i64`'s range is an error, not a wrapped value.
+    let low = batch(vec![(
+        "t",
+        Arc::new(arrow::array::TimestampNanosecondArray::from(vec![i64::MIN])) as ArrayRef,
+    )]);
+    let err = col("t")
+        .dt_floor(FloorUnit::Day)
+        .evaluate(&low)
+        .unwrap_err();
+    assert!(err.to_string().contains("out of range"), "{err}");
+}
+
 #[test]
 fn temporal_comparisons_and_differences() {
     let b = dates();
@@ -546,12 +684,22 @@ fn temporal_comparisons_and_differences() {
     let diff = eval(&(col("ts") - col("ts")), &b);
     assert_eq!(diff.data_type(), &DataType::Duration(TimeUnit::Microsecond));
     assert_eq!(diff.null_count(), 1);
+    // A zoneless timestamp cast to a zone is read as that zone's wall clock, whose date
+    // parts it keeps; a zone the database lacks is a mismatch before any row is read.
     let tz = DataType::Timestamp(TimeUnit::Microsecond, Some("+01:00".into()));
-    mismatch(
-        &col("ts").cast(tz).dt_hour(),
-        &b,
-        &["date parts", "Timestamp"],
+    assert_eq!(
+        int32s(&col("ts").cast(tz).dt_hour(), &b),
+        [Some(5), Some(23), None]
     );
+    let nowhere = DataType::Timestamp(TimeUnit::Microsecond, Some("Mars/Tharsis".into()));
+    let e = col("ts").cast(nowhere).dt_hour();
+    let err = e.data_type(b.schema_ref()).unwrap_err().to_string();
+    assert!(
+        err.contains("date parts") && err.contains("Mars/Tharsis"),
+        "{err}"
+    );
+    let err = e.evaluate(&b).unwrap_err().to_string();
+    assert!(err.contains("Mars/Tharsis"), "{err}");
 }
 
 #[test]
