@@ -31,20 +31,23 @@
 //! - casts as the CPU's strict cast does them: integers and booleans to every integer
 //!   type but `UInt64` (a value out of range faults), floats to them (truncated; NaN,
 //!   infinities and values out of range fault), numbers to `Float32` (rounded to nearest)
-//!   and `Float64`, a temporal value to the integer it is stored as; a zoneless timestamp
-//!   to its day (`Date32`), a timestamp to another unit, a `Date32` to a `Date64` and back
-//!   (values out of the target's range fault);
-//! - date parts (`dt_year` … `dt_quarter`) of a `Date32`, `Date64` or `Timestamp` column
-//!   without a time zone, as Arrow's `date_part` gives them: the proleptic Gregorian
-//!   calendar of the day (floored) since 1970-01-01, null outside chrono's range of years
-//!   (which [`calendar_days`] reads from Arrow); a timestamp's hour, minute and second
+//!   and `Float64`, a temporal value to the integer it is stored as; a timestamp to its
+//!   day (`Date32`), a timestamp to another unit (a zoneless one to a zone, too), a
+//!   `Date32` to a `Date64` and back (values out of the target's range fault);
+//! - date parts (`dt_year` … `dt_quarter`) of a `Date32`, `Date64` or `Timestamp` column,
+//!   as Arrow's `date_part` gives them: the proleptic Gregorian calendar of the day
+//!   (floored) since 1970-01-01, null outside chrono's range of years (which
+//!   [`calendar_days`] reads from Arrow); a zoneless timestamp's hour, minute and second
 //!   are defined for every value, a `Date32`'s are 0;
+//! - a zoned timestamp's day and date parts are on its zone's wall clock, for a zone of
+//!   one offset at every instant (an offset such as `+05:30`, or `UTC`, `Etc/GMT+5` and
+//!   the database's other fixed zones: see `zones`);
 //! - a row on which the CPU's evaluation fails (the faults above; nulls never fault, as
 //!   the CPU checks valid values only) sets the kernel's faults word: the device then
 //!   leaves the predicate to the CPU, which reports the error.
 //!
-//! Anything else — `UInt64` columns, other casts, date parts of zoned timestamps,
-//! functions, and any predicate the CPU would reject — has no kernel ([`filter_source`]
+//! Anything else — `UInt64` columns, other casts, date parts and casts under zones whose
+//! offset changes (summer time), functions, and any predicate the CPU would reject — has no kernel ([`filter_source`]
 //! gives `None`), and the CPU evaluates the predicate.
 
 use super::codegen::cexpr::{f64_lit, i64_lit};
@@ -58,8 +61,10 @@ use arrow::datatypes::{DataType, Schema, TimeUnit};
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 use twox_hash::XxHash3_64;
+use zones::fixed_offset;
 
 mod casts;
+mod zones;
 use casts::int_range;
 
 /// The column readers every generated filter starts with (`frame_cols.cuh`).
@@ -455,18 +460,22 @@ impl Gen<'_> {
         }
     }
 
-    /// `part` of a `Date32`, `Date64` or zoneless `Timestamp` column's values (see the
-    /// module docs); a null stays a null of the CPU's result type.
+    /// `part` of a `Date32`, `Date64` or `Timestamp` column's values, a timestamp's on
+    /// its zone's wall clock where the zone has one offset (see the module docs); a null
+    /// stays a null of the CPU's result type.
     fn date_part(&mut self, inner: &Expr, part: DatePart) -> Option<Val> {
         let v = self.expr(inner)?;
         if v.cat == Cat::Null {
             return Some(self.null(Cat::Int));
         }
-        // Ticks per second (0: a Date32's days).
-        let per_second: i64 = match v.temporal.as_ref()? {
-            DataType::Date32 => 0,
-            DataType::Date64 => 1_000,
-            DataType::Timestamp(unit, None) => ticks_per_second(*unit),
+        // Ticks per second (0: a Date32's days), and the zone's offset.
+        let (per_second, zone) = match v.temporal.as_ref()? {
+            DataType::Date32 => (0, None),
+            DataType::Date64 => (1_000, None),
+            DataType::Timestamp(unit, None) => (ticks_per_second(*unit), None),
+            DataType::Timestamp(unit, Some(tz)) => {
+                (ticks_per_second(*unit), Some(fixed_offset(tz)?))
+            }
             _ => return None,
         };
         let code = match part {
@@ -481,40 +490,27 @@ impl Gen<'_> {
             DatePart::Quarter => 8,
         };
         let time = matches!(part, DatePart::Hour | DatePart::Minute | DatePart::Second);
-        let n = self.fresh();
         if per_second == 0 {
-            let _ = writeln!(
-                self.body,
-                "        const ts_i64 z{n} = {x};\n        const ts_i64 s{n} = 0;",
-                x = v.x
-            );
-        } else {
-            let _ = writeln!(
-                self.body,
-                "        const ts_i64 t{n} = ts_floor_div({x}, {per_second});\n        \
-                 const ts_i64 z{n} = ts_floor_div(t{n}, 86400);\n        \
-                 const ts_i64 s{n} = t{n} - z{n} * 86400;",
-                x = v.x
-            );
+            let ok = match time {
+                true => v.ok.clone(),
+                false => format!("{} && {}", v.ok, Self::calendar(&v.x)),
+            };
+            let x = match time {
+                true => "0".to_string(),
+                false => format!("ts_date_part({}, 0, {code})", v.x),
+            };
+            return Some(self.define(Cat::Int, &x, &ok));
         }
-        // Arrow computes a timestamp's time of day, and a Date32's (0), without the
-        // calendar; everything else through chrono, which dates a bounded range of days.
-        let ok = if time && !matches!(v.temporal, Some(DataType::Date64)) {
-            v.ok.clone()
-        } else {
-            let (first, last) = calendar_days();
-            format!(
-                "{} && z{n} >= {} && z{n} <= {}",
-                v.ok,
-                i64_lit(first),
-                i64_lit(last)
-            )
+        let clock = self.wall_clock(&v.x, per_second, zone.unwrap_or(0));
+        // Arrow computes a zoneless timestamp's time of day without the calendar; a zoned
+        // one's parts, and every other date part, through chrono, which dates the UTC
+        // instants of a bounded range of days (the wall clock may be a day past them).
+        let calendar_free = time && zone.is_none() && !matches!(v.temporal, Some(DataType::Date64));
+        let ok = match calendar_free {
+            true => v.ok.clone(),
+            false => format!("{} && {}", v.ok, Self::calendar(&clock.utc_day)),
         };
-        let x = if time && per_second == 0 {
-            "0".to_string()
-        } else {
-            format!("ts_date_part(z{n}, s{n}, {code})")
-        };
+        let x = format!("ts_date_part({}, {}, {code})", clock.day, clock.second);
         Some(self.define(Cat::Int, &x, &ok))
     }
 

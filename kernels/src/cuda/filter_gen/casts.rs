@@ -1,7 +1,7 @@
 //! The filter generator's casts: the CPU's strict casts between numbers, and Arrow's
 //! casts between temporal types, with the rows on which the CPU fails as faults.
 
-use super::{cat_of, ticks_per_second, Cat, Gen, Val};
+use super::{cat_of, fixed_offset, ticks_per_second, Cat, Gen, Val};
 use crate::cuda::codegen::cexpr::{f64_lit, i64_lit};
 use crate::frame::expr::Expr;
 use arrow::datatypes::{DataType, TimeUnit};
@@ -68,12 +68,20 @@ impl Gen<'_> {
         }
     }
 
-    /// Temporal `v` of type `from` cast to temporal type `to`, as Arrow's cast does it: a
-    /// zoneless timestamp to `Date32` (its day, floored; out of `Date32`'s range faults),
-    /// a timestamp to another unit (a coarser one by truncating division, a finer one by
-    /// checked multiplication, whose overflow faults; not from no zone to a zone, which
-    /// Arrow shifts), `Date32` to `Date64`, and `Date64` to `Date32` (truncating
-    /// division; out of range faults). `None` for the others.
+    /// Temporal `v` of type `from` cast to temporal type `to`, as Arrow's cast does it:
+    /// - a zoneless timestamp to `Date32`: its day, floored (out of `Date32`'s range
+    ///   faults);
+    /// - a zoned timestamp to `Date32`, for a zone of one offset: its day on the zone's
+    ///   wall clock (an instant chrono does not date faults, and so does a wall-clock day
+    ///   past chrono's last, on which the CPU panics);
+    /// - a timestamp to another unit: a coarser one by truncating division, a finer one by
+    ///   checked multiplication (overflow faults); from no zone to a zone of one offset,
+    ///   the value then read as that zone's wall clock (shifted by the offset; an instant
+    ///   chrono does not date, before or after the shift, or an overflow, faults);
+    /// - `Date32` to `Date64`, and `Date64` to `Date32` (truncating division; out of
+    ///   range faults).
+    ///
+    /// `None` for the others.
     fn temporal_cast(&mut self, v: Val, from: &DataType, to: &DataType) -> Option<Val> {
         use DataType::{Date32, Date64, Timestamp};
         const MS_PER_DAY: i64 = 86_400_000;
@@ -84,18 +92,36 @@ impl Gen<'_> {
                 let coarse = matches!(unit, TimeUnit::Second | TimeUnit::Millisecond);
                 (format!("ts_floor_div({}, {day})", v.x), coarse)
             }
-            (Timestamp(from_unit, from_tz), Timestamp(to_unit, to_tz))
-                if !(from_tz.is_none() && to_tz.is_some()) =>
-            {
+            (Timestamp(unit, Some(tz)), Date32) => {
+                let offset = fixed_offset(tz)?;
+                let clock = self.wall_clock(&v.x, ticks_per_second(*unit), offset);
+                let dated = format!(
+                    "{} && {}",
+                    Self::calendar(&clock.utc_day),
+                    Self::calendar(&clock.day)
+                );
+                self.faults.push(format!("({} && !({dated}))", v.ok));
+                (clock.day, false)
+            }
+            (Timestamp(from_unit, from_tz), Timestamp(to_unit, to_tz)) => {
+                // The zone a zoneless value moves into, as its offset.
+                let shift = match (from_tz, to_tz) {
+                    (None, Some(tz)) => Some(fixed_offset(tz)?),
+                    _ => None,
+                };
                 let (f, t) = (ticks_per_second(*from_unit), ticks_per_second(*to_unit));
-                if f == t {
-                    (v.x.clone(), false)
+                let x = if f == t {
+                    v.x.clone()
                 } else if f > t {
-                    (format!("{} / {}", v.x, f / t), false)
+                    format!("{} / {}", v.x, f / t)
                 } else {
                     let mul = t / f;
                     self.fault_outside(&v, i64::MIN / mul, i64::MAX / mul);
-                    (format!("(ts_i64)((ts_u64){} * (ts_u64){mul})", v.x), false)
+                    format!("(ts_i64)((ts_u64){} * (ts_u64){mul})", v.x)
+                };
+                match shift {
+                    Some(offset) => (self.zone_shift(&v, &x, t, offset), false),
+                    None => (x, false),
                 }
             }
             (Date32, Date64) => (format!("{} * {MS_PER_DAY}", v.x), false),
@@ -108,6 +134,28 @@ impl Gen<'_> {
         }
         out.temporal = Some(to.clone());
         Some(out)
+    }
+
+    /// Zoneless timestamp `x` (of valid-when `v`, in `1 / per_second` seconds) read as
+    /// the wall clock `offset` seconds east of UTC: `x` less the offset. Arrow dates the
+    /// wall clock and its instant with chrono: either outside chrono's range faults (on
+    /// the instant the CPU panics), and so does a result outside `i64`.
+    fn zone_shift(&mut self, v: &Val, x: &str, per_second: i64, offset: i64) -> String {
+        let wall = self.define(Cat::Int, x, &v.ok);
+        let shift = offset * per_second;
+        let clock = self.wall_clock(&wall.x, per_second, -offset);
+        let overflow = match shift.cmp(&0) {
+            std::cmp::Ordering::Greater => format!("{} < {}", wall.x, i64_lit(i64::MIN + shift)),
+            std::cmp::Ordering::Less => format!("{} > {}", wall.x, i64_lit(i64::MAX + shift)),
+            std::cmp::Ordering::Equal => "false".into(),
+        };
+        self.faults.push(format!(
+            "({} && (!{} || !{} || {overflow}))",
+            v.ok,
+            Self::calendar(&clock.utc_day),
+            Self::calendar(&clock.day),
+        ));
+        format!("(ts_i64)((ts_u64){} - (ts_u64){})", wall.x, i64_lit(shift))
     }
 
     /// A fault where integer `v` is valid and outside `lo..=hi`.
