@@ -536,6 +536,18 @@ impl PySeries {
         };
         PySeries::wrap(self.s.dt().floor(unit))
     }
+
+    /// Zoneless timestamps read as the wall clock of zone `tz`, or (`None`) zoned ones'
+    /// wall clocks without their zone.
+    #[pyo3(signature = (tz=None))]
+    fn dt_tz_localize(&self, tz: Option<&str>) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.dt().tz_localize(tz))
+    }
+
+    /// Zoned timestamps' instants in zone `tz`.
+    fn dt_tz_convert(&self, tz: &str) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.dt().tz_convert(tz))
+    }
 }
 
 /// The Arrow type for a pandas or NumPy dtype name: `bool`, `int8`..`int64`,

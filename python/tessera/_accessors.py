@@ -7,6 +7,7 @@ same either way, and one with it raises rather than answer differently).
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import TYPE_CHECKING, Any, Optional
 
 from .errors import TesseraValueError
@@ -112,5 +113,43 @@ class DtAccessor:
     quarter = _date_field("quarter", "The quarter, 1 to 4.")
 
     def floor(self, freq: str) -> "Series":
-        """Timestamps rounded down to a whole ``freq``: ``'D'``, ``'h'``, ``'min'`` or ``'s'``."""
+        """Timestamps rounded down to a whole ``freq``: ``'D'``, ``'h'``, ``'min'`` or ``'s'``
+        (a tz-aware column's on its zone's wall clock)."""
         return type(self._series)(self._series._s.dt_floor(freq))
+
+    def tz_localize(self, tz: Any, ambiguous: str = "raise",
+                    nonexistent: str = "raise") -> "Series":
+        """Tz-naive timestamps read as the wall clock of ``tz`` (a zone name, an offset such
+        as ``'+05:30'``, or a ``tzinfo`` naming one), or with ``None`` tz-aware ones' wall
+        clocks without their zone. A time the zone skips or repeats raises, pandas'
+        default (the only choice taken)."""
+        if ambiguous != "raise" or nonexistent != "raise":
+            raise TesseraValueError(
+                "dt.tz_localize: only ambiguous='raise' and nonexistent='raise' are supported")
+        return type(self._series)(self._series._s.dt_tz_localize(_zone_name(tz)))
+
+    def tz_convert(self, tz: Any) -> "Series":
+        """Tz-aware timestamps' instants in ``tz``, whose wall clock their fields read."""
+        name = _zone_name(tz)
+        s = self._series._s
+        # pandas' tz_convert(None): the instants in UTC, without a zone.
+        out = s.dt_tz_convert("UTC").dt_tz_localize(None) if name is None else s.dt_tz_convert(
+            name)
+        return type(self._series)(out)
+
+
+def _zone_name(tz: Any) -> Optional[str]:
+    """The zone Arrow names for ``tz``: ``None``, a name or offset string, or a ``tzinfo``
+    (``zoneinfo``'s and pytz's by their key, a fixed ``datetime.timezone`` as its offset)."""
+    if tz is None or isinstance(tz, str):
+        return tz
+    key = getattr(tz, "key", None) or getattr(tz, "zone", None)
+    if isinstance(key, str):
+        return key
+    if isinstance(tz, dt.tzinfo):
+        offset = tz.utcoffset(None)
+        if offset is not None and offset.total_seconds() % 60 == 0:
+            minutes = int(offset.total_seconds()) // 60
+            sign = "-" if minutes < 0 else "+"
+            return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    raise TypeError(f"dt: time zone {tz!r} is not a zone name, an offset or a fixed tzinfo")

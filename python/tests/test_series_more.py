@@ -95,6 +95,41 @@ def test_dt_accessor_of_zoned_timestamps_matches_pandas(session, pdf, rows, zone
             None if pd.isna(v) else v for v in want.tolist()], freq
 
 
+@pytest.mark.parametrize("rows", [None, 3])
+def test_tz_localize_and_convert_match_pandas(session, pdf, rows):
+    p = pdf[["t"]].copy()
+    p["t"] = p["t"].where(p.index != 4)
+    df = ts.from_pandas(p, rows_per_chunk=rows)
+    t = df["t"]
+    for zone in ["America/New_York", "UTC", "+05:45", dt.timezone(dt.timedelta(hours=-3))]:
+        local = t.dt.tz_localize(zone)
+        want = p["t"].dt.tz_localize(zone)
+        got = local.compute(session)
+        assert [None if pd.isna(v) else v for v in got.tolist()] == [
+            None if pd.isna(v) else v for v in want.tolist()], zone
+        check(local.dt.hour.compute(session), want.dt.hour)
+        for to in ["Asia/Kolkata", "UTC", None]:
+            got = local.dt.tz_convert(to).compute(session)
+            pw = want.dt.tz_convert(to)
+            assert [None if pd.isna(v) else pd.Timestamp(v) for v in got.tolist()] == [
+                None if pd.isna(v) else v for v in pw.tolist()], (zone, to)
+        back = local.dt.tz_localize(None).compute(session)
+        assert [None if pd.isna(v) else pd.Timestamp(v) for v in back.tolist()] == [
+            None if pd.isna(v) else v for v in p["t"].tolist()], zone
+    # pandas' TypeErrors are our typed errors; its default refusals of skipped times too.
+    with pytest.raises(TesseraError, match="tz_localize"):
+        t.dt.tz_convert("UTC").compute(session)
+    with pytest.raises(TesseraError, match="tz_convert"):
+        t.dt.tz_localize("UTC").dt.tz_localize("UTC").compute(session)
+    with pytest.raises(ValueError, match="ambiguous='raise'"):
+        t.dt.tz_localize("UTC", ambiguous="NaT")
+    skipped = pd.DataFrame({"t": pd.to_datetime(["2021-03-14 02:30"])})
+    with pytest.raises(Exception):
+        skipped["t"].dt.tz_localize("America/New_York")
+    with pytest.raises(TesseraError, match="does not exist"):
+        ts.from_pandas(skipped)["t"].dt.tz_localize("America/New_York").compute(session)
+
+
 def test_dt_floor_onto_a_repeated_wall_clock_time_raises(session):
     # New York's 01:00 of 2021-11-07 happens twice: pandas raises by default, and so do we.
     repeated = pd.DataFrame({"t": pd.Series(pd.to_datetime(["2021-11-07 05:30"])).dt

@@ -398,6 +398,17 @@ impl DtAccessor<'_> {
     pub fn floor(&self, unit: FloorUnit) -> Series {
         self.0.map(|x| x.dt_floor(unit))
     }
+
+    /// Zoneless timestamps read as the wall clock of time zone `tz`, or with `None`
+    /// zoned timestamps' wall clocks without their zone (see [`Expr::dt_tz_localize`]).
+    pub fn tz_localize(&self, tz: Option<&str>) -> Series {
+        self.0.map(|x| x.dt_tz_localize(tz))
+    }
+
+    /// Zoned timestamps' instants in time zone `tz` (see [`Expr::dt_tz_convert`]).
+    pub fn tz_convert(&self, tz: &str) -> Series {
+        self.0.map(|x| x.dt_tz_convert(tz))
+    }
 }
 
 /// The value at `i` of `values` as a [`Literal`].

@@ -23,6 +23,13 @@ pub enum Function {
     Str(StrFunction),
     /// `args[0]` (a timestamp) rounded down to a multiple of the unit (pandas' `dt.floor`).
     Floor(FloorUnit),
+    /// pandas' `dt.tz_localize`: `args[0]`, a zoneless timestamp, read as the wall clock of
+    /// the zone (a time the zone skips or repeats is an error, as pandas raises by
+    /// default); with `None`, a zoned timestamp's wall clock without its zone.
+    Localize(Option<String>),
+    /// pandas' `dt.tz_convert`: `args[0]`, a zoned timestamp, the same instant in another
+    /// zone (on that zone's wall clock).
+    Convert(String),
 }
 
 /// pandas' `str` accessor functions; null stays null.
@@ -125,6 +132,29 @@ impl Function {
                 }
                 t => Err(mismatch(format!("dt.floor of {t}"))),
             },
+            Function::Localize(to) => match (arg(0)?, to) {
+                (DataType::Timestamp(unit, None), Some(tz)) => {
+                    tz.parse::<Tz>()
+                        .map_err(|e| mismatch(format!("{self}: {e}")))?;
+                    Ok(DataType::Timestamp(*unit, Some(tz.as_str().into())))
+                }
+                (DataType::Timestamp(unit, _), None) => Ok(DataType::Timestamp(*unit, None)),
+                (t @ DataType::Timestamp(_, Some(_)), Some(_)) => Err(mismatch(format!(
+                    "{self} of {t}, which has a time zone already (use dt.tz_convert)"
+                ))),
+                (t, _) => Err(mismatch(format!("{self} of {t}"))),
+            },
+            Function::Convert(tz) => match arg(0)? {
+                DataType::Timestamp(unit, Some(_)) => {
+                    tz.parse::<Tz>()
+                        .map_err(|e| mismatch(format!("{self}: {e}")))?;
+                    Ok(DataType::Timestamp(*unit, Some(tz.as_str().into())))
+                }
+                t @ DataType::Timestamp(_, None) => Err(mismatch(format!(
+                    "{self} of {t}, which has no time zone (use dt.tz_localize)"
+                ))),
+                t => Err(mismatch(format!("{self} of {t}"))),
+            },
         }
     }
 
@@ -148,6 +178,9 @@ impl Function {
             }
             Function::Str(f) => f.evaluate(arg(0)?),
             Function::Floor(unit) => floor(arg(0)?, *unit),
+            Function::Localize(_) => localize(arg(0)?, out),
+            // The same instants: only the zone the values are read in changes.
+            Function::Convert(_) => Ok(cast(arg(0)?, out)?),
         }
     }
 }
@@ -254,58 +287,110 @@ fn floor(x: &ArrayRef, unit: FloorUnit) -> FrameResult<ArrayRef> {
         // Dates have no time of day: already whole days.
         return Ok(x.clone());
     };
-    let zone = match tz {
-        Some(tz) => Some(tz.parse::<Tz>()?),
-        None => None,
-    };
-    let clock = WallClock {
-        per_second: ticks_per_second(tu),
-        zone,
-    };
+    let clock = WallClock::new(tu, tz.as_deref())?;
     let step = unit.seconds() * clock.per_second;
+    map_ticks(x, x.data_type(), |t| {
+        let wall = clock.wall_of(t, "dt.floor")?;
+        let down = wall
+            .div_euclid(step)
+            .checked_mul(step)
+            .ok_or_else(|| out_of_range("dt.floor", t))?;
+        clock.instant_of(down, "dt.floor")
+    })
+}
+
+/// `x`'s timestamps moved between an instant and a wall clock ([`Function::Localize`]):
+/// from no zone into `out`'s zone, or from `x`'s zone to no zone.
+fn localize(x: &ArrayRef, out: &DataType) -> FrameResult<ArrayRef> {
+    let (DataType::Timestamp(unit, from), DataType::Timestamp(_, to)) = (x.data_type(), out) else {
+        return Err(FrameError::InvalidArgument(format!(
+            "dt.tz_localize of {}",
+            x.data_type()
+        )));
+    };
+    match (from, to) {
+        (None, Some(tz)) => {
+            let clock = WallClock::new(unit, Some(tz))?;
+            map_ticks(x, out, |t| clock.instant_of(t, "dt.tz_localize"))
+        }
+        (from, _) => {
+            let clock = WallClock::new(unit, from.as_deref())?;
+            map_ticks(x, out, |t| clock.wall_of(t, "dt.tz_localize"))
+        }
+    }
+}
+
+/// `f` of each of `x`'s timestamps' ticks (nulls stay null), as timestamps of type `out`.
+fn map_ticks(
+    x: &ArrayRef,
+    out: &DataType,
+    f: impl Fn(i64) -> FrameResult<i64>,
+) -> FrameResult<ArrayRef> {
     let raw = cast(x, &DataType::Int64)?;
     let raw = raw
         .as_any()
         .downcast_ref::<Int64Array>()
-        .ok_or_else(|| FrameError::InvalidArgument("dt.floor: not a timestamp".into()))?;
-    let floored: Int64Array = raw
+        .ok_or_else(|| FrameError::InvalidArgument("not a timestamp".into()))?;
+    let mapped: Int64Array = raw
         .iter()
-        .map(|v| v.map(|t| clock.floor(t, step)).transpose())
+        .map(|v| v.map(&f).transpose())
         .collect::<FrameResult<_>>()?;
-    Ok(cast(&(Arc::new(floored) as ArrayRef), x.data_type())?)
+    Ok(cast(&(Arc::new(mapped) as ArrayRef), out)?)
 }
 
-/// A timestamp column's clock: its ticks per second and its time zone.
+/// The error of `what` on timestamp ticks `t` whose result leaves the range of dates.
+fn out_of_range(what: &str, t: i64) -> FrameError {
+    FrameError::InvalidArgument(format!("{what}: timestamp {t} is out of range"))
+}
+
+/// A timestamp column's clock: its ticks per second and its time zone (UTC without one).
 struct WallClock {
     per_second: i64,
     zone: Option<Tz>,
 }
 
 impl WallClock {
-    /// Timestamp `t` rounded down to a multiple of `step` ticks on this wall clock.
-    fn floor(&self, t: i64, step: i64) -> FrameResult<i64> {
-        let range =
-            || FrameError::InvalidArgument(format!("dt.floor: timestamp {t} is out of range"));
-        let down = |t: i64| t.div_euclid(step).checked_mul(step).ok_or_else(range);
+    fn new(unit: &TimeUnit, zone: Option<&str>) -> FrameResult<WallClock> {
+        Ok(WallClock {
+            per_second: ticks_per_second(unit),
+            zone: zone.map(str::parse::<Tz>).transpose()?,
+        })
+    }
+
+    /// Instant `t` (ticks since the epoch, UTC) as ticks of its wall-clock time (an error
+    /// naming `what` where chrono has no date for it).
+    fn wall_of(&self, t: i64, what: &str) -> FrameResult<i64> {
         let Some(zone) = &self.zone else {
-            return down(t);
+            return Ok(t);
         };
-        let east = |offset: TzOffset| i64::from(offset.fix().local_minus_utc()) * self.per_second;
+        let range = || out_of_range(what, t);
         let utc = self.naive(t).ok_or_else(range)?;
-        let wall = t
-            .checked_add(east(zone.offset_from_utc_datetime(&utc)))
-            .ok_or_else(range)?;
-        let floored = down(wall)?;
-        let local = self.naive(floored).ok_or_else(range)?;
+        t.checked_add(self.east(zone.offset_from_utc_datetime(&utc)))
+            .ok_or_else(range)
+    }
+
+    /// The instant whose wall-clock time is `wall` (ticks): an error naming `what` where
+    /// the zone skips or repeats that time.
+    fn instant_of(&self, wall: i64, what: &str) -> FrameResult<i64> {
+        let Some(zone) = &self.zone else {
+            return Ok(wall);
+        };
+        let range = || out_of_range(what, wall);
+        let local = self.naive(wall).ok_or_else(range)?;
         match zone.offset_from_local_datetime(&local) {
-            LocalResult::Single(offset) => floored.checked_sub(east(offset)).ok_or_else(range),
+            LocalResult::Single(offset) => wall.checked_sub(self.east(offset)).ok_or_else(range),
             LocalResult::Ambiguous(..) => Err(FrameError::InvalidArgument(format!(
-                "dt.floor: {local} occurs twice in time zone {zone} (the clocks go back)"
+                "{what}: {local} occurs twice in time zone {zone} (the clocks go back)"
             ))),
             LocalResult::None => Err(FrameError::InvalidArgument(format!(
-                "dt.floor: {local} does not exist in time zone {zone} (the clocks go forward)"
+                "{what}: {local} does not exist in time zone {zone} (the clocks go forward)"
             ))),
         }
+    }
+
+    /// `offset`, east of UTC, in ticks.
+    fn east(&self, offset: TzOffset) -> i64 {
+        i64::from(offset.fix().local_minus_utc()) * self.per_second
     }
 
     /// Ticks `t` as a date and time (the second, floored), where chrono has one.
@@ -320,6 +405,8 @@ impl fmt::Display for Function {
             Function::IfElse => write!(f, "if_else"),
             Function::Str(s) => write!(f, "str.{}", s.name()),
             Function::Floor(u) => write!(f, "dt.floor[{u:?}]"),
+            Function::Localize(tz) => write!(f, "dt.tz_localize[{tz:?}]"),
+            Function::Convert(tz) => write!(f, "dt.tz_convert[{tz:?}]"),
         }
     }
 }

@@ -494,6 +494,20 @@ impl Expr {
         self.function(Function::Floor(unit), vec![])
     }
 
+    /// pandas' `dt.tz_localize`: a zoneless timestamp read as the wall clock of time zone
+    /// `tz` (a name from the zone database or an offset such as `+05:30`; a time the zone
+    /// skips or repeats is an error, as pandas raises by default), or with `None` a zoned
+    /// timestamp's wall clock without its zone.
+    pub fn dt_tz_localize(self, tz: Option<&str>) -> Expr {
+        self.function(Function::Localize(tz.map(str::to_string)), vec![])
+    }
+
+    /// pandas' `dt.tz_convert`: a zoned timestamp's instants in time zone `tz`, whose wall
+    /// clock its date parts then read.
+    pub fn dt_tz_convert(self, tz: &str) -> Expr {
+        self.function(Function::Convert(tz.to_string()), vec![])
+    }
+
     /// A string function of this column (pandas' `str` accessor); null stays null.
     pub fn str(self, func: StrFunction) -> Expr {
         self.function(Function::Str(func), vec![])

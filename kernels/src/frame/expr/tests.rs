@@ -643,6 +643,82 @@ fn named_time_zones() {
     assert!(err.to_string().contains("out of range"), "{err}");
 }
 
+/// pandas' `dt.tz_localize` and `dt.tz_convert`, across New York's change to summer time.
+#[test]
+fn tz_localize_and_convert() {
+    // Wall clocks: 2021-03-14 01:59:59 and 03:00:00 (either side of the skipped hour),
+    // 2020-12-31 22:00, null.
+    let walls = vec![
+        Some(1_615_687_199),
+        Some(1_615_690_800),
+        Some(1_609_452_000),
+        None,
+    ];
+    let instants = vec![
+        Some(1_615_705_199),
+        Some(1_615_705_200),
+        Some(1_609_470_000),
+        None,
+    ];
+    let b = batch(vec![
+        (
+            "wall",
+            Arc::new(TimestampSecondArray::from(walls.clone())) as ArrayRef,
+        ),
+        (
+            "ny",
+            Arc::new(
+                TimestampSecondArray::from(instants.clone()).with_timezone("America/New_York"),
+            ),
+        ),
+    ]);
+    let seconds = |e: &Expr, b: &RecordBatch| -> Vec<Option<i64>> {
+        let out = eval(e, b);
+        let out = arrow::compute::cast(&out, &DataType::Int64).unwrap();
+        out.as_primitive::<Int64Type>().iter().collect()
+    };
+    let localized = col("wall").dt_tz_localize(Some("America/New_York"));
+    assert_eq!(
+        localized.data_type(b.schema_ref()).unwrap(),
+        DataType::Timestamp(TimeUnit::Second, Some("America/New_York".into()))
+    );
+    assert_eq!(seconds(&localized, &b), instants);
+    assert_eq!(seconds(&col("ny").dt_tz_localize(None), &b), walls);
+    let utc = col("ny").dt_tz_convert("UTC");
+    assert_eq!(seconds(&utc, &b), instants);
+    assert_eq!(
+        int32s(&utc.dt_hour(), &b),
+        [Some(6), Some(7), Some(3), None]
+    );
+    // pandas' default: a wall-clock time skipped (02:30 that day) or repeated (01:30 on
+    // 2021-11-07) is an error.
+    for (wall, words) in [
+        (1_615_689_000, "does not exist"),
+        (1_636_248_600, "occurs twice"),
+    ] {
+        let one = batch(vec![(
+            "wall",
+            Arc::new(TimestampSecondArray::from(vec![wall])) as ArrayRef,
+        )]);
+        let err = localized.evaluate(&one).unwrap_err().to_string();
+        assert!(err.contains(words) && err.contains("tz_localize"), "{err}");
+    }
+    // Typed mismatches, as pandas' TypeErrors: converting a zoneless timestamp,
+    // localizing a zoned one, a zone the database lacks.
+    for (e, words) in [
+        (col("wall").dt_tz_convert("UTC"), "use dt.tz_localize"),
+        (col("ny").dt_tz_localize(Some("UTC")), "use dt.tz_convert"),
+        (
+            col("wall").dt_tz_localize(Some("Mars/Tharsis")),
+            "Mars/Tharsis",
+        ),
+        (col("ny").dt_tz_convert("Mars/Tharsis"), "Mars/Tharsis"),
+    ] {
+        let err = e.data_type(b.schema_ref()).unwrap_err().to_string();
+        assert!(err.contains(words), "{err}");
+    }
+}
+
 #[test]
 fn temporal_comparisons_and_differences() {
     let b = dates();
