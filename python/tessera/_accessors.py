@@ -141,6 +141,8 @@ class DtAccessor:
 def _zone_name(tz: Any) -> Optional[str]:
     """The zone Arrow names for ``tz``: ``None``, a name or offset string, or a ``tzinfo``
     (``zoneinfo``'s and pytz's by their key, a fixed ``datetime.timezone`` as its offset)."""
+    if isinstance(tz, str) and tz.lower() == "utc":
+        return "UTC"  # pandas takes any case of UTC; the zone database its own
     if tz is None or isinstance(tz, str):
         return tz
     key = getattr(tz, "key", None) or getattr(tz, "zone", None)

@@ -47,11 +47,13 @@
 //!   leaves the predicate to the CPU, which reports the error.
 //!
 //! Anything else — `UInt64` columns, other casts, date parts and casts under zones whose
-//! offset changes (summer time), functions, and any predicate the CPU would reject — has no kernel ([`filter_source`]
-//! gives `None`), and the CPU evaluates the predicate.
+//! offset changes (summer time), functions, and any predicate the CPU would reject — has
+//! no kernel ([`filter_source`] gives `None`), and the CPU evaluates the predicate.
 
 use super::codegen::cexpr::{f64_lit, i64_lit};
 use super::frame_plan::{ColKind, ColPart};
+pub use crate::frame::expr::zone::calendar_days;
+use crate::frame::expr::zone::{fixed_offset, ticks_per_second};
 use crate::frame::expr::{BinaryOperator, DatePart, Expr, Literal};
 use crate::frame::schema::column_index;
 use arrow::array::timezone::Tz;
@@ -59,9 +61,7 @@ use arrow::array::{Array, StringArray};
 use arrow::compute::{cast_with_options, CastOptions};
 use arrow::datatypes::{DataType, Schema, TimeUnit};
 use std::fmt::Write as _;
-use std::sync::OnceLock;
 use twox_hash::XxHash3_64;
-use zones::fixed_offset;
 
 mod casts;
 mod zones;
@@ -249,37 +249,6 @@ pub fn may_take(predicate: &Expr) -> bool {
         }
         Expr::Function { .. } => false,
     }
-}
-
-/// The days since 1970-01-01 whose date Arrow's calendar conversions give (chrono's range
-/// of years), as `(first, last)`: a date part of a day outside them is null on the CPU.
-/// Found once, by bisection over `Date32` values with Arrow's own conversion.
-pub fn calendar_days() -> (i64, i64) {
-    static DAYS: OnceLock<(i64, i64)> = OnceLock::new();
-    *DAYS.get_or_init(|| {
-        let dated = |d: i64| {
-            i32::try_from(d)
-                .ok()
-                .and_then(arrow::temporal_conversions::date32_to_datetime)
-                .is_some()
-        };
-        // The edge between `(undated, dated)` days, either way from day 0 (dated).
-        let edge = |mut undated: i64, mut dated_day: i64| {
-            while (undated - dated_day).abs() > 1 {
-                let mid = dated_day + (undated - dated_day) / 2;
-                if dated(mid) {
-                    dated_day = mid;
-                } else {
-                    undated = mid;
-                }
-            }
-            dated_day
-        };
-        (
-            edge(i64::from(i32::MIN) - 1, 0),
-            edge(i64::from(i32::MAX) + 1, 0),
-        )
-    })
 }
 
 /// What a generated value holds: the C types the generator computes in.
@@ -493,7 +462,7 @@ impl Gen<'_> {
         if per_second == 0 {
             let ok = match time {
                 true => v.ok.clone(),
-                false => format!("{} && {}", v.ok, Self::calendar(&v.x)),
+                false => format!("{} && {}", v.ok, Self::calendar(&v.x, 0)),
             };
             let x = match time {
                 true => "0".to_string(),
@@ -508,7 +477,7 @@ impl Gen<'_> {
         let calendar_free = time && zone.is_none() && !matches!(v.temporal, Some(DataType::Date64));
         let ok = match calendar_free {
             true => v.ok.clone(),
-            false => format!("{} && {}", v.ok, Self::calendar(&clock.utc_day)),
+            false => format!("{} && {}", v.ok, Self::calendar(&clock.utc_day, 0)),
         };
         let x = format!("ts_date_part({}, {}, {code})", clock.day, clock.second);
         Some(self.define(Cat::Int, &x, &ok))
@@ -807,16 +776,6 @@ impl Gen<'_> {
             _ => return None,
         };
         Some(self.define(Cat::Bool, &x, &both))
-    }
-}
-
-/// A timestamp unit's ticks in a second.
-fn ticks_per_second(unit: TimeUnit) -> i64 {
-    match unit {
-        TimeUnit::Second => 1,
-        TimeUnit::Millisecond => 1_000,
-        TimeUnit::Microsecond => 1_000_000,
-        TimeUnit::Nanosecond => 1_000_000_000,
     }
 }
 

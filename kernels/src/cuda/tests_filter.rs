@@ -253,13 +253,23 @@ pub(super) fn fault_predicates() -> Vec<Expr> {
                 Some("-05:00".into()),
             ))
             .is_not_null(),
+        col("tw")
+            .cast(DataType::Timestamp(TimeUnit::Second, Some("-05:00".into())))
+            .is_null(),
+        col("tw")
+            .cast(DataType::Timestamp(
+                TimeUnit::Millisecond,
+                Some("Etc/GMT-5".into()),
+            ))
+            .is_not_null(),
     ]
 }
 
 /// Predicates the generator leaves to the CPU: `UInt64`, casts to it, casts of temporal
 /// values but to their stored integers, temporal arithmetic but a timestamp minus its own
-/// type, and ones the CPU rejects (a string plus a number, a string no date reads as, a boolean against a
-/// number, a date against a number, a zoned timestamp's date part).
+/// type, date parts and casts under a zone with summer time, and ones the CPU rejects (a
+/// string plus a number, a string no date reads as, a boolean against a number, a date
+/// against a number, a zone no database holds).
 fn refused() -> Vec<Expr> {
     vec![
         col("big").gt(0),

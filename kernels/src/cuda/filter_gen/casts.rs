@@ -72,12 +72,11 @@ impl Gen<'_> {
     /// - a zoneless timestamp to `Date32`: its day, floored (out of `Date32`'s range
     ///   faults);
     /// - a zoned timestamp to `Date32`, for a zone of one offset: its day on the zone's
-    ///   wall clock (an instant chrono does not date faults, and so does a wall-clock day
-    ///   past chrono's last, on which the CPU panics);
+    ///   wall clock (an instant not more than a day inside chrono's range of dates faults,
+    ///   as the CPU checks before Arrow's cast);
     /// - a timestamp to another unit: a coarser one by truncating division, a finer one by
     ///   checked multiplication (overflow faults); from no zone to a zone of one offset,
-    ///   the value then read as that zone's wall clock (shifted by the offset; an instant
-    ///   chrono does not date, before or after the shift, or an overflow, faults);
+    ///   the value then read as that zone's wall clock ([`Self::zone_shift`]);
     /// - `Date32` to `Date64`, and `Date64` to `Date32` (truncating division; out of
     ///   range faults).
     ///
@@ -95,12 +94,9 @@ impl Gen<'_> {
             (Timestamp(unit, Some(tz)), Date32) => {
                 let offset = fixed_offset(tz)?;
                 let clock = self.wall_clock(&v.x, ticks_per_second(*unit), offset);
-                let dated = format!(
-                    "{} && {}",
-                    Self::calendar(&clock.utc_day),
-                    Self::calendar(&clock.day)
-                );
-                self.faults.push(format!("({} && !({dated}))", v.ok));
+                // The CPU's check before Arrow's cast (`zone::check_zone_cast`).
+                let inside = Self::calendar(&clock.utc_day, 1);
+                self.faults.push(format!("({} && !{inside})", v.ok));
                 (clock.day, false)
             }
             (Timestamp(from_unit, from_tz), Timestamp(to_unit, to_tz)) => {
@@ -120,7 +116,7 @@ impl Gen<'_> {
                     format!("(ts_i64)((ts_u64){} * (ts_u64){mul})", v.x)
                 };
                 match shift {
-                    Some(offset) => (self.zone_shift(&v, &x, t, offset), false),
+                    Some(offset) => (self.zone_shift(&v, f, &x, t, offset), false),
                     None => (x, false),
                 }
             }
@@ -136,24 +132,28 @@ impl Gen<'_> {
         Some(out)
     }
 
-    /// Zoneless timestamp `x` (of valid-when `v`, in `1 / per_second` seconds) read as
-    /// the wall clock `offset` seconds east of UTC: `x` less the offset. Arrow dates the
-    /// wall clock and its instant with chrono: either outside chrono's range faults (on
-    /// the instant the CPU panics), and so does a result outside `i64`.
-    fn zone_shift(&mut self, v: &Val, x: &str, per_second: i64, offset: i64) -> String {
+    /// Zoneless timestamp `v` (in `1 / from` seconds), converted to `x` (in `1 / per_second`
+    /// seconds), read as the wall clock `offset` seconds east of UTC: `x` less the offset.
+    /// It faults where the CPU fails: `v` not more than a day inside chrono's range of
+    /// dates (the CPU's check before Arrow's cast, `zone::check_zone_cast`, within which
+    /// chrono dates both the wall clock and its instant), or a result outside `i64`.
+    fn zone_shift(&mut self, v: &Val, from: i64, x: &str, per_second: i64, offset: i64) -> String {
         let wall = self.define(Cat::Int, x, &v.ok);
         let shift = offset * per_second;
-        let clock = self.wall_clock(&wall.x, per_second, -offset);
+        let day = self.define(
+            Cat::Int,
+            &format!("ts_floor_div({}, {})", v.x, from * 86_400),
+            &v.ok,
+        );
         let overflow = match shift.cmp(&0) {
             std::cmp::Ordering::Greater => format!("{} < {}", wall.x, i64_lit(i64::MIN + shift)),
             std::cmp::Ordering::Less => format!("{} > {}", wall.x, i64_lit(i64::MAX + shift)),
             std::cmp::Ordering::Equal => "false".into(),
         };
         self.faults.push(format!(
-            "({} && (!{} || !{} || {overflow}))",
+            "({} && (!{} || {overflow}))",
             v.ok,
-            Self::calendar(&clock.utc_day),
-            Self::calendar(&clock.day),
+            Self::calendar(&day.x, 1),
         ));
         format!("(ts_i64)((ts_u64){} - (ts_u64){})", wall.x, i64_lit(shift))
     }

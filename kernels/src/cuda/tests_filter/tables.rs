@@ -224,8 +224,10 @@ pub(in crate::cuda) fn fault_table() -> RecordBatch {
     let (max, min) = (i64::MAX, i64::MIN);
     let inf = f64::INFINITY;
     let two63 = 9_223_372_036_854_775_808.0;
-    // chrono's first and last instants' seconds (`zt`, 5 hours east, still dates them on
-    // its wall clock), and the last nanosecond from which 5 hours on stays in `i64`.
+    // chrono's first and last days, in seconds: a cast that moves a timestamp into or out
+    // of a zone takes only values more than a day inside them (`zt`, `tw`; past the last
+    // day, 5 hours east, Arrow's own cast would panic); and the last nanosecond from which
+    // 5 hours on stays in `i64`.
     let (first, last) = calendar_days();
     let (first, last) = (first * 86_400, last * 86_400);
     let shifted = max - 18_000_000_000_000;
@@ -376,15 +378,15 @@ pub(in crate::cuda) fn fault_table() -> RecordBatch {
                 TimestampSecondArray::new(
                     [
                         0,
-                        first,
+                        first + 86_400,
                         max,
-                        last + 3_600,
+                        last - 1,
                         -86_401,
                         min,
                         12,
                         1 << 40,
-                        max,
-                        min,
+                        first + 86_399,
+                        last + 86_399,
                     ]
                     .to_vec()
                     .into(),
@@ -392,6 +394,21 @@ pub(in crate::cuda) fn fault_table() -> RecordBatch {
                 )
                 .with_timezone("+05:00"),
             ),
+        ),
+        (
+            "tw",
+            secs([
+                0,
+                first + 86_400,
+                max,
+                last - 1,
+                5,
+                min,
+                -86_401,
+                1 << 40,
+                first,
+                last + 86_399,
+            ]),
         ),
         (
             "tn",

@@ -1,6 +1,7 @@
 //! Evaluation of expressions on a chunk: how a binary operator runs, scalar and array
 //! values, and the arithmetic, comparison and logical kernels.
 
+use super::typing::scalar_type;
 use super::*;
 
 impl Expr {
@@ -58,7 +59,12 @@ impl Expr {
                     return v.cast(&to);
                 }
                 let part = part.to_arrow();
-                v.map(|a| Ok(date_part(a, part)?))
+                // A zoned timestamp's parts are its wall clock's: read from the zone
+                // database once a day rather than by chrono per value, where they can be.
+                v.map(|a| match zone::wall_clocks(a)? {
+                    Some(walls) => Ok(date_part(&walls, part)?),
+                    None => Ok(date_part(a, part)?),
+                })
             }
             Expr::Function { func, args } => {
                 let values = args
@@ -166,6 +172,7 @@ impl Value {
         }
         let from = self.data_type().clone();
         self.map(|a| {
+            zone::check_zone_cast(a, to)?;
             cast_with_options(a, to, options)
                 .map_err(|e| FrameError::TypeMismatch(format!("cannot cast {from} to {to}: {e}")))
         })

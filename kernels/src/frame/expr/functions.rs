@@ -1,14 +1,16 @@
 //! Functions of columns beyond the operators: `if_else` (NumPy's `where` for columns, and
 //! with it `when(...).then(...).otherwise(...)` and `map` by a dict), pandas' `str`
-//! accessor and `dt.floor`.
+//! accessor, and `dt.floor`, `dt.tz_localize` and `dt.tz_convert` (timestamps on their time
+//! zone's wall clock).
 
+use super::zone::{out_of_range, WallClock};
 use super::{is_string, Expr, FrameError, FrameResult};
-use arrow::array::timezone::{Tz, TzOffset};
-use arrow::array::{Array, ArrayRef, BooleanArray, Int64Array, StringArray};
+use arrow::array::timezone::Tz;
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int64Array, StringArray};
 use arrow::compute::cast;
 use arrow::compute::kernels::zip::zip;
-use arrow::datatypes::{DataType, TimeUnit};
-use chrono::{DateTime, LocalResult, NaiveDateTime, Offset, TimeZone};
+use arrow::datatypes::{DataType, Int64Type};
+use arrow::error::ArrowError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
@@ -87,15 +89,6 @@ impl FloorUnit {
     }
 }
 
-fn ticks_per_second(unit: &TimeUnit) -> i64 {
-    match unit {
-        TimeUnit::Second => 1,
-        TimeUnit::Millisecond => 1_000,
-        TimeUnit::Microsecond => 1_000_000,
-        TimeUnit::Nanosecond => 1_000_000_000,
-    }
-}
-
 impl Function {
     /// The result type for arguments of types `args` (`TypeMismatch` naming `expr` where
     /// they do not fit).
@@ -128,6 +121,7 @@ impl Function {
             }
             Function::Floor(_) => match arg(0)? {
                 t @ (DataType::Timestamp(..) | DataType::Date32 | DataType::Date64) => {
+                    zone_reads(t).map_err(|e| mismatch(format!("{self} of {t}: {e}")))?;
                     Ok(t.clone())
                 }
                 t => Err(mismatch(format!("dt.floor of {t}"))),
@@ -138,14 +132,18 @@ impl Function {
                         .map_err(|e| mismatch(format!("{self}: {e}")))?;
                     Ok(DataType::Timestamp(*unit, Some(tz.as_str().into())))
                 }
-                (DataType::Timestamp(unit, _), None) => Ok(DataType::Timestamp(*unit, None)),
+                (t @ DataType::Timestamp(unit, _), None) => {
+                    zone_reads(t).map_err(|e| mismatch(format!("{self} of {t}: {e}")))?;
+                    Ok(DataType::Timestamp(*unit, None))
+                }
                 (t @ DataType::Timestamp(_, Some(_)), Some(_)) => Err(mismatch(format!(
                     "{self} of {t}, which has a time zone already (use dt.tz_convert)"
                 ))),
                 (t, _) => Err(mismatch(format!("{self} of {t}"))),
             },
             Function::Convert(tz) => match arg(0)? {
-                DataType::Timestamp(unit, Some(_)) => {
+                t @ DataType::Timestamp(unit, Some(_)) => {
+                    zone_reads(t).map_err(|e| mismatch(format!("{self} of {t}: {e}")))?;
                     tz.parse::<Tz>()
                         .map_err(|e| mismatch(format!("{self}: {e}")))?;
                     Ok(DataType::Timestamp(*unit, Some(tz.as_str().into())))
@@ -279,6 +277,14 @@ fn slice_chars(v: &str, start: i64, stop: Option<i64>) -> String {
     v.chars().skip(a as usize).take((b - a) as usize).collect()
 }
 
+/// Whether the zone of timestamp type `t` (if any) is one Arrow reads (else its error).
+fn zone_reads(t: &DataType) -> Result<(), ArrowError> {
+    match t {
+        DataType::Timestamp(_, Some(tz)) => tz.parse::<Tz>().map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
 /// `x`'s timestamps rounded down to a whole `unit`, as pandas' `dt.floor`: on the wall
 /// clock of the column's time zone (a wall-clock time that zone skips or repeats, which
 /// pandas refuses by default, is an error), or of UTC without one.
@@ -288,12 +294,11 @@ fn floor(x: &ArrayRef, unit: FloorUnit) -> FrameResult<ArrayRef> {
         return Ok(x.clone());
     };
     let clock = WallClock::new(tu, tz.as_deref())?;
-    let step = unit.seconds() * clock.per_second;
+    let step = unit.seconds() * clock.per_second();
     map_ticks(x, x.data_type(), |t| {
-        let wall = clock.wall_of(t, "dt.floor")?;
-        let down = wall
-            .div_euclid(step)
-            .checked_mul(step)
+        let down = clock
+            .wall_of(t)
+            .and_then(|wall| wall.div_euclid(step).checked_mul(step))
             .ok_or_else(|| out_of_range("dt.floor", t))?;
         clock.instant_of(down, "dt.floor")
     })
@@ -315,88 +320,27 @@ fn localize(x: &ArrayRef, out: &DataType) -> FrameResult<ArrayRef> {
         }
         (from, _) => {
             let clock = WallClock::new(unit, from.as_deref())?;
-            map_ticks(x, out, |t| clock.wall_of(t, "dt.tz_localize"))
+            map_ticks(x, out, |t| {
+                clock
+                    .wall_of(t)
+                    .ok_or_else(|| out_of_range("dt.tz_localize", t))
+            })
         }
     }
 }
 
-/// `f` of each of `x`'s timestamps' ticks (nulls stay null), as timestamps of type `out`.
+/// `f` of each of `x`'s valid timestamps' ticks (nulls stay null), as timestamps of type
+/// `out`.
 fn map_ticks(
     x: &ArrayRef,
     out: &DataType,
     f: impl Fn(i64) -> FrameResult<i64>,
 ) -> FrameResult<ArrayRef> {
     let raw = cast(x, &DataType::Int64)?;
-    let raw = raw
-        .as_any()
-        .downcast_ref::<Int64Array>()
-        .ok_or_else(|| FrameError::InvalidArgument("not a timestamp".into()))?;
-    let mapped: Int64Array = raw
-        .iter()
-        .map(|v| v.map(&f).transpose())
-        .collect::<FrameResult<_>>()?;
+    let mapped = raw
+        .as_primitive::<Int64Type>()
+        .try_unary::<_, Int64Type, _>(f)?;
     Ok(cast(&(Arc::new(mapped) as ArrayRef), out)?)
-}
-
-/// The error of `what` on timestamp ticks `t` whose result leaves the range of dates.
-fn out_of_range(what: &str, t: i64) -> FrameError {
-    FrameError::InvalidArgument(format!("{what}: timestamp {t} is out of range"))
-}
-
-/// A timestamp column's clock: its ticks per second and its time zone (UTC without one).
-struct WallClock {
-    per_second: i64,
-    zone: Option<Tz>,
-}
-
-impl WallClock {
-    fn new(unit: &TimeUnit, zone: Option<&str>) -> FrameResult<WallClock> {
-        Ok(WallClock {
-            per_second: ticks_per_second(unit),
-            zone: zone.map(str::parse::<Tz>).transpose()?,
-        })
-    }
-
-    /// Instant `t` (ticks since the epoch, UTC) as ticks of its wall-clock time (an error
-    /// naming `what` where chrono has no date for it).
-    fn wall_of(&self, t: i64, what: &str) -> FrameResult<i64> {
-        let Some(zone) = &self.zone else {
-            return Ok(t);
-        };
-        let range = || out_of_range(what, t);
-        let utc = self.naive(t).ok_or_else(range)?;
-        t.checked_add(self.east(zone.offset_from_utc_datetime(&utc)))
-            .ok_or_else(range)
-    }
-
-    /// The instant whose wall-clock time is `wall` (ticks): an error naming `what` where
-    /// the zone skips or repeats that time.
-    fn instant_of(&self, wall: i64, what: &str) -> FrameResult<i64> {
-        let Some(zone) = &self.zone else {
-            return Ok(wall);
-        };
-        let range = || out_of_range(what, wall);
-        let local = self.naive(wall).ok_or_else(range)?;
-        match zone.offset_from_local_datetime(&local) {
-            LocalResult::Single(offset) => wall.checked_sub(self.east(offset)).ok_or_else(range),
-            LocalResult::Ambiguous(..) => Err(FrameError::InvalidArgument(format!(
-                "{what}: {local} occurs twice in time zone {zone} (the clocks go back)"
-            ))),
-            LocalResult::None => Err(FrameError::InvalidArgument(format!(
-                "{what}: {local} does not exist in time zone {zone} (the clocks go forward)"
-            ))),
-        }
-    }
-
-    /// `offset`, east of UTC, in ticks.
-    fn east(&self, offset: TzOffset) -> i64 {
-        i64::from(offset.fix().local_minus_utc()) * self.per_second
-    }
-
-    /// Ticks `t` as a date and time (the second, floored), where chrono has one.
-    fn naive(&self, t: i64) -> Option<NaiveDateTime> {
-        DateTime::from_timestamp(t.div_euclid(self.per_second), 0).map(|d| d.naive_utc())
-    }
 }
 
 impl fmt::Display for Function {
