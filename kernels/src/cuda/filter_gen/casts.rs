@@ -3,6 +3,7 @@
 
 use super::{cat_of, fixed_offset, ticks_per_second, Cat, Gen, Val};
 use crate::cuda::codegen::cexpr::{f64_lit, i64_lit};
+use crate::frame::expr::zone::ZONE_CAST_MARGIN;
 use crate::frame::expr::Expr;
 use arrow::datatypes::{DataType, TimeUnit};
 use std::fmt::Write as _;
@@ -95,7 +96,7 @@ impl Gen<'_> {
                 let offset = fixed_offset(tz)?;
                 let clock = self.wall_clock(&v.x, ticks_per_second(*unit), offset);
                 // The CPU's check before Arrow's cast (`zone::check_zone_cast`).
-                let inside = Self::calendar(&clock.utc_day, 1);
+                let inside = Self::calendar(&clock.utc_day, ZONE_CAST_MARGIN);
                 self.faults.push(format!("({} && !{inside})", v.ok));
                 (clock.day, false)
             }
@@ -153,7 +154,7 @@ impl Gen<'_> {
         self.faults.push(format!(
             "({} && (!{} || {overflow}))",
             v.ok,
-            Self::calendar(&day.x, 1),
+            Self::calendar(&day.x, ZONE_CAST_MARGIN),
         ));
         format!("(ts_i64)((ts_u64){} - (ts_u64){})", wall.x, i64_lit(shift))
     }

@@ -3,14 +3,13 @@
 //! accessor, and `dt.floor`, `dt.tz_localize` and `dt.tz_convert` (timestamps on their time
 //! zone's wall clock).
 
-use super::zone::{out_of_range, WallClock};
+use super::zone::{out_of_range, zone_reads, WallClock};
 use super::{is_string, Expr, FrameError, FrameResult};
 use arrow::array::timezone::Tz;
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int64Array, StringArray};
 use arrow::compute::cast;
 use arrow::compute::kernels::zip::zip;
 use arrow::datatypes::{DataType, Int64Type};
-use arrow::error::ArrowError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
@@ -94,6 +93,9 @@ impl Function {
     /// they do not fit).
     pub(super) fn data_type(&self, args: &[DataType], expr: &Expr) -> FrameResult<DataType> {
         let mismatch = |m: String| FrameError::TypeMismatch(format!("{m} in `{expr}`"));
+        // The argument's own zone, where it has one, must read.
+        let reads =
+            |t: &DataType| zone_reads(t).map_err(|e| mismatch(format!("{self} of {t}: {e}")));
         let arg = |i: usize| {
             args.get(i)
                 .ok_or_else(|| mismatch(format!("{self} needs {} arguments", i + 1)))
@@ -121,7 +123,7 @@ impl Function {
             }
             Function::Floor(_) => match arg(0)? {
                 t @ (DataType::Timestamp(..) | DataType::Date32 | DataType::Date64) => {
-                    zone_reads(t).map_err(|e| mismatch(format!("{self} of {t}: {e}")))?;
+                    reads(t)?;
                     Ok(t.clone())
                 }
                 t => Err(mismatch(format!("dt.floor of {t}"))),
@@ -133,7 +135,7 @@ impl Function {
                     Ok(DataType::Timestamp(*unit, Some(tz.as_str().into())))
                 }
                 (t @ DataType::Timestamp(unit, _), None) => {
-                    zone_reads(t).map_err(|e| mismatch(format!("{self} of {t}: {e}")))?;
+                    reads(t)?;
                     Ok(DataType::Timestamp(*unit, None))
                 }
                 (t @ DataType::Timestamp(_, Some(_)), Some(_)) => Err(mismatch(format!(
@@ -143,7 +145,7 @@ impl Function {
             },
             Function::Convert(tz) => match arg(0)? {
                 t @ DataType::Timestamp(unit, Some(_)) => {
-                    zone_reads(t).map_err(|e| mismatch(format!("{self} of {t}: {e}")))?;
+                    reads(t)?;
                     tz.parse::<Tz>()
                         .map_err(|e| mismatch(format!("{self}: {e}")))?;
                     Ok(DataType::Timestamp(*unit, Some(tz.as_str().into())))
@@ -275,14 +277,6 @@ fn slice_chars(v: &str, start: i64, stop: Option<i64>) -> String {
         return String::new();
     }
     v.chars().skip(a as usize).take((b - a) as usize).collect()
-}
-
-/// Whether the zone of timestamp type `t` (if any) is one Arrow reads (else its error).
-fn zone_reads(t: &DataType) -> Result<(), ArrowError> {
-    match t {
-        DataType::Timestamp(_, Some(tz)) => tz.parse::<Tz>().map(|_| ()),
-        _ => Ok(()),
-    }
 }
 
 /// `x`'s timestamps rounded down to a whole `unit`, as pandas' `dt.floor`: on the wall

@@ -25,7 +25,6 @@ use std::fmt;
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Rem, Sub};
 use std::sync::Arc;
 
-use arrow::array::timezone::Tz;
 use arrow::array::{
     new_null_array, Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, Datum,
     Float64Array, Int64Array, NullArray, PrimitiveArray, StringArray, UInt32Array,

@@ -224,13 +224,11 @@ impl Expr {
     /// the database does not hold is a mismatch, found before any row is read).
     pub(super) fn date_part_type(&self, dt: &DataType) -> FrameResult<DataType> {
         match dt {
-            DataType::Date32 | DataType::Date64 | DataType::Timestamp(_, None) | DataType::Null => {
+            DataType::Date32 | DataType::Date64 | DataType::Timestamp(..) | DataType::Null => {
+                zone::zone_reads(dt)
+                    .map_err(|e| self.mismatch(format_args!("date parts of {dt}: {e}")))?;
                 Ok(DataType::Int32)
             }
-            DataType::Timestamp(_, Some(tz)) => match tz.parse::<Tz>() {
-                Ok(_) => Ok(DataType::Int32),
-                Err(e) => Err(self.mismatch(format_args!("date parts of {dt}: {e}"))),
-            },
             _ => Err(self.mismatch(format_args!(
                 "date parts need a Date32, Date64 or Timestamp, not {dt}"
             ))),

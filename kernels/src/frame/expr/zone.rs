@@ -13,6 +13,7 @@ use arrow::array::timezone::{Tz, TzOffset};
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Int64Type, TimeUnit, TimestampSecondType};
+use arrow::error::ArrowError;
 use chrono::{DateTime, LocalResult, NaiveDateTime, Offset, TimeZone};
 use std::cell::Cell;
 use std::sync::{Arc, OnceLock};
@@ -267,6 +268,18 @@ pub(crate) fn wall_clocks(a: &dyn Array) -> FrameResult<Option<ArrayRef>> {
     )?))
 }
 
+/// The days of chrono's range at each end that a cast into or out of a zone leaves out
+/// ([`check_zone_cast`]; the GPU filters fault on the same values).
+pub(crate) const ZONE_CAST_MARGIN: i64 = 1;
+
+/// Whether Arrow reads the time zone of type `t`, if it has one (else Arrow's error).
+pub(crate) fn zone_reads(t: &DataType) -> Result<(), ArrowError> {
+    match t {
+        DataType::Timestamp(_, Some(tz)) => tz.parse::<Tz>().map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
 /// The error where Arrow's cast of `a` to `to` would panic: a zoned timestamp cast to a
 /// date, or a zoneless one cast into a zone, whose zone's offset takes its date past
 /// chrono's range. Checked with a day's margin: such a cast's values must lie more than a
@@ -284,13 +297,16 @@ pub(crate) fn check_zone_cast(a: &dyn Array, to: &DataType) -> FrameResult<()> {
     if !shifts {
         return Ok(());
     }
-    let per_day = ticks_per_second(*unit) * DAY;
+    let per_second = ticks_per_second(*unit);
     let (first, last) = calendar_days();
+    let inside = ticks((first + ZONE_CAST_MARGIN) * DAY, per_second)
+        ..=ticks((last + 1 - ZONE_CAST_MARGIN) * DAY, per_second).saturating_sub(1);
     let raw = cast(a, &DataType::Int64)?;
-    let outside = raw.as_primitive::<Int64Type>().iter().flatten().find(|t| {
-        let day = t.div_euclid(per_day);
-        day <= first || day >= last
-    });
+    let outside = raw
+        .as_primitive::<Int64Type>()
+        .iter()
+        .flatten()
+        .find(|t| !inside.contains(t));
     match outside {
         None => Ok(()),
         Some(t) => Err(FrameError::InvalidArgument(format!(
