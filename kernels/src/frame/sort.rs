@@ -3,10 +3,12 @@
 use super::error::{FrameError, FrameResult};
 use super::schema::column;
 use super::table::concat;
-use arrow::array::RecordBatch;
-use arrow::compute::{lexsort_to_indices, take_record_batch, SortColumn, SortOptions};
-use arrow::datatypes::{DataType, Schema, SchemaRef};
+use arrow::array::{ArrayRef, AsArray, RecordBatch, UInt32Array};
+use arrow::compute::{take_record_batch, SortOptions};
+use arrow::datatypes::{DataType, Float16Type, Float32Type, Float64Type, Schema, SchemaRef};
+use arrow::row::{RowConverter, SortField};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// One sort key: a column, its direction, and where nulls go (pandas puts them last).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,8 +63,13 @@ pub fn check_keys(schema: &Schema, by: &[SortKey]) -> FrameResult<()> {
     Ok(())
 }
 
-/// Concatenates `batches` and sorts the rows by `by` (stable: equal keys keep their order),
-/// keeping the first `limit` rows when given.
+/// Concatenates `batches` and sorts the rows by `by`, keeping the first `limit` rows when
+/// given.
+///
+/// The sort is stable: rows with equal keys keep their input order (the order of `batches`,
+/// then of the rows in each), so a frame sorted in chunks gives one answer whatever its
+/// chunking. Float NaNs count as missing (pandas' NA), so they go where `nulls_first` puts
+/// nulls in either direction, and `-0.0` ties with `0.0`.
 pub fn sort_batches(
     schema: &SchemaRef,
     batches: &[RecordBatch],
@@ -71,20 +78,77 @@ pub fn sort_batches(
 ) -> FrameResult<RecordBatch> {
     check_keys(schema, by)?;
     let table = concat(schema, batches)?;
-    let columns = by
+    let indices = sorted_indices(&table, by, limit)?;
+    Ok(take_record_batch(&table, &indices)?)
+}
+
+/// The row order of a stable sort of `table` by `by` (the first `limit` rows when given).
+fn sorted_indices(
+    table: &RecordBatch,
+    by: &[SortKey],
+    limit: Option<usize>,
+) -> FrameResult<UInt32Array> {
+    let n = table.num_rows();
+    let n32 = u32::try_from(n).map_err(|_| {
+        FrameError::InvalidArgument(format!("cannot sort {n} rows in one table (at most 2^32)"))
+    })?;
+    let (fields, columns): (Vec<SortField>, Vec<ArrayRef>) = by
         .iter()
         .map(|k| {
-            Ok(SortColumn {
-                values: column(&table, &k.column)?.clone(),
-                options: Some(SortOptions {
-                    descending: k.descending,
-                    nulls_first: k.nulls_first,
-                }),
-            })
+            let values = nan_as_null(column(table, &k.column)?);
+            let options = SortOptions {
+                descending: k.descending,
+                nulls_first: k.nulls_first,
+            };
+            Ok((
+                SortField::new_with_options(values.data_type().clone(), options),
+                values,
+            ))
         })
-        .collect::<FrameResult<Vec<_>>>()?;
-    let indices = lexsort_to_indices(&columns, limit)?;
-    Ok(take_record_batch(&table, &indices)?)
+        .collect::<FrameResult<Vec<_>>>()?
+        .into_iter()
+        .unzip();
+    // Arrow's row format compares several keys, directions and null placements as plain
+    // bytes; the row index breaks ties, which makes the (unstable, fast) sort stable.
+    let rows = RowConverter::new(fields)?.convert_columns(&columns)?;
+    let order = |a: &u32, b: &u32| {
+        rows.row(*a as usize)
+            .cmp(&rows.row(*b as usize))
+            .then(a.cmp(b))
+    };
+    let mut indices: Vec<u32> = (0..n32).collect();
+    match limit {
+        Some(k) if k < n => {
+            if k > 0 {
+                indices.select_nth_unstable_by(k - 1, order);
+            }
+            indices.truncate(k);
+            indices.sort_unstable_by(order);
+        }
+        _ => indices.sort_unstable_by(order),
+    }
+    Ok(UInt32Array::from(indices))
+}
+
+/// A float column with its NaNs as nulls and `-0.0` as `0.0` (pandas orders both so); other
+/// columns as they are.
+fn nan_as_null(values: &ArrayRef) -> ArrayRef {
+    macro_rules! clean {
+        ($t:ty) => {{
+            let zero = Default::default();
+            Arc::new(
+                values.as_primitive::<$t>().unary_opt::<_, $t>(|v| {
+                    (!v.is_nan()).then_some(if v == zero { zero } else { v })
+                }),
+            ) as ArrayRef
+        }};
+    }
+    match values.data_type() {
+        DataType::Float16 => clean!(Float16Type),
+        DataType::Float32 => clean!(Float32Type),
+        DataType::Float64 => clean!(Float64Type),
+        _ => values.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -144,5 +208,99 @@ mod tests {
         assert!(matches!(e, FrameError::ColumnNotFound { .. }));
         let e = sort_batches(&schema, &batches, &[], None).unwrap_err();
         assert!(matches!(e, FrameError::InvalidArgument(_)));
+    }
+
+    /// A stable sort by hand: `Vec::sort_by` is stable; keys compared as pandas does, NaN
+    /// and null last in both directions.
+    fn stable_by_hand(k: &[Option<f64>], v: &[i64], asc: (bool, bool)) -> Vec<usize> {
+        let key = |x: Option<f64>| x.filter(|x| !x.is_nan());
+        let mut order: Vec<usize> = (0..k.len()).collect();
+        order.sort_by(|&a, &b| {
+            let first = match (key(k[a]), key(k[b])) {
+                (None, None) => std::cmp::Ordering::Equal,
+                (None, _) => std::cmp::Ordering::Greater,
+                (_, None) => std::cmp::Ordering::Less,
+                (Some(x), Some(y)) => {
+                    let o = x.partial_cmp(&y).unwrap();
+                    if asc.0 {
+                        o
+                    } else {
+                        o.reverse()
+                    }
+                }
+            };
+            let second = if asc.1 {
+                v[a].cmp(&v[b])
+            } else {
+                v[b].cmp(&v[a])
+            };
+            first.then(second)
+        });
+        order
+    }
+
+    #[test]
+    fn ties_keep_input_order_across_batches_and_directions_mix() {
+        // Many ties (4 key values, 3 payloads) over 20,000 rows in uneven batches: an
+        // unstable sort reorders ties; the row id column records the input order.
+        let n = 20_000usize;
+        let mut state = 7u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize
+        };
+        let k: Vec<Option<f64>> = (0..n)
+            .map(|_| match next() % 6 {
+                0 => None,
+                1 => Some(f64::NAN),
+                2 => Some(-0.0),
+                r => Some(r as f64 - 3.0),
+            })
+            .collect();
+        let v: Vec<i64> = (0..n).map(|_| (next() % 3) as i64).collect();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Float64, true),
+            Field::new("v", DataType::Int64, false),
+            Field::new("id", DataType::Int64, false),
+        ]));
+        let cuts = [0, 1, 777, 5000, 5001, 13_000, n];
+        let batches: Vec<RecordBatch> = cuts
+            .windows(2)
+            .map(|w| {
+                RecordBatch::try_new(
+                    schema.clone(),
+                    vec![
+                        Arc::new(Float64Array::from(k[w[0]..w[1]].to_vec())),
+                        Arc::new(Int64Array::from(v[w[0]..w[1]].to_vec())),
+                        Arc::new(Int64Array::from_iter_values(w[0] as i64..w[1] as i64)),
+                    ],
+                )
+                .unwrap()
+            })
+            .collect();
+        for asc in [(true, true), (false, true), (true, false), (false, false)] {
+            let key = |c: &str, up: bool| {
+                if up {
+                    SortKey::ascending(c)
+                } else {
+                    SortKey::descending(c)
+                }
+            };
+            let by = [key("k", asc.0), key("v", asc.1)];
+            let want: Vec<i64> = stable_by_hand(&k, &v, asc)
+                .into_iter()
+                .map(|i| i as i64)
+                .collect();
+            let out = sort_batches(&schema, &batches, &by, None).unwrap();
+            let ids = out.column(2).as_primitive::<arrow::datatypes::Int64Type>();
+            assert_eq!(ids.values().to_vec(), want, "directions {asc:?}");
+            for limit in [0, 1, 2500, n] {
+                let top = sort_batches(&schema, &batches, &by, Some(limit)).unwrap();
+                let ids = top.column(2).as_primitive::<arrow::datatypes::Int64Type>();
+                assert_eq!(ids.values().to_vec(), want[..limit], "limit {limit}");
+            }
+        }
     }
 }
