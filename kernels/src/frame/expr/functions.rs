@@ -3,6 +3,7 @@
 //! accessor, and `dt.floor`, `dt.tz_localize` and `dt.tz_convert` (timestamps on their time
 //! zone's wall clock).
 
+use super::math::MathFunction;
 use super::zone::{out_of_range, zone_reads, WallClock};
 use super::{is_string, Expr, FrameError, FrameResult};
 use arrow::array::timezone::Tz;
@@ -31,6 +32,8 @@ pub enum Function {
     /// pandas' `dt.tz_convert`: `args[0]`, a zoned timestamp, the same instant in another
     /// zone (on that zone's wall clock).
     Convert(String),
+    /// A numeric function of `args[0]` (`abs`, `round`, `isna`).
+    Math(MathFunction),
 }
 
 /// pandas' `str` accessor functions; null stays null.
@@ -155,6 +158,7 @@ impl Function {
                 ))),
                 t => Err(mismatch(format!("{self} of {t}"))),
             },
+            Function::Math(f) => f.data_type(arg(0)?, expr),
         }
     }
 
@@ -181,6 +185,7 @@ impl Function {
             Function::Localize(_) => localize(arg(0)?, out),
             // The same instants: only the zone the values are read in changes.
             Function::Convert(_) => Ok(cast(arg(0)?, out)?),
+            Function::Math(f) => f.evaluate(arg(0)?),
         }
     }
 }
@@ -345,6 +350,7 @@ impl fmt::Display for Function {
             Function::Floor(u) => write!(f, "dt.floor[{u:?}]"),
             Function::Localize(tz) => write!(f, "dt.tz_localize[{tz:?}]"),
             Function::Convert(tz) => write!(f, "dt.tz_convert[{tz:?}]"),
+            Function::Math(m) => write!(f, "{m}"),
         }
     }
 }

@@ -44,6 +44,7 @@ use super::error::{FrameError, FrameResult};
 use super::schema::{column, column_index, is_numeric, is_string};
 use eval::Plan;
 pub use functions::{FloorUnit, Function, StrFunction};
+pub use math::MathFunction;
 
 /// A scalar constant.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -190,6 +191,7 @@ const STRICT: CastOptions<'static> = CastOptions {
 
 mod eval;
 mod functions;
+mod math;
 #[cfg(test)]
 mod tests;
 mod typing;
@@ -419,6 +421,27 @@ impl Expr {
             expr: Box::new(self),
             value: Box::new(value.into()),
         }
+    }
+
+    /// True where the value is null or a float NaN (pandas' `isna`); never null.
+    pub fn is_na(self) -> Expr {
+        self.function(Function::Math(MathFunction::IsNa), vec![])
+    }
+
+    /// True where the value is neither null nor a float NaN (pandas' `notna`).
+    pub fn not_na(self) -> Expr {
+        self.is_na().not()
+    }
+
+    /// The absolute value (pandas' `abs`; integers wrap at their minimum, as NumPy's).
+    pub fn abs(self) -> Expr {
+        self.function(Function::Math(MathFunction::Abs), vec![])
+    }
+
+    /// Rounded to `decimals` places, halves to even (pandas' `round`, NumPy's rule);
+    /// integers and decimals keep their type.
+    pub fn round(self, decimals: i32) -> Expr {
+        self.function(Function::Math(MathFunction::Round(decimals)), vec![])
     }
 
     /// The values converted to `to` with Arrow's cast; a value that does not convert (such as
