@@ -31,3 +31,4 @@ mod series;
 mod sessions;
 mod shape_ops;
 mod shuffle;
+mod sorting;

@@ -309,14 +309,48 @@ impl PyFrame {
         ))
     }
 
-    /// Sorted by the columns `by`.
-    fn sort_values(&self, by: Vec<String>, ascending: bool) -> PyResult<PyFrame> {
-        PyFrame::wrap(self.df.sort_values(&strs(&by), ascending))
+    /// Sorted by the columns `by`, one direction per key, nulls first or last.
+    fn sort_values(
+        &self,
+        by: Vec<String>,
+        ascending: Vec<bool>,
+        nulls_first: bool,
+    ) -> PyResult<PyFrame> {
+        let na = if nulls_first {
+            df::NaPosition::First
+        } else {
+            df::NaPosition::Last
+        };
+        PyFrame::wrap(self.df.sort_values_with(&strs(&by), ascending, na))
     }
 
     /// The first `n` rows.
     fn head(&self, n: usize) -> PyResult<PyFrame> {
         PyFrame::wrap(self.df.head(n))
+    }
+
+    /// With columns renamed, `(old, new)` pairs.
+    fn rename(&self, pairs: Vec<(String, String)>) -> PyResult<PyFrame> {
+        let pairs: Vec<(&str, &str)> = pairs
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        PyFrame::wrap(self.df.rename(&pairs))
+    }
+
+    /// Without these columns.
+    fn drop(&self, columns: Vec<String>) -> PyResult<PyFrame> {
+        PyFrame::wrap(self.df.drop(&strs(&columns)))
+    }
+
+    /// The `n` rows with the largest (`largest`) or smallest values of `columns`.
+    fn nextreme(&self, n: usize, columns: Vec<String>, largest: bool) -> PyResult<PyFrame> {
+        let columns = strs(&columns);
+        PyFrame::wrap(if largest {
+            self.df.nlargest(n, &columns)
+        } else {
+            self.df.nsmallest(n, &columns)
+        })
     }
 
     /// The count of each value of `column`, most frequent first.
@@ -398,7 +432,9 @@ impl PySeries {
             ("div", false) => s / rhs,
             ("mod", false) => s % rhs,
             ("add", true) => s + rhs,
-            ("sub", true) => &(-s) + rhs,
+            ("sub", true) => s.reflected(rhs, |a, b| a - b),
+            ("div", true) => s.reflected(rhs, |a, b| a / b),
+            ("mod", true) => s.reflected(rhs, |a, b| a % b),
             ("eq", _) => s.eq(rhs),
             ("ne", _) => s.ne(rhs),
             ("lt", false) | ("gt", true) => s.lt(rhs),
@@ -423,6 +459,40 @@ impl PySeries {
             "neg" => -&self.s,
             other => return Err(value_error(format!("no series operation {other:?}"))),
         })
+    }
+
+    /// A frame of the columns `index` and then this series.
+    fn to_frame_with(&self, index: Vec<String>) -> PyResult<PyFrame> {
+        PyFrame::wrap(self.s.to_frame_with(&strs(&index)))
+    }
+
+    /// The same values under another name.
+    fn rename(&self, name: &str) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.rename(name))
+    }
+
+    /// `isna`, `notna`, `abs`: the numeric functions without arguments.
+    fn math(&self, func: &str) -> PyResult<PySeries> {
+        PySeries::wrap(match func {
+            "isna" => self.s.isna(),
+            "notna" => self.s.notna(),
+            "abs" => self.s.abs(),
+            other => return Err(value_error(format!("no series function {other:?}"))),
+        })
+    }
+
+    /// Rounded to `decimals` places, halves to even.
+    fn round(&self, decimals: i32) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.round(decimals))
+    }
+
+    /// pandas' `case_when`: `(condition, value)` pairs, first match wins, else own value.
+    fn case_when(&self, cases: Vec<(PyRef<'_, PySeries>, Bound<'_, PyAny>)>) -> PyResult<PySeries> {
+        let cases = cases
+            .into_iter()
+            .map(|(c, v)| Ok((c.s.clone(), series_operand(&v)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        PySeries::wrap(self.s.case_when(cases))
     }
 
     /// Whether each value is one of `values`.
@@ -582,9 +652,24 @@ fn frame_type(name: &str) -> PyResult<DataType> {
 }
 
 /// Adds the dataframe classes and functions to the native module.
+/// Frames stacked in order, columns matched by name (pandas' `concat`).
+#[pyfunction]
+fn concat(frames: Vec<PyRef<'_, PyFrame>>) -> PyResult<PyFrame> {
+    let frames: Vec<DataFrame> = frames.iter().map(|f| f.df.clone()).collect();
+    PyFrame::wrap(df::concat(&frames))
+}
+
+/// NumPy's `where` on columns: `x` where `cond` holds, else `y`.
+#[pyfunction]
+fn series_where(cond: &PySeries, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<PySeries> {
+    PySeries::wrap(df::where_(&cond.s, series_operand(x)?, series_operand(y)?))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFrame>()?;
     m.add_class::<PySeries>()?;
+    m.add_function(wrap_pyfunction!(concat, m)?)?;
+    m.add_function(wrap_pyfunction!(series_where, m)?)?;
     m.add_function(wrap_pyfunction!(from_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(read_csv, m)?)?;
     m.add_function(wrap_pyfunction!(read_parquet, m)?)?;

@@ -39,12 +39,12 @@ pub use io::{
     from_arrow, from_batches, from_columns, read_csv, read_csv_with, read_parquet,
     read_parquet_with, ReadCsv, ReadParquet,
 };
-pub use series::{DtAccessor, Series, SeriesOperand, StrAccessor};
+pub use series::{where_, DtAccessor, Series, SeriesOperand, StrAccessor};
 pub use tessera_kernels::frame::csv::CsvOptions;
 pub use tessera_kernels::frame::expr::{
     col, lit, when, BinaryOperator, DatePart, Expr, FloorUnit, Literal, StrFunction, Then, When,
 };
-pub use tessera_kernels::frame::groupby::AggFunc as Agg;
+pub use tessera_kernels::frame::groupby::{AggFunc as Agg, AggSpec};
 pub use tessera_kernels::frame::join::JoinHow as How;
 pub use tessera_kernels::frame::sort::SortKey;
 pub use tessera_kernels::frame::FrameError;
@@ -58,7 +58,7 @@ use node::{FrameKind, FrameNode};
 use std::path::Path;
 use std::sync::Arc;
 use tessera_actors::JobStats;
-use tessera_kernels::frame::groupby::{AggFunc, AggSpec};
+use tessera_kernels::frame::groupby::AggFunc;
 use tessera_kernels::frame::join::JoinSpec;
 use tessera_kernels::frame::map::{steps_schema, MapStep};
 use tessera_kernels::frame::ops::FileFormat;
@@ -247,23 +247,43 @@ impl DataFrame {
         })
     }
 
-    /// Sorted by these columns, all ascending or all descending (nulls last).
-    pub fn sort_values(&self, by: &[&str], ascending: bool) -> DataFrame {
-        let keys = by
-            .iter()
-            .map(|c| {
-                if ascending {
-                    SortKey::ascending(c)
-                } else {
-                    SortKey::descending(c)
-                }
-            })
-            .collect();
-        self.sort_by(keys)
+    /// Sorted by these columns (pandas' `sort_values`, nulls and NaNs last): `ascending` is
+    /// one direction for every key (`true`) or one per key (`[false, true]`); a list of
+    /// another length than `by` is an `InvalidArgument`. The sort is stable.
+    pub fn sort_values(&self, by: &[&str], ascending: impl Into<Ascending>) -> DataFrame {
+        self.sort_values_with(by, ascending, NaPosition::Last)
+    }
+
+    /// [`sort_values`](Self::sort_values) with pandas' `na_position`: where nulls (and float
+    /// NaNs) go, in either direction.
+    pub fn sort_values_with(
+        &self,
+        by: &[&str],
+        ascending: impl Into<Ascending>,
+        na_position: NaPosition,
+    ) -> DataFrame {
+        match ascending.into().per_key(by.len()) {
+            Ok(directions) => self.sort_by(
+                by.iter()
+                    .zip(directions)
+                    .map(|(c, up)| SortKey {
+                        column: c.to_string(),
+                        descending: !up,
+                        nulls_first: na_position == NaPosition::First,
+                    })
+                    .collect(),
+            ),
+            Err(e) => DataFrame::failed(e.into()),
+        }
     }
 
     /// Sorted by several keys, each with its own direction and null placement.
     pub fn sort_by(&self, by: Vec<SortKey>) -> DataFrame {
+        self.sort_limit(by, None)
+    }
+
+    /// The first `limit` rows of the stable sort by `by` (all when `None`).
+    fn sort_limit(&self, by: Vec<SortKey>, limit: Option<usize>) -> DataFrame {
         self.derive(|node| {
             check_keys(&node.schema, &by)?;
             Ok(FrameNode::new(
@@ -271,10 +291,35 @@ impl DataFrame {
                 FrameKind::Sort {
                     input: node.clone(),
                     by,
-                    limit: None,
+                    limit,
                 },
             ))
         })
+    }
+
+    /// The `n` rows with the largest values of `columns` (compared in order), largest first;
+    /// of tied rows the first ones (pandas' `nlargest` with `keep="first"`). Rows with a null
+    /// or NaN in `columns` are left out, as pandas leaves them.
+    pub fn nlargest(&self, n: usize, columns: &[&str]) -> DataFrame {
+        self.n_extreme(n, columns, SortKey::descending)
+    }
+
+    /// The `n` rows with the smallest values of `columns`, smallest first (pandas'
+    /// `nsmallest` with `keep="first"`; nulls and NaNs left out).
+    pub fn nsmallest(&self, n: usize, columns: &[&str]) -> DataFrame {
+        self.n_extreme(n, columns, SortKey::ascending)
+    }
+
+    fn n_extreme(&self, n: usize, columns: &[&str], key: fn(&str) -> SortKey) -> DataFrame {
+        let present = columns
+            .iter()
+            .map(|c| col(c).not_na())
+            .reduce(|a, b| a.and_(b));
+        let kept = match present {
+            Some(p) => self.filter(p),
+            None => self.clone(),
+        };
+        kept.sort_limit(columns.iter().map(|c| key(c)).collect(), Some(n))
     }
 
     /// How often each value of `column` occurs: columns `column` and `count`, most
@@ -624,4 +669,68 @@ fn promote_float_keys(
         }
     }
     (left, right)
+}
+
+/// The direction of each sort key ([`DataFrame::sort_values`]): one for all keys, or one per
+/// key, as pandas' `ascending=True` and `ascending=[False, True]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ascending {
+    /// Every key in this direction (`true`: smallest first).
+    All(bool),
+    /// One direction per key, in the order of the keys.
+    Each(Vec<bool>),
+}
+
+impl Ascending {
+    /// One direction for each of `keys` keys.
+    fn per_key(self, keys: usize) -> std::result::Result<Vec<bool>, FrameError> {
+        match self {
+            Ascending::All(up) => Ok(vec![up; keys]),
+            Ascending::Each(v) if v.len() == keys => Ok(v),
+            Ascending::Each(v) => Err(FrameError::InvalidArgument(format!(
+                "length of ascending ({}) != length of by ({keys})",
+                v.len()
+            ))),
+        }
+    }
+}
+
+impl From<bool> for Ascending {
+    fn from(up: bool) -> Self {
+        Ascending::All(up)
+    }
+}
+
+impl From<Vec<bool>> for Ascending {
+    fn from(v: Vec<bool>) -> Self {
+        Ascending::Each(v)
+    }
+}
+
+impl From<&[bool]> for Ascending {
+    fn from(v: &[bool]) -> Self {
+        Ascending::Each(v.to_vec())
+    }
+}
+
+impl<const N: usize> From<[bool; N]> for Ascending {
+    fn from(v: [bool; N]) -> Self {
+        Ascending::Each(v.to_vec())
+    }
+}
+
+impl<const N: usize> From<&[bool; N]> for Ascending {
+    fn from(v: &[bool; N]) -> Self {
+        Ascending::Each(v.to_vec())
+    }
+}
+
+/// Where a sort puts nulls and float NaNs (pandas' `na_position`), whatever the direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NaPosition {
+    /// Before every value.
+    First,
+    /// After every value (pandas' default).
+    #[default]
+    Last,
 }
