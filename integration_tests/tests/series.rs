@@ -11,7 +11,9 @@ use arrow::array::{
 };
 use arrow::datatypes::{DataType, Field, Schema};
 use std::sync::Arc;
-use tessera::dataframe::{col, from_arrow, lit, when, DataFrame, FloorUnit, FrameError, Literal};
+use tessera::dataframe::{
+    col, from_arrow, lit, when, where_, DataFrame, FloorUnit, FrameError, Literal, SeriesOperand,
+};
 use tessera::Error;
 
 /// A small frame: names with case and spaces, ints with a null, floats, timestamps.
@@ -392,4 +394,66 @@ fn when_then_otherwise_and_expression_isin_between() {
         Some(Error::Frame(FrameError::TypeMismatch(_)))
     ));
     let _ = Int32Array::from(vec![1]);
+}
+
+#[test]
+fn case_when_where_reflected_operators_and_missing_values_as_pandas() {
+    let s = session();
+    for rows in [1, 2, 5] {
+        let df = frame(rows);
+        let (x, y) = (df.column("x"), df.column("y"));
+        // x: 1, 2, null, 4, 2; y: 0.5 … 4.5.
+        let cases = x.case_when(vec![
+            (y.gt(4.0), SeriesOperand::from(-1)),
+            (x.eq(2), SeriesOperand::from(&x * 10)),
+        ]);
+        assert_eq!(
+            ints(&cases.execute(&s).unwrap()),
+            vec![Some(1), Some(20), None, Some(4), Some(-1)]
+        );
+        let picked = where_(&y.lt(2.0), &y, 0.0);
+        assert_eq!(picked.name(), "y");
+        assert_eq!(
+            floats(&picked.execute(&s).unwrap()),
+            vec![Some(0.5), Some(1.5), Some(0.0), Some(0.0), Some(0.0)]
+        );
+        let inv = y.reflected(1.0, |a, b| a / b);
+        assert_eq!(
+            floats(&inv.execute(&s).unwrap()),
+            vec![
+                Some(2.0),
+                Some(1.0 / 1.5),
+                Some(0.4),
+                Some(1.0 / 3.5),
+                Some(1.0 / 4.5)
+            ]
+        );
+        let back = x.reflected(10, |a, b| a - b);
+        assert_eq!(
+            ints(&back.execute(&s).unwrap()),
+            vec![Some(9), Some(8), None, Some(6), Some(8)]
+        );
+        assert_eq!(
+            bools(&x.isna().execute(&s).unwrap()),
+            vec![
+                Some(false),
+                Some(false),
+                Some(true),
+                Some(false),
+                Some(false)
+            ]
+        );
+        let r = (&y * -1.0).round(0).abs();
+        assert_eq!(
+            floats(&r.execute(&s).unwrap()),
+            vec![Some(0.0), Some(2.0), Some(2.0), Some(4.0), Some(4.0)]
+        );
+        // A condition from another frame is refused, naming both series.
+        let other = frame(rows).column("y");
+        let bad = x.case_when(vec![(other.gt(1.0), SeriesOperand::from(0))]);
+        assert!(matches!(
+            bad.execute(&s),
+            Err(Error::Frame(FrameError::InvalidArgument(_)))
+        ));
+    }
 }

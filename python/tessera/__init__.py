@@ -13,7 +13,17 @@ arrays (owning Tessera's result buffer, no copy) and pandas/Arrow tables.
 
 from . import array_api, linalg, random
 from ._array import SUPPORTED_DTYPES, Array, asarray, from_numpy
-from ._frame import DataFrame, GroupBy, Scalar, Series, from_arrow, from_pandas, read_csv, read_parquet
+from ._frame import (
+    DataFrame,
+    GroupBy,
+    Scalar,
+    Series,
+    concat,
+    from_arrow,
+    from_pandas,
+    read_csv,
+    read_parquet,
+)
 from ._functions import (
     abs,
     all,

@@ -56,9 +56,14 @@ def concatenate(arrays: Sequence[Any], axis: int = 0) -> Array:
     return Array(_tessera.concatenate(natives, operator.index(axis)), "concatenate")
 
 
-def where(condition: Any, x: Any, y: Any) -> Array:
+def where(condition: Any, x: Any, y: Any) -> Any:
     """Elements of ``x`` where ``condition`` is true, else of ``y`` (arrays or scalars,
-    broadcast together)."""
+    broadcast together). With a boolean :class:`Series` as ``condition``, the same on
+    columns: a Series of its frame (``x`` and ``y`` scalars or Series of that frame)."""
+    from ._frame import Series, series_where
+
+    if isinstance(condition, Series):
+        return series_where(condition, x, y)
     return Array(_tessera.where_(asarray(condition)._a, _operand(x), _operand(y)), "where")
 
 

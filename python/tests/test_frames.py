@@ -66,21 +66,24 @@ def test_filter_and_assign(session, pdf, rows):
 def test_groupby_spellings(session, pdf, rows):
     df = ts.from_pandas(pdf, rows_per_chunk=rows)
     g, pg = df.groupby("k"), pdf.groupby("k")
-    assert_frame(g.agg({"x": "sum"}).compute(session), pg.agg({"x": "sum"}).reset_index())
-    got = g.agg({"x": ["sum", "mean"], "y": "max"}).compute(session)
+    # The keys come back as the index, as pandas' default as_index=True gives them.
+    assert_frame(g.agg({"x": "sum"}).compute(session).reset_index(),
+                 pg.agg({"x": "sum"}).reset_index())
+    got = g.agg({"x": ["sum", "mean"], "y": "max"}).compute(session).reset_index()
     want = pg.agg({"x": ["sum", "mean"], "y": "max"})
     want.columns = ["x_sum", "x_mean", "y"]
     assert_frame(got, want.reset_index())
     got = df.groupby(["k", "g"]).agg(total=("x", "sum"), n=("y", "count"), hi=("y", "max"))
     want = pdf.groupby(["k", "g"]).agg(total=("x", "sum"), n=("y", "count"), hi=("y", "max"))
-    assert_frame(got.compute(session), want.reset_index())
-    assert_frame(df.groupby("g").sum().compute(session)[["g", "x", "y"]],
+    assert_frame(got.compute(session).reset_index(), want.reset_index())
+    assert_frame(df.groupby("g").sum().compute(session).reset_index()[["g", "x", "y"]],
                  pdf.groupby("g")[["x", "y"]].sum().reset_index())
-    assert_frame(df.groupby("k").mean().compute(session)[["k", "g", "x", "y"]],
+    assert_frame(df.groupby("k").mean().compute(session).reset_index()[["k", "g", "x", "y"]],
                  pdf.groupby("k")[["g", "x", "y"]].mean().reset_index())
     size = df.groupby("k").size().compute(session)
-    assert dict(zip(size["k"], size["size"])) == pdf.groupby("k").size().to_dict()
-    assert_frame(df.groupby("k").agg("max").compute(session), pg.max().reset_index())
+    assert size.to_dict() == pdf.groupby("k").size().to_dict()
+    assert_frame(df.groupby("k").agg("max").compute(session).reset_index(),
+                 pg.max().reset_index())
 
 
 @pytest.mark.parametrize("how", ["inner", "left", "right", "outer"])

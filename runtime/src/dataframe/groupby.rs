@@ -56,6 +56,20 @@ impl GroupBy {
         self.agg_named(specs)
     }
 
+    /// pandas' named aggregation (`agg(total=("x", "sum"))`): `(output, column, function)`
+    /// triples, the outputs in this order after the keys.
+    pub fn agg_as(&self, aggs: &[(&str, &str, Agg)]) -> DataFrame {
+        self.agg_named(
+            aggs.iter()
+                .map(|(output, column, func)| AggSpec {
+                    column: column.to_string(),
+                    func: *func,
+                    output: output.to_string(),
+                })
+                .collect(),
+        )
+    }
+
     /// Aggregations with explicit output names.
     pub fn agg_named(&self, aggs: Vec<AggSpec>) -> DataFrame {
         let keys = self.keys.clone();

@@ -101,6 +101,14 @@ impl Series {
             .select_exprs(vec![self.expr.clone().alias(&self.name)])
     }
 
+    /// A frame of the columns `columns` of its frame and then the series (how pandas shows a
+    /// series with its index).
+    pub fn to_frame_with(&self, columns: &[&str]) -> DataFrame {
+        let mut exprs: Vec<Expr> = columns.iter().map(|c| col(c)).collect();
+        exprs.push(self.expr.clone().alias(&self.name));
+        self.frame.select_exprs(exprs)
+    }
+
     /// Computes it and returns its values as one Arrow array.
     pub fn execute(&self, session: &Session) -> Result<ArrayRef> {
         Ok(self.to_frame().execute(session)?.column(0).clone())
@@ -148,12 +156,9 @@ impl Series {
 
     /// `f(self, rhs)` for a constant or a series of the same frame.
     fn binary(&self, rhs: impl Into<SeriesOperand>, f: impl FnOnce(Expr, Expr) -> Expr) -> Series {
-        match rhs.into() {
-            SeriesOperand::Expr(e) => self.map(|x| f(x, e)),
-            SeriesOperand::Series(other) => match self.same_frame(&other) {
-                Ok(()) => self.map(|x| f(x, other.expr)),
-                Err(e) => self.failed(e),
-            },
+        match self.operand_expr(rhs.into()) {
+            Ok(r) => self.map(|x| f(x, r)),
+            Err(e) => self.failed(e),
         }
     }
 
@@ -195,6 +200,69 @@ impl Series {
     /// Whether `low <= value <= high` (pandas' `between`).
     pub fn between(&self, low: impl Into<Expr>, high: impl Into<Expr>) -> Series {
         self.map(|x| x.between(low, high))
+    }
+
+    /// True where the value is null or a float NaN (pandas' `isna`, `isnull`).
+    pub fn isna(&self) -> Series {
+        self.map(Expr::is_na)
+    }
+
+    /// True where the value is neither null nor NaN (pandas' `notna`, `notnull`).
+    pub fn notna(&self) -> Series {
+        self.map(Expr::not_na)
+    }
+
+    /// The absolute values (pandas' `abs`).
+    pub fn abs(&self) -> Series {
+        self.map(Expr::abs)
+    }
+
+    /// Rounded to `decimals` places, halves to even (pandas' `round`).
+    pub fn round(&self, decimals: i32) -> Series {
+        self.map(|x| x.round(decimals))
+    }
+
+    /// pandas' `case_when`: the value of the first case whose condition (a boolean series
+    /// of the same frame) holds, this series' own value where none does.
+    pub fn case_when(&self, cases: Vec<(Series, SeriesOperand)>) -> Series {
+        let mut branches = Vec::with_capacity(cases.len());
+        for (cond, value) in cases {
+            if let Err(e) = self.same_frame(&cond) {
+                return self.failed(e);
+            }
+            match self.operand_expr(value) {
+                Ok(v) => branches.push((cond.expr, v)),
+                Err(e) => return self.failed(e),
+            }
+        }
+        self.map(|own| {
+            branches
+                .into_iter()
+                .rev()
+                .fold(own, |rest, (c, v)| when(c).then(v).otherwise(rest))
+        })
+    }
+
+    /// `f(lhs, self)` for a constant or a series of the same frame on the left (Python's
+    /// reflected operators: `1 / s`, `100 - s`).
+    pub fn reflected(
+        &self,
+        lhs: impl Into<SeriesOperand>,
+        f: impl FnOnce(Expr, Expr) -> Expr,
+    ) -> Series {
+        match self.operand_expr(lhs.into()) {
+            Ok(l) => self.map(|x| f(l, x)),
+            Err(e) => self.failed(e),
+        }
+    }
+
+    /// The expression of an operand: a constant as it is, a series when it is of this
+    /// series' frame.
+    fn operand_expr(&self, operand: SeriesOperand) -> Result<Expr> {
+        match operand {
+            SeriesOperand::Expr(e) => Ok(e),
+            SeriesOperand::Series(other) => self.same_frame(&other).map(|()| other.expr),
+        }
     }
 
     /// Nulls replaced by `value` (pandas' `fillna`).
@@ -409,6 +477,25 @@ impl DtAccessor<'_> {
     pub fn tz_convert(&self, tz: &str) -> Series {
         self.0.map(|x| x.dt_tz_convert(tz))
     }
+}
+
+/// NumPy's `where` for columns: `x` where `cond` (a boolean series) is true, `y` where it is
+/// false or null; `x` and `y` are constants or series of `cond`'s frame. The result is
+/// named after the first series among `x` and `y` (else `cond`).
+pub fn where_(cond: &Series, x: impl Into<SeriesOperand>, y: impl Into<SeriesOperand>) -> Series {
+    let (x, y) = (x.into(), y.into());
+    let name = [&x, &y]
+        .into_iter()
+        .find_map(|o| match o {
+            SeriesOperand::Series(s) => Some(s.name.clone()),
+            SeriesOperand::Expr(_) => None,
+        })
+        .unwrap_or_else(|| cond.name.clone());
+    let (x, y) = match (cond.operand_expr(x), cond.operand_expr(y)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(e), _) | (_, Err(e)) => return cond.failed(e),
+    };
+    cond.map(|c| when(c).then(x).otherwise(y)).rename(&name)
 }
 
 /// The value at `i` of `values` as a [`Literal`].
