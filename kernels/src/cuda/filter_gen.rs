@@ -46,7 +46,7 @@
 //!   the CPU checks valid values only) sets the kernel's faults word: the device then
 //!   leaves the predicate to the CPU, which reports the error.
 //!
-//! Anything else — `UInt64` columns, other casts, date parts and casts under zones whose
+//! Anything else — `UInt64` and decimal columns and constants, other casts, date parts and casts under zones whose
 //! offset changes (summer time), functions, and any predicate the CPU would reject — has
 //! no kernel ([`filter_source`] gives `None`), and the CPU evaluates the predicate.
 
@@ -566,6 +566,8 @@ impl Gen<'_> {
                 v.len = s.len().to_string();
                 v
             }
+            // Decimals are the CPU's (exact `i128` arithmetic).
+            Literal::Decimal { .. } => return None,
         };
         v.lit = Some(l.clone());
         Some(v)

@@ -540,6 +540,44 @@ fn predicates_the_generator_does_not_take_are_left_to_the_cpu() {
     assert!(filter_source(&col("nope").gt(0), table.schema_ref()).is_none());
 }
 
+/// Decimals are the CPU's: a decimal column, a cast to a decimal or a decimal constant
+/// gives no kernel (and no panic), so TPC-H's money filters run exactly on the CPU.
+#[test]
+fn decimal_predicates_are_left_to_the_cpu() {
+    use arrow::array::{ArrayRef, Decimal128Array, Int64Array};
+    use std::sync::Arc;
+    let price = Decimal128Array::from(vec![Some(5), None, Some(7)])
+        .with_precision_and_scale(15, 2)
+        .unwrap();
+    let table = RecordBatch::try_from_iter(vec![
+        ("d", Arc::new(price) as ArrayRef),
+        ("i", Arc::new(Int64Array::from(vec![1, 2, 3]))),
+    ])
+    .unwrap();
+    let two = lit(Literal::decimal(200, 3, 2).unwrap());
+    let refused = [
+        col("d").between(0.05, 0.07),
+        col("d").lt(24),
+        (col("d") * (lit(1) - col("d"))).gt(0),
+        col("d").cast(DataType::Float64).gt(0.0),
+        col("d").is_null(),
+        col("i").cast(DataType::Decimal128(5, 0)).gt(0),
+        col("i").eq(two.clone()),
+        col("i").gt(two.clone().cast(DataType::Int64)),
+    ];
+    for predicate in refused {
+        // The CPU evaluates every one of them.
+        assert!(predicate.evaluate(&table).is_ok(), "{predicate}");
+        assert!(
+            filter_source(&predicate, table.schema_ref()).is_none(),
+            "{predicate}"
+        );
+    }
+    assert!(!super::filter_gen::may_take(
+        &col("i").cast(DataType::Decimal128(5, 0)).gt(0)
+    ));
+}
+
 #[test]
 fn a_planner_sends_a_kept_filter_to_the_device_only_where_a_kernel_may_exist() {
     use crate::frame::map::MapStep;

@@ -58,6 +58,10 @@ pub enum FrameError {
     /// An argument outside what the operation accepts.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A value past what its type holds (a decimal result with more digits than its
+    /// precision, a decimal sum past 38 digits).
+    #[error("overflow: {0}")]
+    Overflow(String),
     /// An error reported by Arrow.
     #[error("arrow: {0}")]
     Arrow(String),

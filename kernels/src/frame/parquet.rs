@@ -2,7 +2,9 @@
 //! groups with column projection, pruning row groups by a predicate, and writing.
 
 use super::error::{FrameError, FrameResult};
+use super::expr::decimal::compare_decimals;
 use super::expr::{BinaryOperator, Expr, Literal};
+use super::schema::is_decimal;
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{
@@ -108,7 +110,7 @@ pub fn inspect(path: &str) -> FrameResult<ParquetInfo> {
             rows: rg.num_rows().max(0) as u64,
             bytes: rg.total_byte_size().max(0) as u64,
             bounds: if flat {
-                column_bounds(rg)
+                column_bounds(rg, &schema)
             } else {
                 vec![None; schema.fields().len()]
             },
@@ -117,10 +119,53 @@ pub fn inspect(path: &str) -> FrameResult<ParquetInfo> {
     Ok(ParquetInfo { schema, row_groups })
 }
 
-fn column_bounds(rg: &RowGroupMetaData) -> Vec<Option<(Literal, Literal)>> {
+fn column_bounds(rg: &RowGroupMetaData, schema: &Schema) -> Vec<Option<(Literal, Literal)>> {
     rg.columns()
         .iter()
-        .map(|c| match c.statistics()? {
+        .zip(schema.fields())
+        .map(|(c, field)| match (c.statistics()?, field.data_type()) {
+            // A decimal's statistics are its unscaled values.
+            (stats, DataType::Decimal128(p, s)) => {
+                let (min, max) = decimal_bounds(stats)?;
+                let bound = |value| Literal::decimal(value, *p, *s).ok();
+                Some((bound(min)?, bound(max)?))
+            }
+            (_, dt) if is_decimal(dt) => None,
+            (stats, _) => plain_bounds(stats),
+        })
+        .collect()
+}
+
+/// The unscaled bounds of a decimal column's statistics (integers, or big-endian two's
+/// complement bytes of up to 16).
+fn decimal_bounds(stats: &Statistics) -> Option<(i128, i128)> {
+    let bytes = |b: &[u8]| -> Option<i128> {
+        let first = *b.first()?;
+        if b.len() > 16 {
+            return None;
+        }
+        let fill = if first & 0x80 != 0 { 0xff } else { 0 };
+        let mut word = [fill; 16];
+        word[16 - b.len()..].copy_from_slice(b);
+        Some(i128::from_be_bytes(word))
+    };
+    match stats {
+        Statistics::Int32(s) => Some((i128::from(*s.min_opt()?), i128::from(*s.max_opt()?))),
+        Statistics::Int64(s) => Some((i128::from(*s.min_opt()?), i128::from(*s.max_opt()?))),
+        Statistics::FixedLenByteArray(s) if s.min_is_exact() && s.max_is_exact() => {
+            Some((bytes(s.min_opt()?.data())?, bytes(s.max_opt()?.data())?))
+        }
+        Statistics::ByteArray(s) if s.min_is_exact() && s.max_is_exact() => {
+            Some((bytes(s.min_opt()?.data())?, bytes(s.max_opt()?.data())?))
+        }
+        _ => None,
+    }
+}
+
+/// The bounds of a column of another type from its statistics, where they are integers,
+/// floats or exact strings.
+fn plain_bounds(stats: &Statistics) -> Option<(Literal, Literal)> {
+    match stats {
             Statistics::Int32(s) => Some((
                 Literal::Int(i64::from(*s.min_opt()?)),
                 Literal::Int(i64::from(*s.max_opt()?)),
@@ -136,12 +181,17 @@ fn column_bounds(rg: &RowGroupMetaData) -> Vec<Option<(Literal, Literal)>> {
                 Literal::Str(std::str::from_utf8(s.max_opt()?.data()).ok()?.to_string()),
             )),
             _ => None,
-        })
-        .collect()
+    }
 }
 
-/// Orders two literals of the same kind (ints and floats compare as numbers).
+/// Orders two literals of the same kind (ints and floats compare as numbers; a decimal with
+/// an integer, a decimal, or a float constant by its shortest spelling, exactly, as the
+/// filter compares them with a decimal column).
 fn compare(a: &Literal, b: &Literal) -> Option<Ordering> {
+    if matches!(a, Literal::Decimal { .. }) || matches!(b, Literal::Decimal { .. }) {
+        let exact = |l: &Literal| l.decimal_value().map(|(v, d)| (v, d.scale));
+        return compare_decimals(exact(a)?, exact(b)?);
+    }
     match (a, b) {
         (Literal::Int(x), Literal::Int(y)) => Some(x.cmp(y)),
         (Literal::Str(x), Literal::Str(y)) => Some(x.cmp(y)),
@@ -185,6 +235,10 @@ impl ParquetInfo {
         else {
             return true;
         };
+        // A decimal constant meets a float column as a float (see `compare`).
+        if matches!(value, Literal::Decimal { .. }) && matches!(min, Literal::Float(_)) {
+            return true;
+        }
         let (Some(lo), Some(hi)) = (compare(value, min), compare(value, max)) else {
             return true;
         };
@@ -344,6 +398,56 @@ mod tests {
         .unwrap();
         let s = all.column(0).as_string::<i32>();
         assert_eq!((s.value(0), s.is_null(1), s.value(2)), ("a", true, "ccc"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A decimal column's statistics are unscaled values (integers, or bytes past 18
+    /// digits): row groups are pruned by their decimal values, not by those integers.
+    #[test]
+    fn decimal_row_groups_prune_by_value() {
+        use crate::frame::expr::{col, lit};
+        use arrow::array::{Decimal128Array, Float64Array};
+        let dir = std::env::temp_dir().join(format!("tessera-pq-dec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.parquet").display().to_string();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("q", DataType::Decimal128(15, 2), false),
+            Field::new("w", DataType::Decimal128(25, 2), false),
+            Field::new("f", DataType::Float64, false),
+        ]));
+        let batch = |v: Vec<i128>, f: Vec<f64>| {
+            let d = |p| {
+                Arc::new(
+                    Decimal128Array::from(v.clone())
+                        .with_precision_and_scale(p, 2)
+                        .unwrap(),
+                ) as ArrayRef
+            };
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![d(15), d(25), Arc::new(Float64Array::from(f))],
+            )
+            .unwrap()
+        };
+        let batches = [
+            batch(vec![-500, 2399], vec![1.0, 2.0]),
+            batch(vec![2400, 5000], vec![3.0, 4.0]),
+        ];
+        write(&path, &schema, &batches).unwrap();
+        let info = inspect(&path).unwrap();
+        for c in ["q", "w"] {
+            // 50.00 is in the second group (whose unscaled bounds are 2400 and 5000).
+            assert_eq!(info.prune(&col(c).eq(50)), [1], "{c}");
+            assert_eq!(info.prune(&col(c).lt(24)), [0], "{c}");
+            assert_eq!(info.prune(&col(c).ge(24)), [1], "{c}");
+            assert_eq!(info.prune(&col(c).gt(23.99)), [1], "{c}");
+            assert_eq!(info.prune(&col(c).le(-5)), [0], "{c}");
+            assert!(info.prune(&col(c).lt(-6)).is_empty(), "{c}");
+            assert!(info.prune(&col(c).eq(23.995)).is_empty(), "{c}");
+        }
+        // A decimal constant meets a float column as a float: kept.
+        let half = lit(Literal::decimal(25, 2, 1).unwrap());
+        assert_eq!(info.prune(&col("f").gt(half)), [0, 1]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -20,9 +20,20 @@ pub fn column<'a>(batch: &'a RecordBatch, name: &str) -> FrameResult<&'a ArrayRe
     column_index(batch.schema_ref(), name).map(|i| batch.column(i))
 }
 
-/// True for integer and floating-point types.
+/// True for integer, floating-point and decimal types.
 pub fn is_numeric(dt: &DataType) -> bool {
-    dt.is_integer() || dt.is_floating()
+    dt.is_integer() || dt.is_floating() || is_decimal(dt)
+}
+
+/// True for decimal types (`Decimal32`, `Decimal64`, `Decimal128`, `Decimal256`).
+pub fn is_decimal(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Decimal32(..)
+            | DataType::Decimal64(..)
+            | DataType::Decimal128(..)
+            | DataType::Decimal256(..)
+    )
 }
 
 /// True for UTF-8 strings, plain, large, view or dictionary-encoded.

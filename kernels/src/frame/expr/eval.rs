@@ -3,6 +3,7 @@
 
 use super::typing::scalar_type;
 use super::*;
+use arrow::datatypes::ArrowNativeTypeOp;
 
 impl Expr {
     /// Evaluates it on `batch`; the result has `batch.num_rows()` rows (literals broadcast).
@@ -13,11 +14,14 @@ impl Expr {
     fn eval(&self, batch: &RecordBatch) -> FrameResult<Value> {
         match self {
             Expr::Column(name) => Ok(Value::Array(column(batch, name)?.clone())),
-            Expr::Literal(l) => Ok(Value::Scalar(l.to_array())),
+            Expr::Literal(l) => Ok(Value::Scalar(l.to_array()?)),
             Expr::Binary { op, left, right } => {
                 let (l, r) = (left.eval(batch)?, right.eval(batch)?);
                 let plan = self.plan_binary(*op, l.data_type(), r.data_type(), left, right)?;
-                plan.run(*op, l, r)
+                plan.run(*op, l, r).map_err(|e| match e {
+                    FrameError::Overflow(m) => FrameError::Overflow(format!("{m} in `{self}`")),
+                    e => e,
+                })
             }
             Expr::Not(e) => {
                 let v = e.eval(batch)?;
@@ -30,6 +34,8 @@ impl Expr {
                 let to = self.negate_type(v.data_type())?;
                 match to {
                     DataType::Null => Ok(v),
+                    // A decimal's negation always fits its precision.
+                    _ if Dec::of(&to).is_some() => v.map(|a| Ok(numeric::neg(a)?)),
                     _ => v.cast(&to)?.map(|a| Ok(numeric::neg_wrapping(a)?)),
                 }
             }
@@ -85,6 +91,13 @@ pub(super) enum Plan {
     Null,
     /// Arithmetic with both operands converted to this type.
     Arithmetic(DataType),
+    /// Decimal arithmetic with the operands converted to `left` and `right` (`Decimal128`),
+    /// giving `out`.
+    Decimal {
+        left: DataType,
+        right: DataType,
+        out: DataType,
+    },
     /// A comparison with the operands converted to these types.
     Compare(DataType, DataType),
     /// Kleene `&` or `|` on booleans.
@@ -96,7 +109,7 @@ impl Plan {
         match self {
             Plan::Null if is_arithmetic(op) => DataType::Null,
             Plan::Arithmetic(DataType::Timestamp(unit, _)) => DataType::Duration(*unit),
-            Plan::Arithmetic(t) => t.clone(),
+            Plan::Arithmetic(t) | Plan::Decimal { out: t, .. } => t.clone(),
             Plan::Null | Plan::Compare(..) | Plan::Logical => DataType::Boolean,
         }
     }
@@ -105,6 +118,9 @@ impl Plan {
         match self {
             Plan::Null => Ok(Value::Scalar(new_null_array(&self.output_type(op), 1))),
             Plan::Arithmetic(t) => arithmetic(op, l.cast(t)?, r.cast(t)?),
+            Plan::Decimal { left, right, out } => {
+                decimal_arithmetic(op, l.cast_strict(left)?, r.cast_strict(right)?, out)
+            }
             Plan::Compare(lt, rt) => compare(op, l.cast(lt)?, r.cast(rt)?),
             Plan::Logical => logical(op, l, r),
         }
@@ -171,8 +187,19 @@ impl Value {
             return Ok(self);
         }
         let from = self.data_type().clone();
+        // A float constant becomes a decimal by its shortest spelling (0.05 is exactly
+        // 0.05), not by the float's binary value.
+        let constant_to_decimal = self.is_scalar() && from.is_floating() && Dec::of(to).is_some();
         self.map(|a| {
             zone::check_zone_cast(a, to)?;
+            let spelled;
+            let a = match constant_to_decimal {
+                true => {
+                    spelled = float_spelling(a)?;
+                    spelled.as_ref()
+                }
+                false => a,
+            };
             cast_with_options(a, to, options)
                 .map_err(|e| FrameError::TypeMismatch(format!("cannot cast {from} to {to}: {e}")))
         })
@@ -249,14 +276,15 @@ fn arithmetic(op: BinaryOperator, l: Value, r: Value) -> FrameResult<Value> {
     Ok(l.wrap(&r, result))
 }
 
-/// Floored `a % b` (sign of the divisor, as Python); 0 for a zero divisor (made null by the caller).
-fn floor_mod_i64(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        return 0;
+/// Floored integer `a % b` (sign of the divisor, as Python); 0 for a zero divisor (made null
+/// by the caller).
+fn floor_mod_int<T: ArrowNativeTypeOp>(a: T, b: T) -> T {
+    if b.is_zero() {
+        return T::ZERO;
     }
-    let m = a.wrapping_rem(b);
-    if m != 0 && (m < 0) != (b < 0) {
-        m + b
+    let m = a.mod_wrapping(b);
+    if !m.is_zero() && m.is_lt(T::ZERO) != b.is_lt(T::ZERO) {
+        m.add_wrapping(b)
     } else {
         m
     }
@@ -272,15 +300,54 @@ fn floor_mod_f64(a: f64, b: f64) -> f64 {
     }
 }
 
-/// Floored modulo of two `Int64` or two `Float64` operands; an integer divisor of zero gives null.
+/// Floored modulo of two `Int64`, two `Decimal128` (of one scale) or two `Float64`
+/// operands; an integer or decimal divisor of zero gives null.
 fn modulo(l: &Value, r: &Value) -> FrameResult<ArrayRef> {
     match l.data_type() {
         DataType::Int64 => {
-            let out = binary_values::<Int64Type>(l, r, floor_mod_i64)?;
+            let out = binary_values::<Int64Type>(l, r, floor_mod_int)?;
             Ok(Arc::new(null_where_zero(out, r)?))
+        }
+        DataType::Decimal128(p, s) => {
+            let out = binary_values::<Decimal128Type>(l, r, floor_mod_int)?;
+            let out = null_where_zero(out, r)?.with_precision_and_scale(*p, *s)?;
+            Ok(Arc::new(out))
         }
         _ => Ok(Arc::new(binary_values::<Float64Type>(l, r, floor_mod_f64)?)),
     }
+}
+
+/// `l op r` (`+ - * %`) on decimals, as type `out`: exact, and a [`FrameError::Overflow`]
+/// where a value does not fit (`%` meets both at `out`'s scale first).
+fn decimal_arithmetic(op: BinaryOperator, l: Value, r: Value, out: &DataType) -> FrameResult<Value> {
+    let overflow = |e: arrow::error::ArrowError| FrameError::Overflow(e.to_string());
+    let result = match op {
+        BinaryOperator::Add => numeric::add(&l, &r).map_err(overflow)?,
+        BinaryOperator::Sub => numeric::sub(&l, &r).map_err(overflow)?,
+        BinaryOperator::Mul => numeric::mul(&l, &r).map_err(overflow)?,
+        _ => {
+            let scale = Dec::of(out).map_or(0, |d| d.scale);
+            let wide = DataType::Decimal128(decimal::MAX_PRECISION, scale);
+            let widen = |v: Value| match v.cast_strict(&wide) {
+                Err(FrameError::TypeMismatch(m)) => Err(FrameError::Overflow(m)),
+                v => v,
+            };
+            modulo(&widen(l.clone())?, &widen(r.clone())?)?
+        }
+    };
+    Ok(l.wrap(&r, decimal::fit(&result, out)?))
+}
+
+/// One-row float array `a` as its shortest decimal spelling (a one-row string array).
+fn float_spelling(a: &dyn Array) -> FrameResult<ArrayRef> {
+    let floats = cast_with_options(a, &DataType::Float64, &STRICT)?;
+    let floats = as_primitive::<Float64Type>(&floats)?;
+    Ok(Arc::new(
+        floats
+            .iter()
+            .map(|v| v.map(|v| v.to_string()))
+            .collect::<StringArray>(),
+    ))
 }
 
 /// `f` on each pair of values of `l` and `r` (arrays or constants) of type `T`; null where either is.
@@ -303,18 +370,21 @@ fn binary_values<T: ArrowPrimitiveType>(
     })
 }
 
-/// `out` with nulls where `divisor` is zero.
-fn null_where_zero(out: Int64Array, divisor: &Value) -> FrameResult<Int64Array> {
-    let d = as_primitive::<Int64Type>(divisor.array())?.values();
-    if !d.contains(&0) {
+/// `out` with nulls where `divisor` (of the same type) is zero.
+fn null_where_zero<T: ArrowPrimitiveType>(
+    out: PrimitiveArray<T>,
+    divisor: &Value,
+) -> FrameResult<PrimitiveArray<T>> {
+    let d = as_primitive::<T>(divisor.array())?.values();
+    if !d.iter().any(|v| v.is_zero()) {
         return Ok(out);
     }
     if divisor.is_scalar() {
-        return Ok(Int64Array::new_null(out.len()));
+        return Ok(PrimitiveArray::new_null(out.len()).with_data_type(out.data_type().clone()));
     }
-    let nonzero = NullBuffer::new(BooleanBuffer::collect_bool(d.len(), |i| d[i] != 0));
+    let nonzero = NullBuffer::new(BooleanBuffer::collect_bool(d.len(), |i| !d[i].is_zero()));
     let nulls = NullBuffer::union(out.nulls(), Some(&nonzero));
-    Ok(Int64Array::try_new(out.values().clone(), nulls)?)
+    Ok(PrimitiveArray::try_new(out.values().clone(), nulls)?.with_data_type(out.data_type().clone()))
 }
 
 /// `l op r` with operands of the same type (or a dictionary and its value type).
@@ -443,7 +513,7 @@ fn str_contains(v: Value, pattern: &str) -> FrameResult<Value> {
         return Ok(Value::Scalar(new_null_array(&DataType::Boolean, 1)));
     }
     let value_type = scalar_type(v.data_type()).clone();
-    let needle = Value::Scalar(Literal::Str(pattern.to_string()).to_array()).cast(&value_type)?;
+    let needle = Value::Scalar(Literal::Str(pattern.to_string()).to_array()?).cast(&value_type)?;
     let result = contains(&v, &needle)?;
     Ok(v.wrap(&needle, Arc::new(result)))
 }

@@ -3,7 +3,9 @@
 //! accessor, and `dt.floor`, `dt.tz_localize` and `dt.tz_convert` (timestamps on their time
 //! zone's wall clock).
 
+use super::decimal::Dec;
 use super::math::MathFunction;
+use super::typing::decimal_branches;
 use super::zone::{out_of_range, zone_reads, WallClock};
 use super::{is_string, Expr, FrameError, FrameResult};
 use arrow::array::timezone::Tz;
@@ -196,6 +198,7 @@ fn branch_type(a: &DataType, b: &DataType) -> Option<DataType> {
     match (a, b) {
         _ if a == b => Some(a.clone()),
         (DataType::Null, t) | (t, DataType::Null) => Some(t.clone()),
+        _ if Dec::of(a).is_some() || Dec::of(b).is_some() => decimal_branches(a, b).ok(),
         _ if numeric(a) && numeric(b) => Some(if a.is_floating() || b.is_floating() {
             DataType::Float64
         } else {

@@ -20,6 +20,31 @@
 //!   Floats compare as IEEE (NaN is unequal to everything, `-0.0 == 0.0`), as pandas.
 //! - Nulls: arithmetic and comparisons with null give null; `&` and `|` are Kleene
 //!   (`null & false` is false, `null | true` is true).
+//!
+//! Decimals (`Decimal128(p, s)`, as warehouse exports and TPC-H's money columns are; also
+//! `Decimal32/64`, and `Decimal256` of precision up to 38 in arithmetic) compute exactly,
+//! with DuckDB's and Arrow's result types:
+//! - An integer operand counts as the decimal of its type's digits (`Int8` `(3, 0)`, `Int16`
+//!   `(5, 0)`, `Int32` `(10, 0)`, `Int64` `(19, 0)`, `UInt64` `(20, 0)`); an integer or
+//!   decimal *constant* as the decimal of its own digits (`1` is `(1, 0)`, so
+//!   `1 - l_discount` is `Decimal128(16, 2)` for a `Decimal128(15, 2)` column).
+//! - `a + b`, `a - b`: scale `max(s1, s2)`, precision `max(p1 - s1, p2 - s2) + max(s1, s2) + 1`;
+//!   `a * b`: scale `s1 + s2`, precision `p1 + p2 + 1`; `a % b`: scale `max(s1, s2)`,
+//!   precision `(p2 - s2) + max(s1, s2)` (floored, as for integers: the sign of the divisor,
+//!   where Python's `decimal.Decimal` truncates; a zero divisor gives null). Precisions are
+//!   capped at 38; a scale past 38 (a product of scales 20 and 20) is a
+//!   [`FrameError::TypeMismatch`] when the expression is typed.
+//! - A result value with more digits than its precision is a [`FrameError::Overflow`],
+//!   never a wrapped or rounded value. Negation keeps the type.
+//! - `/` gives `Float64`, as for every number; a float operand makes the result `Float64`.
+//! - Comparisons are exact: both sides meet at scale `max(s1, s2)` (in a `Decimal256` where
+//!   that needs more than 38 digits). A float constant compares as its shortest decimal
+//!   spelling (`col("l_discount").between(0.05, 0.07)` selects a stored 0.05), where it has
+//!   one of at most 38 digits; a float column compares as floats.
+//! - `fill_null` and `if_else` meet a decimal and an integer or another decimal in the
+//!   decimal that holds both (scale `max(s1, s2)`, `max(p1 - s1, p2 - s2) + max(s1, s2)`
+//!   digits), and a decimal and a float in `Float64`; casts (to and from floats, integers,
+//!   strings and other decimals) are Arrow's, strict: a value that does not fit is an error.
 
 use std::fmt;
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Rem, Sub};
@@ -27,7 +52,8 @@ use std::sync::Arc;
 
 use arrow::array::{
     new_null_array, Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, Datum,
-    Float64Array, Int64Array, NullArray, PrimitiveArray, StringArray, UInt32Array,
+    Decimal128Array, Float64Array, Int64Array, NullArray, PrimitiveArray, StringArray,
+    UInt32Array,
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::kernels::comparison::contains;
@@ -35,13 +61,15 @@ use arrow::compute::kernels::temporal::{date_part, DatePart as ArrowDatePart};
 use arrow::compute::kernels::{arity, boolean, cmp, numeric, zip::zip};
 use arrow::compute::{can_cast_types, cast_with_options, take, CastOptions};
 use arrow::datatypes::{
-    DataType, Float16Type, Float32Type, Float64Type, Int64Type, Schema, TimeUnit,
+    DataType, Decimal128Type, DecimalType, Float16Type, Float32Type, Float64Type, Int64Type,
+    Schema, TimeUnit,
 };
 use arrow::record_batch::RecordBatch;
 use serde::{Deserialize, Serialize};
 
 use super::error::{FrameError, FrameResult};
 use super::schema::{column, column_index, is_numeric, is_string};
+use decimal::Dec;
 use eval::Plan;
 pub use functions::{FloorUnit, Function, StrFunction};
 pub use math::MathFunction;
@@ -59,6 +87,16 @@ pub enum Literal {
     Float(f64),
     /// A string (`Utf8`).
     Str(String),
+    /// A decimal (`Decimal128(precision, scale)`): `value` unscaled, so 1.50 is
+    /// `{ value: 150, precision: 3, scale: 2 }` ([`Literal::decimal`] checks one).
+    Decimal {
+        /// The value times `10^scale`.
+        value: i128,
+        /// Significant digits, 1 to 38.
+        precision: u8,
+        /// Digits after the point.
+        scale: i8,
+    },
 }
 
 /// A binary operator.
@@ -189,9 +227,12 @@ const STRICT: CastOptions<'static> = CastOptions {
     format_options: arrow::util::display::FormatOptions::new(),
 };
 
+pub(crate) mod decimal;
 mod eval;
 mod functions;
 mod math;
+#[cfg(test)]
+mod decimal_tests;
 #[cfg(test)]
 mod tests;
 mod typing;
@@ -299,18 +340,32 @@ impl Literal {
             Literal::Int(_) => DataType::Int64,
             Literal::Float(_) => DataType::Float64,
             Literal::Str(_) => DataType::Utf8,
+            Literal::Decimal {
+                precision, scale, ..
+            } => DataType::Decimal128(*precision, *scale),
         }
     }
 
-    /// The constant as a one-row array.
-    fn to_array(&self) -> ArrayRef {
-        match self {
+    /// The constant as a one-row array (an invalid decimal is an error).
+    fn to_array(&self) -> FrameResult<ArrayRef> {
+        Ok(match self {
             Literal::Null => Arc::new(NullArray::new(1)),
             Literal::Bool(v) => Arc::new(BooleanArray::from(vec![*v])),
             Literal::Int(v) => Arc::new(Int64Array::from(vec![*v])),
             Literal::Float(v) => Arc::new(Float64Array::from(vec![*v])),
             Literal::Str(v) => Arc::new(StringArray::from(vec![v.as_str()])),
-        }
+            Literal::Decimal {
+                value,
+                precision,
+                scale,
+            } => {
+                self.check()?;
+                Arc::new(
+                    Decimal128Array::from(vec![*value])
+                        .with_precision_and_scale(*precision, *scale)?,
+                )
+            }
+        })
     }
 
     /// Whether the constant converts to `dt` without loss, so that a column of type `dt`
@@ -328,7 +383,10 @@ impl Literal {
             (Literal::Int(v), DataType::Float32) => v.unsigned_abs() <= 1 << 24,
             (Literal::Float(_), DataType::Float64) => true,
             (Literal::Float(v), DataType::Float32) => v.is_nan() || f64::from(*v as f32) == *v,
-            _ => false,
+            (Literal::Decimal { value, scale, .. }, dt) if dt.is_integer() => {
+                decimal::rescale(*value, *scale, 0).is_some_and(|v| int_fits(v, dt))
+            }
+            (lit, dt) => Dec::of(dt).is_some_and(|d| lit.fits_decimal(d)),
         }
     }
 }
@@ -681,6 +739,15 @@ impl Neg for Expr {
         match self {
             Expr::Literal(Literal::Int(v)) => Expr::Literal(Literal::Int(v.wrapping_neg())),
             Expr::Literal(Literal::Float(v)) => Expr::Literal(Literal::Float(-v)),
+            Expr::Literal(Literal::Decimal {
+                value,
+                precision,
+                scale,
+            }) if value != i128::MIN => Expr::Literal(Literal::Decimal {
+                value: -value,
+                precision,
+                scale,
+            }),
             e => Expr::Negate(Box::new(e)),
         }
     }
@@ -722,6 +789,14 @@ impl fmt::Display for Literal {
             Literal::Int(v) => write!(f, "{v}"),
             Literal::Float(v) => write!(f, "{v:?}"),
             Literal::Str(v) => write!(f, "{v:?}"),
+            Literal::Decimal {
+                value,
+                precision,
+                scale,
+            } => {
+                let text = Decimal128Type::format_decimal(*value, *precision, *scale);
+                write!(f, "decimal({text:?}, {precision})")
+            }
         }
     }
 }

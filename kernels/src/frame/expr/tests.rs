@@ -8,13 +8,13 @@ use arrow::array::{
 };
 use arrow::datatypes::{Field, Int32Type};
 
-fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
+pub(super) fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
     RecordBatch::try_from_iter(columns).unwrap()
 }
 
 /// Evaluates `e`, checking that the result has the type `data_type` predicts and one
 /// value per row.
-fn eval(e: &Expr, b: &RecordBatch) -> ArrayRef {
+pub(super) fn eval(e: &Expr, b: &RecordBatch) -> ArrayRef {
     let out = e.evaluate(b).unwrap();
     assert_eq!(
         &e.data_type(b.schema_ref()).unwrap(),
@@ -25,19 +25,19 @@ fn eval(e: &Expr, b: &RecordBatch) -> ArrayRef {
     out
 }
 
-fn ints(e: &Expr, b: &RecordBatch) -> Vec<Option<i64>> {
+pub(super) fn ints(e: &Expr, b: &RecordBatch) -> Vec<Option<i64>> {
     let out = eval(e, b);
     assert_eq!(out.data_type(), &DataType::Int64, "{e}");
     out.as_primitive::<Int64Type>().iter().collect()
 }
 
-fn floats(e: &Expr, b: &RecordBatch) -> Vec<Option<f64>> {
+pub(super) fn floats(e: &Expr, b: &RecordBatch) -> Vec<Option<f64>> {
     let out = eval(e, b);
     assert_eq!(out.data_type(), &DataType::Float64, "{e}");
     out.as_primitive::<Float64Type>().iter().collect()
 }
 
-fn bools(e: &Expr, b: &RecordBatch) -> Vec<Option<bool>> {
+pub(super) fn bools(e: &Expr, b: &RecordBatch) -> Vec<Option<bool>> {
     eval(e, b).as_boolean().iter().collect()
 }
 
@@ -45,7 +45,7 @@ fn int32s(e: &Expr, b: &RecordBatch) -> Vec<Option<i32>> {
     eval(e, b).as_primitive::<Int32Type>().iter().collect()
 }
 
-fn mismatch(e: &Expr, b: &RecordBatch, words: &[&str]) {
+pub(super) fn mismatch(e: &Expr, b: &RecordBatch, words: &[&str]) {
     let err = e.data_type(b.schema_ref()).unwrap_err();
     let FrameError::TypeMismatch(message) = &err else {
         panic!("{e}: expected a type mismatch, got {err:?}");

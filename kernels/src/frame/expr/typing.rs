@@ -27,7 +27,7 @@ impl Expr {
                 .field(column_index(schema, name)?)
                 .data_type()
                 .clone()),
-            Expr::Literal(l) => Ok(l.data_type()),
+            Expr::Literal(l) => l.check().map(|()| l.data_type()),
             Expr::Binary { op, left, right } => {
                 let (l, r) = (left.data_type(schema)?, right.data_type(schema)?);
                 Ok(self.plan_binary(*op, &l, &r, left, right)?.output_type(*op))
@@ -67,7 +67,9 @@ impl Expr {
     ) -> FrameResult<Plan> {
         use BinaryOperator::*;
         match op {
-            Add | Sub | Mul | Div | Mod => self.plan_arithmetic(op, l, r),
+            Add | Sub | Mul | Div | Mod => {
+                self.plan_arithmetic(op, l, r, left.literal(), right.literal())
+            }
             Eq | NotEq | Lt | LtEq | Gt | GtEq => {
                 self.plan_compare(op, l, r, left.literal(), right.literal())
             }
@@ -83,10 +85,28 @@ impl Expr {
         op: BinaryOperator,
         l: &DataType,
         r: &DataType,
+        l_lit: Option<&Literal>,
+        r_lit: Option<&Literal>,
     ) -> FrameResult<Plan> {
         let numberish = |t: &DataType| is_numeric(t) || *t == DataType::Null;
+        let decimal = Dec::of(l).is_some() || Dec::of(r).is_some();
         match (l, r) {
             (DataType::Null, DataType::Null) => Ok(Plan::Null),
+            // Decimals with decimals and integers stay exact; `/` and floats are Float64.
+            _ if decimal && op != BinaryOperator::Div => {
+                match (Dec::of_operand(l, l_lit), Dec::of_operand(r, r_lit)) {
+                    (Some(a), Some(b)) => {
+                        let out = a.arithmetic(op, b).map_err(|m| self.mismatch(m))?;
+                        Ok(Plan::Decimal {
+                            left: DataType::Decimal128(a.precision, a.scale),
+                            right: DataType::Decimal128(b.precision, b.scale),
+                            out: out.data_type(),
+                        })
+                    }
+                    _ if numberish(l) && numberish(r) => Ok(Plan::Arithmetic(DataType::Float64)),
+                    _ => Err(self.mismatch(format_args!("cannot apply {op} to {l} and {r}"))),
+                }
+            }
             (l, r) if numberish(l) && numberish(r) => {
                 let float = op == BinaryOperator::Div || l.is_floating() || r.is_floating();
                 Ok(Plan::Arithmetic(if float {
@@ -135,6 +155,9 @@ impl Expr {
                 .parse_literal(s, r)
                 .map(|()| Plan::Compare(r.clone(), r.clone()));
         }
+        if Dec::of(l).is_some() || Dec::of(r).is_some() {
+            return self.plan_decimal_compare(op, l, r, l_lit, r_lit);
+        }
         let common = match (l, r) {
             _ if l == r && !l.is_nested() => l.clone(),
             (l, r) if is_numeric(l) && is_numeric(r) => {
@@ -159,6 +182,39 @@ impl Expr {
         Ok(Plan::Compare(common.clone(), common))
     }
 
+    /// A comparison with a decimal side (whose constant, if any, does not fit the other
+    /// side's type): exact in the decimal that holds both (a float constant counting as its
+    /// shortest decimal spelling), else as floats.
+    fn plan_decimal_compare(
+        &self,
+        op: BinaryOperator,
+        l: &DataType,
+        r: &DataType,
+        l_lit: Option<&Literal>,
+        r_lit: Option<&Literal>,
+    ) -> FrameResult<Plan> {
+        let side = |dt: &DataType, lit: Option<&Literal>| match lit {
+            Some(lit @ Literal::Float(_)) => lit.decimal_value().map(|(_, d)| d),
+            lit => Dec::of_operand(dt, lit),
+        };
+        match (side(l, l_lit), side(r, r_lit)) {
+            (Some(a), Some(b)) => {
+                let common = a.common(b);
+                if common.precision > decimal::MAX_PRECISION * 2 {
+                    return Err(self.mismatch(format_args!(
+                        "cannot compare {l} with {r} ({op}): no decimal holds both"
+                    )));
+                }
+                let t = common.data_type();
+                Ok(Plan::Compare(t.clone(), t))
+            }
+            _ if is_numeric(l) && is_numeric(r) => {
+                Ok(Plan::Compare(DataType::Float64, DataType::Float64))
+            }
+            _ => Err(self.mismatch(format_args!("cannot compare {l} with {r} ({op})"))),
+        }
+    }
+
     /// Checks that string literal `s` parses as temporal type `dt`.
     pub(super) fn parse_literal(&self, s: &str, dt: &DataType) -> FrameResult<()> {
         let array = StringArray::from(vec![s]);
@@ -181,6 +237,7 @@ impl Expr {
                 Ok(dt.clone())
             }
             UInt8 | UInt16 | UInt32 | UInt64 => Ok(Int64),
+            Decimal32(..) | Decimal64(..) | Decimal128(..) | Decimal256(..) => Ok(dt.clone()),
             _ => Err(self.mismatch(format_args!("cannot negate {dt}"))),
         }
     }
@@ -197,6 +254,9 @@ impl Expr {
             (DataType::Null, v) => keep(v),
             (e, _) if v_lit.is_some_and(|lit| lit.fits(e)) => keep(e),
             (e, v) if string_value_type(e) == string_value_type(v) => keep(e),
+            (e, v) if Dec::of(e).is_some() || Dec::of(v).is_some() => {
+                decimal_branches(e, v).map_err(|m| self.mismatch(format_args!("fill_null: {m}")))
+            }
             (e, v) if is_numeric(e) && is_numeric(v) => match e.is_floating() || v.is_floating() {
                 true => Ok(DataType::Float64),
                 false => Ok(DataType::Int64),
@@ -233,6 +293,29 @@ impl Expr {
                 "date parts need a Date32, Date64 or Timestamp, not {dt}"
             ))),
         }
+    }
+}
+
+/// The type in which decimal `a` and a decimal, integer or float `b` (or the other way
+/// round) meet as the branches of `fill_null` or `if_else`: the decimal that holds both, or
+/// `Float64` with a float; why not, otherwise.
+pub(super) fn decimal_branches(a: &DataType, b: &DataType) -> Result<DataType, String> {
+    if (a.is_floating() || b.is_floating()) && is_numeric(a) && is_numeric(b) {
+        return Ok(DataType::Float64);
+    }
+    match (Dec::of_operand(a, None), Dec::of_operand(b, None)) {
+        (Some(x), Some(y)) => {
+            let common = x.common(y);
+            match common.precision <= decimal::MAX_PRECISION {
+                true => Ok(common.data_type()),
+                false => Err(format!(
+                    "{a} and {b} need {} digits, past Decimal128's {}",
+                    common.precision,
+                    decimal::MAX_PRECISION
+                )),
+            }
+        }
+        _ => Err(format!("{a} and {b} have no common type")),
     }
 }
 

@@ -1,7 +1,9 @@
 //! The accumulators: per-group aggregation state of each function, updated from input
 //! chunks and merged from partials.
 
+use super::decimal::{decimal_to_f64, DecimalSumAcc};
 use super::*;
+use arrow::datatypes::{Decimal128Type, Decimal256Type, Decimal32Type, Decimal64Type};
 
 // ---------------------------------------------------------------------------------------------
 // Typed loops
@@ -352,27 +354,23 @@ impl Accumulator for CountAcc {
     }
 }
 
-/// Sum and count for the mean.
+/// Sum (a float sum, or an exact decimal one) and count for the mean.
 struct MeanAcc {
-    sum: Vec<f64>,
+    sum: Box<dyn Accumulator>,
     count: CountAcc,
 }
 
 impl Accumulator for MeanAcc {
     fn update(&mut self, values: &ArrayRef, rows: &Rows) -> FrameResult<()> {
-        self.sum.resize(rows.n_groups, 0.0);
-        let values = bool_to_u8(values);
-        with_primitive_array!(&values, a => add_into(&mut self.sum, rows, a));
-        self.count.update(&values, rows)
+        self.sum.update(values, rows)?;
+        self.count.update(values, rows)
     }
     fn merge(&mut self, states: &[ArrayRef], rows: &Rows) -> FrameResult<()> {
-        self.sum.resize(rows.n_groups, 0.0);
-        add_state(&mut self.sum, rows, state_column(states, 0)?)?;
+        self.sum.merge(states.get(..1).unwrap_or_default(), rows)?;
         self.count.merge(states.get(1..).unwrap_or_default(), rows)
     }
     fn state(&mut self) -> FrameResult<Vec<ArrayRef>> {
-        let sum = std::mem::take(&mut self.sum);
-        let mut out: Vec<ArrayRef> = vec![Arc::new(PrimitiveArray::<Float64Type>::from(sum))];
+        let mut out = self.sum.state()?;
         out.extend(self.count.state()?);
         Ok(out)
     }
@@ -419,7 +417,7 @@ impl Accumulator for MomentsAcc {
     /// means), then one combination per group: stable, and no division per row.
     fn update(&mut self, values: &ArrayRef, rows: &Rows) -> FrameResult<()> {
         self.resize(rows.n_groups);
-        let values = bool_to_u8(values);
+        let values = bool_to_u8(&decimal_to_f64(values)?);
         let mut n = vec![0i64; rows.n_groups];
         let mut mean = vec![0f64; rows.n_groups];
         let mut m2 = vec![0f64; rows.n_groups];
@@ -499,7 +497,7 @@ struct MinMaxAcc<T: ArrowPrimitiveType, const MAX: bool> {
 impl<T, const MAX: bool> Accumulator for MinMaxAcc<T, MAX>
 where
     T: ArrowPrimitiveType,
-    T::Native: Num,
+    T::Native: PartialOrd,
 {
     fn update(&mut self, values: &ArrayRef, rows: &Rows) -> FrameResult<()> {
         self.best.resize(rows.n_groups, T::Native::default());
@@ -775,11 +773,16 @@ pub(super) fn accumulator(func: AggFunc, dt: &DataType) -> FrameResult<Box<dyn A
         nulls,
         out: dt.clone(),
     };
+    let decimal = is_decimal(dt);
     Ok(match func {
+        AggFunc::Sum if decimal => Box::new(DecimalSumAcc::new(dt)?),
         AggFunc::Sum if dt.is_floating() => Box::new(SumAcc::<f64> { sum: Vec::new() }),
         AggFunc::Sum => Box::new(SumAcc::<i64> { sum: Vec::new() }),
         AggFunc::Mean => Box::new(MeanAcc {
-            sum: Vec::new(),
+            sum: match decimal {
+                true => Box::new(DecimalSumAcc::new(dt)?),
+                false => Box::new(SumAcc::<f64> { sum: Vec::new() }),
+            },
             count: count(false),
         }),
         AggFunc::Count => Box::new(count(false)),
@@ -801,7 +804,7 @@ pub(super) fn accumulator(func: AggFunc, dt: &DataType) -> FrameResult<Box<dyn A
 fn min_max<const MAX: bool>(dt: &DataType) -> FrameResult<Box<dyn Accumulator>> {
     fn prim<T: ArrowPrimitiveType, const MAX: bool>(dt: &DataType) -> Box<dyn Accumulator>
     where
-        T::Native: Num,
+        T::Native: PartialOrd,
     {
         Box::new(MinMaxAcc::<T, MAX> {
             best: Vec::new(),
@@ -816,8 +819,13 @@ fn min_max<const MAX: bool>(dt: &DataType) -> FrameResult<Box<dyn Accumulator>> 
             out: dt.clone(),
         }));
     }
-    if dt == &DataType::Boolean {
-        return Ok(prim::<UInt8Type, MAX>(dt));
+    match dt {
+        DataType::Boolean => return Ok(prim::<UInt8Type, MAX>(dt)),
+        DataType::Decimal32(..) => return Ok(prim::<Decimal32Type, MAX>(dt)),
+        DataType::Decimal64(..) => return Ok(prim::<Decimal64Type, MAX>(dt)),
+        DataType::Decimal128(..) => return Ok(prim::<Decimal128Type, MAX>(dt)),
+        DataType::Decimal256(..) => return Ok(prim::<Decimal256Type, MAX>(dt)),
+        _ => {}
     }
     with_primitive_type!(dt, T => Ok(prim::<T, MAX>(dt)), other => Err(FrameError::TypeMismatch(format!("cannot compute min/max of type {other}"))))
 }

@@ -6,8 +6,8 @@
 //!
 //! | func          | state columns (named `{output}.{state}`)          |
 //! |---------------|---------------------------------------------------|
-//! | sum           | `sum`: Int64 (integer/boolean input) or Float64    |
-//! | mean          | `sum`: Float64, `count`: Int64                     |
+//! | sum           | `sum`: Int64 (integer/boolean input), Float64, or Decimal128(38, s) (decimal input of scale s) |
+//! | mean          | `sum`: Float64 (Decimal128(38, s) for decimals), `count`: Int64 |
 //! | count, size   | `count` / `size`: Int64                            |
 //! | var, std      | `count`: Int64, `mean`, `m2`: Float64 (Chan et al.) |
 //! | min, max      | the extreme value, input type (null if none)       |
@@ -19,10 +19,16 @@
 //! skipped. Float sums are plain left-to-right sums per group within a chunk, then summed
 //! across partials in chunk order (results match pandas to a relative tolerance, not bit for
 //! bit). Group ids come from [`KeyEncoder`]; accumulators are typed loops over value slices.
+//!
+//! Decimals (up to 38 digits): `sum` is exact, a `Decimal128(38, s)` as DuckDB's and Arrow
+//! SQL's (a sum past 38 digits is a [`FrameError::Overflow`]); `mean` is `Float64` (the
+//! exact sum divided by the count; pandas' mean of `decimal.Decimal` objects is a
+//! `Decimal`), `var` and `std` `Float64` over the values as floats; `min`, `max`, `first`,
+//! `last` keep the decimal type; decimals are keys (and `nunique` values) like any other.
 
 use super::error::{FrameError, FrameResult};
 use super::keys::{with_primitive_type, KeyEncoder};
-use super::schema::{column_index, is_string};
+use super::schema::{column_index, is_decimal, is_string};
 use arrow::array::{
     new_null_array, Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, GenericStringArray,
     LargeStringArray, ListArray, OffsetSizeTrait, PrimitiveArray, UInt32Array,
@@ -40,6 +46,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 mod accumulators;
+mod decimal;
 use accumulators::*;
 
 /// An aggregation function (pandas names).
@@ -139,19 +146,23 @@ pub struct GroupBySpec {
 // ---------------------------------------------------------------------------------------------
 // Types
 
-/// Integers, Float32/64 and booleans: what sum, mean, var and std accept.
+/// Integers, Float32/64, booleans and decimals of up to 38 digits: what sum, mean, var and
+/// std accept.
 fn is_summable(dt: &DataType) -> bool {
     dt.is_integer()
         || matches!(
             dt,
             DataType::Float32 | DataType::Float64 | DataType::Boolean
         )
+        || decimal::sum_type(dt).is_some()
 }
 
-/// Types with a min and max: numbers, booleans, strings, dates, times, timestamps, durations.
+/// Types with a min and max: numbers, booleans, strings, dates, times, timestamps,
+/// durations, decimals.
 fn is_orderable(dt: &DataType) -> bool {
     dt == &DataType::Boolean
         || is_string(dt)
+        || is_decimal(dt)
         || with_primitive_type!(dt, T => T::DATA_TYPE.is_primitive(), _other => false)
 }
 
@@ -174,6 +185,7 @@ fn output_type(func: AggFunc, column: &str, dt: &DataType) -> FrameResult<DataTy
         return Err(type_error(func, column, dt));
     }
     Ok(match func {
+        AggFunc::Sum if is_decimal(dt) => decimal::sum_type(dt).unwrap_or(DataType::Null),
         AggFunc::Sum if dt.is_floating() => DataType::Float64,
         AggFunc::Sum | AggFunc::Count | AggFunc::Size | AggFunc::NUnique => DataType::Int64,
         AggFunc::Mean | AggFunc::Std | AggFunc::Var => DataType::Float64,
@@ -193,7 +205,10 @@ fn state_types(func: AggFunc, column: &str, dt: &DataType) -> FrameResult<Vec<Da
     let out = output_type(func, column, dt)?;
     Ok(match func {
         AggFunc::Sum | AggFunc::Count | AggFunc::Size => vec![out],
-        AggFunc::Mean => vec![DataType::Float64, DataType::Int64],
+        AggFunc::Mean => match decimal::sum_type(dt) {
+            Some(sum) => vec![sum, DataType::Int64],
+            None => vec![DataType::Float64, DataType::Int64],
+        },
         AggFunc::Std | AggFunc::Var => vec![DataType::Int64, DataType::Float64, DataType::Float64],
         AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last | AggFunc::FirstRow => {
             vec![dt.clone()]
@@ -217,6 +232,7 @@ fn input_type_of_states(func: AggFunc, types: &[DataType]) -> FrameResult<DataTy
             dt,
         ) => dt,
         (AggFunc::NUnique, DataType::List(item)) => item.data_type().clone(),
+        (AggFunc::Mean, dt) if is_decimal(&dt) => dt,
         (AggFunc::NUnique, dt) => {
             return Err(FrameError::TypeMismatch(format!(
                 "nunique state of type {dt}, not a list"
@@ -539,7 +555,11 @@ fn finish(func: AggFunc, states: &[ArrayRef]) -> FrameResult<ArrayRef> {
     };
     Ok(match func {
         AggFunc::Mean => {
-            let (sum, count) = (float(0)?, int(1)?);
+            let decimal_sum = decimal::decimal_to_f64(state_column(states, 0)?)?;
+            let sum = decimal_sum
+                .as_primitive_opt::<Float64Type>()
+                .ok_or_else(|| FrameError::TypeMismatch("mean state not Float64".to_string()))?;
+            let count = int(1)?;
             let mean: PrimitiveArray<Float64Type> = sum
                 .values()
                 .iter()
@@ -578,5 +598,7 @@ fn finish(func: AggFunc, states: &[ArrayRef]) -> FrameResult<ArrayRef> {
     })
 }
 
+#[cfg(test)]
+mod decimal_tests;
 #[cfg(test)]
 mod tests;

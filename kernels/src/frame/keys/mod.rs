@@ -32,6 +32,7 @@ use foldhash::fast::FixedState;
 use hashbrown::HashTable;
 use std::hash::{BuildHasher, Hasher};
 
+mod decimal;
 mod pairs;
 mod prim;
 mod strings;
@@ -185,6 +186,9 @@ enum ColEncoder {
 
 impl ColEncoder {
     fn new(dt: &DataType) -> FrameResult<Self> {
+        if let Some(view) = decimal::view_type(dt) {
+            return ColEncoder::new(&view);
+        }
         if is_string(dt) {
             return Ok(ColEncoder::Str(StrEncoder::new()));
         }
@@ -202,6 +206,9 @@ impl ColEncoder {
     }
 
     fn encode(&mut self, a: &dyn Array) -> FrameResult<Vec<u32>> {
+        if let Some(view) = decimal::to_view(a)? {
+            return self.encode(view.as_ref());
+        }
         match self {
             ColEncoder::Str(e) => e.encode(a),
             ColEncoder::Prim(e) => match a.as_boolean_opt() {
@@ -214,6 +221,9 @@ impl ColEncoder {
     }
 
     fn lookup(&self, a: &dyn Array) -> FrameResult<Vec<u32>> {
+        if let Some(view) = decimal::to_view(a)? {
+            return self.lookup(view.as_ref());
+        }
         match self {
             ColEncoder::Str(e) => e.lookup(a),
             ColEncoder::Prim(e) => match a.as_boolean_opt() {
@@ -226,6 +236,9 @@ impl ColEncoder {
     }
 
     fn keys(&self, dt: &DataType) -> FrameResult<ArrayRef> {
+        if let Some(view) = decimal::view_type(dt) {
+            return decimal::from_view(&self.keys(&view)?, dt);
+        }
         match self {
             ColEncoder::Prim(e) => e.keys(dt),
             ColEncoder::Str(e) => e.keys(dt),
@@ -245,7 +258,8 @@ impl KeyEncoder {
     /// An encoder for key columns of these types (any integer width, UTF-8 string in any encoding:
     /// Utf8, LargeUtf8, Utf8View, Dictionary<_, Utf8|LargeUtf8>; Boolean, Date32, Timestamp, Float64).
     ///
-    /// Also Float32, Date64, Time32/64 and Duration. Columns given to [`KeyEncoder::encode`]
+    /// Also Float32, Date64, Time32/64, Duration and decimals (keyed exactly: see
+    /// `decimal.rs`). Columns given to [`KeyEncoder::encode`]
     /// and [`KeyEncoder::lookup`] may have any type of the same [`key_class`] (an Int32
     /// column can be looked up in an Int64 encoder; any string encoding in any other).
     pub fn new(key_types: &[DataType]) -> FrameResult<KeyEncoder> {
@@ -376,6 +390,9 @@ impl KeyEncoder {
 
 /// The routing hash of each row of one key column.
 fn column_hashes(a: &dyn Array) -> FrameResult<Vec<u64>> {
+    if let Some(view) = decimal::to_view(a)? {
+        return column_hashes(view.as_ref());
+    }
     if let Some(values) = dict_values(a) {
         let value_hashes = column_hashes(values.as_ref())?;
         return with_dict_keys!(a, k => Ok(map_prim(k, |key| {
