@@ -1,6 +1,7 @@
 //! Evaluation of expressions on a chunk: how a binary operator runs, scalar and array
 //! values, and the arithmetic, comparison and logical kernels.
 
+use super::temporal;
 use super::typing::scalar_type;
 use super::*;
 
@@ -13,7 +14,7 @@ impl Expr {
     fn eval(&self, batch: &RecordBatch) -> FrameResult<Value> {
         match self {
             Expr::Column(name) => Ok(Value::Array(column(batch, name)?.clone())),
-            Expr::Literal(l) => Ok(Value::Scalar(l.to_array())),
+            Expr::Literal(l) => Ok(Value::Scalar(l.to_array()?)),
             Expr::Binary { op, left, right } => {
                 let (l, r) = (left.eval(batch)?, right.eval(batch)?);
                 let plan = self.plan_binary(*op, l.data_type(), r.data_type(), left, right)?;
@@ -89,6 +90,22 @@ pub(super) enum Plan {
     Compare(DataType, DataType),
     /// Kleene `&` or `|` on booleans.
     Logical,
+    /// A temporal value against a constant read in its type as `value`, rounded down
+    /// (`exact` if that lost nothing); `flip`: the constant is the left operand.
+    TimeConstant { value: i64, exact: bool, flip: bool },
+    /// Temporal `+` or `-` (checked) with the operands converted to `left` and `right`.
+    Temporal {
+        left: DataType,
+        right: DataType,
+        out: DataType,
+    },
+    /// Dates of type `date` moved by a constant of `days` (the dates on the left if
+    /// `date_left`).
+    DateShift {
+        days: i64,
+        date: DataType,
+        date_left: bool,
+    },
 }
 
 impl Plan {
@@ -97,7 +114,10 @@ impl Plan {
             Plan::Null if is_arithmetic(op) => DataType::Null,
             Plan::Arithmetic(DataType::Timestamp(unit, _)) => DataType::Duration(*unit),
             Plan::Arithmetic(t) => t.clone(),
-            Plan::Null | Plan::Compare(..) | Plan::Logical => DataType::Boolean,
+            Plan::Temporal { out, .. } | Plan::DateShift { date: out, .. } => out.clone(),
+            Plan::Null | Plan::Compare(..) | Plan::Logical | Plan::TimeConstant { .. } => {
+                DataType::Boolean
+            }
         }
     }
 
@@ -107,6 +127,13 @@ impl Plan {
             Plan::Arithmetic(t) => arithmetic(op, l.cast(t)?, r.cast(t)?),
             Plan::Compare(lt, rt) => compare(op, l.cast(lt)?, r.cast(rt)?),
             Plan::Logical => logical(op, l, r),
+            Plan::TimeConstant { value, exact, flip } => {
+                temporal::run_time_constant(op, l, r, *value, *exact, *flip)
+            }
+            Plan::Temporal { left, right, .. } => temporal::run_temporal(op, l, r, left, right),
+            Plan::DateShift {
+                days, date_left, ..
+            } => temporal::shift_days(if *date_left { l } else { r }, *days),
         }
     }
 }
@@ -134,13 +161,13 @@ impl Datum for Value {
 }
 
 impl Value {
-    fn array(&self) -> &ArrayRef {
+    pub(super) fn array(&self) -> &ArrayRef {
         match self {
             Value::Array(a) | Value::Scalar(a) => a,
         }
     }
 
-    fn data_type(&self) -> &DataType {
+    pub(super) fn data_type(&self) -> &DataType {
         self.array().data_type()
     }
 
@@ -149,7 +176,10 @@ impl Value {
     }
 
     /// `f` applied to the array, keeping a constant a constant.
-    fn map(self, f: impl FnOnce(&dyn Array) -> FrameResult<ArrayRef>) -> FrameResult<Value> {
+    pub(super) fn map(
+        self,
+        f: impl FnOnce(&dyn Array) -> FrameResult<ArrayRef>,
+    ) -> FrameResult<Value> {
         Ok(match self {
             Value::Array(a) => Value::Array(f(a.as_ref())?),
             Value::Scalar(a) => Value::Scalar(f(a.as_ref())?),
@@ -162,7 +192,7 @@ impl Value {
     }
 
     /// Converted to `to`, failing on a value that does not convert.
-    fn cast_strict(self, to: &DataType) -> FrameResult<Value> {
+    pub(super) fn cast_strict(self, to: &DataType) -> FrameResult<Value> {
         self.cast_with(to, &STRICT)
     }
 
@@ -195,7 +225,7 @@ impl Value {
     }
 
     /// Wraps a kernel's result: a constant if both operands were constants.
-    fn wrap(&self, other: &Value, result: ArrayRef) -> Value {
+    pub(super) fn wrap(&self, other: &Value, result: ArrayRef) -> Value {
         match self.is_scalar() && other.is_scalar() {
             true => Value::Scalar(result),
             false => Value::Array(result),
@@ -223,7 +253,9 @@ fn as_boolean(a: &dyn Array) -> FrameResult<&BooleanArray> {
         .ok_or_else(|| FrameError::TypeMismatch(format!("expected Boolean, got {}", a.data_type())))
 }
 
-fn as_primitive<T: ArrowPrimitiveType>(a: &dyn Array) -> FrameResult<&PrimitiveArray<T>> {
+pub(super) fn as_primitive<T: ArrowPrimitiveType>(
+    a: &dyn Array,
+) -> FrameResult<&PrimitiveArray<T>> {
     a.as_primitive_opt::<T>().ok_or_else(|| {
         FrameError::TypeMismatch(format!("expected {}, got {}", T::DATA_TYPE, a.data_type()))
     })
@@ -318,7 +350,7 @@ fn null_where_zero(out: Int64Array, divisor: &Value) -> FrameResult<Int64Array> 
 }
 
 /// `l op r` with operands of the same type (or a dictionary and its value type).
-fn compare(op: BinaryOperator, l: Value, r: Value) -> FrameResult<Value> {
+pub(super) fn compare(op: BinaryOperator, l: Value, r: Value) -> FrameResult<Value> {
     use BinaryOperator::*;
     let result = match l.data_type() {
         DataType::Float16 => float_compare::<Float16Type>(op, &l, &r)?,
@@ -443,7 +475,7 @@ fn str_contains(v: Value, pattern: &str) -> FrameResult<Value> {
         return Ok(Value::Scalar(new_null_array(&DataType::Boolean, 1)));
     }
     let value_type = scalar_type(v.data_type()).clone();
-    let needle = Value::Scalar(Literal::Str(pattern.to_string()).to_array()).cast(&value_type)?;
+    let needle = Value::Scalar(Literal::Str(pattern.to_string()).to_array()?).cast(&value_type)?;
     let result = contains(&v, &needle)?;
     Ok(v.wrap(&needle, Arc::new(result)))
 }

@@ -67,7 +67,9 @@ impl Expr {
     ) -> FrameResult<Plan> {
         use BinaryOperator::*;
         match op {
-            Add | Sub | Mul | Div | Mod => self.plan_arithmetic(op, l, r),
+            Add | Sub | Mul | Div | Mod => {
+                self.plan_arithmetic(op, l, r, left.literal(), right.literal())
+            }
             Eq | NotEq | Lt | LtEq | Gt | GtEq => {
                 self.plan_compare(op, l, r, left.literal(), right.literal())
             }
@@ -83,6 +85,8 @@ impl Expr {
         op: BinaryOperator,
         l: &DataType,
         r: &DataType,
+        l_lit: Option<&Literal>,
+        r_lit: Option<&Literal>,
     ) -> FrameResult<Plan> {
         let numberish = |t: &DataType| is_numeric(t) || *t == DataType::Null;
         match (l, r) {
@@ -100,7 +104,9 @@ impl Expr {
             {
                 Ok(Plan::Arithmetic(l.clone()))
             }
-            _ => Err(self.mismatch(format_args!("cannot apply {op} to {l} and {r}"))),
+            _ => self
+                .plan_time_arithmetic(op, l, r, l_lit, r_lit)
+                .ok_or_else(|| self.mismatch(format_args!("cannot apply {op} to {l} and {r}"))),
         }
     }
 
@@ -115,6 +121,9 @@ impl Expr {
         use DataType::*;
         if *l == Null || *r == Null {
             return Ok(Plan::Null);
+        }
+        if let Some(plan) = self.plan_time_compare(l, r, l_lit, r_lit)? {
+            return Ok(plan);
         }
         // A literal that converts without loss takes the other side's type.
         // (A dictionary column compares with a constant of its value type.)
