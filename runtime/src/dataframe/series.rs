@@ -303,6 +303,13 @@ macro_rules! arithmetic {
 
 arithmetic!(Add add add, Sub sub sub, Mul mul mul, Div div div, Rem rem rem);
 
+impl Series {
+    /// `lhs - self` (Python's reflected `-`: `date(1999, 1, 1) - s`).
+    pub fn rsub(&self, lhs: impl Into<SeriesOperand>) -> Series {
+        self.binary(lhs, |x, l| l - x)
+    }
+}
+
 impl std::ops::Not for &Series {
     type Output = Series;
     fn not(self) -> Series {

@@ -222,7 +222,6 @@ const STRICT: CastOptions<'static> = CastOptions {
 
 mod eval;
 mod functions;
-#[cfg(test)]
 mod temporal;
 #[cfg(test)]
 mod tests;

@@ -309,6 +309,15 @@ impl Expr {
             }
             (Date32 | Date64 | Timestamp(..), i) if *i == month_day_nano => Some(same(l)),
             (i, Date32 | Date64 | Timestamp(..)) if *i == month_day_nano && !sub => Some(same(r)),
+            // Timestamps of different units (the same type is `Plan::Arithmetic`'s).
+            (Timestamp(a, ltz), Timestamp(b, rtz)) if sub && ltz.is_some() == rtz.is_some() => {
+                let unit = typing::finer_unit(*a, *b);
+                Some(Plan::Temporal {
+                    left: Timestamp(unit, ltz.clone()),
+                    right: Timestamp(unit, ltz.clone()),
+                    out: Duration(unit),
+                })
+            }
             (Date32, Date32) if sub => Some(same(&Duration(TimeUnit::Second))),
             (Date32 | Date64, Date32 | Date64) if sub => Some(Plan::Temporal {
                 left: Date64,

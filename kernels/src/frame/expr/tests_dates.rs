@@ -8,8 +8,8 @@ use arrow::array::{
     TimestampNanosecondArray, TimestampSecondArray,
 };
 use arrow::datatypes::{
-    Date32Type, Date64Type, DurationMicrosecondType, DurationSecondType, TimestampMicrosecondType,
-    TimestampNanosecondType, TimestampSecondType,
+    Date32Type, Date64Type, DurationMicrosecondType, DurationNanosecondType, DurationSecondType,
+    TimestampMicrosecondType, TimestampNanosecondType, TimestampSecondType,
 };
 use chrono::{NaiveDate, TimeDelta};
 
@@ -422,6 +422,15 @@ fn differences_of_dates_are_durations() {
     let d = eval(&(col("t") - ts(0, TimeUnit::Microsecond, None)), &bt);
     let d: Vec<_> = d.as_primitive::<DurationMicrosecondType>().iter().collect();
     assert_eq!(d, [Some(DAY_US), None]);
+    // Of another unit: in the finer one.
+    let d = eval(&(col("t") - ts(1, TimeUnit::Nanosecond, None)), &bt);
+    let d: Vec<_> = d.as_primitive::<DurationNanosecondType>().iter().collect();
+    assert_eq!(d, [Some(DAY_NS - 1), None]);
+    mismatch(
+        &(col("t") - ts(0, TimeUnit::Second, Some("UTC"))),
+        &bt,
+        &["cannot apply"],
+    );
 }
 
 #[test]
