@@ -64,7 +64,8 @@ impl PySeries {
     }
 }
 
-/// A Python scalar (`None`, bool, int, float, str) as a literal.
+/// A Python scalar (`None`, bool, int, float, str, or a NumPy number, a date, time or
+/// offset: see [`crate::scalars`]) as a literal.
 fn literal(obj: &Bound<'_, PyAny>) -> PyResult<Literal> {
     if obj.is_none() {
         Ok(Literal::Null)
@@ -78,6 +79,8 @@ fn literal(obj: &Bound<'_, PyAny>) -> PyResult<Literal> {
         Ok(Literal::Float(obj.extract()?))
     } else if obj.is_instance_of::<PyString>() {
         Ok(Literal::Str(obj.extract()?))
+    } else if let Some(other) = crate::scalars::literal(obj)? {
+        Ok(other)
     } else {
         Err(type_error(format!(
             "{} is neither a series nor a scalar",

@@ -12,6 +12,7 @@ mod create;
 mod errors;
 mod frame;
 mod logging;
+mod scalars;
 mod session;
 
 use pyo3::prelude::*;

@@ -306,6 +306,9 @@ class Series:
     """One column of a DataFrame, or an expression over its columns."""
 
     __slots__ = ("_s", "_index")
+    # NumPy defers its scalars' operators to ours (`np.datetime64(…) < s` reaches `s > …`
+    # with the datetime64 itself, not the int or datetime NumPy would turn it into).
+    __array_ufunc__ = None
 
     def __init__(self, native: Any, index: Sequence[str] = ()) -> None:
         self._s = native

@@ -20,7 +20,9 @@
 //! - a temporal column (`Date32`, `Date64`, `Timestamp`, `Time32`, `Time64`, `Duration`)
 //!   is its integer, compared with a column of the same type or with a string constant,
 //!   which is read as that type by Arrow's cast (as the CPU reads it) when the kernel is
-//!   made; a timestamp minus a timestamp of its type is the `Duration` between them, in
+//!   made, or with a date, timestamp or duration constant, read in the column's type as
+//!   the CPU reads it (`Literal::ticks_in`; where that rounds, `==` and `!=` are left to
+//!   the CPU); a timestamp minus a timestamp of its type is the `Duration` between them, in
 //!   that unit (an overflow faults, as the CPU's checked subtraction fails), compared with
 //!   durations of its unit; other temporal arithmetic is the CPU's;
 //! - a dictionary of strings (integer keys, `Utf8` or `LargeUtf8` values) is the string
@@ -46,7 +48,8 @@
 //!   the CPU checks valid values only) sets the kernel's faults word: the device then
 //!   leaves the predicate to the CPU, which reports the error.
 //!
-//! Anything else — `UInt64` and decimal columns and constants, other casts, date parts and casts under zones whose
+//! Anything else — `UInt64` and decimal columns and constants, calendar offsets
+//! (`Literal::Interval`), other casts, date parts and casts under zones whose
 //! offset changes (summer time), functions, and any predicate the CPU would reject — has
 //! no kernel ([`filter_source`] gives `None`), and the CPU evaluates the predicate.
 
@@ -568,6 +571,13 @@ impl Gen<'_> {
             }
             // Decimals are the CPU's (exact `i128` arithmetic).
             Literal::Decimal { .. } => return None,
+            // Dates, timestamps and durations are the integers they are stored as.
+            Literal::Date(_) | Literal::Timestamp { .. } | Literal::Duration { .. } => {
+                let mut v = self.define(Cat::Int, &i64_lit(l.time_value()?), "true");
+                v.temporal = Some(l.data_type());
+                v
+            }
+            Literal::Interval { .. } => return None,
         };
         v.lit = Some(l.clone());
         Some(v)
@@ -733,8 +743,51 @@ impl Gen<'_> {
         v
     }
 
+    /// A date, timestamp or duration constant compared with a temporal value of another
+    /// type, read in that type as the CPU reads it ([`Literal::ticks_in`]): rounded down,
+    /// with `<` as `<=` and `>=` as `>` where that lost a fraction of a tick (and no kernel
+    /// for `==` and `!=` then). The operands as they are where neither side is one.
+    fn read_time_constant(
+        &mut self,
+        op: BinaryOperator,
+        l: Val,
+        r: Val,
+    ) -> Option<(BinaryOperator, Val, Val)> {
+        use BinaryOperator::*;
+        // The CPU reads the right constant first, then the left one.
+        let right = r.lit.as_ref().zip(l.temporal.as_ref());
+        let left = l.lit.as_ref().zip(r.temporal.as_ref());
+        let (read, dt, constant_right) = match (right, left) {
+            (Some((c, dt)), _) if c.ticks_in(dt).is_some() => (c.ticks_in(dt)?, dt, true),
+            (_, Some((c, dt))) if c.ticks_in(dt).is_some() => (c.ticks_in(dt)?, dt, false),
+            _ => return Some((op, l, r)),
+        };
+        // A mismatch the CPU reports (`filter_source` rejects it before this).
+        let (value, exact) = read.ok()?;
+        let op = match (op, exact) {
+            (op, true) => op,
+            (Lt | LtEq, false) if constant_right => LtEq,
+            (Gt | GtEq, false) if constant_right => Gt,
+            // `c < v` is `v > c`: with `c` rounded down, `v > c` still.
+            (Lt | LtEq, false) => Lt,
+            (Gt | GtEq, false) => GtEq,
+            _ => return None,
+        };
+        let dt = dt.clone();
+        let mut c = self.define(Cat::Int, &i64_lit(value), "true");
+        c.temporal = Some(dt);
+        Some(match constant_right {
+            true => (op, l, c),
+            false => (op, c, r),
+        })
+    }
+
     fn compare(&mut self, op: BinaryOperator, l: Val, r: Val) -> Option<Val> {
         use BinaryOperator::*;
+        if l.cat == Cat::Null || r.cat == Cat::Null {
+            return Some(self.null(Cat::Bool));
+        }
+        let (op, l, r) = self.read_time_constant(op, l, r)?;
         let sign = match op {
             Eq => "==",
             NotEq => "!=",
@@ -743,9 +796,6 @@ impl Gen<'_> {
             Gt => ">",
             _ => ">=",
         };
-        if l.cat == Cat::Null || r.cat == Cat::Null {
-            return Some(self.null(Cat::Bool));
-        }
         let (l, r) = match (&l.temporal, &r.temporal) {
             (None, None) => (l, r),
             (Some(a), Some(b)) if a == b => (l, r),

@@ -89,6 +89,36 @@ pub(super) fn predicates() -> Vec<Expr> {
         col("ts").lt(col("ts")) | col("ts").eq(col("ts")),
         col("tz").gt(lit("2021-01-01T00:00:00+02:00")),
         col("tz").le(lit("2020-12-25")),
+        // Dates, timestamps and durations against constants of their kind, read in the
+        // column's type: exactly, or rounded down (a nanosecond past midnight), either side.
+        col("day").ge(lit(Literal::Date(18_005))) & col("day").lt(lit(Literal::Date(18_010))),
+        col("day").lt(instant(18_007 * DAY_NS + 1, TimeUnit::Nanosecond, None)),
+        col("day").ge(instant(18_007 * DAY_NS + 1, TimeUnit::Nanosecond, None)),
+        instant(18_007 * DAY_NS + 1, TimeUnit::Nanosecond, None).gt(col("day")),
+        instant(18_007 * DAY_NS + 1, TimeUnit::Nanosecond, None).le(col("day"))
+            | col("day").eq(instant(18_012 * 86_400, TimeUnit::Second, None)),
+        col("dday").le(lit(Literal::Date(18_020))),
+        col("when").gt(instant(-43_200, TimeUnit::Second, None)),
+        col("when").le(instant(-1, TimeUnit::Millisecond, None)),
+        col("ts").ge(lit(Literal::Date(18_628))),
+        col("ts").lt(instant(
+            1_609_459_200_000_000_001,
+            TimeUnit::Nanosecond,
+            None,
+        )),
+        col("tz").gt(instant(
+            1_609_459_200_000,
+            TimeUnit::Millisecond,
+            Some("UTC"),
+        )),
+        (col("ts") - col("ts")).eq(lit(Literal::Duration {
+            value: 0,
+            unit: TimeUnit::Second,
+        })),
+        (col("tz") - col("tz")).le(lit(Literal::Duration {
+            value: 1,
+            unit: TimeUnit::Nanosecond,
+        })),
         // Dictionaries of strings.
         col("cat").eq("b"),
         col("cat").ne("abc"),
@@ -301,7 +331,30 @@ fn refused() -> Vec<Expr> {
         col("ny").dt_hour().eq(1),
         col("nowhere").dt_year().gt(2020),
         (col("nowhere") - col("nowhere")).is_null(),
+        // A rounded constant under `==` and `!=`; calendar offsets; constants computed
+        // from constants; a tz-aware column against a date (the CPU rejects that).
+        col("day").eq(instant(18_007 * DAY_NS + 1, TimeUnit::Nanosecond, None)),
+        col("day").ne(instant(18_007 * DAY_NS + 1, TimeUnit::Nanosecond, None)),
+        (col("day") + lit(Literal::Interval { months: 1, days: 0 })).gt(col("day")),
+        col("day").lt(lit(Literal::Date(18_005))
+            + lit(Literal::Duration {
+                value: 86_400,
+                unit: TimeUnit::Second,
+            })),
+        col("tz").lt(lit(Literal::Date(18_628))),
     ]
+}
+
+/// Nanoseconds in a day.
+const DAY_NS: i64 = 86_400_000_000_000;
+
+/// A timestamp constant.
+fn instant(value: i64, unit: TimeUnit, tz: Option<&str>) -> Expr {
+    lit(Literal::Timestamp {
+        value,
+        unit,
+        tz: tz.map(Into::into),
+    })
 }
 
 /// The rows where the CPU evaluator finds `predicate` true, or `None` where it fails.

@@ -221,7 +221,7 @@ impl ParquetInfo {
         }
         let (name, value, op) = match (left.as_ref(), right.as_ref()) {
             (Expr::Column(c), Expr::Literal(v)) => (c, v, *op),
-            (Expr::Literal(v), Expr::Column(c)) => match flip(*op) {
+            (Expr::Literal(v), Expr::Column(c)) => match op.swapped() {
                 Some(op) => (c, v, op),
                 None => return true,
             },
@@ -251,19 +251,6 @@ impl ParquetInfo {
             _ => true,
         }
     }
-}
-
-/// `lit op col` as `col op' lit`.
-fn flip(op: BinaryOperator) -> Option<BinaryOperator> {
-    use BinaryOperator::*;
-    Some(match op {
-        Eq => Eq,
-        Lt => Gt,
-        LtEq => GtEq,
-        Gt => Lt,
-        GtEq => LtEq,
-        _ => return None,
-    })
 }
 
 /// Reads the row groups and columns of `scan` as one batch.

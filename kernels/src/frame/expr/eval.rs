@@ -1,6 +1,7 @@
 //! Evaluation of expressions on a chunk: how a binary operator runs, scalar and array
 //! values, and the arithmetic, comparison and logical kernels.
 
+use super::temporal;
 use super::typing::scalar_type;
 use super::*;
 use arrow::datatypes::ArrowNativeTypeOp;
@@ -102,6 +103,22 @@ pub(super) enum Plan {
     Compare(DataType, DataType),
     /// Kleene `&` or `|` on booleans.
     Logical,
+    /// A temporal value against a constant read in its type as `value`, rounded down
+    /// (`exact` if that lost nothing); `flip`: the constant is the left operand.
+    TimeConstant { value: i64, exact: bool, flip: bool },
+    /// Temporal `+` or `-` (checked) with the operands converted to `left` and `right`.
+    Temporal {
+        left: DataType,
+        right: DataType,
+        out: DataType,
+    },
+    /// Dates of type `date` moved by a constant of `days` (the dates on the left if
+    /// `date_left`).
+    DateShift {
+        days: i64,
+        date: DataType,
+        date_left: bool,
+    },
 }
 
 impl Plan {
@@ -110,7 +127,10 @@ impl Plan {
             Plan::Null if is_arithmetic(op) => DataType::Null,
             Plan::Arithmetic(DataType::Timestamp(unit, _)) => DataType::Duration(*unit),
             Plan::Arithmetic(t) | Plan::Decimal { out: t, .. } => t.clone(),
-            Plan::Null | Plan::Compare(..) | Plan::Logical => DataType::Boolean,
+            Plan::Temporal { out, .. } | Plan::DateShift { date: out, .. } => out.clone(),
+            Plan::Null | Plan::Compare(..) | Plan::Logical | Plan::TimeConstant { .. } => {
+                DataType::Boolean
+            }
         }
     }
 
@@ -123,6 +143,13 @@ impl Plan {
             }
             Plan::Compare(lt, rt) => compare(op, l.cast(lt)?, r.cast(rt)?),
             Plan::Logical => logical(op, l, r),
+            Plan::TimeConstant { value, exact, flip } => {
+                temporal::run_time_constant(op, l, r, *value, *exact, *flip)
+            }
+            Plan::Temporal { left, right, .. } => temporal::run_temporal(op, l, r, left, right),
+            Plan::DateShift {
+                days, date_left, ..
+            } => temporal::shift_days(if *date_left { l } else { r }, *days),
         }
     }
 }
@@ -150,13 +177,13 @@ impl Datum for Value {
 }
 
 impl Value {
-    fn array(&self) -> &ArrayRef {
+    pub(super) fn array(&self) -> &ArrayRef {
         match self {
             Value::Array(a) | Value::Scalar(a) => a,
         }
     }
 
-    fn data_type(&self) -> &DataType {
+    pub(super) fn data_type(&self) -> &DataType {
         self.array().data_type()
     }
 
@@ -165,7 +192,10 @@ impl Value {
     }
 
     /// `f` applied to the array, keeping a constant a constant.
-    fn map(self, f: impl FnOnce(&dyn Array) -> FrameResult<ArrayRef>) -> FrameResult<Value> {
+    pub(super) fn map(
+        self,
+        f: impl FnOnce(&dyn Array) -> FrameResult<ArrayRef>,
+    ) -> FrameResult<Value> {
         Ok(match self {
             Value::Array(a) => Value::Array(f(a.as_ref())?),
             Value::Scalar(a) => Value::Scalar(f(a.as_ref())?),
@@ -178,7 +208,7 @@ impl Value {
     }
 
     /// Converted to `to`, failing on a value that does not convert.
-    fn cast_strict(self, to: &DataType) -> FrameResult<Value> {
+    pub(super) fn cast_strict(self, to: &DataType) -> FrameResult<Value> {
         self.cast_with(to, &STRICT)
     }
 
@@ -222,7 +252,7 @@ impl Value {
     }
 
     /// Wraps a kernel's result: a constant if both operands were constants.
-    fn wrap(&self, other: &Value, result: ArrayRef) -> Value {
+    pub(super) fn wrap(&self, other: &Value, result: ArrayRef) -> Value {
         match self.is_scalar() && other.is_scalar() {
             true => Value::Scalar(result),
             false => Value::Array(result),
@@ -250,7 +280,9 @@ fn as_boolean(a: &dyn Array) -> FrameResult<&BooleanArray> {
         .ok_or_else(|| FrameError::TypeMismatch(format!("expected Boolean, got {}", a.data_type())))
 }
 
-fn as_primitive<T: ArrowPrimitiveType>(a: &dyn Array) -> FrameResult<&PrimitiveArray<T>> {
+pub(super) fn as_primitive<T: ArrowPrimitiveType>(
+    a: &dyn Array,
+) -> FrameResult<&PrimitiveArray<T>> {
     a.as_primitive_opt::<T>().ok_or_else(|| {
         FrameError::TypeMismatch(format!("expected {}, got {}", T::DATA_TYPE, a.data_type()))
     })
@@ -388,7 +420,7 @@ fn null_where_zero<T: ArrowPrimitiveType>(
 }
 
 /// `l op r` with operands of the same type (or a dictionary and its value type).
-fn compare(op: BinaryOperator, l: Value, r: Value) -> FrameResult<Value> {
+pub(super) fn compare(op: BinaryOperator, l: Value, r: Value) -> FrameResult<Value> {
     use BinaryOperator::*;
     let result = match l.data_type() {
         DataType::Float16 => float_compare::<Float16Type>(op, &l, &r)?,

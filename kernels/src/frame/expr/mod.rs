@@ -12,11 +12,15 @@
 //!   Booleans and strings in arithmetic are a [`FrameError::TypeMismatch`].
 //! - `%` is floored modulo (the result has the sign of the divisor, as in Python); an integer
 //!   `%` by zero is null. Float division by zero follows IEEE (inf or NaN, as pandas).
-//! - `timestamp - timestamp` (same type) gives a `Duration`.
+//! - `timestamp - timestamp` (same type) gives a `Duration`; dates, timestamps, durations
+//!   and calendar offsets (`Literal::Interval`) add and subtract as the `temporal` module
+//!   says (`date - duration_of_whole_days` is a date, `date - date` a duration).
 //! - Comparisons: numbers with numbers (any widths; an integer against a float compares as
 //!   floats), strings with strings (any encoding: Utf8, LargeUtf8, Utf8View, dictionary),
 //!   dates with dates, timestamps with timestamps, booleans with booleans. A date or timestamp
-//!   column also compares with a string literal, parsed as that type (`col("day").ge("2021-03-01")`).
+//!   column also compares with a string literal, parsed as that type (`col("day").ge("2021-03-01")`),
+//!   and with a date or timestamp literal as instants (a date is its midnight), read in the
+//!   column's type (see the `temporal` module).
 //!   Floats compare as IEEE (NaN is unequal to everything, `-0.0 == 0.0`), as pandas.
 //! - Nulls: arithmetic and comparisons with null give null; `&` and `|` are Kleene
 //!   (`null & false` is false, `null | true` is true).
@@ -62,7 +66,7 @@ use arrow::compute::kernels::{arity, boolean, cmp, numeric, zip::zip};
 use arrow::compute::{can_cast_types, cast_with_options, take, CastOptions};
 use arrow::datatypes::{
     DataType, Decimal128Type, DecimalType, Float16Type, Float32Type, Float64Type, Int64Type,
-    Schema, TimeUnit,
+    IntervalUnit, Schema, TimeUnit,
 };
 use arrow::record_batch::RecordBatch;
 use serde::{Deserialize, Serialize};
@@ -96,6 +100,34 @@ pub enum Literal {
         precision: u8,
         /// Digits after the point.
         scale: i8,
+    },
+    /// A date: days since 1970-01-01 (`Date32`; Python's `datetime.date`).
+    Date(i32),
+    /// A timestamp: `value` ticks of `unit` since 1970-01-01 00:00 UTC, in time zone `tz`;
+    /// without one, a wall-clock time (pandas' tz-naive `Timestamp`).
+    Timestamp {
+        /// Ticks since the epoch.
+        value: i64,
+        /// The tick.
+        unit: TimeUnit,
+        /// The zone (a name from the zone database or an offset such as `+05:30`).
+        tz: Option<Arc<str>>,
+    },
+    /// A length of time: `value` ticks of `unit` (`Duration`; pandas' `Timedelta`).
+    Duration {
+        /// Ticks.
+        value: i64,
+        /// The tick.
+        unit: TimeUnit,
+    },
+    /// A calendar offset: `months`, then `days` (`Interval(MonthDayNano)`; pandas'
+    /// `DateOffset(years=, months=, weeks=, days=)`). A month past Jan 31 ends on the last
+    /// day of February, as in pandas.
+    Interval {
+        /// Calendar months (12 a year).
+        months: i32,
+        /// Days (7 a week).
+        days: i32,
     },
 }
 
@@ -233,8 +265,11 @@ mod functions;
 mod math;
 #[cfg(test)]
 mod decimal_tests;
+mod temporal;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_dates;
 mod typing;
 pub(crate) mod zone;
 
@@ -346,6 +381,13 @@ impl Literal {
         }
     }
 
+            Literal::Date(_) => DataType::Date32,
+            Literal::Timestamp { unit, tz, .. } => DataType::Timestamp(*unit, tz.clone()),
+            Literal::Duration { unit, .. } => DataType::Duration(*unit),
+            Literal::Interval { .. } => DataType::Interval(IntervalUnit::MonthDayNano),
+        }
+    }
+
     /// The constant as a one-row array (an invalid decimal is an error).
     fn to_array(&self) -> FrameResult<ArrayRef> {
         Ok(match self {
@@ -365,6 +407,10 @@ impl Literal {
                         .with_precision_and_scale(*precision, *scale)?,
                 )
             }
+            Literal::Date(_)
+            | Literal::Timestamp { .. }
+            | Literal::Duration { .. }
+            | Literal::Interval { .. } => self.time_array()?,
         })
     }
 
@@ -386,6 +432,7 @@ impl Literal {
             (Literal::Decimal { value, scale, .. }, dt) if dt.is_integer() => {
                 decimal::rescale(*value, *scale, 0).is_some_and(|v| int_fits(v, dt))
             }
+            (l, dt) if l.time_value().is_some() => matches!(l.ticks_in(dt), Some(Ok((_, true)))),
             (lit, dt) => Dec::of(dt).is_some_and(|d| lit.fits_decimal(d)),
         }
     }
@@ -760,6 +807,23 @@ impl Not for Expr {
     }
 }
 
+impl BinaryOperator {
+    /// The comparison with its operands swapped (`a < b` is `b > a`); `None` for an
+    /// operator that is no comparison.
+    pub(crate) fn swapped(self) -> Option<BinaryOperator> {
+        use BinaryOperator::*;
+        Some(match self {
+            Eq => Eq,
+            NotEq => NotEq,
+            Lt => Gt,
+            LtEq => GtEq,
+            Gt => Lt,
+            GtEq => LtEq,
+            Add | Sub | Mul | Div | Mod | And | Or => return None,
+        })
+    }
+}
+
 impl fmt::Display for BinaryOperator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use BinaryOperator::*;
@@ -797,6 +861,10 @@ impl fmt::Display for Literal {
                 let text = Decimal128Type::format_decimal(*value, *precision, *scale);
                 write!(f, "decimal({text:?}, {precision})")
             }
+            Literal::Date(_)
+            | Literal::Timestamp { .. }
+            | Literal::Duration { .. }
+            | Literal::Interval { .. } => self.fmt_time(f),
         }
     }
 }

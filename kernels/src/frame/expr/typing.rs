@@ -120,7 +120,9 @@ impl Expr {
             {
                 Ok(Plan::Arithmetic(l.clone()))
             }
-            _ => Err(self.mismatch(format_args!("cannot apply {op} to {l} and {r}"))),
+            _ => self
+                .plan_time_arithmetic(op, l, r, l_lit, r_lit)
+                .ok_or_else(|| self.mismatch(format_args!("cannot apply {op} to {l} and {r}"))),
         }
     }
 
@@ -135,6 +137,9 @@ impl Expr {
         use DataType::*;
         if *l == Null || *r == Null {
             return Ok(Plan::Null);
+        }
+        if let Some(plan) = self.plan_time_compare(l, r, l_lit, r_lit)? {
+            return Ok(plan);
         }
         // A literal that converts without loss takes the other side's type.
         // (A dictionary column compares with a constant of its value type.)
