@@ -58,6 +58,16 @@ pub enum FrameError {
     /// An argument outside what the operation accepts.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A string pattern (a regular expression or a SQL `LIKE` pattern) that is malformed,
+    /// or that uses a feature Tessera does not run (look-around, backreferences…), which
+    /// `message` names.
+    #[error("pattern {pattern:?}: {message}")]
+    Pattern {
+        /// The pattern.
+        pattern: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// An error reported by Arrow.
     #[error("arrow: {0}")]
     Arrow(String),

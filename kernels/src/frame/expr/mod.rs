@@ -44,6 +44,7 @@ use super::error::{FrameError, FrameResult};
 use super::schema::{column, column_index, is_numeric, is_string};
 use eval::Plan;
 pub use functions::{FloorUnit, Function, StrFunction};
+pub use strings::Pattern;
 
 /// A scalar constant.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -190,6 +191,7 @@ const STRICT: CastOptions<'static> = CastOptions {
 
 mod eval;
 mod functions;
+mod strings;
 #[cfg(test)]
 mod tests;
 mod typing;
@@ -512,6 +514,29 @@ impl Expr {
     /// A string function of this column (pandas' `str` accessor); null stays null.
     pub fn str(self, func: StrFunction) -> Expr {
         self.function(Function::Str(func), vec![])
+    }
+
+    /// SQL `LIKE`: `%` stands for any run of characters, `_` for one character; case
+    /// counts; null for null (`!` gives `NOT LIKE`). `%text%` becomes
+    /// [`Expr::str_contains`].
+    pub fn like(self, pattern: &str) -> Expr {
+        self.like_with(pattern, None)
+    }
+
+    /// SQL `LIKE ... ESCAPE escape`: as [`Expr::like`], where `escape` before `%`, `_` or
+    /// itself makes it plain text.
+    pub fn like_escape(self, pattern: &str, escape: char) -> Expr {
+        self.like_with(pattern, Some(escape))
+    }
+
+    fn like_with(self, pattern: &str, escape: Option<char>) -> Expr {
+        match strings::like_substring(pattern, escape) {
+            Some(text) => self.str_contains(&text),
+            None => self.str(StrFunction::Like {
+                pattern: pattern.to_string(),
+                escape,
+            }),
+        }
     }
 
     /// Whether the value equals one of `values` (pandas' `isin`): false for null.
