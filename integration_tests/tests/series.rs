@@ -12,7 +12,8 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Schema};
 use std::sync::Arc;
 use tessera::dataframe::{
-    col, from_arrow, lit, when, where_, DataFrame, FloorUnit, FrameError, Literal, SeriesOperand,
+    col, from_arrow, lit, when, where_, DataFrame, FloorUnit, FrameError, Literal, Pattern,
+    SeriesOperand,
 };
 use tessera::Error;
 
@@ -309,6 +310,88 @@ fn the_str_accessor() {
         frame(2).column("x").str().lower().execute(&s),
         Err(Error::Frame(FrameError::TypeMismatch(_)))
     ));
+}
+
+#[test]
+fn str_patterns_and_like() {
+    let s = session();
+    for per_chunk in [1, 3] {
+        let df = frame(per_chunk);
+        let name = df.column("name");
+        let run = |t: tessera::dataframe::Series| t.execute(&s).unwrap();
+        // pandas: .str.contains("^b.b$"), .contains("carol", case=False), .match("b"),
+        // .fullmatch("[A-Z]+"), .replace(r"(b)(o)", r"\2\1", regex=True)
+        assert_eq!(
+            bools(&run(name.str().contains("^b.b$"))),
+            vec![Some(false), Some(true), None, Some(false), Some(true)]
+        );
+        let carol = Pattern::regex("carol").ignore_case(true);
+        assert_eq!(
+            bools(&run(name.str().contains(carol))),
+            vec![Some(false), Some(false), None, Some(true), Some(false)]
+        );
+        assert_eq!(
+            bools(&run(name.str().match_("b"))),
+            vec![Some(false), Some(true), None, Some(false), Some(true)]
+        );
+        assert_eq!(
+            bools(&run(name.str().fullmatch("[A-Z]+"))),
+            vec![Some(false), Some(false), None, Some(true), Some(false)]
+        );
+        assert_eq!(
+            strings(&run(name.str().replace_regex("(b)(o)", r"\2\1"))),
+            owned(&[
+                Some("  Alice "),
+                Some("obb"),
+                None,
+                Some("CAROL"),
+                Some("obb")
+            ])
+        );
+        // pandas: .str.extract("(?P<first>[a-zA-Z])", expand=False), a series named by
+        // the group; .str.extract(r"(\w)(\w)$"), a frame of columns 0 and 1.
+        let first = name.str().extract("(?P<first>[a-zA-Z])");
+        assert_eq!(first.name(), "first");
+        assert_eq!(
+            strings(&run(first)),
+            owned(&[Some("A"), Some("b"), None, Some("C"), Some("b")])
+        );
+        let pairs = name.str().extract_frame(r"(\w)(\w)$");
+        assert_eq!(pairs.columns().unwrap(), ["0", "1"]);
+        assert_eq!(
+            rows(&pairs.execute(&s).unwrap()),
+            [
+                vec!["", ""],
+                vec!["o", "b"],
+                vec!["", ""],
+                vec!["O", "L"],
+                vec!["o", "b"]
+            ]
+        );
+        // SQL LIKE and NOT LIKE, null for null.
+        assert_eq!(
+            bools(&run(name.str().like("_o_"))),
+            vec![Some(false), Some(true), None, Some(false), Some(true)]
+        );
+        assert_eq!(
+            bools(&run(!&name.str().like("C%"))),
+            vec![Some(true), Some(true), None, Some(false), Some(true)]
+        );
+        let kept = df.filter(name.str().like("%o%").expr()).select(&["x"]);
+        assert_eq!(rows(&kept.execute(&s).unwrap()), [["2"], ["2"]]);
+    }
+    // A pattern the engine cannot run is an error where the series is made, by name.
+    let name = frame(2).column("name");
+    let err = name.str().contains("(?=b)").error().cloned();
+    assert!(
+        matches!(&err, Some(Error::Frame(FrameError::Pattern { message, .. })) if message.contains("look-ahead")),
+        "{err:?}"
+    );
+    let two = name.str().extract("(a)(b)").error().cloned();
+    assert!(
+        matches!(&two, Some(Error::Frame(FrameError::Pattern { message, .. })) if message.contains("extract_frame"))
+    );
+    assert!(name.str().like_escape("a!", '!').error().is_some());
 }
 
 #[test]

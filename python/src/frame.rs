@@ -13,7 +13,9 @@ use arrow::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyCapsule, PyFloat, PyInt, PyString};
 use std::ffi::CStr;
-use tessera::dataframe::{self as df, Agg, DataFrame, How, Literal, Series, SeriesOperand};
+use tessera::dataframe::{
+    self as df, Agg, DataFrame, How, Literal, Pattern, Series, SeriesOperand,
+};
 use tessera::Session;
 use tessera_kernels::frame::groupby::AggSpec;
 
@@ -95,6 +97,21 @@ fn series_operand(obj: &Bound<'_, PyAny>) -> PyResult<SeriesOperand> {
         Ok(s) => Ok(SeriesOperand::Series(s.get().s.clone())),
         Err(_) => Ok(literal(obj)?.into()),
     }
+}
+
+/// A pattern from pandas' arguments: its text, whether it is a regular expression, and
+/// the flags `_accessors.py` reads from `case` and `re`'s flags: ignore case, multiline,
+/// dot-all, verbose.
+fn pattern(text: &str, regex: bool, flags: (bool, bool, bool, bool)) -> Pattern {
+    let (ignore_case, multiline, dot_all, verbose) = flags;
+    let p = match regex {
+        true => Pattern::regex(text),
+        false => Pattern::plain(text),
+    };
+    p.ignore_case(ignore_case)
+        .multiline(multiline)
+        .dot_all(dot_all)
+        .verbose(verbose)
 }
 
 /// An aggregation by its pandas name.
@@ -555,13 +572,12 @@ impl PySeries {
         })
     }
 
-    /// A `str` test against a text: `startswith endswith contains` (plain text).
+    /// A `str` test against a text: `startswith endswith`.
     fn str_test(&self, func: &str, text: &str) -> PyResult<PySeries> {
         let s = self.s.str();
         PySeries::wrap(match func {
             "startswith" => s.startswith(text),
             "endswith" => s.endswith(text),
-            "contains" => s.contains(text),
             other => return Err(value_error(format!("no str test {other:?}"))),
         })
     }
@@ -569,6 +585,54 @@ impl PySeries {
     /// Every `old` replaced by `new` (plain text).
     fn str_replace(&self, old: &str, new: &str) -> PyResult<PySeries> {
         PySeries::wrap(self.s.str().replace(old, new))
+    }
+
+    /// A pattern test: `contains`, `match` or `fullmatch` (see [`pattern`]).
+    fn str_pattern_test(
+        &self,
+        func: &str,
+        pat: &str,
+        regex: bool,
+        flags: (bool, bool, bool, bool),
+    ) -> PyResult<PySeries> {
+        let (s, p) = (self.s.str(), pattern(pat, regex, flags));
+        PySeries::wrap(match func {
+            "contains" => s.contains(p),
+            "match" => s.match_(p),
+            "fullmatch" => s.fullmatch(p),
+            other => return Err(value_error(format!("no str pattern test {other:?}"))),
+        })
+    }
+
+    /// The capture groups of the regular expression `pat`'s first match, a column each.
+    fn str_extract(&self, pat: &str, flags: (bool, bool, bool, bool)) -> PyResult<PyFrame> {
+        PyFrame::wrap(self.s.str().extract_frame(pattern(pat, true, flags)))
+    }
+
+    /// The one capture group of `pat`'s first match.
+    fn str_extract_one(&self, pat: &str, flags: (bool, bool, bool, bool)) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.str().extract(pattern(pat, true, flags)))
+    }
+
+    /// Every match of `pat` replaced by `repl` (a Python `re.sub` template).
+    fn str_replace_regex(
+        &self,
+        pat: &str,
+        repl: &str,
+        regex: bool,
+        flags: (bool, bool, bool, bool),
+    ) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.str().replace_regex(pattern(pat, regex, flags), repl))
+    }
+
+    /// SQL `LIKE`, with an optional escape character.
+    #[pyo3(signature = (pattern, escape=None))]
+    fn str_like(&self, pattern: &str, escape: Option<char>) -> PyResult<PySeries> {
+        let s = self.s.str();
+        PySeries::wrap(match escape {
+            Some(e) => s.like_escape(pattern, e),
+            None => s.like(pattern),
+        })
     }
 
     /// Characters `start..stop` with Python's slice bounds.

@@ -1,30 +1,56 @@
-"""pandas' ``Series.str`` and ``Series.dt`` accessors over Tessera's column expressions.
+r"""pandas' ``Series.str`` and ``Series.dt`` accessors over Tessera's column expressions.
 
-Patterns are plain text: ``contains`` and ``replace`` take ``regex=False`` (pandas'
-``contains`` defaults to a regular expression; a pattern without regex syntax means the
-same either way, and one with it raises rather than answer differently).
+Patterns are Python ``re`` regular expressions (pandas' default for ``contains``,
+``match``, ``fullmatch`` and ``extract``; ``replace`` takes ``regex=True``), run by
+Rust's ``regex`` engine after a translation from Python's syntax, which matches what
+``re`` matches. What that engine lacks raises ``TesseraValueError`` naming it, never a
+different match: look-ahead and look-behind, backreferences, atomic groups, possessive
+quantifiers, conditional groups, ``\N{...}``, and the flags other than ``IGNORECASE``,
+``MULTILINE``, ``DOTALL`` and ``VERBOSE``. Where ``$`` (outside ``re.MULTILINE``) meets
+a value that ends in a line break and holds another, the computation raises (use ``\Z``).
+Corners that stay different: ``\b`` counts combining marks as word characters; case is
+folded by Unicode's simple folding; in ``replace``, after an empty match the next starts a
+character later.
+
+Where pandas differs: ``extract``'s columns for unnamed groups are named ``"0"``, ``"1"``…
+(strings, not integers); results with nulls are nullable booleans (``na`` fills them).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any, Optional
+import functools
+import operator
+import re
+from typing import TYPE_CHECKING, Any, Optional, Tuple
 
-from .errors import TesseraValueError
+from .errors import TesseraTypeError, TesseraValueError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._frame import Series
 
-_REGEX_SYNTAX = set(".^$*+?{}[]\\|()")
+_Flags = Tuple[bool, bool, bool, bool]
+_TAKEN = re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.UNICODE
 
 
-def _plain(pat: str, regex: bool, what: str) -> str:
-    if regex and any(c in _REGEX_SYNTAX for c in pat):
+def _pattern(pat: Any, case: Optional[bool], flags: int, what: str) -> Tuple[str, _Flags]:
+    """The text of ``pat`` (a string or a compiled ``re.Pattern``) and the flags Tessera
+    takes: ignore case, multiline, dot-all, verbose."""
+    if isinstance(pat, re.Pattern):
+        if flags or case is not None:
+            raise TesseraValueError(
+                f"str.{what}: case and flags cannot be set when pat is a compiled regex")
+        pat, flags, case = pat.pattern, pat.flags, True
+    if not isinstance(pat, str):
+        raise TesseraTypeError(f"str.{what}: the pattern must be a str, not {type(pat).__name__}")
+    flags = int(flags) | (re.IGNORECASE if case is False else 0)
+    other = flags & ~_TAKEN
+    if other:
         raise TesseraValueError(
-            f"str.{what}: regular expressions are not supported; pass regex=False to match "
-            f"{pat!r} as plain text"
-        )
-    return pat
+            f"str.{what}: flag {re.RegexFlag(other)!r} is not supported; Tessera takes "
+            "re.IGNORECASE, re.MULTILINE, re.DOTALL and re.VERBOSE")
+    return pat, (bool(flags & re.IGNORECASE), bool(flags & re.MULTILINE),
+                 bool(flags & re.DOTALL), bool(flags & re.VERBOSE))
 
 
 class StrAccessor:
@@ -35,8 +61,9 @@ class StrAccessor:
     def __init__(self, series: "Series") -> None:
         self._series = series
 
-    def _wrap(self, native: Any) -> "Series":
-        return type(self._series)(native)
+    def _wrap(self, native: Any, na: Any = None) -> "Series":
+        out = type(self._series)(native)
+        return out if na is None else out.fillna(na)
 
     @property
     def _s(self) -> Any:
@@ -58,21 +85,85 @@ class StrAccessor:
         """Leading and trailing whitespace removed."""
         return self._wrap(self._s.str_unary("strip"))
 
-    def startswith(self, pat: str) -> "Series":
-        """Whether each value starts with ``pat``."""
-        return self._wrap(self._s.str_test("startswith", pat))
+    def startswith(self, pat: Any, na: Any = None) -> "Series":
+        """Whether each value starts with ``pat`` (a string, or a tuple of them: any)."""
+        return self._prefix("startswith", pat, na)
 
-    def endswith(self, pat: str) -> "Series":
-        """Whether each value ends with ``pat``."""
-        return self._wrap(self._s.str_test("endswith", pat))
+    def endswith(self, pat: Any, na: Any = None) -> "Series":
+        """Whether each value ends with ``pat`` (a string, or a tuple of them: any)."""
+        return self._prefix("endswith", pat, na)
 
-    def contains(self, pat: str, regex: bool = True) -> "Series":
-        """Whether each value contains ``pat`` (plain text; see the module's note)."""
-        return self._wrap(self._s.str_test("contains", _plain(pat, regex, "contains")))
+    def _prefix(self, func: str, pat: Any, na: Any) -> "Series":
+        pats = pat if isinstance(pat, tuple) else (pat,)
+        if not pats or not all(isinstance(p, str) for p in pats):
+            raise TesseraTypeError(f"str.{func}: expected a string or a tuple of strings")
+        tests = [type(self._series)(self._s.str_test(func, p)) for p in pats]
+        out = functools.reduce(operator.or_, tests)
+        return out if na is None else out.fillna(na)
 
-    def replace(self, pat: str, repl: str, regex: bool = False) -> "Series":
-        """Every ``pat`` replaced by ``repl`` (plain text)."""
-        return self._wrap(self._s.str_replace(_plain(pat, regex, "replace"), repl))
+    def contains(self, pat: Any, case: bool = True, flags: int = 0, na: Any = None,
+                 regex: bool = True) -> "Series":
+        """Whether ``pat`` matches anywhere in each value: a regular expression, or plain
+        text with ``regex=False`` (then without case as pandas: upper case compared).
+        Nulls stay null unless ``na`` fills them."""
+        if not regex and isinstance(pat, re.Pattern):
+            raise TesseraValueError("str.contains: a compiled regex needs regex=True")
+        text, fl = _pattern(pat, None if case else False, flags, "contains")
+        if not regex:
+            fl = (fl[0], False, False, False)
+        return self._wrap(self._s.str_pattern_test("contains", text, regex, fl), na)
+
+    def match(self, pat: Any, case: bool = True, flags: int = 0, na: Any = None) -> "Series":
+        """Whether the regular expression ``pat`` matches at the start of each value."""
+        text, fl = _pattern(pat, None if case else False, flags, "match")
+        return self._wrap(self._s.str_pattern_test("match", text, True, fl), na)
+
+    def fullmatch(self, pat: Any, case: bool = True, flags: int = 0,
+                  na: Any = None) -> "Series":
+        """Whether the regular expression ``pat`` matches all of each value."""
+        text, fl = _pattern(pat, None if case else False, flags, "fullmatch")
+        return self._wrap(self._s.str_pattern_test("fullmatch", text, True, fl), na)
+
+    def extract(self, pat: Any, flags: int = 0, expand: bool = True) -> Any:
+        """The capture groups of ``pat``'s first match in each value (null where it does
+        not match): a DataFrame of a column per group (named by the group's name, else
+        ``"0"``, ``"1"``…), or with ``expand=False`` and one group a Series."""
+        from ._frame import DataFrame
+
+        text, fl = _pattern(pat, None, flags, "extract")
+        frame = DataFrame(self._s.str_extract(text, fl))
+        if expand or len(frame.columns) > 1:
+            return frame
+        return self._wrap(self._s.str_extract_one(text, fl))
+
+    def replace(self, pat: Any, repl: str, n: int = -1, case: Optional[bool] = None,
+                flags: int = 0, regex: bool = False) -> "Series":
+        r"""Every ``pat`` replaced by ``repl``: plain text by default, or with
+        ``regex=True`` a regular expression whose ``repl`` may refer to its groups
+        (``\1``, ``\g<name>``), as ``re.sub``. ``case=False`` or ``flags`` make the
+        text a pattern (escaped), as pandas. Every occurrence is replaced (``n=-1``)."""
+        if callable(repl):
+            raise TesseraTypeError("str.replace: a callable repl cannot run in Tessera")
+        if not isinstance(repl, str):
+            raise TesseraTypeError("str.replace: repl must be a str")
+        if n != -1:
+            raise TesseraValueError("str.replace: only n=-1 (every occurrence) is supported")
+        compiled = isinstance(pat, re.Pattern)
+        if compiled and not regex:
+            raise TesseraValueError(
+                "str.replace: cannot use a compiled regex as the pattern with regex=False")
+        text, fl = _pattern(pat, case, flags, "replace")
+        if regex or any(fl):
+            return self._wrap(self._s.str_replace_regex(text, repl, bool(regex), fl))
+        return self._wrap(self._s.str_replace(text, repl))
+
+    def like(self, pattern: str, escape: Optional[str] = None) -> "Series":
+        """SQL ``LIKE``: ``%`` stands for any run of characters, ``_`` for one; case
+        counts; ``escape`` (none by default) before ``%``, ``_`` or itself makes it plain
+        text. ``~`` gives ``NOT LIKE``; null stays null."""
+        if escape is not None and (not isinstance(escape, str) or len(escape) != 1):
+            raise TesseraValueError("str.like: escape must be one character")
+        return self._wrap(self._s.str_like(pattern, escape))
 
     def slice(
         self, start: Optional[int] = None, stop: Optional[int] = None, step: Optional[int] = None
@@ -81,6 +172,12 @@ class StrAccessor:
         if step not in (None, 1):
             raise TesseraValueError("str.slice: only step 1 is supported")
         return self._wrap(self._s.str_slice(0 if start is None else start, stop))
+
+    def __getitem__(self, key: Any) -> "Series":
+        """``series.str[a:b]``: :meth:`slice`."""
+        if not isinstance(key, slice):
+            raise TesseraTypeError("str[...] takes a slice, such as str[1:3]")
+        return self.slice(key.start, key.stop, key.step)
 
 
 def _date_field(name: str, doc: str) -> property:

@@ -12,7 +12,7 @@ use super::frame_plan::{ColKind, ColPart};
 use super::host_emu::{compile_and_run, SHIM};
 use super::nvrtc;
 use super::tests_codegen::nvrtc_or_skip;
-use crate::frame::expr::{col, lit, Expr, Literal};
+use crate::frame::expr::{col, lit, Expr, Literal, Pattern, StrFunction};
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, TimeUnit};
 use std::fmt::Write as _;
@@ -342,6 +342,32 @@ fn refused() -> Vec<Expr> {
                 unit: TimeUnit::Second,
             })),
         col("tz").lt(lit(Literal::Date(18_628))),
+        // String functions beyond a plain substring: the CPU's (LIKE `%text%` is one).
+        col("s").like("a%"),
+        col("s").like("%a%b%").not(),
+        col("cat").like("a_c"),
+        col("s").str(StrFunction::Contains(Pattern::regex("a.c"))),
+        col("s").str(StrFunction::Contains(Pattern::plain("A").ignore_case(true))),
+        col("s").str(StrFunction::Match(Pattern::regex("ab"))),
+        col("t").str(StrFunction::FullMatch(Pattern::regex("é+"))),
+        col("s")
+            .str(StrFunction::Extract {
+                pattern: Pattern::regex("(b)"),
+                group: 1,
+            })
+            .is_null(),
+        col("s")
+            .str(StrFunction::ReplaceRegex {
+                pattern: Pattern::regex("b"),
+                repl: "c".into(),
+            })
+            .eq("acc"),
+        col("s")
+            .str(StrFunction::Slice {
+                start: 0,
+                stop: Some(2),
+            })
+            .eq("ab"),
     ]
 }
 
@@ -651,6 +677,11 @@ fn a_planner_sends_a_kept_filter_to_the_device_only_where_a_kernel_may_exist() {
     }
     let cast = col("a").cast(DataType::Utf8).eq("1");
     assert!(!super::filter_gen::may_take(&cast));
+    for p in [col("s").like("PROMO%"), col("s").like("%a%b%").not()] {
+        assert!(!super::filter_gen::may_take(&p), "{p}");
+        assert!(!super::Gpu::runs(&kept(vec![MapStep::Filter(p)])));
+    }
+    assert!(super::filter_gen::may_take(&col("s").like("%green%")));
     assert!(!super::Gpu::runs(&kept(vec![MapStep::Filter(
         cast.clone()
     )])));

@@ -62,6 +62,16 @@ pub enum FrameError {
     /// precision, a decimal sum past 38 digits).
     #[error("overflow: {0}")]
     Overflow(String),
+    /// A string pattern (a regular expression or a SQL `LIKE` pattern) that is malformed,
+    /// or that uses a feature Tessera does not run (look-around, backreferences…), which
+    /// `message` names.
+    #[error("pattern {pattern:?}: {message}")]
+    Pattern {
+        /// The pattern.
+        pattern: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// An error reported by Arrow.
     #[error("arrow: {0}")]
     Arrow(String),

@@ -42,7 +42,8 @@ pub use io::{
 pub use series::{where_, DtAccessor, Series, SeriesOperand, StrAccessor};
 pub use tessera_kernels::frame::csv::CsvOptions;
 pub use tessera_kernels::frame::expr::{
-    col, lit, when, BinaryOperator, DatePart, Expr, FloorUnit, Literal, StrFunction, Then, When,
+    col, lit, when, BinaryOperator, DatePart, Expr, FloorUnit, Literal, Pattern, StrFunction, Then,
+    When,
 };
 pub use tessera_kernels::frame::groupby::{AggFunc as Agg, AggSpec};
 pub use tessera_kernels::frame::join::JoinHow as How;

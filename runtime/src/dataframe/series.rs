@@ -6,7 +6,7 @@
 //! frame (`df.column("a") + df.column("b")`); series of different frames are a
 //! `FrameError::InvalidArgument` rather than pandas' alignment on the index.
 
-use super::{col, when, DataFrame, Expr, FloorUnit, FrameError, Literal, StrFunction};
+use super::{col, when, DataFrame, Expr, FloorUnit, FrameError, Literal, Pattern, StrFunction};
 use crate::error::{Error, Result};
 use crate::session::Session;
 use arrow::array::{Array, ArrayRef};
@@ -145,12 +145,17 @@ impl Series {
         }
     }
 
-    /// The same frame with another expression.
+    /// The same frame with another expression, typed now: a type mismatch or a bad
+    /// pattern is the new series' error, not one found when it runs.
     fn map(&self, f: impl FnOnce(Expr) -> Expr) -> Series {
-        Series {
+        let series = Series {
             frame: self.frame.clone(),
             expr: f(self.expr.clone()),
             name: self.name.clone(),
+        };
+        match self.frame.node().map(|n| series.expr.data_type(&n.schema)) {
+            Ok(Err(e)) => series.failed(Error::Frame(e)),
+            _ => series,
         }
     }
 
@@ -413,10 +418,6 @@ impl StrAccessor<'_> {
     pub fn endswith(&self, suffix: &str) -> Series {
         self.apply(StrFunction::EndsWith(suffix.to_string()))
     }
-    /// Whether it contains `pattern` (plain text, not a regex).
-    pub fn contains(&self, pattern: &str) -> Series {
-        self.0.map(|x| x.str_contains(pattern))
-    }
     /// Leading and trailing whitespace removed.
     pub fn strip(&self) -> Series {
         self.apply(StrFunction::Strip)
@@ -431,6 +432,91 @@ impl StrAccessor<'_> {
     /// Characters `start..stop` with Python's slice bounds (`stop` `None`: to the end).
     pub fn slice(&self, start: i64, stop: Option<i64>) -> Series {
         self.apply(StrFunction::Slice { start, stop })
+    }
+
+    /// Whether `pat` matches anywhere in each value (pandas' `str.contains`): a `&str` is
+    /// a Python `re` regular expression, as pandas' default `regex=True`; a [`Pattern`]
+    /// may be plain text, ignore case or carry flags. Plain text runs on the substring
+    /// kernel. Null stays null (pandas' `na`: [`Series::fillna`]).
+    pub fn contains(&self, pat: impl Into<Pattern>) -> Series {
+        let pat = pat.into();
+        match pat.literal() {
+            Some(text) => self.0.map(|x| x.str_contains(text)),
+            None => self.apply(StrFunction::Contains(pat)),
+        }
+    }
+
+    /// Whether `pat` matches at the start of each value (pandas' `str.match`).
+    pub fn match_(&self, pat: impl Into<Pattern>) -> Series {
+        self.apply(StrFunction::Match(pat.into()))
+    }
+
+    /// Whether `pat` matches all of each value (pandas' `str.fullmatch`).
+    pub fn fullmatch(&self, pat: impl Into<Pattern>) -> Series {
+        self.apply(StrFunction::FullMatch(pat.into()))
+    }
+
+    /// The one capture group of `pat`'s first match in each value (pandas' `str.extract`
+    /// with `expand=False`): null where it does not match. Named by the group's name, else
+    /// the series'. A pattern with another number of groups is an error (see
+    /// [`StrAccessor::extract_frame`]).
+    pub fn extract(&self, pat: impl Into<Pattern>) -> Series {
+        let pattern = pat.into();
+        match pattern.group_names() {
+            Ok(names) if names.len() == 1 => {
+                let name = names[0].clone().unwrap_or_else(|| self.0.name.clone());
+                let f = StrFunction::Extract { pattern, group: 1 };
+                self.apply(f).rename(&name)
+            }
+            Ok(names) => self.0.failed(Error::Frame(pattern.error(format!(
+                "str.extract to a series needs one capture group, not {} (use extract_frame)",
+                names.len()
+            )))),
+            Err(e) => self.0.failed(Error::Frame(e)),
+        }
+    }
+
+    /// Each capture group of `pat`'s first match in each value, a column per group named
+    /// by the group's name, else its position from `"0"` (pandas' `str.extract`, whose
+    /// labels are the integers): null where it does not match.
+    pub fn extract_frame(&self, pat: impl Into<Pattern>) -> DataFrame {
+        let pattern = pat.into();
+        let names = match pattern.group_names() {
+            Ok(names) if names.is_empty() => {
+                let e = pattern.error("pattern contains no capture groups");
+                return DataFrame::failed(Error::Frame(e));
+            }
+            Ok(names) => names,
+            Err(e) => return DataFrame::failed(Error::Frame(e)),
+        };
+        let columns = names.into_iter().enumerate().map(|(i, name)| {
+            let f = StrFunction::Extract {
+                pattern: pattern.clone(),
+                group: i + 1,
+            };
+            let name = name.unwrap_or_else(|| i.to_string());
+            self.0.expr.clone().str(f).alias(&name)
+        });
+        self.0.frame.select_exprs(columns.collect())
+    }
+
+    /// Every match of `pat` replaced by `repl`, a Python `re.sub` template (`\1`,
+    /// `\g<name>`): pandas' `str.replace` with `regex=True` (or `case=False`).
+    pub fn replace_regex(&self, pat: impl Into<Pattern>, repl: &str) -> Series {
+        self.apply(StrFunction::ReplaceRegex {
+            pattern: pat.into(),
+            repl: repl.to_string(),
+        })
+    }
+
+    /// SQL `LIKE` (see [`Expr::like`]); `!` gives `NOT LIKE`.
+    pub fn like(&self, pattern: &str) -> Series {
+        self.0.map(|x| x.like(pattern))
+    }
+
+    /// SQL `LIKE ... ESCAPE escape` (see [`Expr::like_escape`]).
+    pub fn like_escape(&self, pattern: &str, escape: char) -> Series {
+        self.0.map(|x| x.like_escape(pattern, escape))
     }
 }
 

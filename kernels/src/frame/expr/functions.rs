@@ -7,9 +7,9 @@ use super::decimal::Dec;
 use super::math::MathFunction;
 use super::typing::decimal_branches;
 use super::zone::{out_of_range, zone_reads, WallClock};
-use super::{is_string, Expr, FrameError, FrameResult};
+use super::{is_string, Expr, FrameError, FrameResult, Pattern};
 use arrow::array::timezone::Tz;
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int64Array, StringArray};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
 use arrow::compute::cast;
 use arrow::compute::kernels::zip::zip;
 use arrow::datatypes::{DataType, Int64Type};
@@ -53,7 +53,8 @@ pub enum StrFunction {
     EndsWith(String),
     /// Leading and trailing whitespace removed.
     Strip,
-    /// Every occurrence of `from` replaced by `to` (plain text, not a regex).
+    /// Every occurrence of `from` replaced by `to` (plain text, not a regex; see
+    /// [`StrFunction::ReplaceRegex`]).
     Replace {
         /// The text replaced.
         from: String,
@@ -66,6 +67,37 @@ pub enum StrFunction {
         start: i64,
         /// One past the last character, or the end.
         stop: Option<i64>,
+    },
+    /// Whether the pattern matches anywhere in it (pandas' `str.contains`; `Boolean`).
+    Contains(Pattern),
+    /// Whether the pattern matches at its start (pandas' `str.match`; `Boolean`).
+    Match(Pattern),
+    /// Whether the pattern matches all of it (pandas' `str.fullmatch`; `Boolean`).
+    FullMatch(Pattern),
+    /// Capture group `group` (1 for the first) of the pattern's first match: null where it
+    /// does not match or the group takes no part (pandas' `str.extract`).
+    Extract {
+        /// The regular expression.
+        pattern: Pattern,
+        /// The group, from 1.
+        group: usize,
+    },
+    /// Every match of the pattern replaced by `repl`, a Python `re.sub` template (`\1`,
+    /// `\g<1>`, `\g<name>`, `\n`…): pandas' `str.replace` with `regex=True` or
+    /// `case=False`.
+    ReplaceRegex {
+        /// What is replaced.
+        pattern: Pattern,
+        /// The replacement template.
+        repl: String,
+    },
+    /// SQL `LIKE` (`Boolean`): `%` any run of characters, `_` one character, and `escape`
+    /// (none unless given) before `%`, `_` or itself makes it plain text.
+    Like {
+        /// The LIKE pattern.
+        pattern: String,
+        /// The escape character.
+        escape: Option<char>,
     },
 }
 
@@ -120,11 +152,8 @@ impl Function {
                 if !is_string(t) && *t != DataType::Null {
                     return Err(mismatch(format!("str.{} of {t}", f.name())));
                 }
-                Ok(match f {
-                    StrFunction::Len => DataType::Int64,
-                    StrFunction::StartsWith(_) | StrFunction::EndsWith(_) => DataType::Boolean,
-                    _ => DataType::Utf8,
-                })
+                f.check()?;
+                Ok(f.output_type())
             }
             Function::Floor(_) => match arg(0)? {
                 t @ (DataType::Timestamp(..) | DataType::Date32 | DataType::Date64) => {
@@ -207,84 +236,6 @@ fn branch_type(a: &DataType, b: &DataType) -> Option<DataType> {
         _ if is_string(a) && is_string(b) => Some(DataType::Utf8),
         _ => None,
     }
-}
-
-impl StrFunction {
-    fn name(&self) -> &'static str {
-        match self {
-            StrFunction::Lower => "lower",
-            StrFunction::Upper => "upper",
-            StrFunction::Len => "len",
-            StrFunction::StartsWith(_) => "startswith",
-            StrFunction::EndsWith(_) => "endswith",
-            StrFunction::Strip => "strip",
-            StrFunction::Replace { .. } => "replace",
-            StrFunction::Slice { .. } => "slice",
-        }
-    }
-
-    fn evaluate(&self, x: &ArrayRef) -> FrameResult<ArrayRef> {
-        if *x.data_type() == DataType::Null {
-            let out = match self {
-                StrFunction::Len => DataType::Int64,
-                StrFunction::StartsWith(_) | StrFunction::EndsWith(_) => DataType::Boolean,
-                _ => DataType::Utf8,
-            };
-            return Ok(arrow::array::new_null_array(&out, x.len()));
-        }
-        let utf8 = cast(x, &DataType::Utf8)?;
-        let s = utf8
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .ok_or_else(|| FrameError::InvalidArgument("str: not a string column".into()))?;
-        let strings = |f: &dyn Fn(&str) -> String| -> ArrayRef {
-            Arc::new(s.iter().map(|v| v.map(f)).collect::<StringArray>())
-        };
-        Ok(match self {
-            StrFunction::Lower => strings(&|v| v.to_lowercase()),
-            StrFunction::Upper => strings(&|v| v.to_uppercase()),
-            StrFunction::Strip => strings(&|v| v.trim().to_string()),
-            StrFunction::Replace { from, to } if from.is_empty() => {
-                // Python inserts `to` between characters and at both ends.
-                strings(&|v| {
-                    let mut out = to.clone();
-                    for c in v.chars() {
-                        out.push(c);
-                        out.push_str(to);
-                    }
-                    out
-                })
-            }
-            StrFunction::Replace { from, to } => strings(&|v| v.replace(from.as_str(), to)),
-            StrFunction::Slice { start, stop } => strings(&|v| slice_chars(v, *start, *stop)),
-            StrFunction::Len => Arc::new(
-                s.iter()
-                    .map(|v| v.map(|v| v.chars().count() as i64))
-                    .collect::<Int64Array>(),
-            ),
-            StrFunction::StartsWith(p) => Arc::new(
-                s.iter()
-                    .map(|v| v.map(|v| v.starts_with(p.as_str())))
-                    .collect::<BooleanArray>(),
-            ),
-            StrFunction::EndsWith(p) => Arc::new(
-                s.iter()
-                    .map(|v| v.map(|v| v.ends_with(p.as_str())))
-                    .collect::<BooleanArray>(),
-            ),
-        })
-    }
-}
-
-/// Python's `v[start:stop]` on characters.
-fn slice_chars(v: &str, start: i64, stop: Option<i64>) -> String {
-    let n = v.chars().count() as i64;
-    let clamp = |i: i64| if i < 0 { (i + n).max(0) } else { i.min(n) };
-    let (a, b) = (clamp(start), clamp(stop.unwrap_or(n)));
-    if a >= b {
-        return String::new();
-    }
-    v.chars().skip(a as usize).take((b - a) as usize).collect()
 }
 
 /// `x`'s timestamps rounded down to a whole `unit`, as pandas' `dt.floor`: on the wall

@@ -77,6 +77,7 @@ use decimal::Dec;
 use eval::Plan;
 pub use functions::{FloorUnit, Function, StrFunction};
 pub use math::MathFunction;
+pub use strings::Pattern;
 
 /// A scalar constant.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -266,6 +267,7 @@ mod math;
 #[cfg(test)]
 mod decimal_tests;
 mod temporal;
+mod strings;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -640,6 +642,29 @@ impl Expr {
     /// A string function of this column (pandas' `str` accessor); null stays null.
     pub fn str(self, func: StrFunction) -> Expr {
         self.function(Function::Str(func), vec![])
+    }
+
+    /// SQL `LIKE`: `%` stands for any run of characters, `_` for one character; case
+    /// counts; null for null (`!` gives `NOT LIKE`). `%text%` becomes
+    /// [`Expr::str_contains`].
+    pub fn like(self, pattern: &str) -> Expr {
+        self.like_with(pattern, None)
+    }
+
+    /// SQL `LIKE ... ESCAPE escape`: as [`Expr::like`], where `escape` before `%`, `_` or
+    /// itself makes it plain text.
+    pub fn like_escape(self, pattern: &str, escape: char) -> Expr {
+        self.like_with(pattern, Some(escape))
+    }
+
+    fn like_with(self, pattern: &str, escape: Option<char>) -> Expr {
+        match strings::like_substring(pattern, escape) {
+            Some(text) => self.str_contains(&text),
+            None => self.str(StrFunction::Like {
+                pattern: pattern.to_string(),
+                escape,
+            }),
+        }
     }
 
     /// Whether the value equals one of `values` (pandas' `isin`): false for null.
