@@ -27,6 +27,7 @@ mod random;
 mod recovery;
 mod reductions;
 mod reports;
+mod semijoin;
 mod series;
 mod sessions;
 mod shape_ops;

@@ -187,3 +187,32 @@ fn a_matcher_gives_the_cpus_joined_table_whichever_columns_it_gathers() {
         }
     }
 }
+
+#[test]
+fn indicators_come_from_the_matchers_rows_and_existence_joins_never_ask_it() {
+    let (left, right) = join_tables(120, 90, 4);
+    for mut spec in join_specs() {
+        spec.indicator = Some("_merge".into());
+        let want = hash_join(&spec, &left, &right).unwrap();
+        let gathered = Cell::new(0);
+        let gathering = |b: &[ArrayRef], p: &[ArrayRef], keep: bool| {
+            let m: Box<dyn JoinMatches<FrameError>> = Box::new(Gathering {
+                pairs: nested_loops(b, p, keep),
+                gathered: &gathered,
+            });
+            Ok(Some(m))
+        };
+        let got = hash_join_with(&spec, &left, &right, &gathering).unwrap();
+        assert_eq!(got, want, "{spec:?}");
+        assert!(gathered.get() >= 4, "{spec:?}");
+    }
+    for how in [JoinHow::LeftSemi, JoinHow::LeftAnti, JoinHow::LeftMark] {
+        let mut spec = JoinSpec::new(vec!["k".into()], vec!["k".into()], how);
+        spec.indicator = (how == JoinHow::LeftMark).then(|| "m".into());
+        let want = hash_join(&spec, &left, &right).unwrap();
+        let refuse = |_: &[ArrayRef], _: &[ArrayRef], _: bool| {
+            Err(FrameError::InvalidArgument("asked".into()))
+        };
+        assert_eq!(hash_join_with(&spec, &left, &right, &refuse).unwrap(), want);
+    }
+}

@@ -123,6 +123,12 @@ pub enum FrameOp {
         /// How many inputs belong to the left side.
         n_left: usize,
     },
+    /// The distinct tuples of the `keys` columns of the inputs (see
+    /// [`join::distinct_keys`]): the right side of a broadcast semi, anti or mark join.
+    DistinctKeys {
+        /// Key columns.
+        keys: Vec<String>,
+    },
     /// Concatenate the inputs and sort them, keeping the first `limit` rows when given.
     Sort {
         /// Sort keys.
@@ -151,6 +157,7 @@ impl FrameOp {
             },
             FrameOp::GroupMerge { .. } => "group_merge",
             FrameOp::Join { .. } => "join",
+            FrameOp::DistinctKeys { .. } => "distinct_keys",
             FrameOp::Sort { .. } => "sort",
             FrameOp::Concat { .. } => "concat",
         }
@@ -159,9 +166,9 @@ impl FrameOp {
     /// The bytes this op holds while it runs beyond its inputs (`input_bytes` together)
     /// and its output: a CSV range's text, and the rows parsed from it unless they are the
     /// output; the hash tables, group states, index lists or concatenated sides of a
-    /// groupby partial, a partition, a merge, a join or a sort, taken at their inputs'
-    /// size; nothing for a concatenation (its output is all it makes) or a Parquet scan
-    /// (pages decode into the output).
+    /// groupby partial, a partition, a merge, a join, a distinct or a sort, taken at their
+    /// inputs' size; nothing for a concatenation (its output is all it makes) or a Parquet
+    /// scan (pages decode into the output).
     pub fn working_estimate(&self, input_bytes: u64) -> u64 {
         match self {
             FrameOp::Pipeline(p) => {
@@ -175,7 +182,10 @@ impl FrameOp {
                     text.saturating_mul(2).saturating_add(input_bytes)
                 }
             }
-            FrameOp::GroupMerge { .. } | FrameOp::Join { .. } | FrameOp::Sort { .. } => input_bytes,
+            FrameOp::GroupMerge { .. }
+            | FrameOp::Join { .. }
+            | FrameOp::DistinctKeys { .. }
+            | FrameOp::Sort { .. } => input_bytes,
             FrameOp::Concat { .. } => 0,
         }
     }
@@ -375,6 +385,9 @@ pub fn run_with(
             let joined = join::hash_join_with(spec, &left, &right, &matcher)?;
             return Ok(ChunkData::Table(joined));
         }
+        FrameOp::DistinctKeys { keys } => tables(inputs)
+            .and_then(|t| join::distinct_keys(keys, &t))
+            .map(ChunkData::Table),
         FrameOp::Sort { by, limit } => tables(inputs).and_then(|t| {
             let schema = t
                 .first()

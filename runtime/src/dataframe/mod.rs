@@ -218,7 +218,12 @@ impl DataFrame {
     /// signedness match each other, and an integer or float key paired with a float key of
     /// another type is promoted to `Float64` on both sides (so `1` matches `1.0`, `1.5`
     /// matches no integer, and the output key column is `Float64`). A string key paired with
-    /// a numeric one is a `TypeMismatch` naming both columns and both types.
+    /// a numeric one is a `TypeMismatch` naming both columns and both types. Null keys match
+    /// each other, as in pandas.
+    ///
+    /// `How::LeftSemi` and `How::LeftAnti` are [`DataFrame::semi_join`] and
+    /// [`DataFrame::anti_join`] (the suffixes are unused); `How::LeftMark` needs the name
+    /// of its mark column: use [`DataFrame::mark_join`].
     pub fn merge_on(
         &self,
         right: &DataFrame,
@@ -227,14 +232,138 @@ impl DataFrame {
         how: How,
         suffixes: (&str, &str),
     ) -> DataFrame {
+        self.join(right, left_on, right_on, how, suffixes, None)
+    }
+
+    /// [`DataFrame::merge_on`] with pandas' `indicator`: a last column `indicator` saying
+    /// where each row comes from, `"left_only"`, `"right_only"` or `"both"`. It is a
+    /// dictionary of strings (pandas' categorical, whose categories it has in pandas' order).
+    /// A column of that name in the output is an `InvalidArgument`, and so is an indicator
+    /// on a semi or anti join; a mark join's indicator is its boolean mark column.
+    pub fn merge_indicator(
+        &self,
+        right: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+        how: How,
+        suffixes: (&str, &str),
+        indicator: &str,
+    ) -> DataFrame {
+        self.join(right, left_on, right_on, how, suffixes, Some(indicator))
+    }
+
+    /// The rows whose `left_on` key occurs among `right`'s `right_on` keys, each row once
+    /// however many right rows hold its key, with this frame's columns only (SQL's `EXISTS`
+    /// or `IN` subquery; Tessera's addition to pandas, which spells it
+    /// `df[df.k.isin(right.k)]`). Only `right`'s key columns are read: they are broadcast as
+    /// their distinct values to every chunk when `right` is small, and hash-shuffled with
+    /// this frame otherwise. Rows keep their order within a chunk when broadcast, and come
+    /// in no particular order after a shuffle, as with [`DataFrame::merge`].
+    ///
+    /// Keys are compared as in [`DataFrame::merge_on`]. Nulls: a null key matches a null
+    /// key, as in pandas (`isin`, `merge`), where SQL's `IN` and `EXISTS` match no null;
+    /// to get SQL's answer, drop the null keys of this frame first
+    /// (`filter(col(k).is_not_null())`).
+    pub fn semi_join(&self, right: &DataFrame, left_on: &[&str], right_on: &[&str]) -> DataFrame {
+        self.existence_join(right, left_on, right_on, How::LeftSemi, None)
+    }
+
+    /// The rows whose `left_on` key does not occur among `right`'s `right_on` keys, each
+    /// once, with this frame's columns only (SQL's `NOT EXISTS`; pandas'
+    /// `df[~df.k.isin(right.k)]`). Planned and ordered as [`DataFrame::semi_join`].
+    ///
+    /// Nulls: a null key matches a null key, as in pandas: a row with a null key is kept
+    /// unless `right` holds a null key. SQL's `NOT EXISTS` keeps such rows always; its
+    /// `NOT IN` keeps no row at all where the right holds a null, and drops the rows with a
+    /// null key: filter for those answers explicitly.
+    pub fn anti_join(&self, right: &DataFrame, left_on: &[&str], right_on: &[&str]) -> DataFrame {
+        self.existence_join(right, left_on, right_on, How::LeftAnti, None)
+    }
+
+    /// Every row once, with a last boolean column `name`, never null, saying whether the
+    /// row's `left_on` key occurs among `right`'s `right_on` keys (a mark join: what
+    /// [`Series::isin_series`] computes). Planned, ordered and null-matched as
+    /// [`DataFrame::semi_join`]; a column `name` already here is an `InvalidArgument`.
+    pub fn mark_join(
+        &self,
+        right: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+        name: &str,
+    ) -> DataFrame {
+        self.existence_join(right, left_on, right_on, How::LeftMark, Some(name))
+    }
+
+    /// A join node of this frame and `right` (see [`DataFrame::merge_on`]).
+    fn join(
+        &self,
+        right: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+        how: How,
+        suffixes: (&str, &str),
+        indicator: Option<&str>,
+    ) -> DataFrame {
+        if how.is_existence() {
+            return self.existence_join(right, left_on, right_on, how, indicator);
+        }
         let (left, right) = promote_float_keys(self, right, left_on, right_on);
         let spec = JoinSpec {
             left_on: left_on.iter().map(|c| c.to_string()).collect(),
             right_on: right_on.iter().map(|c| c.to_string()).collect(),
             how,
             suffixes: (suffixes.0.to_string(), suffixes.1.to_string()),
+            indicator: indicator.map(str::to_string),
         };
-        left.derive(|left| {
+        left.join_node(&right, spec)
+    }
+
+    /// A semi, anti or mark join (`how`) of this frame and `right`'s keys: `right` is
+    /// reduced to its key columns, and where a key pair needs `Float64` (see
+    /// [`promote_float_keys`]) this frame's key is compared through a hidden cast copy,
+    /// dropped after the join, so its own columns come out unchanged.
+    fn existence_join(
+        &self,
+        right: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+        how: How,
+        indicator: Option<&str>,
+    ) -> DataFrame {
+        let (mut left, mut right) = (self.clone(), right.select(right_on));
+        let mut left_keys: Vec<String> = left_on.iter().map(|c| c.to_string()).collect();
+        let mut hidden = Vec::new();
+        if let (Ok(ls), Ok(rs)) = (left.schema(), right.schema()) {
+            for (k, r) in left_keys.iter_mut().zip(right_on) {
+                let (Ok(lf), Ok(rf)) = (ls.field_with_name(k), rs.field_with_name(r)) else {
+                    continue;
+                };
+                if needs_float_keys(lf.data_type(), rf.data_type()) {
+                    let copy = format!("\u{1f}key\u{1f}{k}");
+                    left = left.with_column(&copy, col(k.as_str()).cast(DataType::Float64));
+                    right = right.with_column(r, col(r).cast(DataType::Float64));
+                    hidden.push(copy.clone());
+                    *k = copy;
+                }
+            }
+        }
+        let spec = JoinSpec {
+            left_on: left_keys,
+            right_on: right_on.iter().map(|c| c.to_string()).collect(),
+            how,
+            suffixes: ("_x".into(), "_y".into()),
+            indicator: indicator.map(str::to_string),
+        };
+        let joined = left.join_node(&right, spec);
+        match hidden.is_empty() {
+            true => joined,
+            false => joined.drop(&hidden.iter().map(String::as_str).collect::<Vec<_>>()),
+        }
+    }
+
+    /// The node joining this frame with `right` by `spec`, its schema checked now.
+    fn join_node(&self, right: &DataFrame, spec: JoinSpec) -> DataFrame {
+        self.derive(|left| {
             let right = right.node()?;
             let schema = spec.output_schema(&left.schema, &right.schema)?;
             Ok(FrameNode::new(
@@ -662,9 +791,7 @@ fn promote_float_keys(
         let (Ok(lf), Ok(rf)) = (ls.field_with_name(l), rs.field_with_name(r)) else {
             continue;
         };
-        let (lt, rt) = (lf.data_type(), rf.data_type());
-        let numeric = |t: &DataType| t.is_integer() || t.is_floating();
-        if lt != rt && numeric(lt) && numeric(rt) && (lt.is_floating() || rt.is_floating()) {
+        if needs_float_keys(lf.data_type(), rf.data_type()) {
             left = left.with_column(l, col(l).cast(DataType::Float64));
             right = right.with_column(r, col(r).cast(DataType::Float64));
         }
@@ -734,4 +861,11 @@ pub enum NaPosition {
     /// After every value (pandas' default).
     #[default]
     Last,
+}
+
+/// Whether join keys of types `lt` and `rt` are compared as `Float64`: numeric of different
+/// types, at least one a float (pandas' common type for such keys).
+fn needs_float_keys(lt: &DataType, rt: &DataType) -> bool {
+    let numeric = |t: &DataType| t.is_integer() || t.is_floating();
+    lt != rt && numeric(lt) && numeric(rt) && (lt.is_floating() || rt.is_floating())
 }

@@ -6,7 +6,8 @@
 //! (their row counts) to choose the rest: a tree of merges when the groups are few, a hash
 //! shuffle of the partials into parallel merges when they are many (under a memory budget,
 //! a merge too big for its share of it merges in runs of partials first). A join broadcasts a
-//! small right side to every left chunk, and otherwise hash-partitions both sides. A
+//! small right side to every left chunk (a semi, anti or mark join only the right's distinct
+//! keys, found by one task), and otherwise hash-partitions both sides. A
 //! shuffle's partition task is split into one stored chunk per part, so the merge or join
 //! of part `p` reads part `p` of each partition and nothing else.
 
@@ -636,7 +637,9 @@ impl<'s> FramePlanner<'s> {
         self.merge(spec, level.concat(), true)
     }
 
-    /// Plans a join: broadcast of a small right side, or a hash shuffle of both sides.
+    /// Plans a join: broadcast of a small right side (for a semi, anti or mark join, of its
+    /// distinct keys), or a hash shuffle of both sides. Right and outer joins, which keep
+    /// the right rows that match nothing, are always shuffled.
     fn join(
         &mut self,
         left: &Arc<FrameNode>,
@@ -644,10 +647,18 @@ impl<'s> FramePlanner<'s> {
         spec: &JoinSpec,
     ) -> Result<Vec<ChunkKey>> {
         let left_chunks = self.pending(left)?;
-        let broadcast = matches!(spec.how, JoinHow::Inner | JoinHow::Left)
-            && right.estimated_bytes() <= self.broadcast_bytes;
+        let keeps_right_rows = matches!(spec.how, JoinHow::Right | JoinHow::Outer);
+        let broadcast = !keeps_right_rows && right.estimated_bytes() <= self.broadcast_bytes;
         if broadcast {
-            let right_keys = self.tables(right)?;
+            let mut right_keys = self.tables(right)?;
+            if spec.how.is_existence() {
+                // Only whether a key occurs on the right matters: each left chunk gets the
+                // right's distinct keys.
+                let op = FrameOp::DistinctKeys {
+                    keys: spec.right_on.clone(),
+                };
+                right_keys = vec![self.frame(op, right_keys)];
+            }
             tracing::debug!(left = left_chunks.len(), "join: broadcast");
             return Ok(left_chunks
                 .into_iter()

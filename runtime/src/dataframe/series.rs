@@ -5,21 +5,65 @@
 //! Tessera frames have no index, so two series combine only when they come from the same
 //! frame (`df.column("a") + df.column("b")`); series of different frames are a
 //! `FrameError::InvalidArgument` rather than pandas' alignment on the index.
+//!
+//! The one exception is [`Series::isin_series`], whose values may come from any frame: its
+//! result is a series of the same frame as `self`, computed over that frame extended by a
+//! hidden boolean column (a mark join's). Such a series combines with any other series of
+//! that frame (their marks are joined in turn), filters it with
+//! [`DataFrame::filter_series`] and is added to it with [`DataFrame::with_series`], which
+//! drop the hidden columns again; its [`Series::expr`] reads them, so it is no expression
+//! for [`DataFrame::filter`] or [`DataFrame::with_column`].
 
 use super::{col, when, DataFrame, Expr, FloorUnit, FrameError, Literal, Pattern, StrFunction};
 use crate::error::{Error, Result};
 use crate::session::Session;
 use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::DataType;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tessera_kernels::frame::groupby::AggFunc;
 
 /// One column of a frame, lazy (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Series {
+    /// The frame it is a series of.
     frame: DataFrame,
+    /// Mark joins extending `frame` before `expr` is evaluated, in order (empty but for
+    /// [`Series::isin_series`] and what is computed from it).
+    marks: Vec<Arc<Mark>>,
     expr: Expr,
     name: String,
+}
+
+/// A mark join of a series' frame: a hidden boolean column saying whether a key computed
+/// over the frame occurs among the values of another series.
+#[derive(Debug)]
+struct Mark {
+    /// The hidden column's name, unique in the process.
+    column: String,
+    /// The key: an expression over the frame extended by the marks before this one.
+    key: Expr,
+    /// The values looked in, as a one-column frame.
+    values: DataFrame,
+}
+
+/// Numbers the hidden columns of marks.
+static NEXT_MARK: AtomicU64 = AtomicU64::new(0);
+
+impl Mark {
+    /// `frame` with this mark's column added (and its key's column dropped again).
+    fn apply(&self, frame: &DataFrame) -> DataFrame {
+        let key = format!("{}\u{1f}key", self.column);
+        let values = match self.values.columns() {
+            Ok(names) => names,
+            Err(e) => return DataFrame::failed(e),
+        };
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        frame
+            .with_column(&key, self.key.clone())
+            .mark_join(&self.values, &[key.as_str()], &values, &self.column)
+            .drop(&[key.as_str()])
+    }
 }
 
 /// The right side of a series operation: another series of the same frame, or a constant.
@@ -64,8 +108,30 @@ impl DataFrame {
         });
         Series {
             frame,
+            marks: Vec::new(),
             expr: col(name),
             name: name.to_string(),
+        }
+    }
+
+    /// The rows where `mask`, a boolean series of this frame, is true (null counts as
+    /// false): pandas' `df[mask]`. The mask may be computed from
+    /// [`Series::isin_series`] (then the rows come in the order of the mark join, see
+    /// [`DataFrame::semi_join`]); a series of another frame is an `InvalidArgument`.
+    pub fn filter_series(&self, mask: &Series) -> DataFrame {
+        match mask.over(self) {
+            Ok(marked) => mask.unmarked(marked.filter(mask.expr.clone())),
+            Err(e) => DataFrame::failed(e),
+        }
+    }
+
+    /// Adds column `name` (or replaces it) with the values of `series`, a series of this
+    /// frame (pandas' `df.assign(name=series)`), which may be computed from
+    /// [`Series::isin_series`]; a series of another frame is an `InvalidArgument`.
+    pub fn with_series(&self, name: &str, series: &Series) -> DataFrame {
+        match series.over(self) {
+            Ok(marked) => series.unmarked(marked.with_column(name, series.expr.clone())),
+            Err(e) => DataFrame::failed(e),
         }
     }
 }
@@ -77,7 +143,9 @@ impl Series {
     }
 
     /// The expression computing it over its frame (to filter or extend that frame:
-    /// `df.filter(s.expr())`, `df.with_column("x", s.expr())`).
+    /// `df.filter(s.expr())`, `df.with_column("x", s.expr())`). For a series computed from
+    /// [`Series::isin_series`] it reads hidden columns of a mark join: use
+    /// [`DataFrame::filter_series`] and [`DataFrame::with_series`] instead.
     pub fn expr(&self) -> Expr {
         self.expr.clone()
     }
@@ -95,9 +163,11 @@ impl Series {
         }
     }
 
-    /// A one-column frame of it (pandas' `to_frame`).
+    /// A one-column frame of it (pandas' `to_frame`). A series computed from
+    /// [`Series::isin_series`] comes in the order of its mark join (see
+    /// [`DataFrame::semi_join`]).
     pub fn to_frame(&self) -> DataFrame {
-        self.frame
+        self.marked()
             .select_exprs(vec![self.expr.clone().alias(&self.name)])
     }
 
@@ -106,7 +176,74 @@ impl Series {
     pub fn to_frame_with(&self, columns: &[&str]) -> DataFrame {
         let mut exprs: Vec<Expr> = columns.iter().map(|c| col(c)).collect();
         exprs.push(self.expr.clone().alias(&self.name));
-        self.frame.select_exprs(exprs)
+        self.marked().select_exprs(exprs)
+    }
+
+    /// Its frame extended by its marks.
+    fn marked(&self) -> DataFrame {
+        self.marks
+            .iter()
+            .fold(self.frame.clone(), |frame, mark| mark.apply(&frame))
+    }
+
+    /// Its frame extended by its marks, where `frame` is its frame; else why not.
+    fn over(&self, frame: &DataFrame) -> Result<DataFrame> {
+        let (a, b) = (self.frame.node()?, frame.node()?);
+        if !Arc::ptr_eq(a, b) {
+            return Err(Error::Frame(FrameError::InvalidArgument(format!(
+                "series {:?} comes from another frame; Tessera has no index to align it on (use a series of this frame, or merge the frames first)",
+                self.name
+            ))));
+        }
+        Ok(self.marked())
+    }
+
+    /// `frame` (its frame extended by its marks, then filtered or extended) without the
+    /// marks' hidden columns.
+    fn unmarked(&self, frame: DataFrame) -> DataFrame {
+        if self.marks.is_empty() {
+            return frame;
+        }
+        let hidden: Vec<&str> = self.marks.iter().map(|m| m.column.as_str()).collect();
+        frame.drop(&hidden)
+    }
+
+    /// Whether each value occurs among the values of `values`, a series of any frame
+    /// (pandas' `isin` with a Series, or `df.k.isin(other.k)` for SQL's `IN` subquery):
+    /// a boolean series of this series' frame, never null, computed by a mark join of
+    /// that frame with `values`' distinct values (broadcast when they are small,
+    /// hash-shuffled with the frame otherwise; see [`DataFrame::mark_join`]). See the
+    /// module docs for what it combines with.
+    ///
+    /// Nulls: as in pandas, a null value is in `values` when `values` holds a null (a NaN
+    /// when it holds a NaN), where SQL's `IN` is never true for a null; the list form
+    /// [`Series::isin`] is false for null. Values compare as join keys do (see
+    /// [`DataFrame::merge_on`]): integers of any width with each other, integers with
+    /// floats by value, any string encoding with any other; strings with numbers are a
+    /// `TypeMismatch`.
+    pub fn isin_series(&self, values: &Series) -> Series {
+        if let Some(e) = values.error() {
+            return self.failed(e.clone());
+        }
+        let n = NEXT_MARK.fetch_add(1, Ordering::Relaxed);
+        let mark = Arc::new(Mark {
+            column: format!("\u{1f}isin\u{1f}{n}"),
+            key: self.expr.clone(),
+            values: values.to_frame(),
+        });
+        let mut marks = self.marks.clone();
+        marks.push(Arc::clone(&mark));
+        let out = Series {
+            frame: self.frame.clone(),
+            marks,
+            expr: col(&mark.column),
+            name: self.name.clone(),
+        };
+        // Check the key types now, as other series operations do.
+        match out.marked().error() {
+            Some(e) => self.failed(e.clone()),
+            None => out,
+        }
     }
 
     /// Computes it and returns its values as one Arrow array.
@@ -140,6 +277,7 @@ impl Series {
     fn on(&self, frame: DataFrame) -> Series {
         Series {
             frame,
+            marks: Vec::new(),
             expr: col(&self.name),
             name: self.name.clone(),
         }
@@ -150,6 +288,7 @@ impl Series {
     fn map(&self, f: impl FnOnce(Expr) -> Expr) -> Series {
         let series = Series {
             frame: self.frame.clone(),
+            marks: self.marks.clone(),
             expr: f(self.expr.clone()),
             name: self.name.clone(),
         };
@@ -161,33 +300,45 @@ impl Series {
 
     /// `f(self, rhs)` for a constant or a series of the same frame.
     fn binary(&self, rhs: impl Into<SeriesOperand>, f: impl FnOnce(Expr, Expr) -> Expr) -> Series {
-        match self.operand_expr(rhs.into()) {
-            Ok(r) => self.map(|x| f(x, r)),
+        match self.with_operand(rhs.into()) {
+            Ok((both, r)) => both.map(|x| f(x, r)),
             Err(e) => self.failed(e),
         }
     }
 
-    /// `Ok` when `other` is a series of this series' frame, else why not.
-    fn same_frame(&self, other: &Series) -> Result<()> {
+    /// This series with the marks of `other`, a series of the same frame, added after its
+    /// own (so both expressions read the same extended frame); else why not.
+    fn with_marks_of(&self, other: &Series) -> Result<Series> {
         let (a, b) = (self.frame.node()?, other.frame.node()?);
-        if Arc::ptr_eq(a, b) {
-            return Ok(());
+        if !Arc::ptr_eq(a, b) {
+            return Err(Error::Frame(FrameError::InvalidArgument(format!(
+                "series {:?} and {:?} come from different frames; Tessera has no index to align them on (combine columns of one frame, or merge the frames first)",
+                self.name, other.name
+            ))));
         }
-        Err(Error::Frame(FrameError::InvalidArgument(format!(
-            "series {:?} and {:?} come from different frames; Tessera has no index to align them on (combine columns of one frame, or merge the frames first)",
-            self.name, other.name
-        ))))
+        let mut marks = self.marks.clone();
+        for m in &other.marks {
+            if !marks.iter().any(|have| Arc::ptr_eq(have, m)) {
+                marks.push(Arc::clone(m));
+            }
+        }
+        Ok(Series {
+            marks,
+            ..self.clone()
+        })
     }
 
     /// The values where `cond` (a boolean series of the same frame) is true, `other` (a
     /// constant or a series of the same frame) where it is false or null (pandas'
     /// `where`).
     pub fn where_(&self, cond: &Series, other: impl Into<SeriesOperand>) -> Series {
-        if let Err(e) = self.same_frame(cond) {
-            return self.failed(e);
+        match self.with_marks_of(cond) {
+            Ok(both) => {
+                let cond = cond.expr.clone();
+                both.binary(other, |x, o| when(cond).then(x).otherwise(o))
+            }
+            Err(e) => self.failed(e),
         }
-        let cond = cond.expr.clone();
-        self.binary(other, |x, o| when(cond).then(x).otherwise(o))
     }
 
     fn failed(&self, e: Error) -> Series {
@@ -197,7 +348,9 @@ impl Series {
         }
     }
 
-    /// Whether each value is one of `values` (pandas' `isin`; false for null).
+    /// Whether each value is one of `values` (pandas' `isin` with a list; false for null,
+    /// unlike pandas, which finds a null among values holding one). See
+    /// [`Series::isin_series`] for values from another series.
     pub fn isin(&self, values: &[Literal]) -> Series {
         self.map(|x| x.isin(values))
     }
@@ -230,17 +383,21 @@ impl Series {
     /// pandas' `case_when`: the value of the first case whose condition (a boolean series
     /// of the same frame) holds, this series' own value where none does.
     pub fn case_when(&self, cases: Vec<(Series, SeriesOperand)>) -> Series {
+        let mut out = self.clone();
         let mut branches = Vec::with_capacity(cases.len());
         for (cond, value) in cases {
-            if let Err(e) = self.same_frame(&cond) {
-                return self.failed(e);
-            }
-            match self.operand_expr(value) {
-                Ok(v) => branches.push((cond.expr, v)),
+            let step = out
+                .with_marks_of(&cond)
+                .and_then(|with_cond| with_cond.with_operand(value));
+            match step {
+                Ok((next, v)) => {
+                    branches.push((cond.expr, v));
+                    out = next;
+                }
                 Err(e) => return self.failed(e),
             }
         }
-        self.map(|own| {
+        out.map(|own| {
             branches
                 .into_iter()
                 .rev()
@@ -255,18 +412,20 @@ impl Series {
         lhs: impl Into<SeriesOperand>,
         f: impl FnOnce(Expr, Expr) -> Expr,
     ) -> Series {
-        match self.operand_expr(lhs.into()) {
-            Ok(l) => self.map(|x| f(l, x)),
+        match self.with_operand(lhs.into()) {
+            Ok((both, l)) => both.map(|x| f(l, x)),
             Err(e) => self.failed(e),
         }
     }
 
-    /// The expression of an operand: a constant as it is, a series when it is of this
-    /// series' frame.
-    fn operand_expr(&self, operand: SeriesOperand) -> Result<Expr> {
+    /// This series (with the operand's marks) and the operand's expression: a constant as
+    /// it is, a series when it is of this series' frame.
+    fn with_operand(&self, operand: SeriesOperand) -> Result<(Series, Expr)> {
         match operand {
-            SeriesOperand::Expr(e) => Ok(e),
-            SeriesOperand::Series(other) => self.same_frame(&other).map(|()| other.expr),
+            SeriesOperand::Expr(e) => Ok((self.clone(), e)),
+            SeriesOperand::Series(other) => {
+                self.with_marks_of(&other).map(|both| (both, other.expr))
+            }
         }
     }
 
@@ -577,11 +736,13 @@ pub fn where_(cond: &Series, x: impl Into<SeriesOperand>, y: impl Into<SeriesOpe
             SeriesOperand::Expr(_) => None,
         })
         .unwrap_or_else(|| cond.name.clone());
-    let (x, y) = match (cond.operand_expr(x), cond.operand_expr(y)) {
-        (Ok(x), Ok(y)) => (x, y),
-        (Err(e), _) | (_, Err(e)) => return cond.failed(e),
-    };
-    cond.map(|c| when(c).then(x).otherwise(y)).rename(&name)
+    let both = cond
+        .with_operand(x)
+        .and_then(|(c, x)| c.with_operand(y).map(|(c, y)| (c, x, y)));
+    match both {
+        Ok((c, x, y)) => c.map(|c| when(c).then(x).otherwise(y)).rename(&name),
+        Err(e) => cond.failed(e),
+    }
 }
 
 /// The value at `i` of `values` as a [`Literal`].

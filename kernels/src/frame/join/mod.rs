@@ -6,8 +6,15 @@
 //! arrays, one per side (null where that side has no row), gathered with `take`. A device
 //! may match the rows and gather the columns itself instead ([`hash_join_with`]).
 //!
-//! Like pandas, a null key equals another null key: rows with null keys join with each other.
-//! Key columns of different encodings of one class (`schema::key_class`) compare by value:
+//! Semi, anti and mark joins ([`JoinHow::LeftSemi`], [`JoinHow::LeftAnti`],
+//! [`JoinHow::LeftMark`]) only ask whether a left row's key occurs on the right: the right
+//! keys go into a key set, each left row is looked up once, and the output is the left rows
+//! (kept at most once, in left order) without any right column (see `existence`).
+//!
+//! Like pandas, a null key equals another null key: rows with null keys join with each other,
+//! and a left row with a null key is kept by a semi join (and marked true) where the right
+//! side has a null key too. SQL's `IN` and `EXISTS` never match a null key: filter the null
+//! keys out first for those. Key columns of different encodings of one class (`schema::key_class`) compare by value:
 //! `Utf8`, `LargeUtf8`, `Utf8View` and dictionary strings alike, and integers of any width.
 //!
 //! [`KeyEncoder`]: super::keys::KeyEncoder
@@ -15,10 +22,11 @@
 
 use super::error::{FrameError, FrameResult};
 use super::schema::{column_index, key_class};
-use arrow::array::{Array, ArrayRef, BooleanArray};
+use arrow::array::{Array, ArrayRef, BooleanArray, DictionaryArray, Int8Array, StringArray};
+use arrow::buffer::NullBuffer;
 use arrow::compute::kernels::zip::zip;
 use arrow::compute::{cast, cast_with_options, CastOptions};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::datatypes::{DataType, Field, Int8Type, Schema};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -29,6 +37,12 @@ mod matching;
 mod tests;
 
 use matching::{match_rows, Pairs, RowIndex};
+
+pub use existence::distinct_keys;
+
+mod existence;
+#[cfg(test)]
+mod existence_tests;
 
 /// Which rows a join keeps (pandas `how`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,6 +55,29 @@ pub enum JoinHow {
     Right,
     /// The left join, then the right rows that matched nothing, in right order.
     Outer,
+    /// Each left row once where its key occurs on the right, left columns only; left row
+    /// order (a SQL `EXISTS` / `IN` semi join, but null keys match each other).
+    LeftSemi,
+    /// Each left row once where its key does not occur on the right, left columns only;
+    /// left row order (`NOT EXISTS`; null keys match each other, so a null left key is
+    /// dropped where the right has a null key).
+    LeftAnti,
+    /// Every left row once, left columns only, and a non-null boolean column named by the
+    /// spec's `indicator` saying whether its key occurs on the right; left row order (what
+    /// pandas' `isin` with another column computes).
+    LeftMark,
+}
+
+impl JoinHow {
+    /// Whether the join only asks whether each left row's key occurs on the right (semi,
+    /// anti and mark joins): its output has the left columns only, each left row at most
+    /// once, and the right side counts only through its distinct keys.
+    pub fn is_existence(self) -> bool {
+        matches!(
+            self,
+            JoinHow::LeftSemi | JoinHow::LeftAnti | JoinHow::LeftMark
+        )
+    }
 }
 
 /// A join of a left and a right table on key columns.
@@ -54,6 +91,13 @@ pub struct JoinSpec {
     pub how: JoinHow,
     /// Appended to a non-key column name present on both sides (pandas' default: `_x`, `_y`).
     pub suffixes: (String, String),
+    /// A column of this name added last. For [`JoinHow::LeftMark`] (where it is required)
+    /// the boolean mark; for inner, left, right and outer joins pandas' `indicator`: a
+    /// dictionary of strings (pandas' categorical), `"left_only"`, `"right_only"` or
+    /// `"both"`, with those three values in that order as its dictionary. Semi and anti
+    /// joins take none.
+    #[serde(default)]
+    pub indicator: Option<String>,
 }
 
 /// Where one output column comes from.
@@ -65,6 +109,8 @@ enum Source {
     Right(usize),
     /// A key shared by name: left column `i`, or right column `j` where the left row is missing.
     Coalesce(usize, usize),
+    /// pandas' `_merge`: where the output row has a left row, a right row, or both.
+    Indicator,
 }
 
 /// The resolved columns of a join.
@@ -83,6 +129,7 @@ impl JoinSpec {
             right_on,
             how,
             suffixes: ("_x".into(), "_y".into()),
+            indicator: None,
         }
     }
 
@@ -90,13 +137,18 @@ impl JoinSpec {
     /// have the same length ≥ 1 (InvalidArgument) and that paired key types are of the same class
     /// (`schema::key_class`; else TypeMismatch naming both columns and both types).
     ///
-    /// Also InvalidArgument when the suffixes leave two output columns with one name.
+    /// Also InvalidArgument when the suffixes leave two output columns with one name, when
+    /// the indicator's name is taken by another output column, when a mark join has no
+    /// indicator name and when a semi or anti join has one.
     pub fn output_schema(&self, left: &Schema, right: &Schema) -> FrameResult<Schema> {
         Ok(self.plan(left, right)?.schema)
     }
 
     fn plan(&self, left: &Schema, right: &Schema) -> FrameResult<Plan> {
         let (left_keys, right_keys) = self.key_indices(left, right)?;
+        if self.how.is_existence() {
+            return existence::plan(self, left, left_keys, right_keys);
+        }
         // Right key columns named like their paired left key are shown once (the left one).
         let mut shared: Vec<Option<usize>> = vec![None; right.fields().len()];
         for (k, (&i, &j)) in left_keys.iter().zip(&right_keys).enumerate() {
@@ -152,6 +204,11 @@ impl JoinSpec {
             fields.push(rename(f, rsuf, f.is_nullable() || right_missing));
             sources.push(Source::Right(j));
         }
+        if let Some(name) = &self.indicator {
+            check_indicator_name(name, &fields)?;
+            fields.push(Field::new(name, indicator_type(), false));
+            sources.push(Source::Indicator);
+        }
         check_unique_names(&fields)?;
         Ok(Plan {
             left_keys,
@@ -186,6 +243,17 @@ impl JoinSpec {
 
 fn names_to_indices(schema: &Schema, names: &[String]) -> FrameResult<Vec<usize>> {
     names.iter().map(|n| column_index(schema, n)).collect()
+}
+
+/// InvalidArgument when the indicator column `name` would take the name of another output
+/// column.
+fn check_indicator_name(name: &str, fields: &[Field]) -> FrameResult<()> {
+    match fields.iter().any(|f| f.name() == name) {
+        true => Err(FrameError::InvalidArgument(format!(
+            "the join already has a column {name:?}: name the indicator column otherwise"
+        ))),
+        false => Ok(()),
+    }
 }
 
 fn check_unique_names(fields: &[Field]) -> FrameResult<()> {
@@ -279,7 +347,8 @@ pub type MatchFn<'a, E> =
 
 /// [`hash_join`], with inner and left joins' rows matched by `matcher` where it takes
 /// them (keys without nulls, none of them cast into unmatchable values), and their columns
-/// gathered by it where it can.
+/// gathered by it where it can. Semi, anti and mark joins never reach `matcher`: the CPU
+/// computes them (a device has no kernel for them).
 pub fn hash_join_with<E: From<FrameError>>(
     spec: &JoinSpec,
     left: &RecordBatch,
@@ -303,6 +372,9 @@ pub fn hash_join_with<E: From<FrameError>>(
                 JoinHow::Left => match_rows(&rside, &lside, true, false)?.into_sides(),
                 JoinHow::Right => match_rows(&lside, &rside, true, false)?.swap(),
                 JoinHow::Outer => match_rows(&rside, &lside, true, true)?.into_sides(),
+                how @ (JoinHow::LeftSemi | JoinHow::LeftAnti | JoinHow::LeftMark) => {
+                    return Ok(existence::join(how, plan, left, &lside, &rside)?);
+                }
             };
             let columns = plan
                 .sources
@@ -331,7 +403,7 @@ fn device_columns<E: From<FrameError>>(
         .map(|s| match *s {
             Source::Left(i) => matches.gather(MatchSide::Probe, left.column(i)),
             Source::Right(j) => matches.gather(MatchSide::Build, right.column(j)),
-            Source::Coalesce(..) => Ok(None),
+            Source::Coalesce(..) | Source::Indicator => Ok(None),
         })
         .collect::<Result<Vec<_>, E>>()?;
     if gathered.iter().all(Option::is_some) {
@@ -370,7 +442,33 @@ fn cpu_column(
         Source::Coalesce(i, j) => {
             coalesce_key(left.column(i), right.column(j), left_rows, right_rows)
         }
+        Source::Indicator => indicator(left_rows, right_rows),
     }
+}
+
+/// The values of pandas' `_merge`, in its categories' order.
+const INDICATOR_VALUES: [&str; 3] = ["left_only", "right_only", "both"];
+
+/// The type of pandas' `_merge` column: a dictionary of [`INDICATOR_VALUES`].
+fn indicator_type() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8))
+}
+
+/// pandas' `_merge` of each output row: `left_only`, `right_only` or `both`.
+fn indicator(left_rows: &RowIndex, right_rows: &RowIndex) -> FrameResult<ArrayRef> {
+    let (l, r) = (left_rows.present(), right_rows.present());
+    let has = |side: Option<&NullBuffer>, row: usize| side.is_none_or(|p| p.is_valid(row));
+    let codes: Int8Array = (0..left_rows.len())
+        .map(|row| match (has(l, row), has(r, row)) {
+            (true, false) => 0,
+            (false, _) => 1,
+            (true, true) => 2,
+        })
+        .collect();
+    let values = Arc::new(StringArray::from(INDICATOR_VALUES.to_vec()));
+    Ok(Arc::new(DictionaryArray::<Int8Type>::try_new(
+        codes, values,
+    )?))
 }
 
 /// The key columns of one side (a UInt64 key paired with a signed one cast to Int64).

@@ -10,15 +10,15 @@ use arrow::array::{
 use arrow::datatypes::Int32Type;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 
-fn ints(v: &[Option<i64>]) -> ArrayRef {
+pub(super) fn ints(v: &[Option<i64>]) -> ArrayRef {
     Arc::new(Int64Array::from(v.to_vec()))
 }
 
-fn strs(v: &[Option<&str>]) -> ArrayRef {
+pub(super) fn strs(v: &[Option<&str>]) -> ArrayRef {
     Arc::new(StringArray::from(v.to_vec()))
 }
 
-fn table(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
+pub(super) fn table(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
     let fields: Vec<Field> = cols
         .iter()
         .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
@@ -27,11 +27,11 @@ fn table(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
     RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap()
 }
 
-fn names(v: &[&str]) -> Vec<String> {
+pub(super) fn names(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
-fn spec(l: &[&str], r: &[&str], how: JoinHow) -> JoinSpec {
+pub(super) fn spec(l: &[&str], r: &[&str], how: JoinHow) -> JoinSpec {
     JoinSpec::new(names(l), names(r), how)
 }
 
@@ -44,7 +44,7 @@ fn fmt(a: &ArrayRef, i: usize) -> String {
 }
 
 /// Each row as "v1,v2,..." (null as ∅).
-fn rows(b: &RecordBatch) -> Vec<String> {
+pub(super) fn rows(b: &RecordBatch) -> Vec<String> {
     (0..b.num_rows())
         .map(|i| {
             let vals: Vec<String> = b.columns().iter().map(|c| fmt(c, i)).collect();
@@ -53,7 +53,7 @@ fn rows(b: &RecordBatch) -> Vec<String> {
         .collect()
 }
 
-fn col_names(b: &RecordBatch) -> Vec<String> {
+pub(super) fn col_names(b: &RecordBatch) -> Vec<String> {
     b.schema()
         .fields()
         .iter()
@@ -61,7 +61,7 @@ fn col_names(b: &RecordBatch) -> Vec<String> {
         .collect()
 }
 
-fn dup_tables() -> (RecordBatch, RecordBatch) {
+pub(super) fn dup_tables() -> (RecordBatch, RecordBatch) {
     let left = table(vec![
         ("k", ints(&[Some(1), Some(2), Some(2), Some(3), None])),
         (
@@ -430,9 +430,9 @@ fn errors() {
 
 use crate::frame::test_rng::Rng;
 
-type Key = (Option<i64>, Option<&'static str>);
+pub(super) type Key = (Option<i64>, Option<&'static str>);
 
-fn random_keys(rng: &mut Rng, n: usize, range: u64) -> Vec<Key> {
+pub(super) fn random_keys(rng: &mut Rng, n: usize, range: u64) -> Vec<Key> {
     const WORDS: [&str; 4] = ["p", "qq", "", "rrr"];
     (0..n)
         .map(|_| {
@@ -450,7 +450,7 @@ fn random_keys(rng: &mut Rng, n: usize, range: u64) -> Vec<Key> {
 }
 
 /// A table with key columns k1 (Int64 or Int32), k2 (Utf8 or LargeUtf8) and row ids `id`.
-fn keyed_table(keys: &[Key], id: &str, narrow: bool) -> RecordBatch {
+pub(super) fn keyed_table(keys: &[Key], id: &str, narrow: bool) -> RecordBatch {
     let k1: ArrayRef = if narrow {
         Arc::new(
             keys.iter()
