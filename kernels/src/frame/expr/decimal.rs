@@ -109,11 +109,7 @@ impl Dec {
 
     /// The result of `self op other` for `+ - * %` ([`super::BinaryOperator`]), or why
     /// there is none.
-    pub(crate) fn arithmetic(
-        self,
-        op: super::BinaryOperator,
-        other: Dec,
-    ) -> Result<Dec, String> {
+    pub(crate) fn arithmetic(self, op: super::BinaryOperator, other: Dec) -> Result<Dec, String> {
         use super::BinaryOperator::*;
         for d in [self, other] {
             if d.precision > MAX_PRECISION {

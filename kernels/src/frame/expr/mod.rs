@@ -56,8 +56,7 @@ use std::sync::Arc;
 
 use arrow::array::{
     new_null_array, Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, Datum,
-    Decimal128Array, Float64Array, Int64Array, NullArray, PrimitiveArray, StringArray,
-    UInt32Array,
+    Decimal128Array, Float64Array, Int64Array, NullArray, PrimitiveArray, StringArray, UInt32Array,
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::kernels::comparison::contains;
@@ -261,13 +260,13 @@ const STRICT: CastOptions<'static> = CastOptions {
 };
 
 pub(crate) mod decimal;
+#[cfg(test)]
+mod decimal_tests;
 mod eval;
 mod functions;
 mod math;
-#[cfg(test)]
-mod decimal_tests;
-mod temporal;
 mod strings;
+mod temporal;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -380,9 +379,6 @@ impl Literal {
             Literal::Decimal {
                 precision, scale, ..
             } => DataType::Decimal128(*precision, *scale),
-        }
-    }
-
             Literal::Date(_) => DataType::Date32,
             Literal::Timestamp { unit, tz, .. } => DataType::Timestamp(*unit, tz.clone()),
             Literal::Duration { unit, .. } => DataType::Duration(*unit),
