@@ -3,6 +3,8 @@
 //! the out-of-core example and benchmarks, logging to stderr, a job summary, and exiting
 //! with a message.
 
+pub mod tpch;
+
 use std::fmt::Display;
 use std::fs::File;
 use std::io::{BufWriter, Write};
