@@ -62,7 +62,7 @@ def _names(x: Union[str, Sequence[str]]) -> List[str]:
 def _flag(value: Any, what: str) -> bool:
     """A boolean argument as pandas validates one: a bool (NumPy's too) or 0/1; anything
     else, a string above all (``bool("False")`` is true), is a ``ValueError``."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or type(value).__name__ in ("bool_", "bool"):
         return bool(value)
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
@@ -249,7 +249,7 @@ class DataFrame:
                  keep: str = "first") -> "DataFrame":
         """The ``n`` rows with the largest values of ``columns``, largest first; of tied
         rows the first ones (``keep="first"``, the one choice taken); rows with a missing
-        value there are left out."""
+        value there come last, as in pandas."""
         return self._extreme(n, columns, keep, True)
 
     def nsmallest(self, n: int, columns: Union[str, Sequence[str]],
@@ -384,11 +384,11 @@ class Series:
         return Series(self.to_frame()._f.head(_count(n)).column(self.name))
 
     def nlargest(self, n: int = 5, keep: str = "first") -> "Series":
-        """The ``n`` largest values, largest first (missing values left out)."""
+        """The ``n`` largest values, largest first (missing values last)."""
         return Series(self.to_frame()._extreme(n, self.name, keep, True)._f.column(self.name))
 
     def nsmallest(self, n: int = 5, keep: str = "first") -> "Series":
-        """The ``n`` smallest values, smallest first (missing values left out)."""
+        """The ``n`` smallest values, smallest first (missing values last)."""
         return Series(self.to_frame()._extreme(n, self.name, keep, False)._f.column(self.name))
 
     def isin(self, values: Sequence[Any]) -> "Series":

@@ -429,27 +429,21 @@ impl DataFrame {
 
     /// The `n` rows with the largest values of `columns` (compared in order), largest first;
     /// of tied rows the first ones (pandas' `nlargest` with `keep="first"`). Rows with a null
-    /// or NaN in `columns` are left out, as pandas leaves them.
+    /// or NaN there come last, as in pandas: only where fewer than `n` rows have values.
     pub fn nlargest(&self, n: usize, columns: &[&str]) -> DataFrame {
-        self.n_extreme(n, columns, SortKey::descending)
+        self.sort_limit(
+            columns.iter().map(|c| SortKey::descending(c)).collect(),
+            Some(n),
+        )
     }
 
     /// The `n` rows with the smallest values of `columns`, smallest first (pandas'
-    /// `nsmallest` with `keep="first"`; nulls and NaNs left out).
+    /// `nsmallest` with `keep="first"`; missing values last, as in [`Self::nlargest`]).
     pub fn nsmallest(&self, n: usize, columns: &[&str]) -> DataFrame {
-        self.n_extreme(n, columns, SortKey::ascending)
-    }
-
-    fn n_extreme(&self, n: usize, columns: &[&str], key: fn(&str) -> SortKey) -> DataFrame {
-        let present = columns
-            .iter()
-            .map(|c| col(c).not_na())
-            .reduce(|a, b| a.and_(b));
-        let kept = match present {
-            Some(p) => self.filter(p),
-            None => self.clone(),
-        };
-        kept.sort_limit(columns.iter().map(|c| key(c)).collect(), Some(n))
+        self.sort_limit(
+            columns.iter().map(|c| SortKey::ascending(c)).collect(),
+            Some(n),
+        )
     }
 
     /// How often each value of `column` occurs: columns `column` and `count`, most
