@@ -59,7 +59,8 @@ fn class_of_frame(err: &FrameError) -> &'static str {
         FrameError::Parse { .. }
         | FrameError::FieldCount { .. }
         | FrameError::EmptyFile { .. }
-        | FrameError::InvalidArgument(_) => "TesseraValueError",
+        | FrameError::InvalidArgument(_)
+        | FrameError::Overflow(_) => "TesseraValueError",
         _ => "ComputeError",
     }
 }
