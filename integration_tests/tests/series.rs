@@ -540,3 +540,103 @@ fn case_when_where_reflected_operators_and_missing_values_as_pandas() {
         ));
     }
 }
+
+/// TPC-H's money columns (`Decimal128(15, 2)`): Q6's filter and revenue, Q1's charge summed
+/// per group, reductions, a decimal key with a null, sorting — exact, under every chunking.
+#[test]
+fn decimal_columns_compute_exactly() {
+    use arrow::array::{AsArray, Decimal128Array};
+    use arrow::datatypes::Decimal128Type;
+    use tessera::dataframe::Agg;
+    let s = session();
+    let dec = |v: Vec<Option<i128>>| {
+        Arc::new(
+            Decimal128Array::from(v)
+                .with_precision_and_scale(15, 2)
+                .unwrap(),
+        ) as ArrayRef
+    };
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        (
+            "flag",
+            Arc::new(StringArray::from(vec!["A", "B", "A", "B", "A"])),
+        ),
+        (
+            "price",
+            dec(vec![Some(110), Some(225), None, Some(1000), Some(5)]),
+        ),
+        ("disc", dec(vec![5, 10, 7, 6, 2].into_iter().map(Some).collect())),
+        ("tax", dec(vec![2, 8, 0, 4, 1].into_iter().map(Some).collect())),
+        (
+            "qty",
+            dec(vec![2300, 2400, 100, 550, 3000].into_iter().map(Some).collect()),
+        ),
+    ];
+    let batch = RecordBatch::try_from_iter(columns).unwrap();
+    let unscaled = |a: &ArrayRef| -> Vec<Option<i128>> {
+        a.as_primitive::<Decimal128Type>().iter().collect()
+    };
+    for per_chunk in [1, 2, 5] {
+        let df = from_arrow(batch.clone(), Some(per_chunk));
+        // Q6: sum(price * disc) where 0.05 <= disc <= 0.07 and qty < 24: rows 0, 2 (null
+        // price) and 3: 1.10 * 0.05 + 10.00 * 0.06 = 0.6550.
+        let q6 = df
+            .filter(col("disc").between(0.05, 0.07).and_(col("qty").lt(24)))
+            .with_column("revenue", col("price") * col("disc"));
+        assert_eq!(
+            q6.column("revenue").sum().item(&s).unwrap(),
+            Literal::Decimal {
+                value: 6550,
+                precision: 38,
+                scale: 4
+            }
+        );
+        // Q1: sum(price * (1 - disc) * (1 + tax)) per flag: A 1.065900 + 0.049490, B
+        // 2.187000 + 9.776000.
+        let charge = col("price") * (lit(1) - col("disc")) * (lit(1) + col("tax"));
+        let q1 = df
+            .with_column("charge", charge)
+            .groupby(&["flag"])
+            .agg(&[("charge", &[Agg::Sum]), ("price", &[Agg::Mean, Agg::Max])])
+            .execute(&s)
+            .unwrap();
+        assert_eq!(strings(q1.column(0)), owned(&[Some("A"), Some("B")]));
+        assert_eq!(
+            unscaled(q1.column(1)),
+            vec![Some(1_115_390), Some(11_963_000)]
+        );
+        assert_eq!(floats(q1.column(2)), vec![Some(0.575), Some(6.125)]);
+        assert_eq!(unscaled(q1.column(3)), vec![Some(110), Some(1000)]);
+        // df["price"].sum() == Decimal("13.40"), .nunique() == 4, .max() == Decimal("10.00").
+        let price = df.column("price");
+        assert_eq!(
+            price.sum().item(&s).unwrap(),
+            Literal::Decimal {
+                value: 1340,
+                precision: 38,
+                scale: 2
+            }
+        );
+        assert_eq!(price.nunique().item(&s).unwrap(), Literal::Int(4));
+        assert_eq!(
+            price.max().item(&s).unwrap(),
+            Literal::Decimal {
+                value: 1000,
+                precision: 15,
+                scale: 2
+            }
+        );
+        // A null decimal key is kept by drop_duplicates (as pandas keeps NaN); sorted by
+        // the decimal, nulls last.
+        let distinct = df
+            .select(&["price"])
+            .drop_duplicates(None)
+            .sort_values(&["price"], true)
+            .execute(&s)
+            .unwrap();
+        assert_eq!(
+            unscaled(distinct.column(0)),
+            vec![Some(5), Some(110), Some(225), Some(1000), None]
+        );
+    }
+}

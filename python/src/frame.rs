@@ -66,8 +66,8 @@ impl PySeries {
     }
 }
 
-/// A Python scalar (`None`, bool, int, float, str, or a NumPy number, a date, time or
-/// offset: see [`crate::scalars`]) as a literal.
+/// A Python scalar (`None`, bool, int, float, str, `decimal.Decimal`, or a NumPy number,
+/// a date, time or offset: see [`crate::scalars`]) as a literal.
 fn literal(obj: &Bound<'_, PyAny>) -> PyResult<Literal> {
     if obj.is_none() {
         Ok(Literal::Null)
@@ -81,6 +81,8 @@ fn literal(obj: &Bound<'_, PyAny>) -> PyResult<Literal> {
         Ok(Literal::Float(obj.extract()?))
     } else if obj.is_instance_of::<PyString>() {
         Ok(Literal::Str(obj.extract()?))
+    } else if obj.is_instance(&decimal_class(obj.py())?)? {
+        decimal_literal(obj)
     } else if let Some(other) = crate::scalars::literal(obj)? {
         Ok(other)
     } else {
@@ -89,6 +91,41 @@ fn literal(obj: &Bound<'_, PyAny>) -> PyResult<Literal> {
             obj.get_type()
         )))
     }
+}
+
+/// Python's `decimal.Decimal` class.
+fn decimal_class(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    py.import("decimal")?.getattr("Decimal")
+}
+
+/// A `decimal.Decimal` as a decimal literal of its own digits (`Decimal("1.50")` is 1.50 of
+/// precision 3, scale 2); NaN, the infinities and more than 38 digits are a `ValueError`.
+fn decimal_literal(obj: &Bound<'_, PyAny>) -> PyResult<Literal> {
+    let (sign, digits, exponent): (i64, Vec<u32>, Bound<'_, PyAny>) =
+        obj.call_method0("as_tuple")?.extract()?;
+    let exponent: i64 = exponent
+        .extract()
+        .map_err(|_| value_error(format!("{obj} is not a finite decimal")))?;
+    let too_wide = || value_error(format!("{obj} has more than 38 digits"));
+    // A positive exponent (Decimal("1E+2")) becomes trailing zeros at scale 0.
+    let zeros = usize::try_from(exponent.max(0)).map_err(|_| too_wide())?;
+    let mut value: i128 = 0;
+    for d in digits.iter().copied().chain(std::iter::repeat_n(0, zeros)) {
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(i128::from(d)))
+            .ok_or_else(too_wide)?;
+    }
+    if sign == 1 {
+        value = -value;
+    }
+    let scale = i8::try_from(-exponent.min(0)).map_err(|_| too_wide())?;
+    let digits = value
+        .unsigned_abs()
+        .checked_ilog10()
+        .map_or(1, |d| d as i64 + 1);
+    let precision = u8::try_from(digits.max(i64::from(scale)).max(1)).map_err(|_| too_wide())?;
+    Literal::decimal(value, precision, scale).map_err(|_| too_wide())
 }
 
 /// The right side of a series operation: a `_Series` or a scalar.
@@ -689,8 +726,12 @@ impl PySeries {
 
 /// The Arrow type for a pandas or NumPy dtype name: `bool`, `int8`..`int64`,
 /// `uint8`..`uint64`, `float32`, `float64`, `string` (or `str`, `object`), `category` (a
-/// dictionary of strings) and `datetime64[s|ms|us|ns]`.
+/// dictionary of strings), `datetime64[s|ms|us|ns]`, and `decimal(p, s)` (also spelled
+/// `decimal128(p, s)`, pyarrow's name, with pandas' `[pyarrow]` suffix or without).
 fn frame_type(name: &str) -> PyResult<DataType> {
+    if let Some(decimal) = decimal_type(name) {
+        return decimal;
+    }
     Ok(match name {
         "bool" | "boolean" => DataType::Boolean,
         "int8" => DataType::Int8,
@@ -712,9 +753,31 @@ fn frame_type(name: &str) -> PyResult<DataType> {
         other => {
             return Err(type_error(format!(
                 "astype to {other:?} is not supported; use bool, int8..int64, uint8..uint64, \
-                 float32, float64, string, category or datetime64[s|ms|us|ns]"
+                 float32, float64, string, category, datetime64[s|ms|us|ns] or decimal(p, s)"
             )))
         }
+    })
+}
+
+/// `decimal(p, s)` or `decimal128(p, s)` (optionally `[pyarrow]`) as a `Decimal128`; `None`
+/// for other names.
+fn decimal_type(name: &str) -> Option<PyResult<DataType>> {
+    let name = name.trim().strip_suffix("[pyarrow]").unwrap_or(name).trim();
+    let args = name
+        .strip_prefix("decimal128(")
+        .or_else(|| name.strip_prefix("decimal("))?
+        .strip_suffix(')')?;
+    let parsed = args.split_once(',').and_then(|(p, s)| {
+        Some((p.trim().parse::<u8>().ok()?, s.trim().parse::<i8>().ok()?))
+    });
+    Some(match parsed {
+        Some((p, s)) if (1..=38).contains(&p) && s >= 0 && s as u8 <= p => {
+            Ok(DataType::Decimal128(p, s))
+        }
+        _ => Err(type_error(format!(
+            "astype to {name:?}: a decimal needs a precision of 1 to 38 and a scale of 0 to \
+             the precision, as decimal(15, 2)"
+        ))),
     })
 }
 

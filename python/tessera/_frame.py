@@ -12,7 +12,12 @@ Where Tessera differs from pandas:
 - rows of a filter, merge or ``drop_duplicates`` come back in an order that may differ
   from pandas' (sort before comparing);
 - integer columns with nulls stay integers in Arrow (``to_arrow``); ``compute`` gives
-  pandas ``float64`` for them, as pandas itself does.
+  pandas ``float64`` for them, as pandas itself does;
+- decimal columns (pyarrow's ``decimal128``, which ``from_pandas`` makes of a column of
+  ``decimal.Decimal`` objects) compute exactly with DuckDB's result types (see the Rust
+  ``expr`` module): ``sum`` is a ``decimal128(38, s)``, ``mean`` a float, ``/`` a float;
+  ``compute`` gives ``decimal.Decimal`` objects, as pandas' ``read_parquet`` does. Their
+  ``%`` is floored, as for numbers (``decimal.Decimal``'s own ``%`` truncates).
 """
 
 from __future__ import annotations
@@ -405,7 +410,9 @@ class Series:
 
     def astype(self, dtype: Any) -> "Series":
         """Converted to ``dtype``: a NumPy or pandas name (``'int32'``, ``'float64'``,
-        ``'string'``, ``'category'``, ``'datetime64[ns]'``…) or ``int float str bool``."""
+        ``'string'``, ``'category'``, ``'datetime64[ns]'``…), a decimal
+        (``'decimal(15, 2)'``, or pyarrow's ``pd.ArrowDtype(pa.decimal128(15, 2))``), or
+        ``int float str bool``. A value that does not fit is an error."""
         names = {int: "int64", float: "float64", str: "string", bool: "bool"}
         name = names.get(dtype) if isinstance(dtype, type) else None
         return self._new(self._s.astype(name or str(dtype)))

@@ -695,7 +695,7 @@ impl DataFrame {
 
 /// A value of type `t` that stands in for a missing key while grouping, if `t` has one.
 fn missing_placeholder(t: &DataType) -> Option<Expr> {
-    let numeric = t.is_integer() || t.is_floating() || t.is_temporal();
+    let numeric = is_numeric(t) || t.is_temporal();
     match t {
         _ if numeric => Some(lit(0)),
         DataType::Boolean => Some(lit(false)),

@@ -747,7 +747,7 @@ pub fn where_(cond: &Series, x: impl Into<SeriesOperand>, y: impl Into<SeriesOpe
 
 /// The value at `i` of `values` as a [`Literal`].
 fn literal_at(values: &ArrayRef, i: usize) -> Result<Literal> {
-    use arrow::array::{BooleanArray, Float64Array, Int64Array, StringArray};
+    use arrow::array::{BooleanArray, Decimal128Array, Float64Array, Int64Array, StringArray};
     use arrow::compute::cast;
     if values.len() <= i || values.is_null(i) {
         return Ok(Literal::Null);
@@ -765,6 +765,13 @@ fn literal_at(values: &ArrayRef, i: usize) -> Result<Literal> {
         let v = cast(values, &DataType::Float64).map_err(bad)?;
         let v = v.as_any().downcast_ref::<Float64Array>();
         v.map_or(Literal::Null, |v| Literal::Float(v.value(i)))
+    } else if let DataType::Decimal128(p, s) = *t {
+        let v = values.as_any().downcast_ref::<Decimal128Array>();
+        v.map_or(Literal::Null, |v| Literal::Decimal {
+            value: v.value(i),
+            precision: p,
+            scale: s,
+        })
     } else {
         let v = cast(values, &DataType::Utf8).map_err(bad)?;
         let v = v.as_any().downcast_ref::<StringArray>();
