@@ -6,6 +6,7 @@
 //! cargo run --release -p tessera-examples --example tpch -- gen --sf 1 --out /tmp/tpch-sf1
 //! cargo run --release -p tessera-examples --example tpch -- run --data /tmp/tpch-sf1
 //! cargo run --release -p tessera-examples --example tpch -- run --data /tmp/tpch-sf1 --query 3 --show 10
+//! cargo run --release -p tessera-examples --example tpch -- run --data /tmp/tpch-sf1 --workers 2
 //! ```
 
 /// Keeps freed chunk buffers instead of unmapping them (see tessera-bench).
@@ -20,7 +21,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-use tessera::Session;
+use tessera::{LocalCluster, Session};
 use tessera_examples::tpch::{digest, gen, queries, Tables};
 use tessera_examples::{exit_code, init_logging, parse_bytes, parse_count};
 
@@ -60,9 +61,17 @@ enum Command {
         /// Worker threads (default: every core this process may use).
         #[arg(long, value_parser = parse_count)]
         threads: Option<usize>,
-        /// Host memory budget (`2G`) [default: the session's].
+        /// Host memory budget (`2G`) [default: the session's]; with `--workers`, each
+        /// worker's memory limit.
         #[arg(long, value_parser = parse_bytes)]
         memory_budget: Option<u64>,
+        /// Run on a local cluster of this many worker processes (`tessera-scheduler` and
+        /// `tessera-worker` next to this program, one folder up, or in $TESSERA_BIN_DIR).
+        #[arg(long, value_parser = parse_count)]
+        workers: Option<usize>,
+        /// Bytes per chunk (`64K`: many chunks even at small scale) [default: the session's].
+        #[arg(long, value_parser = parse_bytes)]
+        chunk_bytes: Option<u64>,
     },
 }
 
@@ -93,13 +102,35 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
             show,
             threads,
             memory_budget,
+            workers,
+            chunk_bytes,
         } => {
-            let mut builder = Session::builder();
-            if let Some(t) = threads {
+            // The cluster (when asked for) lives until the queries are done.
+            let cluster = match workers {
+                Some(n) => {
+                    let mut b = LocalCluster::builder().workers(n);
+                    if let Some(t) = threads {
+                        b = b.threads_per_worker(t);
+                    }
+                    if let Some(bytes) = memory_budget {
+                        b = b.memory_limit(bytes);
+                    }
+                    Some(b.start()?)
+                }
+                None => None,
+            };
+            let mut builder = match &cluster {
+                Some(c) => c.session_builder(),
+                None => Session::builder(),
+            };
+            if let (None, Some(t)) = (&cluster, threads) {
                 builder = builder.threads(t);
             }
             if let Some(b) = memory_budget {
                 builder = builder.memory_budget(b);
+            }
+            if let Some(b) = chunk_bytes {
+                builder = builder.chunk_bytes(usize::try_from(b)?);
             }
             let session = builder.build()?;
             let tables = Tables::read(&data);

@@ -4,13 +4,16 @@
     python python/bench.py pi --size 1e8 --repeat 3
     python python/bench.py sincos --size 10000 --repeat 3
     python python/bench.py groupby_q1 --size 1e7 --repeat 3 --data /tmp/peers-data
+    python python/bench.py tpch --sf 1 --repeat 3 --data /tmp/peers-data
 
 Each timed run prints one JSON line: workload, engine, size, seconds (the compute only),
 peak_rss_mb, result_digest, run, rss_before_mb, load1 (and load_seconds for the frame
 workloads). The frame workloads are the peers' and ``tessera-bench``'s: the Parquet input
 is loaded and kept in the session first (``persist``, timed as load_seconds), then the
 query is timed up to a ``pyarrow.Table`` of the result (Tessera's buffers, no copy);
-``read_csv`` times the whole load of the G1 CSV. Their data is ``gen_data.py``'s, under
+``read_csv`` times the whole load of the G1 CSV. ``tpch`` (or ``tpch_q1``..``tpch_q22``) runs
+the queries of ``tpch_queries.py`` on ``gen_data.py --tpch SF``'s tables (opened before the
+timer) up to a pandas frame, with ``shared/peers/tpch.py``'s digest. Their data is ``gen_data.py``'s, under
 ``--data`` (default ``$PEERS_DATA`` or /tmp/peers-data). Build the extension optimised for
 numbers worth comparing (``maturin develop --release``); a debug build is for smoke tests.
 """
@@ -116,15 +119,65 @@ FRAMES["read_csv"] = (
 )
 
 
+TPCH = ["tpch"] + [f"tpch_q{i}" for i in range(1, 23)]
+
+
+def _tpch_digest(df) -> list:
+    """``shared/peers/tpch.py``'s digest: rows, and the sum of the numeric columns
+    (decimals as numbers) to 7 significant digits."""
+    import decimal
+
+    import pandas as pd
+
+    total = 0.0
+    for c in df.columns:
+        col = df[c]
+        if pd.api.types.is_bool_dtype(col):
+            continue
+        if pd.api.types.is_numeric_dtype(col):
+            total += float(col.sum())
+        else:  # decimals come to pandas as decimal.Decimal objects
+            total += float(sum(v for v in col if isinstance(v, decimal.Decimal)))
+    return [len(df), float(f"{total:.7g}") if total else 0]
+
+
+def _tpch(a) -> None:
+    """The TPC-H workloads: each query's runs, one result line each."""
+    import tpch_queries
+
+    queries = range(1, 23) if a.workload == "tpch" else [int(a.workload[len("tpch_q"):])]
+    with ts.Session(threads=a.threads, progress=False):
+        t0 = time.perf_counter()
+        tables = tpch_queries.Tables(os.path.join(a.data, f"tpch-sf{a.sf}"))
+        load = round(time.perf_counter() - t0, 4)
+        for n in queries:
+            for i in range(a.repeat):
+                gc.collect()
+                before = _rss_mb()
+                t0 = time.perf_counter()
+                out = tpch_queries.run(n, tables)
+                dt = time.perf_counter() - t0
+                print(json.dumps({
+                    "workload": f"tpch_q{n}", "engine": "tessera-py", "size": f"sf{a.sf}",
+                    "seconds": round(dt, 4),
+                    "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                    "result_digest": _tpch_digest(out), "run": i, "rss_before_mb": round(before, 1),
+                    "load1": round(os.getloadavg()[0], 2), "load_seconds": load,
+                }), flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("workload", choices=sorted(WORKLOADS) + sorted(FRAMES))
+    p.add_argument("workload", choices=sorted(WORKLOADS) + sorted(FRAMES) + TPCH)
     p.add_argument("--size", help="problem size (pi: points, sincos: side, frames: G1 rows)")
     p.add_argument("--data", default=os.environ.get("PEERS_DATA", "/tmp/peers-data"),
                    help="gen_data.py's folder (frame workloads)")
     p.add_argument("--repeat", type=int, default=1, help="timed runs (one JSON line each)")
     p.add_argument("--threads", type=int, help="worker threads (default: every core)")
+    p.add_argument("--sf", default="1", help="TPC-H scale factor, as in DATA/tpch-sfSF (tpch)")
     a = p.parse_args()
+    if a.workload in TPCH:
+        return _tpch(a)
     extra = {}
     if a.workload in FRAMES:
         prepare, query, digest = FRAMES[a.workload]

@@ -8,6 +8,8 @@
 //! tessera-bench svd_tall --size 2000000x20 --repeat 3
 //! tessera-bench svd_compressed --size 100000x5000 --chunk 10000
 //! tessera-bench groupby_q1 --size 1e7 --repeat 3 --data /tmp/peers-data
+//! tessera-bench tpch --sf 1 --repeat 3 --data /tmp/peers-data
+//! tessera-bench tpch --sf 10 --query 9 --query 21 --memory-budget 2G
 //! tessera-bench groupby_keyed --size 1e7 --repeat 3 --data /tmp --stats
 //! tessera-bench groupby_keyed --size 1e7 --engine tessera-spill --memory-budget 5G --spill-dir /tmp
 //! tessera-bench pi --size 1e8 --engine tessera-kill --kill-device-at 28 --stats
@@ -36,6 +38,7 @@
 mod frames;
 mod killer;
 mod record;
+mod tpch;
 mod workloads;
 
 /// Freed chunk buffers stay with the allocator instead of going back to the kernel: glibc
@@ -63,7 +66,7 @@ use workloads::{parse_size, Size, Workload};
 struct Args {
     /// The workload: pi, pi_rng, sincos, slice_sum, svd_tall, svd_compressed, read_csv,
     /// groupby_q1..groupby_q5, ratings_groupby, join_g1_y, join_self, reduce_mean,
-    /// groupby_mean, groupby_keyed.
+    /// groupby_mean, groupby_keyed, or tpch (the 22 TPC-H queries, or those of --query).
     #[arg(value_parser = parse_job)]
     workload: Job,
     /// Engine name written in the result lines: `tessera`, or `tessera-SUFFIX` to label a variant.
@@ -84,6 +87,13 @@ struct Args {
     /// Worker threads [default: every core this process may use].
     #[arg(long, value_parser = parse_count)]
     threads: Option<usize>,
+    /// TPC-H's scale factor, as in the folder `<data>/tpch-sf<SF>` that `gen_data.py --tpch
+    /// SF` writes (`tpch` only).
+    #[arg(long, default_value = "1")]
+    sf: String,
+    /// A TPC-H query to run (1 to 22), repeatable [default: all] (`tpch` only).
+    #[arg(long = "query")]
+    queries: Vec<usize>,
     /// Folder of the peers' data files (dataframe workloads) [default: $PEERS_DATA, else
     /// /tmp/peers-data].
     #[arg(long)]
@@ -210,6 +220,7 @@ impl RunChecks {
 enum Job {
     Array(Workload),
     Frame(FrameWorkload),
+    Tpch,
 }
 
 impl Job {
@@ -217,12 +228,16 @@ impl Job {
         match self {
             Job::Array(w) => w.name(),
             Job::Frame(w) => w.name(),
+            Job::Tpch => "tpch",
         }
     }
 }
 
 fn parse_job(s: &str) -> Result<Job, String> {
     use clap::ValueEnum;
+    if s == "tpch" {
+        return Ok(Job::Tpch);
+    }
     Workload::from_str(s, false)
         .map(Job::Array)
         .or_else(|_| FrameWorkload::from_str(s, false).map(Job::Frame))
@@ -306,14 +321,23 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         killer,
         stats: args.stats,
     };
+    let data = || {
+        args.data.clone().unwrap_or_else(|| {
+            std::env::var("PEERS_DATA").unwrap_or_else(|_| "/tmp/peers-data".into())
+        })
+    };
     let workload = match args.workload {
         Job::Array(w) => w,
         Job::Frame(w) => {
             let rows = args.size.map_or(w.default_size(), |s| s.rows);
-            let data = args.data.clone().unwrap_or_else(|| {
-                std::env::var("PEERS_DATA").unwrap_or_else(|_| "/tmp/peers-data".into())
-            });
-            w.run(&session, &args.engine, rows, args.repeat, &data, &checks)?;
+            w.run(&session, &args.engine, rows, args.repeat, &data(), &checks)?;
+            recordings.finish()?;
+            args.sight.hold(&session);
+            return Ok(());
+        }
+        Job::Tpch => {
+            let (sf, queries) = (&args.sf, &args.queries);
+            tpch::run(&session, &args.engine, sf, queries, args.repeat, &data(), &checks)?;
             recordings.finish()?;
             args.sight.hold(&session);
             return Ok(());

@@ -133,10 +133,22 @@ def _rust_binary():
     return exe
 
 
-def test_rust_queries_equal_duckdb(tpch_dir, duck, tmp_path):
+def _cluster_binaries():
+    return all((ROOT / "target" / "debug" / b).exists()
+               for b in ("tessera-scheduler", "tessera-worker"))
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_rust_queries_equal_duckdb(workers, tpch_dir, duck, tmp_path):
     out = tmp_path / "answers"
-    subprocess.run([str(_rust_binary()), "run", "--data", str(tpch_dir), "--out", str(out)],
-                   check=True)
+    cmd = [str(_rust_binary()), "run", "--data", str(tpch_dir), "--out", str(out)]
+    if workers:
+        if not _cluster_binaries():
+            subprocess.run(["cargo", "build", "-q", "-p", "tessera-cluster", "--bins"],
+                           cwd=ROOT, check=True)
+        # Small chunks, so that every table is cut among the two workers and joins shuffle.
+        cmd += ["--workers", str(workers), "--threads", "1", "--chunk-bytes", "64K"]
+    subprocess.run(cmd, check=True)
     wrong = []
     for n in range(1, 23):
         got = pd.read_parquet(out / f"q{n}.parquet")
