@@ -53,6 +53,11 @@ def _pattern(pat: Any, case: Optional[bool], flags: int, what: str) -> Tuple[str
                  bool(flags & re.DOTALL), bool(flags & re.VERBOSE))
 
 
+def _missing(na: Any) -> bool:
+    """Whether ``na`` leaves nulls as they are (``None`` or NaN)."""
+    return na is None or (isinstance(na, float) and na != na)
+
+
 class StrAccessor:
     """String functions of a column (``series.str``); null stays null."""
 
@@ -63,7 +68,7 @@ class StrAccessor:
 
     def _wrap(self, native: Any, na: Any = None) -> "Series":
         out = type(self._series)(native)
-        return out if na is None else out.fillna(na)
+        return out if _missing(na) else out.fillna(na)
 
     @property
     def _s(self) -> Any:
@@ -99,7 +104,7 @@ class StrAccessor:
             raise TesseraTypeError(f"str.{func}: expected a string or a tuple of strings")
         tests = [type(self._series)(self._s.str_test(func, p)) for p in pats]
         out = functools.reduce(operator.or_, tests)
-        return out if na is None else out.fillna(na)
+        return out if _missing(na) else out.fillna(na)
 
     def contains(self, pat: Any, case: bool = True, flags: int = 0, na: Any = None,
                  regex: bool = True) -> "Series":

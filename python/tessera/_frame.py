@@ -444,8 +444,9 @@ class Series:
 
     @property
     def str(self) -> StrAccessor:
-        """String functions: ``lower upper len strip startswith endswith contains replace
-        slice``."""
+        """String functions: ``lower upper len strip startswith endswith contains match
+        fullmatch extract replace slice like`` and ``str[a:b]`` (patterns are Python ``re``
+        regular expressions)."""
         return StrAccessor(self)
 
     @property

@@ -29,7 +29,8 @@
 //!   its key names, null where the key or that value is;
 //! - nulls propagate through arithmetic and comparisons; `&` and `|` are Kleene;
 //!   `is_null`, `is_not_null`, `fill_null` (booleans, or numbers of the result type the
-//!   CPU gives) and `str_contains` (a plain substring) are supported;
+//!   CPU gives) and `str_contains` (a plain substring, which `like("%text%")` becomes) are
+//!   supported; other string functions (regular expressions, other LIKE patterns) are not;
 //! - casts as the CPU's strict cast does them: integers and booleans to every integer
 //!   type but `UInt64` (a value out of range faults), floats to them (truncated; NaN,
 //!   infinities and values out of range fault), numbers to `Float32` (rounded to nearest)

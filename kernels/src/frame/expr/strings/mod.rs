@@ -90,20 +90,7 @@ impl StrFunction {
             StrFunction::Lower => strings(x, |v| Ok(Some(v.to_lowercase().into()))),
             StrFunction::Upper => strings(x, |v| Ok(Some(v.to_uppercase().into()))),
             StrFunction::Strip => strings(x, |v| Ok(Some(v.trim().into()))),
-            StrFunction::Replace { from, to } if from.is_empty() => {
-                // Python inserts `to` between characters and at both ends.
-                strings(x, |v| {
-                    let mut out = to.clone();
-                    for c in v.chars() {
-                        out.push(c);
-                        out.push_str(to);
-                    }
-                    Ok(Some(out.into()))
-                })
-            }
-            StrFunction::Replace { from, to } => {
-                strings(x, |v| Ok(Some(v.replace(from.as_str(), to).into())))
-            }
+            StrFunction::Replace { from, to } => replace(x, from, to),
             StrFunction::Slice { start, stop } => {
                 strings(x, |v| Ok(Some(slice_chars(v, *start, *stop).into())))
             }
@@ -137,11 +124,14 @@ impl StrFunction {
                     Ok(caps.and_then(|c| c.get(*group)).map(|m| m.as_str().into()))
                 })
             }
-            StrFunction::ReplaceRegex { pattern, repl } => {
-                let compiled = pattern.compile(Anchor::Search)?;
-                let template = Template::new(repl, &compiled)?;
-                strings(x, |v| Ok(Some(compiled.replace(v, &template)?)))
+            // Plain text and a template without references: the same as plain replace.
+            StrFunction::ReplaceRegex { pattern, repl } if !repl.contains('\\') => {
+                match pattern.literal() {
+                    Some(from) => replace(x, from, repl),
+                    None => replace_regex(x, pattern, repl),
+                }
             }
+            StrFunction::ReplaceRegex { pattern, repl } => replace_regex(x, pattern, repl),
             StrFunction::Like { pattern, escape } => match like::plan(pattern, *escape)? {
                 like::Plan::Equals(t) => Ok(Arc::new(cmp::eq(x, &needle(x, &t)?)?)),
                 like::Plan::StartsWith(t) => Ok(Arc::new(starts_with(x, &needle(x, &t)?)?)),
@@ -152,6 +142,29 @@ impl StrFunction {
             },
         }
     }
+}
+
+/// Every `from` in `x`'s strings replaced by `to` (plain text, as Python's `str.replace`).
+fn replace(x: &dyn Array, from: &str, to: &str) -> FrameResult<ArrayRef> {
+    if !from.is_empty() {
+        return strings(x, |v| Ok(Some(v.replace(from, to).into())));
+    }
+    // Python inserts `to` between characters and at both ends.
+    strings(x, |v| {
+        let mut out = to.to_string();
+        for c in v.chars() {
+            out.push(c);
+            out.push_str(to);
+        }
+        Ok(Some(out.into()))
+    })
+}
+
+/// Every match of `pattern` in `x`'s strings replaced by the `re.sub` template `repl`.
+fn replace_regex(x: &dyn Array, pattern: &Pattern, repl: &str) -> FrameResult<ArrayRef> {
+    let compiled = pattern.compile(Anchor::Search)?;
+    let template = Template::new(repl, &compiled)?;
+    strings(x, |v| Ok(Some(compiled.replace(v, &template)?)))
 }
 
 /// The text of a LIKE pattern `%text%` (which the substring kernels run, on the device
@@ -225,11 +238,14 @@ fn strings<'a>(
     })
 }
 
-/// The values of `x` (any string encoding, null as `None`), given to `f`, which makes an
-/// array of them; a dictionary's values go to `f` once each and are taken by its keys.
+/// A column's strings, one by one (null as `None`).
+type Values<'i, 'a> = &'i mut dyn Iterator<Item = Option<&'a str>>;
+
+/// The values of `x` (any string encoding), given to `f`, which makes an array of them; a
+/// dictionary's values go to `f` once each and are taken by its keys.
 fn per_string<'a>(
     x: &'a dyn Array,
-    f: &mut dyn FnMut(&mut dyn Iterator<Item = Option<&'a str>>) -> FrameResult<ArrayRef>,
+    f: &mut dyn FnMut(Values<'_, 'a>) -> FrameResult<ArrayRef>,
 ) -> FrameResult<ArrayRef> {
     match x.data_type() {
         DataType::Utf8 => f(&mut x.as_string::<i32>().iter()),
