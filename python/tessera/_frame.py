@@ -8,7 +8,10 @@ Where Tessera differs from pandas:
 - rows of a filter, merge or ``drop_duplicates`` come back in an order that may differ
   from pandas' (sort before comparing);
 - integer columns with nulls stay integers in Arrow (``to_arrow``); ``compute`` gives
-  pandas ``float64`` for them, as pandas itself does.
+  pandas ``float64`` for them, as pandas itself does;
+- frames have no index: a boolean Series filters (``df[mask]``) or is assigned to its own
+  frame only; ``Series.isin`` with another frame's Series is the exception that makes this
+  useful (a mark join: ``df[df.k.isin(other.k)]``, ``df[~df.k.isin(other.k)]``).
 """
 
 from __future__ import annotations
@@ -109,10 +112,21 @@ class DataFrame:
         left_on: Union[None, str, Sequence[str]] = None,
         right_on: Union[None, str, Sequence[str]] = None,
         suffixes: Sequence[str] = ("_x", "_y"),
+        indicator: Union[bool, str] = False,
     ) -> "DataFrame":
         """Database-style join (pandas' ``merge``): ``how`` is inner, left, right or
         outer; keys by ``on`` or ``left_on``/``right_on`` (by default the common
-        columns)."""
+        columns). Null keys match each other, as in pandas.
+
+        ``indicator=True`` adds pandas' ``_merge`` column (or a column of the name given):
+        ``"left_only"``, ``"right_only"`` or ``"both"``, a categorical with pandas'
+        categories in pandas' order.
+
+        Tessera's additions: ``how="leftsemi"`` keeps each left row whose key occurs in
+        ``right`` once (SQL's ``EXISTS``/``IN``; pandas' ``df[df.k.isin(right.k)]``), and
+        ``how="leftanti"`` each left row whose key does not (``NOT EXISTS``); both give the
+        left columns only, read only ``right``'s keys, and take no indicator. Unlike SQL,
+        a null key matches a null key there too."""
         if on is not None and (left_on is not None or right_on is not None):
             raise TesseraValueError('pass "on" or "left_on"/"right_on", not both')
         if on is None and left_on is None and right_on is None:
@@ -127,7 +141,15 @@ class DataFrame:
         if len(left_keys) != len(right_keys):
             raise TesseraValueError("left_on and right_on must have the same length")
         sx, sy = suffixes
-        return DataFrame(self._f.merge(right._f, left_keys, right_keys, how, (sx, sy)))
+        if indicator is True:
+            name: Optional[str] = "_merge"
+        elif indicator is False:
+            name = None
+        elif isinstance(indicator, str):
+            name = indicator
+        else:
+            raise TesseraTypeError("indicator must be a bool or a column name")
+        return DataFrame(self._f.merge(right._f, left_keys, right_keys, how, (sx, sy), name))
 
     def sort_values(self, by: Union[str, Sequence[str]], ascending: bool = True) -> "DataFrame":
         """Sorted by the columns ``by`` (stable; nulls last)."""
@@ -193,8 +215,17 @@ class Series:
     def _unary(self, op: str) -> "Series":
         return Series(self._s.unary(op))
 
-    def isin(self, values: Sequence[Any]) -> "Series":
-        """Whether each value is one of ``values`` (false for null)."""
+    def isin(self, values: Union["Series", Sequence[Any]]) -> "Series":
+        """Whether each value is one of ``values``: a list of scalars (false for null), or a
+        tessera Series of any frame, whose values are looked in by a join (never null; as in
+        pandas, a null is in values that hold a null, unlike SQL's ``IN``). The result is a
+        boolean Series of this one's frame: combine it with others of that frame, negate it
+        with ``~``, filter with ``df[mask]`` or ``assign`` it. Rows of a frame filtered so
+        come in the order of a merge (sort before comparing)."""
+        if isinstance(values, Series):
+            return Series(self._s.isin_series(values._s))
+        if isinstance(values, DataFrame):
+            raise TesseraTypeError("Series.isin takes a list or a Series, not a DataFrame")
         return Series(self._s.isin(list(values)))
 
     def fillna(self, value: Any) -> "Series":

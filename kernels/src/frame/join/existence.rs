@@ -34,9 +34,11 @@ pub(super) fn plan(
                 "a mark join needs a name for its mark column (the spec's indicator)".into(),
             ))
         }
-        (how, Some(name)) => return Err(FrameError::InvalidArgument(format!(
+        (how, Some(name)) => {
+            return Err(FrameError::InvalidArgument(format!(
             "a {how:?} join takes no indicator column ({name:?}): its rows all come from the left"
-        ))),
+        )))
+        }
         (_, None) => {}
     }
     Ok(Plan {
