@@ -1,6 +1,6 @@
 """Semi, anti and mark joins against pandas: ``Series.isin`` with a lazy Series (and ``~``,
 combined masks, ``assign``), ``merge(indicator=True)``, ``merge(how="leftsemi"|"leftanti")``,
-and the shapes of TPC-H Q4 and Q22, over two chunkings, broadcast and shuffled."""
+and the shapes of TPC-H Q4, Q18 and Q22, over two chunkings, broadcast and shuffled."""
 
 import numpy as np
 import pandas as pd
@@ -165,6 +165,19 @@ def test_tpch_q4_shape(plan_session, rows):
     want = q4(orders, lineitem).reset_index()
     got = q4(o, li).compute(s)
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
+
+
+@pytest.mark.parametrize("rows", ROWS_PER_CHUNK)
+def test_tpch_q18_shape(plan_session, rows):
+    _, orders, lineitem = tpch()
+    o, li = ts.from_pandas(orders, rows), ts.from_pandas(lineitem, rows)
+    totals = li.groupby("l_orderkey").agg(total=("l_quantity", "sum"))
+    big = totals[totals.total > 120]
+    got = o[o.o_orderkey.isin(big.l_orderkey)].compute(plan_session)
+    want_totals = lineitem.groupby("l_orderkey").agg(total=("l_quantity", "sum")).reset_index()
+    want = orders[orders.o_orderkey.isin(want_totals[want_totals.total > 120].l_orderkey)]
+    assert 0 < len(want) < len(orders)
+    check(got, want)
 
 
 @pytest.mark.parametrize("rows", ROWS_PER_CHUNK)
