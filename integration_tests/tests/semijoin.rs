@@ -28,7 +28,7 @@ fn keys(seed: u64, n: usize, range: u64, null_every: u64) -> Vec<Option<i64>> {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            (x % null_every != 0).then_some(((x >> 8) % range) as i64)
+            (!x.is_multiple_of(null_every)).then_some(((x >> 8) % range) as i64)
         })
         .collect()
 }

@@ -173,15 +173,17 @@ fn agg(name: &str) -> PyResult<Agg> {
     })
 }
 
-/// A join kind by its pandas name.
+/// A join kind by its pandas name, or Tessera's `leftsemi` and `leftanti`.
 fn how(name: &str) -> PyResult<How> {
     match name {
         "inner" => Ok(How::Inner),
         "left" => Ok(How::Left),
         "right" => Ok(How::Right),
         "outer" => Ok(How::Outer),
+        "leftsemi" => Ok(How::LeftSemi),
+        "leftanti" => Ok(How::LeftAnti),
         other => Err(value_error(format!(
-            "how={other:?}; use 'inner', 'left', 'right' or 'outer'"
+            "how={other:?}; use 'inner', 'left', 'right', 'outer', 'leftsemi' or 'leftanti'"
         ))),
     }
 }
@@ -293,22 +295,19 @@ impl PyFrame {
         PyFrame::wrap(self.df.select(&strs(&columns)))
     }
 
-    /// The rows where the boolean series `mask` is true.
+    /// The rows where the boolean series `mask`, a series of this frame, is true.
     fn filter(&self, mask: &PySeries) -> PyResult<PyFrame> {
-        PyFrame::wrap(self.df.filter(mask.s.expr()))
+        PyFrame::wrap(self.df.filter_series(&mask.s))
     }
 
-    /// With columns added or replaced: each `(name, series or scalar)` in order.
+    /// With columns added or replaced: each `(name, series of this frame or scalar)` in
+    /// order.
     fn with_columns(&self, columns: Vec<(String, Bound<'_, PyAny>)>) -> PyResult<PyFrame> {
-        let mut out = self.df.clone();
-        for (name, value) in columns {
-            let expr = match value.cast::<PySeries>() {
-                Ok(s) => s.get().s.expr(),
-                Err(_) => literal(&value)?.into(),
-            };
-            out = out.with_column(&name, expr);
-        }
-        PyFrame::wrap(out)
+        let columns = columns
+            .into_iter()
+            .map(|(name, value)| Ok((name, series_operand(&value)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyFrame::wrap(self.df.assign(columns))
     }
 
     /// Groups by `keys` and aggregates `(column, function, output name)` triples.
@@ -348,7 +347,9 @@ impl PyFrame {
         })
     }
 
-    /// Joins with `right` on `left_on` = `right_on` (pandas' `merge`).
+    /// Joins with `right` on `left_on` = `right_on` (pandas' `merge`), with pandas'
+    /// indicator column when `indicator` names one.
+    #[pyo3(signature = (right, left_on, right_on, how_, suffixes, indicator=None))]
     fn merge(
         &self,
         right: &PyFrame,
@@ -356,14 +357,19 @@ impl PyFrame {
         right_on: Vec<String>,
         how_: &str,
         suffixes: (String, String),
+        indicator: Option<String>,
     ) -> PyResult<PyFrame> {
-        PyFrame::wrap(self.df.merge_on(
-            &right.df,
-            &strs(&left_on),
-            &strs(&right_on),
-            how(how_)?,
-            (&suffixes.0, &suffixes.1),
-        ))
+        let (left_on, right_on) = (strs(&left_on), strs(&right_on));
+        let suffixes = (suffixes.0.as_str(), suffixes.1.as_str());
+        let how = how(how_)?;
+        PyFrame::wrap(match indicator {
+            Some(name) => self
+                .df
+                .merge_indicator(&right.df, &left_on, &right_on, how, suffixes, &name),
+            None => self
+                .df
+                .merge_on(&right.df, &left_on, &right_on, how, suffixes),
+        })
     }
 
     /// Sorted by the columns `by`, one direction per key, nulls first or last.
@@ -556,6 +562,12 @@ impl PySeries {
     fn isin(&self, values: Vec<Bound<'_, PyAny>>) -> PyResult<PySeries> {
         let values = values.iter().map(literal).collect::<PyResult<Vec<_>>>()?;
         PySeries::wrap(self.s.isin(&values))
+    }
+
+    /// Whether each value occurs among the values of `values`, a series of any frame (a
+    /// mark join; a null is among values holding a null, as in pandas).
+    fn isin_series(&self, values: &PySeries) -> PyResult<PySeries> {
+        PySeries::wrap(self.s.isin_series(&values.s))
     }
 
     /// Nulls replaced by `value`.

@@ -18,6 +18,9 @@ Where Tessera differs from pandas:
   ``expr`` module): ``sum`` is a ``decimal128(38, s)``, ``mean`` a float, ``/`` a float;
   ``compute`` gives ``decimal.Decimal`` objects, as pandas' ``read_parquet`` does. Their
   ``%`` is floored, as for numbers (``decimal.Decimal``'s own ``%`` truncates).
+- frames have no index: a boolean Series filters (``df[mask]``) or is assigned to its own
+  frame only; ``Series.isin`` with another frame's Series is the exception that makes this
+  useful (a mark join: ``df[df.k.isin(other.k)]``, ``df[~df.k.isin(other.k)]``).
 """
 
 from __future__ import annotations
@@ -209,10 +212,21 @@ class DataFrame:
         left_on: Union[None, str, Sequence[str]] = None,
         right_on: Union[None, str, Sequence[str]] = None,
         suffixes: Sequence[str] = ("_x", "_y"),
+        indicator: Union[bool, str] = False,
     ) -> "DataFrame":
         """Database-style join (pandas' ``merge``): ``how`` is inner, left, right or
         outer; keys by ``on`` or ``left_on``/``right_on`` (by default the common
-        columns)."""
+        columns). Null keys match each other, as in pandas.
+
+        ``indicator=True`` adds pandas' ``_merge`` column (or a column of the name given):
+        ``"left_only"``, ``"right_only"`` or ``"both"``, a categorical with pandas'
+        categories in pandas' order.
+
+        Tessera's additions: ``how="leftsemi"`` keeps each left row whose key occurs in
+        ``right`` once (SQL's ``EXISTS``/``IN``; pandas' ``df[df.k.isin(right.k)]``), and
+        ``how="leftanti"`` each left row whose key does not (``NOT EXISTS``); both give the
+        left columns only, read only ``right``'s keys, and take no indicator. Unlike SQL,
+        a null key matches a null key there too."""
         if on is not None and (left_on is not None or right_on is not None):
             raise TesseraValueError('pass "on" or "left_on"/"right_on", not both')
         if on is None and left_on is None and right_on is None:
@@ -228,7 +242,15 @@ class DataFrame:
             raise TesseraValueError("left_on and right_on must have the same length")
         sx, sy = suffixes
         # pandas gives a merge on columns a new row index: the index columns become plain.
-        return DataFrame(self._f.merge(right._f, left_keys, right_keys, how, (sx, sy)))
+        if indicator is True:
+            name: Optional[str] = "_merge"
+        elif indicator is False:
+            name = None
+        elif isinstance(indicator, str):
+            name = indicator
+        else:
+            raise TesseraTypeError("indicator must be a bool or a column name")
+        return DataFrame(self._f.merge(right._f, left_keys, right_keys, how, (sx, sy), name))
 
     def sort_values(
         self,
@@ -396,8 +418,17 @@ class Series:
         """The ``n`` smallest values, smallest first (missing values last)."""
         return Series(self.to_frame()._extreme(n, self.name, keep, False)._f.column(self.name))
 
-    def isin(self, values: Sequence[Any]) -> "Series":
-        """Whether each value is one of ``values`` (false for null)."""
+    def isin(self, values: Union["Series", Sequence[Any]]) -> "Series":
+        """Whether each value is one of ``values``: a list of scalars (false for null), or a
+        tessera Series of any frame, whose values are looked in by a join (never null; as in
+        pandas, a null is in values that hold a null, unlike SQL's ``IN``). The result is a
+        boolean Series of this one's frame: combine it with others of that frame, negate it
+        with ``~``, filter with ``df[mask]`` or ``assign`` it. Rows of a frame filtered so
+        come in the order of a merge (sort before comparing)."""
+        if isinstance(values, Series):
+            return self._new(self._s.isin_series(values._s))
+        if isinstance(values, DataFrame):
+            raise TesseraTypeError("Series.isin takes a list or a Series, not a DataFrame")
         return self._new(self._s.isin(list(values)))
 
     def fillna(self, value: Any) -> "Series":

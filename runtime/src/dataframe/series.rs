@@ -129,10 +129,35 @@ impl DataFrame {
     /// frame (pandas' `df.assign(name=series)`), which may be computed from
     /// [`Series::isin_series`]; a series of another frame is an `InvalidArgument`.
     pub fn with_series(&self, name: &str, series: &Series) -> DataFrame {
-        match series.over(self) {
-            Ok(marked) => series.unmarked(marked.with_column(name, series.expr.clone())),
-            Err(e) => DataFrame::failed(e),
+        self.assign(vec![(name.to_string(), series.into())])
+    }
+
+    /// Columns added or replaced in order, each a series of this frame (which may be
+    /// computed from [`Series::isin_series`]) or a constant or expression (pandas'
+    /// `assign`); a series of another frame is an `InvalidArgument`.
+    pub fn assign(&self, columns: Vec<(String, SeriesOperand)>) -> DataFrame {
+        // One frame extended by every series' marks.
+        let mut all = Series {
+            frame: self.clone(),
+            marks: Vec::new(),
+            expr: Expr::Literal(Literal::Null),
+            name: String::new(),
+        };
+        for (_, value) in &columns {
+            if let SeriesOperand::Series(s) = value {
+                if let Err(e) = s.check_frame(self) {
+                    return DataFrame::failed(e);
+                }
+                all.add_marks(s);
+            }
         }
+        let out = columns
+            .into_iter()
+            .fold(all.marked(), |out, (name, value)| match value {
+                SeriesOperand::Series(s) => out.with_column(&name, s.expr),
+                SeriesOperand::Expr(e) => out.with_column(&name, e),
+            });
+        all.unmarked(out)
     }
 }
 
@@ -188,14 +213,20 @@ impl Series {
 
     /// Its frame extended by its marks, where `frame` is its frame; else why not.
     fn over(&self, frame: &DataFrame) -> Result<DataFrame> {
+        self.check_frame(frame)?;
+        Ok(self.marked())
+    }
+
+    /// `Ok` when `frame` is this series' frame, else why not.
+    fn check_frame(&self, frame: &DataFrame) -> Result<()> {
         let (a, b) = (self.frame.node()?, frame.node()?);
-        if !Arc::ptr_eq(a, b) {
-            return Err(Error::Frame(FrameError::InvalidArgument(format!(
+        match Arc::ptr_eq(a, b) {
+            true => Ok(()),
+            false => Err(Error::Frame(FrameError::InvalidArgument(format!(
                 "series {:?} comes from another frame; Tessera has no index to align it on (use a series of this frame, or merge the frames first)",
                 self.name
-            ))));
+            )))),
         }
-        Ok(self.marked())
     }
 
     /// `frame` (its frame extended by its marks, then filtered or extended) without the
@@ -316,16 +347,18 @@ impl Series {
                 self.name, other.name
             ))));
         }
-        let mut marks = self.marks.clone();
+        let mut both = self.clone();
+        both.add_marks(other);
+        Ok(both)
+    }
+
+    /// Adds the marks of `other` (a series of the same frame) that it lacks, after its own.
+    fn add_marks(&mut self, other: &Series) {
         for m in &other.marks {
-            if !marks.iter().any(|have| Arc::ptr_eq(have, m)) {
-                marks.push(Arc::clone(m));
+            if !self.marks.iter().any(|have| Arc::ptr_eq(have, m)) {
+                self.marks.push(Arc::clone(m));
             }
         }
-        Ok(Series {
-            marks,
-            ..self.clone()
-        })
     }
 
     /// The values where `cond` (a boolean series of the same frame) is true, `other` (a

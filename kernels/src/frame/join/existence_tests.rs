@@ -401,3 +401,20 @@ fn distinct_keys_keeps_each_tuple_once_from_its_first_row() {
         Err(FrameError::TypeMismatch(_))
     ));
 }
+
+#[test]
+fn specs_and_ops_survive_serialization_and_older_specs_have_no_indicator() {
+    let mut s = spec(&["k"], &["k"], JoinHow::LeftMark);
+    s.indicator = Some("m".into());
+    let op = crate::frame::ops::FrameOp::DistinctKeys {
+        keys: names(&["k"]),
+    };
+    let back: JoinSpec = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+    assert_eq!(back, s);
+    let op_back: crate::frame::ops::FrameOp =
+        serde_json::from_str(&serde_json::to_string(&op).unwrap()).unwrap();
+    assert_eq!(op_back, op);
+    let old = r#"{"left_on":["k"],"right_on":["k"],"how":"Inner","suffixes":["_x","_y"]}"#;
+    let old: JoinSpec = serde_json::from_str(old).unwrap();
+    assert_eq!(old, spec(&["k"], &["k"], JoinHow::Inner));
+}
