@@ -168,13 +168,19 @@ class DataFrame:
 
     def assign(self, **columns: Any) -> "DataFrame":
         """With columns added or replaced, in order: each value a Series of this frame, a
-        scalar, or a callable given the frame so far (pandas' ``assign``)."""
-        out = self
+        scalar, or a callable given the frame so far (pandas' ``assign``). A Series after a
+        callable must come from a callable too: Tessera has no index to align the first
+        frame's Series with the one the callable made."""
+        out, pending = self, []
         for k, v in columns.items():
             if callable(v) and not isinstance(v, Series):
+                if pending:
+                    out, pending = out._new(out._f.with_columns(pending)), []
                 v = v(out)
-            out = out._new(out._f.with_columns([(k, v._s if isinstance(v, Series) else v)]))
-        return out
+                out = out._new(out._f.with_columns([(k, v._s if isinstance(v, Series) else v)]))
+            else:
+                pending.append((k, v._s if isinstance(v, Series) else v))
+        return out._new(out._f.with_columns(pending)) if pending else out
 
     def rename(self, columns: Any = None) -> "DataFrame":
         """With columns renamed by ``columns``: a dict ``{old: new}`` (names it does not hold
