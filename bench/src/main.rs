@@ -337,7 +337,15 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         }
         Job::Tpch => {
             let (sf, queries) = (&args.sf, &args.queries);
-            tpch::run(&session, &args.engine, sf, queries, args.repeat, &data(), &checks)?;
+            tpch::run(
+                &session,
+                &args.engine,
+                sf,
+                queries,
+                args.repeat,
+                &data(),
+                &checks,
+            )?;
             recordings.finish()?;
             args.sight.hold(&session);
             return Ok(());

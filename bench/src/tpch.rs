@@ -17,8 +17,8 @@ use tessera_examples::tpch::{digest, queries, Tables};
 /// The workload names, `tpch_q1` to `tpch_q22`.
 const NAMES: [&str; 22] = [
     "tpch_q1", "tpch_q2", "tpch_q3", "tpch_q4", "tpch_q5", "tpch_q6", "tpch_q7", "tpch_q8",
-    "tpch_q9", "tpch_q10", "tpch_q11", "tpch_q12", "tpch_q13", "tpch_q14", "tpch_q15",
-    "tpch_q16", "tpch_q17", "tpch_q18", "tpch_q19", "tpch_q20", "tpch_q21", "tpch_q22",
+    "tpch_q9", "tpch_q10", "tpch_q11", "tpch_q12", "tpch_q13", "tpch_q14", "tpch_q15", "tpch_q16",
+    "tpch_q17", "tpch_q18", "tpch_q19", "tpch_q20", "tpch_q21", "tpch_q22",
 ];
 
 /// Runs `queries` (all when empty) `repeat` times each at scale factor `sf` (as written in
