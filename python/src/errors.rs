@@ -61,7 +61,7 @@ fn class_of_frame(err: &FrameError) -> &'static str {
         | FrameError::EmptyFile { .. }
         | FrameError::InvalidArgument(_)
         | FrameError::Pattern { .. } => "TesseraValueError",
-        | FrameError::Overflow(_) => "TesseraValueError",
+        FrameError::Overflow(_) => "TesseraValueError",
         _ => "ComputeError",
     }
 }
