@@ -418,17 +418,25 @@ fn decimal_columns_compute_exactly() {
             "price",
             dec(vec![Some(110), Some(225), None, Some(1000), Some(5)]),
         ),
-        ("disc", dec(vec![5, 10, 7, 6, 2].into_iter().map(Some).collect())),
-        ("tax", dec(vec![2, 8, 0, 4, 1].into_iter().map(Some).collect())),
+        (
+            "disc",
+            dec(vec![5, 10, 7, 6, 2].into_iter().map(Some).collect()),
+        ),
+        (
+            "tax",
+            dec(vec![2, 8, 0, 4, 1].into_iter().map(Some).collect()),
+        ),
         (
             "qty",
-            dec(vec![2300, 2400, 100, 550, 3000].into_iter().map(Some).collect()),
+            dec(vec![2300, 2400, 100, 550, 3000]
+                .into_iter()
+                .map(Some)
+                .collect()),
         ),
     ];
     let batch = RecordBatch::try_from_iter(columns).unwrap();
-    let unscaled = |a: &ArrayRef| -> Vec<Option<i128>> {
-        a.as_primitive::<Decimal128Type>().iter().collect()
-    };
+    let unscaled =
+        |a: &ArrayRef| -> Vec<Option<i128>> { a.as_primitive::<Decimal128Type>().iter().collect() };
     for per_chunk in [1, 2, 5] {
         let df = from_arrow(batch.clone(), Some(per_chunk));
         // Q6: sum(price * disc) where 0.05 <= disc <= 0.07 and qty < 24: rows 0, 2 (null

@@ -630,9 +630,9 @@ fn decimal_type(name: &str) -> Option<PyResult<DataType>> {
         .strip_prefix("decimal128(")
         .or_else(|| name.strip_prefix("decimal("))?
         .strip_suffix(')')?;
-    let parsed = args.split_once(',').and_then(|(p, s)| {
-        Some((p.trim().parse::<u8>().ok()?, s.trim().parse::<i8>().ok()?))
-    });
+    let parsed = args
+        .split_once(',')
+        .and_then(|(p, s)| Some((p.trim().parse::<u8>().ok()?, s.trim().parse::<i8>().ok()?)));
     Some(match parsed {
         Some((p, s)) if (1..=38).contains(&p) && s >= 0 && s as u8 <= p => {
             Ok(DataType::Decimal128(p, s))

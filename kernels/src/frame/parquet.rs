@@ -166,21 +166,19 @@ fn decimal_bounds(stats: &Statistics) -> Option<(i128, i128)> {
 /// floats or exact strings.
 fn plain_bounds(stats: &Statistics) -> Option<(Literal, Literal)> {
     match stats {
-            Statistics::Int32(s) => Some((
-                Literal::Int(i64::from(*s.min_opt()?)),
-                Literal::Int(i64::from(*s.max_opt()?)),
-            )),
-            Statistics::Int64(s) => {
-                Some((Literal::Int(*s.min_opt()?), Literal::Int(*s.max_opt()?)))
-            }
-            Statistics::Double(s) => {
-                Some((Literal::Float(*s.min_opt()?), Literal::Float(*s.max_opt()?)))
-            }
-            Statistics::ByteArray(s) if s.min_is_exact() && s.max_is_exact() => Some((
-                Literal::Str(std::str::from_utf8(s.min_opt()?.data()).ok()?.to_string()),
-                Literal::Str(std::str::from_utf8(s.max_opt()?.data()).ok()?.to_string()),
-            )),
-            _ => None,
+        Statistics::Int32(s) => Some((
+            Literal::Int(i64::from(*s.min_opt()?)),
+            Literal::Int(i64::from(*s.max_opt()?)),
+        )),
+        Statistics::Int64(s) => Some((Literal::Int(*s.min_opt()?), Literal::Int(*s.max_opt()?))),
+        Statistics::Double(s) => {
+            Some((Literal::Float(*s.min_opt()?), Literal::Float(*s.max_opt()?)))
+        }
+        Statistics::ByteArray(s) if s.min_is_exact() && s.max_is_exact() => Some((
+            Literal::Str(std::str::from_utf8(s.min_opt()?.data()).ok()?.to_string()),
+            Literal::Str(std::str::from_utf8(s.max_opt()?.data()).ok()?.to_string()),
+        )),
+        _ => None,
     }
 }
 

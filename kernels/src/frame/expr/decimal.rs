@@ -109,11 +109,7 @@ impl Dec {
 
     /// The result of `self op other` for `+ - * %` ([`super::BinaryOperator`]), or why
     /// there is none.
-    pub(crate) fn arithmetic(
-        self,
-        op: super::BinaryOperator,
-        other: Dec,
-    ) -> Result<Dec, String> {
+    pub(crate) fn arithmetic(self, op: super::BinaryOperator, other: Dec) -> Result<Dec, String> {
         use super::BinaryOperator::*;
         for d in [self, other] {
             if d.precision > MAX_PRECISION {
@@ -240,7 +236,7 @@ pub(crate) fn float_decimal(v: f64) -> Option<(i128, Dec)> {
 
 /// Unscaled `value` of scale `from` at scale `to`, where that is exact and fits an `i128`.
 pub(crate) fn rescale(value: i128, from: i8, to: i8) -> Option<i128> {
-    let shift = u32::try_from((i16::from(to) - i16::from(from)).unsigned_abs()).ok()?;
+    let shift = u32::from((i16::from(to) - i16::from(from)).unsigned_abs());
     let factor = 10i128.checked_pow(shift)?;
     match to >= from {
         true => value.checked_mul(factor),

@@ -27,14 +27,24 @@ fn decs(e: &Expr, b: &RecordBatch) -> (DataType, Vec<Option<i128>>) {
 /// f: Float64 [1.1, 2.0, 0.0, -3.33]; rate: Decimal128(10, 4) [1.1000, 2.2500, 1.0000, -3.3300].
 fn lineitems() -> RecordBatch {
     batch(vec![
-        ("price", dec(&[Some(110), Some(225), None, Some(-333)], 15, 2)),
+        (
+            "price",
+            dec(&[Some(110), Some(225), None, Some(-333)], 15, 2),
+        ),
         ("disc", dec(&[Some(5), Some(10), Some(7), Some(0)], 15, 2)),
         ("tax", dec(&[Some(2), Some(8), Some(0), Some(4)], 15, 2)),
         ("qty", Arc::new(Int32Array::from(vec![1, 2, 3, 4]))),
-        ("f", Arc::new(Float64Array::from(vec![1.1, 2.0, 0.0, -3.33]))),
+        (
+            "f",
+            Arc::new(Float64Array::from(vec![1.1, 2.0, 0.0, -3.33])),
+        ),
         (
             "rate",
-            dec(&[Some(11000), Some(22500), Some(10000), Some(-33300)], 10, 4),
+            dec(
+                &[Some(11000), Some(22500), Some(10000), Some(-33300)],
+                10,
+                4,
+            ),
         ),
     ])
 }
@@ -109,11 +119,11 @@ fn modulo_is_floored_and_null_for_a_zero_divisor() {
     );
     // Floored: -3.33 % 1 = 0.67, 3.33 % -1 = -0.67 (the divisor's sign); (1 - 0) + 2 digits.
     assert_eq!(
-        decs(&(col("price") % 1), &b),
+        decs(&(col("price") % lit(1)), &b),
         (d128(3, 2), vec![Some(10), Some(25), None, Some(67)])
     );
     assert_eq!(
-        decs(&(-col("price") % -1), &b),
+        decs(&(-col("price") % lit(-1)), &b),
         (d128(3, 2), vec![Some(-10), Some(-25), None, Some(-67)])
     );
     assert_eq!(
@@ -271,7 +281,10 @@ fn comparisons_of_columns_meet_at_the_larger_scale() {
     // 38 integer digits against 38 decimals: compared in a Decimal256(76, 38).
     let far = batch(vec![
         ("i", dec(&[Some(0), Some(1), Some(10i128.pow(37))], 38, 0)),
-        ("d", dec(&[Some(0), Some(10i128.pow(38) - 1), Some(1)], 38, 38)),
+        (
+            "d",
+            dec(&[Some(0), Some(10i128.pow(38) - 1), Some(1)], 38, 38),
+        ),
     ]);
     assert_eq!(
         bools(&col("i").gt(col("d")), &far),
@@ -314,7 +327,9 @@ fn fill_null_and_if_else_meet_in_a_common_type() {
         decs(&pick, &b),
         (d128(15, 2), vec![Some(100), Some(200), None, Some(-333)])
     );
-    let mixed = when(col("qty").gt(2)).then(col("price")).otherwise(col("f"));
+    let mixed = when(col("qty").gt(2))
+        .then(col("price"))
+        .otherwise(col("f"));
     assert_eq!(floats(&mixed, &b)[0], Some(1.1));
     let null = when(col("qty").gt(2))
         .then(col("price"))
@@ -356,10 +371,7 @@ fn casts_go_both_ways() {
         decs(&col("rate").cast(d128(15, 2)), &b).1,
         vec![Some(110), Some(225), Some(100), Some(-333)]
     );
-    assert_eq!(
-        decs(&lit(0.07).cast(d128(15, 2)), &b).1,
-        vec![Some(7); 4]
-    );
+    assert_eq!(decs(&lit(0.07).cast(d128(15, 2)), &b).1, vec![Some(7); 4]);
     let strings = batch(vec![(
         "s",
         Arc::new(StringArray::from(vec!["1.10", "-0.05"])) as ArrayRef,
@@ -369,10 +381,7 @@ fn casts_go_both_ways() {
         vec![Some(110), Some(-5)]
     );
     // A value that does not fit is an error, not null.
-    assert!(col("price")
-        .cast(d128(2, 2))
-        .evaluate(&b)
-        .is_err());
+    assert!(col("price").cast(d128(2, 2)).evaluate(&b).is_err());
 }
 
 #[test]
@@ -398,7 +407,10 @@ fn decimal_constants_are_checked_and_printed() {
     let price = Literal::decimal(-150, 3, 2).unwrap();
     assert_eq!(price.to_string(), "decimal(\"-1.50\", 3)");
     let e = col("price").gt(lit(price.clone())).alias("x");
-    assert_eq!(e.to_string(), "(col(\"price\") > decimal(\"-1.50\", 3)).alias(\"x\")");
+    assert_eq!(
+        e.to_string(),
+        "(col(\"price\") > decimal(\"-1.50\", 3)).alias(\"x\")"
+    );
     let big = lit(Literal::decimal(-(10i128.pow(38) - 1), 38, 0).unwrap()) + col("price");
     let json = serde_json::to_string(&big).unwrap();
     assert_eq!(serde_json::from_str::<Expr>(&json).unwrap(), big);
@@ -406,7 +418,9 @@ fn decimal_constants_are_checked_and_printed() {
 
 #[test]
 fn float_constants_read_as_their_shortest_spelling() {
-    let cases: [(f64, Option<(i128, u8, i8)>); 7] = [
+    // (float, its unscaled value, precision and scale)
+    type Spelled = Option<(i128, u8, i8)>;
+    let cases: [(f64, Spelled); 7] = [
         (0.05, Some((5, 2, 2))),
         (-0.07, Some((-7, 2, 2))),
         (24.0, Some((24, 2, 0))),

@@ -319,7 +319,12 @@ fn modulo(l: &Value, r: &Value) -> FrameResult<ArrayRef> {
 
 /// `l op r` (`+ - * %`) on decimals, as type `out`: exact, and a [`FrameError::Overflow`]
 /// where a value does not fit (`%` meets both at `out`'s scale first).
-fn decimal_arithmetic(op: BinaryOperator, l: Value, r: Value, out: &DataType) -> FrameResult<Value> {
+fn decimal_arithmetic(
+    op: BinaryOperator,
+    l: Value,
+    r: Value,
+    out: &DataType,
+) -> FrameResult<Value> {
     let overflow = |e: arrow::error::ArrowError| FrameError::Overflow(e.to_string());
     let result = match op {
         BinaryOperator::Add => numeric::add(&l, &r).map_err(overflow)?,
@@ -384,7 +389,8 @@ fn null_where_zero<T: ArrowPrimitiveType>(
     }
     let nonzero = NullBuffer::new(BooleanBuffer::collect_bool(d.len(), |i| !d[i].is_zero()));
     let nulls = NullBuffer::union(out.nulls(), Some(&nonzero));
-    Ok(PrimitiveArray::try_new(out.values().clone(), nulls)?.with_data_type(out.data_type().clone()))
+    Ok(PrimitiveArray::try_new(out.values().clone(), nulls)?
+        .with_data_type(out.data_type().clone()))
 }
 
 /// `l op r` with operands of the same type (or a dictionary and its value type).

@@ -52,8 +52,7 @@ use std::sync::Arc;
 
 use arrow::array::{
     new_null_array, Array, ArrayRef, ArrowPrimitiveType, AsArray, BooleanArray, Datum,
-    Decimal128Array, Float64Array, Int64Array, NullArray, PrimitiveArray, StringArray,
-    UInt32Array,
+    Decimal128Array, Float64Array, Int64Array, NullArray, PrimitiveArray, StringArray, UInt32Array,
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::compute::kernels::comparison::contains;
@@ -227,10 +226,10 @@ const STRICT: CastOptions<'static> = CastOptions {
 };
 
 pub(crate) mod decimal;
-mod eval;
-mod functions;
 #[cfg(test)]
 mod decimal_tests;
+mod eval;
+mod functions;
 #[cfg(test)]
 mod tests;
 mod typing;

@@ -146,7 +146,10 @@ fn other_aggregations_of_decimals() {
         let counts: Vec<i64> = out.column(6).as_primitive::<Int64Type>().values().to_vec();
         assert_eq!(counts, [2, 2, 2]);
         // Two values x, y: the sample variance is (x - y)^2 / 2.
-        for (got, want) in floats(out.column(7)).iter().zip([0.55125, 30.03125, 61.605]) {
+        for (got, want) in floats(out.column(7))
+            .iter()
+            .zip([0.55125, 30.03125, 61.605])
+        {
             assert!((got - want).abs() < 1e-9, "{got} vs {want}");
         }
         let distinct: Vec<i64> = out.column(8).as_primitive::<Int64Type>().values().to_vec();
@@ -211,19 +214,13 @@ fn a_sum_past_38_digits_is_an_overflow() {
         }
     }
     // Past the i128 range within a chunk.
-    let far = RecordBatch::try_from_iter(vec![(
-        "x",
-        dec(&[Some(near), Some(near)], 38, 0),
-    )])
-    .unwrap();
+    let far =
+        RecordBatch::try_from_iter(vec![("x", dec(&[Some(near), Some(near)], 38, 0))]).unwrap();
     let spec = GroupBySpec {
         keys: vec![],
         aggs: vec![agg("x", AggFunc::Sum)],
     };
-    assert!(matches!(
-        partial(&spec, &far),
-        Err(FrameError::Overflow(_))
-    ));
+    assert!(matches!(partial(&spec, &far), Err(FrameError::Overflow(_))));
 }
 
 #[test]

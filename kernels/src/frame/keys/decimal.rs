@@ -63,7 +63,10 @@ pub(super) fn to_view(a: &dyn Array) -> FrameResult<Option<ArrayRef>> {
 /// Keys `view` (of decimal type `dt`'s [`view_type`]) back as decimals of type `dt`.
 pub(super) fn from_view(view: &ArrayRef, dt: &DataType) -> FrameResult<ArrayRef> {
     match (view.as_primitive_opt::<Int64Type>(), dt) {
-        (Some(unscaled), DataType::Decimal32(p, s) | DataType::Decimal64(p, s) | DataType::Decimal128(p, s)) => {
+        (
+            Some(unscaled),
+            DataType::Decimal32(p, s) | DataType::Decimal64(p, s) | DataType::Decimal128(p, s),
+        ) => {
             let wide = unscaled
                 .unary::<_, Decimal128Type>(i128::from)
                 .with_precision_and_scale(*p, *s)?;
