@@ -236,7 +236,7 @@ pub(crate) fn float_decimal(v: f64) -> Option<(i128, Dec)> {
 
 /// Unscaled `value` of scale `from` at scale `to`, where that is exact and fits an `i128`.
 pub(crate) fn rescale(value: i128, from: i8, to: i8) -> Option<i128> {
-    let shift = u32::try_from((i16::from(to) - i16::from(from)).unsigned_abs()).ok()?;
+    let shift = u32::from((i16::from(to) - i16::from(from)).unsigned_abs());
     let factor = 10i128.checked_pow(shift)?;
     match to >= from {
         true => value.checked_mul(factor),

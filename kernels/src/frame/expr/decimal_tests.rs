@@ -119,11 +119,11 @@ fn modulo_is_floored_and_null_for_a_zero_divisor() {
     );
     // Floored: -3.33 % 1 = 0.67, 3.33 % -1 = -0.67 (the divisor's sign); (1 - 0) + 2 digits.
     assert_eq!(
-        decs(&(col("price") % 1), &b),
+        decs(&(col("price") % lit(1)), &b),
         (d128(3, 2), vec![Some(10), Some(25), None, Some(67)])
     );
     assert_eq!(
-        decs(&(-col("price") % -1), &b),
+        decs(&(-col("price") % lit(-1)), &b),
         (d128(3, 2), vec![Some(-10), Some(-25), None, Some(-67)])
     );
     assert_eq!(
@@ -418,7 +418,9 @@ fn decimal_constants_are_checked_and_printed() {
 
 #[test]
 fn float_constants_read_as_their_shortest_spelling() {
-    let cases: [(f64, Option<(i128, u8, i8)>); 7] = [
+    // (float, its unscaled value, precision and scale)
+    type Spelled = Option<(i128, u8, i8)>;
+    let cases: [(f64, Spelled); 7] = [
         (0.05, Some((5, 2, 2))),
         (-0.07, Some((-7, 2, 2))),
         (24.0, Some((24, 2, 0))),
