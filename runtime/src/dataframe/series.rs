@@ -323,7 +323,13 @@ impl Series {
             expr: f(self.expr.clone()),
             name: self.name.clone(),
         };
-        match self.frame.node().map(|n| series.expr.data_type(&n.schema)) {
+        // Typed over the frame its expression reads: the marked one where it has marks.
+        let schema = if self.marks.is_empty() {
+            self.frame.schema()
+        } else {
+            self.marked().schema()
+        };
+        match schema.map(|schema| series.expr.data_type(&schema)) {
             Ok(Err(e)) => series.failed(Error::Frame(e)),
             _ => series,
         }
