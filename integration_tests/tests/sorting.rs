@@ -132,16 +132,17 @@ fn a_direction_list_of_another_length_is_an_invalid_argument() {
 }
 
 #[test]
-fn nlargest_and_nsmallest_keep_the_first_of_ties_and_skip_missing_values() {
+fn nlargest_and_nsmallest_keep_the_first_of_ties_and_put_missing_values_last() {
     let s = session();
     let data = rows(3_000);
-    // By hand: the stable order with missing values last, missing rows dropped, first n.
+    // By hand: the rows with values in stable order, then the missing ones in input order.
     let x = data
         .column(1)
         .as_primitive::<arrow::datatypes::Float64Type>();
     let present = |i: &i64| x.is_valid(*i as usize) && !x.value(*i as usize).is_nan();
     let order = |up: bool| -> Vec<i64> {
-        let mut ids: Vec<i64> = (0..data.num_rows() as i64).filter(present).collect();
+        let (mut ids, missing): (Vec<i64>, Vec<i64>) =
+            (0..data.num_rows() as i64).partition(present);
         ids.sort_by(|&a, &b| {
             let o = x
                 .value(a as usize)
@@ -153,6 +154,7 @@ fn nlargest_and_nsmallest_keep_the_first_of_ties_and_skip_missing_values() {
                 o.reverse()
             }
         });
+        ids.extend(missing);
         ids
     };
     for chunk in [None, Some(500), Some(333)] {
