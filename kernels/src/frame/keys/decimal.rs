@@ -3,7 +3,7 @@
 //! value). Both are exact, so equal decimals of one type are equal keys.
 
 use crate::frame::error::FrameResult;
-use crate::frame::schema::is_decimal;
+use crate::frame::expr::decimal::Dec;
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::compute::{cast, cast_with_options, CastOptions};
 use arrow::datatypes::{DataType, Decimal128Type, Int64Type};
@@ -21,14 +21,7 @@ const STRICT: CastOptions<'static> = CastOptions {
 
 /// The type decimal type `dt` is keyed as; `None` for other types.
 pub(super) fn view_type(dt: &DataType) -> Option<DataType> {
-    let (DataType::Decimal32(p, _)
-    | DataType::Decimal64(p, _)
-    | DataType::Decimal128(p, _)
-    | DataType::Decimal256(p, _)) = dt
-    else {
-        return None;
-    };
-    Some(match *p <= INT64_DIGITS {
+    Dec::of(dt).map(|d| match d.precision <= INT64_DIGITS {
         true => DataType::Int64,
         false => DataType::Utf8,
     })
@@ -37,23 +30,19 @@ pub(super) fn view_type(dt: &DataType) -> Option<DataType> {
 /// Decimal column `a` as its key view ([`view_type`]); `None` for other columns.
 pub(super) fn to_view(a: &dyn Array) -> FrameResult<Option<ArrayRef>> {
     let dt = a.data_type();
-    let (Some(view), true) = (view_type(dt), is_decimal(dt)) else {
+    let Some(Dec { precision, scale }) = Dec::of(dt) else {
         return Ok(None);
     };
-    if view == DataType::Utf8 {
+    if precision > INT64_DIGITS {
         return Ok(Some(cast(a, &DataType::Utf8)?));
     }
-    let (DataType::Decimal32(p, s) | DataType::Decimal64(p, s) | DataType::Decimal128(p, s)) = *dt
-    else {
-        return Ok(Some(cast(a, &DataType::Utf8)?));
-    };
-    let wide = cast_with_options(a, &DataType::Decimal128(p, s), &STRICT)?;
+    let wide = cast_with_options(a, &DataType::Decimal128(precision, scale), &STRICT)?;
     let unscaled = wide
         .as_primitive::<Decimal128Type>()
         .try_unary::<_, Int64Type, _>(|v| {
             i64::try_from(v).map_err(|_| {
                 ArrowError::InvalidArgumentError(format!(
-                    "decimal key {v} (unscaled) has more than the {p} digits of {dt}"
+                    "decimal key {v} (unscaled) has more than the {precision} digits of {dt}"
                 ))
             })
         })?;
@@ -62,14 +51,11 @@ pub(super) fn to_view(a: &dyn Array) -> FrameResult<Option<ArrayRef>> {
 
 /// Keys `view` (of decimal type `dt`'s [`view_type`]) back as decimals of type `dt`.
 pub(super) fn from_view(view: &ArrayRef, dt: &DataType) -> FrameResult<ArrayRef> {
-    match (view.as_primitive_opt::<Int64Type>(), dt) {
-        (
-            Some(unscaled),
-            DataType::Decimal32(p, s) | DataType::Decimal64(p, s) | DataType::Decimal128(p, s),
-        ) => {
+    match (view.as_primitive_opt::<Int64Type>(), Dec::of(dt)) {
+        (Some(unscaled), Some(d)) => {
             let wide = unscaled
                 .unary::<_, Decimal128Type>(i128::from)
-                .with_precision_and_scale(*p, *s)?;
+                .with_precision_and_scale(d.precision, d.scale)?;
             Ok(cast_with_options(&wide, dt, &STRICT)?)
         }
         _ => Ok(cast_with_options(view, dt, &STRICT)?),

@@ -165,6 +165,59 @@ fn float_bool_and_temporal_keys() {
     );
 }
 
+/// Decimals of every width key by value: narrow ones by their unscaled i64, wide ones by
+/// their text; ids, keys (of the same type), lookups and routing hashes agree.
+#[test]
+fn decimal_keys_of_every_width() {
+    let values = [
+        Some(-105),
+        Some(7),
+        None,
+        Some(-105),
+        Some(99_999_999),
+        Some(7),
+    ];
+    let as_decimal = |dt: &DataType| {
+        let wide = PrimitiveArray::<Decimal128Type>::from(values.to_vec())
+            .with_precision_and_scale(38, 2)
+            .unwrap();
+        arrow::compute::cast(&wide, dt).unwrap()
+    };
+    for dt in [
+        DataType::Decimal32(9, 2),
+        DataType::Decimal64(18, 2),
+        DataType::Decimal128(15, 2),
+        DataType::Decimal128(25, 2),
+        DataType::Decimal256(10, 2),
+        DataType::Decimal256(60, 2),
+    ] {
+        let col = as_decimal(&dt);
+        let mut e = KeyEncoder::new(std::slice::from_ref(&dt)).unwrap();
+        assert_eq!(
+            e.encode(&[col.clone()]).unwrap(),
+            [0, 1, 2, 0, 3, 1],
+            "{dt}"
+        );
+        let keys = e.keys().unwrap();
+        assert_eq!(keys[0].data_type(), &dt);
+        let distinct = arrow::compute::cast(&keys[0], &DataType::Utf8).unwrap();
+        let distinct: Vec<_> = distinct.as_string::<i32>().iter().collect();
+        assert_eq!(
+            distinct,
+            [Some("-1.05"), Some("0.07"), None, Some("999999.99")],
+            "{dt}"
+        );
+        let probe = as_decimal(&dt).slice(3, 3);
+        assert_eq!(
+            e.lookup(&[probe]).unwrap(),
+            [Some(0), Some(3), Some(1)],
+            "{dt}"
+        );
+        let h = hash_rows(&[col]).unwrap();
+        assert!(h[0] == h[3] && h[1] == h[5] && h[0] != h[1], "{dt}");
+    }
+}
+
 fn strings(rng: &mut Rng, n: usize, distinct: u64, null_every: u64) -> Vec<Option<String>> {
     (0..n)
         .map(|_| (rng.below(null_every) != 0).then(|| format!("id{:03}", rng.below(distinct))))
