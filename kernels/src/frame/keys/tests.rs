@@ -194,7 +194,7 @@ fn decimal_keys_of_every_width() {
         let col = as_decimal(&dt);
         let mut e = KeyEncoder::new(std::slice::from_ref(&dt)).unwrap();
         assert_eq!(
-            e.encode(&[col.clone()]).unwrap(),
+            e.encode(std::slice::from_ref(&col)).unwrap(),
             [0, 1, 2, 0, 3, 1],
             "{dt}"
         );
