@@ -426,6 +426,42 @@ fn the_dt_accessor() {
 }
 
 #[test]
+fn date_and_time_constants_and_arithmetic() {
+    use arrow::datatypes::TimeUnit;
+    let s = session();
+    // 2021-01-01 is day 18628, 2021-03-04 day 18690, 2022-01-01 day 18993.
+    let day = |d: i32| lit(Literal::Date(d));
+    let month = lit(Literal::Interval { months: 1, days: 0 });
+    for per_chunk in [1, 2, 5] {
+        let df = frame(per_chunk);
+        // Timestamps against dates, as their midnights: on or after 2021-03-04, and in
+        // the month from then.
+        let later = df.filter(col("t").ge(day(18690)));
+        assert_eq!(later.len(&s).unwrap(), 4);
+        let march = df.filter(col("t").ge(day(18690)) & col("t").lt(day(18690) + month.clone()));
+        assert_eq!(march.len(&s).unwrap(), 2);
+        // Seconds to 2022-01-01 (a reflected `-`): 303 days less 05:06:07, 1 s, 365 days,
+        // 303 days less 18:30:00, 1 day less 1 s.
+        let t = df.column("t");
+        let new_year = Literal::Timestamp {
+            value: 18993 * 86_400,
+            unit: TimeUnit::Second,
+            tz: None,
+        };
+        let left = t.rsub(new_year);
+        let want = [26_160_833i64, 1, 31_536_000, 26_112_600, 86_399];
+        let want: Vec<_> = want.iter().map(|&x| Some(x * 1_000_000)).collect();
+        assert_eq!(ints(&left.execute(&s).unwrap()), want);
+        // Two months on: 2021-12-31 ends on 2022-02-28.
+        let on = &t + Literal::Interval { months: 2, days: 0 };
+        let days = |x: tessera::dataframe::Series| ints(&x.execute(&s).unwrap());
+        let all = |v: [i64; 5]| v.iter().map(|&x| Some(x)).collect::<Vec<_>>();
+        assert_eq!(days(on.dt().month()), all([5, 2, 3, 5, 2]));
+        assert_eq!(days(on.dt().day()), all([4, 28, 1, 4, 28]));
+    }
+}
+
+#[test]
 fn when_then_otherwise_and_expression_isin_between() {
     let s = session();
     for per_chunk in [1, 2, 5] {

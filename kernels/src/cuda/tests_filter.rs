@@ -119,6 +119,13 @@ pub(super) fn predicates() -> Vec<Expr> {
             value: 1,
             unit: TimeUnit::Nanosecond,
         })),
+        // A constant computed from constants is one (folded when the expression is built).
+        col("day").lt(lit(Literal::Date(18_005))
+            + lit(Literal::Duration {
+                value: 86_400,
+                unit: TimeUnit::Second,
+            })),
+        col("ts").ge(lit(Literal::Date(18_628)) - lit(Literal::Interval { months: 1, days: 3 })),
         // Dictionaries of strings.
         col("cat").eq("b"),
         col("cat").ne("abc"),
@@ -331,16 +338,17 @@ fn refused() -> Vec<Expr> {
         col("ny").dt_hour().eq(1),
         col("nowhere").dt_year().gt(2020),
         (col("nowhere") - col("nowhere")).is_null(),
-        // A rounded constant under `==` and `!=`; calendar offsets; constants computed
-        // from constants; a tz-aware column against a date (the CPU rejects that).
+        // A rounded constant under `==` and `!=`; calendar offsets and durations added
+        // to columns; a tz-aware column against a date (the CPU rejects that).
         col("day").eq(instant(18_007 * DAY_NS + 1, TimeUnit::Nanosecond, None)),
         col("day").ne(instant(18_007 * DAY_NS + 1, TimeUnit::Nanosecond, None)),
         (col("day") + lit(Literal::Interval { months: 1, days: 0 })).gt(col("day")),
-        col("day").lt(lit(Literal::Date(18_005))
-            + lit(Literal::Duration {
+        (col("day")
+            - lit(Literal::Duration {
                 value: 86_400,
                 unit: TimeUnit::Second,
-            })),
+            }))
+        .lt(col("day")),
         col("tz").lt(lit(Literal::Date(18_628))),
         // String functions beyond a plain substring: the CPU's (LIKE `%text%` is one).
         col("s").like("a%"),

@@ -452,12 +452,15 @@ fn int_fits(v: i128, dt: &DataType) -> bool {
 }
 
 impl Expr {
+    /// `self op right`; dates, times and offsets added to or subtracted from each other as
+    /// constants give the constant result (so that `date + offset` compares as a constant).
     fn binary(self, op: BinaryOperator, right: impl Into<Expr>) -> Expr {
         Expr::Binary {
             op,
             left: Box::new(self),
             right: Box::new(right.into()),
         }
+        .fold_time_constants()
     }
 
     /// `self > other`.

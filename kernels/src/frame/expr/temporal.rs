@@ -23,10 +23,13 @@
 use super::eval::{as_primitive, compare, Plan, Value};
 use super::zone::ticks_per_second;
 use super::*;
+use arrow::array::RecordBatchOptions;
 use arrow::array::{
     make_array, Date32Array, Date64Array, IntervalMonthDayNanoArray, PrimitiveArray,
 };
-use arrow::datatypes::{Date32Type, Date64Type, IntervalMonthDayNano, IntervalUnit};
+use arrow::datatypes::{
+    Date32Type, Date64Type, IntervalMonthDayNano, IntervalMonthDayNanoType, IntervalUnit,
+};
 use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
 
 /// Nanoseconds in a day.
@@ -174,6 +177,41 @@ fn timestamp_text(value: i64, unit: TimeUnit) -> String {
     t.map_or_else(|| format!("{value}"), |t| format!("{t:?}"))
 }
 
+/// The first value of date, timestamp, duration or offset array `a` as a constant (`None`
+/// for a null, another type, or an offset with nanoseconds).
+fn time_literal(a: &ArrayRef) -> Option<Literal> {
+    if a.is_empty() || a.is_null(0) {
+        return None;
+    }
+    let tick = |a: &ArrayRef| {
+        let ticks = arrow::compute::cast(a, &DataType::Int64).ok()?;
+        Some(ticks.as_primitive::<Int64Type>().value(0))
+    };
+    Some(match a.data_type() {
+        DataType::Date32 => Literal::Date(a.as_primitive::<Date32Type>().value(0)),
+        DataType::Timestamp(unit, tz) => Literal::Timestamp {
+            value: tick(a)?,
+            unit: *unit,
+            tz: tz.clone(),
+        },
+        DataType::Duration(unit) => Literal::Duration {
+            value: tick(a)?,
+            unit: *unit,
+        },
+        DataType::Interval(IntervalUnit::MonthDayNano) => {
+            let v = a.as_primitive::<IntervalMonthDayNanoType>().value(0);
+            if v.nanoseconds != 0 {
+                return None;
+            }
+            Literal::Interval {
+                months: v.months,
+                days: v.days,
+            }
+        }
+        _ => return None,
+    })
+}
+
 /// One-row array of `i64`-backed temporal type `dt` holding `value`.
 fn ticks_array(value: i64, dt: &DataType) -> FrameResult<ArrayRef> {
     let data = Int64Array::from(vec![value]).into_data().into_builder();
@@ -232,6 +270,36 @@ macro_rules! expr_from {
 expr_from!(NaiveDate, NaiveDateTime, TimeDelta);
 
 impl Expr {
+    /// This `±` of two constants, one of them a date, timestamp, duration or offset, as
+    /// the constant it evaluates to; anything else (or an error, reported when it is
+    /// typed) as it is.
+    pub(super) fn fold_time_constants(self) -> Expr {
+        let Expr::Binary {
+            op: BinaryOperator::Add | BinaryOperator::Sub,
+            left,
+            right,
+        } = &self
+        else {
+            return self;
+        };
+        let (Some(l), Some(r)) = (left.literal(), right.literal()) else {
+            return self;
+        };
+        let timed = |l: &Literal| l.time_value().is_some() || matches!(l, Literal::Interval { .. });
+        if !timed(l) && !timed(r) {
+            return self;
+        }
+        let one_row = RecordBatchOptions::new().with_row_count(Some(1));
+        let folded = RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &one_row)
+            .ok()
+            .and_then(|b| self.evaluate(&b).ok())
+            .and_then(|a| time_literal(&a));
+        match folded {
+            Some(l) => Expr::Literal(l),
+            None => self,
+        }
+    }
+
     /// A comparison of a temporal value with a date, timestamp or duration constant, read
     /// in the value's type (see the module docs); `None` where neither side is one.
     pub(super) fn plan_time_compare(

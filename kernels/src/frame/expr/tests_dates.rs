@@ -242,14 +242,19 @@ fn date_plus_durations_of_whole_days_stays_a_date() {
     let b = days_batch();
     let ninety = duration(90 * DAY_NS, TimeUnit::Nanosecond);
     // 1998-12-01 (day 10561) less 90 days is 1998-09-02 (day 10471).
-    let shipped = date(1998, 12, 1) - ninety.clone();
     assert_eq!(
-        Expr::Literal(Literal::Date(10471))
-            .evaluate(&b)
-            .unwrap()
-            .as_ref(),
-        shipped.evaluate(&b).unwrap().as_ref()
+        date(1998, 12, 1) - ninety.clone(),
+        lit(Literal::Date(10471))
     );
+    // A timestamp constant less a duration, and a failing sum left as it is (its error
+    // reported when it is typed).
+    assert_eq!(
+        ts(0, TimeUnit::Second, Some("UTC")) - duration(1, TimeUnit::Millisecond),
+        ts(-1, TimeUnit::Millisecond, Some("UTC"))
+    );
+    let max = lit(Literal::Date(i32::MAX)) + duration(DAY_NS, TimeUnit::Nanosecond);
+    assert!(matches!(max, Expr::Binary { .. }), "{max}");
+    assert!(max.evaluate(&b).is_err());
     assert_eq!(
         days(&(col("d") + ninety.clone()), &b),
         [Some(8856), Some(9220), Some(9221), Some(9645), None]
@@ -349,7 +354,14 @@ fn calendar_offsets_clamp_to_the_end_of_the_month() {
     );
     // Months first, then days (as pandas' DateOffset): Jan 31 + (1 month, 1 day) = Mar 1.
     assert_eq!(days(&(months(1, 1) + col("d")), &b)[0], Some(9190));
-    // A constant offset of a constant date: 1994-01-01 + 1 year = 1995-01-01.
+    // A constant offset of a constant date is that constant: 1994-01-01 + 1 year is
+    // 1995-01-01, and 1995-03-31 - 1 month is 1995-02-28.
+    assert_eq!(date(1994, 1, 1) + months(12, 0), date(1995, 1, 1));
+    assert_eq!(date(1995, 3, 31) - months(1, 0), date(1995, 2, 28));
+    assert_eq!(
+        months(1, 0) + months(0, 7),
+        lit(Literal::Interval { months: 1, days: 7 })
+    );
     let year = col("d").lt(date(1994, 1, 1) + months(12, 0));
     assert_eq!(
         bools(&year, &b),
