@@ -336,7 +336,15 @@ class DataFrame:
 
 
 class Series:
-    """One column of a DataFrame, or an expression over its columns."""
+    """One column of a DataFrame, or an expression over its columns.
+
+    Operators take another series of the frame or a scalar: ``None``, a bool, number
+    (NumPy's too) or string, or a date or time: ``datetime.date``, ``datetime.datetime``
+    (tz-naive or aware), ``datetime.timedelta``, NumPy's ``datetime64`` and
+    ``timedelta64``, pandas' ``Timestamp``, ``Timedelta`` and ``DateOffset`` (years,
+    months, weeks, days). A date column compares with a timestamp as its midnight (pandas
+    raises there); ``NaT`` and other pandas offsets raise ``TesseraValueError``.
+    """
 
     __slots__ = ("_s", "_index")
     # NumPy defers its scalars' operators to ours (`np.datetime64(…) < s` reaches `s > …`
