@@ -16,7 +16,7 @@ use super::map::{apply_steps_with, MapStep};
 use super::parquet::{self, ParquetScan};
 use super::partition::hash_partition;
 use super::sort::{sort_batches, SortKey};
-use super::table::concat;
+use super::table::{compact_views, concat};
 use crate::{ChunkData, KernelError};
 use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
@@ -359,8 +359,26 @@ pub fn run(op: &FrameOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelE
     run_with(op, inputs, &CpuFrames)
 }
 
-/// [`run`], with groupby partials and join matching computed by `device`.
+/// [`run`], with groupby partials and join matching computed by `device`. String and
+/// binary view columns of the output that point into much larger buffers get their own
+/// ([`compact_views`]).
 pub fn run_with(
+    op: &FrameOp,
+    inputs: &[Arc<ChunkData>],
+    device: &dyn FrameDevice,
+) -> Result<ChunkData, KernelError> {
+    Ok(match run_op(op, inputs, device)? {
+        ChunkData::Table(t) => ChunkData::Table(compact_views(t)?),
+        ChunkData::Tables(ts) => ChunkData::Tables(
+            ts.into_iter()
+                .map(compact_views)
+                .collect::<FrameResult<Vec<_>>>()?,
+        ),
+        other => other,
+    })
+}
+
+fn run_op(
     op: &FrameOp,
     inputs: &[Arc<ChunkData>],
     device: &dyn FrameDevice,

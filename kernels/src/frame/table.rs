@@ -1,11 +1,12 @@
 //! Table chunks: helpers over Arrow record batches, and their serde form (Arrow IPC).
 
 use super::error::FrameResult;
-use arrow::array::RecordBatch;
+use arrow::array::{Array, ArrayRef, AsArray, GenericByteViewArray, RecordBatch};
 use arrow::compute::concat_batches;
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{ByteViewType, DataType, SchemaRef};
 use arrow::ipc::reader::StreamReader;
 use arrow::ipc::writer::StreamWriter;
+use std::sync::Arc;
 
 /// Concatenates `batches` (all of `schema`) into one batch; one batch is returned as is
 /// (record batches share their buffers, so this copies nothing).
@@ -30,6 +31,42 @@ pub fn batch_bytes(batch: &RecordBatch) -> usize {
                 .unwrap_or_else(|_| c.get_array_memory_size())
         })
         .sum()
+}
+
+/// `batch` with each string or binary view column that points into data buffers more than
+/// twice the bytes its values use copied into buffers of its own; `batch` itself where none
+/// does. A filter's, take's or slice's output keeps every buffer of its input, and a view
+/// column is charged for ([`batch_bytes`]), spilled with and sent with each buffer it points
+/// into: a few joined rows over a table's strings would otherwise weigh the whole table.
+pub fn compact_views(batch: RecordBatch) -> FrameResult<RecordBatch> {
+    let columns: Vec<ArrayRef> = batch
+        .columns()
+        .iter()
+        .map(|c| match c.data_type() {
+            DataType::Utf8View => compact(c.as_string_view()),
+            DataType::BinaryView => compact(c.as_binary_view()),
+            _ => None,
+        })
+        .zip(batch.columns())
+        .map(|(compacted, c)| compacted.unwrap_or_else(|| c.clone()))
+        .collect();
+    if columns
+        .iter()
+        .zip(batch.columns())
+        .all(|(a, b)| Arc::ptr_eq(a, b))
+    {
+        return Ok(batch);
+    }
+    Ok(RecordBatch::try_new(batch.schema(), columns)?)
+}
+
+/// The view array `a` in buffers of its own, if its buffers hold over twice what it uses
+/// (and more than a block's worth of slack).
+fn compact<T: ByteViewType + ?Sized>(a: &GenericByteViewArray<T>) -> Option<ArrayRef> {
+    const SLACK: usize = 64 << 10;
+    let held: usize = a.data_buffers().iter().map(|b| b.len()).sum();
+    let used = a.total_buffer_bytes_used();
+    (held > used.saturating_mul(2).saturating_add(SLACK)).then(|| Arc::new(a.gc()) as ArrayRef)
 }
 
 /// Encodes batches as one Arrow IPC stream (the first batch's schema; none: an empty stream).
@@ -108,8 +145,38 @@ pub mod ipc_many {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{ArrayRef, Float64Array, Int64Array};
+    use arrow::array::{ArrayRef, Float64Array, Int64Array, StringViewArray, UInt32Array};
     use std::sync::Arc;
+
+    #[test]
+    fn a_few_rows_taken_from_many_strings_get_buffers_of_their_own() {
+        let strings: Vec<String> = (0..20_000)
+            .map(|i| format!("a string longer than twelve {i}"))
+            .collect();
+        let all: ArrayRef = Arc::new(StringViewArray::from_iter_values(&strings));
+        let short: ArrayRef = Arc::new(StringViewArray::from_iter_values(["ab", "cd", "ef"]));
+        let ids = UInt32Array::from(vec![7, 19_999, 3]);
+        let taken = arrow::compute::take(&all, &ids, None).unwrap();
+        let batch = RecordBatch::try_from_iter([("s", taken), ("t", short.clone())]).unwrap();
+        let before = batch_bytes(&batch);
+        let out = compact_views(batch.clone()).unwrap();
+        assert_eq!(out, batch, "the same values");
+        assert!(
+            batch_bytes(&out) * 100 < before,
+            "{} bytes, {before} before",
+            batch_bytes(&out)
+        );
+        assert!(
+            Arc::ptr_eq(out.column(1), &short),
+            "a tight column is kept as it is"
+        );
+        // Compacted once, it is tight: the batch comes back as it went in.
+        let again = compact_views(out.clone()).unwrap();
+        assert!(Arc::ptr_eq(again.column(0), out.column(0)));
+        // The whole array uses its buffers: nothing to copy.
+        let whole = RecordBatch::try_from_iter([("s", all.clone())]).unwrap();
+        assert!(Arc::ptr_eq(compact_views(whole).unwrap().column(0), &all));
+    }
 
     #[test]
     fn tables_decoded_from_one_buffer_and_partition_slices_are_counted_once() {
