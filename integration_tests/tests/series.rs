@@ -448,7 +448,7 @@ fn date_and_time_constants_and_arithmetic() {
             unit: TimeUnit::Second,
             tz: None,
         };
-        let left = t.rsub(new_year);
+        let left = t.reflected(new_year, |l, r| l - r);
         let want = [26_160_833i64, 1, 31_536_000, 26_112_600, 86_399];
         let want: Vec<_> = want.iter().map(|&x| Some(x * 1_000_000)).collect();
         assert_eq!(ints(&left.execute(&s).unwrap()), want);
