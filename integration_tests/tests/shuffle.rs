@@ -149,15 +149,20 @@ fn a_spilling_join_shuffle_reads_each_part_back_once_and_equals_the_reference() 
     let frame = from_arrow(l.clone(), Some(2_000))
         .merge(&from_arrow(r.clone(), Some(2_000)), &["k"], How::Inner)
         .sort_values(&["k", "a_x", "a_y"], true);
-    let (plain, _) = run(&frame, shuffling(2));
+    let (plain, plain_stats) = run(&frame, shuffling(2));
     let (tight, stats) = run(
         &frame,
         shuffling(2).memory_budget(BUDGET).spill_dir(&spill.0),
     );
     assert_eq!(tight, plain);
     assert_read_back_once(&stats, "join");
+    // One partition task per chunk of either side; as many joins as the larger side has
+    // chunks, and under the budget as many more as make each join's inputs fit a task's
+    // share of it (the most a shuffle has: 256).
     assert_eq!(stats.chunks_by_op.get("partition"), Some(&18));
-    assert_eq!(stats.chunks_by_op.get("join"), Some(&15));
+    assert_eq!(plain_stats.chunks_by_op.get("join"), Some(&15));
+    let joins = stats.chunks_by_op.get("join").copied().unwrap_or(0);
+    assert!((16..=256).contains(&joins), "{joins} joins");
 
     let mut right: HashMap<i64, Vec<i64>> = HashMap::new();
     for (k, a) in ints(&r, "k").into_iter().zip(ints(&r, "a")) {

@@ -31,6 +31,7 @@ mod groupby;
 mod io;
 pub(crate) mod node;
 pub(crate) mod plan;
+mod prune;
 mod series;
 
 pub use concat::concat;

@@ -2,7 +2,7 @@
 
 use crate::kept::Kept;
 use arrow::array::RecordBatch;
-use arrow::datatypes::{Schema, SchemaRef};
+use arrow::datatypes::{DataType, Schema, SchemaRef};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tessera_kernels::frame::csv::CsvOptions;
@@ -129,6 +129,16 @@ impl FrameNode {
             FrameKind::Join { left, right, .. } => left
                 .estimated_bytes()
                 .saturating_add(right.estimated_bytes()),
+            // Fewer columns than the input (a select, as column pruning puts over a
+            // source): the input's bytes in proportion to the row widths.
+            FrameKind::Map { input, .. } => {
+                let (from, to) = (row_width(&input.schema), row_width(&self.schema));
+                let bytes = input.estimated_bytes();
+                match to < from {
+                    true => (u128::from(bytes) * u128::from(to) / u128::from(from)) as u64,
+                    false => bytes,
+                }
+            }
             _ => self
                 .inputs()
                 .iter()
@@ -136,6 +146,20 @@ impl FrameNode {
                 .fold(0u64, u64::saturating_add),
         }
     }
+}
+
+/// About the bytes one row of `schema` takes: fixed widths as they are, strings and other
+/// variable-width values at 32 bytes (a guess; only the ratio of two widths is used).
+fn row_width(schema: &Schema) -> u64 {
+    schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Boolean => 1,
+            t => t.primitive_width().map_or(32, |w| w as u64),
+        })
+        .sum::<u64>()
+        .max(1)
 }
 
 impl crate::kept::Lineage for FrameNode {

@@ -13,6 +13,7 @@
 
 use super::io::runs_of_row_groups;
 use super::node::{FrameKind, FrameNode};
+use super::prune::{groupby_reads, project, prune_columns};
 use crate::error::{Error, Result};
 use crate::kept::StoredInputs;
 use crate::session::SessionInner;
@@ -70,7 +71,8 @@ pub(crate) struct FramePlanner<'s> {
     threads: usize,
     shuffle_rows: usize,
     broadcast_bytes: u64,
-    /// Input bytes a shuffle's merge takes in one task (see [`FramePlanner::merge_bounded`]).
+    /// Input bytes a shuffle's merge or join takes in one task (see
+    /// [`FramePlanner::merge_bounded`] and [`FramePlanner::join`]).
     merge_bytes: u64,
     tasks: Vec<ChunkTask>,
     /// Kept chunks the tasks read: persisted data, and chunks earlier stages handed on.
@@ -107,8 +109,8 @@ impl<'s> FramePlanner<'s> {
 
     /// Computes `root` and returns its chunks as tables, in order.
     pub fn execute(&mut self, root: &Arc<FrameNode>) -> Result<Vec<RecordBatch>> {
-        count_uses(root, &mut self.uses, &mut HashSet::new());
-        let keys = self.tables(root)?;
+        let root = self.prepare(root)?;
+        let keys = self.tables(&root)?;
         let chunks = self.run_last(keys)?;
         chunks
             .iter()
@@ -124,8 +126,8 @@ impl<'s> FramePlanner<'s> {
     /// Computes `root` keeping its chunks in the session's storage (Dask's `persist`) and
     /// returns handles on them, in order.
     pub fn persist(&mut self, root: &Arc<FrameNode>) -> Result<Vec<Arc<KeptChunk>>> {
-        count_uses(root, &mut self.uses, &mut HashSet::new());
-        let keys = self.tables(root)?;
+        let root = self.prepare(root)?;
+        let keys = self.tables(&root)?;
         let graph = self.graph(keys, true);
         Ok(self.run_stage(graph)?.kept)
     }
@@ -138,8 +140,8 @@ impl<'s> FramePlanner<'s> {
         path: &Path,
         format: FileFormat,
     ) -> Result<usize> {
-        count_uses(root, &mut self.uses, &mut HashSet::new());
-        let pending = self.pending(root)?;
+        let root = self.prepare(root)?;
+        let pending = self.pending(&root)?;
         let keys: Vec<ChunkKey> = pending
             .into_iter()
             .enumerate()
@@ -153,6 +155,13 @@ impl<'s> FramePlanner<'s> {
             .collect();
         let counts = self.run_last(keys)?;
         Ok(counts.iter().map(|c| rows_column(c)).sum())
+    }
+
+    /// `root` with its columns pruned ([`prune_columns`]), its nodes' consumers counted.
+    fn prepare(&mut self, root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
+        let root = prune_columns(root)?;
+        count_uses(&root, &mut self.uses, &mut HashSet::new());
+        Ok(root)
     }
 
     fn new_key(&mut self) -> ChunkKey {
@@ -449,7 +458,7 @@ impl<'s> FramePlanner<'s> {
         };
         let sink_columns = match &sink {
             Sink::GroupPartial(spec) | Sink::CountedPartial { spec, .. } => {
-                Some(groupby_columns(spec))
+                Some(groupby_reads(spec))
             }
             _ => None,
         };
@@ -539,7 +548,7 @@ impl<'s> FramePlanner<'s> {
     /// as many more columns as the partial has than the groupby reads.
     fn bytes_per_part(&self, spec: &GroupBySpec, input: &arrow::datatypes::Schema) -> Result<u64> {
         let partial_columns = spec.partial_schema(input)?.fields().len() as u64;
-        let read_columns = groupby_columns(spec).len().max(1) as u64;
+        let read_columns = groupby_reads(spec).len().max(1) as u64;
         let merge_input = self.merge_bytes / partial_columns.max(read_columns) * read_columns;
         Ok(merge_input.clamp(MIN_BYTES_PER_PART, BYTES_PER_PART))
     }
@@ -675,10 +684,17 @@ impl<'s> FramePlanner<'s> {
                 .collect());
         }
         let right_chunks = self.pending(right)?;
+        // As many parts as chunks, and enough that each part's join fits a task's share of
+        // the memory budget (the inputs' estimate, in [`Self::merge_bytes`] per part).
+        let by_bytes = left
+            .estimated_bytes()
+            .saturating_add(right.estimated_bytes())
+            .div_ceil(self.merge_bytes.max(1));
         let parts = left_chunks
             .len()
             .max(right_chunks.len())
             .max(self.threads * 2)
+            .max(usize::try_from(by_bytes).unwrap_or(MAX_PARTS))
             .min(MAX_PARTS);
         tracing::debug!(parts, "join: shuffle");
         let mut side = |chunks: Vec<Pending>, keys: &[String]| -> Vec<Vec<ChunkKey>> {
@@ -733,92 +749,6 @@ fn rows_column(c: &ChunkData) -> usize {
     t.column_by_name("rows")
         .and_then(|a| a.as_any().downcast_ref::<arrow::array::Int64Array>())
         .map_or(0, |a| a.values().iter().map(|&v| v.max(0) as usize).sum())
-}
-
-/// The input columns a groupby reads.
-fn groupby_columns(spec: &GroupBySpec) -> Vec<String> {
-    let mut cols = spec.keys.clone();
-    for a in &spec.aggs {
-        if a.func != tessera_kernels::frame::groupby::AggFunc::Size && !cols.contains(&a.column) {
-            cols.push(a.column.clone());
-        }
-    }
-    cols
-}
-
-/// The source columns (by index, in source order) that `steps` and then a sink reading
-/// `sink_columns` (all columns when `None`) need, and the steps rewritten for a source
-/// that holds only those: `Drop`s of columns never read are removed.
-fn project(
-    names: &[String],
-    steps: Vec<MapStep>,
-    sink_columns: Option<Vec<String>>,
-) -> (Vec<usize>, Vec<MapStep>) {
-    // Walk back from the sink: which names must exist before each step.
-    let mut needed: Option<HashSet<String>> = sink_columns.map(|c| c.into_iter().collect());
-    for step in steps.iter().rev() {
-        needed = match (step, needed) {
-            (MapStep::Select(exprs), _) => Some(exprs.iter().flat_map(|e| e.columns()).collect()),
-            (_, None) => None,
-            (MapStep::Filter(e), Some(mut n)) => {
-                n.extend(e.columns());
-                Some(n)
-            }
-            (MapStep::WithColumn { name, expr }, Some(mut n)) => {
-                n.remove(name);
-                n.extend(expr.columns());
-                Some(n)
-            }
-            (MapStep::Drop(_), Some(n)) => Some(n),
-            (MapStep::Rename(pairs), Some(n)) => Some(
-                n.into_iter()
-                    .map(|c| {
-                        pairs
-                            .iter()
-                            .find(|(_, new)| *new == c)
-                            .map_or(c, |(old, _)| old.clone())
-                    })
-                    .collect(),
-            ),
-        };
-    }
-    let kept: Vec<usize> = (0..names.len())
-        .filter(|&i| needed.as_ref().is_none_or(|n| n.contains(&names[i])))
-        .collect();
-    // Walk forward: drop names that the projection already removed from `Drop` steps.
-    let mut present: HashSet<String> = kept.iter().map(|&i| names[i].clone()).collect();
-    let mut out = Vec::with_capacity(steps.len());
-    for step in steps {
-        match step {
-            MapStep::Drop(cols) => {
-                let cols: Vec<String> = cols.into_iter().filter(|c| present.contains(c)).collect();
-                for c in &cols {
-                    present.remove(c);
-                }
-                if !cols.is_empty() {
-                    out.push(MapStep::Drop(cols));
-                }
-            }
-            MapStep::WithColumn { name, expr } => {
-                present.insert(name.clone());
-                out.push(MapStep::WithColumn { name, expr });
-            }
-            MapStep::Select(exprs) => {
-                present = exprs.iter().map(|e| e.output_name()).collect();
-                out.push(MapStep::Select(exprs));
-            }
-            MapStep::Rename(pairs) => {
-                for (old, new) in &pairs {
-                    if present.remove(old) {
-                        present.insert(new.clone());
-                    }
-                }
-                out.push(MapStep::Rename(pairs));
-            }
-            other => out.push(other),
-        }
-    }
-    (kept, out)
 }
 
 /// Job errors of a frame job: a kernel's frame error is the error itself (it names the

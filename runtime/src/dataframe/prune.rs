@@ -39,7 +39,12 @@ pub(crate) fn prune_columns(root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
         rebuilt.insert(node.id, new);
     }
     let new_root = rebuilt.remove(&root.id).unwrap_or_else(|| root.clone());
-    let order: Vec<String> = root.schema.fields().iter().map(|f| f.name().clone()).collect();
+    let order: Vec<String> = root
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
     reordered(new_root, &order)
 }
 
@@ -241,7 +246,13 @@ fn rebuild(
             } else {
                 // Nothing read but the rows: the first column carries them.
                 let cols = match cols.is_empty() {
-                    true => node.schema.fields().iter().take(1).map(|f| f.name().clone()).collect(),
+                    true => node
+                        .schema
+                        .fields()
+                        .iter()
+                        .take(1)
+                        .map(|f| f.name().clone())
+                        .collect(),
                     false => cols,
                 };
                 select(node.clone(), &cols)?

@@ -144,6 +144,50 @@ impl JoinSpec {
         Ok(self.plan(left, right)?.schema)
     }
 
+    /// The columns of each side (in their side's order) that a join whose output columns
+    /// named in `wanted` are read needs: the keys, the columns those outputs are made of,
+    /// and both copies of a name on both sides where either copy is wanted (dropping one
+    /// would take the suffix off the other). Narrowing the sides to these leaves the wanted
+    /// outputs as they were. Errors as [`JoinSpec::output_schema`].
+    pub fn input_columns(
+        &self,
+        left: &Schema,
+        right: &Schema,
+        wanted: &HashSet<String>,
+    ) -> FrameResult<(Vec<String>, Vec<String>)> {
+        let plan = self.plan(left, right)?;
+        let mut l: HashSet<usize> = plan.left_keys.iter().copied().collect();
+        let mut r: HashSet<usize> = plan.right_keys.iter().copied().collect();
+        for (source, field) in plan.sources.iter().zip(plan.schema.fields()) {
+            if !wanted.contains(field.name()) {
+                continue;
+            }
+            match *source {
+                Source::Left(i) => l.insert(i),
+                Source::Right(j) => r.insert(j),
+                Source::Coalesce(i, j) => l.insert(i) | r.insert(j),
+                Source::Indicator => false,
+            };
+        }
+        // Names shown with a suffix: the right columns kept as their own, named as a left one.
+        for source in &plan.sources {
+            let Source::Right(j) = *source else { continue };
+            if let Ok(i) = left.index_of(right.field(j).name()) {
+                if l.contains(&i) || r.contains(&j) {
+                    l.insert(i);
+                    r.insert(j);
+                }
+            }
+        }
+        let names = |schema: &Schema, kept: &HashSet<usize>| {
+            (0..schema.fields().len())
+                .filter(|i| kept.contains(i))
+                .map(|i| schema.field(i).name().clone())
+                .collect()
+        };
+        Ok((names(left, &l), names(right, &r)))
+    }
+
     fn plan(&self, left: &Schema, right: &Schema) -> FrameResult<Plan> {
         let (left_keys, right_keys) = self.key_indices(left, right)?;
         if self.how.is_existence() {

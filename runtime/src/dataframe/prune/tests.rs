@@ -13,7 +13,9 @@ fn left() -> DataFrame {
         ("b", Arc::new(Int64Array::from_iter_values(100..140)) as _),
         (
             "s",
-            Arc::new(StringArray::from_iter_values((0..40).map(|i| format!("row {i}")))) as _,
+            Arc::new(StringArray::from_iter_values(
+                (0..40).map(|i| format!("row {i}")),
+            )) as _,
         ),
     ])
     .unwrap();
@@ -24,7 +26,10 @@ fn left() -> DataFrame {
 fn right() -> DataFrame {
     let batch = RecordBatch::try_from_iter([
         ("k", Arc::new(Int64Array::from_iter_values(0..10)) as _),
-        ("c", Arc::new(Int64Array::from_iter_values((0..10).map(|k| 10 * k))) as _),
+        (
+            "c",
+            Arc::new(Int64Array::from_iter_values((0..10).map(|k| 10 * k))) as _,
+        ),
         ("a", Arc::new(Int64Array::from_iter_values(1000..1010)) as _),
     ])
     .unwrap();
@@ -64,7 +69,11 @@ fn pruned(frame: &DataFrame) -> Arc<FrameNode> {
 
 fn ints(batch: &RecordBatch, name: &str) -> Vec<i64> {
     let c = batch.column_by_name(name).unwrap();
-    c.as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec()
+    c.as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap()
+        .values()
+        .to_vec()
 }
 
 #[test]
@@ -79,7 +88,11 @@ fn a_join_reads_its_keys_and_the_columns_read_above_it() {
         vec![vec!["k", "a", "b"], vec!["k", "c"]],
         "the strings and the right's `a` are never read"
     );
-    assert_eq!(node.schema, frame.schema().unwrap(), "the same columns come out");
+    assert_eq!(
+        node.schema,
+        frame.schema().unwrap(),
+        "the same columns come out"
+    );
     // And the same rows: a > 3 leaves rows 4..40, each joined to its key's one right row.
     let out = frame.sort_values(&["b"], true).execute(&session()).unwrap();
     assert_eq!(ints(&out, "b"), (104..140).collect::<Vec<_>>());
@@ -89,9 +102,7 @@ fn a_join_reads_its_keys_and_the_columns_read_above_it() {
 
 #[test]
 fn both_copies_of_a_suffixed_name_are_read_where_one_is() {
-    let frame = left()
-        .merge(&right(), &["k"], How::Inner)
-        .select(&["a_y"]);
+    let frame = left().merge(&right(), &["k"], How::Inner).select(&["a_y"]);
     let node = pruned(&frame);
     assert_eq!(
         source_columns(&node),
@@ -120,7 +131,9 @@ fn a_node_read_twice_reads_what_both_readers_need_and_is_planned_once() {
         .filter(|n| matches!(n.kind, FrameKind::Map { .. }))
         .collect();
     assert!(
-        shared.iter().all(|m| !m.schema.fields().iter().any(|f| f.name() == "unused")),
+        shared
+            .iter()
+            .all(|m| !m.schema.fields().iter().any(|f| f.name() == "unused")),
         "the column nothing reads is not computed"
     );
     let out = frame.sort_values(&["b"], true).execute(&session()).unwrap();
@@ -144,7 +157,11 @@ fn the_root_keeps_its_columns_in_order_through_replaced_renamed_and_dropped_colu
     );
     let out = frame.sort_values(&["b"], true).execute(&session()).unwrap();
     assert_eq!(
-        out.schema().fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(),
+        out.schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect::<Vec<_>>(),
         ["k", "a_x", "b", "cc"]
     );
     assert_eq!(ints(&out, "a_x"), (101..141).collect::<Vec<_>>());
@@ -158,7 +175,10 @@ fn a_count_of_rows_reads_one_column() {
     assert_eq!(frame.len(&session()).unwrap(), 40);
     let counted = pruned(&left().agg(&[("k", &[Agg::Size])]));
     assert_eq!(source_columns(&counted), vec![vec!["k"]]);
-    let rows = left().agg(&[("k", &[Agg::Size])]).execute(&session()).unwrap();
+    let rows = left()
+        .agg(&[("k", &[Agg::Size])])
+        .execute(&session())
+        .unwrap();
     assert_eq!(rows.num_rows(), 1);
     assert_eq!(rows.column(0).len(), 1);
 }
