@@ -1,6 +1,7 @@
 //! TPC-H on Tessera: writes the eight tables with the `tpchgen` generators, and runs the 22
 //! queries (`tessera_examples::tpch::queries`) on a folder of them, printing each answer's
-//! rows, digest and time, and writing the answers as Parquet when asked.
+//! rows, digest and time, the most host memory its jobs reserved and what they spilled,
+//! and writing the answers as Parquet when asked.
 //!
 //! ```text
 //! cargo run --release -p tessera-examples --example tpch -- gen --sf 1 --out /tmp/tpch-sf1
@@ -21,7 +22,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-use tessera::{LocalCluster, Session};
+use tessera::{fmt_bytes, LocalCluster, Session};
 use tessera_examples::tpch::{digest, gen, queries, Tables};
 use tessera_examples::{exit_code, init_logging, parse_bytes, parse_count};
 
@@ -146,10 +147,16 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
                 let query = queries::query(n, &tables)
                     .ok_or_else(|| format!("no query {n}: TPC-H has queries 1 to 22"))?;
                 let start = Instant::now();
-                let answer = query.execute(&session).map_err(|e| format!("Q{n}: {e}"))?;
+                let (answer, stats) = query
+                    .execute_with_stats(&session)
+                    .map_err(|e| format!("Q{n}: {e}"))?;
                 let seconds = start.elapsed().as_secs_f64();
                 let (rows, sum) = digest(std::slice::from_ref(&answer))?;
-                println!("Q{n:<2} {rows:>6} rows  digest {sum:<16} {seconds:.3} s");
+                println!(
+                    "Q{n:<2} {rows:>6} rows  digest {sum:<16} {seconds:.3} s  peak reserved {}  spilled {}",
+                    fmt_bytes(stats.peak_host_reserved),
+                    fmt_bytes(stats.storage.bytes_spilled)
+                );
                 if show > 0 {
                     println!(
                         "{}",

@@ -169,10 +169,10 @@ fn qr_block(rows: usize) -> Result<Arc<ChunkData>, String> {
 
 /// An inner join of the two inputs on `k`.
 fn join_op() -> ChunkOp {
-    ChunkOp::Frame(FrameOp::Join {
-        spec: JoinSpec::new(vec!["k".into()], vec!["k".into()], JoinHow::Inner),
-        n_left: 1,
-    })
+    ChunkOp::Frame(FrameOp::join(
+        JoinSpec::new(vec!["k".into()], vec!["k".into()], JoinHow::Inner),
+        1,
+    ))
 }
 
 /// `sum(v1) by id1` as one groupby partial of the task's input table.

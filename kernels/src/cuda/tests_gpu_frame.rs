@@ -146,10 +146,7 @@ fn gpu_joins_equal_the_cpus() {
             (left.slice(n / 3, n - n / 3), right.slice(m / 5, m - m / 5)),
         ] {
             for spec in join_specs() {
-                let op = ChunkOp::Frame(FrameOp::Join {
-                    spec: spec.clone(),
-                    n_left: 1,
-                });
+                let op = ChunkOp::Frame(FrameOp::join(spec.clone(), 1));
                 assert!(Gpu::runs(&op));
                 let inputs = [
                     Arc::new(ChunkData::Table(l.clone())),

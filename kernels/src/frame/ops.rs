@@ -49,6 +49,15 @@ pub enum Source {
     Csv(CsvScan),
     /// Row groups of a Parquet file.
     Parquet(ParquetScan),
+    /// The join of the task's first `n_left` input chunks (concatenated) with the rest: a
+    /// join's output goes through the steps and the sink in the same task, never stored
+    /// whole (a filter after it, the partition for the next join, a groupby's partial).
+    Join {
+        /// The join.
+        spec: JoinSpec,
+        /// How many inputs belong to the left side.
+        n_left: usize,
+    },
 }
 
 /// What a pipeline does with its rows.
@@ -116,13 +125,6 @@ pub enum FrameOp {
         /// Produce the result rather than a partial.
         finalize: bool,
     },
-    /// Join the first `n_left` inputs (concatenated) with the rest.
-    Join {
-        /// The join.
-        spec: JoinSpec,
-        /// How many inputs belong to the left side.
-        n_left: usize,
-    },
     /// The distinct tuples of the `keys` columns of the inputs (see
     /// [`join::distinct_keys`]): the right side of a broadcast semi, anti or mark join.
     DistinctKeys {
@@ -144,6 +146,15 @@ pub enum FrameOp {
 }
 
 impl FrameOp {
+    /// The join of the first `n_left` inputs (concatenated) with the rest, kept as a table.
+    pub fn join(spec: JoinSpec, n_left: usize) -> FrameOp {
+        FrameOp::Pipeline(Pipeline {
+            source: Source::Join { spec, n_left },
+            steps: Vec::new(),
+            sink: Sink::Table,
+        })
+    }
+
     /// A short name for logs, statistics and fault injection.
     pub fn name(&self) -> &'static str {
         match self {
@@ -154,9 +165,9 @@ impl FrameOp {
                 (Source::Csv(_), Sink::Table) => "read_csv",
                 (Source::Parquet(_), Sink::Table) => "read_parquet",
                 (Source::Input, Sink::Table) => "map",
+                (Source::Join { .. }, Sink::Table) => "join",
             },
             FrameOp::GroupMerge { .. } => "group_merge",
-            FrameOp::Join { .. } => "join",
             FrameOp::DistinctKeys { .. } => "distinct_keys",
             FrameOp::Sort { .. } => "sort",
             FrameOp::Concat { .. } => "concat",
@@ -167,25 +178,31 @@ impl FrameOp {
     /// and its output: a CSV range's text, and the rows parsed from it unless they are the
     /// output; the hash tables, group states, index lists or concatenated sides of a
     /// groupby partial, a partition, a merge, a join, a distinct or a sort, taken at their
-    /// inputs' size; nothing for a concatenation (its output is all it makes) or a Parquet
-    /// scan (pages decode into the output).
+    /// inputs' size (a join's rows too, where its sink makes something else of them);
+    /// nothing for a concatenation (its output is all it makes) or a Parquet scan (pages
+    /// decode into the output).
     pub fn working_estimate(&self, input_bytes: u64) -> u64 {
         match self {
             FrameOp::Pipeline(p) => {
                 let text = match &p.source {
                     Source::Csv(scan) => scan.range.end.saturating_sub(scan.range.start),
-                    Source::Parquet(_) | Source::Input => 0,
+                    Source::Parquet(_) | Source::Input | Source::Join { .. } => 0,
+                };
+                let join = match p.source {
+                    Source::Join { .. } => input_bytes,
+                    _ => 0,
                 };
                 if matches!(p.sink, Sink::Table) {
-                    text // the parsed rows are the output
+                    text.saturating_add(join) // the parsed or joined rows are the output
                 } else {
-                    text.saturating_mul(2).saturating_add(input_bytes)
+                    text.saturating_mul(2)
+                        .saturating_add(input_bytes)
+                        .saturating_add(join.saturating_mul(2))
                 }
             }
-            FrameOp::GroupMerge { .. }
-            | FrameOp::Join { .. }
-            | FrameOp::DistinctKeys { .. }
-            | FrameOp::Sort { .. } => input_bytes,
+            FrameOp::GroupMerge { .. } | FrameOp::DistinctKeys { .. } | FrameOp::Sort { .. } => {
+                input_bytes
+            }
             FrameOp::Concat { .. } => 0,
         }
     }
@@ -288,6 +305,13 @@ fn run_pipeline(
             &s.options,
         )?,
         Source::Parquet(scan) => parquet::read(scan)?,
+        Source::Join { spec, n_left } => {
+            let t = tables(inputs)?;
+            let (left, right) = t.split_at((*n_left).min(t.len()));
+            let matcher =
+                |b: &[ArrayRef], p: &[ArrayRef], keep: bool| device.match_keys(b, p, keep);
+            join::hash_join_with(spec, &concat_all(left)?, &concat_all(right)?, &matcher)?
+        }
     };
     let filter = |e: &Expr, over: &RecordBatch, keep: &RecordBatch| device.filter(e, over, keep);
     let batch = match (p.steps.split_last(), group_spec(&p.sink)) {
@@ -393,16 +417,6 @@ fn run_op(
                 merged
             }))
         }),
-        FrameOp::Join { spec, n_left } => {
-            let t = tables(inputs)?;
-            let (left, right) = t.split_at((*n_left).min(t.len()));
-            let left = concat_all(left)?;
-            let right = concat_all(right)?;
-            let matcher =
-                |b: &[ArrayRef], p: &[ArrayRef], keep: bool| device.match_keys(b, p, keep);
-            let joined = join::hash_join_with(spec, &left, &right, &matcher)?;
-            return Ok(ChunkData::Table(joined));
-        }
         FrameOp::DistinctKeys { keys } => tables(inputs)
             .and_then(|t| join::distinct_keys(keys, &t))
             .map(ChunkData::Table),

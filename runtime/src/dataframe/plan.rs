@@ -55,11 +55,11 @@ const MERGE_FOOTPRINT: u64 = 3;
 enum Pending {
     /// A chunk that has a task.
     Emitted(ChunkKey),
-    /// Rows to read from `source` (for `Source::Input`, from chunk `input`) and the steps
-    /// to apply to them.
+    /// Rows to read from `source` (for `Source::Input`, from the chunk in `inputs`; for
+    /// `Source::Join`, joined from them) and the steps to apply to them.
     Open {
-        source: Source,
-        input: Option<ChunkKey>,
+        source: Box<Source>,
+        inputs: Vec<ChunkKey>,
         steps: Vec<MapStep>,
     },
 }
@@ -326,15 +326,15 @@ impl<'s> FramePlanner<'s> {
                     )?;
                     for range in ranges {
                         out.push(Pending::Open {
-                            source: Source::Csv(CsvScan {
+                            source: Box::new(Source::Csv(CsvScan {
                                 path: f.path.clone(),
                                 range,
                                 data_start: f.data_start,
                                 schema: src.schema.clone(),
                                 projection: None,
                                 options: src.options.clone(),
-                            }),
-                            input: None,
+                            })),
+                            inputs: Vec::new(),
                             steps: Vec::new(),
                         });
                     }
@@ -352,12 +352,12 @@ impl<'s> FramePlanner<'s> {
                 runs_of_row_groups(&src.row_groups, target, self.threads)
                     .into_iter()
                     .map(|rgs| Pending::Open {
-                        source: Source::Parquet(ParquetScan {
+                        source: Box::new(Source::Parquet(ParquetScan {
                             path: src.path.clone(),
                             row_groups: rgs,
                             columns: Some(columns.clone()),
-                        }),
-                        input: None,
+                        })),
+                        inputs: Vec::new(),
                         steps: Vec::new(),
                     })
                     .collect()
@@ -381,19 +381,19 @@ impl<'s> FramePlanner<'s> {
                 .into_iter()
                 .map(|p| match p {
                     Pending::Emitted(k) => Pending::Open {
-                        source: Source::Input,
-                        input: Some(k),
+                        source: Box::new(Source::Input),
+                        inputs: vec![k],
                         steps: steps.clone(),
                     },
                     Pending::Open {
                         source,
-                        input,
+                        inputs,
                         steps: mut s,
                     } => {
                         s.extend(steps.iter().cloned());
                         Pending::Open {
                             source,
-                            input,
+                            inputs,
                             steps: s,
                         }
                     }
@@ -413,11 +413,7 @@ impl<'s> FramePlanner<'s> {
                 };
                 keys.into_iter().map(Pending::Emitted).collect()
             }
-            FrameKind::Join { left, right, spec } => self
-                .join(left, right, spec)?
-                .into_iter()
-                .map(Pending::Emitted)
-                .collect(),
+            FrameKind::Join { left, right, spec } => self.join(left, right, spec)?,
             FrameKind::Sort { input, by, limit } => {
                 let keys = self.tables(input)?;
                 vec![Pending::Emitted(self.frame(
@@ -447,14 +443,14 @@ impl<'s> FramePlanner<'s> {
     /// Gives `pending` a task ending in `sink`, pushing the columns the steps and the sink
     /// need into the reader.
     fn emit(&mut self, pending: Pending, sink: Sink) -> ChunkKey {
-        let (mut source, input, steps) = match pending {
+        let (mut source, inputs, steps) = match pending {
             Pending::Emitted(k) if sink == Sink::Table => return k,
-            Pending::Emitted(k) => (Source::Input, Some(k), Vec::new()),
+            Pending::Emitted(k) => (Box::new(Source::Input), vec![k], Vec::new()),
             Pending::Open {
                 source,
-                input,
+                inputs,
                 steps,
-            } => (source, input, steps),
+            } => (source, inputs, steps),
         };
         let sink_columns = match &sink {
             Sink::GroupPartial(spec) | Sink::CountedPartial { spec, .. } => {
@@ -462,7 +458,7 @@ impl<'s> FramePlanner<'s> {
             }
             _ => None,
         };
-        let steps = match &mut source {
+        let steps = match source.as_mut() {
             Source::Csv(scan) => {
                 let names: Vec<String> = scan
                     .schema
@@ -480,14 +476,14 @@ impl<'s> FramePlanner<'s> {
                 scan.columns = Some(kept.iter().map(|&i| names[i].clone()).collect());
                 steps
             }
-            Source::Input => steps,
+            Source::Input | Source::Join { .. } => steps,
         };
         let op = FrameOp::Pipeline(Pipeline {
-            source,
+            source: *source,
             steps,
             sink,
         });
-        self.frame(op, input.into_iter().collect())
+        self.frame(op, inputs)
     }
 
     /// Plans a groupby: partials, then (decided from their rows) one merge, a merge tree or
@@ -648,13 +644,14 @@ impl<'s> FramePlanner<'s> {
 
     /// Plans a join: broadcast of a small right side (for a semi, anti or mark join, of its
     /// distinct keys), or a hash shuffle of both sides. Right and outer joins, which keep
-    /// the right rows that match nothing, are always shuffled.
+    /// the right rows that match nothing, are always shuffled. Each join is left open: the
+    /// steps after it and its reader's sink run in its task.
     fn join(
         &mut self,
         left: &Arc<FrameNode>,
         right: &Arc<FrameNode>,
         spec: &JoinSpec,
-    ) -> Result<Vec<ChunkKey>> {
+    ) -> Result<Vec<Pending>> {
         let left_chunks = self.pending(left)?;
         let keeps_right_rows = matches!(spec.how, JoinHow::Right | JoinHow::Outer);
         let broadcast = !keeps_right_rows && right.estimated_bytes() <= self.broadcast_bytes;
@@ -672,14 +669,9 @@ impl<'s> FramePlanner<'s> {
             return Ok(left_chunks
                 .into_iter()
                 .map(|p| {
-                    let l = self.emit(p, Sink::Table);
-                    let mut inputs = vec![l];
+                    let mut inputs = vec![self.emit(p, Sink::Table)];
                     inputs.extend(&right_keys);
-                    let op = FrameOp::Join {
-                        spec: spec.clone(),
-                        n_left: 1,
-                    };
-                    self.frame(op, inputs)
+                    joined(spec, 1, inputs)
                 })
                 .collect());
         }
@@ -707,15 +699,23 @@ impl<'s> FramePlanner<'s> {
         let r = side(right_chunks, &spec.right_on);
         Ok((0..parts)
             .map(|p| {
-                let op = FrameOp::Join {
-                    spec: spec.clone(),
-                    n_left: l.len(),
-                };
                 let mut inputs = part_of_each(&l, p);
                 inputs.extend(part_of_each(&r, p));
-                self.frame(op, inputs)
+                joined(spec, l.len(), inputs)
             })
             .collect())
+    }
+}
+
+/// The rows of a join of `inputs` (the first `n_left` its left side), not yet given a task.
+fn joined(spec: &JoinSpec, n_left: usize, inputs: Vec<ChunkKey>) -> Pending {
+    Pending::Open {
+        source: Box::new(Source::Join {
+            spec: spec.clone(),
+            n_left,
+        }),
+        inputs,
+        steps: Vec::new(),
     }
 }
 

@@ -31,7 +31,7 @@ use super::filter_gen;
 use super::{nvrtc, probe, GpuProbe};
 use crate::frame::join::JoinHow;
 use crate::frame::map::MapStep;
-use crate::frame::ops::{self as frame_ops, FrameOp, Sink, Source};
+use crate::frame::ops::{self as frame_ops, FrameOp, Pipeline, Sink, Source};
 use crate::linalg::LinalgOp;
 use crate::{ChunkData, ChunkOp, KernelError};
 use cudarc::cublas::CudaBlas;
@@ -348,6 +348,12 @@ impl Gpu {
     pub fn runs(op: &ChunkOp) -> bool {
         match op {
             ChunkOp::Fused(_) | ChunkOp::Linalg(LinalgOp::MatMul { .. } | LinalgOp::Qr(_)) => true,
+            // A join's matching; the steps and sink fused after it take the device's
+            // kernels where it has them, else the CPU's.
+            ChunkOp::Frame(FrameOp::Pipeline(Pipeline {
+                source: Source::Join { spec, .. },
+                ..
+            })) => matches!(spec.how, JoinHow::Inner | JoinHow::Left),
             ChunkOp::Frame(FrameOp::Pipeline(p)) => {
                 // A table kept after filters goes to the device only where a predicate may
                 // have a kernel there.
@@ -361,9 +367,6 @@ impl Gpu {
                         Sink::Table => filters,
                         Sink::Partition { .. } | Sink::Write { .. } => false,
                     }
-            }
-            ChunkOp::Frame(FrameOp::Join { spec, .. }) => {
-                matches!(spec.how, JoinHow::Inner | JoinHow::Left)
             }
             _ => false,
         }
