@@ -61,10 +61,12 @@ pub fn compact_views(batch: RecordBatch) -> FrameResult<RecordBatch> {
 }
 
 /// The view array `a` in buffers of its own, if its buffers hold over twice what it uses
-/// (and more than a block's worth of slack).
+/// (and more than a block's worth of slack). A buffer is counted by its capacity, as
+/// [`batch_bytes`] counts it: a reader's buffer reserved for a page of strings that all
+/// turned out short enough to inline holds nothing and still pins its allocation.
 fn compact<T: ByteViewType + ?Sized>(a: &GenericByteViewArray<T>) -> Option<ArrayRef> {
     const SLACK: usize = 64 << 10;
-    let held: usize = a.data_buffers().iter().map(|b| b.len()).sum();
+    let held: usize = a.data_buffers().iter().map(|b| b.capacity()).sum();
     let used = a.total_buffer_bytes_used();
     (held > used.saturating_mul(2).saturating_add(SLACK)).then(|| Arc::new(a.gc()) as ArrayRef)
 }
@@ -176,6 +178,30 @@ mod tests {
         // The whole array uses its buffers: nothing to copy.
         let whole = RecordBatch::try_from_iter([("s", all.clone())]).unwrap();
         assert!(Arc::ptr_eq(compact_views(whole).unwrap().column(0), &all));
+    }
+
+    #[test]
+    fn short_strings_taken_from_a_column_with_long_ones_keep_no_buffer() {
+        let strings: Vec<String> = (0..20_000)
+            .map(|i| match i % 2 {
+                0 => "F".to_string(),
+                _ => format!("a string longer than twelve {i}"),
+            })
+            .collect();
+        let all: ArrayRef = Arc::new(StringViewArray::from_iter_values(&strings));
+        let ids = UInt32Array::from_iter_values((0..20_000).step_by(2).take(3000));
+        let taken = arrow::compute::take(&all, &ids, None).unwrap();
+        let batch = RecordBatch::try_from_iter([("s", taken)]).unwrap();
+        let parts: Vec<RecordBatch> = (0..3).map(|p| batch.slice(p * 1000, 1000)).collect();
+        for part in parts {
+            let out = compact_views(part.clone()).unwrap();
+            assert_eq!(out, part);
+            assert!(
+                batch_bytes(&out) <= 16_000 + 1000,
+                "{} bytes",
+                batch_bytes(&out)
+            );
+        }
     }
 
     #[test]

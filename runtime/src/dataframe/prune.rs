@@ -8,7 +8,8 @@
 //! rebuilds the nodes over their narrowed inputs. Sources get a `Select` of their needed
 //! columns, which the planner pushes into the CSV or Parquet reader; row-wise steps that
 //! compute a column nobody reads are dropped; a join reads its keys and the columns its read
-//! outputs come from. The root keeps its columns, in order.
+//! outputs come from; the columns only a filter or a join's match read are selected away
+//! after it, in the same task. The root keeps its columns, in order.
 
 use super::node::{FrameKind, FrameNode};
 use crate::error::Result;
@@ -36,6 +37,15 @@ pub(crate) fn prune_columns(root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
     for node in &order {
         let want = needed.get(&node.id).cloned().unwrap_or_default();
         let new = rebuild(node, &want, &rebuilt)?;
+        let new = match node.kind {
+            // Columns its steps or its join read and nothing above does (a filter's, a
+            // join's keys) go before the rows move on: a select, which the planner fuses
+            // into the task that computes them.
+            FrameKind::Map { .. } | FrameKind::Join { .. } if node.id != root.id => {
+                narrowed(new, &want)?
+            }
+            _ => new,
+        };
         rebuilt.insert(node.id, new);
     }
     let new_root = rebuilt.remove(&root.id).unwrap_or_else(|| root.clone());
@@ -353,6 +363,22 @@ fn rebuild(
             FrameNode::new(schema, FrameKind::Concat(news))
         }
     })
+}
+
+/// `node` without the columns not in `want` (itself where it has no other, or where `want`
+/// names none of its columns: then only its rows are read).
+fn narrowed(node: Arc<FrameNode>, want: &HashSet<String>) -> Result<Arc<FrameNode>> {
+    let cols: Vec<String> = node
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .filter(|n| want.contains(n))
+        .collect();
+    match cols.is_empty() || cols.len() == node.schema.fields().len() {
+        true => Ok(node),
+        false => select(node, &cols),
+    }
 }
 
 /// `node` with exactly the columns `order`, in that order (itself where it has them so).

@@ -93,6 +93,21 @@ fn a_join_reads_its_keys_and_the_columns_read_above_it() {
         frame.schema().unwrap(),
         "the same columns come out"
     );
+    // The filter's `a` goes right after the filter: the join never sees it.
+    let join = postorder(&node)
+        .into_iter()
+        .find(|n| matches!(n.kind, FrameKind::Join { .. }))
+        .unwrap();
+    let FrameKind::Join { left, .. } = &join.kind else {
+        unreachable!()
+    };
+    let left_names: Vec<&str> = left
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect();
+    assert_eq!(left_names, ["k", "b"]);
     // And the same rows: a > 3 leaves rows 4..40, each joined to its key's one right row.
     let out = frame.sort_values(&["b"], true).execute(&session()).unwrap();
     assert_eq!(ints(&out, "b"), (104..140).collect::<Vec<_>>());
