@@ -152,9 +152,11 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
                     .map_err(|e| format!("Q{n}: {e}"))?;
                 let seconds = start.elapsed().as_secs_f64();
                 let (rows, sum) = digest(std::slice::from_ref(&answer))?;
+                let budget = session.config().memory_budget.max(1);
                 println!(
-                    "Q{n:<2} {rows:>6} rows  digest {sum:<16} {seconds:.3} s  peak reserved {}  spilled {}",
+                    "Q{n:<2} {rows:>6} rows  digest {sum:<16} {seconds:.3} s  peak reserved {} ({:.0}% of the budget)  spilled {}",
                     fmt_bytes(stats.peak_host_reserved),
+                    stats.peak_host_reserved as f64 * 100.0 / budget as f64,
                     fmt_bytes(stats.storage.bytes_spilled)
                 );
                 if show > 0 {
