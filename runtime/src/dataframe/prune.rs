@@ -241,38 +241,24 @@ fn rebuild(
     rebuilt: &HashMap<u64, Arc<FrameNode>>,
 ) -> Result<Arc<FrameNode>> {
     let new = |n: &Arc<FrameNode>| rebuilt.get(&n.id).cloned().unwrap_or_else(|| n.clone());
-    let same = |old: &Arc<FrameNode>, n: &Arc<FrameNode>| Arc::ptr_eq(old, n);
+    let inputs = node.inputs();
+    let unchanged = inputs.iter().all(|i| Arc::ptr_eq(i, &new(i)));
     Ok(match &node.kind {
         FrameKind::Csv(_) | FrameKind::Parquet(_) | FrameKind::Batches(_) | FrameKind::Kept(_) => {
-            let cols: Vec<String> = node
-                .schema
-                .fields()
-                .iter()
-                .map(|f| f.name().clone())
-                .filter(|n| want.contains(n))
-                .collect();
-            if cols.len() == node.schema.fields().len() {
-                node.clone()
-            } else {
+            let names = node.schema.fields().iter().map(|f| f.name().clone());
+            let cols: Vec<String> = names.clone().filter(|n| want.contains(n)).collect();
+            match cols.len() {
+                n if n == node.schema.fields().len() => node.clone(),
                 // Nothing read but the rows: the first column carries them.
-                let cols = match cols.is_empty() {
-                    true => node
-                        .schema
-                        .fields()
-                        .iter()
-                        .take(1)
-                        .map(|f| f.name().clone())
-                        .collect(),
-                    false => cols,
-                };
-                select(node.clone(), &cols)?
+                0 => select(node.clone(), &names.take(1).collect::<Vec<_>>())?,
+                _ => select(node.clone(), &cols)?,
             }
         }
         FrameKind::Map { input, steps } => {
             let input_new = new(input);
             let (kept, _) = narrow_steps(steps, want);
             let kept = fit_steps(kept, names(&input_new.schema)).0;
-            if same(input, &input_new) && kept == *steps {
+            if unchanged && kept == *steps {
                 return Ok(node.clone());
             }
             let schema = steps_schema(&input_new.schema, &kept)?;
@@ -284,25 +270,17 @@ fn rebuild(
                 },
             )
         }
-        FrameKind::GroupBy { input, spec, sort } => {
-            let input_new = new(input);
-            if same(input, &input_new) {
-                return Ok(node.clone());
-            }
-            FrameNode::new(
-                node.schema.clone(),
-                FrameKind::GroupBy {
-                    input: input_new,
-                    spec: spec.clone(),
-                    sort: *sort,
-                },
-            )
-        }
+        _ if unchanged => node.clone(),
+        FrameKind::GroupBy { input, spec, sort } => FrameNode::new(
+            node.schema.clone(),
+            FrameKind::GroupBy {
+                input: new(input),
+                spec: spec.clone(),
+                sort: *sort,
+            },
+        ),
         FrameKind::Join { left, right, spec } => {
             let (l, r) = (new(left), new(right));
-            if same(left, &l) && same(right, &r) {
-                return Ok(node.clone());
-            }
             let schema = spec.output_schema(&l.schema, &r.schema)?;
             FrameNode::new(
                 Arc::new(schema),
@@ -314,38 +292,25 @@ fn rebuild(
             )
         }
         FrameKind::Sort { input, by, limit } => {
-            let input_new = new(input);
-            if same(input, &input_new) {
-                return Ok(node.clone());
-            }
-            FrameNode::new(
-                input_new.schema.clone(),
-                FrameKind::Sort {
-                    input: input_new,
-                    by: by.clone(),
-                    limit: *limit,
-                },
-            )
+            let input = new(input);
+            let kind = FrameKind::Sort {
+                input: input.clone(),
+                by: by.clone(),
+                limit: *limit,
+            };
+            FrameNode::new(input.schema.clone(), kind)
         }
         FrameKind::Head { input, n } => {
-            let input_new = new(input);
-            if same(input, &input_new) {
-                return Ok(node.clone());
-            }
-            FrameNode::new(
-                input_new.schema.clone(),
-                FrameKind::Head {
-                    input: input_new,
-                    n: *n,
-                },
-            )
+            let input = new(input);
+            let kind = FrameKind::Head {
+                input: input.clone(),
+                n: *n,
+            };
+            FrameNode::new(input.schema.clone(), kind)
         }
         FrameKind::Concat(inputs) => {
-            let news: Vec<Arc<FrameNode>> = inputs.iter().map(new).collect();
-            if inputs.iter().zip(&news).all(|(a, b)| same(a, b)) {
-                return Ok(node.clone());
-            }
             // Every input stacks in the concat's column order.
+            let news: Vec<Arc<FrameNode>> = inputs.iter().map(new).collect();
             let order: Vec<String> = node
                 .schema
                 .fields()
