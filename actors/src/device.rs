@@ -19,7 +19,7 @@ use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tessera_kernels::cuda::Gpu;
+use tessera_cuda::Gpu;
 use tessera_kernels::{cpu, ChunkData, ChunkOp, KernelError};
 
 /// The id of the CPU pool's device actor.

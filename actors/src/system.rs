@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use tessera_kernels::cuda::Gpu;
+use tessera_cuda::Gpu;
 use tessera_kernels::ChunkData;
 use thiserror::Error;
 

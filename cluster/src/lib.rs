@@ -1,4 +1,4 @@
-//! Tessera's distributed mode (docs/DISTRIBUTED.md, issue 14): one scheduler, many
+//! Tessera's distributed mode (docs/guide/cluster.md): one scheduler, many
 //! workers, any number of clients.
 //!
 //! - [`auth`]: the shared secret every call carries off loopback.

@@ -2,13 +2,13 @@
 //!
 //! A chunk is one block of a tensor (a [`HostTensor`]) or a partial reduction
 //! ([`Partial`]). A [`ChunkOp`] says how to compute one chunk from its inputs; the
-//! per-device implementations live in [`cpu`] and, loaded at run time, [`cuda`].
+//! CPU implementations live in [`cpu`] (arrays) and [`frame`] (dataframes); the CUDA
+//! device, loaded at run time, is the `tessera-cuda` crate.
 //! This crate knows nothing of actors, graphs or users.
 
 pub mod array;
 pub mod chunk;
 pub mod cpu;
-pub mod cuda;
 pub mod dtype;
 pub mod error;
 pub mod expr;

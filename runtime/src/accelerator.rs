@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
-use tessera_kernels::cuda::{nvrtc, probe, Gpu, GpuProbe};
+use tessera_cuda::{nvrtc, probe, Gpu, GpuProbe};
 
 /// The environment variable that picks the backend when the code does not
 /// ([`crate::SessionBuilder::backend`]): `cpu`, `cuda` or `auto`.

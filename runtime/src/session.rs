@@ -32,7 +32,7 @@ pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
 
 /// [`DEFAULT_CHUNK_BYTES`] of a session computing on GPUs: each task costs the runtime
 /// a fixed ~0.3 ms, which a GPU needs large chunks to hide (pi over 1e10 points on an H200
-/// took 1.33 s in 32 MiB chunks, 0.083 s in 1.6 GB ones; `docs/GPU.md`). A fused chunk
+/// took 1.33 s in 32 MiB chunks, 0.083 s in 1.6 GB ones; `docs/log/gpu.md`). A fused chunk
 /// that ends in a reduction is never materialized, so its size costs no memory.
 pub const DEFAULT_GPU_CHUNK_BYTES: usize = 1 << 30;
 
@@ -123,7 +123,7 @@ impl SessionBuilder {
     /// memory runs above it by what the running tasks hold while they compute (their
     /// inputs, hash tables and parse buffers: a few chunks per thread) and by what the
     /// allocator keeps of freed memory; on glibc the store hands that back after spilling.
-    /// The README's "Spilling" section has measured figures.
+    /// `docs/benchmarks.md` has measured figures, `docs/guide/memory.md` the rules.
     pub fn memory_budget(mut self, bytes: u64) -> Self {
         self.memory_budget = Some(bytes);
         self

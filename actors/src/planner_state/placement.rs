@@ -28,7 +28,7 @@ use crate::store::ChunkId;
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::time::Duration;
-use tessera_kernels::cuda::Gpu;
+use tessera_cuda::Gpu;
 
 /// Input bytes over which a task waits for a busy device holding them rather than move
 /// them to another busy device: about what a loopback transfer moves in a few
@@ -273,7 +273,7 @@ mod tests {
     use crate::store::tests::chunk;
     use crate::store::ChunkId;
     use std::time::Instant;
-    use tessera_kernels::cuda::GPU_MIN_ELEMENTS;
+    use tessera_cuda::GPU_MIN_ELEMENTS;
     use tessera_kernels::ChunkOp;
 
     const CPU: DeviceId = DeviceId(0);

@@ -33,7 +33,7 @@ pub(crate) fn run(spec: &CombineSpec, inputs: &[Arc<ChunkData>]) -> Result<Chunk
 /// tensor where its reduction's `finalize` asks: what a finalizing combine of this one
 /// partial returns, bit for bit. A chunk of a kernel without a reduction, or of one left
 /// unfinished, is returned as it is.
-pub(crate) fn finish_reduction(
+pub fn finish_reduction(
     reduce: Option<&ChunkReduce>,
     partial: ChunkData,
 ) -> Result<ChunkData, KernelError> {

@@ -144,7 +144,7 @@ fn input_matrix<'a>(
 
 /// Input `r` as a row-major `f64` matrix: its values, rows and columns (for other
 /// devices' products, which check their operands as the CPU does).
-pub(crate) fn input_rows<'a>(
+pub fn input_rows<'a>(
     inputs: &'a [Arc<ChunkData>],
     r: &InputRef,
     what: &str,
@@ -201,7 +201,7 @@ fn operand<'a>(
 
 /// `InvalidValue` naming `what` where `data` holds a NaN or an infinity (the factorizations'
 /// inputs must be finite).
-pub(crate) fn check_finite(data: &[f64], what: &str) -> Result<(), KernelError> {
+pub fn check_finite(data: &[f64], what: &str) -> Result<(), KernelError> {
     if data.iter().all(|x| x.is_finite()) {
         Ok(())
     } else {

@@ -5,16 +5,16 @@ mod combine;
 mod elementwise;
 mod fused;
 mod libm;
-pub(crate) mod linalg;
+pub mod linalg;
 pub mod philox;
-pub(crate) mod reduce;
+pub mod reduce;
 mod reshape;
 mod runs;
-pub(crate) mod shortcuts;
+pub mod shortcuts;
 pub mod vmath;
 
 use crate::{ChunkData, ChunkOp, KernelError};
-pub(crate) use combine::finish_reduction;
+pub use combine::finish_reduction;
 use std::sync::Arc;
 
 /// Runs one chunk op on the calling thread.

@@ -8,7 +8,7 @@ use crate::tensor::{Buffer, Element, HostTensor};
 use crate::{with_buffer, KernelError};
 
 /// Per-slot state of one reduction (see [`Partial`] for the parts of each op).
-pub(crate) struct Accumulator {
+pub struct Accumulator {
     op: ReduceOp,
     dtype: DType,
     slots: usize,

@@ -18,20 +18,28 @@ use crate::KernelError;
 
 /// How one instruction of a kernel is evaluated.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Shortcut {
+pub enum Shortcut {
     /// On its own.
     Plain,
     /// Not at all: an earlier instruction computes it, or nothing reads it any more.
     Skip,
     /// A `sin` or `cos` that also computes the other function of its operand into the
     /// instruction `gap` places later.
-    SinCos { gap: usize },
+    SinCos {
+        /// How many instructions later the other function's result goes.
+        gap: usize,
+    },
     /// `0 <= x && x < limit` (a rewritten `sqrt(x) < c` or `sqrt(x) <= c`).
-    SqrtBelow { x: usize, limit: f64 },
+    SqrtBelow {
+        /// The instruction whose value is compared.
+        x: usize,
+        /// The bound on `x` that `c` becomes (about `c * c`).
+        limit: f64,
+    },
 }
 
 /// The shortcut of every instruction of a kernel whose result is instruction `root`.
-pub(crate) fn plan(instrs: &[Instr], root: usize) -> Vec<Shortcut> {
+pub fn plan(instrs: &[Instr], root: usize) -> Vec<Shortcut> {
     let mut how = vec![Shortcut::Plain; instrs.len()];
     pair_sin_cos(instrs, &mut how);
     let mut uses = vec![0usize; instrs.len()];

@@ -20,5 +20,7 @@ pub mod sort;
 pub mod table;
 #[cfg(test)]
 mod test_rng;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use error::{FrameError, FrameResult};

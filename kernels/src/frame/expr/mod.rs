@@ -272,7 +272,7 @@ mod tests;
 #[cfg(test)]
 mod tests_dates;
 mod typing;
-pub(crate) mod zone;
+pub mod zone;
 
 /// A column by name: `col("fare_amount")`.
 pub fn col(name: &str) -> Expr {

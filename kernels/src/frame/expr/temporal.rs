@@ -69,7 +69,7 @@ fn measure(dt: &DataType) -> Option<Measure<'_>> {
 
 impl Literal {
     /// The integer a date, timestamp or duration constant is stored as.
-    pub(crate) fn time_value(&self) -> Option<i64> {
+    pub fn time_value(&self) -> Option<i64> {
         match self {
             Literal::Date(d) => Some(i64::from(*d)),
             Literal::Timestamp { value, .. } | Literal::Duration { value, .. } => Some(*value),
@@ -82,7 +82,7 @@ impl Literal {
     /// rounded down, and whether that is exact. `None` where it is no such constant or `dt`
     /// is no type it compares with; an error message where one of them is tz-aware and the
     /// other not, or the value is out of `dt`'s range.
-    pub(crate) fn ticks_in(&self, dt: &DataType) -> Option<Result<(i64, bool), String>> {
+    pub fn ticks_in(&self, dt: &DataType) -> Option<Result<(i64, bool), String>> {
         let value = i128::from(self.time_value()?);
         let tick = match (measure(&self.data_type())?, measure(dt)?) {
             (Measure::Instant(mine, my_zone), Measure::Instant(tick, zone)) => {

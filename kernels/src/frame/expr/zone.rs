@@ -67,7 +67,7 @@ const FIXED_NAMES: [&str; 9] = [
 /// offset as Arrow reads one (`+05:30`, `-08`, `+0100`) or a zone of the database's `Etc`
 /// family and its links (`UTC`, `GMT`, `Etc/GMT+5`, …); `None` for a zone whose offset
 /// changes, and for one Arrow does not read (which the CPU reports).
-pub(crate) fn fixed_offset(tz: &str) -> Option<i64> {
+pub fn fixed_offset(tz: &str) -> Option<i64> {
     let zone: Tz = tz.parse().ok()?;
     let name = tz.strip_prefix("Etc/").unwrap_or(tz);
     let gmt_hours = name
@@ -270,7 +270,7 @@ pub(crate) fn wall_clocks(a: &dyn Array) -> FrameResult<Option<ArrayRef>> {
 
 /// The days of chrono's range at each end that a cast into or out of a zone leaves out
 /// ([`check_zone_cast`]; the GPU filters fault on the same values).
-pub(crate) const ZONE_CAST_MARGIN: i64 = 1;
+pub const ZONE_CAST_MARGIN: i64 = 1;
 
 /// Whether Arrow reads the time zone of type `t`, if it has one (else Arrow's error).
 pub(crate) fn zone_reads(t: &DataType) -> Result<(), ArrowError> {
@@ -317,7 +317,7 @@ pub(crate) fn check_zone_cast(a: &dyn Array, to: &DataType) -> FrameResult<()> {
 }
 
 /// Ticks per second of `unit`.
-pub(crate) fn ticks_per_second(unit: TimeUnit) -> i64 {
+pub fn ticks_per_second(unit: TimeUnit) -> i64 {
     match unit {
         TimeUnit::Second => 1,
         TimeUnit::Millisecond => 1_000,
