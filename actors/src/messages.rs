@@ -1,11 +1,12 @@
 //! Every message the actors exchange, as plain typed structs.
 //!
-//! Messages without a channel or payload are serde-serializable (see [`crate::codec`]) so
-//! they can cross a process boundary later; those carrying chunk data keep it as
-//! `Arc<ChunkData>` inside the process.
+//! Messages without a channel or payload are serde-serializable; those carrying chunk
+//! data keep it as `Arc<ChunkData>` inside the process. The ids they name (devices,
+//! actors, chunks) are `tessera_core`'s.
 
 use crate::graph::{ChunkGraph, ChunkKey};
 use crate::job::{JobEvent, JobId};
+use crate::kept::KeptOwner;
 use crate::memory::Reservation;
 use crate::recorder::{RunSpan, StorageLog};
 use crate::storage::StorageActor;
@@ -13,40 +14,10 @@ use crate::store::{ChunkId, PutInfo, StorageError, StorageStats};
 use actix::{Addr, Message, Recipient};
 use crossbeam_channel::Sender;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+pub use tessera_core::ids::{ActorName, DeviceId, DeviceKind};
 use tessera_kernels::{ChunkData, ChunkOp, KernelError};
-
-/// Names one device actor (the CPU pool or a GPU).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct DeviceId(pub u32);
-
-impl fmt::Display for DeviceId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "device{}", self.0)
-    }
-}
-
-/// What kind of device an actor drives: the planner sends a task to a CUDA device when its
-/// op has a GPU kernel (`tessera_cuda::Gpu::runs`), every other task to a CPU one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum DeviceKind {
-    /// A pool of CPU worker threads (also each worker of a cluster).
-    #[default]
-    Cpu,
-    /// One CUDA GPU.
-    Cuda,
-}
-
-impl fmt::Display for DeviceKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            DeviceKind::Cpu => "cpu",
-            DeviceKind::Cuda => "cuda",
-        })
-    }
-}
 
 /// User → planner: run a validated graph, reporting to `events`.
 #[derive(Debug, Message)]
@@ -178,6 +149,15 @@ pub struct Unkeep {
     pub ids: Vec<ChunkId>,
 }
 
+/// The planner as the owner of kept chunks: a dropped handle sends it an [`Unkeep`].
+pub struct UnkeepRecipient(pub Recipient<Unkeep>);
+
+impl KeptOwner for UnkeepRecipient {
+    fn unkeep(&self, id: ChunkId) {
+        self.0.do_send(Unkeep { ids: vec![id] });
+    }
+}
+
 /// Caller → planner → storage: keep `data` as chunk `id` outside any job (see
 /// [`crate::ActorSystem::store`]): stored like a job's chunk (reserved, spillable) and
 /// kept at once, as if a job had kept it as its output.
@@ -257,24 +237,6 @@ pub struct ReleaseChunks {
 #[derive(Debug, Message, Serialize, Deserialize)]
 #[rtype(result = "()")]
 pub struct Shutdown;
-
-/// A supervised actor, as the supervisor names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ActorName {
-    /// The storage actor.
-    Storage,
-    /// A device actor.
-    Device(DeviceId),
-}
-
-impl fmt::Display for ActorName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ActorName::Storage => write!(f, "storage"),
-            ActorName::Device(id) => write!(f, "{id}"),
-        }
-    }
-}
 
 /// Storage or device → supervisor: the actor stopped without being asked to.
 #[derive(Debug, Message, Serialize, Deserialize)]

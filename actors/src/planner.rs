@@ -11,7 +11,7 @@ use crate::memory::MemoryPool;
 use crate::messages::{
     ActorDown, ActorName, AddDevice, AllowDrop, CancelJob, ChunkFinished, DeviceId, ExecuteChunk,
     ForgetJob, GetChunks, KeepOutputs, MakeRoom, PutChunk, ReadKept, ReleaseChunks, Settle,
-    StorageRestarted, StoreKept, SubmitJob, TakeOutputs, Unkeep,
+    StorageRestarted, StoreKept, SubmitJob, TakeOutputs, Unkeep, UnkeepRecipient,
 };
 use crate::planner_state::{Gone, PlannerAction, PlannerState};
 use crate::recorder::{attach_storage, Recorder};
@@ -262,7 +262,8 @@ impl GraphPlannerActor {
         ctx.spawn(fetch.map(move |kept, act, ctx| {
             let actions = match kept {
                 Ok(Ok((sizes, storage, log))) => {
-                    let owner: Arc<dyn KeptOwner> = Arc::new(ctx.address().recipient::<Unkeep>());
+                    let owner: Arc<dyn KeptOwner> =
+                        Arc::new(UnkeepRecipient(ctx.address().recipient()));
                     let kept: Vec<Arc<KeptChunk>> = outputs
                         .iter()
                         .zip(sizes)

@@ -28,35 +28,20 @@
 
 use crate::disk::{self, SpillDir, SpillFile};
 use crate::faults::{FaultInjector, FaultKind, FaultPoint};
-use crate::graph::ChunkKey;
 use crate::job::JobId;
 use crate::kept::KEPT_OP;
 use crate::memory::{MemoryPool, Reservation};
 use crate::recorder::{Recorder, StorageEvent, StorageEventKind, StorageLog};
 use crate::trim::Trimmer;
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+pub use tessera_core::ids::ChunkId;
+pub use tessera_core::storage::{PutInfo, StorageStats};
 use tessera_kernels::ChunkData;
 use thiserror::Error;
-
-/// A stored chunk's id: chunk keys are only unique within one job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct ChunkId {
-    /// The job owning the chunk.
-    pub job: JobId,
-    /// The chunk within the job.
-    pub key: ChunkKey,
-}
-
-impl fmt::Display for ChunkId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/chunk{}", self.job, self.key)
-    }
-}
 
 /// Why storage could not serve a request.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -84,39 +69,6 @@ impl StorageError {
         match self {
             StorageError::Lost { ids, .. } | StorageError::Dropped { ids } => ids,
         }
-    }
-}
-
-/// What storage did for one job's chunks (reported in the job's statistics).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StorageStats {
-    /// Chunk bytes written to the disk tier.
-    pub bytes_spilled: u64,
-    /// Chunk bytes read back from the disk tier.
-    pub bytes_read_back: u64,
-    /// Chunks written to the disk tier.
-    pub chunks_spilled: u64,
-    /// Spills that failed (the chunk stayed in memory).
-    pub spill_failures: u64,
-    /// The most bytes the disk tier's files held at once while the job spilled (spare
-    /// segment files included).
-    pub peak_disk_bytes: u64,
-    /// Chunks dropped from memory instead of spilled, to be recomputed when read.
-    pub chunks_dropped: u64,
-    /// Their bytes.
-    pub bytes_dropped: u64,
-}
-
-impl StorageStats {
-    /// Adds the counters of a later stage of the same computation (peaks: the larger).
-    pub fn absorb(&mut self, later: &StorageStats) {
-        self.bytes_spilled += later.bytes_spilled;
-        self.bytes_read_back += later.bytes_read_back;
-        self.chunks_spilled += later.chunks_spilled;
-        self.spill_failures += later.spill_failures;
-        self.peak_disk_bytes = self.peak_disk_bytes.max(later.peak_disk_bytes);
-        self.chunks_dropped += later.chunks_dropped;
-        self.bytes_dropped += later.bytes_dropped;
     }
 }
 
@@ -200,20 +152,6 @@ impl Entry {
     fn can_go(&self) -> bool {
         matches!(&self.place, Place::Memory { data, _reservation: Some(_), .. } if Arc::strong_count(data) == 1)
     }
-}
-
-/// What one put chunk is, beside its data.
-#[derive(Clone, Copy, Debug)]
-pub struct PutInfo {
-    /// The name of the op that produced it (for fault rules and logs).
-    pub op: &'static str,
-    /// Graph position of the task that reads it next (larger: needed later).
-    pub next_use: u64,
-    /// The data is also held outside Tessera (user data): kept without a reservation and
-    /// never spilled, which would free no memory.
-    pub shared: bool,
-    /// What computing it again costs, where its producer reads no other chunk.
-    pub recompute: Option<Duration>,
 }
 
 /// Disk throughput assumed (both ways) until the store has timed its own spills and reads.

@@ -13,7 +13,7 @@ use crate::job::{JobError, JobEvent, JobOutput};
 use crate::kept::{KeptChunk, KeptOwner};
 use crate::memory::{MemoryPool, Reservation};
 use crate::messages::{
-    AllowDrop, CancelJob, ReadKept, Settle, Shutdown, StoreKept, SubmitJob, Unkeep,
+    AllowDrop, CancelJob, ReadKept, Settle, Shutdown, StoreKept, SubmitJob, UnkeepRecipient,
 };
 use crate::planner::GraphPlannerActor;
 use crate::recorder::{Recorder, DEFAULT_CAPACITY};
@@ -286,7 +286,8 @@ impl ActorSystem {
             reservation,
             recompute,
         });
-        let owner: Arc<dyn KeptOwner> = Arc::new(running.planner.clone().recipient::<Unkeep>());
+        let owner: Arc<dyn KeptOwner> =
+            Arc::new(UnkeepRecipient(running.planner.clone().recipient()));
         Ok(KeptChunk::new(id, nbytes, owner))
     }
 

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::time::Instant;
-use tessera_actors::{Exposition, JobStats, Totals};
+use tessera_core::{Exposition, JobStats, Totals};
 
 /// Why a dashboard cannot start.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

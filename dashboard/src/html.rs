@@ -6,7 +6,7 @@
 use crate::chart::{self, bars, colour, esc, lines, Bar, Series, TimeAxis};
 use crate::{fmt_bytes, ms};
 use std::collections::BTreeMap;
-use tessera_actors::{JobStats, StorageEventKind, TaskStream};
+use tessera_core::{JobStats, StorageEventKind, TaskStream};
 
 pub(crate) const STYLE: &str =
     "body{font:14px system-ui,sans-serif;margin:20px;color:#222;max-width:1200px}\
@@ -162,7 +162,7 @@ fn task_stream(
     axis: TimeAxis,
     ops: &BTreeMap<String, &'static str>,
 ) -> String {
-    let mut threads: BTreeMap<(u32, u32), Vec<&tessera_actors::TaskRecord>> = BTreeMap::new();
+    let mut threads: BTreeMap<(u32, u32), Vec<&tessera_core::TaskRecord>> = BTreeMap::new();
     for (_, s) in streams {
         for r in &s.tasks {
             threads

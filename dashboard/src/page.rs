@@ -7,7 +7,7 @@ use crate::chart::esc;
 use crate::fmt_bytes;
 use crate::html::{panels, STYLE};
 use std::fmt::Write as _;
-use tessera_actors::JobStats;
+use tessera_core::JobStats;
 
 /// The page's own style, after the report's.
 const DASHBOARD_STYLE: &str = ".bar{background:#eee;border-radius:3px;width:240px;height:12px}\

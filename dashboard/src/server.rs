@@ -242,10 +242,7 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
     let text = render(&app, |a| metrics_text(&a.board, |e| a.view.metrics(e))).await;
     match text {
         Some(text) => (
-            [(
-                header::CONTENT_TYPE,
-                tessera_actors::Exposition::CONTENT_TYPE,
-            )],
+            [(header::CONTENT_TYPE, tessera_core::Exposition::CONTENT_TYPE)],
             text,
         )
             .into_response(),

@@ -1,11 +1,10 @@
-//! The serde types of the actors (a `ChunkTask`, a `ChunkGraph`, `JobStats`) inside a
-//! protobuf `bytes` field: bincode 2 with serde, standard configuration, the same wire
-//! format as `tessera_actors::codec`.
+//! The serde types of `tessera_core` (a `ChunkTask`, a `ChunkGraph`, `JobStats`) inside a
+//! protobuf `bytes` field: bincode 2 with serde, standard configuration.
 //!
-//! That codec is not reused directly because its decoder has no limit: bincode allocates
-//! a `Vec<u8>` or `String` of the length the bytes *claim* before reading it, so ten
-//! hostile bytes could ask for exabytes. Here the bincode limit is set, so such a claim is
-//! a typed error, and the encoded size is capped at [`MAX_PAYLOAD_BYTES`] both ways.
+//! bincode allocates a `Vec<u8>` or `String` of the length the bytes *claim* before
+//! reading it, so ten hostile bytes could ask for exabytes. Here the bincode limit is set,
+//! so such a claim is a typed error, and the encoded size is capped at
+//! [`MAX_PAYLOAD_BYTES`] both ways.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -73,7 +72,7 @@ fn check_size(len: usize) -> Result<(), EnvelopeError> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use tessera_actors::{ChunkKey, ChunkTask, JobId};
+    use tessera_core::{ChunkKey, ChunkTask, JobId};
     use tessera_kernels::chunk::ChunkOp;
 
     #[test]
@@ -85,11 +84,14 @@ mod tests {
             )),
             inputs: vec![ChunkKey(1), ChunkKey(1), ChunkKey(u64::MAX)],
             parts: vec![ChunkKey(2), ChunkKey(3)],
-            device: Some(tessera_actors::DeviceKind::Cuda),
+            device: Some(tessera_core::DeviceKind::Cuda),
         };
         let bytes = encode_payload(&task).unwrap();
-        // The actors' codec reads what the envelope writes, and the other way round.
-        assert_eq!(bytes, tessera_actors::codec::encode(&task).unwrap());
+        // Plain bincode (standard configuration) reads what the envelope writes.
+        assert_eq!(
+            bytes,
+            bincode::serde::encode_to_vec(&task, bincode::config::standard()).unwrap()
+        );
         let back: ChunkTask = decode_payload(&bytes).unwrap();
         assert_eq!(back, task);
         assert_eq!(

@@ -1,25 +1,8 @@
 //! The chunk store's tiers, spills, read-backs, kept chunks and faults.
 
 use super::*;
-use tessera_kernels::{Buffer, HostTensor};
-
-/// What a test puts with a chunk: its op, next use and sharing, with nothing said of
-/// recomputing it.
-pub(crate) fn info(op: &'static str, next_use: u64, shared: bool) -> PutInfo {
-    PutInfo {
-        op,
-        next_use,
-        shared,
-        recompute: None,
-    }
-}
-
-/// A chunk of `n` i64 values (8·n bytes).
-pub(crate) fn chunk(n: usize) -> Arc<ChunkData> {
-    Arc::new(ChunkData::Tensor(
-        HostTensor::new(vec![n], Buffer::I64(vec![7; n])).unwrap(),
-    ))
-}
+use crate::graph::ChunkKey;
+use tessera_core::testing::{chunk, info};
 
 fn id(job: u64, key: u64) -> ChunkId {
     ChunkId {
@@ -631,4 +614,50 @@ fn a_spill_past_the_disk_budget_deletes_spare_segments_first() {
         "{} bytes on disk: the spare was deleted first",
         store.disk_footprint()
     );
+}
+
+#[test]
+fn the_store_logs_spills_read_backs_and_drops_for_their_job() {
+    let id = |key| id(4, key);
+    // Room for one chunk of 80 bytes: the second put spills the one needed later.
+    let mut store = store(100, None);
+    store.put(id(1), chunk(10), info("fused", 9, false));
+    store.put(id(2), chunk(10), info("fused", 1, false));
+    assert_eq!(store.spilled(), 1);
+    store.get(&[id(1)], false).unwrap();
+    store.release(&[id(1), id(2)]);
+    let (stats, log) = store.forget_job(JobId(4));
+    let kinds: Vec<(StorageEventKind, u64, u64)> = log
+        .events
+        .iter()
+        .map(|e| (e.kind, e.key.0, e.bytes))
+        .collect();
+    use StorageEventKind::{Drop, ReadBack, Spill};
+    // Reading 1 back pushed the pool over again, so 2 was spilled in its turn.
+    assert_eq!(
+        kinds,
+        vec![
+            (Spill, 1, 80),
+            (ReadBack, 1, 80),
+            (Spill, 2, 80),
+            (Drop, 1, 80),
+            (Drop, 2, 80)
+        ]
+    );
+    assert!(log.events.iter().all(|e| e.start_ns <= e.end_ns));
+    assert!(log
+        .events
+        .windows(2)
+        .all(|w| w[0].start_ns <= w[1].start_ns));
+    let spilled: u64 = log
+        .events
+        .iter()
+        .filter(|e| e.kind == Spill)
+        .map(|e| e.bytes)
+        .sum();
+    assert_eq!(
+        spilled, stats.bytes_spilled,
+        "the events add up to the counters"
+    );
+    assert_eq!(log.dropped, 0);
 }

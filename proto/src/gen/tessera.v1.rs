@@ -99,10 +99,10 @@ pub struct TaskStatus {
     /// The sender's incarnation.
     #[prost(uint64, tag = "1")]
     pub incarnation: u64,
-    /// The job (tessera_actors::JobId).
+    /// The job (tessera_core::JobId).
     #[prost(uint64, tag = "2")]
     pub job_id: u64,
-    /// The chunk the task produces (tessera_actors::ChunkKey).
+    /// The chunk the task produces (tessera_core::ChunkKey).
     #[prost(uint64, tag = "3")]
     pub chunk_key: u64,
     /// Which attempt of that chunk (a retry or a recompute is a new attempt).
@@ -279,7 +279,7 @@ pub struct SubmitJobRequest {
     /// Must equal the scheduler's PROTOCOL_VERSION_CURRENT.
     #[prost(uint32, tag = "1")]
     pub protocol_version: u32,
-    /// The chunk graph (tessera_actors::ChunkGraph), bincode-encoded by
+    /// The chunk graph (tessera_core::ChunkGraph), bincode-encoded by
     /// tessera_proto::envelope.
     #[prost(bytes = "vec", tag = "2")]
     pub graph: ::prost::alloc::vec::Vec<u8>,
@@ -327,7 +327,7 @@ pub struct PlaceChunksRequest {
 }
 /// Where to send each chunk: one location per chunk of the request, in its order. The
 /// client sends it with do_put and a ticket of exactly that job, chunk, attempt and
-/// incarnation; a graph names it as a stored input (tessera_actors::StoredInput).
+/// incarnation; a graph names it as a stored input (tessera_core::StoredInput).
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct PlaceChunksReply {
     #[prost(message, repeated, tag = "1")]
@@ -440,10 +440,10 @@ pub struct JobDone {
     /// One location per output chunk, in the graph's output order.
     #[prost(message, repeated, tag = "1")]
     pub outputs: ::prost::alloc::vec::Vec<ChunkLocation>,
-    /// The job's statistics (tessera_actors::JobStats), bincode-encoded.
+    /// The job's statistics (tessera_core::JobStats), bincode-encoded.
     #[prost(bytes = "vec", tag = "2")]
     pub stats: ::prost::alloc::vec::Vec<u8>,
-    /// The scheduler's task stream of the job (tessera_actors::TaskStream), bincode-encoded:
+    /// The scheduler's task stream of the job (tessera_core::TaskStream), bincode-encoded:
     /// each task's worker and thread, its span (its end as the scheduler heard of it, its
     /// start that less the run time the worker measured), op and bytes. Empty if none.
     #[prost(bytes = "vec", tag = "3")]
@@ -459,7 +459,7 @@ pub struct JobFailed {
     /// KilledWorker): the task itself is suspected and not tried again.
     #[prost(bool, tag = "2")]
     pub killed_worker: bool,
-    /// The kind of failure (tessera_actors::JobError's variant, snake case): chunk_failed,
+    /// The kind of failure (tessera_core::JobError's variant, snake case): chunk_failed,
     /// chunk_lost, actor_lost, out_of_memory, invalid_graph, stopped, cancelled.
     #[prost(string, tag = "3")]
     pub kind: ::prost::alloc::string::String,

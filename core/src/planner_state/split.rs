@@ -12,7 +12,7 @@ use super::{InFlight, Job, PlannerAction, Produced, Status};
 use crate::graph::ChunkKey;
 use crate::job::{JobError, JobId};
 use crate::memory::MemoryPool;
-use crate::store::PutInfo;
+use crate::storage::PutInfo;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use tessera_kernels::{ChunkData, KernelError};
@@ -116,7 +116,7 @@ pub fn split_parts(data: Arc<ChunkData>, n: usize) -> Result<Vec<Arc<ChunkData>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::tests::chunk;
+    use crate::testing::chunk;
     use arrow::array::{Int64Array, RecordBatch};
     use tessera_kernels::{Buffer, HostTensor};
 

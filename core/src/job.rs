@@ -3,7 +3,7 @@
 
 use crate::graph::{ChunkKey, GraphError};
 use crate::recorder::TaskStream;
-use crate::store::StorageStats;
+use crate::storage::StorageStats;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;

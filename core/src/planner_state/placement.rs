@@ -22,9 +22,9 @@
 use super::costs::move_time;
 use super::{Job, PlannerState, Work};
 use crate::graph::ChunkKey;
+use crate::ids::ChunkId;
+use crate::ids::{DeviceId, DeviceKind};
 use crate::job::JobId;
-use crate::messages::{DeviceId, DeviceKind};
-use crate::store::ChunkId;
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -265,13 +265,13 @@ impl PlannerState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::tests::{const_op, graph};
     use crate::graph::ChunkKey;
+    use crate::ids::ActorName;
+    use crate::ids::ChunkId;
     use crate::memory::MemoryPool;
-    use crate::messages::ActorName;
     use crate::planner_state::tests::{attempt, deliver, done, placed};
-    use crate::store::tests::chunk;
-    use crate::store::ChunkId;
+    use crate::testing::chunk;
+    use crate::testing::{const_op, graph};
     use std::time::Instant;
     use tessera_cuda::GPU_MIN_ELEMENTS;
     use tessera_kernels::ChunkOp;

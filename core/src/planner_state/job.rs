@@ -3,9 +3,9 @@
 
 use super::{Gone, InFlight, Job, PlannerAction, Status, Work, MAX_DROPS, MAX_LOSSES};
 use crate::graph::ChunkKey;
+use crate::ids::ChunkId;
 use crate::job::{JobError, JobId};
 use crate::memory::task_estimate;
-use crate::store::ChunkId;
 use std::collections::{BTreeSet, HashMap};
 use tessera_kernels::ChunkOp;
 

@@ -28,11 +28,12 @@
 //! learnt run times.
 
 use crate::graph::{ChunkGraph, ChunkKey, GraphIndex};
+use crate::ids::ChunkId;
+use crate::ids::{ActorName, DeviceId, DeviceKind};
 use crate::job::{JobError, JobId, JobStats, OutOfMemory};
 use crate::memory::{MemoryPool, Reservation};
-use crate::messages::{ActorName, DeviceId, DeviceKind};
 use crate::recorder::{Recorder, RunSpan, TaskRecord, TaskStream};
-use crate::store::{ChunkId, PutInfo};
+use crate::storage::PutInfo;
 use costs::RunCosts;
 pub use placement::MOVE_BYTES;
 use placement::{Placement, Waiting};

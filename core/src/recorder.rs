@@ -5,7 +5,7 @@
 //!
 //! Events are taken where they happen with one clock, [`Recorder::now`] (nanoseconds since
 //! the actor system started): a device's worker thread times its kernel and sends the span
-//! back in the [`crate::messages::ChunkFinished`] it sends anyway; the storage actor keeps
+//! back in the `ChunkFinished` message it sends anyway; the storage actor keeps
 //! its events per job and hands them over with the job's outputs; the planner, which owns
 //! the job, files them in the job's [`TaskStream`]. No lock is taken on the hot path.
 //!
@@ -15,9 +15,9 @@
 //! over the whole job (each kept sample the peak of those it stands for).
 
 use crate::graph::ChunkKey;
+use crate::ids::DeviceId;
 use crate::job::{JobId, JobStats};
-use crate::messages::DeviceId;
-use crate::store::StorageStats;
+use crate::storage::StorageStats;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};

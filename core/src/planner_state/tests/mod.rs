@@ -1,11 +1,11 @@
 //! Unit tests of the planner state machine.
 
 use super::*;
-use crate::graph::tests::graph;
+use crate::testing::graph;
 
 mod memory;
 mod split;
-use crate::store::tests::chunk;
+use crate::testing::chunk;
 
 const CPU: DeviceId = DeviceId(0);
 

@@ -5,8 +5,8 @@
 //! lower first. [`ChunkGraph::index`] validates the graph and builds the position-based
 //! adjacency the planner works with.
 
-use crate::messages::DeviceKind;
-use crate::store::ChunkId;
+use crate::ids::ChunkId;
+use crate::ids::DeviceKind;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
@@ -235,40 +235,9 @@ impl GraphIndex {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use tessera_kernels::{DType, FusedKernel, Instr, InstrKind, LeafSource, Scalar};
-
-    /// A fused op producing a `[len]` i64 tensor of `value`s.
-    pub(crate) fn const_op(value: i64, len: usize) -> ChunkOp {
-        ChunkOp::Fused(FusedKernel {
-            instrs: vec![Instr {
-                shape: vec![len],
-                dtype: DType::I64,
-                kind: InstrKind::Leaf(LeafSource::Const(Scalar::I64(value))),
-            }],
-            root: 0,
-            reduce: None,
-        })
-    }
-
-    /// A graph from `(key, inputs)` pairs (every op a constant) and output keys.
-    pub(crate) fn graph(tasks: &[(u64, &[u64])], outputs: &[u64]) -> ChunkGraph {
-        ChunkGraph {
-            tasks: tasks
-                .iter()
-                .map(|&(key, inputs)| {
-                    ChunkTask::new(
-                        ChunkKey(key),
-                        const_op(1, 1),
-                        inputs.iter().map(|&k| ChunkKey(k)).collect(),
-                    )
-                })
-                .collect(),
-            outputs: outputs.iter().map(|&k| ChunkKey(k)).collect(),
-            ..Default::default()
-        }
-    }
+    use crate::testing::{graph, split};
 
     #[test]
     fn stored_inputs_come_first_and_are_read_like_tasks() {
@@ -309,14 +278,6 @@ pub(crate) mod tests {
         assert_eq!(g.consumers(ChunkKey(2)), vec![ChunkKey(3), ChunkKey(4)]);
         assert_eq!(g.inputs(ChunkKey(4)), Some(&[ChunkKey(3), ChunkKey(2)][..]));
         assert_eq!(g.inputs(ChunkKey(9)), None);
-    }
-
-    /// `graph`, with task `key` split into the parts `parts`.
-    pub(crate) fn split(mut g: ChunkGraph, key: u64, parts: &[u64]) -> ChunkGraph {
-        if let Some(t) = g.tasks.iter_mut().find(|t| t.key == ChunkKey(key)) {
-            t.parts = parts.iter().map(|&k| ChunkKey(k)).collect();
-        }
-        g
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //! and what the planner files in it for a real (simulated) job.
 
 use super::*;
-use crate::graph::tests::graph;
 use crate::memory::MemoryPool;
 use crate::planner_state::{PlannerAction, PlannerState};
-use crate::store::tests::{chunk, info};
+use crate::testing::chunk;
+use crate::testing::graph;
 use std::time::Duration;
 use tessera_kernels::KernelError;
 
@@ -281,56 +281,6 @@ fn the_planner_files_one_record_per_run_with_bytes_and_retries() {
     let a = run(&mut p, job, dispatches(&a)[0], 50, Ok(1));
     let stats = delivered(&mut p, job, &a);
     assert!(stats.stream.is_empty());
-}
-
-#[test]
-fn the_store_logs_spills_read_backs_and_drops_for_their_job() {
-    use crate::store::ChunkId;
-    let id = |key| ChunkId {
-        job: JobId(4),
-        key: ChunkKey(key),
-    };
-    // Room for one chunk of 80 bytes: the second put spills the one needed later.
-    let mut store = crate::store::tests::store(100, None);
-    store.put(id(1), chunk(10), info("fused", 9, false));
-    store.put(id(2), chunk(10), info("fused", 1, false));
-    assert_eq!(store.spilled(), 1);
-    store.get(&[id(1)], false).unwrap();
-    store.release(&[id(1), id(2)]);
-    let (stats, log) = store.forget_job(JobId(4));
-    let kinds: Vec<(StorageEventKind, u64, u64)> = log
-        .events
-        .iter()
-        .map(|e| (e.kind, e.key.0, e.bytes))
-        .collect();
-    use StorageEventKind::{Drop, ReadBack, Spill};
-    // Reading 1 back pushed the pool over again, so 2 was spilled in its turn.
-    assert_eq!(
-        kinds,
-        vec![
-            (Spill, 1, 80),
-            (ReadBack, 1, 80),
-            (Spill, 2, 80),
-            (Drop, 1, 80),
-            (Drop, 2, 80)
-        ]
-    );
-    assert!(log.events.iter().all(|e| e.start_ns <= e.end_ns));
-    assert!(log
-        .events
-        .windows(2)
-        .all(|w| w[0].start_ns <= w[1].start_ns));
-    let spilled: u64 = log
-        .events
-        .iter()
-        .filter(|e| e.kind == Spill)
-        .map(|e| e.bytes)
-        .sum();
-    assert_eq!(
-        spilled, stats.bytes_spilled,
-        "the events add up to the counters"
-    );
-    assert_eq!(log.dropped, 0);
 }
 
 /// What recording costs per task, measured (not asserted): a job of 100,000 independent

@@ -74,11 +74,7 @@ fn room_asked(actions: &[PlannerAction]) -> Option<u64> {
 
 /// A task `k` with no inputs making ten elements.
 fn source(k: u64) -> crate::graph::ChunkTask {
-    crate::graph::ChunkTask::new(
-        ChunkKey(k),
-        crate::graph::tests::const_op(1, 10),
-        Vec::new(),
-    )
+    crate::graph::ChunkTask::new(ChunkKey(k), crate::testing::const_op(1, 10), Vec::new())
 }
 
 #[test]

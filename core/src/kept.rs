@@ -2,9 +2,7 @@
 //! data). The chunk lives in the store like any other, under the host memory budget and
 //! spilled to disk when memory is short; dropping the last handle drops it from storage.
 
-use crate::messages::Unkeep;
-use crate::store::ChunkId;
-use actix::Recipient;
+use crate::ids::ChunkId;
 use std::fmt;
 use std::sync::Arc;
 
@@ -13,12 +11,6 @@ use std::sync::Arc;
 pub trait KeptOwner: Send + Sync {
     /// The handle on chunk `id` was dropped.
     fn unkeep(&self, id: ChunkId);
-}
-
-impl KeptOwner for Recipient<Unkeep> {
-    fn unkeep(&self, id: ChunkId) {
-        self.do_send(Unkeep { ids: vec![id] });
-    }
 }
 
 /// A chunk kept in storage for the caller; later graphs read it through

@@ -58,10 +58,7 @@ fn shuffle(p: &mut PlannerState) -> JobId {
         ],
         &[4],
     );
-    let (job, actions) = p.submit(
-        crate::graph::tests::split(g, 2, &[21, 22, 23]),
-        Instant::now(),
-    );
+    let (job, actions) = p.submit(crate::testing::split(g, 2, &[21, 22, 23]), Instant::now());
     assert_eq!(dispatched(&actions), vec![1]);
     assert_eq!(dispatched(&done(p, job, 1, 4)), vec![2]);
     job
@@ -133,10 +130,7 @@ fn parts_a_later_stage_reads_are_needed_in_part_order_after_this_stage() {
     // A stage ending in a shuffle hands its parts on: no task of its own reads them.
     let mut p = planner(4);
     let g = graph(&[(1, &[]), (2, &[1])], &[21, 22, 23]);
-    let (job, a) = p.submit(
-        crate::graph::tests::split(g, 2, &[21, 22, 23]),
-        Instant::now(),
-    );
+    let (job, a) = p.submit(crate::testing::split(g, 2, &[21, 22, 23]), Instant::now());
     assert_eq!(dispatched(&a), vec![1]);
     assert_eq!(dispatched(&done(&mut p, job, 1, 4)), vec![2]);
     let a = done_with(&mut p, job, 2, partitioned(&[1, 2, 3]));

@@ -1,0 +1,39 @@
+//! Tessera's shared vocabulary, without actix: what the planner, the actors, the cluster's
+//! scheduler and workers, the dashboard and the user API all name.
+//!
+//! - [`ChunkGraph`]: chunk tasks and their inputs (the lineage), validated and indexed;
+//! - [`JobId`], [`JobStats`], [`JobError`]: a job's identity, what it did, how it failed;
+//! - [`ids`]: devices, supervised actors and stored chunks;
+//! - [`MemoryPool`] and its [`Reservation`]s: the host memory budget;
+//! - [`TaskStream`] and the [`Recorder`]: what every task and storage event did, when;
+//! - [`PlannerState`]: the scheduler as a plain state machine (dispatch, placement,
+//!   memory reservations, retries, lineage recomputation), driven by an actor system's
+//!   planner actor in process and by the cluster's scheduler across processes;
+//! - [`KeptChunk`]: a handle on a chunk kept in storage after its job.
+
+pub mod graph;
+pub mod ids;
+pub mod job;
+pub mod kept;
+pub mod memory;
+pub mod metrics;
+pub mod planner_state;
+pub mod recorder;
+pub mod storage;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError, StoredInput};
+pub use ids::{ActorName, ChunkId, DeviceId, DeviceKind};
+pub use job::{JobError, JobEvent, JobId, JobOutput, JobStats, OutOfMemory};
+pub use kept::{KeptChunk, KeptOwner, KEPT_OP};
+pub use memory::{task_estimate, MemoryPool, Reservation};
+pub use metrics::{Exposition, Totals};
+pub use planner_state::{
+    split_parts, Gone, PlannerAction, PlannerState, MAX_ATTEMPTS, MAX_DROPS, MAX_LOSSES,
+};
+pub use recorder::{
+    MemorySample, OpName, OpSummary, Recorder, RunSpan, StorageEvent, StorageEventKind, StorageLog,
+    TaskRecord, TaskStream, DEFAULT_CAPACITY as DEFAULT_TASK_RECORDS,
+};
+pub use storage::{PutInfo, StorageStats};
