@@ -296,8 +296,8 @@ mod tests {
     use arrow::compute::take;
     use arrow::datatypes::{Field, Schema};
     use std::cell::Cell;
+    use tessera_frame::testing::join_tables;
     use tessera_kernels::frame::ops::FrameDevice;
-    use tessera_kernels::frame::testing::join_tables;
 
     /// `batch` with a nullable string column `name` appended (`Utf8`, or `LargeUtf8` when
     /// `large`), of lengths 0 to 12.

@@ -15,11 +15,11 @@ use crate::Gpu;
 use arrow::array::RecordBatch;
 use std::sync::Arc;
 use std::time::Duration;
+use tessera_frame::testing::{join_specs, join_tables};
 use tessera_kernels::frame::expr::{col, lit, Expr};
 use tessera_kernels::frame::groupby::{partial, AggFunc, GroupBySpec};
 use tessera_kernels::frame::map::MapStep;
 use tessera_kernels::frame::ops::{FrameOp, Pipeline, Sink, Source};
-use tessera_kernels::frame::testing::{join_specs, join_tables};
 use tessera_kernels::{cpu, ChunkData, ChunkOp};
 
 /// Every sample spec's partial of `batch`, computed on the device, equals the CPU's.

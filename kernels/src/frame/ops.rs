@@ -643,4 +643,13 @@ mod tests {
         let used: std::collections::BTreeSet<usize> = part_of.values().copied().collect();
         assert_eq!(used.len(), parts);
     }
+
+    #[test]
+    fn frame_ops_survive_serialization() {
+        let op = FrameOp::DistinctKeys {
+            keys: vec!["k".to_string()],
+        };
+        let op_back: FrameOp = serde_json::from_str(&serde_json::to_string(&op).unwrap()).unwrap();
+        assert_eq!(op_back, op);
+    }
 }

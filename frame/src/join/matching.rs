@@ -1,0 +1,283 @@
+//! Matching the rows of a join: the build side's rows listed per key id ([`Csr`]), probed
+//! by the other side's ids into [`Pairs`] of rows, and the [`RowIndex`] each side of the
+//! output is gathered with.
+
+use super::Side;
+use crate::error::{FrameError, FrameResult};
+use crate::keys::KeyEncoder;
+use arrow::array::{Array, ArrayRef, UInt32Array};
+use arrow::buffer::{BooleanBuffer, NullBuffer};
+use arrow::compute::take;
+use arrow::datatypes::DataType;
+use std::sync::Arc;
+
+/// No row on this side (an unmatched row of the other side).
+const NONE: u32 = u32::MAX;
+
+/// The matched rows: for each output row, the probe row and the build row (`NONE` when missing).
+pub(super) struct Pairs {
+    /// `None` when the probe side is every probe row once, in order.
+    pub(super) probe: Option<Vec<u32>>,
+    pub(super) build: Vec<u32>,
+    pub(super) probe_rows: usize,
+    /// The build side's row count (set by `match_rows`).
+    pub(super) build_rows: usize,
+}
+
+impl Pairs {
+    /// (probe rows, build rows).
+    pub(super) fn into_sides(self) -> (RowIndex, RowIndex) {
+        // Every build row once, in order (a one-to-one join of aligned tables): no gather.
+        let in_order =
+            self.build.len() == self.build_rows && (0u32..).zip(&self.build).all(|(i, &b)| i == b);
+        let build = match in_order {
+            true => RowIndex::All(self.build_rows),
+            false => RowIndex::Take(index_array(self.build)),
+        };
+        let probe = match self.probe {
+            None => RowIndex::All(self.probe_rows),
+            Some(p) => RowIndex::Take(index_array(p)),
+        };
+        (probe, build)
+    }
+
+    /// (build rows, probe rows).
+    pub(super) fn swap(self) -> (RowIndex, RowIndex) {
+        let (probe, build) = self.into_sides();
+        (build, probe)
+    }
+}
+
+/// Rows of one side of the output.
+pub(super) enum RowIndex {
+    /// Every row of the side once, in order (no gather needed).
+    All(usize),
+    /// Row indices; null where the side has no row.
+    Take(UInt32Array),
+}
+
+impl RowIndex {
+    pub(super) fn len(&self) -> usize {
+        match self {
+            RowIndex::All(n) => *n,
+            RowIndex::Take(a) => a.len(),
+        }
+    }
+
+    pub(super) fn gather(&self, col: &ArrayRef) -> FrameResult<ArrayRef> {
+        match self {
+            RowIndex::All(_) => Ok(Arc::clone(col)),
+            RowIndex::Take(idx) => Ok(take(col.as_ref(), idx, None)?),
+        }
+    }
+
+    /// Where the side has a row, when it lacks some.
+    pub(super) fn present(&self) -> Option<&NullBuffer> {
+        match self {
+            RowIndex::All(_) => None,
+            RowIndex::Take(idx) => idx.nulls().filter(|n| n.null_count() > 0),
+        }
+    }
+}
+
+/// A UInt32 index array with nulls where `v` holds `NONE` (their values become 0).
+fn index_array(mut v: Vec<u32>) -> UInt32Array {
+    if !v.contains(&NONE) {
+        return UInt32Array::from(v);
+    }
+    let valid = BooleanBuffer::collect_bool(v.len(), |i| v[i] != NONE);
+    v.iter_mut().filter(|x| **x == NONE).for_each(|x| *x = 0);
+    UInt32Array::new(v.into(), Some(NullBuffer::new(valid)))
+}
+
+/// Matches every probe row with the build rows of equal key.
+///
+/// `keep_unmatched`: a probe row without matches is output once with no build row.
+/// `add_unmatched_build`: then the build rows that matched nothing follow, in build order.
+pub(super) fn match_rows(
+    build: &Side,
+    probe: &Side,
+    keep_unmatched: bool,
+    add_unmatched_build: bool,
+) -> FrameResult<Pairs> {
+    let types: Vec<DataType> = build.keys.iter().map(|k| k.data_type().clone()).collect();
+    let mut encoder = KeyEncoder::new(&types)?;
+    let build_ids = encoder.encode(&build.keys)?;
+    let mut probe_ids = encoder.lookup(&probe.keys)?;
+    if build_ids.len() != build.rows || probe_ids.len() != probe.rows {
+        return Err(FrameError::InvalidArgument(format!(
+            "the key encoder returned {} and {} ids for {} and {} rows",
+            build_ids.len(),
+            probe_ids.len(),
+            build.rows,
+            probe.rows
+        )));
+    }
+    if let Some(lost) = &probe.unmatchable {
+        for (id, &l) in probe_ids.iter_mut().zip(lost) {
+            if l {
+                *id = None;
+            }
+        }
+    }
+    let n_ids = encoder.len();
+    let mut pairs = if build.unmatchable.is_none() && n_ids == build.rows {
+        // Every build row has its own key, and ids are given in row order: id = row.
+        probe_unique(&probe_ids, keep_unmatched)
+    } else {
+        let csr = Csr::new(&build_ids, n_ids, build.unmatchable.as_deref());
+        csr.probe(&probe_ids, keep_unmatched)
+    };
+    pairs.build_rows = build.rows;
+    if add_unmatched_build {
+        append_unmatched_build(&mut pairs, &build_ids, n_ids, build.unmatchable.as_deref());
+    }
+    Ok(pairs)
+}
+
+/// Probing a build side whose rows all have distinct keys (row = id).
+fn probe_unique(probe_ids: &[Option<u32>], keep_unmatched: bool) -> Pairs {
+    let build: Vec<u32> = probe_ids.iter().map(|id| id.unwrap_or(NONE)).collect();
+    if keep_unmatched || !build.contains(&NONE) {
+        return Pairs {
+            probe: None,
+            build,
+            probe_rows: probe_ids.len(),
+            build_rows: 0,
+        };
+    }
+    let (probe, build): (Vec<u32>, Vec<u32>) =
+        (0u32..).zip(build).filter(|&(_, b)| b != NONE).unzip();
+    Pairs {
+        probe: Some(probe),
+        build,
+        probe_rows: probe_ids.len(),
+        build_rows: 0,
+    }
+}
+
+/// The build rows of each key id, in row order (a CSR list): `rows[offsets[id]..offsets[id + 1]]`.
+struct Csr {
+    offsets: Vec<u32>,
+    rows: Vec<u32>,
+}
+
+impl Csr {
+    /// Lists the rows per id, leaving out unmatchable rows. Every id is below `n_ids`.
+    fn new(ids: &[u32], n_ids: usize, unmatchable: Option<&[bool]>) -> Csr {
+        let skip = |row: usize| unmatchable.is_some_and(|u| u[row]);
+        // offsets[id] = the end of id's rows (inclusive prefix sum of the counts) ...
+        let mut offsets = vec![0u32; n_ids + 1];
+        for (row, &id) in ids.iter().enumerate() {
+            if !skip(row) {
+                offsets[id as usize] += 1;
+            }
+        }
+        let mut total = 0;
+        for o in &mut offsets {
+            total += *o;
+            *o = total;
+        }
+        // ... then filled back to front, which leaves offsets[id] = the start of id's rows and
+        // the rows of each id in increasing order. Row numbers fit u32 (checked in `key_sides`).
+        let mut rows = vec![0u32; total as usize];
+        for (row, &id) in ids.iter().enumerate().rev() {
+            if !skip(row) {
+                let slot = &mut offsets[id as usize];
+                *slot -= 1;
+                rows[*slot as usize] = row as u32;
+            }
+        }
+        Csr { offsets, rows }
+    }
+
+    /// The start and count of key `id`'s rows (count 0 when none).
+    #[inline(always)]
+    fn span(&self, id: Option<u32>) -> (u32, u32) {
+        let Some(id) = id else { return (0, 0) };
+        let id = id as usize;
+        match (self.offsets.get(id), self.offsets.get(id + 1)) {
+            (Some(&s), Some(&e)) => (s, e - s),
+            _ => (0, 0),
+        }
+    }
+
+    fn probe(&self, probe_ids: &[Option<u32>], keep_unmatched: bool) -> Pairs {
+        let n = probe_ids.len();
+        // Pass 1 gathers each probe row's span (independent loads that overlap their cache
+        // misses) and the output size; pass 2 reads the spans in order.
+        let spans: Vec<(u32, u32)> = probe_ids.iter().map(|&id| self.span(id)).collect();
+        let unmatched = usize::from(keep_unmatched);
+        let total: usize = spans
+            .iter()
+            .map(|&(_, count)| match count {
+                0 => unmatched,
+                k => k as usize,
+            })
+            .sum();
+        // Exact sizes, then plain stores: no per-row capacity checks or small memcpy calls.
+        let mut probe = vec![0u32; total];
+        let mut build = vec![0u32; total];
+        let mut pos = 0;
+        let mut dropped = false;
+        for (&(at, count), p) in spans.iter().zip(0u32..) {
+            match count {
+                0 if keep_unmatched => {
+                    probe[pos] = p;
+                    build[pos] = NONE;
+                    pos += 1;
+                }
+                0 => dropped = true,
+                _ => {
+                    let rows = &self.rows[at as usize..(at + count) as usize];
+                    let end = pos + rows.len();
+                    // One loop for both sides: a `copy_from_slice` of a few rows would be a
+                    // memcpy call per probe row.
+                    let out = probe[pos..end].iter_mut().zip(&mut build[pos..end]);
+                    for ((dp, db), &r) in out.zip(rows) {
+                        *dp = p;
+                        *db = r;
+                    }
+                    pos = end;
+                }
+            }
+        }
+        // Each probe row gave at least one output row, and n in all: exactly one each.
+        let identity = !dropped && total == n;
+        Pairs {
+            probe: (!identity).then_some(probe),
+            build,
+            probe_rows: n,
+            build_rows: 0,
+        }
+    }
+}
+
+/// Appends the build rows that matched nothing (no probe row).
+fn append_unmatched_build(
+    pairs: &mut Pairs,
+    build_ids: &[u32],
+    n_ids: usize,
+    unmatchable: Option<&[bool]>,
+) {
+    let mut hit = vec![false; n_ids];
+    for &b in pairs.build.iter().filter(|&&b| b != NONE) {
+        if let Some(&id) = build_ids.get(b as usize) {
+            hit[id as usize] = true;
+        }
+    }
+    let lost = |row: usize| unmatchable.is_some_and(|u| u[row]);
+    let missing: Vec<u32> = (0u32..)
+        .zip(build_ids)
+        .enumerate()
+        .filter(|&(row, (_, &id))| lost(row) || !hit[id as usize])
+        .map(|(_, (r, _))| r)
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let n = pairs.probe_rows as u32;
+    let probe = pairs.probe.get_or_insert_with(|| (0..n).collect());
+    probe.extend(std::iter::repeat_n(NONE, missing.len()));
+    pairs.build.extend(missing);
+}

@@ -1,0 +1,438 @@
+//! Parquet input and output: metadata (row groups with their statistics), reading row
+//! groups with column projection, pruning row groups by a predicate, and writing.
+
+use super::error::{FrameError, FrameResult};
+use super::expr::decimal::compare_decimals;
+use super::expr::{BinaryOperator, Expr, Literal};
+use super::schema::is_decimal;
+use arrow::array::{ArrayRef, RecordBatch};
+use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
+use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::file::metadata::RowGroupMetaData;
+use parquet::file::properties::WriterProperties;
+use parquet::file::statistics::Statistics;
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use std::fs::File;
+use std::sync::Arc;
+
+/// What a Parquet file holds, read from its footer.
+#[derive(Clone, Debug)]
+pub struct ParquetInfo {
+    /// The Arrow schema of the whole file.
+    pub schema: SchemaRef,
+    /// Its row groups, in file order.
+    pub row_groups: Vec<RowGroupInfo>,
+}
+
+/// One row group: its size and, per column, the minimum and maximum where the file
+/// records them.
+#[derive(Clone, Debug)]
+pub struct RowGroupInfo {
+    /// Rows.
+    pub rows: u64,
+    /// Uncompressed bytes.
+    pub bytes: u64,
+    /// Per column of the Arrow schema (top-level columns only): (min, max).
+    pub bounds: Vec<Option<(Literal, Literal)>>,
+}
+
+/// The row groups and columns of one file that one chunk reads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParquetScan {
+    /// The file.
+    pub path: String,
+    /// Row groups, in file order.
+    pub row_groups: Vec<usize>,
+    /// Columns to read, by name (all when `None`), in this order.
+    pub columns: Option<Vec<String>>,
+}
+
+fn open(path: &str) -> FrameResult<File> {
+    File::open(path).map_err(|e| FrameError::Io {
+        path: path.to_string(),
+        message: e.to_string(),
+    })
+}
+
+fn parquet_error(path: &str, e: parquet::errors::ParquetError) -> FrameError {
+    FrameError::Parquet(format!("{path}: {e}"))
+}
+
+/// A reader of `path` that reads large (64-bit offset) strings and binaries as their 32-bit
+/// offset types, which halve the offsets' memory: a chunk holds far less than the 2 GiB of
+/// string data one such array can address (a chunk that does not is a `Parquet` error).
+fn reader_builder(path: &str) -> FrameResult<ParquetRecordBatchReaderBuilder<File>> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
+        .map_err(|e| parquet_error(path, e))?;
+    let narrow = |f: &FieldRef| -> FieldRef {
+        match f.data_type() {
+            DataType::LargeUtf8 => Arc::new(f.as_ref().clone().with_data_type(DataType::Utf8)),
+            DataType::LargeBinary => Arc::new(f.as_ref().clone().with_data_type(DataType::Binary)),
+            _ => f.clone(),
+        }
+    };
+    let schema = builder.schema();
+    if !schema
+        .fields()
+        .iter()
+        .any(|f| matches!(f.data_type(), DataType::LargeUtf8 | DataType::LargeBinary))
+    {
+        return Ok(builder);
+    }
+    let fields: Vec<FieldRef> = schema.fields().iter().map(narrow).collect();
+    let narrowed = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let options = ArrowReaderOptions::new().with_schema(narrowed);
+    let metadata = ArrowReaderMetadata::try_new(builder.metadata().clone(), options)
+        .map_err(|e| parquet_error(path, e))?;
+    Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
+        open(path)?,
+        metadata,
+    ))
+}
+
+/// Reads the footer of `path`.
+pub fn inspect(path: &str) -> FrameResult<ParquetInfo> {
+    let builder = reader_builder(path)?;
+    let schema = builder.schema().clone();
+    let descr = builder.parquet_schema();
+    // Top-level Arrow columns map to leaf columns one-to-one only for flat schemas; others
+    // get no bounds.
+    let flat = descr.num_columns() == schema.fields().len();
+    let row_groups = builder
+        .metadata()
+        .row_groups()
+        .iter()
+        .map(|rg| RowGroupInfo {
+            rows: rg.num_rows().max(0) as u64,
+            bytes: rg.total_byte_size().max(0) as u64,
+            bounds: if flat {
+                column_bounds(rg, &schema)
+            } else {
+                vec![None; schema.fields().len()]
+            },
+        })
+        .collect();
+    Ok(ParquetInfo { schema, row_groups })
+}
+
+fn column_bounds(rg: &RowGroupMetaData, schema: &Schema) -> Vec<Option<(Literal, Literal)>> {
+    rg.columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, field)| match (c.statistics()?, field.data_type()) {
+            // A decimal's statistics are its unscaled values.
+            (stats, DataType::Decimal128(p, s)) => {
+                let (min, max) = decimal_bounds(stats)?;
+                let bound = |value| Literal::decimal(value, *p, *s).ok();
+                Some((bound(min)?, bound(max)?))
+            }
+            (_, dt) if is_decimal(dt) => None,
+            (stats, _) => plain_bounds(stats),
+        })
+        .collect()
+}
+
+/// The unscaled bounds of a decimal column's statistics (integers, or big-endian two's
+/// complement bytes of up to 16).
+fn decimal_bounds(stats: &Statistics) -> Option<(i128, i128)> {
+    let bytes = |b: &[u8]| -> Option<i128> {
+        let first = *b.first()?;
+        if b.len() > 16 {
+            return None;
+        }
+        let fill = if first & 0x80 != 0 { 0xff } else { 0 };
+        let mut word = [fill; 16];
+        word[16 - b.len()..].copy_from_slice(b);
+        Some(i128::from_be_bytes(word))
+    };
+    match stats {
+        Statistics::Int32(s) => Some((i128::from(*s.min_opt()?), i128::from(*s.max_opt()?))),
+        Statistics::Int64(s) => Some((i128::from(*s.min_opt()?), i128::from(*s.max_opt()?))),
+        Statistics::FixedLenByteArray(s) if s.min_is_exact() && s.max_is_exact() => {
+            Some((bytes(s.min_opt()?.data())?, bytes(s.max_opt()?.data())?))
+        }
+        Statistics::ByteArray(s) if s.min_is_exact() && s.max_is_exact() => {
+            Some((bytes(s.min_opt()?.data())?, bytes(s.max_opt()?.data())?))
+        }
+        _ => None,
+    }
+}
+
+/// The bounds of a column of another type from its statistics, where they are integers,
+/// floats or exact strings.
+fn plain_bounds(stats: &Statistics) -> Option<(Literal, Literal)> {
+    match stats {
+        Statistics::Int32(s) => Some((
+            Literal::Int(i64::from(*s.min_opt()?)),
+            Literal::Int(i64::from(*s.max_opt()?)),
+        )),
+        Statistics::Int64(s) => Some((Literal::Int(*s.min_opt()?), Literal::Int(*s.max_opt()?))),
+        Statistics::Double(s) => {
+            Some((Literal::Float(*s.min_opt()?), Literal::Float(*s.max_opt()?)))
+        }
+        Statistics::ByteArray(s) if s.min_is_exact() && s.max_is_exact() => Some((
+            Literal::Str(std::str::from_utf8(s.min_opt()?.data()).ok()?.to_string()),
+            Literal::Str(std::str::from_utf8(s.max_opt()?.data()).ok()?.to_string()),
+        )),
+        _ => None,
+    }
+}
+
+/// Orders two literals of the same kind (ints and floats compare as numbers; a decimal with
+/// an integer, a decimal, or a float constant by its shortest spelling, exactly, as the
+/// filter compares them with a decimal column).
+fn compare(a: &Literal, b: &Literal) -> Option<Ordering> {
+    if matches!(a, Literal::Decimal { .. }) || matches!(b, Literal::Decimal { .. }) {
+        let exact = |l: &Literal| l.decimal_value().map(|(v, d)| (v, d.scale));
+        return compare_decimals(exact(a)?, exact(b)?);
+    }
+    match (a, b) {
+        (Literal::Int(x), Literal::Int(y)) => Some(x.cmp(y)),
+        (Literal::Str(x), Literal::Str(y)) => Some(x.cmp(y)),
+        (Literal::Int(x), Literal::Float(y)) => (*x as f64).partial_cmp(y),
+        (Literal::Float(x), Literal::Int(y)) => x.partial_cmp(&(*y as f64)),
+        (Literal::Float(x), Literal::Float(y)) => x.partial_cmp(y),
+        _ => None,
+    }
+}
+
+impl ParquetInfo {
+    /// The row groups that may hold rows where `predicate` is true: a row group is skipped
+    /// only when its statistics prove that a conjunct `column <op> literal` (or
+    /// `literal <op> column`) is false for every row; anything else keeps it.
+    pub fn prune(&self, predicate: &Expr) -> Vec<usize> {
+        (0..self.row_groups.len())
+            .filter(|&rg| self.may_match(rg, predicate))
+            .collect()
+    }
+
+    fn may_match(&self, rg: usize, predicate: &Expr) -> bool {
+        let Expr::Binary { op, left, right } = predicate else {
+            return true;
+        };
+        if *op == BinaryOperator::And {
+            return self.may_match(rg, left) && self.may_match(rg, right);
+        }
+        let (name, value, op) = match (left.as_ref(), right.as_ref()) {
+            (Expr::Column(c), Expr::Literal(v)) => (c, v, *op),
+            (Expr::Literal(v), Expr::Column(c)) => match op.swapped() {
+                Some(op) => (c, v, op),
+                None => return true,
+            },
+            _ => return true,
+        };
+        let Some((min, max)) = self
+            .schema
+            .index_of(name)
+            .ok()
+            .and_then(|i| self.row_groups.get(rg)?.bounds.get(i)?.as_ref())
+        else {
+            return true;
+        };
+        // A decimal constant meets a float column as a float (see `compare`).
+        if matches!(value, Literal::Decimal { .. }) && matches!(min, Literal::Float(_)) {
+            return true;
+        }
+        let (Some(lo), Some(hi)) = (compare(value, min), compare(value, max)) else {
+            return true;
+        };
+        match op {
+            BinaryOperator::Eq => lo.is_ge() && hi.is_le(),
+            BinaryOperator::Lt => compare(min, value).is_some_and(Ordering::is_lt),
+            BinaryOperator::LtEq => compare(min, value).is_some_and(Ordering::is_le),
+            BinaryOperator::Gt => compare(max, value).is_some_and(Ordering::is_gt),
+            BinaryOperator::GtEq => compare(max, value).is_some_and(Ordering::is_ge),
+            _ => true,
+        }
+    }
+}
+
+/// Reads the row groups and columns of `scan` as one batch.
+pub fn read(scan: &ParquetScan) -> FrameResult<RecordBatch> {
+    let path = scan.path.as_str();
+    let mut builder = reader_builder(path)?;
+    let rows: i64 = scan
+        .row_groups
+        .iter()
+        .map(|&i| {
+            builder
+                .metadata()
+                .row_groups()
+                .get(i)
+                .map(RowGroupMetaData::num_rows)
+                .ok_or_else(|| FrameError::InvalidArgument(format!("{path} has no row group {i}")))
+        })
+        .sum::<FrameResult<i64>>()?;
+    let schema = builder.schema().clone();
+    let mut out_schema = schema.clone();
+    if let Some(columns) = &scan.columns {
+        let indices = columns
+            .iter()
+            .map(|c| super::schema::column_index(&schema, c))
+            .collect::<FrameResult<Vec<_>>>()?;
+        let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
+        out_schema = Arc::new(schema.project(&indices)?);
+        builder = builder.with_projection(mask);
+    }
+    let reader = builder
+        .with_row_groups(scan.row_groups.clone())
+        .with_batch_size(rows.max(1) as usize)
+        .build()
+        .map_err(|e| parquet_error(path, e))?;
+    let batches = reader.collect::<Result<Vec<_>, _>>()?;
+    // The projection mask keeps file order; put the columns in the order asked for.
+    let read_schema = batches
+        .first()
+        .map(|b| b.schema())
+        .unwrap_or_else(|| out_schema.clone());
+    let batch = super::table::concat(&read_schema, &batches)?;
+    drop(batches);
+    let order = out_schema
+        .fields()
+        .iter()
+        .map(|f| super::schema::column_index(batch.schema_ref(), f.name()))
+        .collect::<FrameResult<Vec<_>>>()?;
+    let batch = batch.project(&order)?;
+    // Decoding leaves spare capacity in the buffers; the chunk may be kept long.
+    let schema = batch.schema();
+    let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+    drop(batch);
+    for c in &mut columns {
+        if let Some(a) = Arc::get_mut(c) {
+            a.shrink_to_fit();
+        }
+    }
+    Ok(RecordBatch::try_new(schema, columns)?)
+}
+
+/// Writes `batches` (all of `schema`) as one zstd-compressed Parquet file, one row group
+/// per batch (a batch longer than the writer's row-group limit of 1M rows is split), so
+/// that reading the file back gives the same chunks and row-group pruning can skip them.
+pub fn write(path: &str, schema: &SchemaRef, batches: &[RecordBatch]) -> FrameResult<()> {
+    let file = File::create(path).map_err(|e| FrameError::Io {
+        path: path.to_string(),
+        message: e.to_string(),
+    })?;
+    let props = WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::ZSTD(Default::default()))
+        .build();
+    let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+        .map_err(|e| parquet_error(path, e))?;
+    for b in batches {
+        writer.write(b).map_err(|e| parquet_error(path, e))?;
+        writer.flush().map_err(|e| parquet_error(path, e))?;
+    }
+    writer.close().map_err(|e| parquet_error(path, e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, AsArray, Int64Array, LargeStringArray};
+    use arrow::datatypes::{Field, Int64Type};
+
+    /// Large strings come back as 32-bit offset strings, projected in the order asked for,
+    /// from the row groups asked for (one per written batch).
+    #[test]
+    fn large_strings_read_narrowed_by_row_group_and_projection() {
+        let dir = std::env::temp_dir().join(format!("tessera-pq-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.parquet").display().to_string();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("s", DataType::LargeUtf8, true),
+            Field::new("i", DataType::Int64, false),
+        ]));
+        let batch = |s: Vec<Option<&str>>, i: Vec<i64>| {
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(LargeStringArray::from(s)) as ArrayRef,
+                    Arc::new(Int64Array::from(i)),
+                ],
+            )
+            .unwrap()
+        };
+        let batches = [
+            batch(vec![Some("a"), None], vec![1, 2]),
+            batch(vec![Some("ccc")], vec![3]),
+        ];
+        write(&path, &schema, &batches).unwrap();
+
+        let info = inspect(&path).unwrap();
+        assert_eq!(info.row_groups.len(), 2);
+        assert_eq!(info.schema.field(0).data_type(), &DataType::Utf8);
+        let out = read(&ParquetScan {
+            path: path.clone(),
+            row_groups: vec![1],
+            columns: Some(vec!["i".into(), "s".into()]),
+        })
+        .unwrap();
+        assert_eq!(out.num_rows(), 1);
+        assert_eq!(out.column(0).as_primitive::<Int64Type>().value(0), 3);
+        assert_eq!(out.column(1).as_string::<i32>().value(0), "ccc");
+        let all = read(&ParquetScan {
+            path,
+            row_groups: vec![0, 1],
+            columns: None,
+        })
+        .unwrap();
+        let s = all.column(0).as_string::<i32>();
+        assert_eq!((s.value(0), s.is_null(1), s.value(2)), ("a", true, "ccc"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A decimal column's statistics are unscaled values (integers, or bytes past 18
+    /// digits): row groups are pruned by their decimal values, not by those integers.
+    #[test]
+    fn decimal_row_groups_prune_by_value() {
+        use crate::expr::{col, lit};
+        use arrow::array::{Decimal128Array, Float64Array};
+        let dir = std::env::temp_dir().join(format!("tessera-pq-dec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.parquet").display().to_string();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("q", DataType::Decimal128(15, 2), false),
+            Field::new("w", DataType::Decimal128(25, 2), false),
+            Field::new("f", DataType::Float64, false),
+        ]));
+        let batch = |v: Vec<i128>, f: Vec<f64>| {
+            let d = |p| {
+                Arc::new(
+                    Decimal128Array::from(v.clone())
+                        .with_precision_and_scale(p, 2)
+                        .unwrap(),
+                ) as ArrayRef
+            };
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![d(15), d(25), Arc::new(Float64Array::from(f))],
+            )
+            .unwrap()
+        };
+        let batches = [
+            batch(vec![-500, 2399], vec![1.0, 2.0]),
+            batch(vec![2400, 5000], vec![3.0, 4.0]),
+        ];
+        write(&path, &schema, &batches).unwrap();
+        let info = inspect(&path).unwrap();
+        for c in ["q", "w"] {
+            // 50.00 is in the second group (whose unscaled bounds are 2400 and 5000).
+            assert_eq!(info.prune(&col(c).eq(50)), [1], "{c}");
+            assert_eq!(info.prune(&col(c).lt(24)), [0], "{c}");
+            assert_eq!(info.prune(&col(c).ge(24)), [1], "{c}");
+            assert_eq!(info.prune(&col(c).gt(23.99)), [1], "{c}");
+            assert_eq!(info.prune(&col(c).le(-5)), [0], "{c}");
+            assert!(info.prune(&col(c).lt(-6)).is_empty(), "{c}");
+            assert!(info.prune(&col(c).eq(23.995)).is_empty(), "{c}");
+        }
+        // A decimal constant meets a float column as a float: kept.
+        let half = lit(Literal::decimal(25, 2, 1).unwrap());
+        assert_eq!(info.prune(&col("f").gt(half)), [0, 1]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
