@@ -22,7 +22,7 @@ pub mod supervisor;
 pub mod system;
 mod trim;
 
-pub use tessera_core::{graph, ids, job, kept, memory, metrics, planner_state, recorder};
+pub use tessera_core::{graph, handle, ids, job, kept, memory, metrics, planner_state, recorder};
 
 pub use device::{run_cpu_kernel, DeviceActor};
 pub use faults::{FaultInjector, FaultKind, FaultPoint, FaultRule, MemoryReading};
@@ -31,14 +31,12 @@ pub use pool::{worker_index, WorkerPool};
 pub use storage::StorageActor;
 pub use store::{ChunkStore, StorageError, StoreConfig};
 pub use supervisor::{Supervisor, BACKOFF, MAX_RESTARTS, RESTART_WINDOW};
-pub use system::{
-    ActorError, ActorSystem, JobHandle, ReadError, SystemConfig, DEFAULT_READ_TIMEOUT, STORED_JOB,
-};
+pub use system::{ActorSystem, ReadError, SystemConfig, DEFAULT_READ_TIMEOUT, STORED_JOB};
 pub use tessera_core::{
-    split_parts, task_estimate, ActorName, ChunkGraph, ChunkId, ChunkKey, ChunkTask, DeviceKind,
-    Exposition, Gone, GraphError, JobError, JobEvent, JobId, JobOutput, JobStats, KeptChunk,
-    KeptOwner, MemoryPool, MemorySample, OpName, OpSummary, OutOfMemory, PlannerAction,
-    PlannerState, PutInfo, Recorder, Reservation, RunSpan, StorageEvent, StorageEventKind,
-    StorageLog, StorageStats, StoredInput, TaskRecord, TaskStream, Totals, DEFAULT_TASK_RECORDS,
-    KEPT_OP, MAX_ATTEMPTS, MAX_DROPS, MAX_LOSSES,
+    split_parts, task_estimate, ActorError, ActorName, ChunkGraph, ChunkId, ChunkKey, ChunkTask,
+    DeviceKind, Exposition, Gone, GraphError, JobError, JobEvent, JobHandle, JobId, JobOutput,
+    JobStats, KeptChunk, KeptOwner, MemoryPool, MemorySample, OpName, OpSummary, OutOfMemory,
+    PlannerAction, PlannerState, PutInfo, Recorder, Reservation, RunSpan, StorageEvent,
+    StorageEventKind, StorageLog, StorageStats, StoredInput, TaskRecord, TaskStream, Totals,
+    DEFAULT_TASK_RECORDS, KEPT_OP, MAX_ATTEMPTS, MAX_DROPS, MAX_LOSSES,
 };

@@ -208,8 +208,9 @@ pub struct Settle {
     pub reply: Sender<()>,
 }
 
-/// Planner → storage: a task is held back for memory; spill ahead to make room for it
-/// (see [`crate::MemoryPool::set_wanted`]). Answered when storage has done what it can.
+/// Planner (or [`crate::ActorSystem::make_room`] through it) → storage: a task is held back
+/// for memory; spill ahead to make room for it (see [`crate::MemoryPool::set_wanted`]).
+/// Answered when storage has done what it can.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct MakeRoom;

@@ -446,6 +446,16 @@ impl Handler<ReadKept> for GraphPlannerActor {
     }
 }
 
+impl Handler<MakeRoom> for GraphPlannerActor {
+    type Result = ();
+
+    /// Storage in use spills ahead for a task held back outside the planner
+    /// ([`crate::ActorSystem::make_room`]).
+    fn handle(&mut self, msg: MakeRoom, _: &mut Self::Context) {
+        self.storage.do_send(msg);
+    }
+}
+
 impl Handler<Settle> for GraphPlannerActor {
     type Result = ();
 

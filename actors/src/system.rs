@@ -6,14 +6,15 @@
 //! actors and joins all of those threads, with bounded waits.
 
 use crate::faults::FaultInjector;
+use crate::graph::ChunkGraph;
 use crate::graph::ChunkKey;
-use crate::graph::{ChunkGraph, GraphError};
+use crate::handle::{ActorError, JobHandle};
 use crate::job::JobId;
-use crate::job::{JobError, JobEvent, JobOutput};
 use crate::kept::{KeptChunk, KeptOwner};
 use crate::memory::{MemoryPool, Reservation};
 use crate::messages::{
-    AllowDrop, CancelJob, ReadKept, Settle, Shutdown, StoreKept, SubmitJob, UnkeepRecipient,
+    AllowDrop, CancelJob, MakeRoom, ReadKept, Settle, Shutdown, StoreKept, SubmitJob,
+    UnkeepRecipient,
 };
 use crate::planner::GraphPlannerActor;
 use crate::recorder::{Recorder, DEFAULT_CAPACITY};
@@ -87,26 +88,6 @@ impl Default for SystemConfig {
             read_timeout: DEFAULT_READ_TIMEOUT,
         }
     }
-}
-
-/// Why the actor system cannot do what was asked.
-#[derive(Debug, Error, Clone, PartialEq)]
-pub enum ActorError {
-    /// The configuration cannot work.
-    #[error("invalid actor system configuration: {0}")]
-    InvalidConfig(String),
-    /// The actors could not be started.
-    #[error("the actor system failed to start: {0}")]
-    StartFailed(String),
-    /// A submitted graph is malformed.
-    #[error("invalid chunk graph: {0}")]
-    InvalidGraph(#[from] GraphError),
-    /// The actor system is no longer running.
-    #[error("the actor system stopped: {0}")]
-    Stopped(String),
-    /// Shutting down took longer than allowed; the actor thread was left running.
-    #[error("the actor system did not stop within {0:?}")]
-    ShutdownTimedOut(Duration),
 }
 
 /// Why [`ActorSystem::read_kept`] returned no data.
@@ -223,9 +204,27 @@ impl ActorSystem {
     }
 
     /// Reserves `bytes` of the host memory budget if they fit now (for work run outside
-    /// the planner, as a cluster worker's direct tasks); released when dropped.
+    /// the planner, as a cluster worker's tasks); released when dropped.
     pub fn try_reserve(&self, bytes: u64) -> Option<Reservation> {
         self.pool.try_reserve(bytes)
+    }
+
+    /// The host memory pool, for work run outside the planner that must wait for memory as
+    /// the planner does (a cluster worker's tasks: see [`ActorSystem::make_room`]).
+    pub fn pool(&self) -> &Arc<MemoryPool> {
+        &self.pool
+    }
+
+    /// Asks storage to spill ahead until `bytes` more fit in the budget, as far as spilling
+    /// can (the room a task held back for memory waits for), and waits (at most
+    /// [`SystemConfig::read_timeout`]) until storage has done what it can.
+    pub fn make_room(&self, bytes: u64) -> Result<(), ReadError> {
+        let running = self.running()?;
+        self.pool.set_wanted(bytes);
+        running.planner.do_send(MakeRoom);
+        let made = self.settle();
+        self.pool.set_wanted(0);
+        made
     }
 
     /// Validates `graph` and submits it; the handle receives its progress and result.
@@ -242,10 +241,11 @@ impl ActorSystem {
                 token,
             })
             .map_err(|_| ActorError::Stopped("the graph planner is not running".into()))?;
-        Ok(JobHandle {
-            events: events_rx,
-            cancel: Some(Canceller::Planner(running.planner.clone(), token)),
-        })
+        let planner = running.planner.clone();
+        // A stopped planner has ended the job already.
+        Ok(JobHandle::from_events_with_cancel(events_rx, move || {
+            let _ = planner.try_send(CancelJob { token });
+        }))
     }
 
     /// Keeps `data` in storage outside any job, as a job keeps its outputs (under the
@@ -407,94 +407,6 @@ fn run_actors(
         }
         Err(e) => {
             let _ = started.send(Err(format!("cannot start the device actors: {e}")));
-        }
-    }
-}
-
-/// A submitted job, seen from any (non-actix) thread.
-#[derive(Debug)]
-pub struct JobHandle {
-    events: Receiver<JobEvent>,
-    /// How [`JobHandle::cancel`] reaches the job (none: it cannot be cancelled).
-    cancel: Option<Canceller>,
-}
-
-/// How a job is cancelled: through the in-process planner, or by a hook of the component
-/// running it elsewhere (a cluster client).
-enum Canceller {
-    Planner(Addr<GraphPlannerActor>, u64),
-    Hook(Box<dyn Fn() + Send + Sync>),
-}
-
-impl std::fmt::Debug for Canceller {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Canceller::Planner(_, token) => write!(f, "Planner(job token {token})"),
-            Canceller::Hook(_) => f.write_str("Hook"),
-        }
-    }
-}
-
-impl JobHandle {
-    /// A handle reading a job's events from `events` (a job run elsewhere, such as on a
-    /// cluster, reported through the same events), which [`JobHandle::cancel`] cannot stop.
-    pub fn from_events(events: Receiver<JobEvent>) -> JobHandle {
-        JobHandle {
-            events,
-            cancel: None,
-        }
-    }
-
-    /// Like [`JobHandle::from_events`], with `cancel` called by [`JobHandle::cancel`]: it
-    /// must end the job soon with [`JobError::SystemStopped`] ("cancelled …").
-    pub fn from_events_with_cancel(
-        events: Receiver<JobEvent>,
-        cancel: impl Fn() + Send + Sync + 'static,
-    ) -> JobHandle {
-        JobHandle {
-            events,
-            cancel: Some(Canceller::Hook(Box::new(cancel))),
-        }
-    }
-
-    /// Ends the job now: the planner's [`CancelJob`], or the hook of a job run elsewhere;
-    /// it then finishes with [`JobError::SystemStopped`] ("cancelled …"). Nothing for a job
-    /// that already ended, nor for one read through [`JobHandle::from_events`].
-    pub fn cancel(&self) {
-        match &self.cancel {
-            // A stopped planner has ended the job already.
-            Some(Canceller::Planner(planner, token)) => {
-                let _ = planner.try_send(CancelJob { token: *token });
-            }
-            Some(Canceller::Hook(cancel)) => cancel(),
-            None => {}
-        }
-    }
-
-    /// The next event, or `None` after `timeout`. After [`JobEvent::Finished`] (or when the
-    /// actor system has gone away) no event can come and this returns an error.
-    pub fn recv_event(&self, timeout: Duration) -> Result<Option<JobEvent>, ActorError> {
-        match self.events.recv_timeout(timeout) {
-            Ok(event) => Ok(Some(event)),
-            Err(RecvTimeoutError::Timeout) => Ok(None),
-            Err(RecvTimeoutError::Disconnected) => Err(ActorError::Stopped(
-                "no more events: the job ended or the actor system stopped".into(),
-            )),
-        }
-    }
-
-    /// Blocks until the job ends, skipping progress events and a failed job's statistics.
-    pub fn wait(self) -> Result<JobOutput, JobError> {
-        loop {
-            match self.events.recv() {
-                Ok(JobEvent::Finished(result)) => return result,
-                Ok(JobEvent::Progress { .. } | JobEvent::FailedStats(_)) => {}
-                Err(_) => {
-                    return Err(JobError::SystemStopped(
-                        "the actor system stopped before the job finished".into(),
-                    ))
-                }
-            }
         }
     }
 }

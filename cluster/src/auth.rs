@@ -55,7 +55,7 @@ impl Secret {
     }
 
     /// The secret's text (for the dashboard, whose pages carry it as their token).
-    pub(crate) fn text(&self) -> &str {
+    pub fn text(&self) -> &str {
         &self.0
     }
 
@@ -92,7 +92,7 @@ impl Secret {
 
     /// Whether `presented` is this secret, in time that does not depend on where they
     /// first differ.
-    pub(crate) fn matches(&self, presented: &[u8]) -> bool {
+    pub fn matches(&self, presented: &[u8]) -> bool {
         let ours = self.0.as_bytes();
         let mut diff = ours.len() ^ presented.len();
         for (i, &b) in ours.iter().enumerate() {

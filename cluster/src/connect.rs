@@ -9,15 +9,14 @@
 
 use crate::auth::{AddSecret, AuthedChannel, Secret};
 use crate::client::{plan_fetches, ClientConfig, Connections};
+use crate::convert::job_error;
 use crate::error::ClusterError;
 use crate::error::WireError;
-use crate::scheduler::{job_error, MAX_CONTROL_MESSAGE_BYTES};
-use crate::worker::connect_scheduler;
 use crossbeam_channel::Sender;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tessera_actors::{
+use tessera_core::{
     ChunkGraph, ChunkId, ChunkKey, ChunkTask, JobError, JobEvent, JobHandle, JobId, JobOutput,
     JobStats, KeptChunk, KeptOwner, StoredInput, TaskStream,
 };
@@ -26,10 +25,42 @@ use tessera_proto::pb::{self, job_event, jobs_client::JobsClient, ChunkLocation}
 use tessera_proto::{decode_payload, encode_payload, ChunkTicket, PROTOCOL_VERSION};
 use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, watch};
+use tonic::transport::{Channel, Endpoint};
 
 mod early;
 
 use early::{same_copy, EarlyGather, Gathered};
+
+/// The largest gRPC message the control plane takes (graphs with literals inside).
+pub const MAX_CONTROL_MESSAGE_BYTES: usize = 64 << 20;
+
+/// The scheduler address as a gRPC endpoint URI.
+pub fn endpoint_uri(address: &str) -> String {
+    if address.starts_with("http://") || address.starts_with("https://") {
+        address.to_string()
+    } else {
+        format!("http://{address}")
+    }
+}
+
+/// Connects a channel to the scheduler at `address`.
+pub async fn connect_scheduler(address: &str, timeout: Duration) -> Result<Channel, ClusterError> {
+    let unreachable = |reason: String| ClusterError::Unreachable {
+        address: address.to_string(),
+        reason,
+    };
+    let endpoint = Endpoint::from_shared(endpoint_uri(address))
+        .map_err(|e| unreachable(e.to_string()))?
+        .connect_timeout(timeout)
+        .http2_keep_alive_interval(Duration::from_secs(5))
+        .keep_alive_timeout(Duration::from_secs(10))
+        .keep_alive_while_idle(true);
+    match tokio::time::timeout(timeout, endpoint.connect()).await {
+        Ok(Ok(channel)) => Ok(channel),
+        Ok(Err(e)) => Err(unreachable(crate::client::source_chain(&e))),
+        Err(_) => Err(unreachable(format!("no connection within {timeout:?}"))),
+    }
+}
 
 /// What a cluster has now.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -203,7 +203,7 @@ pub enum ClusterError {
     Transport(#[from] tonic::transport::Error),
     /// The scheduler's dashboard could not start.
     #[error("the scheduler's dashboard: {0}")]
-    Dashboard(#[from] tessera_dashboard::DashboardError),
+    Dashboard(String),
     /// A chunk transfer failed.
     #[error(transparent)]
     Wire(#[from] WireError),

@@ -1,5 +1,6 @@
-//! Tessera's distributed mode (docs/guide/cluster.md): one scheduler, many
-//! workers, any number of clients.
+//! Tessera's cluster client and data plane (docs/guide/cluster.md): what a session needs
+//! to run jobs on a cluster, and what the scheduler and workers (crate `tessera-server`)
+//! share with it. No actor system and no web server are linked here.
 //!
 //! - [`auth`]: the shared secret every call carries off loopback.
 //! - [`wire`]: a [`tessera_kernels::ChunkData`] as Flight messages (Arrow IPC) and back,
@@ -8,30 +9,22 @@
 //!   [`ChunkSource`] / [`ChunkSink`] traits.
 //! - [`client`]: [`fetch_chunk`] / [`put_chunk`] and a reusable [`ChunkClient`], with
 //!   timeouts so that nothing hangs.
-//! - [`scheduler`]: the scheduler's gRPC services over the actors' planner state, with
-//!   the table of which worker holds which chunk ([`serve_scheduler`]).
-//! - [`worker`]: the worker agent: its own actor system, registration, heartbeats, tasks
-//!   run with inputs fetched from peers ([`run_worker`]).
 //! - [`connect`]: a client's [`ClusterClient`], which runs graphs on the scheduler and
-//!   gathers outputs from the workers.
-//!
-//! The binaries `tessera-scheduler` and `tessera-worker` wrap [`serve_scheduler`] and
-//! [`run_worker`].
+//!   gathers outputs from the workers, and the scheduler's gRPC channel.
+//! - [`convert`]: a job's errors and progress as control-plane messages and back.
 
 pub mod auth;
 pub mod client;
 pub mod connect;
+pub mod convert;
 pub mod error;
-pub mod scheduler;
 pub mod server;
 pub mod wire;
-pub mod worker;
 
 pub use auth::{Secret, SECRET_ENV};
 pub use client::{fetch_chunk, put_chunk, ChunkClient, ClientConfig, Connections};
 pub use connect::{ClusterClient, ClusterInfo, WorkerInfo};
 pub use error::{ClusterError, WireError};
-pub use scheduler::{serve_scheduler, SchedulerConfig, WebListeners};
 pub use server::{serve, ChunkFlightService, ChunkSink, ChunkSource, ServerConfig, SourceError};
+pub use tessera_proto::{DEFAULT_HEARTBEAT_TTL, DEFAULT_NO_WORKER_GRACE};
 pub use wire::{decode_chunk, decode_chunks, encode_chunk, Compression, WireOptions};
-pub use worker::{run_worker, WorkerConfig};

@@ -3,6 +3,7 @@
 //!
 //! - [`ChunkGraph`]: chunk tasks and their inputs (the lineage), validated and indexed;
 //! - [`JobId`], [`JobStats`], [`JobError`]: a job's identity, what it did, how it failed;
+//!   [`JobHandle`]: a submitted job's events, end and cancel, wherever it runs;
 //! - [`ids`]: devices, supervised actors and stored chunks;
 //! - [`MemoryPool`] and its [`Reservation`]s: the host memory budget;
 //! - [`TaskStream`] and the [`Recorder`]: what every task and storage event did, when;
@@ -12,6 +13,7 @@
 //! - [`KeptChunk`]: a handle on a chunk kept in storage after its job.
 
 pub mod graph;
+pub mod handle;
 pub mod ids;
 pub mod job;
 pub mod kept;
@@ -24,6 +26,7 @@ pub mod storage;
 pub mod testing;
 
 pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError, StoredInput};
+pub use handle::{ActorError, JobHandle};
 pub use ids::{ActorName, ChunkId, DeviceId, DeviceKind};
 pub use job::{JobError, JobEvent, JobId, JobOutput, JobStats, OutOfMemory};
 pub use kept::{KeptChunk, KeptOwner, KEPT_OP};

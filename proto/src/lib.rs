@@ -29,6 +29,9 @@ pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_millis(500);
 /// How long a worker may stay silent before the scheduler declares it lost.
 pub const DEFAULT_HEARTBEAT_TTL: Duration = Duration::from_secs(10);
 
+/// How long running jobs wait for a worker when none is registered.
+pub const DEFAULT_NO_WORKER_GRACE: Duration = Duration::from_secs(30);
+
 /// A task whose runs have coincided with this many lost workers is not tried again: the
 /// job fails with `killed_worker` set (Dask's `KilledWorker`).
 pub const KILLED_WORKER_LOSSES: u32 = 3;

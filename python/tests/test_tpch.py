@@ -80,7 +80,7 @@ def test_rust_queries_equal_duckdb(workers, tpch_dir, duck, tmp_path):
     queries = list(range(1, 23))
     if workers:
         if not _cluster_binaries():
-            subprocess.run(["cargo", "build", "-q", "-p", "tessera-cluster", "--bins"],
+            subprocess.run(["cargo", "build", "-q", "-p", "tessera-server", "--bins"],
                            cwd=ROOT, check=True)
         # Small chunks, so that every table is cut among the two workers and joins shuffle.
         cmd += ["--workers", str(workers), "--threads", "1", "--chunk-bytes", "64K"]

@@ -4,8 +4,8 @@
 //! It registers (getting an incarnation), opens the one stream to the scheduler, sends
 //! heartbeats, and runs each `RunTask` it receives: inputs it holds are read from its own
 //! storage, the others are fetched from the peers that hold them over Flight; the task
-//! then runs as a one-task graph on the local actors, which keep its output (see
-//! [`held`]). Its Flight service serves what it holds to peers and clients. When the
+//! waits for room in the memory budget ([`room`]), then runs on a thread of the worker's
+//! pool, and its output goes into the worker's storage (see [`direct`], [`held`]). Its Flight service serves what it holds to peers and clients. When the
 //! scheduler's stream ends the worker stops: a scheduler that comes back starts from
 //! nothing, and a new worker process registers as a new incarnation.
 
@@ -13,25 +13,24 @@ mod direct;
 mod fetch;
 mod held;
 mod replicas;
+mod room;
 
-use crate::auth::{check_listen_address, AddSecret, Secret};
-use crate::client::{ClientConfig, Connections};
-use crate::error::ClusterError;
-use crate::scheduler::MAX_CONTROL_MESSAGE_BYTES;
-use crate::server::{serve, ChunkFlightService, ServerConfig};
-use direct::{cancelled, failed, kernel_failed, DirectTask, Ended, Input};
+use direct::{cancelled, failed, DirectTask, Ended, Input};
 use fetch::LostPeers;
 use held::{Held, HeldChunk};
 use replicas::Replicas;
+use room::Room;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tessera_actors::{
-    worker_index, ActorError, ActorSystem, ChunkGraph, ChunkKey, ChunkTask, JobError, KeptChunk,
-    Reservation, StoredInput, SystemConfig, WorkerPool,
-};
+use tessera_actors::{worker_index, ActorSystem, KeptChunk, Reservation, SystemConfig, WorkerPool};
+use tessera_cluster::auth::{check_listen_address, AddSecret, Secret};
+use tessera_cluster::client::{ClientConfig, Connections};
+use tessera_cluster::connect::{connect_scheduler, endpoint_uri, MAX_CONTROL_MESSAGE_BYTES};
+use tessera_cluster::error::ClusterError;
+use tessera_cluster::server::{serve, ChunkFlightService, ServerConfig};
 use tessera_kernels::ChunkOp;
 use tessera_proto::pb::{
     self, scheduler_message, worker_control_client::WorkerControlClient, worker_message,
@@ -40,7 +39,6 @@ use tessera_proto::pb::{
 use tessera_proto::{decode_payload, PROTOCOL_VERSION};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
-use tonic::transport::{Channel, Endpoint};
 
 /// How a worker runs.
 #[derive(Clone, Debug)]
@@ -69,15 +67,6 @@ pub struct WorkerConfig {
     pub secret: Option<Secret>,
 }
 
-/// The scheduler address as a gRPC endpoint URI.
-pub fn endpoint_uri(address: &str) -> String {
-    if address.starts_with("http://") || address.starts_with("https://") {
-        address.to_string()
-    } else {
-        format!("http://{address}")
-    }
-}
-
 /// The address the worker's Flight service is announced at: `advertise` if given, else
 /// the address it listens on (with this host's name for an unspecified IP).
 fn advertised(listening: &SocketAddr, advertise: Option<&str>) -> Result<String, ClusterError> {
@@ -100,34 +89,14 @@ fn advertised(listening: &SocketAddr, advertise: Option<&str>) -> Result<String,
     Ok(format!("http://{host}:{}", listening.port()))
 }
 
-/// Connects a channel to the scheduler at `address`.
-pub(crate) async fn connect_scheduler(
-    address: &str,
-    timeout: Duration,
-) -> Result<Channel, ClusterError> {
-    let unreachable = |reason: String| ClusterError::Unreachable {
-        address: address.to_string(),
-        reason,
-    };
-    let endpoint = Endpoint::from_shared(endpoint_uri(address))
-        .map_err(|e| unreachable(e.to_string()))?
-        .connect_timeout(timeout)
-        .http2_keep_alive_interval(Duration::from_secs(5))
-        .keep_alive_timeout(Duration::from_secs(10))
-        .keep_alive_while_idle(true);
-    match tokio::time::timeout(timeout, endpoint.connect()).await {
-        Ok(Ok(channel)) => Ok(channel),
-        Ok(Err(e)) => Err(unreachable(crate::client::source_chain(&e))),
-        Err(_) => Err(unreachable(format!("no connection within {timeout:?}"))),
-    }
-}
-
 /// Runs a worker until the scheduler's stream ends (an error says how it ended).
 pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
     check_listen_address("worker", config.listen, config.secret.as_ref())?;
     let address = config.scheduler.clone();
+    // The actor system is the worker's storage (memory budget, spill folder, kept chunks):
+    // tasks run on the worker's own pool, so its CPU device gets no work and one thread.
     let system = ActorSystem::start(SystemConfig {
-        cpu_threads: config.nthreads.max(1),
+        cpu_threads: 1,
         host_memory_budget: config.memory_limit,
         disk_budget: config.disk_budget,
         spill_dir: config.spill_dir.clone(),
@@ -216,6 +185,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         peers: Arc::new(LostPeers::new()),
         replicas: Arc::new(Mutex::new(Replicas::new(config.memory_limit))),
         running: Arc::new(AtomicU32::new(0)),
+        room: Arc::new(Room::default()),
     };
     // The threads tasks run on directly (see [`direct`]); a task's closure does not hold
     // the pool, so the pool is never dropped (and joined) on one of its own threads.
@@ -290,11 +260,14 @@ struct Agent {
     /// Peers' chunks fetched more than once, kept here (see [`replicas`]).
     replicas: Arc<Mutex<Replicas>>,
     running: Arc<AtomicU32>,
+    /// Room in the memory budget, and the tasks waiting for it.
+    room: Arc<Room>,
 }
 
 impl Agent {
-    /// Starts one task. One whose inputs are all held here goes to the pool at once; one
-    /// that must fetch an input from a peer (or wait for memory) runs as a tokio task.
+    /// Starts one task. One whose inputs are all held here and whose estimate fits now goes
+    /// to the pool at once; one that must fetch an input from a peer or wait for memory
+    /// runs as a tokio task until it can.
     fn start(&self, task: pb::RunTask, pool: &Arc<WorkerPool>) {
         self.running.fetch_add(1, Ordering::Relaxed);
         let decoded = match decode_task(&task) {
@@ -321,39 +294,26 @@ impl Agent {
     }
 
     /// The reservation of a task of `op`'s estimate ([`direct::task_estimate`]: its output
-    /// and working memory) in the worker's memory budget, if it fits now: the task may then
-    /// run directly.
+    /// and working memory) in the worker's memory budget, if it fits now and no task waits
+    /// for room before it.
     fn room_for(&self, op: &ChunkOp, inputs: &[Input]) -> Option<Reservation> {
-        self.held
-            .system()
-            .try_reserve(direct::task_estimate(op, inputs))
+        self.room
+            .try_reserve(self.held.system(), direct::task_estimate(op, inputs))
     }
 
-    /// Runs one task and reports how it ended, fetching the inputs it does not hold:
-    /// directly on the worker's pool when its output's estimate fits in the memory budget
-    /// now, else as a one-task job on the local actors (which waits for memory).
+    /// Runs one task and reports how it ended: fetches the inputs it does not hold, waits
+    /// for room in the memory budget, then runs it on the pool.
     async fn run_task(self, task: pb::RunTask, decoded: Decoded, pool: &WorkerPool) {
         let Decoded { op, distinct, keys } = decoded;
         let inputs = match self.gather(&task, &distinct).await {
             Ok(inputs) => inputs,
             Err(status) => return self.report(&task, *status),
         };
-        if let Some(room) = self.room_for(&op, &inputs) {
-            return self.run_direct(task, op, inputs, &keys, pool, room);
+        let estimate = direct::task_estimate(&op, &inputs);
+        match self.room.reserve(self.held.system(), estimate).await {
+            Ok(room) => self.run_direct(task, op, inputs, &keys, pool, room),
+            Err(status) => self.report(&task, status),
         }
-        let started = Instant::now();
-        let locations = distinct.iter().map(|&i| task.inputs[i].clone()).collect();
-        let status = match self.run_job(&task, op, inputs, locations, &keys).await {
-            Ok(kept) => {
-                if task.droppable {
-                    // What the job took, its wait for memory included: dropped less often.
-                    direct::offer_for_dropping(&self.held, &kept, started.elapsed());
-                }
-                self.hold(&task, kept)
-            }
-            Err(status) => *status,
-        };
-        self.report(&task, timed(status, started));
     }
 
     /// Hands the task to a pool thread, which runs it directly (see [`direct`]) and
@@ -384,10 +344,12 @@ impl Agent {
             ..pb::RunTask::default()
         };
         let agent = self.clone();
+        self.room.started();
         let job = Box::new(move || {
             let started = Instant::now();
             let outcome = direct::run(&agent.held, direct);
             drop(room);
+            agent.room.ended();
             let status = match outcome {
                 Ok(kept) => agent.hold(&task, kept),
                 Err(status) => *status,
@@ -395,6 +357,7 @@ impl Agent {
             agent.report(&task, timed(status, started));
         });
         if pool.execute(job).is_err() {
+            self.room.ended();
             let stopped = failed("the worker's task threads have stopped".into(), true);
             self.report(&ids, stopped);
         }
@@ -444,79 +407,6 @@ impl Agent {
         Ok(inputs)
     }
 
-    /// Runs the op as a one-task graph on the local actors, which keep its output (one
-    /// chunk, or one per part of a split task). `inputs` are the distinct inputs and
-    /// `locations` where the scheduler said they are; a held one that storage no longer
-    /// has (dropped, or its spill file lost) ends the task with it missing.
-    async fn run_job(
-        &self,
-        task: &pb::RunTask,
-        op: ChunkOp,
-        inputs: Vec<Input>,
-        locations: Vec<ChunkLocation>,
-        keys: &[usize],
-    ) -> Result<Vec<Arc<KeptChunk>>, Ended> {
-        // A split task's parts are the local job's outputs, kept one chunk each.
-        let output = ChunkKey(inputs.len() as u64);
-        let parts: Vec<ChunkKey> = (1..=task.parts.len() as u64)
-            .map(|i| ChunkKey(output.0 + i))
-            .collect();
-        let mut graph = ChunkGraph {
-            outputs: if parts.is_empty() {
-                vec![output]
-            } else {
-                parts.clone()
-            },
-            keep_outputs: true,
-            ..ChunkGraph::default()
-        };
-        for (i, input) in inputs.iter().enumerate() {
-            let key = ChunkKey(i as u64);
-            match input {
-                Input::Held(h) => graph.stored.push(StoredInput {
-                    key,
-                    id: h.kept.id(),
-                    nbytes: h.kept.nbytes(),
-                }),
-                Input::Fetched(data) => graph.tasks.push(ChunkTask::new(
-                    key,
-                    ChunkOp::Literal(Arc::clone(data)),
-                    Vec::new(),
-                )),
-            }
-        }
-        graph.tasks.push(ChunkTask {
-            key: output,
-            op,
-            inputs: keys.iter().map(|&i| ChunkKey(i as u64)).collect(),
-            parts,
-            device: None,
-        });
-        let system = Arc::clone(self.held.system());
-        let ran = tokio::task::spawn_blocking(move || -> Result<_, Ended> {
-            // The held inputs stay referenced until the local job is done.
-            let stopped =
-                |e: ActorError| failed(JobError::SystemStopped(e.to_string()).to_string(), true);
-            let job = system.submit(graph).map_err(|e| Box::new(stopped(e)))?;
-            let status = match job.wait() {
-                Ok(output) => return Ok(output.kept),
-                Err(e @ JobError::ChunkLost { key, .. }) => {
-                    direct::held_input_gone(&system, key, &e, &inputs, &locations)
-                }
-                Err(JobError::ChunkFailed { source, .. }) => kernel_failed(&source),
-                Err(e) => failed(e.to_string(), true),
-            };
-            Err(Box::new(status))
-        })
-        .await;
-        ran.unwrap_or_else(|e| {
-            Err(Box::new(failed(
-                format!("the task's thread failed: {e}"),
-                true,
-            )))
-        })
-    }
-
     /// Holds the chunks a task kept (one, or one per part) under the scheduler's keys and
     /// says how the task ended.
     fn hold(&self, task: &pb::RunTask, kept: Vec<Arc<KeptChunk>>) -> pb::TaskStatus {
@@ -556,7 +446,7 @@ impl Agent {
 }
 
 /// `status` with the time since `started` as the task's run time, and the pool thread it
-/// ran on (0 off the pool: a task run as a job on the actors).
+/// ran on.
 fn timed(status: pb::TaskStatus, started: Instant) -> pb::TaskStatus {
     pb::TaskStatus {
         run_micros: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),

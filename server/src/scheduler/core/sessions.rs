@@ -11,7 +11,7 @@
 //! disconnected client's keys.
 
 use std::collections::{HashMap, HashSet};
-use tessera_actors::{ChunkId, JobId};
+use tessera_core::{ChunkId, JobId};
 
 /// The open sessions and the chunks each owns.
 #[derive(Debug, Default)]
@@ -62,7 +62,7 @@ impl Sessions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_actors::ChunkKey;
+    use tessera_core::ChunkKey;
 
     fn id(job: u64, key: u64) -> ChunkId {
         ChunkId {

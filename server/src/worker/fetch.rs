@@ -13,11 +13,11 @@
 use super::direct::Input;
 use super::replicas::{CopyId, Replicas};
 use super::Agent;
-use crate::client::plan_fetches;
-use crate::error::WireError;
 use futures::stream::{self, StreamExt};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use tessera_cluster::client::plan_fetches;
+use tessera_cluster::error::WireError;
 use tessera_proto::pb::ChunkLocation;
 use tessera_proto::ChunkTicket;
 use tokio::sync::broadcast;

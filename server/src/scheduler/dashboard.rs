@@ -7,10 +7,10 @@
 
 use super::core::SharedCore;
 use super::lock;
-use crate::auth::Secret;
-use crate::error::ClusterError;
 use std::sync::Arc;
-use tessera_actors::Exposition;
+use tessera_cluster::auth::Secret;
+use tessera_cluster::error::ClusterError;
+use tessera_core::Exposition;
 use tessera_dashboard::{Server, View, WorkerRow};
 
 /// The dashboard's view of the scheduler: its workers, as their heartbeats said.
@@ -47,5 +47,5 @@ pub(super) fn start(
     let board = lock(core).board();
     let token = secret.map(|s| s.text().to_string());
     let view = Arc::new(SchedulerView(Arc::clone(core)));
-    Ok(Server::serve(listener, token, board, view)?)
+    Server::serve(listener, token, board, view).map_err(|e| ClusterError::Dashboard(e.to_string()))
 }

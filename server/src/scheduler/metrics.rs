@@ -10,7 +10,6 @@
 
 use super::core::SharedCore;
 use super::lock;
-use crate::auth::Secret;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -19,7 +18,8 @@ use axum::Router;
 use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tessera_actors::Exposition;
+use tessera_cluster::auth::Secret;
+use tessera_core::Exposition;
 use tokio::net::TcpListener;
 
 struct App {

@@ -7,39 +7,34 @@
 //! at once; a silent one after [`SchedulerConfig::heartbeat_ttl`]. A client that drops
 //! its job's event stream cancels the job.
 
-mod convert;
 mod core;
 mod dashboard;
 mod metrics;
 
-pub(crate) use convert::{job_error, kernel_error, kernel_error_payload};
+pub(crate) use tessera_cluster::convert::{kernel_error, kernel_error_payload};
 
-use crate::auth::{check_listen_address, RequireSecret, Secret};
-use crate::error::ClusterError;
 use crate::scheduler::core::{Core, SharedCore};
 use futures::{Stream, StreamExt};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use tessera_actors::{ChunkGraph, JobId};
+use tessera_cluster::auth::{check_listen_address, RequireSecret, Secret};
+use tessera_cluster::connect::MAX_CONTROL_MESSAGE_BYTES;
+use tessera_cluster::error::ClusterError;
+use tessera_core::{ChunkGraph, JobId};
 use tessera_proto::pb::{
     self, jobs_server::Jobs, jobs_server::JobsServer, worker_control_server::WorkerControl,
     worker_control_server::WorkerControlServer, worker_message, SchedulerMessage, WorkerMessage,
 };
 use tessera_proto::{
-    decode_payload, DEFAULT_HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_TTL, PROTOCOL_VERSION,
+    decode_payload, DEFAULT_HEARTBEAT_INTERVAL, DEFAULT_HEARTBEAT_TTL, DEFAULT_NO_WORKER_GRACE,
+    PROTOCOL_VERSION,
 };
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tonic::service::InterceptorLayer;
 use tonic::{Request, Response, Status, Streaming};
-
-/// How long running jobs wait for a worker when none is registered.
-pub const DEFAULT_NO_WORKER_GRACE: Duration = Duration::from_secs(30);
-
-/// The largest gRPC message the control plane takes (graphs with literals inside).
-pub const MAX_CONTROL_MESSAGE_BYTES: usize = 64 << 20;
 
 /// Liveness and access settings of a scheduler.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,7 +45,7 @@ pub struct SchedulerConfig {
     pub heartbeat_ttl: Duration,
     /// Running jobs fail after this long without any worker.
     pub no_worker_grace: Duration,
-    /// The cluster's shared secret: calls without it are refused (see [`crate::auth`]).
+    /// The cluster's shared secret: calls without it are refused (see [`tessera_cluster::auth`]).
     pub secret: Option<Secret>,
 }
 

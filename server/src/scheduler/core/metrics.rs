@@ -3,7 +3,7 @@
 //! heartbeat said.
 
 use super::Core;
-use tessera_actors::Exposition;
+use tessera_core::Exposition;
 
 impl Core {
     /// The Prometheus text exposition of the cluster now: the board's totals and running

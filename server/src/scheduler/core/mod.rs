@@ -13,15 +13,15 @@ mod depth;
 mod metrics;
 mod sessions;
 
-use super::convert::{failed_event, progress_event};
 use crate::scheduler::{kernel_error, SchedulerConfig};
 use depth::RunTimes;
 use sessions::Sessions;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
-use tessera_actors::messages::DeviceId;
-use tessera_actors::{
+use tessera_cluster::convert::{failed_event, progress_event};
+use tessera_core::ids::DeviceId;
+use tessera_core::{
     ActorName, ChunkGraph, ChunkId, ChunkKey, Gone, JobError, JobId, MemoryPool, PlannerAction,
     PlannerState, Recorder, RunSpan,
 };
@@ -110,7 +110,7 @@ impl Core {
     pub fn new(config: SchedulerConfig) -> Core {
         // Each worker budgets its own memory; the scheduler reserves nothing.
         let mut planner = PlannerState::new(MemoryPool::new(u64::MAX));
-        let recorder = Recorder::new(tessera_actors::DEFAULT_TASK_RECORDS);
+        let recorder = Recorder::new(tessera_core::DEFAULT_TASK_RECORDS);
         planner.set_recorder(Arc::clone(&recorder));
         Core {
             planner,

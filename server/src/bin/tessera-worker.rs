@@ -9,7 +9,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use tessera_cluster::{run_worker, Secret, WorkerConfig};
+use tessera_cluster::Secret;
+use tessera_server::{run_worker, WorkerConfig};
 
 /// Freed chunk buffers stay with the allocator instead of going back to the kernel: glibc
 /// unmaps every large buffer (a chunk of tens of MB is one), and each unmap costs page

@@ -12,7 +12,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use tessera_cluster::{serve_scheduler, SchedulerConfig, Secret, WebListeners};
+use tessera_cluster::Secret;
+use tessera_server::{serve_scheduler, SchedulerConfig, WebListeners};
 
 /// Freed chunk buffers stay with the allocator instead of going back to the kernel: glibc
 /// unmaps every large buffer (a chunk of tens of MB is one), and each unmap costs page

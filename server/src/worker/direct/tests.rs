@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::scheduler::kernel_error;
-use tessera_actors::{ActorSystem, ChunkId, ChunkKey, JobError, JobId, KeptOwner, SystemConfig};
+use tessera_actors::{ActorSystem, ChunkId, ChunkKey, JobId, KeptOwner, SystemConfig};
 use tessera_kernels::frame::ops::FrameOp;
 use tessera_kernels::{ArrayOp, Buffer, HostTensor, ScanOp};
 
@@ -229,41 +229,6 @@ fn a_held_input_storage_dropped_is_reported_dropped() {
     let kept = run(&held, task(cumsum(), vec![small], 0)).unwrap();
     let want: Vec<i64> = (1..=25).collect();
     assert_eq!(read(&held, &kept[0]), ChunkData::Tensor(vector(&want)));
-}
-
-#[test]
-fn a_local_job_that_lost_a_held_input_reports_it_missing_dropped_or_lost() {
-    let (held, dropped, small) = with_a_dropped_chunk();
-    // The local job keys its inputs by position: 1 is the dropped held input.
-    let lost = |key: u64| JobError::ChunkLost {
-        key: ChunkKey(key),
-        op: "kept".into(),
-        losses: 0,
-        cause: "dropped to be recomputed".into(),
-    };
-    let inputs = vec![Input::Fetched(chunk(&[1])), dropped];
-    let locations = vec![location(3), location(5)];
-    let status = held_input_gone(held.system(), ChunkKey(1), &lost(1), &inputs, &locations);
-    assert_eq!(status.state, TaskState::InputMissing as i32);
-    assert!(status.dropped);
-    assert_eq!(status.missing, vec![location(5)]);
-    assert!(
-        status.error.contains("was lost") && status.error.contains("dropped from memory"),
-        "both the job's error and storage's: {}",
-        status.error
-    );
-    // A fetched input, a key past the inputs, a held input storage still has: nothing
-    // to compute again, so the task failed, to be run again.
-    let still_held = (vec![small], vec![location(9)]);
-    for (key, inputs, locations) in [
-        (0, &inputs, &locations),
-        (7, &inputs, &locations),
-        (0, &still_held.0, &still_held.1),
-    ] {
-        let status = held_input_gone(held.system(), ChunkKey(key), &lost(key), inputs, locations);
-        assert_eq!(status.state, TaskState::Failed as i32, "key {key}");
-        assert!(status.retryable && status.missing.is_empty());
-    }
 }
 
 #[test]

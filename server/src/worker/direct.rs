@@ -1,28 +1,20 @@
-//! The direct path: a task's kernel runs on a thread of the worker's own pool and its
-//! output goes straight into the worker's storage as a kept chunk
-//! ([`ActorSystem::store`](tessera_actors::ActorSystem::store)), instead of running as a
-//! one-task job on the worker's actors. A tiny task then costs one hand-off to the pool
-//! and one message to storage (two more to read held inputs) rather than a job's trip
-//! through the planner, storage and the CPU device.
+//! How a task runs: its kernel runs on a thread of the worker's own pool and its output
+//! goes straight into the worker's storage as a kept chunk
+//! ([`ActorSystem::store`](tessera_actors::ActorSystem::store)). A task costs one hand-off
+//! to the pool and one message to storage (two more to read held inputs).
 //!
-//! It keeps the job path's outcome: a kernel failure is a typed kernel error, run again
-//! on this worker while retryable up to [`MAX_ATTEMPTS`] runs (as the local planner
-//! does); a split task's output is stored one chunk per part; a task of a job cancelled
-//! here before it starts is not run. The worker sends a task this way only when the
-//! estimate of its output and working memory ([`task_estimate`], the planner's rule) fits
-//! in its memory budget now, and holds that reservation until storage has the output;
-//! otherwise the task takes the job path, which waits for memory (see
-//! [`super::Agent::run_task`]). So tasks running at once on the pool cannot together
-//! overrun the budget.
+//! A kernel failure is a typed kernel error, reported once: the scheduler's planner runs a
+//! retryable one again (on this or another worker). A split task's output is stored one
+//! chunk per part; a task of a job cancelled here before it starts is not run. The task
+//! runs only once its estimate ([`task_estimate`], the planner's rule) is reserved in the
+//! worker's memory budget ([`super::room`]), and holds that reservation until storage has
+//! the output. So tasks running at once on the pool cannot together overrun the budget.
 
 use super::held::{Held, HeldChunk};
 use crate::scheduler::kernel_error_payload;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-use tessera_actors::{
-    run_cpu_kernel, split_parts, ActorSystem, ChunkKey, JobError, KeptChunk, ReadError,
-    StorageError, MAX_ATTEMPTS,
-};
+use std::time::Instant;
+use tessera_actors::{run_cpu_kernel, split_parts, KeptChunk, ReadError, StorageError};
 use tessera_kernels::{ChunkData, ChunkOp, KernelError};
 use tessera_proto::pb::{self, TaskState};
 
@@ -78,7 +70,7 @@ pub(super) fn run(held: &Held, task: DirectTask) -> Result<Vec<Arc<KeptChunk>>, 
     }
     let data = read_inputs(held, &task.inputs, &task.locations)?;
     let started = Instant::now();
-    let output = run_retrying(&task.op, &data).map_err(|e| Box::new(kernel_failed(&e)))?;
+    let output = run_cpu_kernel(&task.op, &data).map_err(|e| Box::new(kernel_failed(&e)))?;
     let took = started.elapsed();
     drop(data);
     let pieces = if task.parts == 0 {
@@ -98,16 +90,6 @@ pub(super) fn run(held: &Held, task: DirectTask) -> Result<Vec<Arc<KeptChunk>>, 
                 .map_err(|e| Box::new(failed(e.to_string(), true)))
         })
         .collect()
-}
-
-/// Lets the worker's storage drop the outputs `kept` of a task the scheduler can run
-/// again (`RunTask.droppable`), kept by a local job, where that, taking `took`, costs less
-/// than a spill and a read back; a reader then reports them dropped.
-pub(super) fn offer_for_dropping(held: &Held, kept: &[Arc<KeptChunk>], took: Duration) {
-    let chunks: Vec<&KeptChunk> = kept.iter().map(AsRef::as_ref).collect();
-    if let Err(e) = held.system().allow_drop(&chunks, took) {
-        tracing::debug!(error = %e, "cannot offer an output for dropping");
-    }
 }
 
 /// The inputs' data: held ones read from storage in one request, fetched ones as they are.
@@ -170,50 +152,6 @@ pub(super) fn inputs_gone(
         missing,
         dropped: matches!(gone, StorageError::Dropped { .. }),
         ..Default::default()
-    }
-}
-
-/// The status of a task whose local job lost the chunk `key` (`error`): where that is
-/// one of its held `inputs` (the local graph keys them by position) that storage no
-/// longer has, the input is missing (see [`inputs_gone`]); otherwise the task
-/// failed, to be run again.
-pub(super) fn held_input_gone(
-    system: &ActorSystem,
-    key: ChunkKey,
-    error: &JobError,
-    inputs: &[Input],
-    locations: &[pb::ChunkLocation],
-) -> pb::TaskStatus {
-    let held = usize::try_from(key.0)
-        .ok()
-        .and_then(|i| inputs.get(i))
-        .and_then(|input| match input {
-            Input::Held(h) => Some(h),
-            Input::Fetched(_) => None,
-        });
-    // Storage says whether it dropped the chunk or lost it (a read of either fails at
-    // once, reading nothing).
-    match held.map(|h| system.read_kept(&[h.kept.as_ref()])) {
-        Some(Err(ReadError::Lost(gone))) => pb::TaskStatus {
-            // The job's error names the first read's cause (storage forgot a lost chunk).
-            error: format!("{error} ({gone})"),
-            ..inputs_gone(&gone, inputs, locations)
-        },
-        _ => failed(error.to_string(), true),
-    }
-}
-
-/// Runs the kernel, again while its failure is retryable, up to [`MAX_ATTEMPTS`] runs.
-fn run_retrying(op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> Result<Arc<ChunkData>, KernelError> {
-    let mut runs = 1;
-    loop {
-        match run_cpu_kernel(op, inputs) {
-            Err(e) if e.is_retryable() && runs < MAX_ATTEMPTS => {
-                tracing::debug!(op = op.name(), error = %e, "running a failed task again");
-                runs += 1;
-            }
-            done => return done,
-        }
     }
 }
 

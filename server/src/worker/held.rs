@@ -4,10 +4,10 @@
 //! scheduler's job, chunk and attempt. The Flight service serves them to peers and
 //! clients from here; one storage dropped is refused as such ([`SourceError::Dropped`]).
 
-use crate::server::{ChunkSink, ChunkSource, SourceError};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tessera_actors::{ActorSystem, KeptChunk, ReadError, StorageError};
+use tessera_cluster::server::{ChunkSink, ChunkSource, SourceError};
 use tessera_kernels::ChunkData;
 use tessera_proto::ChunkTicket;
 

@@ -2,7 +2,7 @@
 
 use super::*;
 use std::time::Duration;
-use tessera_actors::{ChunkTask, MAX_DROPS};
+use tessera_core::{ChunkTask, MAX_DROPS};
 use tessera_kernels::{DType, FusedKernel, Instr, InstrKind, LeafSource, Scalar};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
@@ -356,7 +356,7 @@ fn generated_chunks_go_out_droppable_and_a_dropped_input_is_recomputed_without_a
         assert_eq!(three.inputs[0].attempt, again.attempt);
     }
     core.on_status(done(inc, &three));
-    let stats: tessera_actors::JobStats = match outcome(&mut rx) {
+    let stats: tessera_core::JobStats = match outcome(&mut rx) {
         Some(job_event::Kind::Done(d)) => {
             assert_eq!(d.outputs[0].chunk_key, 3);
             tessera_proto::decode_payload(&d.stats).expect("stats")

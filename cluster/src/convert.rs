@@ -1,14 +1,15 @@
-//! Job events between the actors' types and the wire: a [`JobError`] as a `JobFailed`
+//! Job events between `tessera_core`'s types and the wire (the scheduler encodes, a
+//! client decodes): a [`JobError`] as a `JobFailed`
 //! message and back, progress as a `Progress` message.
 
-use tessera_actors::{JobError, JobId};
+use tessera_core::{JobError, JobId};
 use tessera_kernels::KernelError;
 use tessera_proto::pb::{self, job_event};
 use tessera_proto::{decode_payload, encode_payload};
 
 /// `error` as a payload that keeps its type across the wire; empty for the errors that
 /// are about the cluster rather than the task (another worker's report, a lost worker).
-pub(crate) fn kernel_error_payload(error: &KernelError) -> Vec<u8> {
+pub fn kernel_error_payload(error: &KernelError) -> Vec<u8> {
     match error {
         KernelError::Remote { .. } | KernelError::DeviceUnavailable(_) => Vec::new(),
         typed => encode_payload(typed).unwrap_or_default(),
@@ -16,7 +17,7 @@ pub(crate) fn kernel_error_payload(error: &KernelError) -> Vec<u8> {
 }
 
 /// The typed kernel error of a payload made by [`kernel_error_payload`], if any.
-pub(crate) fn kernel_error(payload: &[u8]) -> Option<KernelError> {
+pub fn kernel_error(payload: &[u8]) -> Option<KernelError> {
     if payload.is_empty() {
         return None;
     }
@@ -24,7 +25,7 @@ pub(crate) fn kernel_error(payload: &[u8]) -> Option<KernelError> {
 }
 
 /// The wire event of `job`'s progress.
-pub(crate) fn progress_event(job: JobId, done: u64, total: u64) -> pb::JobEvent {
+pub fn progress_event(job: JobId, done: u64, total: u64) -> pb::JobEvent {
     pb::JobEvent {
         job_id: job.0,
         kind: Some(job_event::Kind::Progress(pb::Progress { done, total })),
@@ -32,7 +33,7 @@ pub(crate) fn progress_event(job: JobId, done: u64, total: u64) -> pb::JobEvent 
 }
 
 /// The wire event of `job`'s failure.
-pub(crate) fn failed_event(job: JobId, error: &JobError) -> pb::JobEvent {
+pub fn failed_event(job: JobId, error: &JobError) -> pb::JobEvent {
     let mut failed = pb::JobFailed {
         error: error.to_string(),
         ..Default::default()
@@ -84,8 +85,8 @@ pub(crate) fn failed_event(job: JobId, error: &JobError) -> pb::JobEvent {
 
 /// The [`JobError`] a `JobFailed` message describes (`scheduler` names the cluster in
 /// errors that came from a worker).
-pub(crate) fn job_error(failed: pb::JobFailed, scheduler: &str) -> JobError {
-    let key = tessera_actors::ChunkKey(failed.chunk_key);
+pub fn job_error(failed: pb::JobFailed, scheduler: &str) -> JobError {
+    let key = tessera_core::ChunkKey(failed.chunk_key);
     match failed.kind.as_str() {
         "chunk_failed" => {
             let source = if let Some(typed) = kernel_error(&failed.kernel_error) {
@@ -122,7 +123,7 @@ pub(crate) fn job_error(failed: pb::JobFailed, scheduler: &str) -> JobError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_actors::ChunkKey;
+    use tessera_core::ChunkKey;
 
     fn round_trip(error: &JobError) -> JobError {
         match failed_event(JobId(4), error).kind {
