@@ -344,7 +344,7 @@ impl ActorSystem {
 
     /// Stops the actors and joins the actor and worker threads. Running kernels are
     /// waited for (up to 30 s); queued ones are dropped, and unfinished jobs end with
-    /// [`JobError::SystemStopped`].
+    /// [`JobError::SystemStopped`](crate::JobError::SystemStopped).
     pub fn shutdown(mut self) -> Result<(), ActorError> {
         self.stop()
     }

@@ -3,7 +3,7 @@
 //! A chunk travels as *sections*, each an Arrow IPC stream of its own (a Schema message,
 //! then record batches), preceded by a header:
 //!
-//! 1. a Schema message with no fields whose `app_metadata` is the [`ChunkHeader`] (what
+//! 1. a Schema message with no fields whose `app_metadata` is the `ChunkHeader` (what
 //!    kind of chunk, how many sections, each tensor's dtype and shape, a partial's op);
 //! 2. for each section, a Schema message whose `app_metadata` is the section's index,
 //!    then its record batches (the encoder cuts a large batch into messages of about

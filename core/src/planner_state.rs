@@ -313,7 +313,7 @@ impl PlannerState {
     }
 
     /// Adds a device of `kind` that runs up to `slots` tasks at once (or changes it); see
-    /// the placement rules in [`placement`].
+    /// the placement rules in `placement`.
     pub fn add_device_of(
         &mut self,
         device: DeviceId,
@@ -326,7 +326,7 @@ impl PlannerState {
     /// Adds a CPU device (a cluster's worker) that runs `threads` tasks at once and may
     /// have up to `capacity` dispatched to it, the rest queued there (or changes them).
     /// Queued tasks start without a round trip to the planner; a device whose threads
-    /// are all busy steals no tiny task from another ([`placement`]).
+    /// are all busy steals no tiny task from another (`placement`).
     pub fn add_queued_device(
         &mut self,
         device: DeviceId,

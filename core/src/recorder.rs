@@ -35,7 +35,7 @@ pub const MEMORY_SAMPLES: usize = 4096;
 const DECODED_OP_NAMES: usize = 1024;
 
 /// An op's name, as records hold it. (An alias, not `&'static str` written out, so that
-/// serde decodes it through [`op_name`] rather than borrowing from the input.)
+/// serde decodes it through `op_name` rather than borrowing from the input.)
 pub type OpName = &'static str;
 
 /// The op name of a decoded record whose name did not fit in [`DECODED_OP_NAMES`].

@@ -51,7 +51,7 @@ pub enum ColKind {
     /// `LargeUtf8` (`i64` offsets; a key only).
     LargeUtf8 = 11,
     /// `Boolean`, its bits packed from bit 0 of the first byte (a filter's operand or a
-    /// groupby key, read as 0 or 1: [`ColKind::of`] gives no kind for it, so no join key
+    /// groupby key, read as 0 or 1: `ColKind::of` gives no kind for it, so no join key
     /// or aggregate takes it).
     Bool = 12,
 }
@@ -66,7 +66,7 @@ pub enum ColPart {
     DictKeys,
     /// A dictionary column's values.
     DictValues,
-    /// A dictionary of strings' keys made to name each string once ([`canonical_keys`]):
+    /// A dictionary of strings' keys made to name each string once (`canonical_keys`):
     /// `Int64`, computed on the host (once per chunk: the device copy is kept).
     DictCanonical,
 }
@@ -347,7 +347,7 @@ impl GroupPlan {
     /// CPU's) or 2^30 or more (row numbers would pass the hash table's slots). A dictionary
     /// key is read as its keys where its entries are distinct and not null, so that they
     /// stand for its strings as the CPU groups them, and otherwise as its canonical keys
-    /// ([`canonical_keys`]).
+    /// (`canonical_keys`).
     pub fn keys_for(&self, batch: &RecordBatch) -> Option<Vec<(usize, ColPart, ColKind)>> {
         let rows = batch.num_rows();
         if rows == 0 || rows >= (1 << 30) {

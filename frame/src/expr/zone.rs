@@ -269,7 +269,7 @@ pub(crate) fn wall_clocks(a: &dyn Array) -> FrameResult<Option<ArrayRef>> {
 }
 
 /// The days of chrono's range at each end that a cast into or out of a zone leaves out
-/// ([`check_zone_cast`]; the GPU filters fault on the same values).
+/// (`check_zone_cast`; the GPU filters fault on the same values).
 pub const ZONE_CAST_MARGIN: i64 = 1;
 
 /// Whether Arrow reads the time zone of type `t`, if it has one (else Arrow's error).

@@ -38,7 +38,7 @@ pub struct ReadParquet {
     pub filter: Option<Expr>,
     /// Uncompressed bytes of row groups per chunk at most (default: the session's chunk
     /// size); chunks are cut to about equal sizes, as many as the session's threads where
-    /// that many fit (see [`runs_of_row_groups`]).
+    /// that many fit (see `runs_of_row_groups`).
     pub chunk_bytes: Option<u64>,
 }
 

@@ -1,6 +1,6 @@
 //! The scheduler process's gRPC services: `WorkerControl` (registration and the one
 //! long-lived stream per worker) and `Jobs` (clients run graphs, release gathered
-//! chunks, ask what the cluster has), over the state in [`core`].
+//! chunks, ask what the cluster has), over the state in `core`.
 //!
 //! Every handler locks the state briefly and sends what it decided on unbounded channels,
 //! so a slow worker or client never holds the lock. A worker whose stream breaks is lost
