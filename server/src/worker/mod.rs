@@ -1,13 +1,14 @@
-//! The worker agent: a process's own actor system (CPU pool, storage with its memory
-//! budget and spill folder) working for a scheduler.
+//! The worker agent: a process working for a scheduler, with its own pool of task threads
+//! and its own storage (an actor system's: the memory budget, the spill folder).
 //!
 //! It registers (getting an incarnation), opens the one stream to the scheduler, sends
 //! heartbeats, and runs each `RunTask` it receives: inputs it holds are read from its own
 //! storage, the others are fetched from the peers that hold them over Flight; the task
-//! waits for room in the memory budget (`room`), then runs on a thread of the worker's
-//! pool, and its output goes into the worker's storage (see `direct`, `held`). Its Flight service serves what it holds to peers and clients. When the
-//! scheduler's stream ends the worker stops: a scheduler that comes back starts from
-//! nothing, and a new worker process registers as a new incarnation.
+//! waits for room in the memory budget (`room`), then runs on a thread of the pool, and
+//! its output goes into the worker's storage (see `direct`, `held`). Its Flight service
+//! serves what it holds to peers and clients. When the scheduler's stream ends the worker
+//! stops: a scheduler that comes back starts from nothing, and a new worker process
+//! registers as a new incarnation.
 
 mod direct;
 mod fetch;
