@@ -126,11 +126,13 @@ impl Board {
     }
 
     /// The version of the last jobs: bumped with every finished job.
+    #[cfg(feature = "server")]
     pub(crate) fn version(&self) -> u64 {
         self.state().version
     }
 
     /// The last finished jobs and the version they are at.
+    #[cfg(feature = "server")]
     pub(crate) fn last_jobs(&self) -> (u64, Vec<JobStats>) {
         let s = self.state();
         (s.version, s.last_jobs.iter().cloned().collect())

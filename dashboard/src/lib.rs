@@ -5,19 +5,24 @@
 //! Prometheus `/metrics` endpoint.
 //!
 //! Two programs serve it: a session (`tessera::SessionBuilder::dashboard`) and the
-//! cluster's scheduler (`tessera-scheduler --dashboard`). Each feeds a [`Board`] as its jobs
+//! cluster's scheduler (`tessera-scheduler --dashboard`). The server is the `server`
+//! feature (on by default); without it a program links no HTTP server and keeps the
+//! report panels. Each feeds a [`Board`] as its jobs
 //! start, progress and end, and gives the server a [`View`] of what only it knows (its
 //! memory, its workers, its own metrics).
 
 mod board;
 pub(crate) mod chart;
 pub mod html;
+#[cfg(feature = "server")]
 mod page;
+#[cfg(feature = "server")]
 mod server;
 
 pub use board::{
     check, check_access, metrics_text, Board, DashboardError, DashboardOptions, View, WorkerRow,
 };
+#[cfg(feature = "server")]
 pub use server::Server;
 
 /// Milliseconds from nanoseconds, for people.

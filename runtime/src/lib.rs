@@ -39,6 +39,8 @@ mod eager;
 mod error;
 mod kept;
 pub mod linalg;
+#[cfg(feature = "dashboard")]
+mod live;
 mod plan;
 mod progress;
 pub mod reference;

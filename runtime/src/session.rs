@@ -16,14 +16,16 @@ use crate::tensor::Tensor;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tessera_actors::{
-    ActorSystem, ChunkGraph, DeviceKind, Exposition, FaultInjector, JobError, JobEvent, JobOutput,
-    JobStats, KeptChunk, MemoryReading, SystemConfig, KEPT_OP,
+    ActorSystem, ChunkGraph, DeviceKind, FaultInjector, JobError, JobEvent, JobOutput, JobStats,
+    KeptChunk, MemoryReading, SystemConfig, KEPT_OP,
 };
-use tessera_cluster::{ClusterInfo, WorkerInfo};
-use tessera_dashboard::{Board, DashboardOptions, Server, View, WorkerRow};
+use tessera_cluster::ClusterInfo;
+#[cfg(feature = "dashboard")]
+use tessera_dashboard::Server;
+use tessera_dashboard::{Board, DashboardOptions};
 use tessera_kernels::frame::ops::FileFormat;
 use tessera_kernels::{ChunkData, HostTensor};
 
@@ -227,6 +229,13 @@ impl SessionBuilder {
     /// Starts the session's actor system (or connects to its cluster).
     pub fn build(self) -> Result<Session> {
         if let Some(options) = &self.dashboard {
+            if cfg!(not(feature = "dashboard")) {
+                return Err(Error::InvalidArgument(
+                    "this build of tessera has no live dashboard: build it with the \
+                     `dashboard` feature (on by default)"
+                        .into(),
+                ));
+            }
             tessera_dashboard::check(options)?;
         }
         let backend = match self.backend {
@@ -358,11 +367,13 @@ impl SessionBuilder {
             cancels: AtomicU64::new(0),
             recordings: Collectors::default(),
             board: self.dashboard.as_ref().map(|_| Arc::default()),
+            #[cfg(feature = "dashboard")]
             dashboard: Mutex::new(None),
             has_gpu,
         });
+        #[cfg(feature = "dashboard")]
         if let (Some(options), Some(board)) = (&self.dashboard, &inner.board) {
-            let view = Arc::new(SessionView(Arc::downgrade(&inner)));
+            let view = Arc::new(crate::live::SessionView::new(&inner));
             let server = Server::start(options, Arc::clone(board), view)?;
             if let Ok(mut d) = inner.dashboard.lock() {
                 *d = Some(server);
@@ -428,51 +439,10 @@ pub(crate) struct SessionInner {
     /// What the live dashboard shows, when there is one.
     board: Option<Arc<Board>>,
     /// The live dashboard's server (stopped first when the session stops).
+    #[cfg(feature = "dashboard")]
     dashboard: Mutex<Option<Server>>,
     /// Whether the session computes on a GPU too (a local session's opened GPUs).
     has_gpu: bool,
-}
-
-/// The dashboard's view of a session, which it does not keep alive.
-struct SessionView(Weak<SessionInner>);
-
-impl View for SessionView {
-    fn memory(&self) -> (u64, u64) {
-        match self.0.upgrade() {
-            Some(inner) => (inner.reserved_bytes(), inner.config.memory_budget),
-            None => (0, 0),
-        }
-    }
-
-    fn workers(&self) -> Option<Vec<WorkerRow>> {
-        let info = self.0.upgrade()?.cluster_info().ok().flatten()?;
-        let row = |w: WorkerInfo| WorkerRow {
-            name: w.name,
-            address: w.flight_address,
-            threads: w.nthreads,
-            tasks_running: w.tasks_running,
-            chunks_held: w.chunks_held,
-            memory_used: w.memory_used,
-            memory_limit: w.memory_limit,
-        };
-        Some(info.worker_list.into_iter().map(row).collect())
-    }
-
-    fn metrics(&self, e: &mut Exposition) {
-        let (reserved, budget) = self.memory();
-        e.metric(
-            "host_reserved_bytes",
-            "gauge",
-            "Host memory reserved now.",
-            reserved,
-        );
-        e.metric(
-            "host_budget_bytes",
-            "gauge",
-            "The session's host memory budget.",
-            budget,
-        );
-    }
 }
 
 impl Session {
@@ -574,11 +544,15 @@ impl Session {
     /// [`SessionBuilder::dashboard`]); its page is `http://ADDRESS/`, its metrics
     /// `http://ADDRESS/metrics`.
     pub fn dashboard_address(&self) -> Option<SocketAddr> {
-        self.inner
+        #[cfg(feature = "dashboard")]
+        return self
+            .inner
             .dashboard
             .lock()
             .ok()
-            .and_then(|d| d.as_ref().map(Server::address))
+            .and_then(|d| d.as_ref().map(Server::address));
+        #[cfg(not(feature = "dashboard"))]
+        None
     }
 
     /// Statistics of the last job this session finished.
@@ -619,7 +593,7 @@ impl SessionInner {
         }
     }
 
-    fn reserved_bytes(&self) -> u64 {
+    pub(crate) fn reserved_bytes(&self) -> u64 {
         self.system
             .lock()
             .ok()
@@ -639,7 +613,7 @@ impl SessionInner {
         }
     }
 
-    fn cluster_info(&self) -> Result<Option<ClusterInfo>> {
+    pub(crate) fn cluster_info(&self) -> Result<Option<ClusterInfo>> {
         let system = self
             .system
             .lock()
@@ -889,8 +863,8 @@ impl SessionInner {
 
     fn stop(&self) -> Result<()> {
         // The dashboard first: its renders read the session.
-        let dashboard = self.dashboard.lock().ok().and_then(|mut d| d.take());
-        drop(dashboard);
+        #[cfg(feature = "dashboard")]
+        drop(self.dashboard.lock().ok().and_then(|mut d| d.take()));
         crate::eager::unregister(self);
         let system = self
             .system
@@ -910,6 +884,24 @@ impl SessionInner {
     pub(crate) fn own_cluster(&self, cluster: LocalCluster) {
         if let Ok(mut c) = self.cluster.lock() {
             *c = Some(cluster);
+        }
+    }
+}
+
+#[cfg(all(test, not(feature = "dashboard")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_the_dashboard_feature_a_dashboard_is_a_typed_error() {
+        let built = Session::builder()
+            .threads(1)
+            .dashboard("127.0.0.1:0")
+            .build();
+        match built {
+            Err(Error::InvalidArgument(why)) => assert!(why.contains("dashboard"), "{why}"),
+            Err(other) => panic!("another error: {other}"),
+            Ok(_) => panic!("a session without a dashboard server served one"),
         }
     }
 }
