@@ -16,7 +16,8 @@ impl fmt::Display for DeviceId {
 }
 
 /// What kind of device an actor drives: the planner sends a task to a CUDA device when its
-/// op has a GPU kernel (`tessera_cuda::Gpu::runs`), every other task to a CPU one.
+/// op has a GPU kernel (`tessera_cuda::Gpu::runs`, given as the planner's `GpuOps`), every
+/// other task to a CPU one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum DeviceKind {
     /// A pool of CPU worker threads (also each worker of a cluster).

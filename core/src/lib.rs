@@ -33,7 +33,7 @@ pub use kept::{KeptChunk, KeptOwner, KEPT_OP};
 pub use memory::{task_estimate, MemoryPool, Reservation};
 pub use metrics::{Exposition, Totals};
 pub use planner_state::{
-    split_parts, Gone, PlannerAction, PlannerState, MAX_ATTEMPTS, MAX_DROPS, MAX_LOSSES,
+    split_parts, Gone, GpuOps, PlannerAction, PlannerState, MAX_ATTEMPTS, MAX_DROPS, MAX_LOSSES,
 };
 pub use recorder::{
     MemorySample, OpName, OpSummary, Recorder, RunSpan, StorageEvent, StorageEventKind, StorageLog,

@@ -277,6 +277,31 @@ pub struct PlannerState {
     room: RoomAsk,
     /// Asks for room made so far (numbering them).
     room_asks: u64,
+    /// Which ops a GPU runs (none until a device crate says: see [`GpuOps`]).
+    gpu_ops: GpuOps,
+}
+
+/// Which ops a GPU device runs, as its crate says (`tessera_cuda::Gpu::runs` and
+/// `Gpu::pays`): the planner places by it and needs no GPU code of its own.
+#[derive(Clone, Copy, Debug)]
+pub struct GpuOps {
+    /// True for the ops a GPU has kernels for: a task pinned to a GPU runs there.
+    pub runs: fn(&ChunkOp) -> bool,
+    /// True for those that also pay for a GPU task's fixed cost: an unpinned task runs on
+    /// a GPU only then.
+    pub pays: fn(&ChunkOp) -> bool,
+}
+
+impl GpuOps {
+    /// No op runs on a GPU.
+    pub const NONE: GpuOps = GpuOps {
+        runs: no_op_runs,
+        pays: no_op_runs,
+    };
+}
+
+fn no_op_runs(_: &ChunkOp) -> bool {
+    false
 }
 
 impl PlannerState {
@@ -297,7 +322,13 @@ impl PlannerState {
             recorder: None,
             room: RoomAsk::None,
             room_asks: 0,
+            gpu_ops: GpuOps::NONE,
         }
+    }
+
+    /// Places tasks on GPU devices by `ops` (until then, every task runs on a CPU device).
+    pub fn set_gpu_ops(&mut self, ops: GpuOps) {
+        self.gpu_ops = ops;
     }
 
     /// Records the task stream of every job submitted from now on (while `recorder` is on):

@@ -1,11 +1,12 @@
 //! Where a task runs.
 //!
-//! First the kind of device: a task whose op has a GPU kernel ([`Gpu::runs`]: today the
+//! First the kind of device: a task whose op has a GPU kernel (`Gpu::runs` in
+//! `tessera-cuda`, given to the planner as its [`GpuOps`](super::GpuOps): today the
 //! fused elementwise expressions with their trailing reductions, block products, the QR of
 //! one block, groupby partials of tables in memory and the matching of inner and left
 //! joins, which is where the time of a NumPy- or pandas-style job goes) runs on a CUDA
 //! device whenever one is registered, unless it is too small to pay for a GPU task's fixed
-//! cost ([`Gpu::pays`]: a fused kernel over fewer than 4,096 elements); every other op
+//! cost (`Gpu::pays`: a fused kernel over fewer than 4,096 elements); every other op
 //! (stacked QRs and SVDs of small factors, sorts, reads, combines of partials…) runs on a
 //! CPU device.
 //! A GPU being restarted is not registered, so its ops run on the CPU meanwhile (the CUDA
@@ -28,7 +29,6 @@ use crate::job::JobId;
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::time::Duration;
-use tessera_cuda::Gpu;
 
 /// Input bytes over which a task waits for a busy device holding them rather than move
 /// them to another busy device: about what a loopback transfer moves in a few
@@ -85,8 +85,8 @@ impl PlannerState {
         // it pays for the GPU's fixed cost.
         let pinned = task.is_some_and(|t| t.device == Some(DeviceKind::Cuda));
         let gpu_op = task.is_some_and(|t| match &t.work {
-            Work::Run(op) if pinned => Gpu::runs(op),
-            Work::Run(op) => Gpu::pays(op),
+            Work::Run(op) if pinned => (self.gpu_ops.runs)(op),
+            Work::Run(op) => (self.gpu_ops.pays)(op),
             _ => false,
         });
         let gpu_up = self.devices.values().any(|s| s.kind == DeviceKind::Cuda);
@@ -270,10 +270,11 @@ mod tests {
     use crate::ids::ChunkId;
     use crate::memory::MemoryPool;
     use crate::planner_state::tests::{attempt, deliver, done, placed};
+    use crate::planner_state::GpuOps;
     use crate::testing::chunk;
     use crate::testing::{const_op, graph};
     use std::time::Instant;
-    use tessera_cuda::GPU_MIN_ELEMENTS;
+    use tessera_cuda::{Gpu, GPU_MIN_ELEMENTS};
     use tessera_kernels::ChunkOp;
 
     const CPU: DeviceId = DeviceId(0);
@@ -296,6 +297,10 @@ mod tests {
     /// A planner with a CPU pool of `cpu_slots` and, if `gpu_slots` is not 0, a GPU.
     fn planner(cpu_slots: usize, gpu_slots: usize) -> PlannerState {
         let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+        p.set_gpu_ops(GpuOps {
+            runs: Gpu::runs,
+            pays: Gpu::pays,
+        });
         assert!(p.add_device(CPU, cpu_slots).is_empty());
         if gpu_slots > 0 {
             assert!(p.add_device_of(GPU, DeviceKind::Cuda, gpu_slots).is_empty());
