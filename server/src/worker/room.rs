@@ -56,10 +56,14 @@ impl Room {
             let idle = self.running.load(Ordering::Acquire) == 0;
             let ended = self.ended.notified();
             let asked = Arc::clone(system);
-            match tokio::task::spawn_blocking(move || asked.make_room(bytes)).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(failed(format!("making room for a task: {e}"), true)),
-                Err(e) => return Err(failed(format!("making room for a task: {e}"), true)),
+            let made = tokio::task::spawn_blocking(move || {
+                asked.make_room(bytes).map_err(|e| e.to_string())
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|made| made);
+            if let Err(e) = made {
+                return Err(failed(format!("making room for a task: {e}"), true));
             }
             if let Some(room) = system.try_reserve(bytes) {
                 return Ok(room);
