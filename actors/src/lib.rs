@@ -34,9 +34,9 @@ pub use supervisor::{Supervisor, BACKOFF, MAX_RESTARTS, RESTART_WINDOW};
 pub use system::{ActorSystem, ReadError, SystemConfig, DEFAULT_READ_TIMEOUT, STORED_JOB};
 pub use tessera_core::{
     split_parts, task_estimate, ActorError, ActorName, ChunkGraph, ChunkId, ChunkKey, ChunkTask,
-    DeviceKind, Exposition, Gone, GraphError, JobError, JobEvent, JobHandle, JobId, JobOutput,
-    JobStats, KeptChunk, KeptOwner, MemoryPool, MemorySample, OpName, OpSummary, OutOfMemory,
-    PlannerAction, PlannerState, PutInfo, Recorder, Reservation, RunSpan, StorageEvent,
-    StorageEventKind, StorageLog, StorageStats, StoredInput, TaskRecord, TaskStream, Totals,
-    DEFAULT_TASK_RECORDS, KEPT_OP, MAX_ATTEMPTS, MAX_DROPS, MAX_LOSSES,
+    DeviceKind, Exposition, Gone, GraphError, HostPool, JobError, JobEvent, JobHandle, JobId,
+    JobOutput, JobStats, KeptChunk, KeptOwner, MemoryPool, MemorySample, OpName, OpSummary,
+    OutOfMemory, PlannerAction, PlannerState, PutInfo, Recorder, Reservation, RunSpan,
+    StorageEvent, StorageEventKind, StorageLog, StorageStats, StoredInput, TaskRecord, TaskStream,
+    Totals, DEFAULT_TASK_RECORDS, KEPT_OP, MAX_ATTEMPTS, MAX_DROPS, MAX_LOSSES,
 };

@@ -44,7 +44,7 @@ impl GraphPlannerActor {
     /// reserving task outputs in the host memory `pool` and recording jobs with `recorder`.
     pub fn new(
         storage: Addr<StorageActor>,
-        pool: Arc<MemoryPool>,
+        pool: Arc<dyn MemoryPool>,
         recorder: Arc<Recorder>,
     ) -> GraphPlannerActor {
         let mut state = PlannerState::new(pool);

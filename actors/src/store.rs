@@ -1,5 +1,5 @@
 //! The storage actor's state: chunks in the host memory tier (each holding a
-//! [`Reservation`] in the host [`MemoryPool`], made by the store or taken over from the
+//! [`Reservation`] in the host [`HostPool`], made by the store or taken over from the
 //! chunk's sender) and in the disk tier (segment files in a private [`SpillDir`], made on
 //! first use; the disk budget counts the bytes they hold, freed chunks not yet given back
 //! included).
@@ -13,7 +13,7 @@
 //! verified, when it is asked for. A spill that fails (disk full, unwritable, over the
 //! disk budget) leaves the chunk in memory; the planner's back-pressure then holds new work.
 //! The store keeps the pool told of the room left in the disk tier
-//! ([`MemoryPool::set_disk_room`]), for the planner to fail a job that cannot progress
+//! ([`HostPool::set_disk_room`]), for the planner to fail a job that cannot progress
 //! within both budgets rather than reserve past them.
 //! A chunk that cannot be read back is reported lost, for the planner to recompute.
 //!
@@ -30,7 +30,7 @@ use crate::disk::{self, SpillDir, SpillFile};
 use crate::faults::{FaultInjector, FaultKind, FaultPoint};
 use crate::job::JobId;
 use crate::kept::KEPT_OP;
-use crate::memory::{MemoryPool, Reservation};
+use crate::memory::{HostPool, MemoryPool, Reservation};
 use crate::recorder::{Recorder, StorageEvent, StorageEventKind, StorageLog};
 use crate::trim::Trimmer;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -76,7 +76,7 @@ impl StorageError {
 #[derive(Clone, Debug)]
 pub struct StoreConfig {
     /// The host memory tier's pool (shared with the planner's reservations).
-    pub pool: Arc<MemoryPool>,
+    pub pool: Arc<HostPool>,
     /// Where the private spill folder is made.
     pub spill_parent: PathBuf,
     /// Bytes the disk tier may hold.
@@ -335,8 +335,9 @@ impl ChunkStore {
         self.pressing = Some(id.job);
         let entry = Entry {
             place: Place::Memory {
-                _reservation: (!shared)
-                    .then(|| reserved.unwrap_or_else(|| self.config.pool.reserve(nbytes))),
+                _reservation: (!shared).then(|| {
+                    reserved.unwrap_or_else(|| Reservation::new(self.config.pool.clone(), nbytes))
+                }),
                 data,
                 file: None,
             },
@@ -616,7 +617,7 @@ impl ChunkStore {
 
     /// Drops or spills chunks while the pool is over budget and something can go (the disk
     /// room each spill leaves is published as it goes); and, while the planner holds a task
-    /// back for memory ([`MemoryPool::wanted`]), until its reservation fits, if spilling
+    /// back for memory ([`HostPool::wanted`]), until its reservation fits, if spilling
     /// every chunk that can go would make it fit (else waiting for running tasks to end
     /// frees the room, and spilling now would only cost reads later).
     pub fn make_room(&mut self) {
@@ -856,7 +857,7 @@ impl ChunkStore {
         match (read, place) {
             (Ok(data), Place::Disk(file)) => {
                 let place = Place::Memory {
-                    _reservation: Some(self.config.pool.reserve(nbytes)),
+                    _reservation: Some(Reservation::new(self.config.pool.clone(), nbytes)),
                     data: Arc::new(data),
                     file: Some(file),
                 };

@@ -6,7 +6,7 @@
 //! stops the whole actor system when it stops.
 
 use crate::device::{gpu_device_id, DeviceActor, CPU_DEVICE};
-use crate::memory::MemoryPool;
+use crate::memory::HostPool;
 use crate::messages::{
     ActorDied, ActorDown, ActorName, AddDevice, DeviceId, Shutdown, StorageRestarted,
 };
@@ -62,7 +62,7 @@ impl Supervisor {
     /// supervisor's and the planner's addresses.
     pub fn launch(
         config: SystemConfig,
-        pool: Arc<MemoryPool>,
+        pool: Arc<HostPool>,
         recorder: Arc<Recorder>,
         storage_threads: StorageThreads,
     ) -> io::Result<(Addr<Supervisor>, Addr<GraphPlannerActor>)> {

@@ -11,7 +11,7 @@ use crate::graph::ChunkKey;
 use crate::handle::{ActorError, JobHandle};
 use crate::job::JobId;
 use crate::kept::{KeptChunk, KeptOwner};
-use crate::memory::{MemoryPool, Reservation};
+use crate::memory::{HostPool, MemoryPool, Reservation};
 use crate::messages::{
     AllowDrop, CancelJob, MakeRoom, ReadKept, Settle, Shutdown, StoreKept, SubmitJob,
     UnkeepRecipient,
@@ -112,7 +112,7 @@ pub enum ReadError {
 #[derive(Debug)]
 pub struct ActorSystem {
     running: Option<Running>,
-    pool: Arc<MemoryPool>,
+    pool: Arc<HostPool>,
     recorder: Arc<Recorder>,
     /// The key of the next chunk [`ActorSystem::store`] keeps.
     next_stored: AtomicU64,
@@ -150,7 +150,7 @@ impl ActorSystem {
             );
         }
         let (started_tx, started_rx) = crossbeam_channel::bounded(1);
-        let pool = MemoryPool::new(config.host_memory_budget);
+        let pool = HostPool::new(config.host_memory_budget);
         let actors_pool = Arc::clone(&pool);
         let recorder = Recorder::new(DEFAULT_CAPACITY);
         let actors_recorder = Arc::clone(&recorder);
@@ -206,12 +206,12 @@ impl ActorSystem {
     /// Reserves `bytes` of the host memory budget if they fit now (for work run outside
     /// the planner, as a cluster worker's tasks); released when dropped.
     pub fn try_reserve(&self, bytes: u64) -> Option<Reservation> {
-        self.pool.try_reserve(bytes)
+        Reservation::try_new(self.pool.clone(), bytes)
     }
 
     /// The host memory pool, for work run outside the planner that must wait for memory as
     /// the planner does (a cluster worker's tasks: see [`ActorSystem::make_room`]).
-    pub fn pool(&self) -> &Arc<MemoryPool> {
+    pub fn pool(&self) -> &Arc<HostPool> {
         &self.pool
     }
 
@@ -277,7 +277,7 @@ impl ActorSystem {
         }
         // Reserved now, not when storage gets to it: a chunk queued behind a busy storage
         // thread still counts against the budget.
-        let reservation = self.pool.reserve(nbytes);
+        let reservation = Reservation::new(self.pool.clone(), nbytes);
         // Past the mailbox's capacity (a full mailbox is no error here: the caller does
         // not wait, and storage keeps the order of what the planner forwards).
         running.planner.do_send(StoreKept {
@@ -387,7 +387,7 @@ impl Drop for ActorSystem {
 /// dropped before this returns (the CPU pool joins its workers as it drops).
 fn run_actors(
     config: SystemConfig,
-    pool: Arc<MemoryPool>,
+    pool: Arc<HostPool>,
     recorder: Arc<Recorder>,
     storage_threads: StorageThreads,
     started: &Sender<Result<Started, String>>,

@@ -5,7 +5,8 @@
 //! - [`JobId`], [`JobStats`], [`JobError`]: a job's identity, what it did, how it failed;
 //!   [`JobHandle`]: a submitted job's events, end and cancel, wherever it runs;
 //! - [`ids`]: devices, supervised actors and stored chunks;
-//! - [`MemoryPool`] and its [`Reservation`]s: the host memory budget;
+//! - the [`MemoryPool`] trait and its [`Reservation`]s, with the host tier's [`HostPool`] and
+//!   the scheduler's [`UnboundedPool`];
 //! - [`TaskStream`] and the [`Recorder`]: what every task and storage event did, when;
 //! - [`PlannerState`]: the scheduler as a plain state machine (dispatch, placement,
 //!   memory reservations, retries, lineage recomputation), driven by an actor system's
@@ -30,7 +31,7 @@ pub use handle::{ActorError, JobHandle};
 pub use ids::{ActorName, ChunkId, DeviceId, DeviceKind};
 pub use job::{JobError, JobEvent, JobId, JobOutput, JobStats, OutOfMemory};
 pub use kept::{KeptChunk, KeptOwner, KEPT_OP};
-pub use memory::{task_estimate, MemoryPool, Reservation};
+pub use memory::{task_estimate, HostPool, MemoryPool, Reservation, UnboundedPool};
 pub use metrics::{Exposition, Totals};
 pub use planner_state::{
     split_parts, Gone, GpuOps, PlannerAction, PlannerState, MAX_ATTEMPTS, MAX_DROPS, MAX_LOSSES,

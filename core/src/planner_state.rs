@@ -30,7 +30,7 @@
 use crate::graph::{ChunkGraph, ChunkKey, GraphIndex};
 use crate::ids::ChunkId;
 use crate::ids::{ActorName, DeviceId, DeviceKind};
-use crate::job::{JobError, JobId, JobStats, OutOfMemory};
+use crate::job::{JobError, JobId, JobStats};
 use crate::memory::{MemoryPool, Reservation};
 use crate::recorder::{Recorder, RunSpan, TaskRecord, TaskStream};
 use crate::storage::PutInfo;
@@ -261,7 +261,7 @@ pub struct PlannerState {
     ready: BTreeSet<(JobId, usize)>,
     devices: BTreeMap<DeviceId, Slots>,
     in_flight: HashMap<(JobId, ChunkKey), InFlight>,
-    pool: Arc<MemoryPool>,
+    pool: Arc<dyn MemoryPool>,
     storage_up: bool,
     /// Set once an actor is gone for good: every job fails with it.
     gone: Option<JobError>,
@@ -306,7 +306,7 @@ fn no_op_runs(_: &ChunkOp) -> bool {
 
 impl PlannerState {
     /// A planner with no jobs and no devices, reserving task outputs in `pool`.
-    pub fn new(pool: Arc<MemoryPool>) -> PlannerState {
+    pub fn new(pool: Arc<dyn MemoryPool>) -> PlannerState {
         PlannerState {
             next_job: 0,
             next_attempt: 0,
@@ -555,7 +555,8 @@ impl PlannerState {
                                 key,
                                 data,
                                 info,
-                                reservation: (!shared).then(|| self.pool.reserve(nbytes)),
+                                reservation: (!shared)
+                                    .then(|| Reservation::new(Arc::clone(&self.pool), nbytes)),
                             });
                             nbytes
                         }

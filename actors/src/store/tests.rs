@@ -13,7 +13,7 @@ fn id(job: u64, key: u64) -> ChunkId {
 
 pub(crate) fn store(budget: u64, faults: Option<FaultInjector>) -> ChunkStore {
     ChunkStore::new(StoreConfig {
-        pool: MemoryPool::new(budget),
+        pool: HostPool::new(budget),
         spill_parent: std::env::temp_dir(),
         disk_budget: u64::MAX,
         faults: faults.map(Arc::new),
@@ -42,7 +42,7 @@ fn get_is_all_or_nothing_and_release_removes() {
 fn a_chunk_its_producer_reserved_is_held_under_that_reservation() {
     let mut store = store(200, None); // room for two 80-byte chunks
     let pool = Arc::clone(&store.config.pool);
-    let reserved = pool.reserve(80);
+    let reserved = Reservation::new(pool.clone(), 80);
     store.put_reserved(id(0, 1), chunk(10), info("fused", 9, false), Some(reserved));
     assert_eq!(pool.used(), 80, "taken over, not reserved again");
     store.put(id(0, 2), chunk(10), info("fused", 1, false));
@@ -53,7 +53,7 @@ fn a_chunk_its_producer_reserved_is_held_under_that_reservation() {
         id(0, 3),
         chunk(10),
         info("fused", 2, false),
-        Some(pool.reserve(80)),
+        Some(Reservation::new(pool.clone(), 80)),
     );
     assert_eq!(store.spilled(), 1);
     assert_eq!(pool.used(), 160);
@@ -97,7 +97,7 @@ fn storage_makes_room_for_a_held_back_task_only_where_spilling_can() {
         store.put(id(0, key), chunk(10), info("fused", next_use, false));
     }
     let pool = Arc::clone(&store.config.pool);
-    let running = pool.reserve(80); // a running task's output
+    let running = Reservation::new(pool.clone(), 80); // a running task's output
                                     // Not over budget, so nothing goes until a task is held back.
     store.make_room();
     assert_eq!((store.spilled(), pool.used()), (0, 400));
@@ -271,7 +271,7 @@ fn past_both(store: &ChunkStore) -> Option<u64> {
 /// A store of 100 bytes of memory and 150 of disk.
 fn small_disk_store() -> ChunkStore {
     ChunkStore::new(StoreConfig {
-        pool: MemoryPool::new(100),
+        pool: HostPool::new(100),
         spill_parent: std::env::temp_dir(),
         disk_budget: 150,
         faults: None,
@@ -446,7 +446,7 @@ fn a_kept_chunk_put_with_its_recompute_cost_may_be_dropped_by_its_own_arrival() 
     let pool = Arc::clone(&store.config.pool);
     // Two arrive at once (both reserved by their senders, so the budget is passed before
     // storage takes either): the first one's owner can compute it again cheaply.
-    let (first, second) = (pool.reserve(80), pool.reserve(80));
+    let (first, second) = (Reservation::new(pool.clone(), 80), Reservation::new(pool.clone(), 80));
     let cheap = Some(Duration::from_nanos(1));
     assert_eq!(
         store.put_kept(id(0, 1), chunk(10), first, cheap),
@@ -583,7 +583,7 @@ fn emptied_spill_segments_stay_for_reuse_until_storage_is_idle() {
 #[test]
 fn a_spill_past_the_disk_budget_deletes_spare_segments_first() {
     let mut store = ChunkStore::new(StoreConfig {
-        pool: MemoryPool::new(100),
+        pool: HostPool::new(100),
         spill_parent: std::env::temp_dir(),
         disk_budget: 300,
         faults: None,

@@ -52,7 +52,7 @@ impl PlannerState {
                 break;
             };
             let estimate = state.estimate(pos);
-            let reservation = match self.pool.try_reserve(estimate) {
+            let reservation = match Reservation::try_new(Arc::clone(&self.pool), estimate) {
                 Some(r) => r,
                 None if !self.in_flight.is_empty() || !self.room.made_idle(estimate) => {
                     state.stats.held_back += 1;
@@ -63,16 +63,10 @@ impl PlannerState {
                     });
                     break;
                 }
-                None => match self.pool.past_both_tiers(estimate) {
-                    None => self.pool.reserve(estimate),
-                    Some(disk_budget) => {
-                        let error = JobError::OutOfMemory(OutOfMemory {
-                            host_budget: self.pool.budget(),
-                            disk_budget,
-                            reserved: self.pool.used(),
-                            needed: estimate,
-                        });
-                        actions.extend(self.fail(job, error));
+                None => match Reservation::past_budget(Arc::clone(&self.pool), estimate) {
+                    Ok(r) => r,
+                    Err(out) => {
+                        actions.extend(self.fail(job, JobError::OutOfMemory(out)));
                         continue;
                     }
                 },

@@ -268,7 +268,7 @@ mod tests {
     use crate::graph::ChunkKey;
     use crate::ids::ActorName;
     use crate::ids::ChunkId;
-    use crate::memory::MemoryPool;
+    use crate::memory::UnboundedPool;
     use crate::planner_state::tests::{attempt, deliver, done, placed};
     use crate::planner_state::GpuOps;
     use crate::testing::chunk;
@@ -296,7 +296,7 @@ mod tests {
 
     /// A planner with a CPU pool of `cpu_slots` and, if `gpu_slots` is not 0, a GPU.
     fn planner(cpu_slots: usize, gpu_slots: usize) -> PlannerState {
-        let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+        let mut p = PlannerState::new(UnboundedPool::new());
         p.set_gpu_ops(GpuOps {
             runs: Gpu::runs,
             pays: Gpu::pays,
@@ -393,7 +393,7 @@ mod tests {
     #[test]
     fn a_reductions_leaves_gather_on_one_worker_and_tiny_tasks_wait_for_it() {
         let (a, b) = (DeviceId(1), DeviceId(2));
-        let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+        let mut p = PlannerState::new(UnboundedPool::new());
         // Two workers, each running one task and queuing one more.
         assert!(p.add_queued_device(a, 1, 2).is_empty());
         assert!(p.add_queued_device(b, 1, 2).is_empty());
@@ -430,7 +430,7 @@ mod tests {
     /// leaf i and the shared chunk.
     fn readers_of_a_shared_chunk(n: u64) -> Vec<(u64, DeviceId)> {
         let (a, b) = (DeviceId(1), DeviceId(2));
-        let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+        let mut p = PlannerState::new(UnboundedPool::new());
         assert!(p.add_queued_device(a, 4, 64).is_empty());
         assert!(p.add_queued_device(b, 4, 64).is_empty());
         let inputs: Vec<[u64; 2]> = (1..=n).map(|i| [i, 100]).collect();

@@ -11,7 +11,7 @@
 use super::{InFlight, Job, PlannerAction, Produced, Status};
 use crate::graph::ChunkKey;
 use crate::job::{JobError, JobId};
-use crate::memory::MemoryPool;
+use crate::memory::{MemoryPool, Reservation};
 use crate::storage::PutInfo;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -29,7 +29,7 @@ impl Job {
         produced: Produced,
         in_flight: &HashMap<(JobId, ChunkKey), InFlight>,
         ready: &mut BTreeSet<(JobId, usize)>,
-        pool: &Arc<MemoryPool>,
+        pool: &Arc<dyn MemoryPool>,
     ) -> Result<Vec<PlannerAction>, JobError> {
         let op = self.tasks[pos].work.name();
         let parts = self.index.parts(pos).to_vec();
@@ -73,7 +73,7 @@ impl Job {
                         shared: false,
                         recompute: None,
                     },
-                    reservation: Some(pool.reserve(nbytes)),
+                    reservation: Some(Reservation::new(Arc::clone(pool), nbytes)),
                 });
             }
             self.complete(id, part, nbytes, &mut actions);

@@ -2,7 +2,7 @@
 //! and what the planner files in it for a real (simulated) job.
 
 use super::*;
-use crate::memory::MemoryPool;
+use crate::memory::UnboundedPool;
 use crate::planner_state::{PlannerAction, PlannerState};
 use crate::testing::chunk;
 use crate::testing::graph;
@@ -195,7 +195,7 @@ fn delivered(p: &mut PlannerState, job: JobId, actions: &[PlannerAction]) -> Job
 
 #[test]
 fn a_lineage_recompute_is_marked() {
-    let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+    let mut p = PlannerState::new(UnboundedPool::new());
     p.set_recorder(Recorder::new(100));
     assert!(p.add_device(DeviceId(0), 1).is_empty());
     let (job, a) = p.submit(
@@ -221,7 +221,7 @@ fn a_lineage_recompute_is_marked() {
 #[test]
 fn the_planner_files_one_record_per_run_with_bytes_and_retries() {
     let recorder = Recorder::new(100);
-    let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+    let mut p = PlannerState::new(UnboundedPool::new());
     p.set_recorder(Arc::clone(&recorder));
     assert!(p.add_device(DeviceId(0), 1).is_empty());
     // 1 -> 2 -> 3 (output); 2 panics once.
@@ -297,7 +297,7 @@ fn cost_per_task() {
     for on in [false, true, false, true, false, true] {
         let recorder = Recorder::new(DEFAULT_CAPACITY);
         recorder.set_enabled(on);
-        let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+        let mut p = PlannerState::new(UnboundedPool::new());
         p.set_recorder(Arc::clone(&recorder));
         assert!(p.add_device(DeviceId(0), 16).is_empty());
         let started = Instant::now();

@@ -7,15 +7,15 @@
 //! it tries again each time a running task ends. With nothing running and storage having
 //! spilled what it can, it is reserved past the budget (the job must progress), unless
 //! what would be over the budget could not go to disk either: then it fails with the
-//! planner's [`OutOfMemory`] error. These are the planner's rules
-//! (`tessera_core::planner_state`), kept here instead of running the task as a job on a
-//! planner of the worker's own.
+//! planner's out-of-memory error ([`Reservation::past_budget`]). These are the planner's
+//! rules (`tessera_core::planner_state`), kept here instead of running the task as a job on
+//! a planner of the worker's own.
 
 use super::direct::failed;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tessera_actors::{ActorSystem, JobError, OutOfMemory, Reservation};
+use tessera_actors::{ActorSystem, JobError, Reservation};
 use tessera_proto::pb;
 use tokio::sync::{Mutex, Notify};
 
@@ -69,19 +69,8 @@ impl Room {
                 return Ok(room);
             }
             if idle {
-                let pool = system.pool();
-                return match pool.past_both_tiers(bytes) {
-                    None => Ok(pool.reserve(bytes)),
-                    Some(disk_budget) => {
-                        let error = JobError::OutOfMemory(OutOfMemory {
-                            host_budget: pool.budget(),
-                            disk_budget,
-                            reserved: pool.used(),
-                            needed: bytes,
-                        });
-                        Err(failed(error.to_string(), true))
-                    }
-                };
+                return Reservation::past_budget(system.pool().clone(), bytes)
+                    .map_err(|out| failed(JobError::OutOfMemory(out).to_string(), true));
             }
             let _ = tokio::time::timeout(RECHECK, ended).await;
         }

@@ -5,7 +5,7 @@ use super::*;
 #[test]
 fn reservations_hold_back_work_beyond_the_budget() {
     // Four chunks of 80 bytes each; room for two at once.
-    let pool = MemoryPool::new(160);
+    let pool = HostPool::new(160);
     let mut p = PlannerState::new(pool.clone());
     p.add_device(CPU, 4);
     let g = ChunkGraph {
@@ -37,7 +37,7 @@ fn reservations_hold_back_work_beyond_the_budget() {
     assert_eq!(room_asked(&a), None, "the fourth wants as much: answered");
     // Nothing frees memory here (storage holds what it cannot spill): with a task running
     // the planner waits, whatever storage answers.
-    let stored = pool.reserve(1000);
+    let stored = Reservation::new(pool.clone(), 1000);
     let a = done(&mut p, job, 2, 10);
     assert!(dispatched(&a).is_empty());
     let ask = room_asked(&a).expect("asked again behind chunk 2");
@@ -81,7 +81,7 @@ fn source(k: u64) -> crate::graph::ChunkTask {
 fn a_task_that_gathers_its_inputs_reserves_their_sum() {
     // Three chunks of 10, 20 and 30 eight-byte elements; a concat of them holds all their
     // rows.
-    let pool = MemoryPool::new(1 << 20);
+    let pool = HostPool::new(1 << 20);
     let mut p = PlannerState::new(pool.clone());
     p.add_device(CPU, 4);
     let concat = crate::graph::ChunkTask::new(
@@ -110,7 +110,7 @@ fn a_task_that_gathers_its_inputs_reserves_their_sum() {
 fn a_running_task_reserves_its_working_memory_and_gives_it_back() {
     // A sort of two chunks (80 and 160 bytes) holds them concatenated while it runs: it
     // reserves its output and that much again, and only its output is stored after.
-    let pool = MemoryPool::new(1 << 20);
+    let pool = HostPool::new(1 << 20);
     let mut p = PlannerState::new(pool.clone());
     p.add_device(CPU, 4);
     let sort = crate::graph::ChunkTask::new(
@@ -129,7 +129,7 @@ fn a_running_task_reserves_its_working_memory_and_gives_it_back() {
     let (job, a) = p.submit(g, Instant::now());
     assert_eq!(dispatched(&a), vec![1, 2]);
     done(&mut p, job, 1, 10); // its chunk stored at once: this reservation stands for it
-    let stored = pool.reserve(80);
+    let stored = Reservation::new(pool.clone(), 80);
     let a = done(&mut p, job, 2, 20);
     assert_eq!(dispatched(&a), vec![3]);
     assert_eq!(
@@ -150,14 +150,14 @@ fn a_running_task_reserves_its_working_memory_and_gives_it_back() {
 
 #[test]
 fn with_both_tiers_full_a_job_that_cannot_progress_fails_naming_both_budgets() {
-    let pool = MemoryPool::new(100);
+    let pool = HostPool::new(100);
     let mut p = PlannerState::new(pool.clone());
     p.add_device(CPU, 1);
     let (job, a) = p.submit(graph(&[(1, &[]), (2, &[1])], &[2]), Instant::now());
     assert_eq!(dispatched(&a), vec![1]);
     // The stored chunks fill the host budget, 400 bytes past it, and the disk tier has
     // room for 300 (whether or not the store has spilled yet).
-    let stored = pool.reserve(500);
+    let stored = Reservation::new(pool.clone(), 500);
     pool.set_disk_room(64, 300);
     let a = done(&mut p, job, 1, 10);
     let ask = room_asked(&a).expect("storage is asked to make room first");

@@ -1,6 +1,8 @@
 //! Unit tests of the planner state machine.
 
 use super::*;
+use crate::job::OutOfMemory;
+use crate::memory::{HostPool, UnboundedPool};
 use crate::testing::graph;
 
 mod memory;
@@ -36,7 +38,7 @@ fn released(actions: &[PlannerAction]) -> Vec<u64> {
 }
 
 fn planner(slots: usize) -> PlannerState {
-    let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+    let mut p = PlannerState::new(UnboundedPool::new());
     assert!(p.add_device(CPU, slots).is_empty());
     p
 }
@@ -379,7 +381,7 @@ fn invalid_and_empty_graphs_finish_at_once() {
 
 #[test]
 fn tasks_wait_for_a_device() {
-    let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+    let mut p = PlannerState::new(UnboundedPool::new());
     let (_, acts) = p.submit(graph(&[(1, &[]), (2, &[])], &[1, 2]), Instant::now());
     assert!(acts.is_empty());
     assert_eq!(dispatched(&p.add_device(DeviceId(3), 1)), vec![1]);
@@ -695,7 +697,7 @@ fn a_lost_kept_input_fails_the_job_naming_it_for_the_caller_to_recompute() {
 #[test]
 fn a_task_goes_where_most_of_its_input_bytes_are_unless_that_device_is_full() {
     let (a, b) = (DeviceId(0), DeviceId(1));
-    let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+    let mut p = PlannerState::new(UnboundedPool::new());
     p.add_device(a, 1);
     p.add_device(b, 1);
     // 1 and 2 from nothing; 3 reads 1 and 2; 4 reads 2 only.
@@ -725,7 +727,7 @@ fn a_task_goes_where_most_of_its_input_bytes_are_unless_that_device_is_full() {
 fn a_task_with_large_inputs_waits_for_their_busy_holder_unless_another_device_is_idle() {
     let (a, b) = (DeviceId(0), DeviceId(1));
     let big = MOVE_BYTES * 2;
-    let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+    let mut p = PlannerState::new(UnboundedPool::new());
     p.add_device(a, 1);
     p.add_device(b, 2);
     let g = graph(
@@ -763,7 +765,7 @@ fn an_idle_device_moves_large_inputs_only_when_the_move_beats_the_work_ahead_of_
     let placed_after_two = |took: Duration| {
         let (a, b) = (DeviceId(0), DeviceId(1));
         let big = MOVE_BYTES * 2;
-        let mut p = PlannerState::new(MemoryPool::new(u64::MAX));
+        let mut p = PlannerState::new(UnboundedPool::new());
         assert!(p.add_queued_device(a, 1, 2).is_empty());
         assert!(p.add_queued_device(b, 1, 2).is_empty());
         let readers: Vec<(u64, &[u64])> = (11..=20).map(|k| (k, &[2][..])).collect();

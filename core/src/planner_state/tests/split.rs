@@ -97,7 +97,7 @@ fn a_split_task_s_parts_are_stored_apart_and_each_released_after_its_reader() {
 
 #[test]
 fn each_part_stays_reserved_until_storage_holds_it() {
-    let pool = MemoryPool::new(u64::MAX);
+    let pool = HostPool::new(u64::MAX);
     let mut p = PlannerState::new(pool.clone());
     assert!(p.add_device(CPU, 4).is_empty());
     let job = shuffle(&mut p);

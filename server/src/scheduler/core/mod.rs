@@ -22,8 +22,8 @@ use std::time::Instant;
 use tessera_cluster::convert::{failed_event, progress_event};
 use tessera_core::ids::DeviceId;
 use tessera_core::{
-    ActorName, ChunkGraph, ChunkId, ChunkKey, Gone, JobError, JobId, MemoryPool, PlannerAction,
-    PlannerState, Recorder, RunSpan,
+    ActorName, ChunkGraph, ChunkId, ChunkKey, Gone, JobError, JobId, PlannerAction, PlannerState,
+    Recorder, RunSpan, UnboundedPool,
 };
 use tessera_dashboard::{Board, WorkerRow};
 use tessera_kernels::{ChunkOp, KernelError};
@@ -109,7 +109,7 @@ pub(crate) struct Registered {
 impl Core {
     pub fn new(config: SchedulerConfig) -> Core {
         // Each worker budgets its own memory; the scheduler reserves nothing.
-        let mut planner = PlannerState::new(MemoryPool::new(u64::MAX));
+        let mut planner = PlannerState::new(UnboundedPool::new());
         let recorder = Recorder::new(tessera_core::DEFAULT_TASK_RECORDS);
         planner.set_recorder(Arc::clone(&recorder));
         Core {
