@@ -6,7 +6,7 @@
 //!   [`JobHandle`]: a submitted job's events, end and cancel, wherever it runs;
 //! - [`ids`]: devices, supervised actors and stored chunks;
 //! - the [`MemoryPool`] trait and its [`Reservation`]s, with the host tier's [`HostPool`] and
-//!   the scheduler's [`UnboundedPool`];
+//!   the scheduler's [`UnboundedPool`] (a GPU's device pool, in `tessera-cuda`, is one too);
 //! - [`TaskStream`] and the [`Recorder`]: what every task and storage event did, when;
 //! - [`PlannerState`]: the scheduler as a plain state machine (dispatch, placement,
 //!   memory reservations, retries, lineage recomputation), driven by an actor system's

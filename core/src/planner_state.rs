@@ -141,7 +141,7 @@ pub enum PlannerAction {
         /// What it did before (none for a job refused at submission).
         stats: Option<Box<JobStats>>,
     },
-    /// A task is held back for memory (its reservation is in [`MemoryPool::wanted`]):
+    /// A task is held back for memory (its reservation is in [`crate::HostPool::wanted`]):
     /// have storage spill ahead to make room for it, then call
     /// [`PlannerState::on_room_made`] with `ask`.
     MakeRoom {

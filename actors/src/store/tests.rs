@@ -98,7 +98,7 @@ fn storage_makes_room_for_a_held_back_task_only_where_spilling_can() {
     }
     let pool = Arc::clone(&store.config.pool);
     let running = Reservation::new(pool.clone(), 80); // a running task's output
-                                    // Not over budget, so nothing goes until a task is held back.
+                                                      // Not over budget, so nothing goes until a task is held back.
     store.make_room();
     assert_eq!((store.spilled(), pool.used()), (0, 400));
     // A task wanting 150 bytes: the two chunks needed last go, in that order.
@@ -446,7 +446,10 @@ fn a_kept_chunk_put_with_its_recompute_cost_may_be_dropped_by_its_own_arrival() 
     let pool = Arc::clone(&store.config.pool);
     // Two arrive at once (both reserved by their senders, so the budget is passed before
     // storage takes either): the first one's owner can compute it again cheaply.
-    let (first, second) = (Reservation::new(pool.clone(), 80), Reservation::new(pool.clone(), 80));
+    let (first, second) = (
+        Reservation::new(pool.clone(), 80),
+        Reservation::new(pool.clone(), 80),
+    );
     let cheap = Some(Duration::from_nanos(1));
     assert_eq!(
         store.put_kept(id(0, 1), chunk(10), first, cheap),

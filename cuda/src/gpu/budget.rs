@@ -3,14 +3,16 @@
 //! A GPU's host threads each run one task; a task's device allocations (its inputs copied
 //! in, its working buffers, its output before the copy back) live while it runs (inputs
 //! may be kept longer: see below).
-//! Before it starts, a task reserves an estimate of them ([`device_estimate`]); while
-//! others run, a task whose estimate does not fit in what they left waits for them, so
+//! Before it starts, a task reserves an estimate of them ([`device_estimate`]) in the GPU's
+//! [`DevicePool`]; while others run, a task whose estimate does not fit in what they left
+//! waits for them, so
 //! tasks together do not exhaust the device (an allocation that fails sends its task to the
 //! CPU kernels). A task larger than the whole budget runs alone. What stays on the device
 //! between tasks, the kept copies of chunks (`resident`), has its own share of the
 //! memory beside this budget and is freed, never spilled, when it needs room.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use tessera_core::{MemoryPool, Reservation};
 use tessera_kernels::linalg::LinalgOp;
 use tessera_kernels::{ChunkData, ChunkOp};
 
@@ -28,9 +30,11 @@ pub(super) fn device_estimate(op: &ChunkOp, inputs: &[Arc<ChunkData>]) -> u64 {
     input.saturating_add(output).saturating_add(working)
 }
 
-/// One GPU's budget of device bytes for running tasks.
+/// One GPU's pool of device bytes for running tasks (a [`MemoryPool`]): it admits a
+/// reservation that fits beside the running tasks', or any while none holds device bytes,
+/// so that one task larger than the whole budget runs alone.
 #[derive(Debug)]
-pub(super) struct DeviceBudget {
+pub(super) struct DevicePool {
     limit: u64,
     held: Mutex<Held>,
     freed: Condvar,
@@ -40,86 +44,86 @@ pub(super) struct DeviceBudget {
 #[derive(Debug, Default)]
 struct Held {
     bytes: u64,
-    tasks: usize,
+    peak: u64,
+    /// Reservations given back so far: a waiting task that saw this number waits until
+    /// it changes.
+    returns: u64,
 }
 
-/// A running task's bytes, given back when dropped.
-#[derive(Debug)]
-pub(super) struct DeviceReservation<'a> {
-    budget: &'a DeviceBudget,
-    bytes: u64,
-}
-
-impl DeviceBudget {
-    /// A budget of `limit` bytes.
-    pub(super) fn new(limit: u64) -> DeviceBudget {
-        DeviceBudget {
+impl DevicePool {
+    /// A pool of `limit` bytes.
+    pub(super) fn new(limit: u64) -> Arc<DevicePool> {
+        Arc::new(DevicePool {
             limit,
             held: Mutex::default(),
             freed: Condvar::new(),
-        }
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Held> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// `bytes` (at most the whole budget) taken at once when they fit beside the running
-    /// tasks' or none runs; `None` where [`DeviceBudget::reserve`] would wait.
-    #[cfg(test)]
-    fn try_reserve(&self, bytes: u64) -> Option<DeviceReservation<'_>> {
-        let mut held = self.lock();
-        self.take(&mut held, bytes)
-    }
-
-    /// `bytes` (at most the whole budget), waiting until they fit beside the running tasks'
-    /// or none runs.
-    pub(super) fn reserve(&self, bytes: u64) -> DeviceReservation<'_> {
-        let mut held = self.lock();
+    /// `bytes` (at most the whole budget), waiting until the pool admits them.
+    pub(super) fn reserve(self: &Arc<Self>, bytes: u64) -> Reservation {
+        let bytes = bytes.min(self.limit);
         loop {
-            if let Some(r) = self.take(&mut held, bytes) {
+            let seen = self.lock().returns;
+            if let Some(r) = Reservation::try_new(self.clone(), bytes) {
                 return r;
             }
+            let mut held = self.lock();
             tracing::debug!(
                 bytes,
                 held = held.bytes,
                 limit = self.limit,
                 "a GPU task waits for device memory"
             );
-            held = self
-                .freed
-                .wait(held)
-                .unwrap_or_else(PoisonError::into_inner);
+            while held.returns == seen {
+                held = self
+                    .freed
+                    .wait(held)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
         }
-    }
-
-    fn take(&self, held: &mut Held, bytes: u64) -> Option<DeviceReservation<'_>> {
-        let bytes = bytes.min(self.limit);
-        if held.tasks > 0 && held.bytes.saturating_add(bytes) > self.limit {
-            return None;
-        }
-        held.bytes += bytes;
-        held.tasks += 1;
-        Some(DeviceReservation {
-            budget: self,
-            bytes,
-        })
-    }
-
-    /// Bytes the running tasks hold.
-    #[cfg(test)]
-    fn held(&self) -> u64 {
-        self.lock().bytes
     }
 }
 
-impl Drop for DeviceReservation<'_> {
-    fn drop(&mut self) {
-        let mut held = self.budget.lock();
-        held.bytes -= self.bytes;
-        held.tasks -= 1;
+impl MemoryPool for DevicePool {
+    fn try_grow(&self, bytes: u64) -> bool {
+        let mut held = self.lock();
+        if held.bytes > 0 && held.bytes.saturating_add(bytes) > self.limit {
+            return false;
+        }
+        held.bytes += bytes;
+        held.peak = held.peak.max(held.bytes);
+        true
+    }
+
+    fn grow(&self, bytes: u64) {
+        let mut held = self.lock();
+        held.bytes = held.bytes.saturating_add(bytes);
+        held.peak = held.peak.max(held.bytes);
+    }
+
+    fn shrink(&self, bytes: u64) {
+        let mut held = self.lock();
+        held.bytes -= bytes;
+        held.returns += 1;
         drop(held);
-        self.budget.freed.notify_all();
+        self.freed.notify_all();
+    }
+
+    fn budget(&self) -> u64 {
+        self.limit
+    }
+
+    fn used(&self) -> u64 {
+        self.lock().bytes
+    }
+
+    fn peak(&self) -> u64 {
+        self.lock().peak
     }
 }
 
@@ -130,37 +134,42 @@ mod tests {
     use tessera_kernels::frame::ops::FrameOp;
     use tessera_kernels::tensor::{Buffer, HostTensor};
 
+    /// `bytes` (at most the whole budget) if the pool admits them now.
+    fn try_reserve(pool: &Arc<DevicePool>, bytes: u64) -> Option<Reservation> {
+        Reservation::try_new(pool.clone(), bytes.min(pool.limit))
+    }
+
     #[test]
     fn tasks_share_the_budget_and_one_too_large_runs_alone() {
-        let budget = DeviceBudget::new(100);
-        let a = budget.try_reserve(60).unwrap();
-        let b = budget.try_reserve(40).unwrap();
-        assert_eq!(budget.held(), 100);
-        assert!(budget.try_reserve(1).is_none());
+        let budget = DevicePool::new(100);
+        let a = try_reserve(&budget, 60).unwrap();
+        let b = try_reserve(&budget, 40).unwrap();
+        assert_eq!(budget.used(), 100);
+        assert!(try_reserve(&budget, 1).is_none());
         drop(b);
-        assert!(budget.try_reserve(41).is_none());
-        let c = budget.try_reserve(40).unwrap();
+        assert!(try_reserve(&budget, 41).is_none());
+        let c = try_reserve(&budget, 40).unwrap();
         drop((a, c));
-        assert_eq!(budget.held(), 0);
+        assert_eq!(budget.used(), 0);
         // Larger than the budget: it takes all of it, alone.
-        let big = budget.try_reserve(1_000).unwrap();
-        assert_eq!(budget.held(), 100);
-        assert!(budget.try_reserve(0).is_some_and(|z| z.bytes == 0));
-        assert!(budget.try_reserve(1).is_none());
+        let big = try_reserve(&budget, 1_000).unwrap();
+        assert_eq!(budget.used(), 100);
+        assert!(try_reserve(&budget, 0).is_some_and(|z| z.bytes() == 0));
+        assert!(try_reserve(&budget, 1).is_none());
         drop(big);
-        assert_eq!(budget.held(), 0);
+        assert_eq!((budget.used(), budget.peak()), (0, 100));
     }
 
     #[test]
     fn a_waiting_task_starts_when_the_running_one_ends() {
-        let budget = Arc::new(DeviceBudget::new(100));
-        let first = budget.try_reserve(80).unwrap();
+        let budget = DevicePool::new(100);
+        let first = try_reserve(&budget, 80).unwrap();
         let (tx, rx) = mpsc::channel();
         let waiter = {
             let budget = Arc::clone(&budget);
             std::thread::spawn(move || {
                 let r = budget.reserve(50);
-                tx.send(r.bytes).unwrap();
+                tx.send(r.bytes()).unwrap();
             })
         };
         // Whether or not its thread has run yet, it has not got its bytes: 80 are held.
@@ -168,7 +177,7 @@ mod tests {
         drop(first);
         assert_eq!(rx.recv().unwrap(), 50);
         waiter.join().unwrap();
-        assert_eq!(budget.held(), 0);
+        assert_eq!(budget.used(), 0);
     }
 
     #[test]

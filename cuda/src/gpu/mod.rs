@@ -61,7 +61,7 @@ pub struct Gpu {
     /// Device memory for running tasks: nine tenths of it (the rest for the context, the
     /// modules and cuBLAS's workspaces) less the kept copies' share, which the memory
     /// pool also keeps once freed.
-    budget: budget::DeviceBudget,
+    budget: Arc<budget::DevicePool>,
     /// Device copies of chunks (read by tasks, or made by them) kept between tasks, in a
     /// fifth of the memory.
     resident: resident::Resident,
@@ -266,7 +266,7 @@ impl Gpu {
             Ok(Gpu {
                 name: ctx.name().map_err(driver("query"))?,
                 memory,
-                budget: budget::DeviceBudget::new(budget),
+                budget: budget::DevicePool::new(budget),
                 resident: resident::Resident::new(kept),
                 arch: format!("compute_{major}{minor}"),
                 sms: u32::try_from(sms).unwrap_or(1),
