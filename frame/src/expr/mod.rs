@@ -723,26 +723,34 @@ impl Expr {
 
     /// The columns it reads, each once, in first-seen order.
     pub fn columns(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        self.collect_columns(&mut out);
+        let mut out: Vec<String> = Vec::new();
+        // One walk over the columns serves both this and renaming; expressions are small.
+        self.clone().visit_columns(&mut |name| {
+            if !out.contains(name) {
+                out.push(name.clone());
+            }
+        });
         out
     }
 
-    fn collect_columns(&self, out: &mut Vec<String>) {
+    /// The expression with each column `c` read as `rename(c)` instead.
+    pub fn rename_columns(mut self, rename: &dyn Fn(&str) -> String) -> Expr {
+        self.visit_columns(&mut |name| *name = rename(name));
+        self
+    }
+
+    /// Calls `f` on the name of every column read, in order.
+    fn visit_columns(&mut self, f: &mut dyn FnMut(&mut String)) {
         match self {
-            Expr::Column(name) => {
-                if !out.contains(name) {
-                    out.push(name.clone());
-                }
-            }
+            Expr::Column(name) => f(name),
             Expr::Literal(_) => {}
             Expr::Binary { left, right, .. }
             | Expr::FillNull {
                 expr: left,
                 value: right,
             } => {
-                left.collect_columns(out);
-                right.collect_columns(out);
+                left.visit_columns(f);
+                right.visit_columns(f);
             }
             Expr::Not(e)
             | Expr::Negate(e)
@@ -751,8 +759,8 @@ impl Expr {
             | Expr::Cast { expr: e, .. }
             | Expr::StrContains { expr: e, .. }
             | Expr::DatePart { expr: e, .. }
-            | Expr::Alias { expr: e, .. } => e.collect_columns(out),
-            Expr::Function { args, .. } => args.iter().for_each(|a| a.collect_columns(out)),
+            | Expr::Alias { expr: e, .. } => e.visit_columns(f),
+            Expr::Function { args, .. } => args.iter_mut().for_each(|a| a.visit_columns(f)),
         }
     }
 }

@@ -100,6 +100,19 @@ pub struct JoinSpec {
     pub indicator: Option<String>,
 }
 
+/// Where a join's output column comes from ([`JoinSpec::output_origins`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ColumnOrigin {
+    /// The left column of this name: on every output row with a left row, its value.
+    Left(String),
+    /// The right column of this name: on every output row with a right row, its value.
+    Right(String),
+    /// A key shared by name, from whichever side has the row (right and outer joins).
+    Either,
+    /// Made by the join: pandas' indicator or a mark join's mark.
+    Made,
+}
+
 /// Where one output column comes from.
 #[derive(Clone, Copy, Debug)]
 enum Source {
@@ -142,6 +155,30 @@ impl JoinSpec {
     /// indicator name and when a semi or anti join has one.
     pub fn output_schema(&self, left: &Schema, right: &Schema) -> FrameResult<Schema> {
         Ok(self.plan(left, right)?.schema)
+    }
+
+    /// Each output column's name and where its values come from, in output order. Errors
+    /// as [`JoinSpec::output_schema`].
+    pub fn output_origins(
+        &self,
+        left: &Schema,
+        right: &Schema,
+    ) -> FrameResult<Vec<(String, ColumnOrigin)>> {
+        let plan = self.plan(left, right)?;
+        let origin = |source: Option<&Source>| match source {
+            Some(&Source::Left(i)) => ColumnOrigin::Left(left.field(i).name().clone()),
+            Some(&Source::Right(j)) => ColumnOrigin::Right(right.field(j).name().clone()),
+            Some(Source::Coalesce(..)) => ColumnOrigin::Either,
+            // The indicator, and a mark join's mark (which has no source).
+            Some(Source::Indicator) | None => ColumnOrigin::Made,
+        };
+        Ok(plan
+            .schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(k, f)| (f.name().clone(), origin(plan.sources.get(k))))
+            .collect())
     }
 
     /// The columns of each side (in their side's order) that a join whose output columns

@@ -32,7 +32,10 @@ mod io;
 pub(crate) mod node;
 pub(crate) mod plan;
 mod prune;
+mod pushdown;
 mod series;
+#[cfg(test)]
+mod testing;
 
 pub use concat::concat;
 pub use groupby::GroupBy;

@@ -14,6 +14,7 @@
 use super::io::runs_of_row_groups;
 use super::node::{FrameKind, FrameNode};
 use super::prune::{groupby_reads, project, prune_columns};
+use super::pushdown::push_filters;
 use crate::error::{Error, Result};
 use crate::kept::StoredInputs;
 use crate::session::SessionInner;
@@ -157,9 +158,10 @@ impl<'s> FramePlanner<'s> {
         Ok(counts.iter().map(|c| rows_column(c)).sum())
     }
 
-    /// `root` with its columns pruned ([`prune_columns`]), its nodes' consumers counted.
+    /// `root` with its filters pushed down ([`push_filters`]) and its columns pruned
+    /// ([`prune_columns`]), its nodes' consumers counted.
     fn prepare(&mut self, root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
-        let root = prune_columns(root)?;
+        let root = prune_columns(&push_filters(root)?)?;
         count_uses(&root, &mut self.uses, &mut HashSet::new());
         Ok(root)
     }

@@ -59,7 +59,7 @@ pub(crate) fn prune_columns(root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
 }
 
 /// Each node under `root` once, every node after the nodes it reads.
-fn postorder(root: &Arc<FrameNode>) -> Vec<Arc<FrameNode>> {
+pub(super) fn postorder(root: &Arc<FrameNode>) -> Vec<Arc<FrameNode>> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     // (node, inputs pushed): iterative, so a deep chain of nodes cannot overflow the stack.

@@ -1,48 +1,8 @@
 use super::*;
-use crate::dataframe::{from_arrow, Agg, DataFrame, How};
-use crate::{Progress, Session};
-use arrow::array::{Array, Int64Array, RecordBatch, StringArray};
+use crate::dataframe::testing::{ints, left, right, session};
+use crate::dataframe::{Agg, DataFrame, How};
+use arrow::array::Array;
 use tessera_kernels::frame::expr::lit;
-
-/// `k, a, b, s`: 40 rows, keys 0..10 four times each, `s` a string nobody should read.
-fn left() -> DataFrame {
-    let k: Vec<i64> = (0..40).map(|i| i % 10).collect();
-    let batch = RecordBatch::try_from_iter([
-        ("k", Arc::new(Int64Array::from(k)) as _),
-        ("a", Arc::new(Int64Array::from_iter_values(0..40)) as _),
-        ("b", Arc::new(Int64Array::from_iter_values(100..140)) as _),
-        (
-            "s",
-            Arc::new(StringArray::from_iter_values(
-                (0..40).map(|i| format!("row {i}")),
-            )) as _,
-        ),
-    ])
-    .unwrap();
-    from_arrow(batch, Some(7))
-}
-
-/// `k, c, a`: keys 0..10 once, `c = 10 k`, and an `a` that clashes with the left's.
-fn right() -> DataFrame {
-    let batch = RecordBatch::try_from_iter([
-        ("k", Arc::new(Int64Array::from_iter_values(0..10)) as _),
-        (
-            "c",
-            Arc::new(Int64Array::from_iter_values((0..10).map(|k| 10 * k))) as _,
-        ),
-        ("a", Arc::new(Int64Array::from_iter_values(1000..1010)) as _),
-    ])
-    .unwrap();
-    from_arrow(batch, Some(3))
-}
-
-fn session() -> Session {
-    Session::builder()
-        .threads(2)
-        .progress(Progress::Never)
-        .build()
-        .unwrap()
-}
 
 /// The columns read from each in-memory source under `node`, sources in first-seen order.
 fn source_columns(node: &Arc<FrameNode>) -> Vec<Vec<String>> {
@@ -65,15 +25,6 @@ fn source_columns(node: &Arc<FrameNode>) -> Vec<Vec<String>> {
 
 fn pruned(frame: &DataFrame) -> Arc<FrameNode> {
     prune_columns(frame.node().unwrap()).unwrap()
-}
-
-fn ints(batch: &RecordBatch, name: &str) -> Vec<i64> {
-    let c = batch.column_by_name(name).unwrap();
-    c.as_any()
-        .downcast_ref::<Int64Array>()
-        .unwrap()
-        .values()
-        .to_vec()
 }
 
 #[test]
