@@ -278,6 +278,11 @@ impl PyFrame {
         self.df.columns().map_err(to_py)
     }
 
+    /// The optimised plan a job of this frame runs, as text (runs nothing).
+    fn explain(&self) -> PyResult<String> {
+        self.df.explain().map_err(to_py)
+    }
+
     /// Each column's name and Arrow type, as text.
     #[getter]
     fn dtypes(&self) -> PyResult<Vec<(String, String)>> {

@@ -122,6 +122,12 @@ class DataFrame:
         """The column names (the index columns left out, as pandas)."""
         return [c for c in self._f.columns if c not in self._index]
 
+    def explain(self) -> str:
+        """The plan a job of this frame runs after the optimizer (filters pushed down,
+        unread columns pruned), one node a line with its output columns, inputs indented
+        below their reader (Polars' ``explain``). Runs nothing."""
+        return self._f.explain()
+
     @property
     def index_names(self) -> List[str]:
         """The columns held as the index (``[]`` for none)."""

@@ -184,3 +184,28 @@ def test_persist_frame(session, pdf):
     p = df[df.x > 0].persist(session)
     assert_frame(p.compute(session), pdf[pdf.x > 0], by=["x"])
     assert "columns" in repr(p)
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "outer"])
+def test_filters_over_a_merge_go_down_where_the_answer_allows(session, how):
+    rng = np.random.default_rng(53)
+    left = pd.DataFrame({"id": rng.integers(0, 30, 80), "a": rng.integers(0, 100, 80)})
+    right = pd.DataFrame({"id": np.arange(0, 40, 2), "b": rng.integers(0, 100, 20)})
+    l, r = ts.from_pandas(left, 9), ts.from_pandas(right, 4)
+    j = l.merge(r, on="id", how=how)
+    mask = (j.a > 30) & ((j.b < 50) | j.b.isna()) & ((j.a < 60) | (j.b > 80))
+    got = j[mask].compute(session)
+    pj = left.merge(right, on="id", how=how)
+    want = pj[(pj.a > 30) & ((pj.b < 50) | pj.b.isna()) & ((pj.a < 60) | (pj.b > 80))]
+    key = ["id", "a", "b"]
+    pd.testing.assert_frame_equal(
+        got.sort_values(key, na_position="first").reset_index(drop=True),
+        want.sort_values(key, na_position="first").reset_index(drop=True),
+        check_dtype=False)
+    plan = j[mask].explain()
+    above, below = plan[:plan.index("JOIN")], plan[plan.index("JOIN"):]
+    # Each conjunct goes below the join where its side's rows are kept whole by it.
+    a_down = how in ("inner", "left")
+    b_down = how == "inner"
+    assert ('col("a") > 30' in below, 'col("a") > 30' in above) == (a_down, not a_down), plan
+    assert ('col("b") < 50' in below, 'col("b") < 50' in above) == (b_down, not b_down), plan

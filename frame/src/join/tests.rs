@@ -287,6 +287,50 @@ fn output_schema_nullability() {
 }
 
 #[test]
+fn output_origins_name_each_columns_side_and_source_name() {
+    let f = |n: &str| Field::new(n, DataType::Int64, true);
+    let left = Schema::new(vec![f("k"), f("a"), f("v")]);
+    let right = Schema::new(vec![f("k"), f("v"), f("b")]);
+    let origins = |how, indicator: Option<&str>| {
+        let mut s = spec(&["k"], &["k"], how);
+        s.indicator = indicator.map(str::to_string);
+        s.output_origins(&left, &right).unwrap()
+    };
+    let l = |n: &str| ColumnOrigin::Left(n.into());
+    let r = |n: &str| ColumnOrigin::Right(n.into());
+    let named = |v: Vec<(&str, ColumnOrigin)>| {
+        v.into_iter()
+            .map(|(n, o)| (n.to_string(), o))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        origins(JoinHow::Inner, Some("_merge")),
+        named(vec![
+            ("k", l("k")),
+            ("a", l("a")),
+            ("v_x", l("v")),
+            ("v_y", r("v")),
+            ("b", r("b")),
+            ("_merge", ColumnOrigin::Made)
+        ])
+    );
+    // An outer join's shared key comes from either side.
+    assert_eq!(
+        origins(JoinHow::Outer, None)[0],
+        ("k".into(), ColumnOrigin::Either)
+    );
+    assert_eq!(
+        origins(JoinHow::LeftMark, Some("m")),
+        named(vec![
+            ("k", l("k")),
+            ("a", l("a")),
+            ("v", l("v")),
+            ("m", ColumnOrigin::Made)
+        ])
+    );
+}
+
+#[test]
 fn string_encodings_and_int_widths_match() {
     let left = table(vec![
         ("k", strs(&[Some("x"), Some("y"), None, Some("w")])),

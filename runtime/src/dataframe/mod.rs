@@ -27,6 +27,7 @@
 //! chunks for a broadcast join and are unordered after a shuffle join.
 
 mod concat;
+mod explain;
 mod groupby;
 mod io;
 pub(crate) mod node;
@@ -630,6 +631,13 @@ impl DataFrame {
     /// the rows count, mean, std, min and max, then one Float64 column per numeric column.
     pub fn describe(&self, session: &Session) -> Result<RecordBatch> {
         describe(self, session)
+    }
+
+    /// The plan a job of this frame runs, after the optimizer (filters pushed down toward
+    /// the sources, columns nothing reads pruned), as an indented tree with each node's
+    /// output columns; runs nothing. A node read twice is shown once and computed once.
+    pub fn explain(&self) -> Result<String> {
+        explain::explain(self.node()?)
     }
 
     /// Computes the frame and returns its rows as one Arrow table.

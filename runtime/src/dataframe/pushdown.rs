@@ -171,6 +171,8 @@ impl Pushdown {
     ) -> Result<Rewritten> {
         let mut made: HashSet<String> = HashSet::new();
         let mut down = Vec::new();
+        // How many conjuncts of `down` each of the node's own filters gave.
+        let mut groups = Vec::new();
         let mut rest = Vec::with_capacity(steps.len());
         for step in steps {
             match step {
@@ -179,6 +181,7 @@ impl Pushdown {
                     split(e, BinaryOperator::And, &mut conjuncts);
                     let (free, fed): (Vec<Expr>, Vec<Expr>) =
                         conjuncts.into_iter().partition(|c| reads_none(c, &made));
+                    groups.push(free.len());
                     down.extend(free);
                     rest.extend(conjunction(fed).map(MapStep::Filter));
                 }
@@ -210,10 +213,18 @@ impl Pushdown {
         }
         down.extend(through);
         let (new_input, back) = self.rewrite(input, down.clone())?;
-        if Arc::ptr_eq(&new_input, input) {
-            // The input took none: they go first among the node's steps.
-            let mut new_steps: Vec<MapStep> =
-                conjunction(back).map(MapStep::Filter).into_iter().collect();
+        if Arc::ptr_eq(&new_input, input) && back == down {
+            // The input took none: they go first among the node's steps, each filter's
+            // conjuncts still a step of their own (a filter evaluates its conjunction on
+            // every row, so a selective first filter is best kept apart), then those from
+            // above.
+            let mut back = back.into_iter();
+            let mut new_steps: Vec<MapStep> = groups
+                .iter()
+                .chain([&usize::MAX])
+                .filter_map(|&n| conjunction(back.by_ref().take(n).collect()))
+                .map(MapStep::Filter)
+                .collect();
             new_steps.extend(rest);
             if new_steps == steps {
                 return Ok((node.clone(), stay));
