@@ -7,6 +7,7 @@
 //! cargo run --release -p tessera-examples --example tpch -- gen --sf 1 --out /tmp/tpch-sf1
 //! cargo run --release -p tessera-examples --example tpch -- run --data /tmp/tpch-sf1
 //! cargo run --release -p tessera-examples --example tpch -- run --data /tmp/tpch-sf1 --query 3 --show 10
+//! cargo run --release -p tessera-examples --example tpch -- run --data /tmp/tpch-sf1 --query 19 --explain
 //! cargo run --release -p tessera-examples --example tpch -- run --data /tmp/tpch-sf1 --workers 2
 //! ```
 
@@ -73,6 +74,9 @@ enum Command {
         /// Bytes per chunk (`64K`: many chunks even at small scale) [default: the session's].
         #[arg(long, value_parser = parse_bytes)]
         chunk_bytes: Option<u64>,
+        /// Print each query's optimised plan (`DataFrame::explain`) before running it.
+        #[arg(long)]
+        explain: bool,
     },
 }
 
@@ -105,6 +109,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
             memory_budget,
             workers,
             chunk_bytes,
+            explain,
         } => {
             // The cluster (when asked for) lives until the queries are done.
             let cluster = match workers {
@@ -146,6 +151,9 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
             for n in wanted {
                 let query = queries::query(n, &tables)
                     .ok_or_else(|| format!("no query {n}: TPC-H has queries 1 to 22"))?;
+                if explain {
+                    println!("Q{n} plan:\n{}", query.explain()?);
+                }
                 let start = Instant::now();
                 let (answer, stats) = query
                     .execute_with_stats(&session)

@@ -84,7 +84,14 @@ def test_rust_queries_equal_duckdb(workers, tpch_dir, duck, tmp_path):
                            cwd=ROOT, check=True)
         # Small chunks, so that every table is cut among the two workers and joins shuffle.
         cmd += ["--workers", str(workers), "--threads", "1", "--chunk-bytes", "64K"]
-    subprocess.run(cmd, check=True)
+    else:
+        cmd += ["--explain"]
+    printed = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    if not workers:
+        # Each query's optimised plan is printed before its answer, and read its tables.
+        plans = printed.split(" plan:\n")[1:]
+        assert len(plans) == 22, printed
+        assert all("[#1] " in p and "READ PARQUET" in p for p in plans), printed
     wrong = []
     for n in queries:
         got = pd.read_parquet(out / f"q{n}.parquet")
