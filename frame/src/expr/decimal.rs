@@ -110,6 +110,22 @@ impl Dec {
     /// The result of `self op other` for `+ - * %` ([`super::BinaryOperator`]), or why
     /// there is none.
     pub(crate) fn arithmetic(self, op: super::BinaryOperator, other: Dec) -> Result<Dec, String> {
+        let (scale, precision) = self.exact_result(op, other)?;
+        Ok(Dec {
+            precision: precision.clamp(1, i16::from(MAX_PRECISION)) as u8,
+            scale,
+        })
+    }
+
+    /// Whether every value of `self op other` fits its [`Dec::arithmetic`] type: the exact
+    /// result's digits were not capped at 38, so no value needs checking.
+    pub(crate) fn always_fits(self, op: super::BinaryOperator, other: Dec) -> bool {
+        self.exact_result(op, other)
+            .is_ok_and(|(_, precision)| precision <= i16::from(MAX_PRECISION))
+    }
+
+    /// The scale of `self op other` and the digits its values can take, before the cap.
+    fn exact_result(self, op: super::BinaryOperator, other: Dec) -> Result<(i8, i16), String> {
         use super::BinaryOperator::*;
         for d in [self, other] {
             if d.precision > MAX_PRECISION {
@@ -143,10 +159,7 @@ impl Dec {
                 "the result's scale {scale} does not fit a Decimal128 (scale at most {cap})"
             ));
         }
-        Ok(Dec {
-            precision: precision.clamp(1, cap) as u8,
-            scale: scale as i8,
-        })
+        Ok((scale as i8, precision))
     }
 }
 
@@ -261,8 +274,9 @@ pub(crate) fn compare_decimals(a: (i128, i8), b: (i128, i8)) -> Option<Ordering>
 }
 
 /// Decimal array `a` (a `Decimal128`) as type `out` (`Decimal128(p, s)` of `a`'s scale),
-/// or a [`FrameError::Overflow`] where a value has more than `p` digits.
-pub(super) fn fit(a: &ArrayRef, out: &DataType) -> FrameResult<ArrayRef> {
+/// or a [`FrameError::Overflow`] where a value has more than `p` digits; `checked: false`
+/// where every value is known to fit (see [`Dec::always_fits`]).
+pub(super) fn fit(a: &ArrayRef, out: &DataType, checked: bool) -> FrameResult<ArrayRef> {
     let (Some(dec), Some(values)) = (Dec::of(out), a.as_primitive_opt::<Decimal128Type>()) else {
         return Err(FrameError::TypeMismatch(format!(
             "expected a Decimal128 result, got {}",
@@ -279,7 +293,7 @@ pub(super) fn fit(a: &ArrayRef, out: &DataType) -> FrameResult<ArrayRef> {
     let typed = values
         .clone()
         .with_precision_and_scale(dec.precision, dec.scale)?;
-    if typed.validate_decimal_precision(dec.precision).is_err() {
+    if checked && typed.validate_decimal_precision(dec.precision).is_err() {
         let first = first_invalid(&typed, dec.precision);
         return Err(FrameError::Overflow(format!(
             "{first} does not fit {out} (more than {} digits)",

@@ -206,6 +206,21 @@ fn overflow_is_an_error_not_a_wrap() {
 }
 
 #[test]
+fn values_are_checked_only_where_the_exact_result_could_pass_38_digits() {
+    use crate::expr::decimal::Dec;
+    let d = |precision, scale| Dec { precision, scale };
+    let money = d(15, 2);
+    // TPC-H's price * (1 - discount): 15 + 15 + 1 digits at most.
+    assert!(money.always_fits(BinaryOperator::Mul, money));
+    assert!(money.always_fits(BinaryOperator::Sub, d(1, 0)));
+    // Capped at 38: the overflow test above must still find its overflows.
+    assert!(!d(20, 0).always_fits(BinaryOperator::Mul, d(20, 0)));
+    assert!(!d(38, 0).always_fits(BinaryOperator::Add, d(1, 0)));
+    // A remainder is smaller than its divisor (its widening is checked on its own).
+    assert!(d(38, 0).always_fits(BinaryOperator::Mod, d(2, 2)));
+}
+
+#[test]
 fn comparisons_with_constants_are_exact() {
     let b = lineitems();
     // A stored 0.05 equals the constant 0.05 (the float 0.05 is not exactly 5/100).

@@ -139,7 +139,11 @@ impl Plan {
             Plan::Null => Ok(Value::Scalar(new_null_array(&self.output_type(op), 1))),
             Plan::Arithmetic(t) => arithmetic(op, l.cast(t)?, r.cast(t)?),
             Plan::Decimal { left, right, out } => {
-                decimal_arithmetic(op, l.cast_strict(left)?, r.cast_strict(right)?, out)
+                let fits = Dec::of(left)
+                    .zip(Dec::of(right))
+                    .is_some_and(|(a, b)| a.always_fits(op, b));
+                let (l, r) = (l.cast_strict(left)?, r.cast_strict(right)?);
+                decimal_arithmetic(op, l, r, out, fits)
             }
             Plan::Compare(lt, rt) => compare(op, l.cast(lt)?, r.cast(rt)?),
             Plan::Logical => logical(op, l, r),
@@ -350,12 +354,14 @@ fn modulo(l: &Value, r: &Value) -> FrameResult<ArrayRef> {
 }
 
 /// `l op r` (`+ - * %`) on decimals, as type `out`: exact, and a [`FrameError::Overflow`]
-/// where a value does not fit (`%` meets both at `out`'s scale first).
+/// where a value does not fit (`%` meets both at `out`'s scale first); the values are not
+/// checked where every one `fits`.
 fn decimal_arithmetic(
     op: BinaryOperator,
     l: Value,
     r: Value,
     out: &DataType,
+    fits: bool,
 ) -> FrameResult<Value> {
     let overflow = |e: arrow::error::ArrowError| FrameError::Overflow(e.to_string());
     let result = match op {
@@ -372,7 +378,7 @@ fn decimal_arithmetic(
             modulo(&widen(l.clone())?, &widen(r.clone())?)?
         }
     };
-    Ok(l.wrap(&r, decimal::fit(&result, out)?))
+    Ok(l.wrap(&r, decimal::fit(&result, out, !fits)?))
 }
 
 /// One-row float array `a` as its shortest decimal spelling (a one-row string array).
