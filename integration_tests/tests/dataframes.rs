@@ -343,6 +343,33 @@ fn parquet_predicates_prune_row_groups_and_filter_rows() {
     assert_eq!(rows(&none.sum().execute(&s).unwrap()), table(&[&["0"]]));
     let grouped = none.groupby(&["id"]).size().execute(&s).unwrap();
     assert_eq!(grouped.num_rows(), 0);
+
+    // A filter written after a join: pushed down to the file, it prunes its row groups too.
+    let whole = read_parquet_with(
+        &path,
+        ReadParquet {
+            chunk_bytes: Some(1),
+            ..ReadParquet::default()
+        },
+    );
+    let tens = from_arrow(
+        RecordBatch::try_from_iter([(
+            "id",
+            Arc::new(Int64Array::from_iter_values((0..n).step_by(10))) as ArrayRef,
+        )])
+        .unwrap(),
+        None,
+    );
+    let joined = whole
+        .merge(&tens, &["id"], How::Inner)
+        .filter(col("id").ge(3950).and_(col("id").lt(3990)));
+    assert!(joined.explain().unwrap().contains("(1 row groups)"));
+    let (out, stats) = joined.execute_with_stats(&s).unwrap();
+    assert_eq!(
+        rows(&out),
+        table(&[&["3950"], &["3960"], &["3970"], &["3980"]])
+    );
+    assert_eq!(stats.chunks_by_op.get("read_parquet"), Some(&1));
 }
 
 /// Left and right tables for the join tests: duplicate keys, a null key, keys on one side only.

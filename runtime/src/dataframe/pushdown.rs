@@ -13,19 +13,22 @@
 //!   disjunction implied on one side (`p1 | p2`) goes down to it too, where every branch has
 //!   a conjunct on that side, while the whole stays above the join;
 //! - through a sort without a limit, into every input of a concat that has its columns,
-//!   and through a groupby where it reads only the keys.
+//!   and through a groupby where it reads only the keys;
+//! - onto a Parquet source, whose row groups that the footer's statistics rule out are
+//!   then not read (the filter still runs on the rows that are).
 //!
 //! A node read by more than one consumer is not changed for one of them: a filter stops
 //! above it, so shared work is still computed once. Nodes nothing was pushed into are
 //! kept as they were (their ids too).
 
-use super::node::{FrameKind, FrameNode};
+use super::node::{FrameKind, FrameNode, ParquetSource};
 use crate::error::Result;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tessera_kernels::frame::expr::{BinaryOperator, Expr};
 use tessera_kernels::frame::join::{ColumnOrigin, JoinHow};
 use tessera_kernels::frame::map::MapStep;
+use tessera_kernels::frame::parquet::inspect;
 
 /// `root` with its filters moved down the graph (the same answer).
 pub(crate) fn push_filters(root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
@@ -148,6 +151,7 @@ impl Pushdown {
                     .collect::<Result<Vec<_>>>()?;
                 (with_inputs(node, news), stay)
             }
+            FrameKind::Parquet(source) => (pruned(node, source, &preds)?, preds),
             _ => {
                 let news = node
                     .inputs()
@@ -268,6 +272,33 @@ impl Pushdown {
         };
         FrameNode::new(node.schema.clone(), kind)
     }
+}
+
+/// `node`, a Parquet source, reading only the row groups whose statistics allow rows where
+/// `preds` hold (the filter still runs on the rows read): itself where none is ruled out.
+fn pruned(node: &Arc<FrameNode>, source: &ParquetSource, preds: &[Expr]) -> Result<Arc<FrameNode>> {
+    let Some(pred) = conjunction(preds.to_vec()) else {
+        return Ok(node.clone());
+    };
+    let info = inspect(&source.path)?;
+    let may_match: HashSet<usize> = info.prune(&pred).into_iter().collect();
+    let row_groups: Vec<(usize, u64)> = source
+        .row_groups
+        .iter()
+        .filter(|(rg, _)| may_match.contains(rg))
+        .copied()
+        .collect();
+    if row_groups.len() == source.row_groups.len() {
+        return Ok(node.clone());
+    }
+    let source = ParquetSource {
+        row_groups,
+        ..source.clone()
+    };
+    Ok(FrameNode::new(
+        node.schema.clone(),
+        FrameKind::Parquet(source),
+    ))
 }
 
 /// Which sides of a join a filter may go down to: those whose rows it keeps whole.
