@@ -46,6 +46,45 @@ impl Pairs {
         let (probe, build) = self.into_sides();
         (build, probe)
     }
+
+    /// (build rows, probe rows) in build row order, each build row's pairs in probe order
+    /// (a stable counting sort): an inner join built on its left side gives its rows so in
+    /// the order of one built on its right. Every pair must have a build row.
+    pub(super) fn in_build_order(self) -> (RowIndex, RowIndex) {
+        let mut starts = vec![0u32; self.build_rows + 1];
+        for &b in &self.build {
+            if let Some(c) = starts.get_mut(b as usize + 1) {
+                *c += 1;
+            }
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let n = self.build.len();
+        let (mut build, mut probe) = (vec![NONE; n], vec![NONE; n]);
+        for (i, &b) in self.build.iter().enumerate() {
+            let Some(slot) = starts.get_mut(b as usize) else {
+                continue;
+            };
+            let at = *slot as usize;
+            *slot += 1;
+            if let (Some(db), Some(dp)) = (build.get_mut(at), probe.get_mut(at)) {
+                *db = b;
+                *dp = self
+                    .probe
+                    .as_ref()
+                    .map_or(Some(i as u32), |p| p.get(i).copied())
+                    .unwrap_or(NONE);
+            }
+        }
+        Pairs {
+            probe: Some(probe),
+            build,
+            probe_rows: self.probe_rows,
+            build_rows: self.build_rows,
+        }
+        .swap()
+    }
 }
 
 /// Rows of one side of the output.

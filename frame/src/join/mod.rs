@@ -1,6 +1,7 @@
 //! Hash joins of two tables on key columns, with pandas `merge` semantics.
 //!
-//! The build side (the right table, or the left one for a right join) is encoded into dense key
+//! The build side (the right table; the left one for a right join, and for an inner join whose
+//! right has more than twice the left's rows) is encoded into dense key
 //! ids with a [`KeyEncoder`], its rows are listed per id (counts, prefix sum, row indices: a CSR
 //! list), and the other side probes it with [`KeyEncoder::lookup`]. The result is two row index
 //! arrays, one per side (null where that side has no row), gathered with `take`. A device
@@ -43,6 +44,10 @@ pub use existence::distinct_keys;
 mod existence;
 #[cfg(test)]
 mod existence_tests;
+
+/// An inner join builds on its left side when the right has more than this many times its
+/// rows (its output is put back in left order).
+const BUILD_LEFT_RATIO: usize = 2;
 
 /// Which rows a join keeps (pandas `how`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -449,6 +454,11 @@ pub fn hash_join_with<E: From<FrameError>>(
         Some(m) => (m.len(), device_columns(&plan, left, right, m)?),
         None => {
             let (left_rows, right_rows) = match spec.how {
+                // The smaller side is built (a hash table that stays in cache, probed by
+                // the larger), the output still in left order.
+                JoinHow::Inner if rside.rows > BUILD_LEFT_RATIO * lside.rows => {
+                    match_rows(&lside, &rside, false, false)?.in_build_order()
+                }
                 JoinHow::Inner => match_rows(&rside, &lside, false, false)?.into_sides(),
                 JoinHow::Left => match_rows(&rside, &lside, true, false)?.into_sides(),
                 JoinHow::Right => match_rows(&lside, &rside, true, false)?.swap(),

@@ -631,6 +631,38 @@ fn unique_build_side_matches_nested_loops() {
 }
 
 #[test]
+fn an_inner_join_built_on_its_smaller_left_keeps_left_order() {
+    let mut rng = Rng(0x5eed);
+    for (nl, nr, range) in [(20, 400, 8), (30, 500, 60), (10, 1000, 3)] {
+        // Duplicate keys on both sides, and (third) a left of mostly unique keys.
+        let lk = random_keys(&mut rng, nl, range);
+        let rk = random_keys(&mut rng, nr, range);
+        let (left, right) = (
+            keyed_table(&lk, "lid", false),
+            keyed_table(&rk, "rid", false),
+        );
+        for (on, cols) in [(&[0][..], &["k1"][..]), (&[0, 1], &["k1", "k2"])] {
+            let out = hash_join(&spec(cols, cols, JoinHow::Inner), &left, &right).unwrap();
+            assert_eq!(
+                id_pairs(&out),
+                naive(&lk, &rk, on, JoinHow::Inner),
+                "{nl}x{nr} on {cols:?}"
+            );
+            check_keys(&out, &left, &right, cols);
+        }
+    }
+    // Each left row matching one right row, in order: the left side needs no gather.
+    let lk: Vec<Key> = (0..10).map(|v| (Some(v), Some("p"))).collect();
+    let rk: Vec<Key> = (0..100).map(|v| (Some(v % 10), Some("q"))).collect();
+    let (left, right) = (
+        keyed_table(&lk, "lid", false),
+        keyed_table(&rk, "rid", false),
+    );
+    let out = hash_join(&spec(&["k1"], &["k1"], JoinHow::Inner), &left, &right).unwrap();
+    assert_eq!(id_pairs(&out), naive(&lk, &rk, &[0], JoinHow::Inner));
+}
+
+#[test]
 fn partitioned_join_equals_whole_join() {
     let mut rng = Rng(0xfeed_beef);
     let lk = random_keys(&mut rng, 400, 25);
