@@ -130,10 +130,12 @@ impl Pushdown {
                 (with_inputs(node, vec![input]), Vec::new())
             }
             FrameKind::GroupBy { input, spec, .. } => {
+                // Over keys only; never below a whole-frame aggregation, whose one row
+                // comes out even from no rows (a constant `false` must stay above it).
                 let keys: HashSet<&String> = spec.keys.iter().collect();
-                let (down, stay): (Vec<Expr>, Vec<Expr>) = preds
-                    .into_iter()
-                    .partition(|p| p.columns().iter().all(|c| keys.contains(c)));
+                let (down, stay): (Vec<Expr>, Vec<Expr>) = preds.into_iter().partition(|p| {
+                    !keys.is_empty() && p.columns().iter().all(|c| keys.contains(c))
+                });
                 let input = self.below(input, down)?;
                 (with_inputs(node, vec![input]), stay)
             }

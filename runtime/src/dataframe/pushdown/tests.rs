@@ -198,6 +198,13 @@ fn a_groupby_lets_a_filter_on_its_keys_through_and_keeps_one_on_its_results() {
     assert_eq!(source_filters(&node), vec![vec![col("k").ge(lit(8i64))]]);
     // Key k sums a over k, k+10, k+20, k+30: 4k + 60 (> 75 for k 8 and 9).
     assert_eq!(column_sorted_by(&frame, "k", "a"), vec![92, 96]);
+    // A whole-frame aggregation gives its row even from no rows: a constant stays above.
+    let total = left().agg(&[("a", &[crate::dataframe::Agg::Sum])]);
+    let none = total.filter(lit(false));
+    assert_eq!(source_filters(&pushed(&none)), vec![Vec::<Expr>::new()]);
+    assert_eq!(none.execute(&session()).unwrap().num_rows(), 0);
+    let grouped_none = sums.filter(lit(false));
+    assert_eq!(grouped_none.execute(&session()).unwrap().num_rows(), 0);
 }
 
 #[test]
