@@ -177,14 +177,11 @@ pub fn read_parquet_with(path: impl AsRef<Path>, options: ReadParquet) -> DataFr
             }
             None => (0..info.row_groups.len()).collect(),
         };
-        let row_groups: Vec<(usize, u64)> = row_groups
-            .into_iter()
-            .map(|rg| (rg, info.row_groups.get(rg).map_or(0, |r| r.bytes)))
-            .collect();
         Ok(FrameNode::new(
             info.schema.clone(),
             FrameKind::Parquet(ParquetSource {
                 path,
+                info: Arc::new(info),
                 row_groups,
                 chunk_bytes: options.chunk_bytes,
             }),

@@ -9,6 +9,7 @@ use tessera_kernels::frame::csv::CsvOptions;
 use tessera_kernels::frame::groupby::GroupBySpec;
 use tessera_kernels::frame::join::JoinSpec;
 use tessera_kernels::frame::map::MapStep;
+use tessera_kernels::frame::parquet::ParquetInfo;
 use tessera_kernels::frame::sort::SortKey;
 use tessera_kernels::frame::table::batch_bytes;
 
@@ -36,11 +37,23 @@ pub(crate) struct CsvSource {
 #[derive(Clone, Debug)]
 pub(crate) struct ParquetSource {
     pub path: String,
-    /// The row groups to read (after pruning by the predicate), with their uncompressed
-    /// bytes, in file order.
-    pub row_groups: Vec<(usize, u64)>,
+    /// The file's footer as read when the frame was built: schema and row-group
+    /// statistics, so that pruning and estimates never read it again.
+    pub info: Arc<ParquetInfo>,
+    /// The row groups to read (after pruning by predicates), in file order.
+    pub row_groups: Vec<usize>,
     /// Bytes per chunk; the session's chunk size when `None`.
     pub chunk_bytes: Option<u64>,
+}
+
+impl ParquetSource {
+    /// The row groups read, with their uncompressed bytes.
+    pub fn sized_row_groups(&self) -> Vec<(usize, u64)> {
+        self.row_groups
+            .iter()
+            .map(|&rg| (rg, self.info.row_groups.get(rg).map_or(0, |r| r.bytes)))
+            .collect()
+    }
 }
 
 /// What a node computes.
@@ -122,7 +135,7 @@ impl FrameNode {
     pub fn estimated_bytes(&self) -> u64 {
         match &self.kind {
             FrameKind::Csv(s) => s.files.iter().map(|f| f.len).sum(),
-            FrameKind::Parquet(p) => p.row_groups.iter().map(|&(_, b)| b).sum(),
+            FrameKind::Parquet(p) => p.sized_row_groups().iter().map(|&(_, b)| b).sum(),
             // Slices of one batch share its buffers: each counts the part it uses.
             FrameKind::Batches(b) => b.iter().map(|b| batch_bytes(b) as u64).sum(),
             FrameKind::Kept(k) => k.chunks().map_or(0, |c| c.iter().map(|c| c.nbytes()).sum()),

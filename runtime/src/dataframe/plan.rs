@@ -351,7 +351,7 @@ impl<'s> FramePlanner<'s> {
                     .map(|f| f.name().clone())
                     .collect();
                 let target = src.chunk_bytes.unwrap_or(self.chunk_bytes);
-                runs_of_row_groups(&src.row_groups, target, self.threads)
+                runs_of_row_groups(&src.sized_row_groups(), target, self.threads)
                     .into_iter()
                     .map(|rgs| Pending::Open {
                         source: Box::new(Source::Parquet(ParquetScan {

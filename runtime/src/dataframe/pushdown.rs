@@ -28,7 +28,6 @@ use std::sync::Arc;
 use tessera_kernels::frame::expr::{BinaryOperator, Expr};
 use tessera_kernels::frame::join::{ColumnOrigin, JoinHow};
 use tessera_kernels::frame::map::MapStep;
-use tessera_kernels::frame::parquet::inspect;
 
 /// `root` with its filters moved down the graph (the same answer).
 pub(crate) fn push_filters(root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
@@ -153,7 +152,7 @@ impl Pushdown {
                     .collect::<Result<Vec<_>>>()?;
                 (with_inputs(node, news), stay)
             }
-            FrameKind::Parquet(source) => (pruned(node, source, &preds)?, preds),
+            FrameKind::Parquet(source) => (pruned(node, source, &preds), preds),
             _ => {
                 let news = node
                     .inputs()
@@ -278,29 +277,25 @@ impl Pushdown {
 
 /// `node`, a Parquet source, reading only the row groups whose statistics allow rows where
 /// `preds` hold (the filter still runs on the rows read): itself where none is ruled out.
-fn pruned(node: &Arc<FrameNode>, source: &ParquetSource, preds: &[Expr]) -> Result<Arc<FrameNode>> {
+fn pruned(node: &Arc<FrameNode>, source: &ParquetSource, preds: &[Expr]) -> Arc<FrameNode> {
     let Some(pred) = conjunction(preds.to_vec()) else {
-        return Ok(node.clone());
+        return node.clone();
     };
-    let info = inspect(&source.path)?;
-    let may_match: HashSet<usize> = info.prune(&pred).into_iter().collect();
-    let row_groups: Vec<(usize, u64)> = source
+    let may_match: HashSet<usize> = source.info.prune(&pred).into_iter().collect();
+    let row_groups: Vec<usize> = source
         .row_groups
         .iter()
-        .filter(|(rg, _)| may_match.contains(rg))
+        .filter(|rg| may_match.contains(rg))
         .copied()
         .collect();
     if row_groups.len() == source.row_groups.len() {
-        return Ok(node.clone());
+        return node.clone();
     }
     let source = ParquetSource {
         row_groups,
         ..source.clone()
     };
-    Ok(FrameNode::new(
-        node.schema.clone(),
-        FrameKind::Parquet(source),
-    ))
+    FrameNode::new(node.schema.clone(), FrameKind::Parquet(source))
 }
 
 /// Which sides of a join a filter may go down to: those whose rows it keeps whole.
