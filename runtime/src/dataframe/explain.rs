@@ -1,10 +1,9 @@
 //! `DataFrame::explain`: the plan a frame job runs, after the optimizer's passes (filters
-//! pushed down, columns pruned), as an indented tree, one node a line, inputs below their
+//! pushed down, groupbys reduced, columns pruned), as an indented tree, one node a line, inputs below their
 //! reader (as Polars' `explain` and DuckDB's `EXPLAIN` print theirs).
 
 use super::node::{FrameKind, FrameNode};
-use super::prune::prune_columns;
-use super::pushdown::push_filters;
+use super::plan::optimize;
 use crate::error::Result;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -13,7 +12,7 @@ use tessera_kernels::frame::map::MapStep;
 
 /// The optimised plan of `root`, as text.
 pub(crate) fn explain(root: &Arc<FrameNode>) -> Result<String> {
-    let plan = prune_columns(&push_filters(root)?)?;
+    let plan = optimize(root)?;
     let mut out = String::new();
     let mut shown: HashMap<u64, usize> = HashMap::new();
     // (node, depth), depth first, inputs in order.

@@ -27,6 +27,7 @@
 //! chunks for a broadcast join and are unordered after a shuffle join.
 
 mod concat;
+mod estimate;
 mod explain;
 mod groupby;
 mod io;
@@ -34,6 +35,7 @@ pub(crate) mod node;
 pub(crate) mod plan;
 mod prune;
 mod pushdown;
+mod reduce;
 mod series;
 #[cfg(test)]
 mod testing;

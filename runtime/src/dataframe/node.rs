@@ -3,6 +3,7 @@
 use crate::kept::Kept;
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Schema, SchemaRef};
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tessera_kernels::frame::csv::CsvOptions;
@@ -114,6 +115,45 @@ impl FrameNode {
         })
     }
 
+    /// `node` over `inputs` (its inputs, each with some rows filtered away: the schemas are
+    /// the same): itself where every input is.
+    pub fn with_inputs(self: &Arc<Self>, inputs: Vec<Arc<FrameNode>>) -> Arc<FrameNode> {
+        let node = self;
+        let old = node.inputs();
+        if old.len() == inputs.len() && old.iter().zip(&inputs).all(|(a, b)| Arc::ptr_eq(a, b)) {
+            return node.clone();
+        }
+        let kind = match (&node.kind, inputs.as_slice()) {
+            (FrameKind::Map { steps, .. }, [input]) => FrameKind::Map {
+                input: input.clone(),
+                steps: steps.clone(),
+            },
+            (FrameKind::GroupBy { spec, sort, .. }, [input]) => FrameKind::GroupBy {
+                input: input.clone(),
+                spec: spec.clone(),
+                sort: *sort,
+            },
+            (FrameKind::Join { spec, .. }, [left, right]) => FrameKind::Join {
+                left: left.clone(),
+                right: right.clone(),
+                spec: spec.clone(),
+            },
+            (FrameKind::Sort { by, limit, .. }, [input]) => FrameKind::Sort {
+                input: input.clone(),
+                by: by.clone(),
+                limit: *limit,
+            },
+            (FrameKind::Head { n, .. }, [input]) => FrameKind::Head {
+                input: input.clone(),
+                n: *n,
+            },
+            (FrameKind::Concat(_), news) => FrameKind::Concat(news.to_vec()),
+            // A source, or inputs that do not match the node's: nothing to rebuild.
+            _ => return node.clone(),
+        };
+        FrameNode::new(node.schema.clone(), kind)
+    }
+
     /// The nodes this one reads.
     pub fn inputs(&self) -> Vec<&Arc<FrameNode>> {
         match &self.kind {
@@ -161,9 +201,27 @@ impl FrameNode {
     }
 }
 
+/// How many edges read each node under `root` (a self-join reads its input twice).
+pub(super) fn consumers(root: &Arc<FrameNode>) -> HashMap<u64, usize> {
+    let mut counts = HashMap::new();
+    let mut seen = HashSet::new();
+    // Iterative, so a deep chain of nodes cannot overflow the stack.
+    let mut stack = vec![root.clone()];
+    while let Some(node) = stack.pop() {
+        if !seen.insert(node.id) {
+            continue;
+        }
+        for input in node.inputs() {
+            *counts.entry(input.id).or_default() += 1;
+            stack.push(input.clone());
+        }
+    }
+    counts
+}
+
 /// About the bytes one row of `schema` takes: fixed widths as they are, strings and other
 /// variable-width values at 32 bytes (a guess; only the ratio of two widths is used).
-fn row_width(schema: &Schema) -> u64 {
+pub(super) fn row_width(schema: &Schema) -> u64 {
     schema
         .fields()
         .iter()

@@ -15,6 +15,7 @@ use super::io::runs_of_row_groups;
 use super::node::{FrameKind, FrameNode};
 use super::prune::{groupby_reads, project, prune_columns};
 use super::pushdown::push_filters;
+use super::reduce::reduce_groupbys;
 use crate::error::{Error, Result};
 use crate::kept::StoredInputs;
 use crate::session::SessionInner;
@@ -63,6 +64,13 @@ enum Pending {
         inputs: Vec<ChunkKey>,
         steps: Vec<MapStep>,
     },
+}
+
+/// The optimizer's passes over the lazy graph, in order: filters pushed down
+/// ([`push_filters`]), groupbys reduced by the selective frames they are joined with
+/// ([`reduce_groupbys`]), then columns pruned ([`prune_columns`]).
+pub(super) fn optimize(root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
+    prune_columns(&reduce_groupbys(&push_filters(root)?))
 }
 
 /// Plans and runs one frame job.
@@ -158,10 +166,9 @@ impl<'s> FramePlanner<'s> {
         Ok(counts.iter().map(|c| rows_column(c)).sum())
     }
 
-    /// `root` with its filters pushed down ([`push_filters`]) and its columns pruned
-    /// ([`prune_columns`]), its nodes' consumers counted.
+    /// `root` [optimised](optimize), its nodes' consumers counted.
     fn prepare(&mut self, root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
-        let root = prune_columns(&push_filters(root)?)?;
+        let root = optimize(root)?;
         count_uses(&root, &mut self.uses, &mut HashSet::new());
         Ok(root)
     }

@@ -21,7 +21,7 @@
 //! above it, so shared work is still computed once. Nodes nothing was pushed into are
 //! kept as they were (their ids too).
 
-use super::node::{FrameKind, FrameNode, ParquetSource};
+use super::node::{consumers, FrameKind, FrameNode, ParquetSource};
 use crate::error::Result;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -31,29 +31,11 @@ use tessera_kernels::frame::map::MapStep;
 
 /// `root` with its filters moved down the graph (the same answer).
 pub(crate) fn push_filters(root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
-    let mut consumers = HashMap::new();
-    count_consumers(root, &mut consumers);
     let mut pass = Pushdown {
-        consumers,
+        consumers: consumers(root),
         shared: HashMap::new(),
     };
     pass.below(root, Vec::new())
-}
-
-/// How many edges read each node under `root` (a self-join reads its input twice).
-fn count_consumers(root: &Arc<FrameNode>, counts: &mut HashMap<u64, usize>) {
-    let mut seen = HashSet::new();
-    // Iterative, so a deep chain of nodes cannot overflow the stack.
-    let mut stack = vec![root.clone()];
-    while let Some(node) = stack.pop() {
-        if !seen.insert(node.id) {
-            continue;
-        }
-        for input in node.inputs() {
-            *counts.entry(input.id).or_default() += 1;
-            stack.push(input.clone());
-        }
-    }
 }
 
 struct Pushdown {
@@ -120,13 +102,13 @@ impl Pushdown {
                 }
                 let l = self.below(left, down_left)?;
                 let r = self.below(right, down_right)?;
-                (with_inputs(node, vec![l, r]), stay)
+                (node.with_inputs(vec![l, r]), stay)
             }
             FrameKind::Sort {
                 input, limit: None, ..
             } => {
                 let input = self.below(input, preds)?;
-                (with_inputs(node, vec![input]), Vec::new())
+                (node.with_inputs(vec![input]), Vec::new())
             }
             FrameKind::GroupBy { input, spec, .. } => {
                 // Over keys only; never below a whole-frame aggregation, whose one row
@@ -136,7 +118,7 @@ impl Pushdown {
                     !keys.is_empty() && p.columns().iter().all(|c| keys.contains(c))
                 });
                 let input = self.below(input, down)?;
-                (with_inputs(node, vec![input]), stay)
+                (node.with_inputs(vec![input]), stay)
             }
             FrameKind::Concat(inputs) => {
                 let all_have = |p: &Expr| {
@@ -150,7 +132,7 @@ impl Pushdown {
                     .iter()
                     .map(|i| self.below(i, down.clone()))
                     .collect::<Result<Vec<_>>>()?;
-                (with_inputs(node, news), stay)
+                (node.with_inputs(news), stay)
             }
             FrameKind::Parquet(source) => (pruned(node, source, &preds), preds),
             _ => {
@@ -159,7 +141,7 @@ impl Pushdown {
                     .into_iter()
                     .map(|i| self.below(i, Vec::new()))
                     .collect::<Result<Vec<_>>>()?;
-                (with_inputs(node, news), preds)
+                (node.with_inputs(news), preds)
             }
         })
     }
@@ -214,7 +196,7 @@ impl Pushdown {
             preds.into_iter().partition(|p| reads_none(p, &made));
         if down.is_empty() && through.is_empty() {
             let new_input = self.below(input, Vec::new())?;
-            return Ok((with_inputs(node, vec![new_input]), stay));
+            return Ok((node.with_inputs(vec![new_input]), stay));
         }
         down.extend(through);
         let (new_input, back) = self.rewrite(input, down.clone())?;
@@ -402,44 +384,6 @@ fn renamed(e: &Expr, renames: &HashMap<String, String>) -> Expr {
 /// The conjunction of `preds` (`None` for none).
 fn conjunction(preds: Vec<Expr>) -> Option<Expr> {
     preds.into_iter().reduce(|a, b| a.and_(b))
-}
-
-/// `node` over `inputs` (its inputs, each with some rows filtered away: the schemas are
-/// the same): itself where every input is.
-fn with_inputs(node: &Arc<FrameNode>, inputs: Vec<Arc<FrameNode>>) -> Arc<FrameNode> {
-    let old = node.inputs();
-    if old.len() == inputs.len() && old.iter().zip(&inputs).all(|(a, b)| Arc::ptr_eq(a, b)) {
-        return node.clone();
-    }
-    let kind = match (&node.kind, inputs.as_slice()) {
-        (FrameKind::Map { steps, .. }, [input]) => FrameKind::Map {
-            input: input.clone(),
-            steps: steps.clone(),
-        },
-        (FrameKind::GroupBy { spec, sort, .. }, [input]) => FrameKind::GroupBy {
-            input: input.clone(),
-            spec: spec.clone(),
-            sort: *sort,
-        },
-        (FrameKind::Join { spec, .. }, [left, right]) => FrameKind::Join {
-            left: left.clone(),
-            right: right.clone(),
-            spec: spec.clone(),
-        },
-        (FrameKind::Sort { by, limit, .. }, [input]) => FrameKind::Sort {
-            input: input.clone(),
-            by: by.clone(),
-            limit: *limit,
-        },
-        (FrameKind::Head { n, .. }, [input]) => FrameKind::Head {
-            input: input.clone(),
-            n: *n,
-        },
-        (FrameKind::Concat(_), news) => FrameKind::Concat(news.to_vec()),
-        // A source, or inputs that do not match the node's: nothing to rebuild.
-        _ => return node.clone(),
-    };
-    FrameNode::new(node.schema.clone(), kind)
 }
 
 #[cfg(test)]
