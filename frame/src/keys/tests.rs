@@ -439,3 +439,40 @@ fn hash_rows_is_encoding_independent_and_fixed() {
     assert_eq!(h_utf8[3], 15164453906853595097);
     assert_eq!(h64[2], 4430848737621667117);
 }
+
+#[test]
+fn lookups_announced_give_the_same_ids() {
+    // 1,000 keys over a range of 200,000: past the slot table of 1,000 rows alone, inside it
+    // with 100,000 lookups announced. Both encoders find the same ids, single and paired
+    // keys, keys outside the range and nulls included.
+    let mut rng = Rng(11);
+    let build = ints(&mut rng, 1_000, 5, 200_000, 50);
+    let second = ints(&mut rng, 1_000, 0, 300, 50);
+    let probe = ints(&mut rng, 100_000, -1_000, 202_000, 50);
+    let probe_second = ints(&mut rng, 100_000, 0, 300, 50);
+    let col = |v: &[Option<i64>]| arr(Int64Array::from(v.to_vec()));
+    for keys in [1, 2] {
+        let types = vec![DataType::Int64; keys];
+        let build_cols = [col(&build), col(&second)][..keys].to_vec();
+        let probe_cols = [col(&probe), col(&probe_second)][..keys].to_vec();
+        let mut plain = KeyEncoder::new(&types).unwrap();
+        let mut hinted = KeyEncoder::new(&types).unwrap();
+        hinted.expect_lookups(probe.len());
+        assert_eq!(
+            plain.encode(&build_cols).unwrap(),
+            hinted.encode(&build_cols).unwrap()
+        );
+        let found = plain.lookup(&probe_cols).unwrap();
+        assert_eq!(found, hinted.lookup(&probe_cols).unwrap());
+        // Against a map of the build rows' ids.
+        let mut seen = HashMap::new();
+        let rows: Vec<Vec<Option<i64>>> = (0..build.len())
+            .map(|i| [build[i], second[i]][..keys].to_vec())
+            .collect();
+        naive_ids(&rows, &mut seen);
+        let expected: Vec<Option<u32>> = (0..probe.len())
+            .map(|i| seen.get(&[probe[i], probe_second[i]][..keys]).copied())
+            .collect();
+        assert_eq!(found, expected);
+    }
+}
