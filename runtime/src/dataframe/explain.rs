@@ -1,7 +1,9 @@
 //! `DataFrame::explain`: the plan a frame job runs, after the optimizer's passes (filters
-//! pushed down, groupbys reduced, columns pruned), as an indented tree, one node a line, inputs below their
-//! reader (as Polars' `explain` and DuckDB's `EXPLAIN` print theirs).
+//! pushed down, groupbys reduced, columns pruned), as an indented tree, one node a line
+//! with its estimated rows (`super::estimate`), inputs below their reader (as Polars'
+//! `explain` and DuckDB's `EXPLAIN` print theirs).
 
+use super::estimate::Estimates;
 use super::node::{FrameKind, FrameNode};
 use super::plan::optimize;
 use crate::error::Result;
@@ -13,6 +15,7 @@ use tessera_kernels::frame::map::MapStep;
 /// The optimised plan of `root`, as text.
 pub(crate) fn explain(root: &Arc<FrameNode>) -> Result<String> {
     let plan = optimize(root)?;
+    let mut estimates = Estimates::default();
     let mut out = String::new();
     let mut shown: HashMap<u64, usize> = HashMap::new();
     // (node, depth), depth first, inputs in order.
@@ -25,12 +28,27 @@ pub(crate) fn explain(root: &Arc<FrameNode>) -> Result<String> {
         }
         let n = shown.len() + 1;
         shown.insert(node.id, n);
-        let _ = writeln!(out, "{indent}[#{n}] {}", describe(&node));
+        let rows = estimates.of(&node).rows;
+        let _ = writeln!(
+            out,
+            "{indent}[#{n}] {} ~{}",
+            describe(&node),
+            rows_text(rows)
+        );
         for input in node.inputs().into_iter().rev() {
             stack.push((input.clone(), depth + 1));
         }
     }
     Ok(out)
+}
+
+/// An estimated row count, short: `4 rows`, `13.3k rows`, `6.0M rows`.
+fn rows_text(rows: f64) -> String {
+    match rows {
+        r if r < 1e4 => format!("{} rows", r.round()),
+        r if r < 1e6 => format!("{:.1}k rows", r / 1e3),
+        r => format!("{:.1}M rows", r / 1e6),
+    }
 }
 
 /// One node's line: what it computes and the columns it gives.
@@ -135,15 +153,14 @@ mod tests {
         // Each conjunct sits below the join, on the side whose columns it reads, over the
         // select column pruning put over the source.
         let want = "\
-[#1] MAP select [col(\"b\"), col(\"c\")] -> [b, c]
-  [#2] MAP select [col(\"b\"), col(\"c\")] -> [b, c]
-    [#3] JOIN Inner on [k = k] -> [k, b, c]
-      [#4] MAP filter (col(\"b\") > 105) -> [k, b]
-        [#5] MAP select [col(\"k\"), col(\"b\")] -> [k, b]
-          [#6] TABLE in memory (6 chunks, 40 rows) -> [k, a, b, s]
-      [#7] MAP filter (col(\"c\") < 50) -> [k, c]
-        [#8] MAP select [col(\"k\"), col(\"c\")] -> [k, c]
-          [#9] TABLE in memory (4 chunks, 10 rows) -> [k, c, a]
+[#1] MAP select [col(\"b\"), col(\"c\")] -> [b, c] ~4 rows
+  [#2] JOIN Inner on [k = k] -> [k, b, c] ~4 rows
+    [#3] MAP filter (col(\"b\") > 105) -> [k, b] ~13 rows
+      [#4] MAP select [col(\"k\"), col(\"b\")] -> [k, b] ~40 rows
+        [#5] TABLE in memory (6 chunks, 40 rows) -> [k, a, b, s] ~40 rows
+    [#6] MAP filter (col(\"c\") < 50) -> [k, c] ~3 rows
+      [#7] MAP select [col(\"k\"), col(\"c\")] -> [k, c] ~10 rows
+        [#8] TABLE in memory (4 chunks, 10 rows) -> [k, c, a] ~10 rows
 ";
         assert_eq!(text, want);
     }

@@ -195,6 +195,24 @@ pub(crate) fn project(
     (kept, fit_steps(steps, present).0)
 }
 
+/// `steps` without the selects at their head that keep `input`'s columns as they are (a
+/// narrowing select under the user's select of the same columns).
+fn without_leading_identity(mut steps: Vec<MapStep>, input: &Schema) -> Vec<MapStep> {
+    let identity = |step: &MapStep| match step {
+        MapStep::Select(exprs) => {
+            exprs.len() == input.fields().len()
+                && exprs
+                    .iter()
+                    .zip(input.fields())
+                    .all(|(e, f)| matches!(e, Expr::Column(c) if c == f.name()))
+        }
+        _ => false,
+    };
+    let leading = steps.iter().take_while(|s| identity(s)).count();
+    steps.drain(..leading);
+    steps
+}
+
 /// `steps` rewritten for an input of columns `present` (drops and renames of columns the
 /// input does not have are left out), and the columns they give.
 fn fit_steps(steps: Vec<MapStep>, mut present: HashSet<String>) -> (Vec<MapStep>, HashSet<String>) {
@@ -258,8 +276,12 @@ fn rebuild(
             let input_new = new(input);
             let (kept, _) = narrow_steps(steps, want);
             let kept = fit_steps(kept, names(&input_new.schema)).0;
+            let kept = without_leading_identity(kept, &input_new.schema);
             if unchanged && kept == *steps {
                 return Ok(node.clone());
+            }
+            if kept.is_empty() {
+                return Ok(input_new);
             }
             let schema = steps_schema(&input_new.schema, &kept)?;
             FrameNode::new(
