@@ -80,12 +80,19 @@ fn function_name(f: &ast::Function) -> String {
 
 /// Whether `e` calls an aggregate function outside any subquery.
 pub(super) fn has_aggregate(e: &Sql) -> bool {
+    calls(e, &|name| aggregate(name).is_some())
+}
+
+/// Whether `e` calls a function (not a window function) whose lower-case name `wanted`
+/// accepts, outside any subquery.
+pub(super) fn calls(e: &Sql, wanted: &dyn Fn(&str) -> bool) -> bool {
     use std::ops::ControlFlow;
-    /// Finds an aggregate call at subquery depth 0.
-    struct Finder {
+    /// Finds a call at subquery depth 0.
+    struct Finder<'w> {
         depth: usize,
+        wanted: &'w dyn Fn(&str) -> bool,
     }
-    impl ast::Visitor for Finder {
+    impl ast::Visitor for Finder<'_> {
         type Break = ();
         fn pre_visit_query(&mut self, _: &ast::Query) -> ControlFlow<()> {
             self.depth += 1;
@@ -98,9 +105,7 @@ pub(super) fn has_aggregate(e: &Sql) -> bool {
         fn pre_visit_expr(&mut self, e: &Sql) -> ControlFlow<()> {
             match e {
                 Sql::Function(f)
-                    if self.depth == 0
-                        && f.over.is_none()
-                        && aggregate(&function_name(f)).is_some() =>
+                    if self.depth == 0 && f.over.is_none() && (self.wanted)(&function_name(f)) =>
                 {
                     ControlFlow::Break(())
                 }
@@ -108,7 +113,7 @@ pub(super) fn has_aggregate(e: &Sql) -> bool {
             }
         }
     }
-    ast::Visit::visit(e, &mut Finder { depth: 0 }).is_break()
+    ast::Visit::visit(e, &mut Finder { depth: 0, wanted }).is_break()
 }
 
 /// A numeric literal: an integer, an exact decimal (`0.06`), or a float (`1e-3`).

@@ -24,7 +24,7 @@
 //!   a comparison with it is not true. `count` in a correlated scalar subquery (where a
 //!   missing group should read 0) and residual correlations are unsupported.
 
-use super::expr::{has_aggregate, Cx};
+use super::expr::{calls, has_aggregate, Cx};
 use super::scope::{Names, Scope};
 use super::select::{cross, is_grouped, plain_select, Translator};
 use super::SqlError;
@@ -418,7 +418,7 @@ impl Translator<'_> {
             outer_keys.push(outer);
             inner_keys.push(self.inner_column(&mut frame, i));
         }
-        if !outer_keys.is_empty() && item.to_string().to_lowercase().contains("count(") {
+        if !outer_keys.is_empty() && calls(item, &|name| name == "count") {
             return Err(SqlError::unsupported(
                 "count in a correlated scalar subquery (a missing group would read null, not 0)",
             ));

@@ -176,6 +176,13 @@ fn comma_joins_follow_the_equalities_in_where() {
                  where cust = c_id and region = 1 group by name order by name");
     assert_eq!(strs(&b, "name"), ["c1", "c3"]);
     assert_eq!(ints(&b, "total"), [150, 210]);
+    let b = run(
+        "select distinct region from cust join orders on c_id = cust \
+                 where amount > 40 order by region desc",
+    );
+    assert_eq!(ints(&b, "region"), [1, 0]);
+    let b = run("select count(*) as n from cust cross join cust c2 where c2.c_id < 2");
+    assert_eq!(ints(&b, "n"), [10]);
     // No cross product where an equality connects the tables.
     let plan = context(5)
         .sql("select o_id from orders, cust where cust = c_id")
