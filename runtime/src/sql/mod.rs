@@ -28,6 +28,7 @@
 //! [`SqlError::Unsupported`] naming the construct.
 
 mod expr;
+mod from;
 mod scope;
 mod select;
 mod subquery;

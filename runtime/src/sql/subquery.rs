@@ -25,8 +25,9 @@
 //!   missing group should read 0) and residual correlations are unsupported.
 
 use super::expr::{calls, has_aggregate, Cx};
+use super::from::cross;
 use super::scope::{Names, Scope};
-use super::select::{cross, is_grouped, plain_select, Translator};
+use super::select::{is_grouped, plain_select, Translator};
 use super::SqlError;
 use crate::dataframe::{col, lit, BinaryOperator, DataFrame, Expr, How};
 use crate::error::Result;
