@@ -302,8 +302,11 @@ impl<'t> Translator<'t> {
                     }
                 }
             }
+            // A rewrite through distinct outer rows (residual correlations) reads fewer
+            // of them after the joins have filtered them.
+            let through_distinct = matches!(&condition, Condition::Exists(x) if x.has_residual());
             match touched.as_slice() {
-                [i] => single.push((*i, condition)),
+                [i] if !through_distinct => single.push((*i, condition)),
                 _ => late.push(condition),
             }
         }

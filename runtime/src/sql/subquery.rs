@@ -102,6 +102,11 @@ fn all(exprs: &[Expr]) -> Expr {
 }
 
 impl Existence {
+    /// Whether it has residual correlations (and so joins distinct outer rows).
+    pub fn has_residual(&self) -> bool {
+        !self.residual.is_empty()
+    }
+
     /// The rows of `frame` that the condition keeps.
     pub fn apply(&self, frame: &DataFrame, names: &mut Names) -> DataFrame {
         let mut outer = frame.clone();
