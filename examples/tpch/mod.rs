@@ -128,3 +128,42 @@ fn round7(x: f64) -> f64 {
     let f = 10f64.powi(digits);
     (x * f).round() / f
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{digest, gen, queries, sql, Tables};
+    use tessera::{Progress, Session};
+
+    /// Each SQL text, translated by `Session::sql`, answers with the hand-written query's
+    /// columns, rows and digest (python/tests/test_tpch.py checks both against DuckDB).
+    #[test]
+    fn sql_texts_answer_as_the_hand_written_queries() {
+        let dir = std::env::temp_dir().join(format!("tessera-tpch-sql-{}", std::process::id()));
+        gen::write_tables(&dir, 0.01).unwrap();
+        let tables = Tables::read(&dir);
+        let session = Session::builder()
+            .threads(2)
+            .progress(Progress::Never)
+            .build()
+            .unwrap();
+        let names = |b: &arrow::array::RecordBatch| -> Vec<String> {
+            b.schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect()
+        };
+        for n in 1..=22 {
+            let text = sql(n).unwrap();
+            let by_sql = session.sql(text, &tables.named()).unwrap();
+            let by_sql = by_sql.execute(&session).unwrap();
+            let by_hand = queries::query(n, &tables).unwrap();
+            let by_hand = by_hand.execute(&session).unwrap();
+            assert_eq!(names(&by_sql), names(&by_hand), "Q{n}");
+            assert_eq!(digest(&[by_sql]), digest(&[by_hand]), "Q{n}");
+        }
+        assert_eq!(sql(0), None);
+        assert_eq!(sql(23), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
