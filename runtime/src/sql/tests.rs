@@ -165,6 +165,13 @@ fn group_by_with_aggregates_having_and_aggregates_in_expressions() {
         })
         .collect();
     assert_eq!(ints(&b, "late"), late);
+    // A computed key, matched in the select list, and ordered with nulls first.
+    let b = run(
+        "select amount % 20 as r, count(*) as n from orders group by amount % 20 \
+                 order by r desc nulls first",
+    );
+    assert_eq!(ints(&b, "r"), [10, 0]);
+    assert_eq!(ints(&b, "n"), [6, 6]);
     // One row without GROUP BY.
     let b = run("select count(*) as n, sum(amount) as s from orders where cust = 9");
     assert_eq!(ints(&b, "n"), [0]);
