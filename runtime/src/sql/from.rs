@@ -14,7 +14,7 @@ use super::expr::Cx;
 use super::scope::{ident_is, Binding, Column, Names, Scope};
 use super::select::Translator;
 use super::SqlError;
-use crate::dataframe::{from_arrow, lit, DataFrame, Expr, How};
+use crate::dataframe::{col, from_arrow, lit, DataFrame, Expr, How};
 use crate::error::Result;
 use arrow::array::{Int64Array, RecordBatch};
 use sqlparser::ast::{
@@ -41,6 +41,40 @@ pub(super) fn cross(left: &DataFrame, right: &DataFrame, names: &mut Names) -> D
             ("_x", "_y"),
         )
         .drop(&[key.as_str()])
+}
+
+/// `frame` without the rows where one of `columns` that may hold nulls is null.
+fn drop_null_keys(frame: &DataFrame, columns: &[&str]) -> DataFrame {
+    let Ok(schema) = frame.schema() else {
+        return frame.clone();
+    };
+    let nullable = columns
+        .iter()
+        .filter(|c| schema.field_with_name(c).is_ok_and(|f| f.is_nullable()))
+        .map(|c| col(c).is_not_null())
+        .reduce(|a, b| a.and_(b));
+    match nullable {
+        Some(keep) => frame.filter(keep),
+        None => frame.clone(),
+    }
+}
+
+/// `left` joined with `right` where `left_on` equals `right_on` (`how`: inner or left), as
+/// SQL's `=`: a null key matches nothing (the frames' joins match null with null, as
+/// pandas).
+fn equi_join(
+    left: &DataFrame,
+    right: &DataFrame,
+    left_on: &[&str],
+    right_on: &[&str],
+    how: How,
+) -> DataFrame {
+    let right = drop_null_keys(right, right_on);
+    let left = match how {
+        How::Inner => drop_null_keys(left, left_on),
+        _ => left.clone(),
+    };
+    left.merge_on(&right, left_on, right_on, how, ("_x", "_y"))
 }
 
 /// The conjuncts of `e` (`a AND b AND c`), parentheses removed.
@@ -179,12 +213,12 @@ impl Translator<'_> {
                     right_on.push(mine.as_str());
                 }
             }
-            frame = frame.merge_on(
+            frame = equi_join(
+                &frame,
                 &relations[next].frame,
                 &left_on,
                 &right_on,
                 How::Inner,
-                ("_x", "_y"),
             );
             joined[next] = true;
         }
@@ -305,7 +339,7 @@ impl Translator<'_> {
             false => {
                 let l: Vec<&str> = left_on.iter().map(String::as_str).collect();
                 let r: Vec<&str> = right_on.iter().map(String::as_str).collect();
-                left.frame.merge_on(&right_frame, &l, &r, how, ("_x", "_y"))
+                equi_join(&left.frame, &right_frame, &l, &r, how)
             }
         };
         for e in rest {

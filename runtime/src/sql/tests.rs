@@ -282,6 +282,34 @@ fn not_in_keeps_sql_null_semantics() {
 }
 
 #[test]
+fn a_null_join_key_matches_nothing() {
+    let table = |k: &str, v: &str, keys: Vec<Option<i64>>, values: Vec<i64>| {
+        let batch = RecordBatch::try_from_iter([
+            (k, Arc::new(Int64Array::from(keys)) as _),
+            (v, Arc::new(Int64Array::from(values)) as _),
+        ])
+        .unwrap();
+        from_arrow(batch, Some(2))
+    };
+    let mut ctx = SqlContext::new();
+    ctx.register(
+        "a",
+        &table("k", "v", vec![Some(1), None, Some(2)], vec![10, 20, 30]),
+    );
+    ctx.register("b", &table("k2", "w", vec![Some(1), None], vec![100, 200]));
+    let s = session();
+    let b = run_on(&ctx, &s, "select v, w from a, b where k = k2");
+    assert_eq!((ints(&b, "v"), ints(&b, "w")), (vec![10], vec![100]));
+    let b = run_on(
+        &ctx,
+        &s,
+        "select v, w from a left join b on k = k2 order by v",
+    );
+    assert_eq!(ints(&b, "v"), [10, 20, 30]);
+    assert_eq!(nums(&b, "w"), [Some(100.0), None, None]);
+}
+
+#[test]
 fn scalar_subqueries_correlated_or_not_are_joins() {
     let b = run(
         "select o_id from orders where amount > (select avg(amount) from orders) order by o_id",
