@@ -1,13 +1,15 @@
 //! TPC-H on Tessera: writes the eight tables with the `tpchgen` generators, and runs the 22
-//! queries (`tessera_examples::tpch::queries`) on a folder of them, printing each answer's
-//! rows, digest and time, the most host memory its jobs reserved and what they spilled,
-//! and writing the answers as Parquet when asked.
+//! queries (`tessera_examples::tpch::queries`, or their SQL texts through `Session::sql`
+//! with `--sql`) on a folder of them, printing each answer's rows, digest and time, the
+//! most host memory its jobs reserved and what they spilled, and writing the answers as
+//! Parquet when asked.
 //!
 //! ```text
 //! cargo run --release -p tessera-examples --example tpch -- gen --sf 1 --out /tmp/tpch-sf1
 //! cargo run --release -p tessera-examples --example tpch -- run --data /tmp/tpch-sf1
 //! cargo run --release -p tessera-examples --example tpch -- run --data /tmp/tpch-sf1 --query 3 --show 10
 //! cargo run --release -p tessera-examples --example tpch -- run --data /tmp/tpch-sf1 --query 19 --explain
+//! cargo run --release -p tessera-examples --example tpch -- run --data /tmp/tpch-sf1 --sql
 //! cargo run --release -p tessera-examples --example tpch -- run --data /tmp/tpch-sf1 --workers 2
 //! ```
 
@@ -24,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 use tessera::{fmt_bytes, LocalCluster, Session};
-use tessera_examples::tpch::{digest, gen, queries, Tables};
+use tessera_examples::tpch::{self, digest, gen, queries, Tables};
 use tessera_examples::{exit_code, init_logging, parse_bytes, parse_count};
 
 /// TPC-H data and queries on Tessera.
@@ -77,6 +79,10 @@ enum Command {
         /// Print each query's optimised plan (`DataFrame::explain`) before running it.
         #[arg(long)]
         explain: bool,
+        /// Run the specification's SQL texts through `Session::sql` instead of the
+        /// queries written in the dataframe API.
+        #[arg(long)]
+        sql: bool,
     },
 }
 
@@ -110,6 +116,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
             workers,
             chunk_bytes,
             explain,
+            sql,
         } => {
             // The cluster (when asked for) lives until the queries are done.
             let cluster = match workers {
@@ -149,8 +156,16 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
                 std::fs::create_dir_all(dir)?;
             }
             for n in wanted {
-                let query = queries::query(n, &tables)
-                    .ok_or_else(|| format!("no query {n}: TPC-H has queries 1 to 22"))?;
+                let missing = || format!("no query {n}: TPC-H has queries 1 to 22");
+                let query = match sql {
+                    true => {
+                        let text = tpch::sql(n).ok_or_else(missing)?;
+                        session
+                            .sql(text, &tables.named())
+                            .map_err(|e| format!("Q{n}: {e}"))?
+                    }
+                    false => queries::query(n, &tables).ok_or_else(missing)?,
+                };
                 if explain {
                     println!("Q{n} plan:\n{}", query.explain()?);
                 }

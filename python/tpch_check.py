@@ -1,6 +1,7 @@
 """Checks TPC-H answers against DuckDB's answers to the specification's SQL on the same
 Parquet files: the comparison ``python/tests/test_tpch.py`` makes, and a command that makes
-it at any scale (SF1, SF10) for the Python queries or for the answers the Rust example wrote.
+it at any scale (SF1, SF10) for the Python queries or for the answers the Rust example wrote
+(``tpch run --out DIR``, from the Rust queries or, with ``--sql``, from the SQL texts).
 
 An answer equals DuckDB's when it has the same columns and rows (values within a relative
 1e-9, decimals compared as numbers, dates as dates) and, where the query orders, the same

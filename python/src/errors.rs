@@ -26,6 +26,7 @@ fn class_of(err: &Error) -> &'static str {
         Error::Frame(e) => class_of_frame(e),
         Error::ChunkFailed { cause, .. } => class_of_kernel(cause),
         Error::Cluster(_) => "ClusterError",
+        Error::Sql(_) => "SqlError",
         Error::Report { .. } => "TesseraOSError",
         Error::ChunkLost { .. }
         | Error::ActorLost { .. }

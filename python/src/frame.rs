@@ -36,11 +36,16 @@ pub struct PySeries {
 
 impl PyFrame {
     /// Wraps `df`, raising the error it carries if building it failed.
-    fn wrap(df: DataFrame) -> PyResult<PyFrame> {
+    pub(crate) fn wrap(df: DataFrame) -> PyResult<PyFrame> {
         match df.error() {
             Some(e) => Err(to_py(e.clone())),
             None => Ok(PyFrame { df }),
         }
+    }
+
+    /// The lazy frame.
+    pub(crate) fn frame(&self) -> &DataFrame {
+        &self.df
     }
 
     /// Runs `job` over this frame on `session`'s Rust session (see [`run_job`]).

@@ -6,6 +6,7 @@
 //! ([`Session::cancel_jobs`]), which end within about 100 ms; the session stays usable.
 
 use crate::errors::{raise, to_py};
+use crate::frame::PyFrame;
 use crate::logging;
 use crossbeam_channel::{bounded, RecvTimeoutError};
 use pyo3::prelude::*;
@@ -194,6 +195,17 @@ impl PySession {
     /// Host-memory bytes the session holds reserved now.
     fn reserved_bytes(&self) -> PyResult<u64> {
         Ok(self.get()?.reserved_bytes())
+    }
+
+    /// The lazy frame of a SQL `SELECT` over `tables` (`(name, frame)` pairs); the
+    /// translation runs nothing.
+    fn sql(&self, query: &str, tables: Vec<(String, PyRef<'_, PyFrame>)>) -> PyResult<PyFrame> {
+        let session = self.get()?;
+        let named: Vec<(&str, &tessera::dataframe::DataFrame)> = tables
+            .iter()
+            .map(|(name, frame)| (name.as_str(), frame.frame()))
+            .collect();
+        PyFrame::wrap(session.sql(query, &named).map_err(to_py)?)
     }
 
     /// True once `close` ran.

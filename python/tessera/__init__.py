@@ -105,10 +105,12 @@ from ._functions import (
     zeros,
 )
 from ._session import Session, get_session
+from ._sql import sql
 from .errors import (
     ClusterError,
     ColumnNotFoundError,
     ComputeError,
+    SqlError,
     TesseraAxisError,
     TesseraError,
     TesseraFileNotFoundError,

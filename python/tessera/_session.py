@@ -112,6 +112,14 @@ class Session:
         """Stops the session's actor system; later jobs on it raise ``ComputeError``."""
         self._native.close()
 
+    def sql(self, query: str, tables: Optional[dict] = None) -> Any:
+        """The lazy frame of one SQL ``SELECT`` over ``tables`` (name to
+        ``tessera.DataFrame``), computed on this session: ``tessera.sql`` with
+        ``session=self``."""
+        from ._sql import sql
+
+        return sql(query, tables, session=self)
+
     def __enter__(self) -> "Session":
         with _lock:
             self._previous.append(_state.current)

@@ -46,6 +46,11 @@ class TesseraMemoryError(TesseraError, MemoryError):
     """The memory and disk budgets were both full: nothing more could be spilled."""
 
 
+class SqlError(TesseraError, ValueError):
+    """A SQL text that could not be translated: a parse error, an unknown table or
+    column, an ambiguous column, or a construct Tessera does not support."""
+
+
 class ComputeError(TesseraError, RuntimeError):
     """A job failed for a reason other than its input (lost chunks or actors, a closed
     session)."""
@@ -65,6 +70,7 @@ __all__ = [
     "TesseraFileNotFoundError",
     "TesseraOSError",
     "TesseraMemoryError",
+    "SqlError",
     "ComputeError",
     "ClusterError",
 ]

@@ -1,7 +1,8 @@
-"""The 22 TPC-H queries, written in pandas style on Tessera (python/tpch_queries.py) and in
-Rust (examples/tpch.rs), against DuckDB's answers to the specification's SQL on the same
-tpchgen Parquet files (scale factor 0.02, the smallest at which every answer has rows),
-compared as ``python/tpch_check.py`` compares.
+"""The 22 TPC-H queries, written in pandas style on Tessera (python/tpch_queries.py), in
+Rust (examples/tpch/queries.rs) and as SQL translated by Tessera (examples/tpch/sql/),
+against DuckDB's answers to the specification's SQL on the same tpchgen Parquet files
+(scale factor 0.02, the smallest at which every answer has rows), compared as
+``python/tpch_check.py`` compares.
 """
 
 import os
@@ -73,11 +74,29 @@ def _cluster_binaries():
                for b in ("tessera-scheduler", "tessera-worker"))
 
 
+def _assert_plans(printed):
+    """Each query's optimised plan is printed before its answer, and reads its tables."""
+    plans = printed.split(" plan:\n")[1:]
+    assert len(plans) == 22, printed
+    assert all("[#1] " in p and "READ PARQUET" in p for p in plans), printed
+
+
+def _assert_answers(out, duck):
+    """The answers ``tpch run --out`` wrote equal DuckDB's."""
+    wrong = []
+    for n in range(1, 23):
+        got = pd.read_parquet(out / f"q{n}.parquet")
+        try:
+            assert_answer(n, got, duck.execute(SQL[n]).df())
+        except AssertionError as e:
+            wrong.append(str(e))
+    assert not wrong, "\n".join(wrong)
+
+
 @pytest.mark.parametrize("workers", [None, 2])
 def test_rust_queries_equal_duckdb(workers, tpch_dir, duck, tmp_path):
     out = tmp_path / "answers"
     cmd = [str(_rust_binary()), "run", "--data", str(tpch_dir), "--out", str(out)]
-    queries = list(range(1, 23))
     if workers:
         if not _cluster_binaries():
             subprocess.run(["cargo", "build", "-q", "-p", "tessera-server", "--bins"],
@@ -88,15 +107,19 @@ def test_rust_queries_equal_duckdb(workers, tpch_dir, duck, tmp_path):
         cmd += ["--explain"]
     printed = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     if not workers:
-        # Each query's optimised plan is printed before its answer, and read its tables.
-        plans = printed.split(" plan:\n")[1:]
-        assert len(plans) == 22, printed
-        assert all("[#1] " in p and "READ PARQUET" in p for p in plans), printed
-    wrong = []
-    for n in queries:
-        got = pd.read_parquet(out / f"q{n}.parquet")
-        try:
-            assert_answer(n, got, duck.execute(SQL[n]).df())
-        except AssertionError as e:
-            wrong.append(str(e))
-    assert not wrong, "\n".join(wrong)
+        _assert_plans(printed)
+    _assert_answers(out, duck)
+
+
+@pytest.mark.parametrize("chunk_bytes", [None, "64K"])
+def test_rust_sql_queries_equal_duckdb(chunk_bytes, tpch_dir, duck, tmp_path):
+    # The same SQL texts DuckDB answers, translated by Session::sql (decorrelated
+    # subqueries, join trees from WHERE), on one chunk per table and on many.
+    out = tmp_path / "answers"
+    cmd = [str(_rust_binary()), "run", "--sql", "--explain", "--data", str(tpch_dir),
+           "--out", str(out)]
+    if chunk_bytes:
+        cmd += ["--chunk-bytes", chunk_bytes]
+    printed = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    _assert_plans(printed)
+    _assert_answers(out, duck)

@@ -92,6 +92,10 @@ pub enum Error {
     /// malformed file…); the error names the file, line and column where it applies.
     #[error(transparent)]
     Frame(#[from] tessera_kernels::frame::FrameError),
+    /// A SQL text could not be translated (`Session::sql`): a parse error, an unknown
+    /// table or column, or a construct that is not supported.
+    #[error(transparent)]
+    Sql(#[from] crate::sql::SqlError),
     /// The actor system could not start, or stopped while a job ran.
     #[error("runtime: {0}")]
     Runtime(String),

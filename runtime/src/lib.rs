@@ -46,6 +46,7 @@ mod progress;
 pub mod reference;
 mod report;
 mod session;
+pub mod sql;
 pub mod tensor;
 
 pub use accelerator::{DeviceBackend, BACKEND_VAR};

@@ -6,6 +6,7 @@ use crate::backend::Backend;
 use crate::cluster::LocalCluster;
 use crate::dataframe::node::FrameNode;
 use crate::dataframe::plan::FramePlanner;
+use crate::dataframe::DataFrame;
 use crate::error::{Error, Result};
 use crate::kept::{is_persisted_key, restore, MAX_RESTORES};
 use crate::plan::{self, grid::Grid};
@@ -459,6 +460,17 @@ impl Session {
     /// The session's settings.
     pub fn config(&self) -> &SessionConfig {
         &self.inner.config
+    }
+
+    /// The lazy frame of a SQL `SELECT` over `tables` (`(name, frame)` pairs): a shortcut
+    /// for registering them in a [`crate::sql::SqlContext`] and calling its `sql`. Nothing
+    /// runs until the frame is executed.
+    pub fn sql(&self, query: &str, tables: &[(&str, &DataFrame)]) -> Result<DataFrame> {
+        let mut ctx = crate::sql::SqlContext::new();
+        for (name, frame) in tables {
+            ctx.register(name, frame);
+        }
+        ctx.sql(query)
     }
 
     /// The prefix of the names of every thread this session started.

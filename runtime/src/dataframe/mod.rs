@@ -38,7 +38,7 @@ mod pushdown;
 mod reduce;
 mod series;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 
 pub use concat::concat;
 pub use groupby::GroupBy;
@@ -109,6 +109,12 @@ impl DataFrame {
     /// The schema (column names and Arrow types), or the error this frame carries.
     pub fn schema(&self) -> Result<SchemaRef> {
         Ok(self.node()?.schema.clone())
+    }
+
+    /// An upper bound of the bytes of its rows, from file sizes and row-group metadata
+    /// (0 for a frame that carries an error): what the SQL join order compares.
+    pub(crate) fn estimated_bytes(&self) -> u64 {
+        self.node.as_ref().map_or(0, |n| n.estimated_bytes())
     }
 
     /// The column names.
