@@ -141,7 +141,6 @@ pub(super) fn match_rows(
 ) -> FrameResult<Pairs> {
     let types: Vec<DataType> = build.keys.iter().map(|k| k.data_type().clone()).collect();
     let mut encoder = KeyEncoder::new(&types)?;
-    encoder.expect_lookups(probe.rows);
     let build_ids = encoder.encode(&build.keys)?;
     let mut probe_ids = encoder.lookup(&probe.keys)?;
     if build_ids.len() != build.rows || probe_ids.len() != probe.rows {

@@ -59,18 +59,11 @@ const DIRECT_MAX_SLOTS: u64 = 1 << 24;
 const DIRECT_FREE_SLOTS: u64 = 1 << 16;
 /// Beyond [`DIRECT_FREE_SLOTS`], at most this many slots per row seen.
 const DIRECT_SLOTS_PER_ROW: u64 = 16;
-/// And this many more per row announced for lookups ([`KeyEncoder::expect_lookups`]): a
-/// slot costs a zeroed word, a lookup served by the table instead of the hash table saves a
-/// hash and a probe.
-const DIRECT_SLOTS_PER_LOOKUP: u64 = 2;
 
-/// Whether a slot table of `slots` entries is worth it after `rows` rows, with `lookups`
-/// rows to be looked up in it.
-fn direct_ok(slots: u64, rows: usize, lookups: usize) -> bool {
-    let paid = DIRECT_SLOTS_PER_ROW
-        .saturating_mul(rows as u64)
-        .saturating_add(DIRECT_SLOTS_PER_LOOKUP.saturating_mul(lookups as u64));
-    slots <= DIRECT_MAX_SLOTS && (slots <= DIRECT_FREE_SLOTS || slots <= paid)
+/// Whether a slot table of `slots` entries is worth it after `rows` rows.
+fn direct_ok(slots: u64, rows: usize) -> bool {
+    slots <= DIRECT_MAX_SLOTS
+        && (slots <= DIRECT_FREE_SLOTS || slots <= DIRECT_SLOTS_PER_ROW.saturating_mul(rows as u64))
 }
 
 #[inline(always)]
@@ -310,19 +303,6 @@ impl KeyEncoder {
             }
         }
         Ok(())
-    }
-
-    /// Announces `rows` rows to be looked up ([`KeyEncoder::lookup`]) once the keys are
-    /// encoded (a join's probe side): integer keys may then use a larger slot table.
-    pub fn expect_lookups(&mut self, rows: usize) {
-        for c in &mut self.columns {
-            if let ColEncoder::Prim(e) = c {
-                e.expect_lookups(rows);
-            }
-        }
-        for p in &mut self.pairs {
-            p.expect_lookups(rows);
-        }
     }
 
     /// Assigns each row of `columns` (the key columns, equal lengths) its group id, adding unseen keys.

@@ -14,8 +14,6 @@ pub(super) struct PairEncoder {
     /// Ids by hash, once the grid is given up.
     table: U64Table,
     rows_seen: usize,
-    /// Rows announced for lookups ([`super::KeyEncoder::expect_lookups`]).
-    lookups: usize,
 }
 
 struct Grid {
@@ -43,12 +41,7 @@ impl PairEncoder {
             }),
             table: U64Table::default(),
             rows_seen: 0,
-            lookups: 0,
         }
-    }
-
-    pub(super) fn expect_lookups(&mut self, rows: usize) {
-        self.lookups = self.lookups.saturating_add(rows);
     }
 
     pub(super) fn len(&self) -> usize {
@@ -64,7 +57,7 @@ impl PairEncoder {
         let stride = n_b.max(grid.stride).next_power_of_two();
         let rows = n_a.max(grid.rows).max(1).next_power_of_two();
         let size = (stride as u64).saturating_mul(rows as u64);
-        if !direct_ok(size, self.rows_seen, self.lookups) {
+        if !direct_ok(size, self.rows_seen) {
             self.grid = None;
             self.table = U64Table::build(&self.pairs, None);
             return;

@@ -343,8 +343,6 @@ pub(super) struct PrimEncoder {
     /// Whether the keys may use a slot table (integers); false for floats.
     may_direct: bool,
     rows_seen: usize,
-    /// Rows announced for lookups ([`super::KeyEncoder::expect_lookups`]).
-    lookups: usize,
 }
 
 impl PrimEncoder {
@@ -356,12 +354,7 @@ impl PrimEncoder {
             table: U64Table::default(),
             may_direct,
             rows_seen: 0,
-            lookups: 0,
         }
-    }
-
-    pub(super) fn expect_lookups(&mut self, rows: usize) {
-        self.lookups = self.lookups.saturating_add(rows);
     }
 
     pub(super) fn len(&self) -> usize {
@@ -385,7 +378,7 @@ impl PrimEncoder {
             None => (lo, hi),
         };
         let span = (hi as i128 - lo as i128 + 1) as u128;
-        let fits = u64::try_from(span).is_ok_and(|s| direct_ok(s, self.rows_seen, self.lookups));
+        let fits = u64::try_from(span).is_ok_and(|s| direct_ok(s, self.rows_seen));
         let old = self.direct.take();
         if !fits {
             self.table = U64Table::build(&self.values, self.null_id);
