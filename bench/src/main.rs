@@ -9,6 +9,7 @@
 //! tessera-bench svd_compressed --size 100000x5000 --chunk 10000
 //! tessera-bench groupby_q1 --size 1e7 --repeat 3 --data /tmp/peers-data
 //! tessera-bench tpch --sf 1 --repeat 3 --data /tmp/peers-data
+//! tessera-bench tpch --sf 1 --repeat 3 --sql --engine tessera-sql
 //! tessera-bench tpch --sf 10 --query 9 --query 21 --memory-budget 2G
 //! tessera-bench groupby_keyed --size 1e7 --repeat 3 --data /tmp --stats
 //! tessera-bench groupby_keyed --size 1e7 --engine tessera-spill --memory-budget 5G --spill-dir /tmp
@@ -94,6 +95,10 @@ struct Args {
     /// A TPC-H query to run (1 to 22), repeatable [default: all] (`tpch` only).
     #[arg(long = "query")]
     queries: Vec<usize>,
+    /// Build each TPC-H query from the specification's SQL text (`Session::sql`) instead of
+    /// the hand-written frames (`tpch` only).
+    #[arg(long)]
+    sql: bool,
     /// Folder of the peers' data files (dataframe workloads) [default: $PEERS_DATA, else
     /// /tmp/peers-data].
     #[arg(long)]
@@ -336,16 +341,14 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
             return Ok(());
         }
         Job::Tpch => {
-            let (sf, queries) = (&args.sf, &args.queries);
-            tpch::run(
-                &session,
-                &args.engine,
-                sf,
-                queries,
-                args.repeat,
-                &data(),
-                &checks,
-            )?;
+            let options = tpch::Options {
+                sf: &args.sf,
+                queries: &args.queries,
+                repeat: args.repeat,
+                data: &data(),
+                sql: args.sql,
+            };
+            tpch::run(&session, &args.engine, &options, &checks)?;
             recordings.finish()?;
             args.sight.hold(&session);
             return Ok(());

@@ -3,7 +3,9 @@
 //! query and run, as `shared/peers/tpch.py` prints DuckDB's, DataFusion's and Polars'
 //! (workloads `tpch_q1`..`tpch_q22`, size `sf<SF>`, digest `[rows, sum of the numeric
 //! columns]`). The tables are opened (their Parquet footers read) before the timed region;
-//! each timed run builds the query and executes it to a table.
+//! each timed run builds the query and executes it to a table. With `--sql`, a run builds
+//! it from the specification's SQL text (`Session::sql`, parsing inside the timed region,
+//! as the peers' SQL engines parse theirs) instead of the hand-written frames.
 
 use crate::record::{rss_mb, Record};
 use crate::RunChecks;
@@ -12,7 +14,7 @@ use std::error::Error;
 use std::path::Path;
 use std::time::Instant;
 use tessera::Session;
-use tessera_examples::tpch::{digest, queries, Tables};
+use tessera_examples::tpch::{self, digest, queries, Tables};
 
 /// The workload names, `tpch_q1` to `tpch_q22`.
 const NAMES: [&str; 22] = [
@@ -21,17 +23,34 @@ const NAMES: [&str; 22] = [
     "tpch_q17", "tpch_q18", "tpch_q19", "tpch_q20", "tpch_q21", "tpch_q22",
 ];
 
-/// Runs `queries` (all when empty) `repeat` times each at scale factor `sf` (as written in
-/// the folder's name) and prints a result line per run.
+/// What to run.
+pub struct Options<'a> {
+    /// The scale factor, as written in the folder's name.
+    pub sf: &'a str,
+    /// The queries (all when empty).
+    pub queries: &'a [usize],
+    /// Timed runs of each.
+    pub repeat: usize,
+    /// The folder holding `tpch-sf<SF>/`.
+    pub data: &'a str,
+    /// Build each query from its SQL text.
+    pub sql: bool,
+}
+
+/// Runs the queries of `options` and prints a result line per run.
 pub fn run(
     session: &Session,
     engine: &str,
-    sf: &str,
-    wanted: &[usize],
-    repeat: usize,
-    data: &str,
+    options: &Options,
     checks: &RunChecks,
 ) -> Result<(), Box<dyn Error>> {
+    let Options {
+        sf,
+        queries: wanted,
+        repeat,
+        data,
+        sql,
+    } = *options;
     let folder = Path::new(data).join(format!("tpch-sf{sf}"));
     if !folder.join("lineitem.parquet").exists() {
         return Err(format!(
@@ -52,9 +71,14 @@ pub fn run(
             let injected = checks.before();
             let before = rss_mb();
             let started = Instant::now();
-            let answer = queries::query(n, &tables)
-                .ok_or_else(|| format!("no query {n}"))?
-                .execute(session)?;
+            let frame = match sql {
+                true => session.sql(
+                    tpch::sql(n).ok_or_else(|| format!("no query {n}"))?,
+                    &tables.named(),
+                )?,
+                false => queries::query(n, &tables).ok_or_else(|| format!("no query {n}"))?,
+            };
+            let answer = frame.execute(session)?;
             let seconds = started.elapsed().as_secs_f64();
             checks.after(session, run, injected)?;
             let (rows, sum) = digest(std::slice::from_ref(&answer))?;

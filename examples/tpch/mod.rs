@@ -1,6 +1,7 @@
 //! TPC-H on Tessera: the data generator ([`gen`]), the 22 queries in the Rust dataframe
-//! API ([`queries`]) and in SQL ([`sql`]), and what the `tpch` example and `tessera-bench tpch` share: reading a
-//! folder of tables, running a query, and the peers' digest of an answer.
+//! API ([`queries`]) and in SQL ([`sql`]), and what the `tpch` example and `tessera-bench
+//! tpch` share: reading a folder of tables, running a query, and the peers' digest of an
+//! answer.
 
 pub mod gen;
 pub mod queries;
@@ -76,9 +77,7 @@ impl Tables {
             ("region", &self.region),
         ]
     }
-}
 
-impl Tables {
     /// The tables of `dir` (an unreadable file is the error each frame carries).
     pub fn read(dir: &Path) -> Tables {
         let t = |name: &str| read_parquet(dir.join(format!("{name}.parquet")));

@@ -111,10 +111,12 @@ impl DataFrame {
         Ok(self.node()?.schema.clone())
     }
 
-    /// An upper bound of the bytes of its rows, from file sizes and row-group metadata
-    /// (0 for a frame that carries an error): what the SQL join order compares.
-    pub(crate) fn estimated_bytes(&self) -> u64 {
-        self.node.as_ref().map_or(0, |n| n.estimated_bytes())
+    /// The optimizer's estimate of its rows (0 for a frame that carries an error; see
+    /// `estimate.rs`): what the SQL join order compares.
+    pub(crate) fn estimated_rows(&self) -> f64 {
+        self.node
+            .as_ref()
+            .map_or(0.0, |n| estimate::Estimates::default().of(n).rows)
     }
 
     /// The column names.

@@ -4,9 +4,10 @@
 //! The join tree: each `WHERE` conjunct that reads one table filters that table (the
 //! optimizer pushes it into the read); `x = y` between columns of two tables is a join
 //! edge; the rest filters the joined rows. The tree starts from the table with the most
-//! bytes (its estimate from file sizes, as the fact table of a star has) and joins, one at
-//! a time, the largest table connected to what is joined so far, on every edge between the
-//! two; a table connected to none is joined by a cross product. A condition
+//! estimated rows (the optimizer's estimates, `DataFrame::estimated_rows`: the fact table
+//! of a star) and joins, one at a time, the table connected to what is joined so far whose
+//! join gives the fewest estimated rows (a filtered dimension before an unfiltered one), on
+//! every edge between the two; a table connected to none is joined by a cross product. A condition
 //! `(a and b) or (a and c)` first gives up its common conjuncts (`a`), so the join edges
 //! of TPC-H Q19's disjunction are found.
 
@@ -27,6 +28,29 @@ use std::sync::Arc;
 pub(super) struct Relation {
     pub frame: DataFrame,
     pub bindings: Vec<Binding>,
+}
+
+/// The join keys between the tables joined so far and table `next`: (their columns,
+/// `next`'s columns), paired, from every edge between them.
+fn keys_to<'e>(
+    next: usize,
+    joined: &[bool],
+    owner: &HashMap<String, usize>,
+    edges: &'e [(String, String)],
+) -> (Vec<&'e str>, Vec<&'e str>) {
+    let (mut left_on, mut right_on) = (Vec::new(), Vec::new());
+    for (a, b) in edges {
+        let (mine, theirs) = match (owner[a] == next, owner[b] == next) {
+            (true, false) => (a, b),
+            (false, true) => (b, a),
+            _ => continue,
+        };
+        if joined[owner[theirs]] {
+            left_on.push(theirs.as_str());
+            right_on.push(mine.as_str());
+        }
+    }
+    (left_on, right_on)
 }
 
 /// Every row of `left` beside every row of `right` (a cross product, on a constant key).
@@ -158,26 +182,18 @@ pub(super) fn factored_conjuncts(e: &Sql) -> Vec<Sql> {
 }
 
 impl Translator<'_> {
-    /// The relations joined along `edges`, largest first (see the module's docs).
+    /// The relations joined along `edges`, in the order the module's docs give.
     pub(super) fn join_tree(
         &mut self,
         relations: &[Relation],
         owner: &HashMap<String, usize>,
         edges: &[(String, String)],
     ) -> DataFrame {
-        let bytes: Vec<u64> = relations
-            .iter()
-            .map(|r| r.frame.estimated_bytes())
-            .collect();
-        // The largest, the first of equals.
-        let largest = |candidates: &mut dyn Iterator<Item = usize>| {
-            candidates.fold(None, |best: Option<usize>, i| match best {
-                Some(b) if bytes[b] >= bytes[i] => Some(b),
-                _ => Some(i),
-            })
-        };
-        // `rows_of` gives at least one relation.
-        let start = largest(&mut (0..relations.len())).unwrap_or(0);
+        // The most rows (the fact table of a star), the first of equals.
+        let rows: Vec<f64> = relations.iter().map(|r| r.frame.estimated_rows()).collect();
+        let start = (0..relations.len())
+            .reduce(|best, i| if rows[i] > rows[best] { i } else { best })
+            .unwrap_or(0);
         let mut joined = vec![false; relations.len()];
         joined[start] = true;
         let mut frame = relations[start].frame.clone();
@@ -188,8 +204,18 @@ impl Translator<'_> {
                         (owner[a] == i && joined[owner[b]]) || (owner[b] == i && joined[owner[a]])
                     })
             };
-            let next = largest(&mut (0..relations.len()).filter(|&i| connected(i)));
-            let next = match next {
+            // The connected table whose join gives the fewest estimated rows (a filtered
+            // dimension before an unfiltered one), the first of equals.
+            let mut best: Option<(usize, f64)> = None;
+            for i in (0..relations.len()).filter(|&i| connected(i)) {
+                let (left_on, right_on) = keys_to(i, &joined, owner, edges);
+                let rows = equi_join(&frame, &relations[i].frame, &left_on, &right_on, How::Inner)
+                    .estimated_rows();
+                if best.is_none_or(|(_, r)| rows < r) {
+                    best = Some((i, rows));
+                }
+            }
+            let next = match best.map(|(i, _)| i) {
                 Some(n) => n,
                 None => {
                     let Some(n) = (0..relations.len()).find(|&i| !joined[i]) else {
@@ -201,18 +227,7 @@ impl Translator<'_> {
                     continue;
                 }
             };
-            let (mut left_on, mut right_on) = (Vec::new(), Vec::new());
-            for (a, b) in edges {
-                let (mine, theirs) = match (owner[a] == next, owner[b] == next) {
-                    (true, false) => (a, b),
-                    (false, true) => (b, a),
-                    _ => continue,
-                };
-                if joined[owner[theirs]] {
-                    left_on.push(theirs.as_str());
-                    right_on.push(mine.as_str());
-                }
-            }
+            let (left_on, right_on) = keys_to(next, &joined, owner, edges);
             frame = equi_join(
                 &frame,
                 &relations[next].frame,
