@@ -101,38 +101,23 @@ fn equi_join(
     left.merge_on(&right, left_on, right_on, how, ("_x", "_y"))
 }
 
-/// The conjuncts of `e` (`a AND b AND c`), parentheses removed.
-fn conjuncts(e: &Sql) -> Vec<Sql> {
+/// The operands of `e` as a chain of `op` (`a AND b AND c` for `And`), parentheses
+/// removed; `e` itself where it is not one.
+fn split(e: &Sql, op: &Op) -> Vec<Sql> {
     match e {
-        Sql::BinaryOp {
-            left,
-            op: Op::And,
-            right,
-        } => {
-            let mut out = conjuncts(left);
-            out.extend(conjuncts(right));
+        Sql::BinaryOp { left, op: o, right } if o == op => {
+            let mut out = split(left, op);
+            out.extend(split(right, op));
             out
         }
-        Sql::Nested(inner) => conjuncts(inner),
+        Sql::Nested(inner) => split(inner, op),
         other => vec![other.clone()],
     }
 }
 
-/// The disjuncts of `e` (`a OR b OR c`), parentheses removed.
-fn disjuncts(e: &Sql) -> Vec<Sql> {
-    match e {
-        Sql::BinaryOp {
-            left,
-            op: Op::Or,
-            right,
-        } => {
-            let mut out = disjuncts(left);
-            out.extend(disjuncts(right));
-            out
-        }
-        Sql::Nested(inner) => disjuncts(inner),
-        other => vec![other.clone()],
-    }
+/// The conjuncts of `e` (`a AND b AND c`), parentheses removed.
+fn conjuncts(e: &Sql) -> Vec<Sql> {
+    split(e, &Op::And)
 }
 
 /// `parts` joined by `op`, or `None` for no parts.
@@ -149,7 +134,7 @@ fn fold(parts: Vec<Sql>, op: Op) -> Option<Sql> {
 pub(super) fn factored_conjuncts(e: &Sql) -> Vec<Sql> {
     let mut out = Vec::new();
     for c in conjuncts(e) {
-        let branches: Vec<Vec<Sql>> = disjuncts(&c).iter().map(conjuncts).collect();
+        let branches: Vec<Vec<Sql>> = split(&c, &Op::Or).iter().map(conjuncts).collect();
         if branches.len() < 2 {
             out.push(c);
             continue;
