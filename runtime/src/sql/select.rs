@@ -55,6 +55,21 @@ impl Condition {
         }
     }
 
+    /// The order conditions are applied in (a stable sort keeps the text's order among
+    /// equals): plain filters; then `EXISTS`/`IN` semi and anti joins, which only drop rows;
+    /// then filters that compare with a scalar subquery, whose left join to the grouped
+    /// subquery then reads fewer rows (TPC-H Q20's `ps_partkey IN (...)` before its
+    /// `ps_availqty > (select 0.5 * sum(...))`); last, the rewrites through distinct outer
+    /// rows, which read fewer of them after every other condition.
+    fn rank(&self) -> u8 {
+        match self {
+            Condition::Filter(_, joins) if joins.is_empty() => 0,
+            Condition::Exists(x) if !x.has_residual() => 1,
+            Condition::Filter(..) => 2,
+            Condition::Exists(_) => 3,
+        }
+    }
+
     /// `frame` with the rows that meet the condition.
     fn apply(&self, frame: &DataFrame, names: &mut Names) -> DataFrame {
         match self {
@@ -310,12 +325,12 @@ impl<'t> Translator<'t> {
                 _ => late.push(condition),
             }
         }
-        // Filters first, then the subquery rewrites that read the filtered rows.
-        single.sort_by_key(|(_, c)| matches!(c, Condition::Exists(_)));
+        // Cheapest and most reducing first (see `Condition::rank`).
+        single.sort_by_key(|(_, c)| c.rank());
         for (i, condition) in &single {
             relations[*i].frame = condition.apply(&relations[*i].frame, &mut self.names);
         }
-        late.sort_by_key(|c| matches!(c, Condition::Exists(_)));
+        late.sort_by_key(Condition::rank);
         let mut frame = self.join_tree(&relations, &owner, &edges);
         for condition in &late {
             frame = condition.apply(&frame, &mut self.names);
