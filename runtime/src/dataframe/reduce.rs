@@ -37,7 +37,7 @@ pub(crate) fn reduce_groupbys(root: &Arc<FrameNode>) -> Arc<FrameNode> {
 
 /// [`reduce_groupbys`], reducing inputs of at least `min_rows` estimated rows.
 fn reduce_with(root: &Arc<FrameNode>, min_rows: f64) -> Arc<FrameNode> {
-    let readers = consumers(root);
+    let mut readers = consumers(root);
     let mut estimates = Estimates::default();
     // Old node id -> the node rewritten over rewritten inputs.
     let mut done: HashMap<u64, Arc<FrameNode>> = HashMap::new();
@@ -48,6 +48,10 @@ fn reduce_with(root: &Arc<FrameNode>, min_rows: f64) -> Arc<FrameNode> {
             .map(|i| done.get(&i.id).cloned().unwrap_or_else(|| i.clone()))
             .collect();
         let mut rebuilt = node.with_inputs(inputs);
+        // A node rebuilt over rewritten inputs has the readers the node it replaces had.
+        if let Some(&n) = readers.get(&node.id) {
+            readers.insert(rebuilt.id, n);
+        }
         if let FrameKind::Join { left, right, spec } = &rebuilt.kind {
             if let Some(c) = Candidate::best(left, right, spec, &readers, &mut estimates, min_rows)
             {
@@ -302,5 +306,23 @@ mod tests {
             .merge(&selective(), &["k"], How::Inner)
             .select(&["k", "total"]);
         unchanged(crate::dataframe::concat(&[both, shared]));
+        // The same, where the shared groupby was rebuilt because a reduction below it
+        // changed its input: only that reduction is made.
+        let inner = selective().merge(&totals(7), &["k"], How::Inner);
+        let shared = inner.groupby(&["k"]).agg_as(&[("n", "total", Agg::Sum)]);
+        // (More selective than the inner join's estimate, so a reduction would pay.)
+        let very = selective().filter(col("k").eq(lit(2i64)).and_(col("a").eq(lit(1002i64))));
+        let both = shared.merge(&very, &["k"], How::Inner).select(&["k", "n"]);
+        let node = reduced(&crate::dataframe::concat(&[both, shared]));
+        let semis = postorder(&node)
+            .iter()
+            .filter(|n| matches!(&n.kind, FrameKind::Join { spec, .. } if spec.how == JoinHow::LeftSemi))
+            .count();
+        assert_eq!(
+            semis,
+            1,
+            "{}",
+            super::super::explain::explain(&node).unwrap()
+        );
     }
 }
