@@ -5,7 +5,9 @@
 //! ids with a [`KeyEncoder`], its rows are listed per id (counts, prefix sum, row indices: a CSR
 //! list), and the other side probes it with [`KeyEncoder::lookup`]. The result is two row index
 //! arrays, one per side (null where that side has no row), gathered with `take`. A device
-//! may match the rows and gather the columns itself instead ([`hash_join_with`]).
+//! may match the rows and gather the columns itself instead ([`hash_join_with`]). A side
+//! may come as several tables (a shuffle's parts, [`hash_join_tables`]): only its key
+//! columns are concatenated, its output columns gathered from the tables themselves.
 //!
 //! Semi, anti and mark joins ([`JoinHow::LeftSemi`], [`JoinHow::LeftAnti`],
 //! [`JoinHow::LeftMark`]) only ask whether a left row's key occurs on the right: the right
@@ -34,10 +36,12 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 mod matching;
+mod tables;
 #[cfg(test)]
 mod tests;
 
 use matching::{match_rows, Pairs, RowIndex};
+use tables::{Gather, Tables};
 
 pub use existence::distinct_keys;
 
@@ -441,8 +445,27 @@ pub fn hash_join_with<E: From<FrameError>>(
     right: &RecordBatch,
     matcher: MatchFn<'_, E>,
 ) -> Result<RecordBatch, E> {
-    let plan = spec.plan(left.schema_ref(), right.schema_ref())?;
-    let (lside, rside) = key_sides(&plan, left, right)?;
+    hash_join_tables(
+        spec,
+        std::slice::from_ref(left),
+        std::slice::from_ref(right),
+        matcher,
+    )
+}
+
+/// [`hash_join_with`] of the left table made of `left`'s tables and the right one made of
+/// `right`'s (each at least one table, all of one schema), as though each were
+/// concatenated first. Only the key columns are: an inner or left join on the CPU gathers
+/// its output straight from the tables, never copying the rows it drops.
+pub fn hash_join_tables<E: From<FrameError>>(
+    spec: &JoinSpec,
+    left: &[RecordBatch],
+    right: &[RecordBatch],
+    matcher: MatchFn<'_, E>,
+) -> Result<RecordBatch, E> {
+    let (left, right) = (Tables::new(left)?, Tables::new(right)?);
+    let plan = spec.plan(left.schema(), right.schema())?;
+    let (lside, rside) = key_sides(&plan, &left, &right)?;
     let plain = |s: &Side| s.unmatchable.is_none() && s.keys.iter().all(|k| k.null_count() == 0);
     let device = match spec.how {
         JoinHow::Inner | JoinHow::Left if plain(&lside) && plain(&rside) => {
@@ -451,7 +474,10 @@ pub fn hash_join_with<E: From<FrameError>>(
         _ => None,
     };
     let (len, columns) = match device {
-        Some(m) => (m.len(), device_columns(&plan, left, right, m)?),
+        Some(m) => {
+            let (left, right) = (left.concat()?, right.concat()?);
+            (m.len(), device_columns(&plan, &left, &right, m)?)
+        }
         None => {
             let (left_rows, right_rows) = match spec.how {
                 // The smaller side is built (a hash table that stays in cache, probed by
@@ -464,13 +490,17 @@ pub fn hash_join_with<E: From<FrameError>>(
                 JoinHow::Right => match_rows(&lside, &rside, true, false)?.swap(),
                 JoinHow::Outer => match_rows(&rside, &lside, true, true)?.into_sides(),
                 how @ (JoinHow::LeftSemi | JoinHow::LeftAnti | JoinHow::LeftMark) => {
-                    return Ok(existence::join(how, plan, left, &lside, &rside)?);
+                    return Ok(existence::join(how, plan, &left.concat()?, &lside, &rside)?);
                 }
             };
+            let (l, r) = (
+                Gather::new(&left, &left_rows),
+                Gather::new(&right, &right_rows),
+            );
             let columns = plan
                 .sources
                 .iter()
-                .map(|s| cpu_column(*s, left, right, &left_rows, &right_rows))
+                .map(|s| cpu_column(*s, &l, &r))
                 .collect::<FrameResult<Vec<_>>>()?;
             (left_rows.len(), columns)
         }
@@ -508,32 +538,32 @@ fn device_columns<E: From<FrameError>>(
         build_rows: right.num_rows(),
     }
     .into_sides();
+    let (left, right) = (
+        Tables::new(std::slice::from_ref(left))?,
+        Tables::new(std::slice::from_ref(right))?,
+    );
+    let (l, r) = (
+        Gather::new(&left, &left_rows),
+        Gather::new(&right, &right_rows),
+    );
     Ok(plan
         .sources
         .iter()
         .zip(gathered)
         .map(|(s, col)| match col {
             Some(col) => Ok(col),
-            None => cpu_column(*s, left, right, &left_rows, &right_rows),
+            None => cpu_column(*s, &l, &r),
         })
         .collect::<FrameResult<Vec<_>>>()?)
 }
 
 /// Output column `source`, gathered by the CPU.
-fn cpu_column(
-    source: Source,
-    left: &RecordBatch,
-    right: &RecordBatch,
-    left_rows: &RowIndex,
-    right_rows: &RowIndex,
-) -> FrameResult<ArrayRef> {
+fn cpu_column(source: Source, left: &Gather, right: &Gather) -> FrameResult<ArrayRef> {
     match source {
-        Source::Left(i) => left_rows.gather(left.column(i)),
-        Source::Right(j) => right_rows.gather(right.column(j)),
-        Source::Coalesce(i, j) => {
-            coalesce_key(left.column(i), right.column(j), left_rows, right_rows)
-        }
-        Source::Indicator => indicator(left_rows, right_rows),
+        Source::Left(i) => left.column(i),
+        Source::Right(j) => right.column(j),
+        Source::Coalesce(i, j) => coalesce_key(i, j, left, right),
+        Source::Indicator => indicator(left.rows(), right.rows()),
     }
 }
 
@@ -570,8 +600,8 @@ struct Side {
     unmatchable: Option<Vec<bool>>,
 }
 
-fn key_sides(plan: &Plan, left: &RecordBatch, right: &RecordBatch) -> FrameResult<(Side, Side)> {
-    for (what, rows) in [("left", left.num_rows()), ("right", right.num_rows())] {
+fn key_sides(plan: &Plan, left: &Tables, right: &Tables) -> FrameResult<(Side, Side)> {
+    for (what, rows) in [("left", left.rows()), ("right", right.rows())] {
         if u32::try_from(rows).is_err() {
             return Err(FrameError::InvalidArgument(format!(
                 "hash_join supports at most {} rows per side, the {what} side has {rows}",
@@ -579,12 +609,12 @@ fn key_sides(plan: &Plan, left: &RecordBatch, right: &RecordBatch) -> FrameResul
             )));
         }
     }
-    let mut lside = Side::new(left.num_rows());
-    let mut rside = Side::new(right.num_rows());
+    let mut lside = Side::new(left.rows());
+    let mut rside = Side::new(right.rows());
     for (&i, &j) in plan.left_keys.iter().zip(&plan.right_keys) {
-        let (l, r) = (left.column(i), right.column(j));
-        lside.push(l, r.data_type())?;
-        rside.push(r, l.data_type())?;
+        let (l, r) = (left.column(i)?, right.column(j)?);
+        lside.push(&l, r.data_type())?;
+        rside.push(&r, l.data_type())?;
     }
     Ok((lside, rside))
 }
@@ -635,17 +665,12 @@ impl Side {
 
 /// A key shared by name: the left value, or the right value (cast to the left type) where the
 /// output row has no left row.
-fn coalesce_key(
-    lcol: &ArrayRef,
-    rcol: &ArrayRef,
-    left_rows: &RowIndex,
-    right_rows: &RowIndex,
-) -> FrameResult<ArrayRef> {
-    let l = left_rows.gather(lcol)?;
-    let Some(present) = left_rows.present() else {
+fn coalesce_key(i: usize, j: usize, left: &Gather, right: &Gather) -> FrameResult<ArrayRef> {
+    let l = left.column(i)?;
+    let Some(present) = left.rows().present() else {
         return Ok(l);
     };
-    let mut r = right_rows.gather(rcol)?;
+    let mut r = right.column(j)?;
     if r.data_type() != l.data_type() {
         let strict = CastOptions {
             safe: false,

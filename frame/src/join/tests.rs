@@ -687,3 +687,62 @@ fn partitioned_join_equals_whole_join() {
         }
     }
 }
+
+/// `table` cut into `pieces` pieces at random points, with empty pieces among them.
+fn cut(rng: &mut Rng, table: &RecordBatch, pieces: usize) -> Vec<RecordBatch> {
+    let mut at: Vec<usize> = (1..pieces)
+        .map(|_| (rng.next() as usize) % (table.num_rows() + 1))
+        .collect();
+    at.sort_unstable();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for end in at.into_iter().chain([table.num_rows()]) {
+        out.push(table.slice(start, end - start));
+        start = end;
+    }
+    out
+}
+
+#[test]
+fn a_join_of_several_tables_equals_the_join_of_their_concatenation() {
+    let mut rng = Rng(0x7ab1_e5e5);
+    let existence = [JoinHow::LeftSemi, JoinHow::LeftAnti, JoinHow::LeftMark];
+    for round in 0..8 {
+        let lk = random_keys(&mut rng, 150 + round * 20, [3, 12, 60][round % 3]);
+        let rk = random_keys(&mut rng, 90 + round * 10, [3, 12, 60][round % 3]);
+        let left = keyed_table(&lk, "lid", round % 2 == 0);
+        let right = keyed_table(&rk, "rid", false);
+        for cols in [&["k1"][..], &["k2"], &["k1", "k2"]] {
+            for how in ALL_HOWS.into_iter().chain(existence) {
+                let mut s = spec(cols, cols, how);
+                if how == JoinHow::LeftMark {
+                    s.indicator = Some("found".into());
+                }
+                let whole = hash_join(&s, &left, &right).unwrap();
+                for (nl, nr) in [(1, 4), (5, 1), (3, 7)] {
+                    let (lp, rp) = (cut(&mut rng, &left, nl), cut(&mut rng, &right, nr));
+                    let got = hash_join_tables::<FrameError>(
+                        &s,
+                        &lp,
+                        &rp,
+                        &|_: &[ArrayRef], _: &[ArrayRef], _: bool| Ok(None),
+                    )
+                    .unwrap();
+                    assert_eq!(got, whole, "{how:?} on {cols:?}, {nl} and {nr} tables");
+                }
+            }
+        }
+    }
+    // Every table empty, and no table at all.
+    let (l0, r0) = (
+        keyed_table(&[], "lid", false),
+        keyed_table(&[], "rid", false),
+    );
+    let s = spec(&["k1"], &["k1"], JoinHow::Inner);
+    let none = |_: &[ArrayRef], _: &[ArrayRef], _: bool| Ok(None);
+    let out =
+        hash_join_tables::<FrameError>(&s, &[l0.clone(), l0], std::slice::from_ref(&r0), &none);
+    assert_eq!(out.unwrap().num_rows(), 0);
+    let err = hash_join_tables::<FrameError>(&s, &[], &[r0], &none).unwrap_err();
+    assert!(err.to_string().contains("no table"), "{err}");
+}

@@ -310,7 +310,7 @@ fn run_pipeline(
             let (left, right) = t.split_at((*n_left).min(t.len()));
             let matcher =
                 |b: &[ArrayRef], p: &[ArrayRef], keep: bool| device.match_keys(b, p, keep);
-            join::hash_join_with(spec, &concat_all(left)?, &concat_all(right)?, &matcher)?
+            join::hash_join_tables(spec, left, right, &matcher)?
         }
     };
     let filter = |e: &Expr, over: &RecordBatch, keep: &RecordBatch| device.filter(e, over, keep);
