@@ -7,7 +7,7 @@ use super::schema::column;
 use arrow::array::{make_array, Array, ArrayDataBuilder, ArrayRef, UInt32Array};
 use arrow::buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow::compute::take;
-use arrow::datatypes::{ArrowNativeType, DataType};
+use arrow::datatypes::{i256, ArrowNativeType, DataType};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use std::cell::OnceCell;
 
@@ -150,6 +150,8 @@ impl Layout {
             Some(2) if fixed_width(col.data_type()) => self.scatter::<u16>(col),
             Some(4) if fixed_width(col.data_type()) => self.scatter::<u32>(col),
             Some(8) if fixed_width(col.data_type()) => self.scatter::<u64>(col),
+            Some(16) if fixed_width(col.data_type()) => self.scatter::<i128>(col),
+            Some(32) if fixed_width(col.data_type()) => self.scatter::<i256>(col),
             _ => None,
         };
         match scattered {
@@ -227,6 +229,10 @@ fn fixed_width(dt: &DataType) -> bool {
             | Time64(_)
             | Timestamp(_, _)
             | Duration(_)
+            | Decimal32(_, _)
+            | Decimal64(_, _)
+            | Decimal128(_, _)
+            | Decimal256(_, _)
     )
 }
 
@@ -292,7 +298,8 @@ mod tests {
             .to_vec()
     }
 
-    /// Adds a Float32 column with nulls and a Boolean column, derived from the row ids.
+    /// Adds a Float32 column with nulls, a Boolean column and a Decimal128 column with
+    /// nulls, derived from the row ids.
     fn with_more_types(b: &RecordBatch) -> RecordBatch {
         let ids = row_ids(b);
         let f: arrow::array::Float32Array = ids
@@ -300,6 +307,12 @@ mod tests {
             .map(|&r| (r % 3 != 0).then_some(r as f32 * 0.5))
             .collect();
         let flag: arrow::array::BooleanArray = ids.iter().map(|&r| Some(r % 5 == 1)).collect();
+        let d = ids
+            .iter()
+            .map(|&r| (r % 4 != 0).then_some(i128::from(r) * 1_000_000_000_007 - 5))
+            .collect::<arrow::array::Decimal128Array>()
+            .with_precision_and_scale(38, 2)
+            .unwrap();
         let mut fields: Vec<Field> = b
             .schema()
             .fields()
@@ -308,9 +321,11 @@ mod tests {
             .collect();
         fields.push(Field::new("f", DataType::Float32, true));
         fields.push(Field::new("flag", DataType::Boolean, true));
+        fields.push(Field::new("d", DataType::Decimal128(38, 2), true));
         let mut cols = b.columns().to_vec();
         cols.push(Arc::new(f));
         cols.push(Arc::new(flag));
+        cols.push(Arc::new(d));
         RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap()
     }
 
@@ -346,7 +361,7 @@ mod tests {
         let whole = with_more_types(&random_batch(1200, 7));
         for b in [whole.slice(0, 1000), whole.slice(113, 1000)] {
             for n in [1, 2, 3, 5, 8] {
-                for key in [&["k"][..], &["s"], &["k", "s"], &["f", "flag"]] {
+                for key in [&["k"][..], &["s"], &["k", "s"], &["f", "flag"], &["d"]] {
                     let parts = hash_partition(&b, &keys(key), n).unwrap();
                     assert_eq!(parts.len(), n);
                     check_parts(&b, key, &parts);
@@ -361,7 +376,7 @@ mod tests {
         // keeps a buffer of the whole column alive.
         let b = with_more_types(&random_batch(4000, 3));
         let parts = hash_partition(&b, &keys(&["k"]), 8).unwrap();
-        for name in ["k", "row", "f"] {
+        for name in ["k", "row", "f", "d"] {
             let whole = b.column_by_name(name).unwrap().get_array_memory_size();
             let held: usize = parts
                 .iter()
