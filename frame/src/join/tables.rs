@@ -4,9 +4,8 @@
 
 use super::matching::RowIndex;
 use crate::error::{FrameError, FrameResult};
-use crate::table::concat;
 use arrow::array::{Array, ArrayRef};
-use arrow::compute::{concat as concat_arrays, interleave};
+use arrow::compute::{concat as concat_arrays, concat_batches, interleave};
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use std::cell::OnceCell;
@@ -68,8 +67,10 @@ impl<'a> Tables<'a> {
 
     /// The whole side as one table.
     pub(super) fn concat(&self) -> FrameResult<RecordBatch> {
-        let owned: Vec<RecordBatch> = self.batches.iter().map(|&b| b.clone()).collect();
-        concat(&self.schema, &owned)
+        match self.batches[..] {
+            [one] => Ok(one.clone()),
+            _ => Ok(concat_batches(&self.schema, self.batches.iter().copied())?),
+        }
     }
 
     /// Each side row in `rows` as (table, row in that table).

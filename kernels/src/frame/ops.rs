@@ -176,9 +176,10 @@ impl FrameOp {
 
     /// The bytes this op holds while it runs beyond its inputs (`input_bytes` together)
     /// and its output: a CSV range's text, and the rows parsed from it unless they are the
-    /// output; the hash tables, group states, index lists or concatenated sides of a
-    /// groupby partial, a partition, a merge, a join, a distinct or a sort, taken at their
-    /// inputs' size (a join's rows too, where its sink makes something else of them);
+    /// output; the hash tables, group states, index lists or concatenated inputs (a join
+    /// concatenates only its keys) of a groupby partial, a partition, a merge, a join, a
+    /// distinct or a sort, taken at their inputs' size (a join's rows too, where its sink
+    /// makes something else of them);
     /// nothing for a concatenation (its output is all it makes) or a Parquet scan (pages
     /// decode into the output).
     pub fn working_estimate(&self, input_bytes: u64) -> u64 {
