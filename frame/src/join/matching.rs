@@ -20,7 +20,7 @@ pub(super) struct Pairs {
     pub(super) probe: Option<Vec<u32>>,
     pub(super) build: Vec<u32>,
     pub(super) probe_rows: usize,
-    /// The build side's row count (set by `match_rows`).
+    /// The build side's row count (set by `Index::probe`).
     pub(super) build_rows: usize,
 }
 
@@ -139,39 +139,84 @@ pub(super) fn match_rows(
     keep_unmatched: bool,
     add_unmatched_build: bool,
 ) -> FrameResult<Pairs> {
-    let types: Vec<DataType> = build.keys.iter().map(|k| k.data_type().clone()).collect();
-    let mut encoder = KeyEncoder::new(&types)?;
-    let build_ids = encoder.encode(&build.keys)?;
-    let mut probe_ids = encoder.lookup(&probe.keys)?;
-    if build_ids.len() != build.rows || probe_ids.len() != probe.rows {
-        return Err(FrameError::InvalidArgument(format!(
-            "the key encoder returned {} and {} ids for {} and {} rows",
-            build_ids.len(),
-            probe_ids.len(),
-            build.rows,
-            probe.rows
-        )));
-    }
-    if let Some(lost) = &probe.unmatchable {
-        for (id, &l) in probe_ids.iter_mut().zip(lost) {
-            if l {
-                *id = None;
-            }
-        }
-    }
-    let n_ids = encoder.len();
-    let mut pairs = if build.unmatchable.is_none() && n_ids == build.rows {
-        // Every build row has its own key, and ids are given in row order: id = row.
-        probe_unique(&probe_ids, keep_unmatched)
-    } else {
-        let csr = Csr::new(&build_ids, n_ids, build.unmatchable.as_deref());
-        csr.probe(&probe_ids, keep_unmatched)
-    };
-    pairs.build_rows = build.rows;
+    let (index, build_ids) = Index::build(build)?;
+    let mut pairs = index.probe(probe, keep_unmatched)?;
     if add_unmatched_build {
+        let n_ids = index.encoder.len();
         append_unmatched_build(&mut pairs, &build_ids, n_ids, build.unmatchable.as_deref());
     }
     Ok(pairs)
+}
+
+/// A build side hashed for probing: its distinct keys' ids and the rows of each id.
+pub(super) struct Index {
+    encoder: KeyEncoder,
+    /// The rows of each id; `None` where every build row has a key of its own (id = row).
+    csr: Option<Csr>,
+    rows: usize,
+}
+
+impl Index {
+    /// The index of `build`, and the key id of each of its rows.
+    pub(super) fn build(build: &Side) -> FrameResult<(Index, Vec<u32>)> {
+        let types: Vec<DataType> = build.keys.iter().map(|k| k.data_type().clone()).collect();
+        let mut encoder = KeyEncoder::new(&types)?;
+        let ids = encoder.encode(&build.keys)?;
+        if ids.len() != build.rows {
+            return Err(FrameError::InvalidArgument(format!(
+                "the key encoder returned {} ids for {} build rows",
+                ids.len(),
+                build.rows
+            )));
+        }
+        let n_ids = encoder.len();
+        // Ids are given in row order: where every row has its own key, id = row.
+        let csr = (build.unmatchable.is_some() || n_ids != build.rows)
+            .then(|| Csr::new(&ids, n_ids, build.unmatchable.as_deref()));
+        let index = Index {
+            encoder,
+            csr,
+            rows: build.rows,
+        };
+        Ok((index, ids))
+    }
+
+    /// The pairs of each probe row with the build rows of its key (`keep_unmatched`: a
+    /// probe row without any once with none). The probe side's keys must be of the build
+    /// keys' classes.
+    pub(super) fn probe(&self, probe: &Side, keep_unmatched: bool) -> FrameResult<Pairs> {
+        let mut probe_ids = self.encoder.lookup(&probe.keys)?;
+        if probe_ids.len() != probe.rows {
+            return Err(FrameError::InvalidArgument(format!(
+                "the key encoder returned {} ids for {} probe rows",
+                probe_ids.len(),
+                probe.rows
+            )));
+        }
+        if let Some(lost) = &probe.unmatchable {
+            for (id, &l) in probe_ids.iter_mut().zip(lost) {
+                if l {
+                    *id = None;
+                }
+            }
+        }
+        let mut pairs = match &self.csr {
+            None => probe_unique(&probe_ids, keep_unmatched),
+            Some(csr) => csr.probe(&probe_ids, keep_unmatched),
+        };
+        pairs.build_rows = self.rows;
+        Ok(pairs)
+    }
+
+    /// Bytes held, about: the row lists, and the encoder's tables taken at two words of
+    /// slot and value per distinct key and key column.
+    pub(super) fn bytes(&self, key_columns: usize) -> usize {
+        let lists = self
+            .csr
+            .as_ref()
+            .map_or(0, |c| 4 * (c.offsets.len() + c.rows.len()));
+        lists + self.encoder.len() * 16 * key_columns.max(1)
+    }
 }
 
 /// Probing a build side whose rows all have distinct keys (row = id).

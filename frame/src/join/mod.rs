@@ -7,7 +7,10 @@
 //! arrays, one per side (null where that side has no row), gathered with `take`. A device
 //! may match the rows and gather the columns itself instead ([`hash_join_with`]). A side
 //! may come as several tables (a shuffle's parts, [`hash_join_tables`]): only its key
-//! columns are concatenated, its output columns gathered from the tables themselves.
+//! columns are concatenated, its output columns gathered from the tables themselves. A
+//! side may also come hashed already ([`HashedSide`], [`hash_join_inputs`]): the small
+//! side of a broadcast join is hashed once and probed by the task of every chunk of the
+//! other side.
 //!
 //! Semi, anti and mark joins ([`JoinHow::LeftSemi`], [`JoinHow::LeftAnti`],
 //! [`JoinHow::LeftMark`]) only ask whether a left row's key occurs on the right: the right
@@ -35,13 +38,19 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::sync::Arc;
 
+mod hashed;
+#[cfg(test)]
+mod hashed_tests;
 mod matching;
 mod tables;
 #[cfg(test)]
 mod tests;
 
-use matching::{match_rows, Pairs, RowIndex};
+use hashed::Hashed;
+use matching::{match_rows, Index, Pairs, RowIndex};
 use tables::{Gather, Tables};
+
+pub use hashed::HashedSide;
 
 pub use existence::distinct_keys;
 
@@ -463,8 +472,54 @@ pub fn hash_join_tables<E: From<FrameError>>(
     right: &[RecordBatch],
     matcher: MatchFn<'_, E>,
 ) -> Result<RecordBatch, E> {
-    let (left, right) = (Tables::new(left)?, Tables::new(right)?);
+    hash_join_inputs(
+        spec,
+        JoinInput::Tables(left),
+        JoinInput::Tables(right),
+        matcher,
+    )
+}
+
+/// One side of a join: its tables, or a side hashed already.
+#[derive(Clone, Copy, Debug)]
+pub enum JoinInput<'a> {
+    /// Tables of one schema (at least one), joined as though concatenated.
+    Tables(&'a [RecordBatch]),
+    /// A side hashed on the join's keys: probed, not hashed again, where the join can
+    /// (the hashed right side of an inner or left join, the hashed left side of an inner
+    /// join: see [`HashedSide`]); its table otherwise.
+    Hashed(&'a HashedSide),
+}
+
+impl<'a> JoinInput<'a> {
+    fn tables(self) -> FrameResult<Tables<'a>> {
+        match self {
+            JoinInput::Tables(t) => Tables::new(t),
+            JoinInput::Hashed(h) => Tables::new(std::slice::from_ref(h.table())),
+        }
+    }
+}
+
+/// [`hash_join_tables`] of sides given as tables or hashed ([`JoinInput`]). An inner join
+/// probing its hashed left side gives, for each row of the left, its matches in right
+/// order, as one built on its left side always does.
+pub fn hash_join_inputs<E: From<FrameError>>(
+    spec: &JoinSpec,
+    left_input: JoinInput<'_>,
+    right_input: JoinInput<'_>,
+    matcher: MatchFn<'_, E>,
+) -> Result<RecordBatch, E> {
+    let (left, right) = (left_input.tables()?, right_input.tables()?);
     let plan = spec.plan(left.schema(), right.schema())?;
+    let hashed: Option<(&Index, Hashed)> = match (left_input, right_input) {
+        (JoinInput::Hashed(h), JoinInput::Tables(_)) => h
+            .index_for(spec, &plan, Hashed::Left, right.schema())
+            .map(|ix| (ix, Hashed::Left)),
+        (_, JoinInput::Hashed(h)) => h
+            .index_for(spec, &plan, Hashed::Right, left.schema())
+            .map(|ix| (ix, Hashed::Right)),
+        _ => None,
+    };
     let (lside, rside) = key_sides(&plan, &left, &right)?;
     let plain = |s: &Side| s.unmatchable.is_none() && s.keys.iter().all(|k| k.null_count() == 0);
     let device = match spec.how {
@@ -479,17 +534,21 @@ pub fn hash_join_tables<E: From<FrameError>>(
             (m.len(), device_columns(&plan, &left, &right, m)?)
         }
         None => {
-            let (left_rows, right_rows) = match spec.how {
+            let (left_rows, right_rows) = match (hashed, spec.how) {
+                (Some((index, Hashed::Right)), how) => {
+                    index.probe(&lside, how == JoinHow::Left)?.into_sides()
+                }
+                (Some((index, Hashed::Left)), _) => index.probe(&rside, false)?.in_build_order(),
                 // The smaller side is built (a hash table that stays in cache, probed by
                 // the larger), the output still in left order.
-                JoinHow::Inner if rside.rows > BUILD_LEFT_RATIO * lside.rows => {
+                (None, JoinHow::Inner) if rside.rows > BUILD_LEFT_RATIO * lside.rows => {
                     match_rows(&lside, &rside, false, false)?.in_build_order()
                 }
-                JoinHow::Inner => match_rows(&rside, &lside, false, false)?.into_sides(),
-                JoinHow::Left => match_rows(&rside, &lside, true, false)?.into_sides(),
-                JoinHow::Right => match_rows(&lside, &rside, true, false)?.swap(),
-                JoinHow::Outer => match_rows(&rside, &lside, true, true)?.into_sides(),
-                how @ (JoinHow::LeftSemi | JoinHow::LeftAnti | JoinHow::LeftMark) => {
+                (None, JoinHow::Inner) => match_rows(&rside, &lside, false, false)?.into_sides(),
+                (None, JoinHow::Left) => match_rows(&rside, &lside, true, false)?.into_sides(),
+                (None, JoinHow::Right) => match_rows(&lside, &rside, true, false)?.swap(),
+                (None, JoinHow::Outer) => match_rows(&rside, &lside, true, true)?.into_sides(),
+                (None, how @ (JoinHow::LeftSemi | JoinHow::LeftAnti | JoinHow::LeftMark)) => {
                     return Ok(existence::join(how, plan, &left.concat()?, &lside, &rside)?);
                 }
             };
@@ -600,15 +659,21 @@ struct Side {
     unmatchable: Option<Vec<bool>>,
 }
 
-fn key_sides(plan: &Plan, left: &Tables, right: &Tables) -> FrameResult<(Side, Side)> {
-    for (what, rows) in [("left", left.rows()), ("right", right.rows())] {
-        if u32::try_from(rows).is_err() {
-            return Err(FrameError::InvalidArgument(format!(
-                "hash_join supports at most {} rows per side, the {what} side has {rows}",
-                u32::MAX
-            )));
-        }
+/// InvalidArgument where the `what` side of a join has more rows than row numbers of
+/// `u32` can give.
+fn check_rows(what: &str, rows: usize) -> FrameResult<()> {
+    match u32::try_from(rows) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(FrameError::InvalidArgument(format!(
+            "hash_join supports at most {} rows per side, the {what} side has {rows}",
+            u32::MAX
+        ))),
     }
+}
+
+fn key_sides(plan: &Plan, left: &Tables, right: &Tables) -> FrameResult<(Side, Side)> {
+    check_rows("left", left.rows())?;
+    check_rows("right", right.rows())?;
     let mut lside = Side::new(left.rows());
     let mut rside = Side::new(right.rows());
     for (&i, &j) in plan.left_keys.iter().zip(&plan.right_keys) {
