@@ -206,6 +206,9 @@ struct Task {
     retries: u32,
     /// Times its chunk was lost.
     losses: u32,
+    /// The dispatch attempt that produced the chunk stored now (0 for a kept chunk): a
+    /// reader dispatched before it found an earlier copy missing, a loss counted already.
+    made_by: u64,
     /// Times storage dropped its chunk to have it computed again.
     drops: u32,
     /// Times it was computed again from lineage.
@@ -435,6 +438,7 @@ impl PlannerState {
             status: Status::Pending,
             retries: 0,
             losses: 0,
+            made_by: 0,
             drops: 0,
             recomputes: 0,
         };
@@ -538,6 +542,7 @@ impl PlannerState {
                         actions.extend(self.dispatch_ready());
                         return actions;
                     }
+                    state.made_by(pos, attempt);
                 } else {
                     let nbytes = match produced {
                         Produced::Data(data, took) => {
@@ -563,6 +568,7 @@ impl PlannerState {
                         Produced::Held(sizes) => sizes.iter().sum(),
                     };
                     state.complete(job, pos, nbytes, &mut actions);
+                    state.made_by(pos, attempt);
                     state.wake_readers(job, pos, &self.in_flight, &mut self.ready);
                 }
                 if state.done < state.total()
@@ -671,7 +677,7 @@ impl PlannerState {
             Some(state) if state.delivering == Some(attempt) => state.delivering = None,
             _ => return Vec::new(),
         }
-        let mut actions = self.lose_chunks(job, lost, gone);
+        let mut actions = self.lose_chunks(job, lost, gone, None);
         actions.extend(self.deliver_if_done(job));
         actions.extend(self.dispatch_ready());
         actions

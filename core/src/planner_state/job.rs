@@ -195,19 +195,31 @@ impl Job {
         self.requeue(id, pos, ready);
     }
 
+    /// Records that dispatch `attempt` produced the chunk at `pos` (and its parts, for a
+    /// split task) now stored.
+    pub(super) fn made_by(&mut self, pos: usize, attempt: u64) {
+        for p in self.index.parts(pos).to_vec().into_iter().chain([pos]) {
+            self.tasks[p].made_by = attempt;
+        }
+    }
+
     /// Recomputes the stored chunk at `pos`, which is gone from storage: a loss is counted,
     /// and is an error once the chunk has been lost [`MAX_LOSSES`] times; a chunk storage
-    /// dropped is no loss.
+    /// dropped is no loss. `reader`: the dispatch attempt of the task that found it gone,
+    /// if one did; where that task was dispatched before the chunk stored now was made, it
+    /// found an earlier copy gone, whose loss was counted and recomputed already.
     pub(super) fn lose(
         &mut self,
         id: JobId,
         pos: usize,
         gone: Gone<'_>,
+        reader: Option<u64>,
         in_flight: &HashMap<(JobId, ChunkKey), InFlight>,
         ready: &mut BTreeSet<(JobId, usize)>,
     ) -> Result<(), JobError> {
         let task = &mut self.tasks[pos];
         let nbytes = match task.status {
+            Status::Stored(_) if reader.is_some_and(|r| r < task.made_by) => return Ok(()),
             Status::Stored(nbytes) => nbytes,
             Status::Pending => return Ok(()), // already being recomputed
             Status::Released => {

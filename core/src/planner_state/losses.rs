@@ -49,7 +49,7 @@ impl PlannerState {
         if !self.take_in_flight(job, key, attempt) {
             return Vec::new();
         }
-        let mut actions = self.lose_chunks(job, gone_keys, gone);
+        let mut actions = self.lose_chunks(job, gone_keys, gone, Some(attempt));
         self.requeue(job, key);
         actions.extend(self.dispatch_ready());
         actions
@@ -176,7 +176,12 @@ impl PlannerState {
                 .filter(|t| matches!(t.status, Status::Stored(_)))
                 .map(|t| t.key)
                 .collect();
-            actions.extend(self.lose_chunks(job, &stored, Gone::Lost("the storage actor died")));
+            actions.extend(self.lose_chunks(
+                job,
+                &stored,
+                Gone::Lost("the storage actor died"),
+                None,
+            ));
             actions.extend(self.deliver_if_done(job));
         }
         actions.extend(self.dispatch_ready());
@@ -195,7 +200,7 @@ impl PlannerState {
         if let Some(state) = self.jobs.get_mut(&job) {
             state.delivering = None;
         }
-        let mut actions = self.lose_chunks(job, lost, Gone::Lost(cause));
+        let mut actions = self.lose_chunks(job, lost, Gone::Lost(cause), None);
         actions.extend(self.deliver_if_done(job));
         actions.extend(self.dispatch_ready());
         actions
@@ -239,12 +244,14 @@ impl PlannerState {
         self.fail(job, error)
     }
 
-    /// Counts losses of `job`'s stored chunks `lost` and recomputes them.
+    /// Counts losses of `job`'s stored chunks `lost` and recomputes them (`reader`: the
+    /// dispatch attempt that found them gone, if a task did; see [`Job::lose`]).
     pub(super) fn lose_chunks(
         &mut self,
         job: JobId,
         lost: &[ChunkKey],
         gone: Gone<'_>,
+        reader: Option<u64>,
     ) -> Vec<PlannerAction> {
         let Some(state) = self.jobs.get_mut(&job) else {
             return Vec::new();
@@ -253,7 +260,8 @@ impl PlannerState {
             let Some(pos) = state.index.position(key) else {
                 continue;
             };
-            if let Err(error) = state.lose(job, pos, gone, &self.in_flight, &mut self.ready) {
+            if let Err(error) = state.lose(job, pos, gone, reader, &self.in_flight, &mut self.ready)
+            {
                 return self.fail(job, error);
             }
         }

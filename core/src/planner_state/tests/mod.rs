@@ -418,6 +418,31 @@ fn lost_inputs_are_recomputed_from_lineage() {
 }
 
 #[test]
+fn a_reader_dispatched_before_a_lost_chunk_was_made_again_counts_no_second_loss() {
+    // 1 -> 2, 1 -> 3 (outputs 2 and 3): both readers find 1 gone, the second only after
+    // 1 was recomputed (a broadcast side read by many tasks).
+    let mut p = planner(3);
+    let (job, a) = p.submit(
+        graph(&[(1, &[]), (2, &[1]), (3, &[1])], &[2, 3]),
+        Instant::now(),
+    );
+    assert_eq!(dispatched(&a), vec![1]);
+    assert_eq!(dispatched(&done(&mut p, job, 1, 2)), vec![2, 3]);
+    let (a2, a3) = (attempt(&p, job, 2), attempt(&p, job, 3));
+    let a = p.on_inputs_lost(job, ChunkKey(2), a2, &keys(&[1]), "not in storage");
+    assert_eq!(dispatched(&a), vec![1]);
+    assert_eq!(dispatched(&done(&mut p, job, 1, 2)), vec![2]);
+    // 3's report is of the copy lost before: it runs again, and nothing fails.
+    let a = p.on_inputs_lost(job, ChunkKey(3), a3, &keys(&[1]), "not in storage");
+    assert!(failure(&a).is_none(), "{:?}", failure(&a));
+    assert_eq!(dispatched(&a), vec![3]);
+    done(&mut p, job, 2, 1);
+    let a = done(&mut p, job, 3, 1);
+    let stats = deliver(&mut p, job, &a);
+    assert_eq!((stats.chunks_lost, stats.chunks_recomputed), (1, 1));
+}
+
+#[test]
 fn released_inputs_of_a_lost_chunk_are_recomputed_too() {
     // 1 -> 2 -> 3 -> 4 (output); 2 is released once 3 is done, then 3 is lost.
     let mut p = planner(1);
