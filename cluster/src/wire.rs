@@ -44,6 +44,7 @@ use futures::stream::{self, BoxStream, Stream, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use tessera_kernels::expr::ReduceOp;
+use tessera_kernels::frame::join::HashedSide;
 use tessera_kernels::{Buffer, ChunkData, DType, HostTensor, Partial};
 use tessera_proto::{decode_payload, encode_payload};
 
@@ -115,6 +116,8 @@ enum ChunkKind {
     Parts(Vec<TensorMeta>),
     Table,
     Tables(u64),
+    /// A hashed join side: its table, hashed on these key columns again where it arrives.
+    Hashed(Vec<String>),
 }
 
 /// The first message's `app_metadata`.
@@ -127,7 +130,7 @@ struct ChunkHeader {
 impl ChunkKind {
     fn sections(&self) -> u64 {
         match self {
-            ChunkKind::Tensor(_) | ChunkKind::Table => 1,
+            ChunkKind::Tensor(_) | ChunkKind::Table | ChunkKind::Hashed(_) => 1,
             ChunkKind::Partial { parts, .. } | ChunkKind::Parts(parts) => parts.len() as u64,
             ChunkKind::Tables(n) => *n,
         }
@@ -191,6 +194,7 @@ fn split(chunk: &ChunkData) -> Result<(ChunkKind, Vec<RecordBatch>), WireError> 
         }
         ChunkData::Table(batch) => (ChunkKind::Table, vec![batch.clone()]),
         ChunkData::Tables(parts) => (ChunkKind::Tables(parts.len() as u64), parts.clone()),
+        ChunkData::Hashed(h) => (ChunkKind::Hashed(h.on().to_vec()), vec![h.table().clone()]),
     })
 }
 
@@ -408,6 +412,13 @@ fn assemble(kind: ChunkKind, sections: Vec<Section>) -> Result<ChunkData, WireEr
         ChunkKind::Parts(parts) => ChunkData::Parts(tensors(parts, sections)?),
         ChunkKind::Table => ChunkData::Table(tables(sections)?.pop().ok_or_else(missing)?),
         ChunkKind::Tables(_) => ChunkData::Tables(tables(sections)?),
+        ChunkKind::Hashed(on) => {
+            let table = tables(sections)?.pop().ok_or_else(missing)?;
+            let hashed = HashedSide::new(&[table], on).map_err(|e| {
+                WireError::Malformed(format!("cannot hash the join side received: {e}"))
+            })?;
+            ChunkData::Hashed(hashed)
+        }
     })
 }
 

@@ -20,6 +20,7 @@ mod faults;
 mod frame_handover;
 mod frame_semantics;
 mod gpu_backend;
+mod hashed_joins;
 mod linalg;
 mod numpy_ops;
 mod persist;

@@ -3,6 +3,7 @@
 use crate::array::ArrayOp;
 use crate::dtype::DType;
 use crate::expr::{CombineSpec, FusedKernel, ReduceOp, ReshapeSpec};
+use crate::frame::join::HashedSide;
 use crate::frame::ops::FrameOp;
 use crate::frame::table::batch_bytes;
 use crate::linalg::LinalgOp;
@@ -39,6 +40,8 @@ pub enum ChunkData {
     Table(#[serde(with = "crate::frame::table::ipc_one")] RecordBatch),
     /// A table cut into parts (a hash partition, read part by part by later tasks).
     Tables(#[serde(with = "crate::frame::table::ipc_many")] Vec<RecordBatch>),
+    /// A table hashed on join keys, probed by the joins that read it.
+    Hashed(HashedSide),
 }
 
 impl ChunkData {
@@ -50,6 +53,7 @@ impl ChunkData {
             ChunkData::Parts(parts) => parts.iter().map(HostTensor::nbytes).sum(),
             ChunkData::Table(t) => batch_bytes(t),
             ChunkData::Tables(parts) => parts.iter().map(batch_bytes).sum(),
+            ChunkData::Hashed(h) => h.nbytes(),
         }
     }
 
@@ -61,6 +65,7 @@ impl ChunkData {
             ChunkData::Parts(_) => "multi-part tensor",
             ChunkData::Table(_) => "table",
             ChunkData::Tables(_) => "partitioned table",
+            ChunkData::Hashed(_) => "hashed join side",
         }
     }
 

@@ -28,6 +28,7 @@
 use crate::chunk::{ChunkData, Partial};
 use crate::dtype::DType;
 use crate::expr::ReduceOp;
+use crate::frame::join::HashedSide;
 use crate::tensor::{checked_numel, Buffer, HostTensor};
 use arrow::array::RecordBatch;
 use arrow::ipc::reader::StreamReader;
@@ -104,6 +105,10 @@ pub fn read_chunk(r: &mut impl Read) -> Result<ChunkData, SpillError> {
         Kind::Parts => Raw::Ready(ChunkData::Parts(payload.tensors()?)),
         Kind::Table => Raw::Table(payload.table()?),
         Kind::Tables => Raw::Tables(payload.tables()?),
+        Kind::Hashed => {
+            let on = payload.strings()?;
+            Raw::Hashed(payload.table()?, on)
+        }
     };
     payload.finish(header.checksum)?;
     raw.decode()
@@ -117,6 +122,7 @@ enum Kind {
     Parts,
     Table,
     Tables,
+    Hashed,
 }
 
 impl Kind {
@@ -127,6 +133,7 @@ impl Kind {
             ChunkData::Parts(_) => Kind::Parts,
             ChunkData::Table(_) => Kind::Table,
             ChunkData::Tables(_) => Kind::Tables,
+            ChunkData::Hashed(_) => Kind::Hashed,
         }
     }
 
@@ -137,6 +144,7 @@ impl Kind {
             Kind::Parts => 2,
             Kind::Table => 3,
             Kind::Tables => 4,
+            Kind::Hashed => 5,
         }
     }
 
@@ -147,6 +155,7 @@ impl Kind {
             2 => Kind::Parts,
             3 => Kind::Table,
             4 => Kind::Tables,
+            5 => Kind::Hashed,
             other => return Err(corrupt(format!("unknown chunk kind tag {other}"))),
         })
     }
@@ -298,6 +307,14 @@ impl<'a> Layout<'a> {
         self.tensors(&p.parts);
     }
 
+    fn strings(&mut self, strings: &[String]) {
+        self.u64(strings.len());
+        for s in strings {
+            self.u64(s.len());
+            self.fields.extend_from_slice(s.as_bytes());
+        }
+    }
+
     fn table(&mut self, batch: &RecordBatch) -> Result<(), SpillError> {
         let ipc = encode_ipc(batch)?;
         self.u64(ipc.len());
@@ -325,6 +342,11 @@ fn layout(data: &ChunkData) -> Result<Vec<Piece<'_>>, SpillError> {
             for b in bs {
                 out.table(b)?;
             }
+        }
+        // The table and its key names: the index is built again when it is read back.
+        ChunkData::Hashed(h) => {
+            out.strings(h.on());
+            out.table(h.table())?;
         }
     }
     Ok(out.finish())
@@ -413,6 +435,8 @@ enum Raw {
     Ready(ChunkData),
     Table(Vec<u8>),
     Tables(Vec<Vec<u8>>),
+    /// A hashed join side's table and key names.
+    Hashed(Vec<u8>, Vec<String>),
 }
 
 impl Raw {
@@ -424,6 +448,10 @@ impl Raw {
                 ipcs.iter()
                     .map(|ipc| decode_ipc(ipc))
                     .collect::<Result<_, _>>()?,
+            ),
+            Raw::Hashed(ipc, on) => ChunkData::Hashed(
+                HashedSide::new(&[decode_ipc(&ipc)?], on)
+                    .map_err(|e| corrupt(format!("cannot hash the join side read back: {e}")))?,
             ),
         })
     }
@@ -615,6 +643,18 @@ impl<R: Read> Payload<'_, R> {
         self.bytes(len, "table")
     }
 
+    fn strings(&mut self) -> Result<Vec<String>, SpillError> {
+        let count = self.len("string count")?;
+        // No reservation: each string takes at least 8 bytes, so a false count fails early.
+        (0..count)
+            .map(|_| {
+                let len = self.len("string length")?;
+                String::from_utf8(self.bytes(len, "string")?)
+                    .map_err(|_| corrupt("a key name is not UTF-8"))
+            })
+            .collect()
+    }
+
     fn tables(&mut self) -> Result<Vec<Vec<u8>>, SpillError> {
         let count = self.len("table count")?;
         (0..count).map(|_| self.table()).collect()
@@ -710,6 +750,9 @@ mod tests {
             ChunkData::Parts(every_dtype()),
             ChunkData::Table(table()),
             ChunkData::Tables(vec![table(), empty_table()]),
+            ChunkData::Hashed(
+                HashedSide::new(&[table(), table()], vec!["name".into(), "id".into()]).unwrap(),
+            ),
         ]
     }
 

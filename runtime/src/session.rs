@@ -64,8 +64,8 @@ pub struct SessionConfig {
     /// Groupby partial rows (all chunks together) above which the merge is a hash shuffle
     /// rather than a tree.
     pub shuffle_rows: usize,
-    /// Estimated bytes of a join's right side up to which it is broadcast to every left
-    /// chunk rather than shuffled.
+    /// Estimated bytes of a join's smaller side up to which it is hashed once and
+    /// broadcast to every chunk of the other side rather than both sides shuffled.
     pub broadcast_bytes: u64,
     /// The backend asked for (in code, else by `TESSERA_BACKEND`, else `Cpu`).
     pub backend: DeviceBackend,
@@ -165,7 +165,9 @@ impl SessionBuilder {
         self
     }
 
-    /// Largest estimated right side of a join that is broadcast (default: the chunk size).
+    /// Largest estimated side of a join that is hashed once and broadcast (default: a
+    /// 32nd of the memory budget, between the chunk size and 512 MiB; on a cluster, the
+    /// chunk size).
     pub fn broadcast_bytes(mut self, bytes: u64) -> Self {
         self.broadcast_bytes = Some(bytes);
         self
@@ -322,7 +324,12 @@ impl SessionBuilder {
             progress: self.progress,
             eager: self.eager,
             shuffle_rows: self.shuffle_rows.unwrap_or(DEFAULT_SHUFFLE_ROWS),
-            broadcast_bytes: self.broadcast_bytes.unwrap_or(chunk_bytes as u64),
+            broadcast_bytes: self.broadcast_bytes.unwrap_or_else(|| match cluster {
+                // The worker holding a large hashed side would draw every probe task to
+                // itself (see `cluster.md`).
+                Some(_) => chunk_bytes as u64,
+                None => default_broadcast_bytes(memory_budget, chunk_bytes as u64),
+            }),
             backend,
             devices,
         };
@@ -403,6 +410,18 @@ fn default_memory_budget(reading: Option<MemoryReading>) -> u64 {
     );
     total / 10 * 7
 }
+
+/// Default [`SessionConfig::broadcast_bytes`] in one process: a 32nd of the memory
+/// budget (the hashed side stays in memory while the other side's chunks probe it), at
+/// least a chunk and at most [`MAX_DEFAULT_BROADCAST`] (one task hashes it).
+fn default_broadcast_bytes(memory_budget: u64, chunk_bytes: u64) -> u64 {
+    (memory_budget / 32)
+        .min(MAX_DEFAULT_BROADCAST)
+        .max(chunk_bytes)
+}
+
+/// The largest default [`SessionConfig::broadcast_bytes`].
+const MAX_DEFAULT_BROADCAST: u64 = 512 << 20;
 
 /// Half the free space of the disk holding `dir` (unlimited where that is unknown).
 fn default_disk_budget(dir: &Path) -> u64 {

@@ -8,6 +8,7 @@ use arrow::datatypes::{DataType, Field, Int32Type, Schema, TimeUnit};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tessera_kernels::expr::ReduceOp;
+use tessera_kernels::frame::join::HashedSide;
 use tessera_kernels::{Buffer, ChunkData, DType, HostTensor, Partial};
 
 /// A NaN with a payload, which a float conversion would lose.
@@ -165,6 +166,8 @@ pub fn every_chunk() -> Vec<(String, ChunkData)> {
         ChunkData::Tables(vec![table(9, 0), table(0, 0), table(4, 100), table(0, 0)]),
     ));
     chunks.push(("no tables".into(), ChunkData::Tables(vec![])));
+    let hashed = HashedSide::new(&[table(30, 0), table(7, 5)], vec!["id".into()]).unwrap();
+    chunks.push(("hashed join side".into(), ChunkData::Hashed(hashed)));
     let no_columns = RecordBatch::try_new_with_options(
         Arc::new(Schema::empty()),
         vec![],
@@ -215,6 +218,7 @@ pub fn assert_bit_exact(name: &str, got: &ChunkData, want: &ChunkData) {
         // Arrow's equality compares float values by their bytes.
         (ChunkData::Table(a), ChunkData::Table(b)) => assert_eq!(a, b, "{name}"),
         (ChunkData::Tables(a), ChunkData::Tables(b)) => assert_eq!(a, b, "{name}"),
+        (ChunkData::Hashed(a), ChunkData::Hashed(b)) => assert_eq!(a, b, "{name}"),
         _ => panic!(
             "{name}: got a {}, want a {}",
             got.kind_name(),

@@ -11,7 +11,7 @@ use super::csv::{self, CsvOptions, CsvRange};
 use super::error::{FrameError, FrameResult};
 use super::expr::Expr;
 use super::groupby::{self, GroupBySpec};
-use super::join::{self, JoinSpec};
+use super::join::{self, HashedSide, JoinInput, JoinSpec};
 use super::map::{apply_steps_with, MapStep};
 use super::parquet::{self, ParquetScan};
 use super::partition::hash_partition;
@@ -51,7 +51,8 @@ pub enum Source {
     Parquet(ParquetScan),
     /// The join of the task's first `n_left` input chunks (concatenated) with the rest: a
     /// join's output goes through the steps and the sink in the same task, never stored
-    /// whole (a filter after it, the partition for the next join, a groupby's partial).
+    /// whole (a filter after it, the partition for the next join, a groupby's partial). A
+    /// side that is one hashed chunk ([`FrameOp::HashSide`]) is probed, not hashed again.
     Join {
         /// The join.
         spec: JoinSpec,
@@ -131,6 +132,12 @@ pub enum FrameOp {
         /// Key columns.
         keys: Vec<String>,
     },
+    /// Concatenate the inputs and hash them on the `on` columns, for joins to probe (a
+    /// [`ChunkData::Hashed`] chunk): the small side of a broadcast join, hashed once.
+    HashSide {
+        /// Key columns.
+        on: Vec<String>,
+    },
     /// Concatenate the inputs and sort them, keeping the first `limit` rows when given.
     Sort {
         /// Sort keys.
@@ -169,6 +176,7 @@ impl FrameOp {
             },
             FrameOp::GroupMerge { .. } => "group_merge",
             FrameOp::DistinctKeys { .. } => "distinct_keys",
+            FrameOp::HashSide { .. } => "hash_side",
             FrameOp::Sort { .. } => "sort",
             FrameOp::Concat { .. } => "concat",
         }
@@ -178,8 +186,8 @@ impl FrameOp {
     /// and its output: a CSV range's text, and the rows parsed from it unless they are the
     /// output; the hash tables, group states, index lists or concatenated inputs (a join
     /// concatenates only its keys) of a groupby partial, a partition, a merge, a join, a
-    /// distinct or a sort, taken at their inputs' size (a join's rows too, where its sink
-    /// makes something else of them);
+    /// distinct, a sort or a hashed side (its index), taken at their inputs' size (a join's
+    /// rows too, where its sink makes something else of them);
     /// nothing for a concatenation (its output is all it makes) or a Parquet scan (pages
     /// decode into the output).
     pub fn working_estimate(&self, input_bytes: u64) -> u64 {
@@ -201,20 +209,22 @@ impl FrameOp {
                         .saturating_add(join.saturating_mul(2))
                 }
             }
-            FrameOp::GroupMerge { .. } | FrameOp::DistinctKeys { .. } | FrameOp::Sort { .. } => {
-                input_bytes
-            }
+            FrameOp::GroupMerge { .. }
+            | FrameOp::DistinctKeys { .. }
+            | FrameOp::HashSide { .. }
+            | FrameOp::Sort { .. } => input_bytes,
             FrameOp::Concat { .. } => 0,
         }
     }
 }
 
-/// The tables of `inputs` (each must be a table).
+/// The tables of `inputs` (each must be a table; a hashed side gives its table).
 fn tables(inputs: &[Arc<ChunkData>]) -> FrameResult<Vec<RecordBatch>> {
     inputs
         .iter()
         .map(|c| match c.as_ref() {
             ChunkData::Table(t) => Ok(t.clone()),
+            ChunkData::Hashed(h) => Ok(h.table().clone()),
             other => Err(FrameError::InvalidArgument(format!(
                 "a frame op was given a {} where it reads tables",
                 other.kind_name()
@@ -307,11 +317,16 @@ fn run_pipeline(
         )?,
         Source::Parquet(scan) => parquet::read(scan)?,
         Source::Join { spec, n_left } => {
-            let t = tables(inputs)?;
-            let (left, right) = t.split_at((*n_left).min(t.len()));
+            let (left, right) = inputs.split_at((*n_left).min(inputs.len()));
+            let (left_tables, right_tables) = (tables(left)?, tables(right)?);
             let matcher =
                 |b: &[ArrayRef], p: &[ArrayRef], keep: bool| device.match_keys(b, p, keep);
-            join::hash_join_tables(spec, left, right, &matcher)?
+            join::hash_join_inputs(
+                spec,
+                join_input(left, &left_tables),
+                join_input(right, &right_tables),
+                &matcher,
+            )?
         }
     };
     let filter = |e: &Expr, over: &RecordBatch, keep: &RecordBatch| device.filter(e, over, keep);
@@ -342,6 +357,17 @@ fn run_pipeline(
             ChunkData::Table(row_count_table(batch.num_rows())?)
         }
     })
+}
+
+/// A join side of `chunks`: one hashed side as it is, else the chunks' `tables`.
+fn join_input<'a>(chunks: &'a [Arc<ChunkData>], tables: &'a [RecordBatch]) -> JoinInput<'a> {
+    match chunks {
+        [one] => match one.as_ref() {
+            ChunkData::Hashed(h) => JoinInput::Hashed(h),
+            _ => JoinInput::Tables(tables),
+        },
+        _ => JoinInput::Tables(tables),
+    }
 }
 
 /// The groupby of a group partial sink.
@@ -421,6 +447,9 @@ fn run_op(
         FrameOp::DistinctKeys { keys } => tables(inputs)
             .and_then(|t| join::distinct_keys(keys, &t))
             .map(ChunkData::Table),
+        FrameOp::HashSide { on } => tables(inputs)
+            .and_then(|t| HashedSide::new(&t, on.clone()))
+            .map(ChunkData::Hashed),
         FrameOp::Sort { by, limit } => tables(inputs).and_then(|t| {
             let schema = t
                 .first()
@@ -443,6 +472,7 @@ fn run_op(
 mod tests {
     use super::*;
     use crate::frame::groupby::{AggFunc, AggSpec};
+    use crate::frame::join::JoinHow;
     use crate::ChunkOp;
     use arrow::array::Array;
     use std::collections::BTreeMap;
@@ -643,6 +673,48 @@ mod tests {
         // The keys spread over every part.
         let used: std::collections::BTreeSet<usize> = part_of.values().copied().collect();
         assert_eq!(used.len(), parts);
+    }
+
+    #[test]
+    fn a_join_probes_a_hashed_side_chunk_as_it_joins_its_tables() {
+        // Right: keys (7·i) mod 40 over 0..100, each key 2 or 3 times, from two chunks.
+        let right = [chunk(0, 60, 40), chunk(60, 40, 40)];
+        let hash = FrameOp::HashSide {
+            on: vec!["k".into()],
+        };
+        let hashed = Arc::new(run(&hash, &right).expect("hashes"));
+        assert!(matches!(hashed.as_ref(), ChunkData::Hashed(_)));
+        assert_eq!(hash.name(), "hash_side");
+        let left = chunk(0, 30, 50);
+        for how in [JoinHow::Inner, JoinHow::Left] {
+            let spec = JoinSpec::new(vec!["k".into()], vec!["k".into()], how);
+            let op = FrameOp::join(spec.clone(), 1);
+            let plain = run(&op, &[left.clone(), right[0].clone(), right[1].clone()]).unwrap();
+            let probed = run(&op, &[left.clone(), hashed.clone()]).unwrap();
+            assert_eq!(probed, plain, "{how:?}");
+            // By hand: a left key below 40 has as many rows as 0..100 has i with 7·i ≡ k.
+            let ChunkData::Table(t) = &probed else {
+                panic!("not a table")
+            };
+            let matches = |k: i64| (0..100).filter(|i| (7 * i) % 40 == k).count();
+            let want: usize = (0..30)
+                .map(|i| (7 * i) % 50)
+                .map(|k| match (matches(k), how) {
+                    (0, JoinHow::Left) => 1,
+                    (m, _) => m,
+                })
+                .sum();
+            assert_eq!(t.num_rows(), want, "{how:?}");
+        }
+        // The hashed side on the left of an inner join.
+        let spec = JoinSpec::new(vec!["k".into()], vec!["k".into()], JoinHow::Inner);
+        let op = FrameOp::join(spec, 1);
+        let probed = run(&op, &[hashed.clone(), left.clone()]).unwrap();
+        let ChunkData::Table(whole) = run(&FrameOp::Concat { limit: None }, &right).unwrap() else {
+            panic!("not a table")
+        };
+        let plain = run(&op, &[Arc::new(ChunkData::Table(whole)), left]).unwrap();
+        assert_eq!(probed, plain);
     }
 
     #[test]

@@ -23,8 +23,10 @@
 //!
 //! Row order: a frame keeps the order of its chunks (file order for reads) and, within a
 //! chunk, of its rows; groupby results come sorted by their keys unless `.sort(false)` is
-//! asked (then their order is unspecified), and joins keep the order of the left side's
-//! chunks for a broadcast join and are unordered after a shuffle join.
+//! asked (then their order is unspecified). A join that broadcasts its right side keeps
+//! the order of the left side's chunks; an inner join that broadcasts its smaller left
+//! side follows the order of the right side's chunks (each chunk's matches in left order);
+//! a shuffled join's rows come in no particular order.
 
 mod concat;
 mod estimate;

@@ -5,9 +5,10 @@
 //! runs its per-chunk partial aggregation as one stage, then looks at the partials it got
 //! (their row counts) to choose the rest: a tree of merges when the groups are few, a hash
 //! shuffle of the partials into parallel merges when they are many (under a memory budget,
-//! a merge too big for its share of it merges in runs of partials first). A join broadcasts a
-//! small right side to every left chunk (a semi, anti or mark join only the right's distinct
-//! keys, found by one task), and otherwise hash-partitions both sides. A
+//! a merge too big for its share of it merges in runs of partials first). A join hashes a
+//! small side once, in one task, and broadcasts it to every chunk of the other side (a
+//! semi, anti or mark join only the right's distinct keys, found by one task), and
+//! otherwise hash-partitions both sides. A
 //! shuffle's partition task is split into one stored chunk per part, so the merge or join
 //! of part `p` reads part `p` of each partition and nothing else.
 
@@ -495,6 +496,12 @@ impl<'s> FramePlanner<'s> {
         self.frame(op, inputs)
     }
 
+    /// One task hashing the chunks of `node` on the columns `on` (a hashed join side).
+    fn hashed(&mut self, node: &Arc<FrameNode>, on: &[String]) -> Result<ChunkKey> {
+        let chunks = self.tables(node)?;
+        Ok(self.frame(FrameOp::HashSide { on: on.to_vec() }, chunks))
+    }
+
     /// Plans a groupby: partials, then (decided from their rows) one merge, a merge tree or
     /// a shuffle.
     ///
@@ -651,45 +658,72 @@ impl<'s> FramePlanner<'s> {
         self.merge(spec, level.concat(), true)
     }
 
-    /// Plans a join: broadcast of a small right side (for a semi, anti or mark join, of its
-    /// distinct keys), or a hash shuffle of both sides. Right and outer joins, which keep
-    /// the right rows that match nothing, are always shuffled. Each join is left open: the
-    /// steps after it and its reader's sink run in its task.
+    /// Plans a join: a broadcast of a small side, hashed once by one task and probed by
+    /// the task of every chunk of the other side (the right side of an inner or left
+    /// join; the left side of an inner join where it is the smaller; for a semi, anti or
+    /// mark join, the right's distinct keys), or a hash shuffle of both sides. Right and
+    /// outer joins, which keep the right rows that match nothing, are always shuffled.
+    /// Each join is left open: the steps after it and its reader's sink run in its task.
     fn join(
         &mut self,
         left: &Arc<FrameNode>,
         right: &Arc<FrameNode>,
         spec: &JoinSpec,
     ) -> Result<Vec<Pending>> {
-        let left_chunks = self.pending(left)?;
-        let keeps_right_rows = matches!(spec.how, JoinHow::Right | JoinHow::Outer);
-        let broadcast = !keeps_right_rows && right.estimated_bytes() <= self.broadcast_bytes;
-        if broadcast {
-            let mut right_keys = self.tables(right)?;
-            if spec.how.is_existence() {
-                // Only whether a key occurs on the right matters: each left chunk gets the
-                // right's distinct keys.
-                let op = FrameOp::DistinctKeys {
-                    keys: spec.right_on.clone(),
-                };
-                right_keys = vec![self.frame(op, right_keys)];
+        let (left_bytes, right_bytes) = (left.estimated_bytes(), right.estimated_bytes());
+        let fits = |bytes: u64| bytes <= self.broadcast_bytes;
+        let broadcast = match spec.how {
+            JoinHow::Right | JoinHow::Outer => None,
+            JoinHow::Inner if fits(left_bytes) && left_bytes < right_bytes => Some(Hashed::Left),
+            _ if fits(right_bytes) => Some(Hashed::Right),
+            _ => None,
+        };
+        match broadcast {
+            Some(Hashed::Left) => {
+                let built = self.hashed(left, &spec.left_on)?;
+                let right_chunks = self.pending(right)?;
+                tracing::debug!(
+                    right = right_chunks.len(),
+                    "join: broadcast of the left side"
+                );
+                return Ok(right_chunks
+                    .into_iter()
+                    .map(|p| {
+                        let probe = self.emit(p, Sink::Table);
+                        joined(spec, 1, vec![built, probe])
+                    })
+                    .collect());
             }
-            tracing::debug!(left = left_chunks.len(), "join: broadcast");
-            return Ok(left_chunks
-                .into_iter()
-                .map(|p| {
-                    let mut inputs = vec![self.emit(p, Sink::Table)];
-                    inputs.extend(&right_keys);
-                    joined(spec, 1, inputs)
-                })
-                .collect());
+            Some(Hashed::Right) => {
+                let left_chunks = self.pending(left)?;
+                let built = if spec.how.is_existence() {
+                    // Only whether a key occurs on the right matters: each left chunk gets
+                    // the right's distinct keys.
+                    let op = FrameOp::DistinctKeys {
+                        keys: spec.right_on.clone(),
+                    };
+                    let right_keys = self.tables(right)?;
+                    self.frame(op, right_keys)
+                } else {
+                    self.hashed(right, &spec.right_on)?
+                };
+                tracing::debug!(left = left_chunks.len(), "join: broadcast");
+                return Ok(left_chunks
+                    .into_iter()
+                    .map(|p| {
+                        let probe = self.emit(p, Sink::Table);
+                        joined(spec, 1, vec![probe, built])
+                    })
+                    .collect());
+            }
+            None => {}
         }
+        let left_chunks = self.pending(left)?;
         let right_chunks = self.pending(right)?;
         // As many parts as chunks, and enough that each part's join fits a task's share of
         // the memory budget (the inputs' estimate, in [`Self::merge_bytes`] per part).
-        let by_bytes = left
-            .estimated_bytes()
-            .saturating_add(right.estimated_bytes())
+        let by_bytes = left_bytes
+            .saturating_add(right_bytes)
             .div_ceil(self.merge_bytes.max(1));
         let parts = left_chunks
             .len()
@@ -714,6 +748,12 @@ impl<'s> FramePlanner<'s> {
             })
             .collect())
     }
+}
+
+/// The side of a broadcast join that is hashed once.
+enum Hashed {
+    Left,
+    Right,
 }
 
 /// The rows of a join of `inputs` (the first `n_left` its left side), not yet given a task.
