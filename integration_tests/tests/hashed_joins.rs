@@ -112,10 +112,10 @@ fn an_inner_join_hashing_its_left_side_follows_the_right_side_s_chunks() {
     assert!(order.len() > 400, "{} rows", order.len());
 }
 
-/// The inner join of a 5,000-row left and a 20,000-row right on `s`, as sorted id pairs.
+/// The inner join of a 5,000-row left and a 40,000-row right on `s`, as sorted id pairs.
 fn join_on(s: &Session) -> (Pairs, JobStats) {
     let (l, _) = keyed(5_000, 300, 7, "lid");
-    let (r, _) = keyed(20_000, 500, 3, "rid");
+    let (r, _) = keyed(40_000, 500, 3, "rid");
     let (out, stats) = from_arrow(l, Some(1_000))
         .merge(&from_arrow(r, Some(2_000)), &["k"], How::Inner)
         .execute_with_stats(s)
@@ -128,7 +128,7 @@ fn join_on(s: &Session) -> (Pairs, JobStats) {
 #[test]
 fn a_hashed_side_lost_is_hashed_again_and_one_spilled_is_read_back() {
     let (_, lk) = keyed(5_000, 300, 7, "lid");
-    let (_, rk) = keyed(20_000, 500, 3, "rid");
+    let (_, rk) = keyed(40_000, 500, 3, "rid");
     let want = nested_loops(&lk, &rk, How::Inner);
     // Storage drops the hashed side as it arrives: lineage hashes it again.
     let faults = Arc::new(FaultInjector::new().on_nth(Some("hash_side"), 1, FaultKind::DropChunk));
@@ -150,4 +150,30 @@ fn a_hashed_side_lost_is_hashed_again_and_one_spilled_is_read_back() {
     assert_eq!(got, want, "spilled");
     assert_eq!(hashed_sides(&stats), 1);
     assert!(stats.storage.chunks_spilled >= 1, "{stats:?}");
+}
+
+#[test]
+fn a_side_past_a_chunk_is_broadcast_only_where_it_is_small_beside_the_other() {
+    // Chunks of 16 KiB; sides of 80 KB (5,000 rows of two Int64 columns), 640 KB and 80 KB.
+    let s = session_from(
+        builder()
+            .threads(2)
+            .chunk_bytes(16 << 10)
+            .broadcast_bytes(1 << 20),
+    );
+    let (small, sk) = keyed(5_000, 300, 7, "lid");
+    let (large, lk) = keyed(40_000, 500, 3, "rid");
+    let (same, mk) = keyed(5_000, 300, 11, "rid");
+    for (right, rk, hashed) in [(large, lk, 1), (same, mk, 0)] {
+        let (out, stats) = from_arrow(small.clone(), Some(1_000))
+            .merge(&from_arrow(right, Some(1_000)), &["k"], How::Inner)
+            .execute_with_stats(&s)
+            .unwrap();
+        let mut got = pairs(&out);
+        got.sort();
+        assert_eq!(got, nested_loops(&sk, &rk, How::Inner));
+        // An eighth of the other side's rows (hashing a row costs about six partitions of
+        // one per key, with one thread waiting): hashed once; as many: shuffled.
+        assert_eq!(hashed_sides(&stats), hashed, "{} right rows", rk.len());
+    }
 }

@@ -12,6 +12,7 @@
 //! shuffle's partition task is split into one stored chunk per part, so the merge or join
 //! of part `p` reads part `p` of each partition and nothing else.
 
+use super::estimate::Estimates;
 use super::io::runs_of_row_groups;
 use super::node::{FrameKind, FrameNode};
 use super::prune::{groupby_reads, project, prune_columns};
@@ -47,6 +48,9 @@ const BYTES_PER_PART: u64 = 32 << 20;
 /// The fewest estimated input bytes per groupby shuffle partition (see
 /// [`FramePlanner::bytes_per_part`]).
 const MIN_BYTES_PER_PART: u64 = 1 << 20;
+/// About how many times the cost of hash-partitioning a row hashing it into a join's
+/// index costs, per key column (see [`FramePlanner::broadcasts`]).
+const HASH_COST: f64 = 6.0;
 /// Most partitions of a shuffle.
 const MAX_PARTS: usize = 256;
 /// A merge task holds about this many times its inputs' bytes while it runs: the inputs,
@@ -92,6 +96,8 @@ pub(crate) struct FramePlanner<'s> {
     memo: HashMap<u64, Vec<ChunkKey>>,
     /// How many consumers each node has in the graph being planned.
     uses: HashMap<u64, usize>,
+    /// Row estimates of its nodes (a join's choice of broadcast).
+    estimates: Estimates,
     /// Statistics of the stages run so far.
     pub stats: JobStats,
     /// Statistics of the stage that failed, if one did (reported with the stages before).
@@ -112,6 +118,7 @@ impl<'s> FramePlanner<'s> {
             next_key: 0,
             memo: HashMap::new(),
             uses: HashMap::new(),
+            estimates: Estimates::default(),
             stats: JobStats::default(),
             failed: None,
         }
@@ -496,6 +503,27 @@ impl<'s> FramePlanner<'s> {
         self.frame(op, inputs)
     }
 
+    /// Whether a join on `keys` key columns hashes its `build` side once, in one task, and
+    /// broadcasts it to the chunks of its `probe` side, rather than shuffling both: where
+    /// the side's estimated bytes are at most `broadcast_bytes` and either at most a chunk
+    /// or its estimated rows few beside the other side's. While one task hashes it, the
+    /// other threads have only the other side's reads to do; a shuffle would partition
+    /// both sides on every thread and hash each part in parallel. Hashing a row costing
+    /// about [`HASH_COST`] times partitioning one per key column, the broadcast pays where
+    /// the side's rows, times that and the threads left waiting, are below the other
+    /// side's.
+    fn broadcasts(&mut self, build: &FrameNode, probe: &FrameNode, keys: usize) -> bool {
+        let bytes = build.estimated_bytes();
+        if bytes > self.broadcast_bytes {
+            return false;
+        }
+        let waiting = self.threads.saturating_sub(1).max(1) as f64;
+        let cost = HASH_COST * keys.max(1) as f64 * waiting;
+        let (build_rows, probe_rows) =
+            (self.estimates.of(build).rows, self.estimates.of(probe).rows);
+        bytes <= self.chunk_bytes || build_rows * cost <= probe_rows
+    }
+
     /// One task hashing the chunks of `node` on the columns `on` (a hashed join side).
     fn hashed(&mut self, node: &Arc<FrameNode>, on: &[String]) -> Result<ChunkKey> {
         let chunks = self.tables(node)?;
@@ -671,13 +699,16 @@ impl<'s> FramePlanner<'s> {
         spec: &JoinSpec,
     ) -> Result<Vec<Pending>> {
         let (left_bytes, right_bytes) = (left.estimated_bytes(), right.estimated_bytes());
-        let fits = |bytes: u64| bytes <= self.broadcast_bytes;
+        let keys = spec.left_on.len();
         let broadcast = match spec.how {
             JoinHow::Right | JoinHow::Outer => None,
-            JoinHow::Inner if fits(left_bytes) && left_bytes < right_bytes => Some(Hashed::Left),
-            _ if fits(right_bytes) => Some(Hashed::Right),
+            JoinHow::Inner if left_bytes < right_bytes && self.broadcasts(left, right, keys) => {
+                Some(Hashed::Left)
+            }
+            _ if self.broadcasts(right, left, keys) => Some(Hashed::Right),
             _ => None,
         };
+        tracing::debug!(left_bytes, right_bytes, "join: estimated sides");
         match broadcast {
             Some(Hashed::Left) => {
                 let built = self.hashed(left, &spec.left_on)?;
