@@ -524,6 +524,27 @@ impl<'s> FramePlanner<'s> {
         bytes <= self.chunk_bytes || build_rows * cost <= probe_rows
     }
 
+    /// The join of each of `chunks` with the broadcast chunk `built`, the join's `side`.
+    fn probe_each(
+        &mut self,
+        spec: &JoinSpec,
+        chunks: Vec<Pending>,
+        built: ChunkKey,
+        side: Hashed,
+    ) -> Vec<Pending> {
+        chunks
+            .into_iter()
+            .map(|p| {
+                let probe = self.emit(p, Sink::Table);
+                let inputs = match side {
+                    Hashed::Left => vec![built, probe],
+                    Hashed::Right => vec![probe, built],
+                };
+                joined(spec, 1, inputs)
+            })
+            .collect()
+    }
+
     /// One task hashing the chunks of `node` on the columns `on` (a hashed join side).
     fn hashed(&mut self, node: &Arc<FrameNode>, on: &[String]) -> Result<ChunkKey> {
         let chunks = self.tables(node)?;
@@ -717,13 +738,7 @@ impl<'s> FramePlanner<'s> {
                     right = right_chunks.len(),
                     "join: broadcast of the left side"
                 );
-                return Ok(right_chunks
-                    .into_iter()
-                    .map(|p| {
-                        let probe = self.emit(p, Sink::Table);
-                        joined(spec, 1, vec![built, probe])
-                    })
-                    .collect());
+                return Ok(self.probe_each(spec, right_chunks, built, Hashed::Left));
             }
             Some(Hashed::Right) => {
                 let left_chunks = self.pending(left)?;
@@ -739,13 +754,7 @@ impl<'s> FramePlanner<'s> {
                     self.hashed(right, &spec.right_on)?
                 };
                 tracing::debug!(left = left_chunks.len(), "join: broadcast");
-                return Ok(left_chunks
-                    .into_iter()
-                    .map(|p| {
-                        let probe = self.emit(p, Sink::Table);
-                        joined(spec, 1, vec![probe, built])
-                    })
-                    .collect());
+                return Ok(self.probe_each(spec, left_chunks, built, Hashed::Right));
             }
             None => {}
         }
@@ -782,6 +791,7 @@ impl<'s> FramePlanner<'s> {
 }
 
 /// The side of a broadcast join that is hashed once.
+#[derive(Clone, Copy)]
 enum Hashed {
     Left,
     Right,
