@@ -503,17 +503,22 @@ impl<'s> FramePlanner<'s> {
         self.frame(op, inputs)
     }
 
-    /// Whether a join on `keys` key columns hashes its `build` side once, in one task, and
-    /// broadcasts it to the chunks of its `probe` side, rather than shuffling both: where
-    /// the side's estimated bytes are at most `broadcast_bytes` and either at most a chunk
+    /// Whether a join on `keys` key columns hashes its `build` side (of estimated `bytes`)
+    /// once, in one task, and broadcasts it to the chunks of its `probe` side, rather than
+    /// shuffling both: where the side's estimated bytes are at most `broadcast_bytes` and either at most a chunk
     /// or its estimated rows few beside the other side's. While one task hashes it, the
     /// other threads have only the other side's reads to do; a shuffle would partition
     /// both sides on every thread and hash each part in parallel. Hashing a row costing
     /// about [`HASH_COST`] times partitioning one per key column, the broadcast pays where
     /// the side's rows, times that and the threads left waiting, are below the other
     /// side's.
-    fn broadcasts(&mut self, build: &FrameNode, probe: &FrameNode, keys: usize) -> bool {
-        let bytes = build.estimated_bytes();
+    fn broadcasts(
+        &mut self,
+        build: &FrameNode,
+        bytes: u64,
+        probe: &FrameNode,
+        keys: usize,
+    ) -> bool {
         if bytes > self.broadcast_bytes {
             return false;
         }
@@ -723,10 +728,12 @@ impl<'s> FramePlanner<'s> {
         let keys = spec.left_on.len();
         let broadcast = match spec.how {
             JoinHow::Right | JoinHow::Outer => None,
-            JoinHow::Inner if left_bytes < right_bytes && self.broadcasts(left, right, keys) => {
+            JoinHow::Inner
+                if left_bytes < right_bytes && self.broadcasts(left, left_bytes, right, keys) =>
+            {
                 Some(Hashed::Left)
             }
-            _ if self.broadcasts(right, left, keys) => Some(Hashed::Right),
+            _ if self.broadcasts(right, right_bytes, left, keys) => Some(Hashed::Right),
             _ => None,
         };
         tracing::debug!(left_bytes, right_bytes, "join: estimated sides");
