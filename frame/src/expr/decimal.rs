@@ -303,6 +303,15 @@ pub(super) fn fit(a: &ArrayRef, out: &DataType, checked: bool) -> FrameResult<Ar
     Ok(std::sync::Arc::new(typed))
 }
 
+/// `a * b` exactly, `None` past `i128`: one widening multiply where both fit an `i64` (as
+/// the unscaled values of decimals of up to 18 digits do).
+pub(super) fn mul_exact(a: i128, b: i128) -> Option<i128> {
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(a), Ok(b)) => Some(i128::from(a) * i128::from(b)),
+        _ => a.checked_mul(b),
+    }
+}
+
 /// The first valid value of `a` past `precision` digits, as text.
 fn first_invalid(a: &PrimitiveArray<Decimal128Type>, precision: u8) -> String {
     a.iter()

@@ -449,3 +449,99 @@ fn float_constants_read_as_their_shortest_spelling() {
         assert_eq!(got, want, "{v}");
     }
 }
+
+/// `+ - *` of random decimal columns and constants (nulls, mixed scales, precisions whose
+/// results are and are not checked, values near the precision's limit) against the exact
+/// result in `i256`: each value equal where it fits the result's precision, an overflow
+/// error exactly where one does not.
+#[test]
+fn arithmetic_equals_exact_wide_arithmetic() {
+    use crate::test_rng::Rng;
+    let mut rng = Rng(0x5eed_dec1);
+    let pow10 = |e: u8| i256::from_i128(10).wrapping_pow(u32::from(e));
+    let ops = [
+        BinaryOperator::Add,
+        BinaryOperator::Sub,
+        BinaryOperator::Mul,
+    ];
+    let types = [
+        (15, 2),
+        (16, 2),
+        (12, 4),
+        (20, 0),
+        (19, 3),
+        (30, 5),
+        (1, 0),
+        (38, 2),
+    ];
+    for round in 0..300 {
+        let (lp, ls) = types[rng.below(types.len() as u64) as usize];
+        let (rp, rs) = types[rng.below(types.len() as u64) as usize];
+        let op = ops[round % 3];
+        // Mostly small values; one in four near its precision's limit.
+        let value = |rng: &mut Rng, p: u8| {
+            let limit = 10i128.pow(u32::from(p)) - 1;
+            let v = match rng.below(4) {
+                0 => limit - (rng.below(3) as i128),
+                _ => (rng.next() % 1_000_000) as i128 % (limit + 1),
+            };
+            if rng.below(2) == 0 {
+                -v
+            } else {
+                v
+            }
+        };
+        let n = 40;
+        let lv: Vec<Option<i128>> = (0..n).map(|_| rng.maybe(7, |r| value(r, lp))).collect();
+        let rv: Vec<Option<i128>> = (0..n).map(|_| rng.maybe(7, |r| value(r, rp))).collect();
+        let right_constant = rng.below(3) == 0 && rv[0].is_some();
+        let b = batch(vec![("l", dec(&lv, lp, ls)), ("r", dec(&rv, rp, rs))]);
+        let r_expr = match (right_constant, rv[0]) {
+            (true, Some(v)) => Expr::Literal(Literal::decimal(v, rp, rs).unwrap()),
+            _ => col("r"),
+        };
+        let e = Expr::Binary {
+            op,
+            left: Box::new(col("l")),
+            right: Box::new(r_expr),
+        };
+        let DataType::Decimal128(op_p, os) = e.data_type(b.schema_ref()).unwrap() else {
+            panic!("{e} is not a Decimal128");
+        };
+        let exact: Vec<Option<i256>> = (0..n)
+            .map(|i| {
+                let r = if right_constant { rv[0] } else { rv[i] };
+                let (a, c) = (i256::from_i128(lv[i]?), i256::from_i128(r?));
+                let up = |v: i256, s: i8| v * pow10((os - s) as u8);
+                Some(match op {
+                    BinaryOperator::Add => up(a, ls) + up(c, rs),
+                    BinaryOperator::Sub => up(a, ls) - up(c, rs),
+                    _ => a * c,
+                })
+            })
+            .collect();
+        let fits = |v: &i256| v.wrapping_abs() < pow10(op_p);
+        let context = format!("round {round}: {e} on ({lp},{ls}) and ({rp},{rs})");
+        match e.evaluate(&b) {
+            Ok(out) => {
+                let got: Vec<Option<i256>> = out
+                    .as_primitive::<Decimal128Type>()
+                    .iter()
+                    .map(|v| v.map(i256::from_i128))
+                    .collect();
+                assert_eq!(got, exact, "{context}");
+                assert!(
+                    exact.iter().flatten().all(fits),
+                    "{context}: no overflow reported"
+                );
+            }
+            Err(FrameError::Overflow(_)) => {
+                assert!(
+                    !exact.iter().flatten().all(fits),
+                    "{context}: overflow reported"
+                )
+            }
+            Err(err) => panic!("{context}: {err}"),
+        }
+    }
+}
