@@ -141,34 +141,46 @@ where
 /// Most groups for [`add_laned`]: its `LANES` copies of the sums stay in the L2 cache.
 pub(super) const LANED_MAX_GROUPS: usize = 1 << 15;
 
-/// [`add_into`] for a column without nulls and few groups: row `i` adds into copy `i % LANES`
-/// of its group's sum, so runs of rows of one group (sorted keys, few groups) do not wait on
-/// each other's additions; the copies are then added in lane order (deterministic).
+/// [`add_into`] for a column without nulls and few groups (see [`add_laned_with`]).
 fn add_laned<T, A>(acc: &mut [A], rows: &Rows, a: &PrimitiveArray<T>)
 where
     T: ArrowPrimitiveType,
     T::Native: Num,
     A: AccNum,
 {
+    add_laned_with(acc, rows.ids, a.values(), A::from_num, A::add);
+}
+
+/// `acc[ids[i]] = add(acc[ids[i]], from(values[i]))` for every row, where row `i` adds into
+/// copy `i % LANES` of its group's sum, so runs of rows of one group (sorted keys, few
+/// groups) do not wait on each other's additions; the copies are then added in lane order
+/// (deterministic). For few groups: see [`LANED_MAX_GROUPS`].
+pub(super) fn add_laned_with<V: Copy, S: Copy + Default>(
+    acc: &mut [S],
+    ids: &[u32],
+    values: &[V],
+    from: impl Fn(V) -> S,
+    add: impl Fn(S, S) -> S,
+) {
     const LANES: usize = 4;
-    let mut lanes = vec![A::default(); acc.len() * LANES];
-    let ids = rows.ids.chunks_exact(LANES);
-    let values = a.values().chunks_exact(LANES);
-    let (id_tail, value_tail) = (ids.remainder(), values.remainder());
-    for (g, v) in ids.zip(values) {
+    let mut lanes = vec![S::default(); acc.len() * LANES];
+    let id_chunks = ids.chunks_exact(LANES);
+    let value_chunks = values.chunks_exact(LANES);
+    let (id_tail, value_tail) = (id_chunks.remainder(), value_chunks.remainder());
+    for (g, v) in id_chunks.zip(value_chunks) {
         for lane in 0..LANES {
             if let Some(s) = lanes.get_mut(g[lane] as usize * LANES + lane) {
-                *s = s.add(A::from_num(v[lane]));
+                *s = add(*s, from(v[lane]));
             }
         }
     }
     for (&g, &v) in id_tail.iter().zip(value_tail) {
         if let Some(s) = lanes.get_mut(g as usize * LANES) {
-            *s = s.add(A::from_num(v));
+            *s = add(*s, from(v));
         }
     }
     for (s, l) in acc.iter_mut().zip(lanes.chunks_exact(LANES)) {
-        *s = l.iter().fold(*s, |s, &x| s.add(x));
+        *s = l.iter().fold(*s, |s, &x| add(s, x));
     }
 }
 

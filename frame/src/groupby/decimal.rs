@@ -1,7 +1,9 @@
 //! Decimal aggregation: exact sums in `i128` (an overflow past 38 digits is an error), and
 //! decimals as floats for var and std.
 
-use super::accumulators::{for_each_valid, state_column, Accumulator, Rows};
+use super::accumulators::{
+    add_laned_with, for_each_valid, state_column, Accumulator, Rows, LANED_MAX_GROUPS,
+};
 use super::*;
 use crate::expr::decimal::{Dec, MAX_PRECISION};
 use arrow::datatypes::Decimal128Type;
@@ -79,6 +81,19 @@ impl Accumulator for DecimalSumAcc {
                 (_, None) => overflow = true,
                 (None, _) => {}
             }
+        } else if a.null_count() == 0
+            && rows.n_groups <= LANED_MAX_GROUPS
+            && rows.n_groups * 8 <= rows.ids.len()
+        {
+            let overflowed = std::cell::Cell::new(false);
+            let add = |s: i128, v: i128| {
+                s.checked_add(v).unwrap_or_else(|| {
+                    overflowed.set(true);
+                    s
+                })
+            };
+            add_laned_with(&mut self.sum, rows.ids, a.values(), |v| v, add);
+            overflow = overflowed.get();
         } else {
             let sum = &mut self.sum;
             for_each_valid(a, rows.ids, |g, v| {

@@ -223,6 +223,56 @@ fn a_sum_past_38_digits_is_an_overflow() {
     assert!(matches!(partial(&spec, &far), Err(FrameError::Overflow(_))));
 }
 
+/// Many rows in few groups, in runs (as sorted keys give): the sums (added in lanes) equal
+/// sums by hand in every chunking, and a group whose sum passes the `i128` range is an
+/// overflow there too.
+#[test]
+fn sums_of_runs_in_few_groups_are_exact() {
+    let mut rng = crate::test_rng::Rng(42);
+    let n = 5000;
+    let keys: Vec<i64> = (0..n).map(|i| (i / 37 % 5) as i64).collect();
+    let values: Vec<i128> = (0..n)
+        .map(|_| (rng.next() % 2_000_000_000_000) as i128 - 1_000_000_000_000)
+        .collect();
+    let b = RecordBatch::try_from_iter(vec![
+        ("k", Arc::new(Int64Array::from(keys.clone())) as ArrayRef),
+        (
+            "x",
+            dec(&values.iter().map(|&v| Some(v)).collect::<Vec<_>>(), 15, 2),
+        ),
+    ])
+    .unwrap();
+    let mut expected = [0i128; 5];
+    for (&k, &v) in keys.iter().zip(&values) {
+        expected[k as usize] += v;
+    }
+    let spec = GroupBySpec {
+        keys: vec!["k".into()],
+        aggs: vec![agg("x", AggFunc::Sum)],
+    };
+    for rows in [n, 1000, 333] {
+        let out = run(&spec, &b, rows).unwrap();
+        let got: Vec<(i64, Option<i128>)> = out
+            .column(0)
+            .as_primitive::<arrow::datatypes::Int64Type>()
+            .values()
+            .iter()
+            .copied()
+            .zip(unscaled(out.column(1)))
+            .collect();
+        let want: Vec<(i64, Option<i128>)> =
+            (0..5).map(|k| (k, Some(expected[k as usize]))).collect();
+        assert_eq!(got, want, "chunks of {rows} rows");
+    }
+    let near = 10i128.pow(38) - 1;
+    let far = RecordBatch::try_from_iter(vec![
+        ("k", Arc::new(Int64Array::from(vec![0i64; 64])) as ArrayRef),
+        ("x", dec(&[Some(near); 64], 38, 0)),
+    ])
+    .unwrap();
+    assert!(matches!(partial(&spec, &far), Err(FrameError::Overflow(_))));
+}
+
 #[test]
 fn wide_decimals_are_refused_for_sums() {
     let b = RecordBatch::try_from_iter(vec![(
