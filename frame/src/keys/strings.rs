@@ -304,6 +304,9 @@ impl StrEncoder {
             return with_dict_keys!(a, k => self.encode_dict(k, values), other => Err(unsupported(other)));
         }
         let mut growth = Growth::new(a.len(), self.len());
+        if let Some(views) = a.as_string_view_opt() {
+            return Ok(self.encode_views(views, growth));
+        }
         let mut row = 0;
         with_str_rows!(a, s => Ok(map_strs(s, |b| {
             if let Some(more) = growth.at(row, self.len()) {
@@ -315,6 +318,35 @@ impl StrEncoder {
                 None => self.null(),
             }
         })), other => Err(unsupported(other)))
+    }
+
+    /// [`Self::encode`] of a string view array: a row whose view equals the previous
+    /// row's (the same inline string, or the same bytes of the same buffer) takes its id
+    /// unhashed, so a run of one key (clustered or sorted data) costs a comparison per row.
+    fn encode_views(&mut self, a: &StringViewArray, mut growth: Growth) -> Vec<u32> {
+        let nulls = a.valid_mask().cloned();
+        let mut previous: Option<(u128, u32)> = None;
+        a.views()
+            .iter()
+            .enumerate()
+            .map(|(row, &view)| {
+                if let Some(more) = growth.at(row, self.len()) {
+                    self.table.reserve(more, |e| e.hash);
+                }
+                if nulls.as_ref().is_some_and(|n| n.is_null(row)) {
+                    return self.null();
+                }
+                match previous {
+                    Some((v, id)) if v == view => id,
+                    _ => {
+                        let b = a.value(row).as_bytes();
+                        let id = self.intern(hash_str(TABLE_SEED, b), b);
+                        previous = Some((view, id));
+                        id
+                    }
+                }
+            })
+            .collect()
     }
 
     pub(super) fn lookup(&self, a: &dyn Array) -> FrameResult<Vec<u32>> {

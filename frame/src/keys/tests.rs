@@ -287,6 +287,42 @@ fn string_keys_in_every_layout() {
     }
 }
 
+/// String views in runs (rows taken from a few values, so repeated rows share their view):
+/// short and long strings, the same long string at two places, empty strings beside
+/// nulls, over two batches, against the naive ids.
+#[test]
+fn string_view_runs_match_naive() {
+    let long = "a long string past twelve bytes";
+    let values: Vec<Option<String>> = [
+        Some(""),
+        None,
+        Some("a"),
+        Some("b"),
+        Some(long),
+        Some("another long one, also inline-free"),
+        Some(long),
+    ]
+    .iter()
+    .map(|v| v.map(str::to_string))
+    .collect();
+    let base = StringViewArray::from(values.clone());
+    let mut rng = Rng(11);
+    let mut e = KeyEncoder::new(&[DataType::Utf8View]).unwrap();
+    let mut seen = HashMap::new();
+    for _ in 0..2 {
+        let mut picks = Vec::new();
+        while picks.len() < 2000 {
+            let v = rng.below(values.len() as u64) as u32;
+            let run = 1 + rng.below(9) as usize;
+            picks.extend(std::iter::repeat_n(v, run));
+        }
+        let rows: Vec<Option<String>> = picks.iter().map(|&i| values[i as usize].clone()).collect();
+        let col = arrow::compute::take(&base, &UInt32Array::from(picks), None).unwrap();
+        let ids = e.encode(std::slice::from_ref(&col)).unwrap();
+        assert_eq!(ids, naive_ids(&rows, &mut seen));
+    }
+}
+
 /// Two and three key columns (int, string, dictionary), growing past the grid into the
 /// hash table, against the naive ids; keys() unpacks the tuples.
 #[test]
