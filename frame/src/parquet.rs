@@ -16,8 +16,10 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::statistics::Statistics;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::fs::File;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::SystemTime;
 
 /// What a Parquet file holds, read from its footer.
 #[derive(Clone, Debug)]
@@ -62,11 +64,38 @@ fn parquet_error(path: &str, e: parquet::errors::ParquetError) -> FrameError {
     FrameError::Parquet(format!("{path}: {e}"))
 }
 
-/// A reader of `path` that reads large (64-bit offset) strings and binaries as their 32-bit
-/// offset types, which halve the offsets' memory: a chunk holds far less than the 2 GiB of
-/// string data one such array can address (a chunk that does not is a `Parquet` error).
+/// A reader of `path` whose footer is parsed once per process ([`footer`]).
 fn reader_builder(path: &str) -> FrameResult<ParquetRecordBatchReaderBuilder<File>> {
-    let builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)
+    let file = open(path)?;
+    let metadata = footer(path, &file)?;
+    Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
+        file, metadata,
+    ))
+}
+
+/// Footers kept by [`footer`]; past this many files the cache starts again.
+const FOOTERS_KEPT: usize = 256;
+
+/// The footer of `path` (open as `file`), parsed once per process while the file keeps its
+/// length and modification time: every chunk of a scan reads a few row groups of the same
+/// file, and parsing a footer of hundreds of row groups for each cost a few percent of a
+/// scan. Large (64-bit offset) strings and binaries are read as their 32-bit offset types,
+/// which halve the offsets' memory: a chunk holds far less than the 2 GiB of string data
+/// one such array can address (a chunk that does not is a `Parquet` error).
+fn footer(path: &str, file: &File) -> FrameResult<ArrowReaderMetadata> {
+    type Footers = HashMap<(String, u64, Option<SystemTime>), ArrowReaderMetadata>;
+    static FOOTERS: OnceLock<Mutex<Footers>> = OnceLock::new();
+    let stat = file.metadata().map_err(|e| FrameError::Io {
+        path: path.to_string(),
+        message: e.to_string(),
+    })?;
+    let key = (path.to_string(), stat.len(), stat.modified().ok());
+    let cache = FOOTERS.get_or_init(Mutex::default);
+    let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(m) = lock().get(&key) {
+        return Ok(m.clone());
+    }
+    let metadata = ArrowReaderMetadata::load(file, ArrowReaderOptions::new())
         .map_err(|e| parquet_error(path, e))?;
     let narrow = |f: &FieldRef| -> FieldRef {
         match f.data_type() {
@@ -75,23 +104,27 @@ fn reader_builder(path: &str) -> FrameResult<ParquetRecordBatchReaderBuilder<Fil
             _ => f.clone(),
         }
     };
-    let schema = builder.schema();
-    if !schema
+    let schema = metadata.schema();
+    let metadata = match schema
         .fields()
         .iter()
         .any(|f| matches!(f.data_type(), DataType::LargeUtf8 | DataType::LargeBinary))
     {
-        return Ok(builder);
+        false => metadata,
+        true => {
+            let fields: Vec<FieldRef> = schema.fields().iter().map(narrow).collect();
+            let narrowed = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+            let options = ArrowReaderOptions::new().with_schema(narrowed);
+            ArrowReaderMetadata::try_new(metadata.metadata().clone(), options)
+                .map_err(|e| parquet_error(path, e))?
+        }
+    };
+    let mut footers = lock();
+    if footers.len() >= FOOTERS_KEPT {
+        footers.clear();
     }
-    let fields: Vec<FieldRef> = schema.fields().iter().map(narrow).collect();
-    let narrowed = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
-    let options = ArrowReaderOptions::new().with_schema(narrowed);
-    let metadata = ArrowReaderMetadata::try_new(builder.metadata().clone(), options)
-        .map_err(|e| parquet_error(path, e))?;
-    Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
-        open(path)?,
-        metadata,
-    ))
+    footers.insert(key, metadata.clone());
+    Ok(metadata)
 }
 
 /// Reads the footer of `path`.
@@ -383,6 +416,37 @@ mod tests {
         .unwrap();
         let s = all.column(0).as_string::<i32>();
         assert_eq!((s.value(0), s.is_null(1), s.value(2)), ("a", true, "ccc"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file written again at the same path is read anew: its footer is not the one kept
+    /// from the first read.
+    #[test]
+    fn a_rewritten_file_is_read_with_its_new_footer() {
+        let dir = std::env::temp_dir().join(format!("tessera-pq-again-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.parquet").display().to_string();
+        let schema = Arc::new(Schema::new(vec![Field::new("i", DataType::Int64, false)]));
+        let batch = |i: Vec<i64>| {
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(Int64Array::from(i)) as ArrayRef],
+            )
+            .unwrap()
+        };
+        let scan = |row_groups: Vec<usize>| ParquetScan {
+            path: path.clone(),
+            row_groups,
+            columns: None,
+        };
+        write(&path, &schema, &[batch(vec![1, 2])]).unwrap();
+        assert_eq!(read(&scan(vec![0])).unwrap().num_rows(), 2);
+        assert!(read(&scan(vec![1])).is_err());
+        write(&path, &schema, &[batch(vec![3]), batch(vec![4, 5, 6])]).unwrap();
+        let out = read(&scan(vec![1])).unwrap();
+        let values = out.column(0).as_primitive::<Int64Type>().values().to_vec();
+        assert_eq!(values, [4, 5, 6]);
+        assert_eq!(inspect(&path).unwrap().row_groups.len(), 2);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
