@@ -401,73 +401,134 @@ const BLOCK_ROWS: usize = 1 << 14;
 
 /// Aggregates one chunk into a partial table: the key columns, then the state columns of each agg.
 pub fn partial(spec: &GroupBySpec, batch: &RecordBatch) -> FrameResult<RecordBatch> {
-    let schema = Arc::new(spec.partial_schema(batch.schema_ref())?);
-    let input = batch.schema_ref();
-    let key_at = spec
-        .keys
-        .iter()
-        .map(|k| column_index(input, k))
-        .collect::<FrameResult<Vec<_>>>()?;
-    let (batch, keys) = drop_null_keys(batch, &key_at)?;
-    let mut encoder = key_encoder(keys.iter().map(|k| k.data_type().clone()).collect())?;
-    let n = batch.num_rows();
-    let mut accs = spec
-        .aggs
-        .iter()
-        .map(|agg| match agg.func {
-            AggFunc::Size => accumulator(agg.func, &DataType::Null),
-            _ => accumulator(
-                agg.func,
-                batch.column(column_index(input, &agg.column)?).data_type(),
-            ),
+    let mut builder = PartialBuilder::new(spec, batch.schema_ref())?;
+    builder.push(batch)?;
+    builder.finish()
+}
+
+/// A partial table built from a chunk's rows one batch at a time (a scan's morsels, as they
+/// are decoded): the same table as [`partial`] of the batches concatenated.
+pub struct PartialBuilder<'a> {
+    spec: &'a GroupBySpec,
+    input: SchemaRef,
+    schema: SchemaRef,
+    key_at: Vec<usize>,
+    agg_at: Vec<Option<usize>>,
+    encoder: Option<KeyEncoder>,
+    accs: Vec<Box<dyn Accumulator>>,
+    n_groups: usize,
+    pushed: bool,
+}
+
+impl<'a> PartialBuilder<'a> {
+    /// For batches of schema `input`.
+    pub fn new(spec: &'a GroupBySpec, input: &SchemaRef) -> FrameResult<Self> {
+        let schema = Arc::new(spec.partial_schema(input)?);
+        let key_at = spec
+            .keys
+            .iter()
+            .map(|k| column_index(input, k))
+            .collect::<FrameResult<Vec<_>>>()?;
+        let agg_at = spec
+            .aggs
+            .iter()
+            .map(|agg| match agg.func {
+                AggFunc::Size => Ok(None),
+                _ => column_index(input, &agg.column).map(Some),
+            })
+            .collect::<FrameResult<Vec<_>>>()?;
+        let accs = spec
+            .aggs
+            .iter()
+            .zip(&agg_at)
+            .map(|(agg, at)| match at {
+                None => accumulator(agg.func, &DataType::Null),
+                Some(at) => accumulator(agg.func, input.field(*at).data_type()),
+            })
+            .collect::<FrameResult<Vec<_>>>()?;
+        let types = key_at.iter().map(|&k| input.field(k).data_type().clone());
+        Ok(PartialBuilder {
+            spec,
+            input: input.clone(),
+            schema,
+            encoder: key_encoder(types.collect())?,
+            key_at,
+            agg_at,
+            accs,
+            n_groups: 0,
+            pushed: false,
         })
-        .collect::<FrameResult<Vec<_>>>()?;
-    // Without keys every row is in group 0: the rows go through in cache-sized blocks (the
-    // NaN scan and every aggregation of a column read it from cache, not memory), with one
-    // block of zero ids. With keys, the whole chunk at once.
-    let (ids, n_groups, block) = match &mut encoder {
-        Some(e) => (e.encode(&keys)?, e.len(), n.max(1)),
-        None => (vec![0; n.min(BLOCK_ROWS)], 1, BLOCK_ROWS),
-    };
-    let mut start = 0;
-    loop {
-        let len = block.min(n - start);
-        let rows = Rows {
-            ids: match encoder {
-                Some(_) => ids.get(start..start + len).unwrap_or_default(),
-                None => ids.get(..len).unwrap_or_default(),
-            },
-            n_groups,
-            single: keys.is_empty(),
-            sizes: OnceCell::new(),
-        };
-        // Each input column made NaN-free once, however many aggregations read it.
-        let mut cleaned: Vec<Option<ArrayRef>> = vec![None; batch.num_columns()];
-        for (agg, acc) in spec.aggs.iter().zip(&mut accs) {
-            let values = match agg.func {
-                AggFunc::Size => new_null_array(&DataType::Null, len),
-                // The row as it is: NaN stays NaN.
-                AggFunc::FirstRow => {
-                    let at = column_index(input, &agg.column)?;
-                    batch.column(at).slice(start, len)
-                }
-                _ => {
-                    let at = column_index(input, &agg.column)?;
-                    let column = || nan_to_null(&batch.column(at).slice(start, len));
-                    match cleaned.get_mut(at) {
-                        Some(slot) => slot.get_or_insert_with(column).clone(),
-                        None => column(),
-                    }
-                }
-            };
-            acc.update(&values, &rows)?;
-        }
-        start += len;
-        if start >= n {
-            break;
-        }
     }
-    batch_of(schema, partial_columns(encoder, &mut accs)?, n_groups)
+
+    /// Aggregates `batch` (of the schema given to [`Self::new`]) into the groups so far.
+    pub fn push(&mut self, batch: &RecordBatch) -> FrameResult<()> {
+        if batch.schema_ref().fields() != self.input.fields() {
+            return Err(FrameError::TypeMismatch(
+                "a groupby's batches of different schemas".to_string(),
+            ));
+        }
+        self.pushed = true;
+        let (batch, keys) = drop_null_keys(batch, &self.key_at)?;
+        let n = batch.num_rows();
+        // Without keys every row is in group 0: the rows go through in cache-sized blocks
+        // (the NaN scan and every aggregation of a column read it from cache, not memory),
+        // with one block of zero ids. With keys, the whole batch at once.
+        let (ids, block) = match &mut self.encoder {
+            Some(e) => {
+                let ids = e.encode(&keys)?;
+                self.n_groups = e.len();
+                (ids, n.max(1))
+            }
+            None => {
+                self.n_groups = 1;
+                (vec![0; n.min(BLOCK_ROWS)], BLOCK_ROWS)
+            }
+        };
+        let mut start = 0;
+        loop {
+            let len = block.min(n - start);
+            let rows = Rows {
+                ids: match self.encoder {
+                    Some(_) => ids.get(start..start + len).unwrap_or_default(),
+                    None => ids.get(..len).unwrap_or_default(),
+                },
+                n_groups: self.n_groups,
+                single: keys.is_empty(),
+                sizes: OnceCell::new(),
+            };
+            // Each input column made NaN-free once, however many aggregations read it.
+            let mut cleaned: Vec<Option<ArrayRef>> = vec![None; batch.num_columns()];
+            for ((agg, acc), at) in self.spec.aggs.iter().zip(&mut self.accs).zip(&self.agg_at) {
+                let values = match (agg.func, *at) {
+                    (AggFunc::Size, _) | (_, None) => new_null_array(&DataType::Null, len),
+                    // The row as it is: NaN stays NaN.
+                    (AggFunc::FirstRow, Some(at)) => batch.column(at).slice(start, len),
+                    (_, Some(at)) => {
+                        let column = || nan_to_null(&batch.column(at).slice(start, len));
+                        match cleaned.get_mut(at) {
+                            Some(slot) => slot.get_or_insert_with(column).clone(),
+                            None => column(),
+                        }
+                    }
+                };
+                acc.update(&values, &rows)?;
+            }
+            start += len;
+            if start >= n {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The partial table of the batches pushed (of none: as of an empty batch).
+    pub fn finish(mut self) -> FrameResult<RecordBatch> {
+        if !self.pushed {
+            self.push(&RecordBatch::new_empty(self.input.clone()))?;
+        }
+        let columns = partial_columns(self.encoder, &mut self.accs)?;
+        batch_of(self.schema, columns, self.n_groups)
+    }
 }
 
 /// Merges partial tables, given in chunk order (so first/last stay right), into one partial table.
