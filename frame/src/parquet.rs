@@ -286,52 +286,15 @@ impl ParquetInfo {
 
 /// Reads the row groups and columns of `scan` as one batch.
 pub fn read(scan: &ParquetScan) -> FrameResult<RecordBatch> {
-    let path = scan.path.as_str();
-    let mut builder = reader_builder(path)?;
-    let rows: i64 = scan
-        .row_groups
-        .iter()
-        .map(|&i| {
-            builder
-                .metadata()
-                .row_groups()
-                .get(i)
-                .map(RowGroupMetaData::num_rows)
-                .ok_or_else(|| FrameError::InvalidArgument(format!("{path} has no row group {i}")))
-        })
-        .sum::<FrameResult<i64>>()?;
-    let schema = builder.schema().clone();
-    let mut out_schema = schema.clone();
-    if let Some(columns) = &scan.columns {
-        let indices = columns
-            .iter()
-            .map(|c| super::schema::column_index(&schema, c))
-            .collect::<FrameResult<Vec<_>>>()?;
-        let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
-        out_schema = Arc::new(schema.project(&indices)?);
-        builder = builder.with_projection(mask);
-    }
-    let reader = builder
-        .with_row_groups(scan.row_groups.clone())
-        .with_batch_size(rows.max(1) as usize)
-        .build()
-        .map_err(|e| parquet_error(path, e))?;
-    let batches = reader.collect::<Result<Vec<_>, _>>()?;
-    // The projection mask keeps file order; put the columns in the order asked for.
-    let read_schema = batches
-        .first()
-        .map(|b| b.schema())
-        .unwrap_or_else(|| out_schema.clone());
-    let batch = super::table::concat(&read_schema, &batches)?;
+    let rows = scan_rows(scan)?;
+    let batches = read_batches(scan, rows.max(1))?.collect::<FrameResult<Vec<_>>>()?;
+    let schema = match batches.first() {
+        Some(b) => b.schema(),
+        None => Arc::new(scan_schema(scan)?),
+    };
+    let batch = super::table::concat(&schema, &batches)?;
     drop(batches);
-    let order = out_schema
-        .fields()
-        .iter()
-        .map(|f| super::schema::column_index(batch.schema_ref(), f.name()))
-        .collect::<FrameResult<Vec<_>>>()?;
-    let batch = batch.project(&order)?;
     // Decoding leaves spare capacity in the buffers; the chunk may be kept long.
-    let schema = batch.schema();
     let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
     drop(batch);
     for c in &mut columns {
@@ -340,6 +303,90 @@ pub fn read(scan: &ParquetScan) -> FrameResult<RecordBatch> {
         }
     }
     Ok(RecordBatch::try_new(schema, columns)?)
+}
+
+/// The rows of the row groups `scan` reads.
+pub fn scan_rows(scan: &ParquetScan) -> FrameResult<usize> {
+    let path = scan.path.as_str();
+    let file = open(path)?;
+    let metadata = footer(path, &file)?;
+    let groups = metadata.metadata().row_groups();
+    let rows: i64 = scan
+        .row_groups
+        .iter()
+        .map(|&i| {
+            groups
+                .get(i)
+                .map(RowGroupMetaData::num_rows)
+                .ok_or_else(|| FrameError::InvalidArgument(format!("{path} has no row group {i}")))
+        })
+        .sum::<FrameResult<i64>>()?;
+    Ok(rows.max(0) as usize)
+}
+
+/// The schema of the batches of `scan`: its columns in the order asked for.
+fn scan_schema(scan: &ParquetScan) -> FrameResult<Schema> {
+    let path = scan.path.as_str();
+    let schema = footer(path, &open(path)?)?.schema().clone();
+    match &scan.columns {
+        None => Ok(schema.as_ref().clone()),
+        Some(columns) => {
+            let indices = columns
+                .iter()
+                .map(|c| super::schema::column_index(&schema, c))
+                .collect::<FrameResult<Vec<_>>>()?;
+            Ok(schema.project(&indices)?)
+        }
+    }
+}
+
+/// The rows of `scan` as they are decoded, `batch_rows` at a time (the last batch may be
+/// shorter), with its columns in the order asked for.
+pub fn read_batches(
+    scan: &ParquetScan,
+    batch_rows: usize,
+) -> FrameResult<impl Iterator<Item = FrameResult<RecordBatch>>> {
+    let path = scan.path.clone();
+    let mut builder = reader_builder(&path)?;
+    let groups = builder.metadata().row_groups().len();
+    if let Some(&i) = scan.row_groups.iter().find(|&&i| i >= groups) {
+        return Err(FrameError::InvalidArgument(format!(
+            "{path} has no row group {i}"
+        )));
+    }
+    let schema = builder.schema().clone();
+    let mut order = None;
+    if let Some(columns) = &scan.columns {
+        let indices = columns
+            .iter()
+            .map(|c| super::schema::column_index(&schema, c))
+            .collect::<FrameResult<Vec<_>>>()?;
+        let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
+        builder = builder.with_projection(mask);
+        // The projection mask keeps file order; the batches put the columns in the order
+        // asked for.
+        let mut sorted = indices.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        order = Some(
+            indices
+                .iter()
+                .map(|i| sorted.binary_search(i).unwrap_or_default())
+                .collect::<Vec<_>>(),
+        );
+    }
+    let reader = builder
+        .with_row_groups(scan.row_groups.clone())
+        .with_batch_size(batch_rows.max(1))
+        .build()
+        .map_err(|e| parquet_error(&path, e))?;
+    Ok(reader.map(move |batch| {
+        let batch = batch?;
+        match &order {
+            Some(order) => Ok(batch.project(order)?),
+            None => Ok(batch),
+        }
+    }))
 }
 
 /// Writes `batches` (all of `schema`) as one zstd-compressed Parquet file, one row group
@@ -416,6 +463,57 @@ mod tests {
         .unwrap();
         let s = all.column(0).as_string::<i32>();
         assert_eq!((s.value(0), s.is_null(1), s.value(2)), ("a", true, "ccc"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Batches of any size across row groups hold the rows of [`read`], in the column order
+    /// asked for (a column asked for twice comes twice).
+    #[test]
+    fn batches_concatenate_to_the_whole_read() {
+        let dir = std::env::temp_dir().join(format!("tessera-pq-batches-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.parquet").display().to_string();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, false),
+            Field::new("b", DataType::Int64, false),
+        ]));
+        let batch = |from: i64, n: i64| {
+            let a = Int64Array::from((from..from + n).collect::<Vec<_>>());
+            let b = Int64Array::from((from..from + n).map(|v| v * 10).collect::<Vec<_>>());
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(a) as ArrayRef, Arc::new(b)])
+                .unwrap()
+        };
+        write(&path, &schema, &[batch(0, 5), batch(5, 4), batch(9, 6)]).unwrap();
+        let scan = ParquetScan {
+            path: path.clone(),
+            row_groups: vec![0, 2],
+            columns: Some(vec!["b".into(), "a".into(), "b".into()]),
+        };
+        let whole = read(&scan).unwrap();
+        assert_eq!(whole.num_rows(), 11);
+        assert_eq!(scan_rows(&scan).unwrap(), 11);
+        for rows in [1, 3, 4, 100] {
+            let parts = read_batches(&scan, rows)
+                .unwrap()
+                .collect::<FrameResult<Vec<_>>>()
+                .unwrap();
+            assert!(parts.iter().all(|p| p.num_rows() <= rows));
+            let joined = crate::table::concat(&whole.schema(), &parts).unwrap();
+            assert_eq!(joined, whole, "batches of {rows}");
+        }
+        let first = whole
+            .column(1)
+            .as_primitive::<Int64Type>()
+            .values()
+            .to_vec();
+        assert_eq!(first, [0, 1, 2, 3, 4, 9, 10, 11, 12, 13, 14]);
+        let names: Vec<_> = whole
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(names, ["b", "a", "b"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
