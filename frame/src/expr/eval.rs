@@ -427,19 +427,15 @@ fn decimal_exact(
         })?,
         _ => {
             let invalid = std::cell::Cell::new(false);
+            let exact = |a: i128, b: i128| match op {
+                Mul => decimal::mul_exact(a, b),
+                Add => a.checked_mul(fl)?.checked_add(b.checked_mul(fr)?),
+                _ => a.checked_mul(fl)?.checked_sub(b.checked_mul(fr)?),
+            };
             let values = binary_values::<Decimal128Type>(l, r, |a, b| {
-                let v = match op {
-                    Mul => decimal::mul_exact(a, b),
-                    Add => a
-                        .checked_mul(fl)
-                        .zip(b.checked_mul(fr))
-                        .and_then(|(a, b)| a.checked_add(b)),
-                    _ => a
-                        .checked_mul(fl)
-                        .zip(b.checked_mul(fr))
-                        .and_then(|(a, b)| a.checked_sub(b)),
-                };
-                match v.filter(|&v| Decimal128Type::is_valid_decimal_precision(v, od.precision)) {
+                match exact(a, b)
+                    .filter(|&v| Decimal128Type::is_valid_decimal_precision(v, od.precision))
+                {
                     Some(v) => v,
                     None => {
                         invalid.set(true);

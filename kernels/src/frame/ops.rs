@@ -274,10 +274,11 @@ pub trait FrameDevice {
         Ok(None)
     }
 
-    /// Rows per morsel where this device takes a Parquet scan's rows as they are decoded:
-    /// the pipeline's steps and its sink then see one morsel at a time, whose columns stay
-    /// in the CPU's caches between the decoder, the steps and the sink. `None` (the
-    /// default) takes the chunk whole (a GPU wants its rows in as few launches as it can).
+    /// Rows per morsel where this device runs a pipeline a piece at a time: a Parquet
+    /// scan's rows as they are decoded, or a join's output in slices, go through the steps
+    /// into the sink one morsel at a time, whose columns stay in the CPU's caches between
+    /// the decoder, the steps and the sink. `None` (the default) takes the chunk whole (a
+    /// GPU wants its rows in as few launches as it can).
     fn morsel_rows(&self) -> Option<usize> {
         None
     }
@@ -727,7 +728,7 @@ mod tests {
             spec: &GroupBySpec,
             batch: &RecordBatch,
         ) -> Result<RecordBatch, KernelError> {
-            Ok(groupby::partial(spec, batch)?)
+            CpuFrames.group_partial(spec, batch)
         }
     }
 
