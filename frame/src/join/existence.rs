@@ -6,6 +6,7 @@
 //! and nothing in the output. [`distinct_keys`] reduces a right side to its distinct keys
 //! before it is broadcast to every left chunk.
 
+use super::matching::Index;
 use super::{check_indicator_name, names_to_indices, JoinHow, JoinSpec, Plan, Side, Source};
 use crate::error::{FrameError, FrameResult};
 use crate::keys::KeyEncoder;
@@ -50,15 +51,19 @@ pub(super) fn plan(
 }
 
 /// The semi, anti or mark join (`how`) of `left`, whose keys are `lside`, with the right
-/// keys `rside`.
+/// keys `rside`, looked up in `hashed` where the right side came hashed already.
 pub(super) fn join(
     how: JoinHow,
     plan: Plan,
     left: &RecordBatch,
     lside: &Side,
     rside: &Side,
+    hashed: Option<&Index>,
 ) -> FrameResult<RecordBatch> {
-    let found = key_found(rside, lside)?;
+    let found = match hashed {
+        Some(index) => found_in(index, lside)?,
+        None => key_found(rside, lside)?,
+    };
     let mut columns = plan
         .sources
         .iter()
@@ -101,6 +106,21 @@ pub(super) fn join(
         columns,
         &options,
     )?)
+}
+
+/// Whether each probe row's key is a key of the hashed side `index` (built from a side
+/// without unmatchable rows); as [`key_found`].
+fn found_in(index: &Index, probe: &Side) -> FrameResult<BooleanBuffer> {
+    let ids = index.lookup(probe)?;
+    let lost = |row: usize| {
+        probe
+            .unmatchable
+            .as_ref()
+            .is_some_and(|u| u.get(row) != Some(&false))
+    };
+    Ok(BooleanBuffer::collect_bool(probe.rows, |row| {
+        ids[row].is_some() && !lost(row)
+    }))
 }
 
 /// Whether each probe row's key equals the key of some build row (a null key equals a null

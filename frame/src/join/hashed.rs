@@ -70,10 +70,10 @@ impl HashedSide {
     }
 
     /// The index, where a join of `plan` with this side as its `side` can probe it: an
-    /// inner join with either side hashed, a left join with its right side hashed, on the
-    /// keys it is hashed on, none of them cast for the other side's keys (a UInt64 key
-    /// paired with a signed one; see `Side::push`). `None` otherwise: the join hashes the
-    /// table again, as any other.
+    /// inner join with either side hashed, a left, semi, anti or mark join with its right
+    /// side hashed, on the keys it is hashed on, none of them cast for the other side's
+    /// keys (a UInt64 key paired with a signed one; see `Side::push`). `None` otherwise:
+    /// the join hashes the table again, as any other.
     pub(super) fn index_for(
         &self,
         spec: &JoinSpec,
@@ -83,9 +83,14 @@ impl HashedSide {
     ) -> Option<&Index> {
         let (on, keys, other_keys) = match (side, spec.how) {
             (Hashed::Left, JoinHow::Inner) => (&spec.left_on, &plan.left_keys, &plan.right_keys),
-            (Hashed::Right, JoinHow::Inner | JoinHow::Left) => {
-                (&spec.right_on, &plan.right_keys, &plan.left_keys)
-            }
+            (
+                Hashed::Right,
+                JoinHow::Inner
+                | JoinHow::Left
+                | JoinHow::LeftSemi
+                | JoinHow::LeftAnti
+                | JoinHow::LeftMark,
+            ) => (&spec.right_on, &plan.right_keys, &plan.left_keys),
             _ => return None,
         };
         let cast = keys.iter().zip(other_keys).any(|(&i, &j)| {

@@ -74,17 +74,29 @@ fn the_index_is_probed_only_where_the_join_can() {
     );
     let hashed = HashedSide::new(std::slice::from_ref(&right), vec!["k1".into()]).unwrap();
     let probed = |how: JoinHow, side: Hashed, on: &[&str]| {
-        let s = spec(on, on, how);
+        let mut s = spec(on, on, how);
+        if how == JoinHow::LeftMark {
+            s.indicator = Some("found".into());
+        }
         let plan = s.plan(&left.schema(), &right.schema()).unwrap();
         hashed.index_for(&s, &plan, side, &left.schema()).is_some()
     };
-    assert!(probed(JoinHow::Inner, Hashed::Right, &["k1"]));
-    assert!(probed(JoinHow::Left, Hashed::Right, &["k1"]));
+    for how in [
+        JoinHow::Inner,
+        JoinHow::Left,
+        JoinHow::LeftSemi,
+        JoinHow::LeftAnti,
+        JoinHow::LeftMark,
+    ] {
+        assert!(probed(how, Hashed::Right, &["k1"]), "{how:?}");
+    }
     assert!(probed(JoinHow::Inner, Hashed::Left, &["k1"]));
-    for how in [JoinHow::Right, JoinHow::Outer, JoinHow::LeftSemi] {
+    for how in [JoinHow::Right, JoinHow::Outer] {
         assert!(!probed(how, Hashed::Right, &["k1"]), "{how:?}");
     }
-    assert!(!probed(JoinHow::Left, Hashed::Left, &["k1"]));
+    for how in [JoinHow::Left, JoinHow::LeftSemi, JoinHow::LeftAnti] {
+        assert!(!probed(how, Hashed::Left, &["k1"]), "{how:?}");
+    }
     // Hashed on other keys than the join's: joined from its table instead.
     assert!(!probed(JoinHow::Inner, Hashed::Right, &["k1", "k2"]));
     let s = spec(&["k1", "k2"], &["k1", "k2"], JoinHow::Inner);
@@ -107,7 +119,12 @@ fn a_hashed_unsigned_key_beyond_i64_matches_no_signed_key() {
     let k: ArrayRef = Arc::new(UInt64Array::from(vec![Some(u64::MAX), Some(5), None]));
     let right = table(vec![("k", k), ("b", ints(&[Some(10), Some(20), Some(30)]))]);
     let hashed = HashedSide::new(std::slice::from_ref(&right), vec!["k".into()]).unwrap();
-    for how in [JoinHow::Inner, JoinHow::Left] {
+    for how in [
+        JoinHow::Inner,
+        JoinHow::Left,
+        JoinHow::LeftSemi,
+        JoinHow::LeftAnti,
+    ] {
         let s = spec(&["k"], &["k"], how);
         let got = join(
             &s,

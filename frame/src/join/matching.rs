@@ -185,14 +185,7 @@ impl Index {
     /// probe row without any once with none). The probe side's keys must be of the build
     /// keys' classes.
     pub(super) fn probe(&self, probe: &Side, keep_unmatched: bool) -> FrameResult<Pairs> {
-        let mut probe_ids = self.encoder.lookup(&probe.keys)?;
-        if probe_ids.len() != probe.rows {
-            return Err(FrameError::InvalidArgument(format!(
-                "the key encoder returned {} ids for {} probe rows",
-                probe_ids.len(),
-                probe.rows
-            )));
-        }
+        let mut probe_ids = self.lookup(probe)?;
         if let Some(lost) = &probe.unmatchable {
             for (id, &l) in probe_ids.iter_mut().zip(lost) {
                 if l {
@@ -206,6 +199,20 @@ impl Index {
         };
         pairs.build_rows = self.rows;
         Ok(pairs)
+    }
+
+    /// The id of each probe row's key among the build's keys (`None` where the build has
+    /// no such key). The probe side's keys must be of the build keys' classes.
+    pub(super) fn lookup(&self, probe: &Side) -> FrameResult<Vec<Option<u32>>> {
+        let ids = self.encoder.lookup(&probe.keys)?;
+        if ids.len() != probe.rows {
+            return Err(FrameError::InvalidArgument(format!(
+                "the key encoder returned {} ids for {} probe rows",
+                ids.len(),
+                probe.rows
+            )));
+        }
+        Ok(ids)
     }
 
     /// Bytes held, about: the row lists, and the encoder's tables taken at two words of

@@ -486,8 +486,8 @@ pub enum JoinInput<'a> {
     /// Tables of one schema (at least one), joined as though concatenated.
     Tables(&'a [RecordBatch]),
     /// A side hashed on the join's keys: probed, not hashed again, where the join can
-    /// (the hashed right side of an inner or left join, the hashed left side of an inner
-    /// join: see [`HashedSide`]); its table otherwise.
+    /// (the hashed right side of an inner, left, semi, anti or mark join, the hashed left
+    /// side of an inner join: see [`HashedSide`]); its table otherwise.
     Hashed(&'a HashedSide),
 }
 
@@ -535,6 +535,11 @@ pub fn hash_join_inputs<E: From<FrameError>>(
         }
         None => {
             let (left_rows, right_rows) = match (hashed, spec.how) {
+                (hashed, how @ (JoinHow::LeftSemi | JoinHow::LeftAnti | JoinHow::LeftMark)) => {
+                    let right_index = hashed.filter(|(_, side)| *side == Hashed::Right);
+                    let (left, index) = (left.concat()?, right_index.map(|(ix, _)| ix));
+                    return Ok(existence::join(how, plan, &left, &lside, &rside, index)?);
+                }
                 (Some((index, Hashed::Right)), how) => {
                     index.probe(&lside, how == JoinHow::Left)?.into_sides()
                 }
@@ -548,9 +553,6 @@ pub fn hash_join_inputs<E: From<FrameError>>(
                 (None, JoinHow::Left) => match_rows(&rside, &lside, true, false)?.into_sides(),
                 (None, JoinHow::Right) => match_rows(&lside, &rside, true, false)?.swap(),
                 (None, JoinHow::Outer) => match_rows(&rside, &lside, true, true)?.into_sides(),
-                (None, how @ (JoinHow::LeftSemi | JoinHow::LeftAnti | JoinHow::LeftMark)) => {
-                    return Ok(existence::join(how, plan, &left.concat()?, &lside, &rside)?);
-                }
             };
             let (l, r) = (
                 Gather::new(&left, &left_rows),

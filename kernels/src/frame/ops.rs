@@ -127,7 +127,8 @@ pub enum FrameOp {
         finalize: bool,
     },
     /// The distinct tuples of the `keys` columns of the inputs (see
-    /// [`join::distinct_keys`]): the right side of a broadcast semi, anti or mark join.
+    /// [`join::distinct_keys`]), hashed on them (a [`ChunkData::Hashed`] chunk): the right
+    /// side of a broadcast semi, anti or mark join, which each left chunk probes.
     DistinctKeys {
         /// Key columns.
         keys: Vec<String>,
@@ -535,7 +536,8 @@ fn run_op(
         }),
         FrameOp::DistinctKeys { keys } => tables(inputs)
             .and_then(|t| join::distinct_keys(keys, &t))
-            .map(ChunkData::Table),
+            .and_then(|distinct| HashedSide::new(&[distinct], keys.clone()))
+            .map(ChunkData::Hashed),
         FrameOp::HashSide { on } => tables(inputs)
             .and_then(|t| HashedSide::new(&t, on.clone()))
             .map(ChunkData::Hashed),
@@ -960,6 +962,32 @@ mod tests {
                     (m, _) => m,
                 })
                 .sum();
+            assert_eq!(t.num_rows(), want, "{how:?}");
+        }
+        // A semi, anti or mark join probes the right's distinct keys, hashed once. Every
+        // key 0..40 is on the right (7 and 40 are coprime).
+        let distinct = FrameOp::DistinctKeys {
+            keys: vec!["k".into()],
+        };
+        let distinct = Arc::new(run(&distinct, &right).expect("hashes"));
+        assert!(matches!(distinct.as_ref(), ChunkData::Hashed(_)));
+        let found = (0..30).filter(|i| (7 * i) % 50 < 40).count();
+        for (how, want) in [
+            (JoinHow::LeftSemi, found),
+            (JoinHow::LeftAnti, 30 - found),
+            (JoinHow::LeftMark, 30),
+        ] {
+            let mut spec = JoinSpec::new(vec!["k".into()], vec!["k".into()], how);
+            if how == JoinHow::LeftMark {
+                spec.indicator = Some("found".into());
+            }
+            let op = FrameOp::join(spec, 1);
+            let plain = run(&op, &[left.clone(), right[0].clone(), right[1].clone()]).unwrap();
+            let probed = run(&op, &[left.clone(), distinct.clone()]).unwrap();
+            assert_eq!(probed, plain, "{how:?}");
+            let ChunkData::Table(t) = &probed else {
+                panic!("not a table")
+            };
             assert_eq!(t.num_rows(), want, "{how:?}");
         }
         // The hashed side on the left of an inner join.
