@@ -8,7 +8,8 @@
 //! a merge too big for its share of it merges in runs of partials first). A join hashes a
 //! small side once, in one task, and broadcasts it to every chunk of the other side (a
 //! semi, anti or mark join only the right's distinct keys, found by one task), and
-//! otherwise hash-partitions both sides. A
+//! otherwise hash-partitions both sides; where that choice rests on a guessed size, the
+//! side is computed first and the choice made on its measured size ([`join`]). A
 //! shuffle's partition task is split into one stored chunk per part, so the merge or join
 //! of part `p` reads part `p` of each partition and nothing else.
 
@@ -29,7 +30,6 @@ use std::sync::Arc;
 use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, JobOutput, JobStats, KeptChunk};
 use tessera_kernels::frame::csv::quote_ranges;
 use tessera_kernels::frame::groupby::GroupBySpec;
-use tessera_kernels::frame::join::{JoinHow, JoinSpec};
 use tessera_kernels::frame::map::MapStep;
 use tessera_kernels::frame::ops::{CsvScan, FileFormat, FrameOp, Pipeline, Sink, Source};
 use tessera_kernels::frame::parquet::ParquetScan;
@@ -49,9 +49,8 @@ const BYTES_PER_PART: u64 = 32 << 20;
 /// The fewest estimated input bytes per groupby shuffle partition (see
 /// [`FramePlanner::bytes_per_part`]).
 const MIN_BYTES_PER_PART: u64 = 1 << 20;
-/// About how many times the cost of hash-partitioning a row hashing it into a join's
-/// index costs, per key column (see [`FramePlanner::broadcasts`]).
-const HASH_COST: f64 = 6.0;
+mod join;
+
 /// Most partitions of a shuffle.
 const MAX_PARTS: usize = 256;
 /// A merge task holds about this many times its inputs' bytes while it runs: the inputs,
@@ -100,6 +99,8 @@ pub(crate) struct FramePlanner<'s> {
     uses: HashMap<u64, usize>,
     /// Row estimates of its nodes (a join's choice of broadcast).
     estimates: Estimates,
+    /// Sizes of the join sides computed before their join was chosen.
+    measured: HashMap<u64, join::Size>,
     /// Statistics of the stages run so far.
     pub stats: JobStats,
     /// Statistics of the stage that failed, if one did (reported with the stages before).
@@ -121,6 +122,7 @@ impl<'s> FramePlanner<'s> {
             memo: HashMap::new(),
             uses: HashMap::new(),
             estimates: Estimates::default(),
+            measured: HashMap::new(),
             stats: JobStats::default(),
             failed: None,
         }
@@ -505,59 +507,6 @@ impl<'s> FramePlanner<'s> {
         self.frame(op, inputs)
     }
 
-    /// Whether a join on `keys` key columns hashes its `build` side (of estimated `bytes`)
-    /// once, in one task, and broadcasts it to the chunks of its `probe` side, rather than
-    /// shuffling both: where the side's estimated bytes are at most `broadcast_bytes` and either at most a chunk
-    /// or its estimated rows few beside the other side's. While one task hashes it, the
-    /// other threads have only the other side's reads to do; a shuffle would partition
-    /// both sides on every thread and hash each part in parallel. Hashing a row costing
-    /// about [`HASH_COST`] times partitioning one per key column, the broadcast pays where
-    /// the side's rows, times that and the threads left waiting, are below the other
-    /// side's.
-    fn broadcasts(
-        &mut self,
-        build: &FrameNode,
-        bytes: u64,
-        probe: &FrameNode,
-        keys: usize,
-    ) -> bool {
-        if bytes > self.broadcast_bytes {
-            return false;
-        }
-        let waiting = self.threads.saturating_sub(1).max(1) as f64;
-        let cost = HASH_COST * keys.max(1) as f64 * waiting;
-        let (build_rows, probe_rows) =
-            (self.estimates.of(build).rows, self.estimates.of(probe).rows);
-        bytes <= self.chunk_bytes || build_rows * cost <= probe_rows
-    }
-
-    /// The join of each of `chunks` with the broadcast chunk `built`, the join's `side`.
-    fn probe_each(
-        &mut self,
-        spec: &JoinSpec,
-        chunks: Vec<Pending>,
-        built: ChunkKey,
-        side: Hashed,
-    ) -> Vec<Pending> {
-        chunks
-            .into_iter()
-            .map(|p| {
-                let probe = self.emit(p, Sink::Table);
-                let inputs = match side {
-                    Hashed::Left => vec![built, probe],
-                    Hashed::Right => vec![probe, built],
-                };
-                joined(spec, 1, inputs)
-            })
-            .collect()
-    }
-
-    /// One task hashing the chunks of `node` on the columns `on` (a hashed join side).
-    fn hashed(&mut self, node: &Arc<FrameNode>, on: &[String]) -> Result<ChunkKey> {
-        let chunks = self.tables(node)?;
-        Ok(self.frame(FrameOp::HashSide { on: on.to_vec() }, chunks))
-    }
-
     /// Plans a groupby: partials, then (decided from their rows) one merge, a merge tree or
     /// a shuffle.
     ///
@@ -712,109 +661,6 @@ impl<'s> FramePlanner<'s> {
                 .collect();
         }
         self.merge(spec, level.concat(), true)
-    }
-
-    /// Plans a join: a broadcast of a small side, hashed once by one task and probed by
-    /// the task of every chunk of the other side (the right side of an inner or left
-    /// join; the left side of an inner join where it is the smaller; for a semi, anti or
-    /// mark join, the right's distinct keys), or a hash shuffle of both sides. Right and
-    /// outer joins, which keep the right rows that match nothing, are always shuffled.
-    /// Each join is left open: the steps after it and its reader's sink run in its task.
-    fn join(
-        &mut self,
-        left: &Arc<FrameNode>,
-        right: &Arc<FrameNode>,
-        spec: &JoinSpec,
-    ) -> Result<Vec<Pending>> {
-        let (left_bytes, right_bytes) = (left.estimated_bytes(), right.estimated_bytes());
-        let keys = spec.left_on.len();
-        let broadcast = match spec.how {
-            JoinHow::Right | JoinHow::Outer => None,
-            JoinHow::Inner
-                if left_bytes < right_bytes && self.broadcasts(left, left_bytes, right, keys) =>
-            {
-                Some(Hashed::Left)
-            }
-            _ if self.broadcasts(right, right_bytes, left, keys) => Some(Hashed::Right),
-            _ => None,
-        };
-        tracing::debug!(left_bytes, right_bytes, "join: estimated sides");
-        match broadcast {
-            Some(Hashed::Left) => {
-                let built = self.hashed(left, &spec.left_on)?;
-                let right_chunks = self.pending(right)?;
-                tracing::debug!(
-                    right = right_chunks.len(),
-                    "join: broadcast of the left side"
-                );
-                return Ok(self.probe_each(spec, right_chunks, built, Hashed::Left));
-            }
-            Some(Hashed::Right) => {
-                let left_chunks = self.pending(left)?;
-                let built = if spec.how.is_existence() {
-                    // Only whether a key occurs on the right matters: each left chunk gets
-                    // the right's distinct keys.
-                    let op = FrameOp::DistinctKeys {
-                        keys: spec.right_on.clone(),
-                    };
-                    let right_keys = self.tables(right)?;
-                    self.frame(op, right_keys)
-                } else {
-                    self.hashed(right, &spec.right_on)?
-                };
-                tracing::debug!(left = left_chunks.len(), "join: broadcast");
-                return Ok(self.probe_each(spec, left_chunks, built, Hashed::Right));
-            }
-            None => {}
-        }
-        let left_chunks = self.pending(left)?;
-        let right_chunks = self.pending(right)?;
-        // As many parts as chunks, and enough that each part's join fits a task's share of
-        // the memory budget (the inputs' estimate, in [`Self::merge_bytes`] per part).
-        let by_bytes = left_bytes
-            .saturating_add(right_bytes)
-            .div_ceil(self.merge_bytes.max(1));
-        let parts = left_chunks
-            .len()
-            .max(right_chunks.len())
-            .max(self.threads * 2)
-            .max(usize::try_from(by_bytes).unwrap_or(MAX_PARTS))
-            .min(MAX_PARTS);
-        tracing::debug!(parts, "join: shuffle");
-        let mut side = |chunks: Vec<Pending>, keys: &[String]| -> Vec<Vec<ChunkKey>> {
-            chunks
-                .into_iter()
-                .map(|p| self.partition(p, keys, parts))
-                .collect()
-        };
-        let l = side(left_chunks, &spec.left_on);
-        let r = side(right_chunks, &spec.right_on);
-        Ok((0..parts)
-            .map(|p| {
-                let mut inputs = part_of_each(&l, p);
-                inputs.extend(part_of_each(&r, p));
-                joined(spec, l.len(), inputs)
-            })
-            .collect())
-    }
-}
-
-/// The side of a broadcast join that is hashed once.
-#[derive(Clone, Copy)]
-enum Hashed {
-    Left,
-    Right,
-}
-
-/// The rows of a join of `inputs` (the first `n_left` its left side), not yet given a task.
-fn joined(spec: &JoinSpec, n_left: usize, inputs: Vec<ChunkKey>) -> Pending {
-    Pending::Open {
-        source: Box::new(Source::Join {
-            spec: spec.clone(),
-            n_left,
-        }),
-        inputs,
-        steps: Vec::new(),
     }
 }
 
