@@ -22,6 +22,12 @@ use tessera_kernels::frame::ops::{FrameOp, Source};
 /// index costs, per key column (see [`FramePlanner::broadcasts`]).
 const HASH_COST: f64 = 6.0;
 
+/// How far (in rows) a guessed side may be from a broadcast for it to be computed first:
+/// estimates above filters and joins are often off by this much, and computing a side
+/// that is then shuffled costs a stage and a copy (TPC-H Q4's late lineitem rows, 72 times
+/// too many by the estimate and five times by their measure, only cost more that way).
+const GUESS_SLACK: f64 = 16.0;
+
 /// The side of a broadcast join that is hashed once.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Hashed {
@@ -72,8 +78,8 @@ impl FramePlanner<'_> {
             _ => vec![false],
         };
         candidates.retain(|&is_left| match is_left {
-            true => self.worth_computing(left, l),
-            false => self.worth_computing(right, r),
+            true => self.worth_computing(left, l, r, keys),
+            false => self.worth_computing(right, r, l, keys),
         });
         for is_left in candidates {
             if broadcast.is_some() {
@@ -174,9 +180,15 @@ impl FramePlanner<'_> {
         if build.bytes > self.broadcast_bytes {
             return false;
         }
+        build.bytes <= self.chunk_bytes || build.rows * self.hash_cost(keys) <= probe.rows
+    }
+
+    /// What hashing a row on `keys` key columns in the one task of a broadcast costs, in
+    /// rows partitioned (see [`Self::broadcasts`]): [`HASH_COST`] per key column, times
+    /// the threads left waiting.
+    fn hash_cost(&self, keys: usize) -> f64 {
         let waiting = self.threads.saturating_sub(1).max(1) as f64;
-        let cost = HASH_COST * keys.max(1) as f64 * waiting;
-        build.bytes <= self.chunk_bytes || build.rows * cost <= probe.rows
+        HASH_COST * keys.max(1) as f64 * waiting
     }
 
     /// The size of `node`: measured where it was computed, else estimated (a guessed
@@ -213,10 +225,15 @@ impl FramePlanner<'_> {
         rows
     }
 
-    /// Whether `node`, of estimated `size`, is worth computing before its join is chosen:
-    /// its size is a guess, not yet measured, and small enough to broadcast.
-    fn worth_computing(&self, node: &FrameNode, size: Size) -> bool {
-        guessed(node) && !self.measured.contains_key(&node.id) && size.bytes <= self.broadcast_bytes
+    /// Whether `node`, of estimated `size`, is worth computing before its join with a side
+    /// of size `other` on `keys` key columns is chosen: its size is a guess, not yet
+    /// measured, small enough to broadcast, and no more than [`GUESS_SLACK`] times too
+    /// many rows for it.
+    fn worth_computing(&self, node: &FrameNode, size: Size, other: Size, keys: usize) -> bool {
+        guessed(node)
+            && !self.measured.contains_key(&node.id)
+            && size.bytes <= self.broadcast_bytes
+            && size.rows * self.hash_cost(keys) <= other.rows * GUESS_SLACK
     }
 
     /// Computes `node` in a stage of its own ([`Self::hand_on`]), its chunks kept for its
