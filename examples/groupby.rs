@@ -167,6 +167,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
 }
 
 fn main() -> ExitCode {
+    tessera::keep_freed_memory();
     let args = Args::parse();
     init_logging();
     exit_code("groupby", run(&args))

@@ -80,6 +80,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
 }
 
 fn main() -> ExitCode {
+    tessera::keep_freed_memory();
     let args = Args::parse();
     init_logging();
     exit_code("monte_carlo_pi", run(&args))

@@ -387,6 +387,7 @@ fn run(args: &Args) -> Result<bool, Box<dyn Error>> {
 }
 
 fn main() -> ExitCode {
+    tessera::keep_freed_memory();
     let args = Args::parse();
     init_logging();
     match run(&args) {

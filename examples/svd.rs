@@ -317,6 +317,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
 }
 
 fn main() -> ExitCode {
+    tessera::keep_freed_memory();
     let args = Args::parse();
     init_logging();
     exit_code("svd", run(&args))

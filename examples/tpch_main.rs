@@ -87,6 +87,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    tessera::keep_freed_memory();
     init_logging();
     let args = Args::parse();
     exit_code("tpch", run(args))

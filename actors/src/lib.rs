@@ -23,6 +23,7 @@ pub mod system;
 mod trim;
 
 pub use tessera_core::{graph, handle, ids, job, kept, memory, metrics, planner_state, recorder};
+pub use tessera_core::{keep_freed_memory, KEEP_FREED_MS};
 
 pub use device::{run_cpu_kernel, DeviceActor};
 pub use faults::{FaultInjector, FaultKind, FaultPoint, FaultRule, MemoryReading};

@@ -385,6 +385,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
 }
 
 fn main() -> ExitCode {
+    tessera::keep_freed_memory();
     let args = Args::parse();
     tessera_examples::init_logging();
     match run(&args) {

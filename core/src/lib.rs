@@ -13,6 +13,7 @@
 //!   planner actor in process and by the cluster's scheduler across processes;
 //! - [`KeptChunk`]: a handle on a chunk kept in storage after its job.
 
+mod alloc;
 pub mod graph;
 pub mod handle;
 pub mod ids;
@@ -26,6 +27,7 @@ pub mod storage;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
+pub use alloc::{keep_freed_memory, KEEP_FREED_MS};
 pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError, StoredInput};
 pub use handle::{ActorError, JobHandle};
 pub use ids::{ActorName, ChunkId, DeviceId, DeviceKind};

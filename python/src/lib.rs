@@ -29,6 +29,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// The native module.
 #[pymodule]
 fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    tessera::keep_freed_memory();
     logging::install();
     m.add_class::<session::PySession>()?;
     m.add_class::<array::PyTensor>()?;

@@ -58,6 +58,7 @@ pub use session::{
     Session, SessionBuilder, SessionConfig, DEFAULT_CHUNK_BYTES, DEFAULT_GPU_CHUNK_BYTES,
 };
 pub use tensor::{Slice, Tensor};
+pub use tessera_actors::{keep_freed_memory, KEEP_FREED_MS};
 pub use tessera_actors::{
     FaultInjector, FaultKind, FaultPoint, JobStats, MemoryReading, OpSummary, OutOfMemory,
     StorageEvent, StorageEventKind, StorageStats, TaskRecord, TaskStream,

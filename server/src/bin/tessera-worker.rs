@@ -78,6 +78,7 @@ fn parse_bytes(text: &str) -> Result<u64, String> {
 }
 
 fn main() -> ExitCode {
+    tessera_core::keep_freed_memory();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
