@@ -82,6 +82,26 @@ pub(super) fn postorder(root: &Arc<FrameNode>) -> Vec<Arc<FrameNode>> {
     out
 }
 
+/// `root` rebuilt from the bottom up: each node under it, once and after its inputs, is
+/// given to `rebuild` with its inputs as they were rebuilt, and replaced by what it returns.
+pub(super) fn rebuild_up(
+    root: &Arc<FrameNode>,
+    mut rebuild: impl FnMut(&Arc<FrameNode>, Vec<Arc<FrameNode>>) -> Arc<FrameNode>,
+) -> Arc<FrameNode> {
+    // Old node id -> the node rebuilt over rebuilt inputs.
+    let mut done: HashMap<u64, Arc<FrameNode>> = HashMap::new();
+    for node in postorder(root) {
+        let inputs: Vec<Arc<FrameNode>> = node
+            .inputs()
+            .into_iter()
+            .map(|i| done.get(&i.id).cloned().unwrap_or_else(|| i.clone()))
+            .collect();
+        let rebuilt = rebuild(&node, inputs);
+        done.insert(node.id, rebuilt);
+    }
+    done.remove(&root.id).unwrap_or_else(|| root.clone())
+}
+
 fn names(schema: &Schema) -> HashSet<String> {
     schema.fields().iter().map(|f| f.name().clone()).collect()
 }

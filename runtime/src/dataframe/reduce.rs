@@ -17,7 +17,7 @@
 
 use super::estimate::Estimates;
 use super::node::{consumers, FrameKind, FrameNode};
-use super::prune::postorder;
+use super::prune::rebuild_up;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tessera_kernels::frame::expr::Expr;
@@ -39,14 +39,7 @@ pub(crate) fn reduce_groupbys(root: &Arc<FrameNode>) -> Arc<FrameNode> {
 fn reduce_with(root: &Arc<FrameNode>, min_rows: f64) -> Arc<FrameNode> {
     let mut readers = consumers(root);
     let mut estimates = Estimates::default();
-    // Old node id -> the node rewritten over rewritten inputs.
-    let mut done: HashMap<u64, Arc<FrameNode>> = HashMap::new();
-    for node in postorder(root) {
-        let inputs: Vec<Arc<FrameNode>> = node
-            .inputs()
-            .into_iter()
-            .map(|i| done.get(&i.id).cloned().unwrap_or_else(|| i.clone()))
-            .collect();
+    rebuild_up(root, |node, inputs| {
         let mut rebuilt = node.with_inputs(inputs);
         // A node rebuilt over rewritten inputs has the readers the node it replaces had.
         if let Some(&n) = readers.get(&node.id) {
@@ -58,9 +51,8 @@ fn reduce_with(root: &Arc<FrameNode>, min_rows: f64) -> Arc<FrameNode> {
                 rebuilt = c.apply(&rebuilt);
             }
         }
-        done.insert(node.id, rebuilt);
-    }
-    done.remove(&root.id).unwrap_or_else(|| root.clone())
+        rebuilt
+    })
 }
 
 /// One side of a join that can be reduced by the other.
@@ -216,6 +208,7 @@ fn semi_join(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dataframe::prune::postorder;
     use crate::dataframe::testing::{ints, left_chunked, right, session};
     use crate::dataframe::{col, lit, Agg, DataFrame, How};
 

@@ -14,8 +14,7 @@
 
 use super::estimate::Estimates;
 use super::node::{consumers, FrameKind, FrameNode};
-use super::prune::postorder;
-use std::collections::HashMap;
+use super::prune::rebuild_up;
 use std::sync::Arc;
 
 /// A shared scan is read again when its steps keep at least this share of its rows (a
@@ -27,28 +26,21 @@ const MIN_KEPT: f64 = 0.3;
 pub(crate) fn unshare_scans(root: &Arc<FrameNode>) -> Arc<FrameNode> {
     let readers = consumers(root);
     let mut estimates = Estimates::default();
-    // Old node id -> the node rebuilt over rebuilt inputs.
-    let mut done: HashMap<u64, Arc<FrameNode>> = HashMap::new();
-    for node in postorder(root) {
-        let inputs: Vec<Arc<FrameNode>> = node
+    rebuild_up(root, |node, inputs| {
+        let inputs = node
             .inputs()
             .into_iter()
-            .map(|input| {
-                let rebuilt = done
-                    .get(&input.id)
-                    .cloned()
-                    .unwrap_or_else(|| input.clone());
-                let shared = readers.get(&input.id).copied().unwrap_or(0) > 1;
+            .zip(inputs)
+            .map(|(old, rebuilt)| {
+                let shared = readers.get(&old.id).copied().unwrap_or(0) > 1;
                 match shared && reads_again(&rebuilt, &mut estimates) {
                     true => copy_scan(&rebuilt),
                     false => rebuilt,
                 }
             })
             .collect();
-        let rebuilt = node.with_inputs(inputs);
-        done.insert(node.id, rebuilt);
-    }
-    done.remove(&root.id).unwrap_or_else(|| root.clone())
+        node.with_inputs(inputs)
+    })
 }
 
 /// Whether `node` is a file scan whose steps keep at least [`MIN_KEPT`] of its rows.

@@ -1,5 +1,6 @@
 use super::*;
 use crate::dataframe::plan::optimize;
+use crate::dataframe::prune::postorder;
 use crate::dataframe::testing::{ints, left, left_chunked, session};
 use crate::dataframe::{col, lit, read_parquet_with, Agg, DataFrame, How, ReadParquet};
 use arrow::array::RecordBatch;
