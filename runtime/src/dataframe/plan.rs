@@ -19,7 +19,6 @@ use super::node::{FrameKind, FrameNode};
 use super::prune::{groupby_reads, project, prune_columns};
 use super::pushdown::push_filters;
 use super::reduce::reduce_groupbys;
-use super::unshare::unshare_scans;
 use crate::error::{Error, Result};
 use crate::kept::StoredInputs;
 use crate::session::SessionInner;
@@ -73,10 +72,9 @@ enum Pending {
 
 /// The optimizer's passes over the lazy graph, in order: filters pushed down
 /// ([`push_filters`]), groupbys reduced by the selective frames they are joined with
-/// ([`reduce_groupbys`]), shared file scans copied for each reader ([`unshare_scans`]),
-/// then columns pruned ([`prune_columns`]).
+/// ([`reduce_groupbys`]), then columns pruned ([`prune_columns`]).
 pub(super) fn optimize(root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
-    prune_columns(&unshare_scans(&reduce_groupbys(&push_filters(root)?)))
+    prune_columns(&reduce_groupbys(&push_filters(root)?))
 }
 
 /// Plans and runs one frame job.
