@@ -99,6 +99,9 @@ pub(crate) struct FramePlanner<'s> {
     estimates: Estimates,
     /// Sizes of the join sides computed before their join was chosen.
     measured: HashMap<u64, join::Size>,
+    /// Right sides of existence joins made by reducing a right side by its left's keys
+    /// (not reduced again).
+    reduced: HashSet<u64>,
     /// Statistics of the stages run so far.
     pub stats: JobStats,
     /// Statistics of the stage that failed, if one did (reported with the stages before).
@@ -121,6 +124,7 @@ impl<'s> FramePlanner<'s> {
             uses: HashMap::new(),
             estimates: Estimates::default(),
             measured: HashMap::new(),
+            reduced: HashSet::new(),
             stats: JobStats::default(),
             failed: None,
         }

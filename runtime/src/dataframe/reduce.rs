@@ -182,7 +182,7 @@ fn rebuild_path(
 }
 
 /// The rows of `input` whose `keys` occur among `other`'s `other_keys`.
-fn semi_join(
+pub(super) fn semi_join(
     input: &Arc<FrameNode>,
     other: &Arc<FrameNode>,
     keys: &[String],

@@ -6,10 +6,13 @@
 //! quantities sum over 300: the estimate is millions). So where the guess says shuffle but a
 //! guessed side could be broadcast if it were smaller, that side is computed first, as a
 //! stage of its own, and the choice is made again on what it really holds — a shuffle of
-//! sixty million lineitem rows against six hundred is worth the stage.
+//! sixty million lineitem rows against six hundred is worth the stage. A semi, anti or
+//! mark join whose small left would be shuffled with a large right first reduces the right
+//! to the rows whose keys the left has (Q4), which is then measured the same way.
 
 use super::{part_of_each, FramePlanner, Pending, MAX_PARTS};
 use crate::dataframe::node::{row_width, FrameKind, FrameNode};
+use crate::dataframe::reduce::semi_join;
 use crate::error::Result;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -95,6 +98,22 @@ impl FramePlanner<'_> {
                 right_bytes = r.bytes,
                 "join: measured sides"
             );
+        }
+        // A semi, anti or mark join still to be shuffled whose left side is small beside
+        // its right: only the right rows whose keys the left has can matter, so the right
+        // is first reduced to them (the left's distinct keys broadcast to its chunks, which
+        // are probed, not partitioned); the reduced right, a guessed side, is then
+        // measured and, as a rule, broadcast.
+        if broadcast.is_none() && spec.how.is_existence() && !self.reduced.contains(&right.id) {
+            if self.worth_computing(left, l, r, keys) {
+                l = self.computed(left)?;
+            }
+            if self.broadcasts(l, r, keys) {
+                let reduced = semi_join(right, left, &spec.right_on, &spec.left_on);
+                self.reduced.insert(reduced.id);
+                tracing::debug!("join: the right side reduced by the left's keys");
+                return self.join(left, &reduced, spec);
+            }
         }
         match broadcast {
             Some(Hashed::Left) => {
@@ -228,12 +247,14 @@ impl FramePlanner<'_> {
     /// Whether `node`, of estimated `size`, is worth computing before its join with a side
     /// of size `other` on `keys` key columns is chosen: its size is a guess, not yet
     /// measured, small enough to broadcast, and no more than [`GUESS_SLACK`] times too
-    /// many rows for it.
+    /// many rows for it (any number, for a right side reduced by its left's keys: few of
+    /// its rows are expected to be left).
     fn worth_computing(&self, node: &FrameNode, size: Size, other: Size, keys: usize) -> bool {
         guessed(node)
             && !self.measured.contains_key(&node.id)
             && size.bytes <= self.broadcast_bytes
-            && size.rows * self.hash_cost(keys) <= other.rows * GUESS_SLACK
+            && (self.reduced.contains(&node.id)
+                || size.rows * self.hash_cost(keys) <= other.rows * GUESS_SLACK)
     }
 
     /// Computes `node` in a stage of its own ([`Self::hand_on`]), its chunks kept for its

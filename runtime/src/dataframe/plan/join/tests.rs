@@ -122,3 +122,35 @@ fn a_side_computed_first_and_found_large_is_shuffled_from_its_chunks() {
         assert!(ops.get("partition").is_some_and(|&n| n > 0), "{ops:?}");
     }
 }
+
+/// `g = 2i` for `i` in `0..24,000` (the even numbers below 48,000), in chunks of `rows`.
+fn evens(rows: usize) -> DataFrame {
+    let g: Vec<i64> = (0..24_000).map(|i| 2 * i).collect();
+    let batch = RecordBatch::try_from_iter([("g", Arc::new(Int64Array::from(g)) as _)]).unwrap();
+    from_arrow(batch, Some(rows))
+}
+
+#[test]
+fn a_large_right_of_a_semi_or_anti_join_is_reduced_by_its_small_left_s_keys() {
+    for (probe_rows, right_rows) in [(500, 4000), (333, 24_000)] {
+        // The left keeps k < 30 (a range: a third of 4,000 rows by the estimate), too many
+        // to broadcast the right's 24,000 keys to, and few beside them.
+        let small = || probe(probe_rows).filter(col("k").lt(lit(30i64)));
+        for (how, odd) in [(How::LeftSemi, false), (How::LeftAnti, true)] {
+            let frame = match how {
+                How::LeftSemi => small().semi_join(&evens(right_rows), &["k"], &["g"]),
+                _ => small().anti_join(&evens(right_rows), &["k"], &["g"]),
+            };
+            let (rows, ops) = run(&frame, &["p"]);
+            let want: BTreeMap<i64, Vec<Option<i64>>> = (0..30)
+                .filter(|k| (k % 2 == 1) == odd)
+                .map(|k| (k, vec![Some(2 * k)]))
+                .collect();
+            assert_eq!(rows, want, "{how:?}");
+            // The right reduced by the left's distinct keys, then its 15 rows broadcast:
+            // two broadcasts of distinct keys and no shuffle.
+            assert_eq!(ops.get("partition"), None, "{how:?} {ops:?}");
+            assert_eq!(ops.get("distinct_keys"), Some(&2), "{how:?} {ops:?}");
+        }
+    }
+}
