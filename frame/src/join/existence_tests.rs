@@ -4,11 +4,12 @@
 
 use super::super::partition::hash_partition;
 use super::tests::{
-    col_names, dup_tables, ints, keyed_table, names, random_keys, rows, spec, strs, table, Key,
+    col_names, dup_tables, ints, keyed_table, mixed_key_tables, names, random_keys, rows, spec,
+    strs, table, Key,
 };
 use super::*;
 use crate::test_rng::Rng;
-use arrow::array::{AsArray, DictionaryArray, Int32Array, UInt64Array};
+use arrow::array::{AsArray, DictionaryArray, UInt64Array};
 use arrow::datatypes::Int32Type;
 
 const EXISTENCE: [JoinHow; 3] = [JoinHow::LeftSemi, JoinHow::LeftAnti, JoinHow::LeftMark];
@@ -201,17 +202,7 @@ fn unsigned_beyond_i64_matches_nothing_on_either_side() {
 
 #[test]
 fn string_encodings_and_int_widths_match() {
-    let left = table(vec![
-        ("k", strs(&[Some("x"), Some("y"), None, Some("w")])),
-        ("n", ints(&[Some(1), Some(2), Some(3), Some(4)])),
-    ]);
-    let dict: ArrayRef = Arc::new(
-        vec![Some("y"), Some("z"), None]
-            .into_iter()
-            .collect::<DictionaryArray<Int32Type>>(),
-    );
-    let narrow: ArrayRef = Arc::new(Int32Array::from(vec![Some(2), Some(9), Some(1)]));
-    let right = table(vec![("k", dict), ("n", narrow)]);
+    let (left, right) = mixed_key_tables();
     let semi = |on: &str| {
         let out = hash_join(
             &existence_spec(&[on], &[on], JoinHow::LeftSemi),

@@ -187,23 +187,8 @@ fn bad_hashed_sides_are_typed_errors() {
 
 #[test]
 fn a_hashed_right_of_other_encodings_and_widths_finds_the_keys_its_table_does() {
-    use arrow::array::{DictionaryArray, Int32Array};
-    use arrow::datatypes::Int32Type;
     // Left: Utf8 and Int64 keys; right: dictionary strings and Int32, hashed as they are.
-    let left = table(vec![
-        (
-            "k",
-            super::tests::strs(&[Some("x"), Some("y"), None, Some("w")]),
-        ),
-        ("n", ints(&[Some(1), Some(2), Some(3), Some(4)])),
-    ]);
-    let dict: ArrayRef = Arc::new(
-        vec![Some("y"), Some("z"), None]
-            .into_iter()
-            .collect::<DictionaryArray<Int32Type>>(),
-    );
-    let narrow: ArrayRef = Arc::new(Int32Array::from(vec![Some(2), Some(9), Some(1)]));
-    let right = table(vec![("k", dict), ("n", narrow)]);
+    let (left, right) = super::tests::mixed_key_tables();
     for (on, semi_rows) in [("k", 2), ("n", 2)] {
         let hashed = HashedSide::new(std::slice::from_ref(&right), vec![on.into()]).unwrap();
         for how in [JoinHow::LeftSemi, JoinHow::LeftAnti] {

@@ -27,6 +27,27 @@ pub(super) fn table(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
     RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap()
 }
 
+/// Keys of other encodings and widths on each side: a left of Utf8 `k` and Int64 `n` (four
+/// rows, one `k` null), a right of dictionary-encoded `k` and Int32 `n` (three rows, one
+/// `k` null).
+pub(super) fn mixed_key_tables() -> (RecordBatch, RecordBatch) {
+    let left = table(vec![
+        ("k", strs(&[Some("x"), Some("y"), None, Some("w")])),
+        ("n", ints(&[Some(1), Some(2), Some(3), Some(4)])),
+    ]);
+    let dict: ArrayRef = Arc::new(
+        vec![Some("y"), Some("z"), None]
+            .into_iter()
+            .collect::<arrow::array::DictionaryArray<Int32Type>>(),
+    );
+    let narrow: ArrayRef = Arc::new(arrow::array::Int32Array::from(vec![
+        Some(2),
+        Some(9),
+        Some(1),
+    ]));
+    (left, table(vec![("k", dict), ("n", narrow)]))
+}
+
 pub(super) fn names(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
