@@ -69,35 +69,8 @@ impl FramePlanner<'_> {
             right_bytes = r.bytes,
             "join: estimated sides"
         );
-        // Guessed sides that may be hashed, the cheaper to compute (fewer source rows)
-        // first, computed until one broadcasts (the other is then its probe side, read as
-        // it is).
-        let mut candidates: Vec<bool> = match spec.how {
-            JoinHow::Right | JoinHow::Outer => vec![],
-            JoinHow::Inner if self.source_rows(right) < self.source_rows(left) => {
-                vec![false, true]
-            }
-            JoinHow::Inner => vec![true, false],
-            _ => vec![false],
-        };
-        candidates.retain(|&is_left| match is_left {
-            true => self.worth_computing(left, l, r, keys),
-            false => self.worth_computing(right, r, l, keys),
-        });
-        for is_left in candidates {
-            if broadcast.is_some() {
-                break;
-            }
-            match is_left {
-                true => l = self.computed(left)?,
-                false => r = self.computed(right)?,
-            }
-            broadcast = self.broadcast_side(spec.how, l, r, keys);
-            tracing::debug!(
-                left_bytes = l.bytes,
-                right_bytes = r.bytes,
-                "join: measured sides"
-            );
+        if broadcast.is_none() {
+            (broadcast, l, r) = self.measured_choice(left, right, spec, l, r)?;
         }
         // A semi, anti or mark join still to be shuffled whose left side is small beside
         // its right: only the right rows whose keys the left has can matter, so the right
@@ -173,6 +146,50 @@ impl FramePlanner<'_> {
                 joined(spec, l.len(), inputs)
             })
             .collect())
+    }
+
+    /// The broadcast choice of a join that the estimates `l` and `r` would shuffle, made
+    /// again as its guessed sides that may be hashed are computed — the cheaper to compute
+    /// (fewer source rows) first — until one broadcasts (the other is then its probe side,
+    /// read as it is); with the sides' sizes as they then stand.
+    fn measured_choice(
+        &mut self,
+        left: &Arc<FrameNode>,
+        right: &Arc<FrameNode>,
+        spec: &JoinSpec,
+        mut l: Size,
+        mut r: Size,
+    ) -> Result<(Option<Hashed>, Size, Size)> {
+        let keys = spec.left_on.len();
+        let mut candidates: Vec<bool> = match spec.how {
+            JoinHow::Right | JoinHow::Outer => vec![],
+            JoinHow::Inner if self.source_rows(right) < self.source_rows(left) => {
+                vec![false, true]
+            }
+            JoinHow::Inner => vec![true, false],
+            _ => vec![false],
+        };
+        candidates.retain(|&is_left| match is_left {
+            true => self.worth_computing(left, l, r, keys),
+            false => self.worth_computing(right, r, l, keys),
+        });
+        let mut broadcast = None;
+        for is_left in candidates {
+            match is_left {
+                true => l = self.computed(left)?,
+                false => r = self.computed(right)?,
+            }
+            broadcast = self.broadcast_side(spec.how, l, r, keys);
+            tracing::debug!(
+                left_bytes = l.bytes,
+                right_bytes = r.bytes,
+                "join: measured sides"
+            );
+            if broadcast.is_some() {
+                break;
+            }
+        }
+        Ok((broadcast, l, r))
     }
 
     /// The side a join of sizes `left` and `right` hashes and broadcasts, if one.
