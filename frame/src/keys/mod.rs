@@ -14,6 +14,9 @@
 //! - several key columns are encoded column by column, then the pairs of ids are combined
 //!   (a dense grid of slots while the product of the cardinalities is small, a hash table of
 //!   packed `u64` pairs otherwise);
+//! - a column after the first that the columns before it determine (a customer's name
+//!   beside its key) is not encoded at all while it stays so: each tuple keeps one value,
+//!   and rows are compared with it (see `dependent.rs`);
 //! - strings of up to 16 bytes are compared (and hashed) as two words and a length; while
 //!   there are few distinct strings a direct-mapped memo answers before the table;
 //! - encoding into a non-empty integer encoder first looks every row up (independent loads),
@@ -33,12 +36,14 @@ use hashbrown::HashTable;
 use std::hash::{BuildHasher, Hasher};
 
 mod decimal;
+mod dependent;
 mod pairs;
 mod prim;
 mod strings;
 #[cfg(test)]
 mod tests;
 
+use dependent::Dependent;
 use pairs::PairEncoder;
 use prim::{bool_as_u8, map_prim, with_key_type, KeyNative, PrimEncoder};
 use strings::{
@@ -249,9 +254,46 @@ impl ColEncoder {
 /// Distinct key tuples seen so far, each with a dense id (0, 1, 2, ... in order of first appearance).
 pub struct KeyEncoder {
     types: Vec<DataType>,
-    columns: Vec<ColEncoder>,
-    /// `pairs[i]` combines the tuple ids of columns `0..=i` with the ids of column `i + 1`.
-    pairs: Vec<PairEncoder>,
+    first: ColEncoder,
+    /// `rest[i]` combines the tuple ids of columns `0..=i` with column `i + 1`.
+    rest: Vec<Step>,
+}
+
+/// How a key column after the first joins the tuples of the columns before it.
+enum Step {
+    /// Its values so far are determined by the tuple before it (see [`Dependent`]): the
+    /// tuple ids pass through.
+    Dependent(Dependent),
+    /// Its values are interned and paired with the tuple ids before it.
+    Paired(ColEncoder, PairEncoder),
+}
+
+impl Step {
+    /// Number of distinct tuples up to this column.
+    fn len(&self) -> usize {
+        match self {
+            Step::Dependent(d) => d.len(),
+            Step::Paired(_, pair) => pair.len(),
+        }
+    }
+
+    /// Ends [`Step::Dependent`] for column type `dt`: the values of the `n` tuples so far
+    /// are interned and paired with their tuple ids (which keep their ids).
+    fn pair_up(&mut self, dt: &DataType) -> FrameResult<()> {
+        let Step::Dependent(d) = self else {
+            return Ok(());
+        };
+        let mut enc = ColEncoder::new(dt)?;
+        let mut pair = PairEncoder::new();
+        let n = d.len();
+        if n > 0 {
+            let col_ids = enc.encode(d.values()?.as_ref())?;
+            let tuples: Vec<u32> = (0..n as u32).collect();
+            pair.encode(&tuples, &col_ids, n, enc.len())?;
+        }
+        *self = Step::Paired(enc, pair);
+        Ok(())
+    }
 }
 
 impl KeyEncoder {
@@ -270,11 +312,14 @@ impl KeyEncoder {
         }
         Ok(KeyEncoder {
             types: key_types.to_vec(),
-            columns: key_types
+            first: ColEncoder::new(&key_types[0])?,
+            rest: key_types[1..]
                 .iter()
-                .map(ColEncoder::new)
+                .map(|dt| {
+                    ColEncoder::new(dt)?; // the type is checked now, not when paired
+                    Ok(Step::Dependent(Dependent::new(dt)))
+                })
                 .collect::<FrameResult<_>>()?,
-            pairs: (1..key_types.len()).map(|_| PairEncoder::new()).collect(),
         })
     }
 
@@ -309,16 +354,23 @@ impl KeyEncoder {
     /// A null key is a key like any other (callers that drop null keys filter first).
     pub fn encode(&mut self, columns: &[ArrayRef]) -> FrameResult<Vec<u32>> {
         self.check(columns)?;
-        let mut encoders = self.columns.iter_mut().zip(columns);
-        let Some((first, col)) = encoders.next() else {
+        let Some((col, rest)) = columns.split_first() else {
             return Ok(Vec::new());
         };
-        let mut ids = first.encode(col.as_ref())?;
-        let mut n = first.len();
-        for ((enc, col), pair) in encoders.zip(&mut self.pairs) {
-            let col_ids = enc.encode(col.as_ref())?;
-            ids = pair.encode(&ids, &col_ids, n, enc.len())?;
-            n = pair.len();
+        let mut ids = self.first.encode(col.as_ref())?;
+        let mut n = self.first.len();
+        for ((step, col), dt) in self.rest.iter_mut().zip(rest).zip(&self.types[1..]) {
+            if let Step::Dependent(d) = step {
+                if d.extend(&ids, n, col) {
+                    continue;
+                }
+                step.pair_up(dt)?;
+            }
+            if let Step::Paired(enc, pair) = step {
+                let col_ids = enc.encode(col.as_ref())?;
+                ids = pair.encode(&ids, &col_ids, n, enc.len())?;
+                n = pair.len();
+            }
         }
         Ok(ids)
     }
@@ -326,13 +378,15 @@ impl KeyEncoder {
     /// The id of each row's key without inserting; `None` where the key was never seen (join probe).
     pub fn lookup(&self, columns: &[ArrayRef]) -> FrameResult<Vec<Option<u32>>> {
         self.check(columns)?;
-        let mut encoders = self.columns.iter().zip(columns);
-        let Some((first, col)) = encoders.next() else {
+        let Some((col, rest)) = columns.split_first() else {
             return Ok(Vec::new());
         };
-        let mut ids = first.lookup(col.as_ref())?;
-        for ((enc, col), pair) in encoders.zip(&self.pairs) {
-            ids = pair.lookup(&ids, &enc.lookup(col.as_ref())?);
+        let mut ids = self.first.lookup(col.as_ref())?;
+        for (step, col) in self.rest.iter().zip(rest) {
+            ids = match step {
+                Step::Dependent(d) => d.lookup(&ids, col)?,
+                Step::Paired(enc, pair) => pair.lookup(&ids, &enc.lookup(col.as_ref())?),
+            };
         }
         Ok(ids
             .into_iter()
@@ -342,10 +396,7 @@ impl KeyEncoder {
 
     /// Number of distinct keys.
     pub fn len(&self) -> usize {
-        match self.pairs.last() {
-            Some(p) => p.len(),
-            None => self.columns.first().map_or(0, ColEncoder::len),
-        }
+        self.rest.last().map_or(self.first.len(), Step::len)
     }
 
     /// True when no key was seen.
@@ -356,32 +407,32 @@ impl KeyEncoder {
     /// The distinct keys in id order, one array per key column, with the types given to `new`
     /// (strings come back as the same string type that was given).
     pub fn keys(&self) -> FrameResult<Vec<ArrayRef>> {
-        // The column-local id of each key, per column, unpacked from the pairs (last first).
-        let mut col_ids: Vec<Vec<u32>> = Vec::with_capacity(self.columns.len());
-        let mut tuple: Vec<u32> = (0..self.len() as u32).collect();
-        for pair in self.pairs.iter().rev() {
-            let packed: Vec<u64> = tuple
-                .iter()
-                .map(|&id| pair.pairs.get(id as usize).copied().unwrap_or_default())
-                .collect();
-            col_ids.push(packed.iter().map(|&p| p as u32).collect());
-            tuple = packed.iter().map(|&p| (p >> 32) as u32).collect();
+        if self.rest.is_empty() {
+            return Ok(vec![self.first.keys(&self.types[0])?]);
         }
-        col_ids.push(tuple);
-        col_ids.reverse();
-        self.columns
-            .iter()
-            .zip(&self.types)
-            .zip(col_ids)
-            .map(|((enc, dt), ids)| {
-                let distinct = enc.keys(dt)?;
-                if self.pairs.is_empty() {
-                    return Ok(distinct);
+        // Each column's values by the tuple ids up to it, unpacked from the last column.
+        let mut out: Vec<ArrayRef> = Vec::with_capacity(self.types.len());
+        let mut tuple: Vec<u32> = (0..self.len() as u32).collect();
+        for (step, dt) in self.rest.iter().zip(&self.types[1..]).rev() {
+            let (distinct, col_ids) = match step {
+                Step::Dependent(d) => (d.values()?, tuple.clone()),
+                Step::Paired(enc, pair) => {
+                    let packed: Vec<u64> = tuple
+                        .iter()
+                        .map(|&id| pair.pairs.get(id as usize).copied().unwrap_or_default())
+                        .collect();
+                    tuple = packed.iter().map(|&p| (p >> 32) as u32).collect();
+                    (enc.keys(dt)?, packed.iter().map(|&p| p as u32).collect())
                 }
-                let ids = PrimitiveArray::<UInt32Type>::from(ids);
-                Ok(arrow::compute::take(distinct.as_ref(), &ids, None)?)
-            })
-            .collect()
+            };
+            let ids = PrimitiveArray::<UInt32Type>::from(col_ids);
+            out.push(arrow::compute::take(distinct.as_ref(), &ids, None)?);
+        }
+        let distinct = self.first.keys(&self.types[0])?;
+        let ids = PrimitiveArray::<UInt32Type>::from(tuple);
+        out.push(arrow::compute::take(distinct.as_ref(), &ids, None)?);
+        out.reverse();
+        Ok(out)
     }
 }
 

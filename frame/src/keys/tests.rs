@@ -380,6 +380,129 @@ fn several_key_columns_match_naive() {
     }
 }
 
+/// Rows of a customer-like table: key `k`, then a name, a dictionary nation and a balance
+/// (null for every seventh key) that `k` determines, except where `odd` renames a key.
+type Customer = (Option<i64>, Option<String>, Option<String>, Option<i64>);
+
+fn customers(
+    rng: &mut Rng,
+    n: usize,
+    distinct: u64,
+    odd: Option<i64>,
+) -> (Vec<Customer>, Vec<ArrayRef>) {
+    let rows: Vec<Customer> = ints(rng, n, 0, distinct, 50)
+        .into_iter()
+        .map(|k| {
+            let name = k.map(|k| match odd == Some(k) && rng.below(2) == 0 {
+                true => format!("renamed customer #{k}"),
+                false => format!("customer #{k:09} of a long name"),
+            });
+            let nation = k.map(|k| format!("nation{}", k % 5));
+            (k, name, nation, k.filter(|k| k % 7 != 0).map(|k| 3 * k))
+        })
+        .collect();
+    let cols = vec![
+        arr(Int64Array::from_iter(rows.iter().map(|r| r.0))),
+        arr(StringViewArray::from_iter(rows.iter().map(|r| r.1.clone()))),
+        dict(&rows.iter().map(|r| r.2.clone()).collect::<Vec<_>>()),
+        arr(Int64Array::from_iter(rows.iter().map(|r| r.3))),
+    ];
+    (rows, cols)
+}
+
+/// Columns determined by the first (a name, a nation, a balance per customer key) are kept
+/// as one value per key, and a batch where one key has two names interns them again:
+/// ids, keys and lookups (also of other types) against the naive ids, across batchings.
+#[test]
+fn dependent_columns_match_naive() {
+    let dict_type = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+    let types = [
+        DataType::Int64,
+        DataType::Utf8View,
+        dict_type,
+        DataType::Int64,
+    ];
+    for batch_rows in [3000, 700, 1] {
+        let mut rng = Rng(5);
+        let mut e = KeyEncoder::new(&types).unwrap();
+        let mut seen = HashMap::new();
+        let mut all_rows = Vec::new();
+        // Four batches that keep the dependency, then one that breaks it, then one more.
+        for odd in [None, None, None, None, Some(3), None] {
+            let (rows, cols) = customers(&mut rng, 3000, 400, odd);
+            for start in (0..rows.len()).step_by(batch_rows) {
+                let len = batch_rows.min(rows.len() - start);
+                let part: Vec<ArrayRef> = cols.iter().map(|c| c.slice(start, len)).collect();
+                let ids = e.encode(&part).unwrap();
+                assert_eq!(ids, naive_ids(&rows[start..start + len], &mut seen));
+            }
+            let found = e.lookup(&cols).unwrap();
+            assert!(found
+                .iter()
+                .zip(&rows)
+                .all(|(f, r)| *f == seen.get(r).copied()));
+            all_rows.extend(rows);
+        }
+        let broken = matches!(e.rest[0], Step::Paired(..));
+        assert!(broken, "the renamed key ends the name's dependency");
+        assert!(
+            matches!(e.rest[1], Step::Dependent(_)),
+            "the nation still depends"
+        );
+        assert_eq!(e.len(), seen.len());
+        let keys = e.keys().unwrap();
+        for (k, dt) in keys.iter().zip(&types) {
+            assert_eq!(k.data_type(), dt);
+        }
+        let ka = keys[0].as_primitive::<Int64Type>();
+        let kb = keys[1].as_string_view();
+        let kc = arrow::compute::cast(&keys[2], &DataType::Utf8).unwrap();
+        let kc = kc.as_string::<i32>();
+        let kd = keys[3].as_primitive::<Int64Type>();
+        for (row, &id) in &seen {
+            let id = id as usize;
+            assert_eq!(ka.is_valid(id).then(|| ka.value(id)), row.0);
+            assert_eq!(kb.is_valid(id).then(|| kb.value(id).to_string()), row.1);
+            assert_eq!(kc.is_valid(id).then(|| kc.value(id).to_string()), row.2);
+            assert_eq!(kd.is_valid(id).then(|| kd.value(id)), row.3);
+        }
+        // A probe of other types (Int32 keys and balances, plain strings) finds the same ids;
+        // a known key with another nation or balance is not found.
+        let probe_rows = &all_rows[..50];
+        let mut probe: Vec<ArrayRef> = vec![
+            arr(Int32Array::from_iter(
+                probe_rows.iter().map(|r| r.0.map(|k| k as i32)),
+            )),
+            arr(StringArray::from_iter(
+                probe_rows.iter().map(|r| r.1.clone()),
+            )),
+            arr(StringArray::from_iter(
+                probe_rows.iter().map(|r| r.2.clone()),
+            )),
+            arr(Int32Array::from_iter(
+                probe_rows.iter().map(|r| r.3.map(|v| v as i32)),
+            )),
+        ];
+        let found = e.lookup(&probe).unwrap();
+        assert!(found
+            .iter()
+            .zip(probe_rows)
+            .all(|(f, r)| *f == seen.get(r).copied()));
+        probe[3] = arr(Int64Array::from_iter(
+            probe_rows.iter().map(|r| r.3.map(|v| v + 1)),
+        ));
+        let found = e.lookup(&probe).unwrap();
+        let expected: Vec<Option<u32>> = probe_rows
+            .iter()
+            .map(|r| {
+                let shifted = (r.0, r.1.clone(), r.2.clone(), r.3.map(|v| v + 1));
+                seen.get(&shifted).copied()
+            })
+            .collect();
+        assert_eq!(found, expected);
+    }
+}
+
 #[test]
 fn empty_input_and_errors() {
     let mut e = KeyEncoder::new(&[DataType::Utf8, DataType::Int32]).unwrap();
