@@ -13,6 +13,9 @@ impl Expr {
     }
 
     fn eval(&self, batch: &RecordBatch) -> FrameResult<Value> {
+        if let Some(answers) = self.eval_on_dictionary(batch)? {
+            return Ok(Value::Array(answers));
+        }
         match self {
             Expr::Column(name) => Ok(Value::Array(column(batch, name)?.clone())),
             Expr::Literal(l) => Ok(Value::Scalar(l.to_array()?)),

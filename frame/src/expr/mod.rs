@@ -262,6 +262,7 @@ const STRICT: CastOptions<'static> = CastOptions {
 pub(crate) mod decimal;
 #[cfg(test)]
 mod decimal_tests;
+mod dictionary;
 mod eval;
 mod functions;
 mod math;
