@@ -11,6 +11,7 @@ use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
 use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::basic::Encoding;
 use parquet::file::metadata::RowGroupMetaData;
 use parquet::file::properties::WriterProperties;
 use parquet::file::statistics::Statistics;
@@ -286,8 +287,18 @@ impl ParquetInfo {
 
 /// Reads the row groups and columns of `scan` as one batch.
 pub fn read(scan: &ParquetScan) -> FrameResult<RecordBatch> {
+    Ok(read_with(scan, &[])?.0)
+}
+
+/// [`read`], with columns of `dictionaries` decoded as dictionaries where they can be (see
+/// [`read_batches_with`]), and those columns with their types in the file.
+pub fn read_with(
+    scan: &ParquetScan,
+    dictionaries: &[String],
+) -> FrameResult<(RecordBatch, Vec<(String, DataType)>)> {
     let rows = scan_rows(scan)?;
-    let batches = read_batches(scan, rows.max(1))?.collect::<FrameResult<Vec<_>>>()?;
+    let (batches, decoded) = read_batches_with(scan, rows.max(1), dictionaries)?;
+    let batches = batches.collect::<FrameResult<Vec<_>>>()?;
     let schema = match batches.first() {
         Some(b) => b.schema(),
         None => Arc::new(scan_schema(scan)?),
@@ -302,7 +313,7 @@ pub fn read(scan: &ParquetScan) -> FrameResult<RecordBatch> {
             a.shrink_to_fit();
         }
     }
-    Ok(RecordBatch::try_new(schema, columns)?)
+    Ok((RecordBatch::try_new(schema, columns)?, decoded))
 }
 
 /// The rows of the row groups `scan` reads.
@@ -346,6 +357,21 @@ pub fn read_batches(
     scan: &ParquetScan,
     batch_rows: usize,
 ) -> FrameResult<impl Iterator<Item = FrameResult<RecordBatch>>> {
+    Ok(read_batches_with(scan, batch_rows, &[])?.0)
+}
+
+/// [`read_batches`], with those of the string columns `dictionaries` whose every data page
+/// in the scan's row groups is dictionary encoded decoded as dictionaries of their strings
+/// (`Dictionary(Int32, Utf8)`): a predicate on one then runs once per distinct value, and
+/// rows a filter drops are never made strings. Also the names of the columns so decoded.
+pub fn read_batches_with(
+    scan: &ParquetScan,
+    batch_rows: usize,
+    dictionaries: &[String],
+) -> FrameResult<(
+    impl Iterator<Item = FrameResult<RecordBatch>>,
+    Vec<(String, DataType)>,
+)> {
     let path = scan.path.clone();
     let mut builder = reader_builder(&path)?;
     let groups = builder.metadata().row_groups().len();
@@ -353,6 +379,11 @@ pub fn read_batches(
         return Err(FrameError::InvalidArgument(format!(
             "{path} has no row group {i}"
         )));
+    }
+    let decoded = dictionary_encoded(&builder, &scan.row_groups, dictionaries);
+    let declared = builder_types(&builder, &decoded);
+    if !decoded.is_empty() {
+        builder = as_dictionaries(&path, builder, &decoded)?;
     }
     let schema = builder.schema().clone();
     let mut order = None;
@@ -380,13 +411,99 @@ pub fn read_batches(
         .with_batch_size(batch_rows.max(1))
         .build()
         .map_err(|e| parquet_error(&path, e))?;
-    Ok(reader.map(move |batch| {
+    let batches = reader.map(move |batch| {
         let batch = batch?;
         match &order {
             Some(order) => Ok(batch.project(order)?),
             None => Ok(batch),
         }
-    }))
+    });
+    Ok((batches, declared))
+}
+
+/// Those of `names` that are string columns (not dictionaries already) of a flat schema
+/// and whose every data page in `row_groups` is dictionary encoded.
+fn dictionary_encoded(
+    builder: &ParquetRecordBatchReaderBuilder<File>,
+    row_groups: &[usize],
+    names: &[String],
+) -> Vec<String> {
+    let schema = builder.schema();
+    if names.is_empty() || builder.parquet_schema().num_columns() != schema.fields().len() {
+        return Vec::new();
+    }
+    let all_dictionary = |column: usize| {
+        row_groups.iter().all(|&g| {
+            let Some(c) = builder
+                .metadata()
+                .row_groups()
+                .get(g)
+                .map(|g| g.column(column))
+            else {
+                return false;
+            };
+            let only = |m: &parquet::basic::EncodingMask| {
+                m.is_only(Encoding::RLE_DICTIONARY) || m.is_only(Encoding::PLAIN_DICTIONARY)
+            };
+            c.dictionary_page_offset().is_some() && c.page_encoding_stats_mask().is_some_and(only)
+        })
+    };
+    names
+        .iter()
+        .filter(|name| {
+            schema.index_of(name).is_ok_and(|i| {
+                matches!(
+                    schema.field(i).data_type(),
+                    DataType::Utf8 | DataType::Utf8View
+                ) && all_dictionary(i)
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// `names` with their types in the file read by `builder`.
+fn builder_types(
+    builder: &ParquetRecordBatchReaderBuilder<File>,
+    names: &[String],
+) -> Vec<(String, DataType)> {
+    let schema = builder.schema();
+    names
+        .iter()
+        .filter_map(|n| {
+            Some((
+                n.clone(),
+                schema.field_with_name(n).ok()?.data_type().clone(),
+            ))
+        })
+        .collect()
+}
+
+/// `builder` with the columns `names` read as `Dictionary(Int32, Utf8)`.
+fn as_dictionaries(
+    path: &str,
+    builder: ParquetRecordBatchReaderBuilder<File>,
+    names: &[String],
+) -> FrameResult<ParquetRecordBatchReaderBuilder<File>> {
+    let schema = builder.schema();
+    let dictionary = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+    let fields: Vec<FieldRef> = schema
+        .fields()
+        .iter()
+        .map(|f| match names.contains(f.name()) {
+            true => Arc::new(f.as_ref().clone().with_data_type(dictionary.clone())),
+            false => f.clone(),
+        })
+        .collect();
+    let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let metadata = builder.metadata().clone();
+    let options = ArrowReaderOptions::new().with_schema(schema);
+    let metadata =
+        ArrowReaderMetadata::try_new(metadata, options).map_err(|e| parquet_error(path, e))?;
+    Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
+        open(path)?,
+        metadata,
+    ))
 }
 
 /// Writes `batches` (all of `schema`) as one zstd-compressed Parquet file, one row group
@@ -596,5 +713,75 @@ mod tests {
         let half = lit(Literal::decimal(25, 2, 1).unwrap());
         assert_eq!(info.prune(&col("f").gt(half)), [0, 1]);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file of a few-valued string column `mode` (with nulls), a many-valued one `note`
+    /// (past the writer's dictionary limit in the second row group) and `i`, in two row
+    /// groups of `rows` rows each.
+    fn modes_file(name: &str, rows: usize) -> String {
+        let dir = std::env::temp_dir().join(format!("tessera-pq-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.parquet").display().to_string();
+        let batch = |g: usize| {
+            let modes = ["AIR", "MAIL", "SHIP"];
+            let mode: Vec<Option<&str>> = (0..rows)
+                .map(|r| (r % 11 != 0).then(|| modes[r % 3]))
+                .collect();
+            let note: Vec<String> = (0..rows)
+                .map(|r| match g {
+                    0 => format!("note {}", r % 5),
+                    _ => format!("a note long enough to fill a dictionary page, number {r:08}"),
+                })
+                .collect();
+            let i: Vec<i64> = (0..rows as i64).collect();
+            RecordBatch::try_from_iter([
+                (
+                    "mode",
+                    Arc::new(arrow::array::StringArray::from(mode)) as ArrayRef,
+                ),
+                (
+                    "note",
+                    Arc::new(arrow::array::StringArray::from(note)) as ArrayRef,
+                ),
+                ("i", Arc::new(Int64Array::from(i)) as ArrayRef),
+            ])
+            .unwrap()
+        };
+        let batches = [batch(0), batch(1)];
+        write(&path, batches[0].schema_ref(), &batches).unwrap();
+        path
+    }
+
+    /// Columns asked for as dictionaries come so where every data page of theirs is
+    /// dictionary encoded, with the same strings; not where a row group fell back to plain
+    /// pages, nor where a column is not a string.
+    #[test]
+    fn dictionary_encoded_strings_are_read_as_dictionaries() {
+        let path = modes_file("dict", 40_000);
+        let scan = |groups: Vec<usize>| ParquetScan {
+            path: path.clone(),
+            row_groups: groups,
+            columns: Some(vec!["i".into(), "mode".into(), "note".into()]),
+        };
+        let asked = ["mode".to_string(), "note".to_string(), "i".to_string()];
+        let (batch, decoded) = read_with(&scan(vec![0, 1]), &asked).unwrap();
+        assert_eq!(decoded, vec![("mode".to_string(), DataType::Utf8)]);
+        let mode = batch.column(1);
+        assert!(matches!(mode.data_type(), DataType::Dictionary(..)));
+        assert!(matches!(batch.column(2).data_type(), DataType::Utf8));
+        let plain = read(&scan(vec![0, 1])).unwrap();
+        let as_strings = arrow::compute::cast(mode, &DataType::Utf8).unwrap();
+        assert_eq!(as_strings.as_ref(), plain.column(1).as_ref());
+        assert_eq!(plain.column(1).null_count(), 2 * 40_000usize.div_ceil(11));
+        // The first row group alone: both string columns are dictionaries there.
+        let (batches, decoded) = read_batches_with(&scan(vec![0]), 10_000, &asked).unwrap();
+        let names: Vec<&str> = decoded.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["mode", "note"]);
+        let batches = batches.collect::<FrameResult<Vec<_>>>().unwrap();
+        assert_eq!(batches.len(), 4);
+        assert!(batches
+            .iter()
+            .all(|b| matches!(b.column(2).data_type(), DataType::Dictionary(..))));
+        std::fs::remove_dir_all(std::path::Path::new(&path).parent().unwrap()).unwrap();
     }
 }
