@@ -722,6 +722,27 @@ impl Expr {
         }
     }
 
+    /// How many expressions it is made of (itself included): a measure of its work per row.
+    pub(crate) fn size(&self) -> usize {
+        1 + match self {
+            Expr::Column(_) | Expr::Literal(_) => 0,
+            Expr::Binary { left, right, .. }
+            | Expr::FillNull {
+                expr: left,
+                value: right,
+            } => left.size() + right.size(),
+            Expr::Not(e)
+            | Expr::Negate(e)
+            | Expr::IsNull(e)
+            | Expr::IsNotNull(e)
+            | Expr::Cast { expr: e, .. }
+            | Expr::StrContains { expr: e, .. }
+            | Expr::DatePart { expr: e, .. }
+            | Expr::Alias { expr: e, .. } => e.size(),
+            Expr::Function { args, .. } => args.iter().map(Expr::size).sum(),
+        }
+    }
+
     /// The columns it reads, each once, in first-seen order.
     pub fn columns(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
