@@ -295,7 +295,7 @@ pub fn read(scan: &ParquetScan) -> FrameResult<RecordBatch> {
 pub fn read_with(
     scan: &ParquetScan,
     dictionaries: &[String],
-) -> FrameResult<(RecordBatch, Vec<(String, DataType)>)> {
+) -> FrameResult<(RecordBatch, Decoded)> {
     let rows = scan_rows(scan)?;
     let (batches, decoded) = read_batches_with(scan, rows.max(1), dictionaries)?;
     let batches = batches.collect::<FrameResult<Vec<_>>>()?;
@@ -360,6 +360,9 @@ pub fn read_batches(
     Ok(read_batches_with(scan, batch_rows, &[])?.0)
 }
 
+/// The columns a read decoded as dictionaries, with their types in the file.
+pub type Decoded = Vec<(String, DataType)>;
+
 /// [`read_batches`], with those of the string columns `dictionaries` whose every data page
 /// in the scan's row groups is dictionary encoded decoded as dictionaries of their strings
 /// (`Dictionary(Int32, Utf8)`): a predicate on one then runs once per distinct value, and
@@ -368,10 +371,7 @@ pub fn read_batches_with(
     scan: &ParquetScan,
     batch_rows: usize,
     dictionaries: &[String],
-) -> FrameResult<(
-    impl Iterator<Item = FrameResult<RecordBatch>>,
-    Vec<(String, DataType)>,
-)> {
+) -> FrameResult<(impl Iterator<Item = FrameResult<RecordBatch>>, Decoded)> {
     let path = scan.path.clone();
     let mut builder = reader_builder(&path)?;
     let groups = builder.metadata().row_groups().len();
@@ -463,10 +463,7 @@ fn dictionary_encoded(
 }
 
 /// `names` with their types in the file read by `builder`.
-fn builder_types(
-    builder: &ParquetRecordBatchReaderBuilder<File>,
-    names: &[String],
-) -> Vec<(String, DataType)> {
+fn builder_types(builder: &ParquetRecordBatchReaderBuilder<File>, names: &[String]) -> Decoded {
     let schema = builder.schema();
     names
         .iter()
