@@ -13,36 +13,12 @@ impl Expr {
     fn only_column(&self) -> Option<&str> {
         let mut found: Option<&str> = None;
         let mut several = false;
-        self.each_column(&mut |name| match found {
-            Some(f) if f != name => several = true,
-            _ => found = Some(name),
+        self.walk(&mut |e| match (e, found) {
+            (Expr::Column(name), Some(f)) if f != name => several = true,
+            (Expr::Column(name), _) => found = Some(name),
+            _ => {}
         });
         found.filter(|_| !several)
-    }
-
-    /// Calls `f` on the name of every column read.
-    fn each_column<'a>(&'a self, f: &mut dyn FnMut(&'a str)) {
-        match self {
-            Expr::Column(name) => f(name),
-            Expr::Literal(_) => {}
-            Expr::Binary { left, right, .. }
-            | Expr::FillNull {
-                expr: left,
-                value: right,
-            } => {
-                left.each_column(f);
-                right.each_column(f);
-            }
-            Expr::Not(e)
-            | Expr::Negate(e)
-            | Expr::IsNull(e)
-            | Expr::IsNotNull(e)
-            | Expr::Cast { expr: e, .. }
-            | Expr::StrContains { expr: e, .. }
-            | Expr::DatePart { expr: e, .. }
-            | Expr::Alias { expr: e, .. } => e.each_column(f),
-            Expr::Function { args, .. } => args.iter().for_each(|a| a.each_column(f)),
-        }
     }
 
     /// Its value on `batch` where it is a Boolean expression (not a bare column) of one

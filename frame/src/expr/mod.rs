@@ -724,13 +724,24 @@ impl Expr {
 
     /// How many expressions it is made of (itself included): a measure of its work per row.
     pub(crate) fn size(&self) -> usize {
-        1 + match self {
-            Expr::Column(_) | Expr::Literal(_) => 0,
+        let mut n = 0;
+        self.walk(&mut |_| n += 1);
+        n
+    }
+
+    /// Calls `f` on it and on every expression it is made of, parents first.
+    pub(crate) fn walk<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        f(self);
+        match self {
+            Expr::Column(_) | Expr::Literal(_) => {}
             Expr::Binary { left, right, .. }
             | Expr::FillNull {
                 expr: left,
                 value: right,
-            } => left.size() + right.size(),
+            } => {
+                left.walk(f);
+                right.walk(f);
+            }
             Expr::Not(e)
             | Expr::Negate(e)
             | Expr::IsNull(e)
@@ -738,18 +749,19 @@ impl Expr {
             | Expr::Cast { expr: e, .. }
             | Expr::StrContains { expr: e, .. }
             | Expr::DatePart { expr: e, .. }
-            | Expr::Alias { expr: e, .. } => e.size(),
-            Expr::Function { args, .. } => args.iter().map(Expr::size).sum(),
+            | Expr::Alias { expr: e, .. } => e.walk(f),
+            Expr::Function { args, .. } => args.iter().for_each(|a| a.walk(f)),
         }
     }
 
     /// The columns it reads, each once, in first-seen order.
     pub fn columns(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        // One walk over the columns serves both this and renaming; expressions are small.
-        self.clone().visit_columns(&mut |name| {
-            if !out.contains(name) {
-                out.push(name.clone());
+        self.walk(&mut |e| {
+            if let Expr::Column(name) = e {
+                if !out.contains(name) {
+                    out.push(name.clone());
+                }
             }
         });
         out
