@@ -436,17 +436,30 @@ fn run_morsels(
         return Ok(None);
     }
     let filter = |e: &Expr, over: &RecordBatch, keep: &RecordBatch| device.filter(e, over, keep);
-    let (morsels, decoded) =
-        parquet::read_batches_with(scan, morsel_rows, &filter_only(scan, &p.steps))?;
-    let morsels = morsels.map(|m| {
-        Ok(restore(
-            apply_steps_with(&m?, &p.steps, &filter)?,
-            &decoded,
-        )?)
+    // A groupby's keys that the steps pass on as they are read go into its partial as
+    // dictionaries too (the key encoder takes a dictionary's values once); the partial's
+    // few keys are made strings.
+    let keys = group_spec(&p.sink).map_or_else(Vec::new, |spec| {
+        let aggregated: HashSet<&String> = spec.aggs.iter().map(|a| &a.column).collect();
+        spec.keys
+            .iter()
+            .filter(|k| !aggregated.contains(k))
+            .cloned()
+            .collect::<Vec<_>>()
     });
+    let (morsels, decoded) = parquet::read_batches_with(
+        scan,
+        morsel_rows,
+        &dictionary_columns(scan, &p.steps, &keys),
+    )?;
+    let (as_keys, rest): (parquet::Decoded, parquet::Decoded) = decoded
+        .iter()
+        .cloned()
+        .partition(|(name, _)| keys.contains(name));
+    let morsels = morsels.map(|m| Ok(restore(apply_steps_with(&m?, &p.steps, &filter)?, &rest)?));
     match group_spec(&p.sink) {
         Some(spec) => match group_morsels(spec, morsels)? {
-            Some(partial) => grouped(partial, &p.sink).map(Some),
+            Some(partial) => grouped(restore(partial, &as_keys)?, &p.sink).map(Some),
             None => Ok(None),
         },
         None => Ok(Some(ChunkData::Table(concat_all(
@@ -459,6 +472,12 @@ fn run_morsels(
 /// decoded as dictionaries where the file allows ([`parquet::read_batches_with`]), so that
 /// the filters' predicates run once per distinct value, then [`restore`]d.
 fn filter_only(scan: &ParquetScan, steps: &[MapStep]) -> Vec<String> {
+    dictionary_columns(scan, steps, &[])
+}
+
+/// [`filter_only`], and the columns `passed` that no step but a filter reads (a groupby's
+/// keys).
+fn dictionary_columns(scan: &ParquetScan, steps: &[MapStep], passed: &[String]) -> Vec<String> {
     let Some(columns) = &scan.columns else {
         return Vec::new();
     };
@@ -478,7 +497,7 @@ fn filter_only(scan: &ParquetScan, steps: &[MapStep]) -> Vec<String> {
     }
     columns
         .iter()
-        .filter(|c| filtered.contains(*c) && !other.contains(*c))
+        .filter(|c| (filtered.contains(*c) || passed.contains(*c)) && !other.contains(*c))
         .cloned()
         .collect()
 }

@@ -478,7 +478,8 @@ fn modes_file(name: &str) -> String {
 
 /// Filters on a string column read as a dictionary give the rows and types of filters on
 /// the strings: the column dropped after the filter, kept (made strings again), and
-/// grouped by, in morsels and whole, into a table, a partition and a groupby partial.
+/// grouped by, in morsels and whole, into a table, a partition and a groupby partial; a
+/// groupby key no filter reads goes into the partial as a dictionary, made strings after.
 #[test]
 fn filters_on_dictionary_columns_give_what_filters_on_strings_give() {
     use crate::frame::expr::{col, lit, Literal};
@@ -500,8 +501,10 @@ fn filters_on_dictionary_columns_give_what_filters_on_strings_give() {
     let kept = vec![
         MapStep::Select(vec![col("i"), col("mode")]),
         MapStep::Filter(air_or_ship.clone()),
-        MapStep::Filter(odd),
+        MapStep::Filter(odd.clone()),
     ];
+    // No filter reads `mode`: only a groupby's key passes it on as a dictionary.
+    let passed = vec![MapStep::Filter(odd)];
     let spec = GroupBySpec {
         keys: vec!["mode".into()],
         aggs: vec![AggSpec {
@@ -519,8 +522,10 @@ fn filters_on_dictionary_columns_give_what_filters_on_strings_give() {
         Sink::GroupPartial(spec),
     ];
     let plain = parquet::read(&scan).expect("read");
-    for steps in [dropped, kept] {
-        assert!(filter_only(&scan, &steps).contains(&"mode".to_string()));
+    let mode = "mode".to_string();
+    assert!(!filter_only(&scan, &passed).contains(&mode));
+    assert!(dictionary_columns(&scan, &passed, std::slice::from_ref(&mode)).contains(&mode));
+    for steps in [dropped, kept, passed] {
         let want = crate::frame::map::apply_steps(&plain, &steps).expect("steps");
         for sink in &sinks {
             if matches!(sink, Sink::GroupPartial(_)) && want.schema().index_of("mode").is_err() {
