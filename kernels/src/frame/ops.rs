@@ -505,6 +505,9 @@ fn dictionary_columns(scan: &ParquetScan, steps: &[MapStep], passed: &[String]) 
 /// `batch` with the columns `decoded` read as dictionaries (those the steps kept) cast back
 /// to their types in the file: the pipeline's output has the types the planner expects.
 fn restore(batch: RecordBatch, decoded: &[(String, DataType)]) -> FrameResult<RecordBatch> {
+    if decoded.is_empty() {
+        return Ok(batch); // the usual case, once per morsel
+    }
     let schema = batch.schema();
     let cast_to = |name: &str| decoded.iter().find(|(n, _)| n == name).map(|(_, t)| t);
     let dictionaries = schema
