@@ -29,10 +29,10 @@
 
 use crate::error::WireError;
 use arrow::array::{
-    Array, ArrayRef, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array,
-    PrimitiveArray, RecordBatch, UInt8Array,
+    Array, ArrayRef, AsArray, BooleanArray, Float32Array, Float64Array, GenericByteViewArray,
+    Int32Array, Int64Array, PrimitiveArray, RecordBatch, UInt8Array,
 };
-use arrow::datatypes::{ArrowPrimitiveType, DataType, Field, Schema, SchemaRef};
+use arrow::datatypes::{ArrowPrimitiveType, ByteViewType, DataType, Field, Schema, SchemaRef};
 use arrow::ipc::writer::IpcWriteOptions;
 use arrow::ipc::CompressionType;
 use arrow_flight::decode::{DecodedPayload, FlightDataDecoder};
@@ -198,6 +198,53 @@ fn split(chunk: &ChunkData) -> Result<(ChunkKind, Vec<RecordBatch>), WireError> 
     })
 }
 
+/// `batch` cut into pieces of rows of about `max_size` bytes whose view columns are
+/// compacted to the strings they hold, where it has string or binary view columns (`None`
+/// otherwise: the Flight encoder cuts it). The encoder slices a batch, and Arrow IPC
+/// writes a sliced view column with all its data buffers, so every message of a 28 MB
+/// column of views would carry the 28 MB.
+fn pieces(batch: &RecordBatch, max_size: usize) -> Option<Vec<RecordBatch>> {
+    let is_view = |t: &DataType| matches!(t, DataType::Utf8View | DataType::BinaryView);
+    if !batch.columns().iter().any(|c| is_view(c.data_type())) || batch.num_rows() == 0 {
+        return None;
+    }
+    let bytes: usize = batch
+        .columns()
+        .iter()
+        .map(|c| match c.data_type() {
+            DataType::Utf8View => view_bytes(c.as_string_view()),
+            DataType::BinaryView => view_bytes(c.as_binary_view()),
+            _ => {
+                let data = c.to_data();
+                data.get_slice_memory_size()
+                    .unwrap_or_else(|_| c.get_array_memory_size())
+            }
+        })
+        .sum();
+    let count = bytes.div_ceil(max_size.max(1)).max(1);
+    let rows = batch.num_rows().div_ceil(count);
+    let pieces = (0..batch.num_rows()).step_by(rows).map(|start| {
+        let piece = batch.slice(start, rows.min(batch.num_rows() - start));
+        let columns = piece
+            .columns()
+            .iter()
+            .map(|c| match c.data_type() {
+                DataType::Utf8View => Arc::new(c.as_string_view().gc()) as ArrayRef,
+                DataType::BinaryView => Arc::new(c.as_binary_view().gc()) as ArrayRef,
+                _ => Arc::clone(c),
+            })
+            .collect();
+        // The same schema and row count: the rebuilt batch cannot fail.
+        RecordBatch::try_new(piece.schema(), columns).unwrap_or(piece)
+    });
+    Some(pieces.collect())
+}
+
+/// The bytes a view column takes once compacted: its views and the strings they point to.
+fn view_bytes<T: ByteViewType + ?Sized>(array: &GenericByteViewArray<T>) -> usize {
+    array.len() * 16 + array.total_buffer_bytes_used()
+}
+
 fn ipc_options(compression: Option<Compression>) -> Result<IpcWriteOptions, WireError> {
     let codec = compression.map(|c| match c {
         Compression::Lz4Frame => CompressionType::LZ4_FRAME,
@@ -226,13 +273,18 @@ pub fn encode_chunk(
         .build(stream::empty());
     let max_size = options.max_flight_data_size;
     let parts = sections.into_iter().enumerate().map(move |(index, batch)| {
+        // Pieces cut here are sent as they are; the encoder cuts other batches.
+        let (batches, max_size) = match pieces(&batch, max_size) {
+            Some(pieces) => (pieces, usize::MAX),
+            None => (vec![batch], max_size),
+        };
         FlightDataEncoderBuilder::new()
-            .with_schema(batch.schema())
+            .with_schema(batches[0].schema())
             .with_metadata(Bytes::copy_from_slice(&(index as u64).to_le_bytes()))
             .with_options(ipc.clone())
             .with_max_flight_data_size(max_size)
             .with_dictionary_handling(DictionaryHandling::Resend)
-            .build(stream::iter([Ok(batch)]))
+            .build(stream::iter(batches.into_iter().map(Ok)))
     });
     Ok(head.chain(stream::iter(parts).flatten()).boxed())
 }

@@ -122,6 +122,53 @@ async fn large_chunks_are_cut_into_messages_and_put_back_together() {
 }
 
 #[tokio::test]
+async fn a_large_string_view_column_is_cut_into_messages_of_its_own_strings() {
+    // 20,000 strings of 100 bytes (2 MB of data buffers), with nulls and short strings.
+    let strings: Vec<Option<String>> = (0..20_000)
+        .map(|i| match i % 7 {
+            0 => None,
+            1 => Some(format!("s{i}")),
+            _ => Some(format!("{i:0>100}")),
+        })
+        .collect();
+    let views = arrow::array::StringViewArray::from_iter(strings.iter().map(|s| s.as_deref()));
+    let ids = arrow::array::Int64Array::from_iter_values(0..20_000);
+    let batch = arrow::array::RecordBatch::try_from_iter([
+        ("id", std::sync::Arc::new(ids) as arrow::array::ArrayRef),
+        ("s", std::sync::Arc::new(views) as arrow::array::ArrayRef),
+    ])
+    .unwrap();
+    let options = WireOptions {
+        compression: None,
+        max_flight_data_size: 64 << 10,
+    };
+    for chunk in [
+        ChunkData::Table(batch.clone()),
+        ChunkData::Tables(vec![batch.slice(5, 10_000), batch.slice(0, 0)]),
+    ] {
+        let sent = messages(&chunk, &options).await;
+        // Each message carries its own rows' strings, not the whole column's buffers.
+        let largest = sent.iter().map(|m| m.data_body.len()).max().unwrap_or(0);
+        assert!(largest <= 80 << 10, "a message of {largest} bytes");
+        assert!(
+            wire_bytes(&sent) < 4 << 20,
+            "{} bytes in all",
+            wire_bytes(&sent)
+        );
+        let back = decode(sent, usize::MAX).await.unwrap();
+        let rows = |c: &ChunkData| match c {
+            ChunkData::Table(t) => vec![t.clone()],
+            ChunkData::Tables(parts) => parts.clone(),
+            _ => panic!("kind changed"),
+        };
+        for (got, want) in rows(&back).iter().zip(rows(&chunk)) {
+            assert_eq!(got.schema(), want.schema(), "the view type is kept");
+            assert_eq!(got, &want);
+        }
+    }
+}
+
+#[tokio::test]
 async fn compression_shrinks_compressible_data() {
     let zeros = ChunkData::Tensor(crate::samples::tensor(
         &[100_000],
