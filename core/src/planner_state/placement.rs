@@ -29,6 +29,8 @@ use crate::job::JobId;
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::time::Duration;
+use tessera_kernels::frame::ops::FrameOp;
+use tessera_kernels::ChunkOp;
 
 /// Input bytes over which a task waits for a busy device holding them rather than move
 /// them to another busy device: about what a loopback transfer moves in a few
@@ -50,7 +52,8 @@ const BROADCAST_READERS: usize = 8;
 
 /// The largest chunk that counts as broadcast: small enough that each worker fetches it
 /// once and keeps its copy (a cluster worker keeps a copy of a chunk its tasks read
-/// again, up to a few MiB).
+/// again, up to a few MiB). A hashed join side counts at any size: it exists to be probed
+/// by every chunk of the other side, and a worker keeps its copy from the first fetch.
 const BROADCAST_BYTES: u64 = 1 << 20;
 
 /// Where [`PlannerState::place`] puts a task.
@@ -195,11 +198,13 @@ impl PlannerState {
     ///
     /// A task with inputs held somewhere goes where most of their bytes are, not counting
     /// broadcast inputs: a small chunk that many tasks of the job read (the stacked factor
-    /// every block of a tall-skinny QR multiplies by, a projection matrix) would otherwise
+    /// every block of a tall-skinny QR multiplies by, a projection matrix), or a hashed
+    /// join side of any size that many probes read, would otherwise
     /// draw all its readers to its one holder, and they would queue there while the
     /// others idle; each device fetches it once instead. A task with none (a root: a
     /// creation, a read) goes where most of its siblings — the other
-    /// inputs of its readers — run or are held (with 0 bytes), so that a reduction's
+    /// inputs of its readers, broadcast ones left out — run or are held (with 0 bytes),
+    /// so that a reduction's
     /// leaves gather on one device rather than alternate and make every combine fetch
     /// half its inputs (Dask's co-assignment of root tasks). Readers of more than
     /// [`SIBLING_FAN_IN`] chunks (a shuffle's merge, a concatenation) draw nothing: their
@@ -223,16 +228,20 @@ impl PlannerState {
             Some((_, b)) => *b += bytes,
             None => near.push((device, bytes)),
         };
-        let broadcast = |input: ChunkKey, bytes: u64| {
-            bytes <= BROADCAST_BYTES
-                && state
-                    .index
-                    .position(input)
-                    .is_some_and(|p| state.index.consumers(p).len() > BROADCAST_READERS)
+        let broadcast = |p: usize| {
+            let hashed = matches!(&state.tasks[p].work,
+                Work::Run(op) if matches!(**op, ChunkOp::Frame(FrameOp::HashSide { .. })));
+            let small = || {
+                let id = state.chunk_id(job, state.tasks[p].key);
+                self.locality
+                    .get(&id)
+                    .is_some_and(|&(_, bytes)| bytes <= BROADCAST_BYTES)
+            };
+            state.index.consumers(p).len() > BROADCAST_READERS && (hashed || small())
         };
         for &input in &state.tasks[pos].inputs {
             if let Some(&(device, bytes)) = self.locality.get(&state.chunk_id(job, input)) {
-                if !broadcast(input, bytes) {
+                if !state.index.position(input).is_some_and(broadcast) {
                     add(&mut near, device, bytes);
                 }
             }
@@ -241,7 +250,8 @@ impl PlannerState {
         if by_siblings {
             let readers = state.index.consumers(pos).iter();
             for &reader in readers.filter(|&&r| state.index.inputs(r).len() <= SIBLING_FAN_IN) {
-                for &sibling in state.index.inputs(reader).iter().filter(|&&s| s != pos) {
+                let others = state.index.inputs(reader).iter().copied();
+                for sibling in others.filter(|&s| s != pos && !broadcast(s)) {
                     let key = state.tasks[sibling].key;
                     let at = self
                         .locality
@@ -425,10 +435,10 @@ mod tests {
         assert_eq!(placed(&held(&mut p, 5, b)), vec![(8, b)]);
     }
 
-    /// Where the readers of a shared chunk go: leaves 1..=n, split between workers a
-    /// (the first half) and b, and a larger shared chunk 100 on a; reader 100 + i reads
-    /// leaf i and the shared chunk.
-    fn readers_of_a_shared_chunk(n: u64) -> Vec<(u64, DeviceId)> {
+    /// Where the readers of a shared chunk go: leaves 1..=n of 8 bytes, split between
+    /// workers a (the first half) and b, and a shared chunk 100 of `shared` bytes on a,
+    /// made by `op`; reader 100 + i reads leaf i and the shared chunk.
+    fn readers_of_a_shared_chunk(n: u64, shared: u64, op: ChunkOp) -> Vec<(u64, DeviceId)> {
         let (a, b) = (DeviceId(1), DeviceId(2));
         let mut p = PlannerState::new(UnboundedPool::new());
         assert!(p.add_queued_device(a, 4, 64).is_empty());
@@ -438,11 +448,13 @@ mod tests {
         tasks.push((100, &[]));
         tasks.extend((1..=n).map(|i| (100 + i, &inputs[i as usize - 1][..])));
         let outputs: Vec<u64> = (101..=100 + n).collect();
-        let (job, _) = p.submit(graph(&tasks, &outputs), Instant::now());
+        let mut g = graph(&tasks, &outputs);
+        g.tasks[n as usize].op = op;
+        let (job, _) = p.submit(g, Instant::now());
         let mut readers = Vec::new();
         for (key, device, bytes) in (1..=n)
             .map(|i| (i, if i <= n / 2 { a } else { b }, 8))
-            .chain([(100, a, 64)])
+            .chain([(100, a, shared)])
         {
             let attempt = attempt(&p, job, key);
             let id = ChunkId {
@@ -460,14 +472,56 @@ mod tests {
     #[test]
     fn a_small_chunk_many_tasks_read_does_not_draw_them_all_to_its_holder() {
         let (a, b) = (DeviceId(1), DeviceId(2));
+        let op = || const_op(1, 1);
         // Read by 8 tasks, the shared chunk's 64 bytes outweigh each leaf's 8: all go to a.
-        let eight = readers_of_a_shared_chunk(8);
+        let eight = readers_of_a_shared_chunk(8, 64, op());
         assert_eq!(eight, (101..=108).map(|k| (k, a)).collect::<Vec<_>>());
         // Read by 10, it is broadcast: each reader follows its own leaf.
-        let ten = readers_of_a_shared_chunk(10);
+        let ten = readers_of_a_shared_chunk(10, 64, op());
         let expected: Vec<_> = (101..=110)
             .map(|k| (k, if k <= 105 { a } else { b }))
             .collect();
         assert_eq!(ten, expected);
+        // A large chunk is not broadcast: all 10 go to its holder.
+        let large = readers_of_a_shared_chunk(10, 64 << 20, op());
+        assert_eq!(large, (101..=110).map(|k| (k, a)).collect::<Vec<_>>());
+        // A hashed join side is broadcast at any size.
+        let hashed = FrameOp::HashSide {
+            on: vec!["k".into()],
+        };
+        let side = readers_of_a_shared_chunk(10, 64 << 20, ChunkOp::Frame(hashed));
+        assert_eq!(side, expected);
+    }
+
+    #[test]
+    fn a_read_is_not_drawn_to_the_hashed_side_its_probe_reads() {
+        let (a, b) = (DeviceId(1), DeviceId(2));
+        let drawn_by = |op: ChunkOp| {
+            let mut p = PlannerState::new(UnboundedPool::new());
+            assert!(p.add_queued_device(a, 4, 64).is_empty());
+            assert!(p.add_queued_device(b, 4, 64).is_empty());
+            // Reads 1..=10, side 100, probes 101..=110 of read i and the side.
+            let inputs: Vec<[u64; 2]> = (1..=10).map(|i| [i, 100]).collect();
+            let mut tasks: Vec<(u64, &[u64])> = vec![(100, &[])];
+            tasks.extend((1..=10).map(|i| (i, &[][..])));
+            tasks.extend((1..=10).map(|i| (100 + i, &inputs[i as usize - 1][..])));
+            let mut g = graph(&tasks, &(101..=110).collect::<Vec<_>>());
+            g.tasks[0].op = op;
+            let (job, _) = p.submit(g, Instant::now());
+            let side = ChunkId {
+                job,
+                key: ChunkKey(100),
+            };
+            p.chunk_at(side, a, 64 << 20);
+            let state = &p.jobs[&job];
+            let read = state.index.position(ChunkKey(1)).unwrap();
+            p.affinity(job, state, read, DeviceKind::Cpu)
+        };
+        // A large chunk of another kind draws the reads of its readers' other inputs.
+        assert_eq!(drawn_by(const_op(1, 1)), Some((a, 0)));
+        let hashed = FrameOp::HashSide {
+            on: vec!["k".into()],
+        };
+        assert_eq!(drawn_by(ChunkOp::Frame(hashed)), None);
     }
 }

@@ -1,6 +1,6 @@
 //! Gathering a task's inputs: those held here are read from storage, copies kept of
 //! peers' chunks read more than once are taken from [`super::replicas`], the others are
-//! fetched from the peers that hold them over Flight.
+//! fetched from the peers that hold them over Flight (a large one by one task at a time).
 //!
 //! A merge reads dozens of small parts from each peer, so small inputs on one peer travel
 //! together in one do_get of a batch ticket, large ones alone ([`plan_fetches`]). Up to
@@ -16,7 +16,7 @@ use super::Agent;
 use futures::stream::{self, StreamExt};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use tessera_cluster::client::plan_fetches;
+use tessera_cluster::client::{plan_fetches, SMALL_CHUNK_BYTES};
 use tessera_cluster::error::WireError;
 use tessera_proto::pb::ChunkLocation;
 use tessera_proto::ChunkTicket;
@@ -69,14 +69,17 @@ impl Agent {
         let mut fetches = Vec::new();
         for request in requests {
             let batch: Vec<&ChunkLocation> = request.iter().map(|&i| locations[i]).collect();
-            fetches.push(async move { (request, self.fetch_from_holder(&batch).await) });
+            fetches.push(async move {
+                let inputs = match batch[..] {
+                    [one] if one.nbytes > SMALL_CHUNK_BYTES => self.fetch_in_turn(one).await,
+                    _ => self.fetch_and_keep(&batch).await,
+                };
+                (request, inputs)
+            });
         }
         let mut fetched = stream::iter(fetches).buffer_unordered(FETCHES_AT_ONCE);
         while let Some((request, inputs)) = fetched.next().await {
             for (i, input) in request.into_iter().zip(inputs) {
-                if let Ok(Input::Fetched(data)) = &input {
-                    self.replicas().fetched(copy_id(locations[i]), data);
-                }
                 gathered[i] = Some(input);
             }
         }
@@ -89,6 +92,36 @@ impl Agent {
     /// The copies of peers' chunks kept here.
     pub(super) fn replicas(&self) -> MutexGuard<'_, Replicas> {
         self.replicas.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The large chunk at `location`, fetched while no other task of this worker fetches
+    /// it: one that waited takes the copy the first kept, if it was kept (a hashed join
+    /// side is fetched and hashed once, not by every probe queued here at once).
+    async fn fetch_in_turn(&self, location: &ChunkLocation) -> Vec<Gathered> {
+        let id = copy_id(location);
+        let turn = self.replicas().turn(id);
+        let inputs = {
+            let _mine = turn.lock().await;
+            let kept = self.replicas().get(id);
+            match kept {
+                Some(data) => vec![Ok(Input::Fetched(data))],
+                None => self.fetch_and_keep(&[location]).await,
+            }
+        };
+        self.replicas().end_turn(id, turn);
+        inputs
+    }
+
+    /// The inputs at `locations`, all on one holder ([`Self::fetch_from_holder`]); those
+    /// fetched are offered to the copies kept here.
+    async fn fetch_and_keep(&self, locations: &[&ChunkLocation]) -> Vec<Gathered> {
+        let inputs = self.fetch_from_holder(locations).await;
+        for (location, input) in locations.iter().zip(&inputs) {
+            if let Ok(Input::Fetched(data)) = input {
+                self.replicas().fetched(copy_id(location), data);
+            }
+        }
+        inputs
     }
 
     /// The inputs at `locations`, all on one holder, in one request; if that fails other
