@@ -166,8 +166,8 @@ impl SessionBuilder {
     }
 
     /// Largest estimated side of a join that is hashed once and broadcast (default: a
-    /// 32nd of the memory budget, between the chunk size and 512 MiB; on a cluster, the
-    /// chunk size).
+    /// 32nd of the memory budget, on a cluster of the smallest worker's memory limit,
+    /// between the chunk size and 512 MiB).
     pub fn broadcast_bytes(mut self, bytes: u64) -> Self {
         self.broadcast_bytes = Some(bytes);
         self
@@ -312,6 +312,11 @@ impl SessionBuilder {
             .as_ref()
             .and_then(|(_, info)| info.as_ref().map(|i| i.memory_limit))
             .filter(|&bytes| bytes > 0);
+        let smallest_worker = cluster
+            .as_ref()
+            .and_then(|(_, info)| info.as_ref())
+            .and_then(|i| i.worker_list.iter().map(|w| w.memory_limit).min())
+            .filter(|&bytes| bytes > 0);
         let config = SessionConfig {
             threads,
             memory_budget,
@@ -324,11 +329,11 @@ impl SessionBuilder {
             progress: self.progress,
             eager: self.eager,
             shuffle_rows: self.shuffle_rows.unwrap_or(DEFAULT_SHUFFLE_ROWS),
-            broadcast_bytes: self.broadcast_bytes.unwrap_or_else(|| match cluster {
-                // The worker holding a large hashed side would draw every probe task to
-                // itself (see `cluster.md`).
-                Some(_) => chunk_bytes as u64,
-                None => default_broadcast_bytes(memory_budget, chunk_bytes as u64),
+            // On a cluster every worker holds a copy of a hashed side: the smallest
+            // worker's limit bounds it.
+            broadcast_bytes: self.broadcast_bytes.unwrap_or_else(|| {
+                let memory = smallest_worker.unwrap_or(memory_budget);
+                default_broadcast_bytes(memory, chunk_bytes as u64)
             }),
             backend,
             devices,
@@ -411,9 +416,10 @@ fn default_memory_budget(reading: Option<MemoryReading>) -> u64 {
     total / 10 * 7
 }
 
-/// Default [`SessionConfig::broadcast_bytes`] in one process: a 32nd of the memory
-/// budget (the hashed side stays in memory while the other side's chunks probe it), at
-/// least a chunk and at most [`MAX_DEFAULT_BROADCAST`] (one task hashes it).
+/// Default [`SessionConfig::broadcast_bytes`]: a 32nd of the memory budget (on a cluster,
+/// of the smallest worker's memory limit: the hashed side stays in memory while the other
+/// side's chunks probe it, and each worker keeps a copy), at least a chunk and at most
+/// [`MAX_DEFAULT_BROADCAST`] (one task hashes it).
 fn default_broadcast_bytes(memory_budget: u64, chunk_bytes: u64) -> u64 {
     (memory_budget / 32)
         .min(MAX_DEFAULT_BROADCAST)
