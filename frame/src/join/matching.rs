@@ -169,6 +169,7 @@ impl Index {
                 build.rows
             )));
         }
+        encoder.seal();
         let n_ids = encoder.len();
         // Ids are given in row order: where every row has its own key, id = row.
         let csr = (build.unmatchable.is_some() || n_ids != build.rows)
@@ -215,14 +216,14 @@ impl Index {
         Ok(ids)
     }
 
-    /// Bytes held, about: the row lists, and the encoder's tables taken at two words of
-    /// slot and value per distinct key and key column.
+    /// Bytes held, about: the row lists, the encoder's tables taken at two words of slot
+    /// and value per distinct key and key column, and its bitmap of keys.
     pub(super) fn bytes(&self, key_columns: usize) -> usize {
         let lists = self
             .csr
             .as_ref()
             .map_or(0, |c| 4 * (c.offsets.len() + c.rows.len()));
-        lists + self.encoder.len() * 16 * key_columns.max(1)
+        lists + self.encoder.len() * 16 * key_columns.max(1) + self.encoder.sealed_bytes()
     }
 }
 

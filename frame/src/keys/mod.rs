@@ -394,6 +394,22 @@ impl KeyEncoder {
             .collect())
     }
 
+    /// The keys are all in (a join's build side): lookups of an integer first column may
+    /// then rule keys out by a bitmap before the hash table. The next `encode` undoes it.
+    pub fn seal(&mut self) {
+        if let ColEncoder::Prim(e) = &mut self.first {
+            e.seal();
+        }
+    }
+
+    /// Bytes of what [`KeyEncoder::seal`] built.
+    pub fn sealed_bytes(&self) -> usize {
+        match &self.first {
+            ColEncoder::Prim(e) => e.sealed_bytes(),
+            ColEncoder::Str(_) => 0,
+        }
+    }
+
     /// Number of distinct keys.
     pub fn len(&self) -> usize {
         self.rest.last().map_or(self.first.len(), Step::len)

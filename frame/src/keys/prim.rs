@@ -330,6 +330,60 @@ impl Direct {
     }
 }
 
+/// The keys an encoder holds, as bits over their range: for lookups into a finished
+/// encoder whose keys use the hash table (a join's build side, probed by every chunk of
+/// the other side), a key outside it is missing without a hash lookup, which misses the
+/// cache on a large table. See [`PrimEncoder::seal`].
+struct Present {
+    lo: i64,
+    bits: Vec<u64>,
+}
+
+/// The largest [`Present`] bitmap, in bits (32 MiB).
+const PRESENT_MAX_BITS: u64 = 1 << 28;
+
+/// A [`Present`] bitmap of up to this many bits per key, or of up to
+/// [`PRESENT_FREE_BITS`] bits, is built.
+const PRESENT_BITS_PER_KEY: u64 = 256;
+
+/// Bitmaps of up to this many bits (128 KiB) are built whatever the number of keys.
+const PRESENT_FREE_BITS: u64 = 1 << 20;
+
+impl Present {
+    /// The bitmap of `keys` (the bits of integer keys), if their range is small enough.
+    fn of(keys: impl Iterator<Item = i64> + Clone) -> Option<Present> {
+        let (lo, hi, n) = keys
+            .clone()
+            .fold((i64::MAX, i64::MIN, 0u64), |(lo, hi, n), k| {
+                (lo.min(k), hi.max(k), n + 1)
+            });
+        let span = u64::try_from(hi as i128 - lo as i128 + 1).ok()?;
+        let fits = span <= PRESENT_FREE_BITS || span <= PRESENT_BITS_PER_KEY.saturating_mul(n);
+        if n == 0 || !fits || span > PRESENT_MAX_BITS {
+            return None;
+        }
+        let mut bits = vec![0u64; span.div_ceil(64) as usize];
+        for k in keys {
+            let at = k.wrapping_sub(lo) as u64;
+            bits[(at / 64) as usize] |= 1 << (at % 64);
+        }
+        Some(Present { lo, bits })
+    }
+
+    /// Whether key `v` may be held (false only for keys that are not).
+    #[inline(always)]
+    fn may_hold(&self, v: i64) -> bool {
+        let at = v.wrapping_sub(self.lo) as u64;
+        self.bits
+            .get((at / 64) as usize)
+            .is_some_and(|w| w & (1 << (at % 64)) != 0)
+    }
+
+    fn bytes(&self) -> usize {
+        self.bits.len() * 8
+    }
+}
+
 /// Distinct primitive keys (and booleans), by their [`KeyNative`] bits.
 pub(super) struct PrimEncoder {
     /// The key bits of each id (0 for the null key).
@@ -343,6 +397,8 @@ pub(super) struct PrimEncoder {
     /// Whether the keys may use a slot table (integers); false for floats.
     may_direct: bool,
     rows_seen: usize,
+    /// The keys' bitmap, from [`PrimEncoder::seal`] until the next `encode`.
+    present: Option<Present>,
 }
 
 impl PrimEncoder {
@@ -354,7 +410,30 @@ impl PrimEncoder {
             table: U64Table::default(),
             may_direct,
             rows_seen: 0,
+            present: None,
         }
+    }
+
+    /// The keys are all in: lookups of integer keys that use the hash table first test a
+    /// bitmap of the keys over their range, where it is small enough ([`Present`]). The
+    /// next `encode` drops it.
+    pub(super) fn seal(&mut self) {
+        if !self.may_direct || self.direct.is_some() || self.present.is_some() {
+            return;
+        }
+        let null_id = self.null_id.map(|id| id as usize);
+        let keys = self
+            .values
+            .iter()
+            .enumerate()
+            .filter(move |&(id, _)| Some(id) != null_id)
+            .map(|(_, &bits)| bits as i64);
+        self.present = Present::of(keys);
+    }
+
+    /// Bytes of the bitmap [`PrimEncoder::seal`] built.
+    pub(super) fn sealed_bytes(&self) -> usize {
+        self.present.as_ref().map_or(0, Present::bytes)
     }
 
     pub(super) fn len(&self) -> usize {
@@ -400,6 +479,7 @@ impl PrimEncoder {
         T::Native: KeyNative,
     {
         self.rows_seen += a.len();
+        self.present = None;
         id_of(self.values.len() + a.len())?;
         if self.may_direct && T::Native::DIRECT {
             if let Some((lo, hi)) = prim_range(a) {
@@ -449,9 +529,14 @@ impl PrimEncoder {
         T::Native: KeyNative,
     {
         let null_id = self.null_id.unwrap_or(MISSING);
-        match &self.direct {
-            Some(d) => map_prim(a, |k| k.map_or(null_id, |v| d.get(v as i64))),
-            None => map_prim(a, |k| k.map_or(null_id, |v| self.table.find(v))),
+        match (&self.direct, &self.present) {
+            (Some(d), _) => map_prim(a, |k| k.map_or(null_id, |v| d.get(v as i64))),
+            (None, Some(p)) => map_prim(a, |k| match k {
+                None => null_id,
+                Some(v) if p.may_hold(v as i64) => self.table.find(v),
+                Some(_) => MISSING,
+            }),
+            (None, None) => map_prim(a, |k| k.map_or(null_id, |v| self.table.find(v))),
         }
     }
 

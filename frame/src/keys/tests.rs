@@ -106,6 +106,69 @@ fn int_keys_match_naive_across_modes() {
     }
 }
 
+/// A sealed encoder of keys in the hash table (ranges too wide for a slot table) rules
+/// keys out by its bitmap where the range allows one: lookups (nulls, keys inside and
+/// outside the range, wider probe types) equal the naive ids, and keys encoded after the
+/// seal are found.
+#[test]
+fn sealed_lookups_match_naive() {
+    let mut rng = Rng(7);
+    // (lowest key, range, keys, whether a bitmap is built)
+    for (lo, span, n, bitmap) in [
+        (1i64, 60_000_000u64, 400_000usize, true),
+        (-3_000_000, 2_000_000, 13_000, true),
+        (i64::MAX - 40_000_000, 40_000_000, 200_000, true),
+        (0, 1 << 40, 20_000, false),
+    ] {
+        let rows = ints(&mut rng, n, lo, span, 50);
+        let mut e = KeyEncoder::new(&[DataType::Int64]).unwrap();
+        let mut seen = HashMap::new();
+        let ids = e.encode(&[arr(Int64Array::from(rows.clone()))]).unwrap();
+        assert_eq!(ids, naive_ids(&rows, &mut seen));
+        e.seal();
+        assert_eq!(e.sealed_bytes() > 0, bitmap, "span {span}, {n} keys");
+        let check = |e: &KeyEncoder, seen: &HashMap<Option<i64>, u32>| {
+            // Keys held, keys near them, keys beyond the range either side, nulls.
+            let mut probe: Vec<Option<i64>> = rows.iter().take(5_000).copied().collect();
+            probe.extend(
+                rows.iter()
+                    .take(5_000)
+                    .map(|k| k.map(|k| k.wrapping_add(1))),
+            );
+            probe.extend([Some(lo - 1), Some(lo.wrapping_add(span as i64)), None]);
+            probe.extend(ints(&mut Rng(9), 5_000, lo, span, 7));
+            let found = e.lookup(&[arr(Int64Array::from(probe.clone()))]).unwrap();
+            for (p, f) in probe.iter().zip(found) {
+                assert_eq!(f, seen.get(p).copied(), "probe {p:?}");
+            }
+        };
+        check(&e, &seen);
+        // Keys encoded after the seal, inside and outside the range, are found.
+        let more = vec![
+            Some(lo - 17),
+            rows[1].map(|k| k.wrapping_add(3)),
+            Some(lo + 5),
+        ];
+        let ids = e.encode(&[arr(Int64Array::from(more.clone()))]).unwrap();
+        assert_eq!(ids, naive_ids(&more, &mut seen));
+        assert_eq!(e.sealed_bytes(), 0, "encoding drops the bitmap");
+        check(&e, &seen);
+    }
+    // Unsigned keys with the top bit set, sealed; probes of a narrower type.
+    let mut e = KeyEncoder::new(&[DataType::UInt64]).unwrap();
+    let base = u64::MAX - 30_000_000;
+    let keys: Vec<u64> = (0..100_000u64).map(|i| base + i * 200).collect();
+    e.encode(&[arr(arrow::array::UInt64Array::from(keys.clone()))])
+        .unwrap();
+    e.seal();
+    assert!(e.sealed_bytes() > 0);
+    let probe = arrow::array::UInt64Array::from(vec![base, base + 1, base + 200, 5, u64::MAX]);
+    let found = e.lookup(&[arr(probe)]).unwrap();
+    assert_eq!(found, vec![Some(0), None, Some(1), None, None]);
+    let small = e.lookup(&[arr(UInt32Array::from(vec![5u32]))]).unwrap();
+    assert_eq!(small, vec![None]);
+}
+
 #[test]
 fn extreme_integers_and_unsigned() {
     let mut e = KeyEncoder::new(&[DataType::Int64]).unwrap();
