@@ -330,57 +330,94 @@ impl Direct {
     }
 }
 
-/// The keys an encoder holds, as bits over their range: for lookups into a finished
-/// encoder whose keys use the hash table (a join's build side, probed by every chunk of
-/// the other side), a key outside it is missing without a hash lookup, which misses the
-/// cache on a large table. See [`PrimEncoder::seal`].
+/// The keys of a finished encoder whose keys use the hash table (a join's build side,
+/// probed by every chunk of the other side), indexed by value: a bitmap over their range
+/// with the count of keys before each word, and, where the keys are dense enough, the id
+/// of each key in value order. A probe key whose bit is clear is missing at once, without
+/// the hash lookup that missed the cache on every row; with the ids, a held key's id is a
+/// popcount away, with no hash, and the sorted keys of a probe side (lineitem by order
+/// key) read the index in order. See [`PrimEncoder::seal`].
 struct Present {
     lo: i64,
-    bits: Vec<u64>,
+    words: Vec<Word>,
+    /// The id of each key, in key order (empty where the keys are too sparse).
+    ids: Vec<u32>,
 }
 
-/// The largest [`Present`] bitmap, in bits (32 MiB).
-const PRESENT_MAX_BITS: u64 = 1 << 28;
+/// 64 bits of a [`Present`] bitmap and the keys before them, read together.
+#[derive(Clone, Copy, Default)]
+struct Word {
+    bits: u64,
+    before: u32,
+}
 
-/// A [`Present`] bitmap of up to this many bits per key, or of up to
-/// [`PRESENT_FREE_BITS`] bits, is built.
+/// The largest [`Present`] bitmap, in bits (32 MiB of words).
+const PRESENT_MAX_BITS: u64 = 1 << 27;
+
+/// A [`Present`] bitmap of up to this many bits per key (or of up to
+/// [`PRESENT_FREE_BITS`] bits) is built.
 const PRESENT_BITS_PER_KEY: u64 = 256;
 
-/// Bitmaps of up to this many bits (128 KiB) are built whatever the number of keys.
-const PRESENT_FREE_BITS: u64 = 1 << 20;
+/// With up to this many bits per key (or up to [`PRESENT_FREE_BITS`] bits) the ids
+/// are indexed too: with the words, 8 bytes a key, and no hash lookup.
+const RANKED_BITS_PER_KEY: u64 = 64;
+
+/// Indexes of up to this many bits (512 KiB of words) are built whatever the number of
+/// keys.
+const PRESENT_FREE_BITS: u64 = 1 << 18;
 
 impl Present {
-    /// The bitmap of `keys` (the bits of integer keys), if their range is small enough.
-    fn of(keys: impl Iterator<Item = i64> + Clone) -> Option<Present> {
+    /// The index of `keys` (each with its id; integer keys as signed values), if their
+    /// range is small enough.
+    fn of(keys: impl Iterator<Item = (u32, i64)> + Clone) -> Option<Present> {
         let (lo, hi, n) = keys
             .clone()
-            .fold((i64::MAX, i64::MIN, 0u64), |(lo, hi, n), k| {
+            .fold((i64::MAX, i64::MIN, 0u64), |(lo, hi, n), (_, k)| {
                 (lo.min(k), hi.max(k), n + 1)
             });
         let span = u64::try_from(hi as i128 - lo as i128 + 1).ok()?;
-        let fits = span <= PRESENT_FREE_BITS || span <= PRESENT_BITS_PER_KEY.saturating_mul(n);
-        if n == 0 || !fits || span > PRESENT_MAX_BITS {
+        let within = |per_key: u64| span <= PRESENT_FREE_BITS || span <= per_key.saturating_mul(n);
+        if n == 0 || !within(PRESENT_BITS_PER_KEY) || span > PRESENT_MAX_BITS {
             return None;
         }
-        let mut bits = vec![0u64; span.div_ceil(64) as usize];
-        for k in keys {
+        let mut words = vec![Word::default(); span.div_ceil(64) as usize];
+        for (_, k) in keys.clone() {
             let at = k.wrapping_sub(lo) as u64;
-            bits[(at / 64) as usize] |= 1 << (at % 64);
+            words[(at / 64) as usize].bits |= 1 << (at % 64);
         }
-        Some(Present { lo, bits })
+        let mut count = 0u32;
+        for w in &mut words {
+            w.before = count;
+            count += w.bits.count_ones();
+        }
+        let mut present = Present {
+            lo,
+            words,
+            ids: Vec::new(),
+        };
+        if within(RANKED_BITS_PER_KEY) {
+            let mut ids = vec![MISSING; n as usize];
+            for (id, k) in keys {
+                if let Some(slot) = present.rank(k).and_then(|r| ids.get_mut(r)) {
+                    *slot = id;
+                }
+            }
+            present.ids = ids;
+        }
+        Some(present)
     }
 
-    /// Whether key `v` may be held (false only for keys that are not).
+    /// The position of key `v` in key order, if it is held.
     #[inline(always)]
-    fn may_hold(&self, v: i64) -> bool {
+    fn rank(&self, v: i64) -> Option<usize> {
         let at = v.wrapping_sub(self.lo) as u64;
-        self.bits
-            .get((at / 64) as usize)
-            .is_some_and(|w| w & (1 << (at % 64)) != 0)
+        let w = self.words.get((at / 64) as usize)?;
+        let bit = 1u64 << (at % 64);
+        (w.bits & bit != 0).then(|| w.before as usize + (w.bits & (bit - 1)).count_ones() as usize)
     }
 
     fn bytes(&self) -> usize {
-        self.bits.len() * 8
+        self.words.len() * std::mem::size_of::<Word>() + self.ids.len() * 4
     }
 }
 
@@ -397,7 +434,7 @@ pub(super) struct PrimEncoder {
     /// Whether the keys may use a slot table (integers); false for floats.
     may_direct: bool,
     rows_seen: usize,
-    /// The keys' bitmap, from [`PrimEncoder::seal`] until the next `encode`.
+    /// The keys' index by value, from [`PrimEncoder::seal`] until the next `encode`.
     present: Option<Present>,
 }
 
@@ -414,24 +451,22 @@ impl PrimEncoder {
         }
     }
 
-    /// The keys are all in: lookups of integer keys that use the hash table first test a
-    /// bitmap of the keys over their range, where it is small enough ([`Present`]). The
-    /// next `encode` drops it.
+    /// The keys are all in: lookups of integer keys that use the hash table go through an
+    /// index of the keys by value instead, where their range is small enough
+    /// ([`Present`]). The next `encode` drops it.
     pub(super) fn seal(&mut self) {
         if !self.may_direct || self.direct.is_some() || self.present.is_some() {
             return;
         }
-        let null_id = self.null_id.map(|id| id as usize);
-        let keys = self
-            .values
-            .iter()
-            .enumerate()
+        let null_id = self.null_id;
+        let keys = (0u32..)
+            .zip(&self.values)
             .filter(move |&(id, _)| Some(id) != null_id)
-            .map(|(_, &bits)| bits as i64);
+            .map(|(id, &bits)| (id, bits as i64));
         self.present = Present::of(keys);
     }
 
-    /// Bytes of the bitmap [`PrimEncoder::seal`] built.
+    /// Bytes of the index [`PrimEncoder::seal`] built.
     pub(super) fn sealed_bytes(&self) -> usize {
         self.present.as_ref().map_or(0, Present::bytes)
     }
@@ -531,9 +566,18 @@ impl PrimEncoder {
         let null_id = self.null_id.unwrap_or(MISSING);
         match (&self.direct, &self.present) {
             (Some(d), _) => map_prim(a, |k| k.map_or(null_id, |v| d.get(v as i64))),
+            // Dense keys: the id from the index; sparser ones: the hash table for keys
+            // whose bit is set.
+            (None, Some(p)) if !p.ids.is_empty() => map_prim(a, |k| match k {
+                None => null_id,
+                Some(v) => p
+                    .rank(v as i64)
+                    .and_then(|r| p.ids.get(r).copied())
+                    .unwrap_or(MISSING),
+            }),
             (None, Some(p)) => map_prim(a, |k| match k {
                 None => null_id,
-                Some(v) if p.may_hold(v as i64) => self.table.find(v),
+                Some(v) if p.rank(v as i64).is_some() => self.table.find(v),
                 Some(_) => MISSING,
             }),
             (None, None) => map_prim(a, |k| k.map_or(null_id, |v| self.table.find(v))),

@@ -106,18 +106,21 @@ fn int_keys_match_naive_across_modes() {
     }
 }
 
-/// A sealed encoder of keys in the hash table (ranges too wide for a slot table) rules
-/// keys out by its bitmap where the range allows one: lookups (nulls, keys inside and
-/// outside the range, wider probe types) equal the naive ids, and keys encoded after the
-/// seal are found.
+/// A sealed encoder of keys in the hash table (ranges too wide for a slot table) looks
+/// keys up in its index by value where the range allows one: lookups (nulls, keys inside
+/// and outside the range, other probe types) equal the naive ids, and keys encoded after
+/// the seal are found.
 #[test]
 fn sealed_lookups_match_naive() {
     let mut rng = Rng(7);
-    // (lowest key, range, keys, whether a bitmap is built)
+    // (lowest key, range, keys, whether an index is built: with ids to 64 bits a key,
+    // a bitmap alone to 256)
     for (lo, span, n, bitmap) in [
-        (1i64, 60_000_000u64, 400_000usize, true),
+        (1i64, 60_000_000u64, 1_500_000usize, true),
         (-3_000_000, 2_000_000, 13_000, true),
-        (i64::MAX - 40_000_000, 40_000_000, 200_000, true),
+        (i64::MAX - 40_000_000, 40_000_000, 1_000_000, true),
+        (1, 60_000_000, 400_000, true),
+        (1, 60_000_000, 100_000, false),
         (0, 1 << 40, 20_000, false),
     ] {
         let rows = ints(&mut rng, n, lo, span, 50);
@@ -157,12 +160,12 @@ fn sealed_lookups_match_naive() {
     // Unsigned keys with the top bit set, sealed; probes of a narrower type.
     let mut e = KeyEncoder::new(&[DataType::UInt64]).unwrap();
     let base = u64::MAX - 30_000_000;
-    let keys: Vec<u64> = (0..100_000u64).map(|i| base + i * 200).collect();
+    let keys: Vec<u64> = (0..100_000u64).map(|i| base + i * 50).collect();
     e.encode(&[arr(arrow::array::UInt64Array::from(keys.clone()))])
         .unwrap();
     e.seal();
     assert!(e.sealed_bytes() > 0);
-    let probe = arrow::array::UInt64Array::from(vec![base, base + 1, base + 200, 5, u64::MAX]);
+    let probe = arrow::array::UInt64Array::from(vec![base, base + 1, base + 50, 5, u64::MAX]);
     let found = e.lookup(&[arr(probe)]).unwrap();
     assert_eq!(found, vec![Some(0), None, Some(1), None, None]);
     let small = e.lookup(&[arr(UInt32Array::from(vec![5u32]))]).unwrap();
