@@ -157,11 +157,13 @@ impl Replicas {
         }
     }
 
-    /// Drops every copy of `job`'s chunks.
+    /// Drops every copy of `job`'s chunks, and its fetches' turns.
     pub fn forget_job(&mut self, job: u64) {
         self.again.forget_job(job);
         self.hashed.forget_job(job);
         self.seen.retain(|id| id.0 != job);
+        // A fetch cancelled with its job never ended its turn.
+        self.turns.retain(|id, _| id.0 != job);
     }
 }
 
