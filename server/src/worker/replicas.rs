@@ -58,6 +58,14 @@ impl Pool {
         self.kept.insert(id, (Arc::clone(data), tick));
     }
 
+    /// The copy of `id`, if kept here, marked as used at `tick`.
+    fn used(&mut self, id: CopyId, tick: u64) -> Option<Arc<ChunkData>> {
+        self.kept.get_mut(&id).map(|(data, used)| {
+            *used = tick;
+            Arc::clone(data)
+        })
+    }
+
     fn remove(&mut self, id: CopyId) {
         if let Some((data, _)) = self.kept.remove(&id) {
             self.bytes -= data.nbytes() as u64;
@@ -101,15 +109,9 @@ impl Replicas {
     pub fn get(&mut self, id: CopyId) -> Option<Arc<ChunkData>> {
         self.tick += 1;
         let tick = self.tick;
-        let pool = if self.hashed.kept.contains_key(&id) {
-            &mut self.hashed
-        } else {
-            &mut self.again
-        };
-        pool.kept.get_mut(&id).map(|(data, used)| {
-            *used = tick;
-            Arc::clone(data)
-        })
+        self.hashed
+            .used(id, tick)
+            .or_else(|| self.again.used(id, tick))
     }
 
     /// `data` was fetched as `id`: a hashed join side is kept if it fits its budget; any
