@@ -11,6 +11,7 @@ use crate::messages::{
 };
 use crate::recorder::StorageLog;
 use crate::store::{ChunkId, ChunkStore, PutOutcome, StorageError, StorageStats, StoreConfig};
+use crate::trim::IDLE_RELEASE;
 use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Recipient, System};
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -130,6 +131,7 @@ impl Actor for StorageActor {
                 return;
             }
             act.store.drop_idle_spares(SPARE_IDLE, SPARES_PER_CHECK);
+            act.store.release_memory_if_idle(IDLE_RELEASE);
         });
     }
 

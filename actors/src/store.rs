@@ -278,6 +278,7 @@ impl ChunkStore {
         info: PutInfo,
         reserved: Option<Reservation>,
     ) -> PutOutcome {
+        self.trimmer.used();
         let outcome = self.insert(id, data, info, reserved);
         if outcome == PutOutcome::Stored {
             self.make_room();
@@ -301,6 +302,7 @@ impl ChunkStore {
             shared: false,
             recompute: None,
         };
+        self.trimmer.used();
         let outcome = self.insert(id, data, info, Some(reserved));
         if outcome == PutOutcome::Stored {
             *self.kept.entry(id).or_default() += 1;
@@ -501,6 +503,7 @@ impl ChunkStore {
     /// returns how many were. Disk space freed is room again (published to the pool), and
     /// spilling resumes where the pool is still over budget.
     pub fn release(&mut self, ids: &[ChunkId]) -> usize {
+        self.trimmer.used();
         let mut released = 0;
         for id in ids {
             if self.kept.contains_key(id) {
@@ -574,6 +577,15 @@ impl ChunkStore {
             if dropped > 0 {
                 tracing::debug!(dropped, "deleted spare spill segments");
             }
+        }
+    }
+
+    /// Gives the memory the allocator holds free back to the operating system once nothing
+    /// has been stored or released for `idle` (once per such rest; storage calls it on a
+    /// timer).
+    pub fn release_memory_if_idle(&mut self, idle: Duration) {
+        if self.trimmer.release_if_idle(idle) {
+            tracing::debug!("idle: freed memory given back");
         }
     }
 

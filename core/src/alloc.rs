@@ -1,36 +1,67 @@
 //! The setting of mimalloc that Tessera's programs (the benchmark, the examples, the
-//! scheduler, the worker and the Python module) make, having installed it as their global
-//! allocator.
+//! worker and the Python module) make, having installed it as their global allocator, and
+//! the call that gives what it keeps back.
 //!
-//! mimalloc (version 3, which `libmimalloc-sys` builds) returns memory that stays free for
-//! a second to the operating system. Chunk tasks free buffers of megabytes that later tasks
-//! allocate again, and each returned page comes back zeroed by the kernel: on TPC-H at SF10
-//! `perf` put up to 41% of the time in the kernel's page clearing (Q5). Kept for 10 s —
-//! jemalloc's default decay, which Polars ships — more of the pages are reused (the 22
-//! queries' geometric mean 7% lower); memory a process stops using still goes back to the
-//! system 10 s later.
+//! mimalloc (version 3, which `libmimalloc-sys` builds) returns free memory to the
+//! operating system on a timer: an arena's first free after a purge starts the delay (1 s
+//! by default), and when it runs out *every* free page of the arena goes back, however
+//! recently freed. Chunk tasks free buffers of megabytes that later tasks allocate again,
+//! and each returned page comes back zeroed by the kernel (transparent huge pages: 2 MiB
+//! at a time): at a 1 s delay `perf` put up to 41% of a TPC-H SF10 query's time in the
+//! kernel's page clearing (Q5), at 10 s still 14% over the 22 queries. So mimalloc is told
+//! to keep freed memory ([`keep_freed_memory`]), and the storage actor, which sees whether
+//! the process is working, gives it back ([`release_freed_memory`]) once it has been idle
+//! for [`KEEP_FREED_MS`] and as it spills under a memory budget.
 
 /// mimalloc's `mi_option_purge_delay`: its place in `mi_option_t` (the same in mimalloc 2
 /// and 3; `libmimalloc-sys` names no constant for it).
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Milliseconds that memory mimalloc freed stays with it (see [`keep_freed_memory`]).
+/// Milliseconds that a process that stopped working keeps the memory it freed before
+/// storage gives it back to the operating system (jemalloc's default decay, which Polars
+/// ships).
 pub const KEEP_FREED_MS: i32 = 10_000;
 
-/// Makes mimalloc keep freed memory for [`KEEP_FREED_MS`] before returning it to the
-/// operating system (its default: 1 s). For a program that installs mimalloc as its
-/// global allocator, at its start; elsewhere it changes nothing the program uses.
+/// mimalloc's own purge delay under [`keep_freed_memory`]: an hour, so that it purges
+/// nothing while a process works; [`release_freed_memory`] purges before. (Not "never":
+/// at a negative delay mimalloc no longer marks freed memory, and a forced purge finds
+/// nothing to return.)
+const HOLD_MS: i32 = 3_600_000;
+
+/// Makes mimalloc keep the memory it freed until [`release_freed_memory`] (or an hour).
+/// For a program that installs mimalloc as its global allocator, at its start; elsewhere
+/// it changes nothing the program uses.
 pub fn keep_freed_memory() {
     // SAFETY: mi_option_set takes no pointers and may be called from any thread at any time.
-    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, KEEP_FREED_MS.into()) }
+    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, HOLD_MS.into()) }
+}
+
+/// Returns the free memory mimalloc holds in its arenas to the operating system now.
+/// Harmless where mimalloc is not the global allocator (its arenas are then empty).
+pub fn release_freed_memory() {
+    // SAFETY: mi_collect takes no pointers and may be called from any thread at any time.
+    unsafe { libmimalloc_sys::mi_collect(true) }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The process's resident bytes (Linux: `/proc/self/statm`, in 4 KiB pages).
+    fn resident() -> usize {
+        let statm = std::fs::read_to_string("/proc/self/statm").expect("statm");
+        let pages: usize = statm
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .expect("pages");
+        pages * 4096
+    }
+
+    /// One test: the purge delay is process-wide.
+    #[cfg(target_os = "linux")]
     #[test]
-    fn the_option_set_is_the_purge_delay() {
+    fn freed_memory_is_held_until_released() {
         // mimalloc's default purge delay is 1,000 ms, a default no option beside it has: a
         // wrong index fails here.
         // SAFETY: mi_option_get takes no pointers.
@@ -40,7 +71,29 @@ mod tests {
         }
         keep_freed_memory();
         // SAFETY: as above.
-        let after = unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) };
-        assert_eq!(after, KEEP_FREED_MS.into());
+        assert_eq!(
+            unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) },
+            HOLD_MS.into()
+        );
+        const BYTES: usize = 256 << 20;
+        let start = resident();
+        // SAFETY: a block of BYTES bytes, written whole, then freed once.
+        unsafe {
+            let p = libmimalloc_sys::mi_malloc(BYTES).cast::<u8>();
+            assert!(!p.is_null());
+            std::ptr::write_bytes(p, 1, BYTES);
+            libmimalloc_sys::mi_free(p.cast());
+        }
+        let held = resident();
+        assert!(
+            held >= start + BYTES / 2,
+            "{start} resident bytes before, {held} freed and held"
+        );
+        release_freed_memory();
+        let released = resident();
+        assert!(
+            held.saturating_sub(released) >= BYTES / 2,
+            "{held} resident bytes held, {released} after the release"
+        );
     }
 }

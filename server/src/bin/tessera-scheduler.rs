@@ -15,9 +15,10 @@ use std::time::Duration;
 use tessera_cluster::Secret;
 use tessera_server::{serve_scheduler, SchedulerConfig, WebListeners};
 
-/// Freed chunk buffers stay with the allocator instead of going back to the kernel: glibc
-/// unmaps every large buffer (a chunk of tens of MB is one), and each unmap costs page
-/// faults when the next is made.
+/// Freed buffers stay with the allocator instead of going back to the kernel: glibc unmaps
+/// every large buffer, and each unmap costs page faults when the next is made. (The
+/// scheduler holds no chunks and has no storage actor to give freed memory back when idle:
+/// it keeps mimalloc's own purge timer, not `tessera_core::keep_freed_memory`.)
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -53,7 +54,6 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    tessera_core::keep_freed_memory();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
