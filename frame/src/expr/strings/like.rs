@@ -46,7 +46,13 @@ impl Pieces {
     /// Whether `v` matches.
     pub(crate) fn matches(&self, v: &str) -> bool {
         let (p, s) = (self.prefix.len(), self.suffix.len());
-        if v.len() < p + s || !v.starts_with(&self.prefix) || !v.ends_with(&self.suffix) {
+        // An empty prefix or suffix is not compared: `starts_with("")` still calls memcmp
+        // with the empty string's dangling pointer, whose masked vector load faults and is
+        // suppressed in microcode (on AMD Zen, a third of TPC-H Q13's time).
+        if v.len() < p + s
+            || (p > 0 && !v.starts_with(&self.prefix))
+            || (s > 0 && !v.ends_with(&self.suffix))
+        {
             return false;
         }
         let mut rest = &v.as_bytes()[p..v.len() - s];
