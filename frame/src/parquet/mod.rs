@@ -1,12 +1,15 @@
 //! Parquet input and output: metadata (row groups with their statistics), reading row
 //! groups with column projection, pruning row groups by a predicate, and writing.
 
+mod column_chunks;
+
 use super::error::{FrameError, FrameResult};
 use super::expr::decimal::compare_decimals;
 use super::expr::{BinaryOperator, Expr, Literal};
 use super::schema::is_decimal;
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
+use column_chunks::ColumnChunks;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
@@ -373,27 +376,31 @@ pub fn read_batches_with(
     dictionaries: &[String],
 ) -> FrameResult<(impl Iterator<Item = FrameResult<RecordBatch>>, Decoded)> {
     let path = scan.path.clone();
-    let mut builder = reader_builder(&path)?;
-    let groups = builder.metadata().row_groups().len();
+    let file = open(&path)?;
+    let mut metadata = footer(&path, &file)?;
+    let groups = metadata.metadata().row_groups().len();
     if let Some(&i) = scan.row_groups.iter().find(|&&i| i >= groups) {
         return Err(FrameError::InvalidArgument(format!(
             "{path} has no row group {i}"
         )));
     }
-    let decoded = dictionary_encoded(&builder, &scan.row_groups, dictionaries);
-    let declared = builder_types(&builder, &decoded);
+    let decoded = dictionary_encoded(&metadata, &scan.row_groups, dictionaries);
+    let declared = declared_types(&metadata, &decoded);
     if !decoded.is_empty() {
-        builder = as_dictionaries(&path, builder, &decoded)?;
+        metadata = as_dictionaries(&path, metadata, &decoded)?;
     }
-    let schema = builder.schema().clone();
+    let schema = metadata.schema().clone();
+    let mut mask = None;
     let mut order = None;
     if let Some(columns) = &scan.columns {
         let indices = columns
             .iter()
             .map(|c| super::schema::column_index(&schema, c))
             .collect::<FrameResult<Vec<_>>>()?;
-        let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
-        builder = builder.with_projection(mask);
+        mask = Some(ProjectionMask::roots(
+            metadata.parquet_schema(),
+            indices.iter().copied(),
+        ));
         // The projection mask keeps file order; the batches put the columns in the order
         // asked for.
         let mut sorted = indices.clone();
@@ -405,6 +412,15 @@ pub fn read_batches_with(
                 .map(|i| sorted.binary_search(i).unwrap_or_default())
                 .collect::<Vec<_>>(),
         );
+    }
+    let chunks = ColumnChunks::new(file, metadata.metadata(), &scan.row_groups, mask.as_ref())
+        .map_err(|e| FrameError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, metadata);
+    if let Some(mask) = mask {
+        builder = builder.with_projection(mask);
     }
     let reader = builder
         .with_row_groups(scan.row_groups.clone())
@@ -424,17 +440,17 @@ pub fn read_batches_with(
 /// Those of `names` that are string columns (not dictionaries already) of a flat schema
 /// and whose every data page in `row_groups` is dictionary encoded.
 fn dictionary_encoded(
-    builder: &ParquetRecordBatchReaderBuilder<File>,
+    metadata: &ArrowReaderMetadata,
     row_groups: &[usize],
     names: &[String],
 ) -> Vec<String> {
-    let schema = builder.schema();
-    if names.is_empty() || builder.parquet_schema().num_columns() != schema.fields().len() {
+    let schema = metadata.schema();
+    if names.is_empty() || metadata.parquet_schema().num_columns() != schema.fields().len() {
         return Vec::new();
     }
     let all_dictionary = |column: usize| {
         row_groups.iter().all(|&g| {
-            let Some(c) = builder
+            let Some(c) = metadata
                 .metadata()
                 .row_groups()
                 .get(g)
@@ -462,9 +478,9 @@ fn dictionary_encoded(
         .collect()
 }
 
-/// `names` with their types in the file read by `builder`.
-fn builder_types(builder: &ParquetRecordBatchReaderBuilder<File>, names: &[String]) -> Decoded {
-    let schema = builder.schema();
+/// `names` with their types in the file of `metadata`.
+fn declared_types(metadata: &ArrowReaderMetadata, names: &[String]) -> Decoded {
+    let schema = metadata.schema();
     names
         .iter()
         .filter_map(|n| {
@@ -476,13 +492,13 @@ fn builder_types(builder: &ParquetRecordBatchReaderBuilder<File>, names: &[Strin
         .collect()
 }
 
-/// `builder` with the columns `names` read as `Dictionary(Int32, Utf8)`.
+/// `metadata` with the columns `names` read as `Dictionary(Int32, Utf8)`.
 fn as_dictionaries(
     path: &str,
-    builder: ParquetRecordBatchReaderBuilder<File>,
+    metadata: ArrowReaderMetadata,
     names: &[String],
-) -> FrameResult<ParquetRecordBatchReaderBuilder<File>> {
-    let schema = builder.schema();
+) -> FrameResult<ArrowReaderMetadata> {
+    let schema = metadata.schema();
     let dictionary = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
     let fields: Vec<FieldRef> = schema
         .fields()
@@ -493,14 +509,9 @@ fn as_dictionaries(
         })
         .collect();
     let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
-    let metadata = builder.metadata().clone();
     let options = ArrowReaderOptions::new().with_schema(schema);
-    let metadata =
-        ArrowReaderMetadata::try_new(metadata, options).map_err(|e| parquet_error(path, e))?;
-    Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
-        open(path)?,
-        metadata,
-    ))
+    ArrowReaderMetadata::try_new(metadata.metadata().clone(), options)
+        .map_err(|e| parquet_error(path, e))
 }
 
 /// Writes `batches` (all of `schema`) as one zstd-compressed Parquet file, one row group
