@@ -28,26 +28,13 @@ pub(crate) const IDLE_RELEASE: Duration = Duration::from_millis(tessera_core::KE
 /// Counts the bytes spilling freed and trims the allocator after every [`TRIM_EVERY`]
 /// (mimalloc at most every [`SPILL_RELEASE_GAP`]); trims once after each stretch of use
 /// that the store then rests from.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Trimmer {
     freed: u64,
     /// When mimalloc last gave memory back.
     last_release: Option<Instant>,
-    /// When the store last stored or released a chunk.
-    used: Instant,
-    /// Whether memory went back since.
-    released: bool,
-}
-
-impl Default for Trimmer {
-    fn default() -> Self {
-        Trimmer {
-            freed: 0,
-            last_release: None,
-            used: Instant::now(),
-            released: true,
-        }
-    }
+    /// When the store last stored or released a chunk, if memory has not gone back since.
+    used: Option<Instant>,
 }
 
 impl Trimmer {
@@ -70,17 +57,16 @@ impl Trimmer {
 
     /// Notes that the store is in use (a chunk stored or released).
     pub(crate) fn used(&mut self) {
-        self.used = Instant::now();
-        self.released = false;
+        self.used = Some(Instant::now());
     }
 
     /// Trims if the store has rested for `idle` since it was last used and nothing went
     /// back since; true when this call trimmed.
     pub(crate) fn release_if_idle(&mut self, idle: Duration) -> bool {
-        if self.released || self.used.elapsed() < idle {
+        if self.used.is_none_or(|at| at.elapsed() < idle) {
             return false;
         }
-        self.released = true;
+        self.used = None;
         trim_glibc();
         self.release();
         true

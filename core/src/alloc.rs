@@ -48,6 +48,7 @@ mod tests {
     use super::*;
 
     /// The process's resident bytes (Linux: `/proc/self/statm`, in 4 KiB pages).
+    #[cfg(target_os = "linux")]
     fn resident() -> usize {
         let statm = std::fs::read_to_string("/proc/self/statm").expect("statm");
         let pages: usize = statm

@@ -324,7 +324,12 @@ pub fn read_with(
 pub fn scan_rows(scan: &ParquetScan) -> FrameResult<usize> {
     let path = scan.path.as_str();
     let file = open(path)?;
-    let metadata = footer(path, &file)?;
+    group_rows(scan, &footer(path, &file)?)
+}
+
+/// The rows of the row groups `scan` reads in the file of footer `metadata`;
+/// InvalidArgument for a row group the file does not have.
+fn group_rows(scan: &ParquetScan, metadata: &ArrowReaderMetadata) -> FrameResult<usize> {
     let groups = metadata.metadata().row_groups();
     let rows: i64 = scan
         .row_groups
@@ -333,7 +338,9 @@ pub fn scan_rows(scan: &ParquetScan) -> FrameResult<usize> {
             groups
                 .get(i)
                 .map(RowGroupMetaData::num_rows)
-                .ok_or_else(|| FrameError::InvalidArgument(format!("{path} has no row group {i}")))
+                .ok_or_else(|| {
+                    FrameError::InvalidArgument(format!("{} has no row group {i}", scan.path))
+                })
         })
         .sum::<FrameResult<i64>>()?;
     Ok(rows.max(0) as usize)
@@ -379,12 +386,7 @@ pub fn read_batches_with(
     let path = scan.path.clone();
     let file = open(&path)?;
     let mut metadata = footer(&path, &file)?;
-    let groups = metadata.metadata().row_groups().len();
-    if let Some(&i) = scan.row_groups.iter().find(|&&i| i >= groups) {
-        return Err(FrameError::InvalidArgument(format!(
-            "{path} has no row group {i}"
-        )));
-    }
+    let rows = group_rows(scan, &metadata)?;
     let decoded = dictionary_encoded(&metadata, &scan.row_groups, dictionaries);
     let declared = declared_types(&metadata, &decoded);
     if !decoded.is_empty() {
@@ -420,12 +422,7 @@ pub fn read_batches_with(
     // Q19 at SF10). A read in one batch takes the row groups together (pieces a row group
     // each, glued, measured slower: TPC-H Q21 9%).
     let batch_rows = batch_rows.max(1);
-    let rows: i64 = scan
-        .row_groups
-        .iter()
-        .map(|&g| metadata.metadata().row_group(g).num_rows())
-        .sum();
-    let per_group = !decoded.is_empty() && rows > batch_rows as i64;
+    let per_group = !decoded.is_empty() && rows > batch_rows;
     let reader = move |groups: Vec<usize>| -> FrameResult<ParquetRecordBatchReader> {
         let io = |e: std::io::Error| FrameError::Io {
             path: path.clone(),
@@ -671,6 +668,15 @@ mod tests {
             .map(|f| f.name().clone())
             .collect();
         assert_eq!(names, ["b", "a", "b"]);
+        // A row group the file does not have: a clear error from every reader.
+        let missing = ParquetScan {
+            row_groups: vec![0, 3],
+            ..scan
+        };
+        let invalid = |r: FrameError| matches!(r, FrameError::InvalidArgument(m) if m.contains("no row group 3"));
+        assert!(invalid(scan_rows(&missing).unwrap_err()));
+        assert!(invalid(read(&missing).unwrap_err()));
+        assert!(read_batches(&missing, 4).err().is_some_and(invalid));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
