@@ -1,10 +1,17 @@
 //! The programs `tessera-scheduler` and `tessera-worker` start, describe their flags, and
-//! refuse a bad one with a message and a failing exit status. (Building this test also
-//! builds the programs, which the cluster tests of other crates start.)
+//! refuse a bad one with a message and a failing exit status; a scheduler with a worker
+//! stops on Ctrl-C, and the worker with it. (Building this test also builds the programs,
+//! which the cluster tests of other crates start.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::process::Command;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a program may take to start, register or stop before the test fails (a guard
+/// against hanging, not a timing).
+const PATIENCE: Duration = Duration::from_secs(60);
 
 /// `program`'s output for `args`: its exit success, stdout and stderr.
 fn run(program: &str, args: &[&str]) -> (bool, String, String) {
@@ -43,4 +50,70 @@ fn the_worker_describes_its_flags_and_refuses_a_bad_memory_limit() {
     );
     assert!(!ok);
     assert!(err.contains("lots"), "{err}");
+}
+
+/// `child`'s exit status once it ends, or `None` (after killing it) if it runs past
+/// [`PATIENCE`].
+fn wait_or_kill(child: &mut Child) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + PATIENCE;
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn a_scheduler_with_a_worker_stops_on_ctrl_c_and_the_worker_ends() {
+    let mut scheduler = Command::new(env!("CARGO_BIN_EXE_tessera-scheduler"))
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(scheduler.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let address = line
+        .trim()
+        .strip_prefix("tessera-scheduler listening on ")
+        .unwrap_or_else(|| panic!("first line: {line:?}"))
+        .to_string();
+    // The scheduler's log says when the worker is registered; read it on a thread.
+    let mut log = scheduler.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(&mut log);
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+            if line.contains("worker registered") {
+                let _ = tx.send(());
+            }
+            line.clear();
+        }
+        let _ = std::io::copy(&mut log.take(u64::MAX), &mut std::io::sink());
+    });
+    let mut worker = Command::new(env!("CARGO_BIN_EXE_tessera-worker"))
+        .args(["--scheduler", &address, "--nthreads", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let registered = rx.recv_timeout(PATIENCE).is_ok();
+    let interrupted = Command::new("kill")
+        .args(["-INT", &scheduler.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    let scheduler_status = wait_or_kill(&mut scheduler);
+    let worker_status = wait_or_kill(&mut worker);
+    assert!(registered && interrupted, "the worker did not register");
+    let scheduler_status = scheduler_status.expect("the scheduler ran on after Ctrl-C");
+    assert!(scheduler_status.success(), "{scheduler_status}");
+    assert!(worker_status.is_some(), "the worker outlived its scheduler");
 }

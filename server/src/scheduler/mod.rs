@@ -36,6 +36,9 @@ use tokio::sync::mpsc;
 use tonic::service::InterceptorLayer;
 use tonic::{Request, Response, Status, Streaming};
 
+/// How long calls in flight may go on once the scheduler is told to stop.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
 /// Liveness and access settings of a scheduler.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchedulerConfig {
@@ -70,7 +73,9 @@ pub struct WebListeners {
     pub dashboard: Option<std::net::TcpListener>,
 }
 
-/// Runs the scheduler's services on `listener` until `shutdown` completes, with the web
+/// Runs the scheduler's services on `listener` until `shutdown` completes (then calls in
+/// flight get [`SHUTDOWN_GRACE`] before every connection, workers' streams included, is
+/// closed), with the web
 /// endpoints of `web` (each refused off loopback without a secret; the dashboard's token is
 /// the secret, so it must then be letters, digits and `- . _ ~`).
 pub async fn serve_scheduler(
@@ -103,7 +108,12 @@ pub async fn serve_scheduler(
         core,
         config: Arc::new(config),
     };
-    let result = tonic::transport::Server::builder()
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let signalled = async move {
+        shutdown.await;
+        let _ = stop_tx.send(());
+    };
+    let serve = tonic::transport::Server::builder()
         .http2_keepalive_interval(Some(Duration::from_secs(5)))
         .http2_keepalive_timeout(Some(Duration::from_secs(10)))
         .layer(InterceptorLayer::new(gate))
@@ -119,9 +129,18 @@ pub async fn serve_scheduler(
         )
         .serve_with_incoming_shutdown(
             tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
-            shutdown,
-        )
-        .await;
+            signalled,
+        );
+    // tonic's graceful shutdown waits for every connection to close, and a worker's
+    // stream never does: calls in flight get SHUTDOWN_GRACE, then the connections are
+    // dropped (the workers see their scheduler gone and end).
+    let result = tokio::select! {
+        result = serve => result,
+        () = async {
+            let _ = stop_rx.await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => Ok(()),
+    };
     watchdog.abort();
     if let Some(metrics) = metrics {
         metrics.abort();
