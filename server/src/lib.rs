@@ -7,9 +7,13 @@
 //! - [`worker`]: the worker agent: its storage (an actor system's), registration,
 //!   heartbeats, tasks run with inputs fetched from peers ([`run_worker`]).
 //!
+//! - [`cli`]: the two programs' command lines, shared by the programs and the Python
+//!   package's commands.
+//!
 //! What clients share with them (auth, the Flight data plane, the wire formats) is the
 //! `tessera-cluster` crate's.
 
+pub mod cli;
 pub mod scheduler;
 pub mod worker;
 
