@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tessera::dataframe::{
     col, lit, read_csv_with, Agg, CsvOptions, DataFrame, FrameError, ReadCsv,
 };
-use tessera::{linalg, tensor, Error, LocalCluster, Progress, Session, Slice};
+use tessera::{linalg, tensor, Error, Launcher, LocalCluster, Progress, Session, Slice};
 
 /// A cluster of `n` one-thread workers that notices a silent worker within 2 s.
 fn cluster(n: usize) -> LocalCluster {
@@ -282,6 +282,40 @@ fn a_cluster_without_workers_fails_jobs_in_bounded_time() {
         "{err}"
     );
     assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+/// The program `name` as cargo builds it for these tests (one folder above the test's).
+fn built_program(name: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap();
+    deps.parent().unwrap().join(name)
+}
+
+#[test]
+fn a_cluster_started_through_launchers_runs_jobs_and_a_bad_launcher_is_named() {
+    // `env PROGRAM ARGS`: the launcher's own arguments come before the program's, as the
+    // Python package's `python -m tessera.worker` does.
+    let via_env = |name: &str| Launcher::new("env", [built_program(name)]);
+    let s = LocalCluster::builder()
+        .workers(2)
+        .threads_per_worker(1)
+        .programs(via_env("tessera-scheduler"), via_env("tessera-worker"))
+        .start_session()
+        .unwrap();
+    let total = s.execute(&line(20_000).sum()).unwrap();
+    assert_eq!(item_f64(&total), line_sum(20_000));
+    assert_eq!(s.cluster_info().unwrap().unwrap().workers, 2);
+    drop(s);
+
+    let missing = Launcher::new("/nonexistent/tessera-launcher", ["-m", "tessera.scheduler"]);
+    let err = LocalCluster::builder()
+        .programs(missing.clone(), missing)
+        .start()
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Cluster(m) if m.contains("/nonexistent/tessera-launcher -m tessera.scheduler")),
+        "{err}"
+    );
 }
 
 #[test]

@@ -2,14 +2,17 @@
 //! and stopped when dropped, as Dask's `LocalCluster` does.
 //!
 //! The processes are the `tessera-scheduler` and `tessera-worker` programs (crate
-//! `tessera-cluster`; `cargo build --bins` builds them). They are looked for in
-//! `$TESSERA_BIN_DIR`, next to the running program and one folder up (where cargo puts
-//! them for tests and examples), then on `PATH`. Their logs go to files in a private
-//! folder, removed with the cluster; an error at start quotes the end of the log.
+//! `tessera-server`; `cargo build --bins` builds them). They are looked for in
+//! `$TESSERA_BIN_DIR`, then started by the commands given to
+//! [`LocalClusterBuilder::programs`] (the Python package's `python -m tessera.worker`),
+//! then looked for next to the running program and one folder up (where cargo puts them
+//! for tests and examples), then on `PATH`. Their logs go to files in a private folder,
+//! removed with the cluster; an error at start quotes the end of the log.
 
 use crate::backend::CONNECT_TIMEOUT;
 use crate::error::{Error, Result};
 use crate::session::{Session, SessionBuilder};
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -19,9 +22,48 @@ use tessera_cluster::{ClusterClient, ClusterInfo, Secret, SECRET_ENV};
 /// How long starting a cluster may take.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// A command that starts one of the cluster's programs: a program file and the arguments
+/// that come before the program's own (`python3 -m tessera.worker`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launcher {
+    program: PathBuf,
+    args: Vec<OsString>,
+}
+
+impl Launcher {
+    /// `program` run with `args` before the cluster program's own arguments.
+    pub fn new(
+        program: impl Into<PathBuf>,
+        args: impl IntoIterator<Item = impl Into<OsString>>,
+    ) -> Launcher {
+        Launcher {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// A command line to which the program's own arguments are added.
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        command
+    }
+}
+
+impl std::fmt::Display for Launcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.program.display())?;
+        for arg in &self.args {
+            write!(f, " {}", arg.to_string_lossy())?;
+        }
+        Ok(())
+    }
+}
+
 /// Settings of a [`LocalCluster`].
 #[derive(Clone, Debug)]
 pub struct LocalClusterBuilder {
+    programs: Option<(Launcher, Launcher)>,
     workers: usize,
     threads_per_worker: Option<usize>,
     memory_limit: Option<u64>,
@@ -92,6 +134,24 @@ impl LocalClusterBuilder {
         self
     }
 
+    /// Starts the scheduler and the workers with these commands (to which their own
+    /// arguments are added) rather than with the programs found next to this one or on
+    /// `PATH`; `$TESSERA_BIN_DIR`, where set, still comes first. The Python package passes
+    /// its interpreter's `-m tessera.scheduler` and `-m tessera.worker`, which run the
+    /// servers in the extension module it was installed with.
+    pub fn programs(mut self, scheduler: Launcher, worker: Launcher) -> Self {
+        self.programs = Some((scheduler, worker));
+        self
+    }
+
+    /// Starts the cluster, and a session on it that stops it when dropped.
+    pub fn start_session(self) -> Result<Session> {
+        let cluster = self.start()?;
+        let session = cluster.session()?;
+        session.inner.own_cluster(cluster);
+        Ok(session)
+    }
+
     /// Starts the scheduler and the workers and waits until every worker is registered.
     pub fn start(self) -> Result<LocalCluster> {
         if self.workers == 0 {
@@ -108,10 +168,15 @@ impl LocalClusterBuilder {
             None => Secret::from_env()?,
         };
         let logs = tempdir()?;
-        let scheduler_bin = find_program("tessera-scheduler")?;
-        let worker_bin = find_program("tessera-worker")?;
+        let (scheduler_program, worker) = match (self.programs, bin_dir()) {
+            (Some(programs), None) => programs,
+            (_, dir) => (
+                find_program("tessera-scheduler", dir.as_deref())?,
+                find_program("tessera-worker", dir.as_deref())?,
+            ),
+        };
         let log = logs.join("scheduler.log");
-        let mut scheduler = Command::new(&scheduler_bin);
+        let mut scheduler = scheduler_program.command();
         with_secret(&mut scheduler, secret.as_ref());
         let mut scheduler = scheduler
             .args(["--listen", "127.0.0.1:0"])
@@ -141,7 +206,7 @@ impl LocalClusterBuilder {
             .stdout(Stdio::piped())
             .stderr(log_file(&log)?)
             .spawn()
-            .map_err(|e| start_error(&format!("{}: {e}", scheduler_bin.display()), &log))?;
+            .map_err(|e| start_error(&format!("{scheduler_program}: {e}"), &log))?;
         // What the scheduler prints, in its order: its address, then its web endpoints'.
         let mut expected = vec!["listening"];
         expected.extend(self.metrics.then_some("metrics"));
@@ -169,7 +234,7 @@ impl LocalClusterBuilder {
             dashboard_address,
             scheduler,
             workers: Vec::new(),
-            worker_bin,
+            worker,
             threads,
             memory_limit: self.memory_limit,
             spill_dir: self.spill_dir,
@@ -212,7 +277,8 @@ pub struct LocalCluster {
     dashboard_address: Option<String>,
     scheduler: Child,
     workers: Vec<Option<Worker>>,
-    worker_bin: PathBuf,
+    /// How a worker is started.
+    worker: Launcher,
     threads: usize,
     memory_limit: Option<u64>,
     spill_dir: Option<PathBuf>,
@@ -225,6 +291,7 @@ impl LocalCluster {
     /// Settings for a local cluster (2 workers by default).
     pub fn builder() -> LocalClusterBuilder {
         LocalClusterBuilder {
+            programs: None,
             workers: 2,
             threads_per_worker: None,
             memory_limit: None,
@@ -344,7 +411,7 @@ impl LocalCluster {
             .join(format!("tessera-local-worker-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&spill)
             .map_err(|e| Error::Cluster(format!("cannot make {}: {e}", spill.display())))?;
-        let mut command = Command::new(&self.worker_bin);
+        let mut command = self.worker.command();
         with_secret(&mut command, self.secret.as_ref());
         command
             .args(["--scheduler", &self.address, "--listen", "127.0.0.1:0"])
@@ -365,10 +432,7 @@ impl LocalCluster {
             Ok(child) => Ok(Worker { child, spill }),
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&spill);
-                Err(start_error(
-                    &format!("{}: {e}", self.worker_bin.display()),
-                    &log,
-                ))
+                Err(start_error(&format!("{}: {e}", self.worker), &log))
             }
         }
     }
@@ -422,10 +486,7 @@ impl Session {
     /// A session on a [`LocalCluster`] of `workers` processes that it starts now and stops
     /// when the session is dropped.
     pub fn local_cluster(workers: usize) -> Result<Session> {
-        let cluster = LocalCluster::start(workers)?;
-        let session = cluster.session()?;
-        session.inner.own_cluster(cluster);
-        Ok(session)
+        LocalCluster::builder().workers(workers).start_session()
     }
 }
 
@@ -473,14 +534,15 @@ fn read_addresses(
     Ok(addresses)
 }
 
-/// The program `name`: in `$TESSERA_BIN_DIR`, next to this program or one folder up,
-/// or on `PATH`.
-fn find_program(name: &str) -> Result<PathBuf> {
+/// `$TESSERA_BIN_DIR`, where set.
+fn bin_dir() -> Option<PathBuf> {
+    std::env::var_os("TESSERA_BIN_DIR").map(PathBuf::from)
+}
+
+/// The program `name`: in `bin_dir`, next to this program or one folder up, or on `PATH`.
+fn find_program(name: &str, bin_dir: Option<&Path>) -> Result<Launcher> {
     let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Some(dir) = std::env::var_os("TESSERA_BIN_DIR") {
-        dirs.push(dir.into());
-    }
+    let mut dirs: Vec<PathBuf> = bin_dir.map(Path::to_path_buf).into_iter().collect();
     if let Some(exe_dir) = std::env::current_exe()
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))
@@ -495,10 +557,12 @@ fn find_program(name: &str) -> Result<PathBuf> {
     dirs.iter()
         .map(|d| d.join(&file))
         .find(|p| p.is_file())
+        .map(|program| Launcher::new(program, Vec::<OsString>::new()))
         .ok_or_else(|| {
             Error::Cluster(format!(
-                "cannot find the program {name}: build it with `cargo build --bins` (or set \
-                 TESSERA_BIN_DIR to the folder holding it)"
+                "cannot find the program {name}: install the Python package (`pip install \
+                 tessera`, which provides it), build it with `cargo build --bins`, or set \
+                 TESSERA_BIN_DIR to the folder holding it"
             ))
         })
 }

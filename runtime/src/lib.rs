@@ -50,7 +50,7 @@ pub mod sql;
 pub mod tensor;
 
 pub use accelerator::{DeviceBackend, BACKEND_VAR};
-pub use cluster::{LocalCluster, LocalClusterBuilder};
+pub use cluster::{Launcher, LocalCluster, LocalClusterBuilder};
 pub use error::{Error, Result};
 pub use progress::Progress;
 pub use report::{Recording, ReportFormat};
