@@ -12,6 +12,7 @@ mod create;
 mod errors;
 mod frame;
 mod logging;
+mod programs;
 mod scalars;
 mod session;
 
@@ -30,10 +31,10 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pymodule]
 fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tessera::keep_freed_memory();
-    logging::install();
     m.add_class::<session::PySession>()?;
     m.add_class::<array::PyTensor>()?;
     create::register(m)?;
     frame::register(m)?;
+    programs::register(m)?;
     Ok(())
 }

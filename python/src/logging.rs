@@ -148,8 +148,10 @@ impl<S: Subscriber> Layer<S> for Forward {
 }
 
 /// Installs the forwarding as the process's `tracing` subscriber, unless the program
-/// embedding Python set one already.
-pub(crate) fn install() {
+/// embedding Python (or a cluster program run in this process, `crate::programs`, which
+/// logs to stderr) set one already. Done when the first job starts, not at import: a
+/// process that runs a cluster program from the Python package never runs a job.
+fn install() {
     if QUEUE.set(bounded(QUEUED)).is_ok() {
         // An error means another subscriber is in place: it keeps the events.
         let _ = tracing_subscriber::registry().with(Forward).try_init();
@@ -158,6 +160,7 @@ pub(crate) fn install() {
 
 /// Forwards events down to the current effective level of the `tessera` logger.
 pub(crate) fn follow_level(py: Python<'_>) -> PyResult<()> {
+    install();
     let logger = py
         .import("logging")?
         .call_method1("getLogger", ("tessera",))?;

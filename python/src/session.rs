@@ -14,7 +14,7 @@ use pyo3::types::PyDict;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tessera::{DeviceBackend, Progress, Session};
+use tessera::{DeviceBackend, Launcher, LocalCluster, Progress, Session};
 
 /// How often a waiting job checks for Ctrl-C.
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
@@ -158,10 +158,30 @@ impl PySession {
     }
 
     /// A session on a local cluster of `workers` processes, started now and stopped when
-    /// the session closes.
+    /// the session closes. With `python` (an interpreter with this package), the scheduler
+    /// and workers are started as `python -m tessera.scheduler` / `-m tessera.worker`
+    /// unless `$TESSERA_BIN_DIR` names the programs' folder.
     #[staticmethod]
-    fn local_cluster(py: Python<'_>, workers: usize) -> PyResult<PySession> {
-        run_job(py, None, move || Session::local_cluster(workers)).map(PySession::wrap)
+    #[pyo3(signature = (workers, threads_per_worker=None, memory_limit=None, python=None))]
+    fn local_cluster(
+        py: Python<'_>,
+        workers: usize,
+        threads_per_worker: Option<usize>,
+        memory_limit: Option<u64>,
+        python: Option<PathBuf>,
+    ) -> PyResult<PySession> {
+        let mut b = LocalCluster::builder().workers(workers);
+        if let Some(n) = threads_per_worker {
+            b = b.threads_per_worker(n);
+        }
+        if let Some(bytes) = memory_limit {
+            b = b.memory_limit(bytes);
+        }
+        if let Some(python) = python {
+            let module = |name: &str| Launcher::new(&python, ["-m", name]);
+            b = b.programs(module("tessera.scheduler"), module("tessera.worker"));
+        }
+        run_job(py, None, move || b.start_session()).map(PySession::wrap)
     }
 
     /// The session's settings as a dict.

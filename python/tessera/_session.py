@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any, Optional
 
@@ -86,11 +87,34 @@ class Session:
         return cls(scheduler=address)
 
     @classmethod
-    def local_cluster(cls, workers: int) -> "Session":
-        """A session on a cluster of ``workers`` local worker processes, started now and
-        stopped when the session closes (needs the ``tessera-scheduler`` and
-        ``tessera-worker`` programs, found as the Rust API finds them)."""
-        return cls._wrap(_tessera.Session.local_cluster(workers))
+    def local_cluster(
+        cls,
+        workers: int = 2,
+        *,
+        threads_per_worker: Optional[int] = None,
+        memory_limit: Optional[int] = None,
+    ) -> "Session":
+        """A session on a cluster of a scheduler and ``workers`` worker processes on this
+        machine (as Dask's ``LocalCluster``), started now and stopped, with everything
+        they spilled, when the session closes.
+
+        - ``threads_per_worker``: threads of each worker's pool (default: the cores
+          shared out among the workers);
+        - ``memory_limit``: bytes each worker holds in memory before spilling (default:
+          no limit).
+
+        The processes run this package's servers through this interpreter (``python -m
+        tessera.scheduler``, ``python -m tessera.worker``), so nothing but ``pip
+        install`` is needed; ``$TESSERA_BIN_DIR``, where set, names a folder with the
+        Rust programs ``tessera-scheduler`` and ``tessera-worker`` to start instead."""
+        return cls._wrap(
+            _tessera.Session.local_cluster(
+                workers,
+                threads_per_worker=threads_per_worker,
+                memory_limit=memory_limit,
+                python=sys.executable or None,
+            )
+        )
 
     @property
     def config(self) -> dict:

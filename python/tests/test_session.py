@@ -107,7 +107,6 @@ def test_ctrl_c_cancels_a_long_job_and_the_session_stays_usable():
         signal.signal(signal.SIGINT, previous)
 
 
-@pytest.mark.skipif(not os.environ.get("TESSERA_BIN_DIR"), reason="needs tessera-scheduler/worker (TESSERA_BIN_DIR)")
 def test_local_cluster_and_connect():
     with ts.Session.local_cluster(2) as s:
         a = np.arange(1000.0).reshape(100, 10)
