@@ -48,6 +48,11 @@ struct SchedulerArgs {
     /// shared secret, which the page's URL then carries as `?token=SECRET`.
     #[arg(long)]
     dashboard: Option<SocketAddr>,
+    /// File to write the address the scheduler listens at to (`HOST:PORT` and a newline),
+    /// once it listens: how a launcher that does not read the scheduler's output learns the
+    /// port (`--listen HOST:0`). Written whole (to a temporary file, then renamed).
+    #[arg(long)]
+    address_file: Option<PathBuf>,
 }
 
 /// A Tessera worker: runs chunk tasks for a scheduler and serves the chunks it holds.
@@ -128,6 +133,9 @@ where
     let result = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.listen).await?;
         let address = listener.local_addr()?;
+        if let Some(file) = &args.address_file {
+            write_whole(file, &format!("{address}\n"))?;
+        }
         println!("tessera-scheduler listening on {address}");
         let mut web = WebListeners::default();
         if let Some(at) = args.metrics {
@@ -197,6 +205,15 @@ where
     }
 }
 
+/// Writes `text` to `file` so that no reader sees a part of it: to a temporary file beside
+/// it, then renamed.
+fn write_whole(file: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let mut partial = file.as_os_str().to_owned();
+    partial.push(format!(".{}.partial", std::process::id()));
+    std::fs::write(&partial, text)?;
+    std::fs::rename(&partial, file)
+}
+
 /// Prints clap's usage error, help or version; its exit status (0 for help and version).
 fn usage(e: &clap::Error) -> u8 {
     let _ = e.print();
@@ -258,6 +275,29 @@ mod tests {
             worker(["tessera-worker", "--scheduler", "x", "--memory-limit", "5X"]),
             2
         );
+    }
+
+    #[test]
+    fn the_address_file_holds_the_listening_address_and_a_bad_one_fails() {
+        let dir = std::env::temp_dir().join(format!("tessera-cli-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A folder that does not exist: the write fails, and so does the scheduler, at once.
+        let missing = dir.join("no-such-folder").join("address");
+        let args = [
+            "tessera-scheduler",
+            "--listen",
+            "127.0.0.1:0",
+            "--address-file",
+            missing.to_str().unwrap(),
+        ];
+        assert_eq!(scheduler(args), 1);
+        // (The file a running scheduler writes is checked by tests/programs.rs.)
+        let file = dir.join("address");
+        super::write_whole(&file, "127.0.0.1:1234\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "127.0.0.1:1234\n");
+        let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "only the address file: {leftovers:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

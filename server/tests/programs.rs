@@ -1,6 +1,6 @@
 //! The programs `tessera-scheduler` and `tessera-worker` start, describe their flags, and
-//! refuse a bad one with a message and a failing exit status; a scheduler with a worker
-//! stops on Ctrl-C, and the worker with it. (Building this test also builds the programs,
+//! refuse a bad one with a message and a failing exit status; a scheduler writes its
+//! address file, and with a worker it stops on Ctrl-C, and the worker with it. (Building this test also builds the programs,
 //! which the cluster tests of other crates start.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -69,8 +69,12 @@ fn wait_or_kill(child: &mut Child) -> Option<std::process::ExitStatus> {
 
 #[test]
 fn a_scheduler_with_a_worker_stops_on_ctrl_c_and_the_worker_ends() {
+    let dir = std::env::temp_dir().join(format!("tessera-programs-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let address_file = dir.join("scheduler-address");
     let mut scheduler = Command::new(env!("CARGO_BIN_EXE_tessera-scheduler"))
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--listen", "127.0.0.1:0", "--address-file"])
+        .arg(&address_file)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -84,14 +88,19 @@ fn a_scheduler_with_a_worker_stops_on_ctrl_c_and_the_worker_ends() {
         .strip_prefix("tessera-scheduler listening on ")
         .unwrap_or_else(|| panic!("first line: {line:?}"))
         .to_string();
-    // The scheduler's log says when the worker is registered; read it on a thread.
+    // Written before the line is printed.
+    let written = std::fs::read_to_string(&address_file).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(written, format!("{address}\n"));
+    // The scheduler's log says when the worker's stream is open (the connection a
+    // graceful shutdown would wait on forever); read it on a thread.
     let mut log = scheduler.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut reader = BufReader::new(&mut log);
         let mut line = String::new();
         while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
-            if line.contains("worker registered") {
+            if line.contains("worker stream open") {
                 let _ = tx.send(());
             }
             line.clear();

@@ -266,6 +266,7 @@ impl WorkerControl for Service {
                  register again"
             )));
         }
+        tracing::info!(incarnation, "worker stream open");
         let core = Arc::clone(&self.core);
         let reader = tokio::spawn(read_worker(inbound, Arc::clone(&core), incarnation));
         // The worker is lost when its stream ends, and also if handling one of its
