@@ -100,7 +100,7 @@ impl PySession {
     #[new]
     #[pyo3(signature = (*, threads=None, memory_budget=None, disk_budget=None, spill_dir=None,
         chunk_bytes=None, eager=false, progress=None, shuffle_rows=None, broadcast_bytes=None,
-        scheduler=None, dashboard=None, dashboard_token=None, backend=None))]
+        scheduler=None, secret=None, dashboard=None, dashboard_token=None, backend=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -114,6 +114,7 @@ impl PySession {
         shuffle_rows: Option<usize>,
         broadcast_bytes: Option<u64>,
         scheduler: Option<String>,
+        secret: Option<String>,
         dashboard: Option<String>,
         dashboard_token: Option<String>,
         backend: Option<String>,
@@ -144,6 +145,9 @@ impl PySession {
         }
         if let Some(address) = scheduler {
             b = b.scheduler(&address);
+        }
+        if let Some(secret) = secret {
+            b = b.secret(&secret);
         }
         if let Some(address) = dashboard {
             b = b.dashboard(&address);
@@ -226,6 +230,35 @@ impl PySession {
             .map(|(name, frame)| (name.as_str(), frame.frame()))
             .collect();
         PyFrame::wrap(session.sql(query, &named).map_err(to_py)?)
+    }
+
+    /// The cluster's workers as its scheduler sees them (a dict: `workers`, `nthreads`,
+    /// `memory_limit`, `worker_list` of dicts), or None for a session in this process.
+    fn cluster_info<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let session = self.get()?;
+        let Some(info) = run_job(py, None, move || session.cluster_info())? else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("workers", info.workers)?;
+        d.set_item("nthreads", info.nthreads)?;
+        d.set_item("memory_limit", info.memory_limit)?;
+        let workers = info
+            .worker_list
+            .iter()
+            .map(|w| {
+                let x = PyDict::new(py);
+                x.set_item("name", &w.name)?;
+                x.set_item("address", &w.flight_address)?;
+                x.set_item("incarnation", w.incarnation)?;
+                x.set_item("nthreads", w.nthreads)?;
+                x.set_item("memory_limit", w.memory_limit)?;
+                x.set_item("chunks_held", w.chunks_held)?;
+                Ok(x)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        d.set_item("worker_list", workers)?;
+        Ok(Some(d))
     }
 
     /// True once `close` ran.

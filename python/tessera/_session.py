@@ -27,6 +27,7 @@ class Session:
       a terminal (None);
     - ``shuffle_rows``, ``broadcast_bytes``: groupby-shuffle and broadcast-join thresholds;
     - ``scheduler``: ``"HOST:PORT"`` of a cluster's scheduler to run on instead;
+    - ``secret``: the cluster's shared secret (default ``$TESSERA_SECRET``);
     - ``dashboard``: ``"HOST:PORT"`` to serve the live dashboard at (``"127.0.0.1:0"``
       for any free port; see :attr:`dashboard_link`), with its Prometheus ``/metrics``;
     - ``dashboard_token``: the token every dashboard request must carry (needed to serve
@@ -52,6 +53,7 @@ class Session:
         shuffle_rows: Optional[int] = None,
         broadcast_bytes: Optional[int] = None,
         scheduler: Optional[str] = None,
+        secret: Optional[str] = None,
         dashboard: Optional[str] = None,
         dashboard_token: Optional[str] = None,
         backend: Optional[str] = None,
@@ -67,17 +69,20 @@ class Session:
             shuffle_rows=shuffle_rows,
             broadcast_bytes=broadcast_bytes,
             scheduler=scheduler,
+            secret=secret,
             dashboard=dashboard,
             dashboard_token=dashboard_token,
             backend=backend,
         )
         self._previous: list = []
+        self._on_close: list = []
 
     @classmethod
     def _wrap(cls, native: Any) -> "Session":
         s = cls.__new__(cls)
         s._native = native
         s._previous = []
+        s._on_close = []
         return s
 
     @classmethod
@@ -116,6 +121,57 @@ class Session:
             )
         )
 
+    @classmethod
+    def on_ray(
+        cls,
+        address: Optional[str] = None,
+        workers: Optional[int] = None,
+        *,
+        cpus_per_worker: Optional[int] = None,
+        memory_limit: Optional[int] = None,
+        spill_dir: Optional[str] = None,
+        start_timeout: float = 60.0,
+        **options: Any,
+    ) -> "Session":
+        """A session on Tessera's scheduler and workers started as Ray actors (needs
+        ``pip install 'tessera[ray]'``), stopped when the session closes.
+
+        - ``address``: the Ray cluster to connect to when Ray is not initialised yet
+          (``ray.init(address=...)``; default ``$RAY_ADDRESS`` or a new local Ray);
+        - ``workers``: number of worker actors (default one per alive node with CPUs),
+          dealt round-robin over the nodes;
+        - ``cpus_per_worker``: CPUs each worker asks Ray for and runs threads on (default
+          its node's CPUs shared among the node's workers);
+        - ``memory_limit``, ``spill_dir``: each worker's, as ``tessera-worker``'s flags;
+        - ``start_timeout``: seconds to wait for the actors to be placed and registered;
+        - other keywords are :class:`Session`'s (``chunk_bytes``, ``progress``, …).
+
+        The scheduler runs on the driver's node; workers talk over Tessera's own gRPC and
+        Flight planes with a secret made for the session. A worker actor that dies loses
+        nothing (its chunks are computed again). See docs/guide/cluster.md."""
+        from . import _ray
+
+        cluster, address, secret = _ray.start(address, workers, cpus_per_worker, memory_limit,
+                                              spill_dir, start_timeout)
+        session = None
+        try:
+            session = cls(scheduler=address, secret=secret, **options)
+            session._on_close.append(cluster.stop)
+            session._ray_cluster = cluster
+            _ray.wait_for_workers(session, len(cluster.workers), cluster, start_timeout)
+        except BaseException:
+            if session is not None:
+                session.close()
+            else:
+                cluster.stop()
+            raise
+        return session
+
+    def cluster_info(self) -> Optional[dict]:
+        """The cluster's workers as its scheduler sees them (``workers``, ``nthreads``,
+        ``memory_limit``, ``worker_list``), or None for a session in this process."""
+        return self._native.cluster_info()
+
     @property
     def config(self) -> dict:
         """The session's settings (threads, memory_budget, chunk_bytes, …)."""
@@ -133,8 +189,11 @@ class Session:
         return self._native.closed
 
     def close(self) -> None:
-        """Stops the session's actor system; later jobs on it raise ``ComputeError``."""
+        """Stops the session's actor system; later jobs on it raise ``ComputeError``.
+        A session from :meth:`on_ray` then stops its Ray actors."""
         self._native.close()
+        while self._on_close:
+            self._on_close.pop()()
 
     def sql(self, query: str, tables: Optional[dict] = None) -> Any:
         """The lazy frame of one SQL ``SELECT`` over ``tables`` (name to
