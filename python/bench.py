@@ -5,6 +5,8 @@
     python python/bench.py sincos --size 10000 --repeat 3
     python python/bench.py groupby_q1 --size 1e7 --repeat 3 --data /tmp/peers-data
     python python/bench.py tpch --sf 1 --repeat 3 --data /tmp/peers-data
+    python python/bench.py groupby_q1 --cluster local:2      # on Session.local_cluster(2)
+    python python/bench.py svd_compressed --cluster raysim:2 # on Ray, 2 simulated nodes
 
 Each timed run prints one JSON line: workload, engine, size, seconds (the compute only),
 peak_rss_mb, result_digest, run, rss_before_mb, load1 (and load_seconds for the frame
@@ -16,6 +18,15 @@ the queries of ``tpch_queries.py`` on ``gen_data.py --tpch SF``'s tables (opened
 timer) up to a pandas frame, with ``shared/peers/tpch.py``'s digest. Their data is ``gen_data.py``'s, under
 ``--data`` (default ``$PEERS_DATA`` or /tmp/peers-data). Build the extension optimised for
 numbers worth comparing (``maturin develop --release``); a debug build is for smoke tests.
+
+``svd_compressed`` is the peers' (``svd.py --query compressed``: uniform [0, 1) data of
+seed 42, chunks of 10,000 rows, k=10; default size 100000x5000), generated and persisted
+before timing (load_seconds); Tessera's timed job computes the singular values only (U
+and V are further jobs in the Python API), so it is for comparing Tessera's sessions, not
+the peers. ``--cluster local:N`` runs on ``Session.local_cluster(N)``, ``ray:N`` on
+``Session.on_ray(workers=N)`` (Ray as ``ray.init()`` finds it), ``raysim:N`` on N Ray nodes
+simulated on this machine (``ray.cluster_utils.Cluster``, the cores shared out); the
+engine is then ``tessera-py-local2`` etc., and peak_rss_mb is the client process's.
 """
 
 import argparse
@@ -112,6 +123,17 @@ FRAMES["join_g1_y"] = (
     lambda frames: frames[0].merge(frames[1], on="id1").persist(),
     lambda kept: _sums(kept.to_arrow(), lambda c: c in ("v1", "v4")),
 )
+def _svd_input(_data, size):
+    m, c = (int(float(v)) for v in size.split("x"))
+    x = ts.random.default_rng(SEED).random((m, c)).rechunk((min(m, 10_000), c))
+    return [x.persist()]
+
+
+FRAMES["svd_compressed"] = (
+    _svd_input,
+    lambda inputs: ts.linalg.svd_compressed(inputs[0], k=10, seed=SEED)[1].compute(),
+    lambda s: [float(f"{v:.4g}") for v in s[:10]],
+)
 FRAMES["read_csv"] = (
     lambda data, n: [_g1(data, n, "csv")],
     lambda paths: ts.read_csv(paths[0]).persist(),
@@ -146,7 +168,7 @@ def _tpch(a) -> None:
     import tpch_queries
 
     queries = range(1, 23) if a.workload == "tpch" else [int(a.workload[len("tpch_q"):])]
-    with ts.Session(threads=a.threads, progress=False):
+    with _session(a):
         t0 = time.perf_counter()
         tables = tpch_queries.Tables(os.path.join(a.data, f"tpch-sf{a.sf}"))
         load = round(time.perf_counter() - t0, 4)
@@ -158,12 +180,38 @@ def _tpch(a) -> None:
                 out = tpch_queries.run(n, tables)
                 dt = time.perf_counter() - t0
                 print(json.dumps({
-                    "workload": f"tpch_q{n}", "engine": "tessera-py", "size": f"sf{a.sf}",
+                    "workload": f"tpch_q{n}", "engine": _engine(a), "size": f"sf{a.sf}",
                     "seconds": round(dt, 4),
                     "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                     "result_digest": _tpch_digest(out), "run": i, "rss_before_mb": round(before, 1),
                     "load1": round(os.getloadavg()[0], 2), "load_seconds": load,
                 }), flush=True)
+
+
+def _session(a) -> ts.Session:
+    """The session ``--cluster`` asks for (default: one in this process)."""
+    if not a.cluster:
+        return ts.Session(threads=a.threads, progress=False)
+    kind, _, n = a.cluster.partition(":")
+    n = int(n or 2)
+    if kind == "local":
+        return ts.Session.local_cluster(n, threads_per_worker=a.threads)
+    if kind == "raysim":
+        import ray
+        from ray.cluster_utils import Cluster
+
+        cores = max(1, (os.cpu_count() or 1) // n)
+        sim = Cluster(initialize_head=True, head_node_args={"num_cpus": cores})
+        for _ in range(n - 1):
+            sim.add_node(num_cpus=cores)
+        ray.init(address=sim.address, logging_level="WARNING", log_to_driver=False)
+    if kind in ("ray", "raysim"):
+        return ts.Session.on_ray(workers=n, cpus_per_worker=a.threads, progress=False)
+    raise SystemExit(f"--cluster {a.cluster!r}: local:N, ray:N or raysim:N")
+
+
+def _engine(a) -> str:
+    return "tessera-py" + (f"-{a.cluster.replace(':', '')}" if a.cluster else "")
 
 
 def main() -> None:
@@ -175,17 +223,21 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=1, help="timed runs (one JSON line each)")
     p.add_argument("--threads", type=int, help="worker threads (default: every core)")
     p.add_argument("--sf", default="1", help="TPC-H scale factor, as in DATA/tpch-sfSF (tpch)")
+    p.add_argument("--cluster", help="local:N, ray:N or raysim:N (see above)")
     a = p.parse_args()
     if a.workload in TPCH:
         return _tpch(a)
     extra = {}
     if a.workload in FRAMES:
         prepare, query, digest = FRAMES[a.workload]
-        n, size_label = _num(a.size or "1e7"), _fmt_size
+        if a.workload == "svd_compressed":
+            n, size_label = a.size or "100000x5000", str
+        else:
+            n, size_label = _num(a.size or "1e7"), _fmt_size
     else:
         run, default, size_label, digest = WORKLOADS[a.workload]
         n = _num(a.size or default)
-    with ts.Session(threads=a.threads, progress=False):
+    with _session(a):
         if a.workload in FRAMES:
             t0 = time.perf_counter()
             inputs = prepare(a.data, n)
@@ -198,7 +250,7 @@ def main() -> None:
             out = run(n)
             dt = time.perf_counter() - t0
             rec = {
-                "workload": a.workload, "engine": "tessera-py", "size": size_label(n),
+                "workload": a.workload, "engine": _engine(a), "size": size_label(n),
                 "seconds": round(dt, 4),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "result_digest": digest(out), "run": i, "rss_before_mb": round(before, 1),

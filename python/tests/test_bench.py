@@ -43,17 +43,20 @@ def g1(tmp_path_factory):
     return d, df, y
 
 
-def run_bench(workload, data):
+def run_bench(workload, data, size=ROWS, cluster=None, threads=2):
+    extra = ["--cluster", cluster] if cluster else []
     out = subprocess.run(
-        [sys.executable, str(BENCH), workload, "--size", str(ROWS), "--data", str(data),
-         "--repeat", "2", "--threads", "2"],
+        [sys.executable, str(BENCH), workload, "--size", str(size), "--data", str(data),
+         "--repeat", "2", "--threads", str(threads), *extra],
         capture_output=True, text=True, timeout=300,
     )
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert [r["run"] for r in lines] == [0, 1]
+    engine = "tessera-py" + (f"-{cluster.replace(':', '')}" if cluster else "")
     for r in lines:
-        assert r["workload"] == workload and r["engine"] == "tessera-py" and r["size"] == "1e3"
+        assert r["workload"] == workload and r["engine"] == engine
+        assert r["size"] == ("1e3" if size == ROWS else size)
         assert r["seconds"] >= 0 and "load_seconds" in r
     return lines[0]["result_digest"]
 
@@ -84,3 +87,15 @@ def test_join_and_read_csv_digests_equal_pandas(g1):
     got = run_bench("read_csv", data)
     assert got[:2] == [ROWS, int(df.v1.sum())]
     np.testing.assert_allclose(got[2], df.v3.sum(), rtol=1e-6)
+
+
+def test_a_local_cluster_gives_the_in_process_digests(g1):
+    data, df, _ = g1
+    assert run_bench("groupby_q1", data, cluster="local:2", threads=1)[0] == df.id1.nunique()
+    # svd_compressed: seeded data, so the same singular values in both sessions; the
+    # largest one of a uniform [0, 1) matrix is near sqrt(rows * cols) / 2.
+    here = run_bench("svd_compressed", data, size="3000x40")
+    there = run_bench("svd_compressed", data, size="3000x40", cluster="local:2", threads=1)
+    assert len(here) == 10
+    np.testing.assert_allclose(there, here, rtol=1e-3)
+    assert abs(here[0] - np.sqrt(3000 * 40) / 2) < 0.05 * here[0]
