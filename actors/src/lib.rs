@@ -16,6 +16,7 @@ pub mod faults;
 pub mod messages;
 pub mod planner;
 pub mod pool;
+mod resident;
 pub mod storage;
 pub mod store;
 pub mod supervisor;

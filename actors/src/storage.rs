@@ -4,12 +4,14 @@
 //! stops it, losing every chunk it held; it then reports [`ActorDied`] to the supervisor,
 //! which starts an empty one (on a new thread) in its place.
 
+use crate::memory::MemoryPool;
 use crate::messages::Shutdown;
 use crate::messages::{
     ActorDied, ActorName, AllowDrop, ForgetJob, GetChunks, KeepOutputs, MakeRoom, PutChunk,
     ReadKept, ReadReply, ReleaseChunks, Settle, StoreKept, TakeOutputs, Unkeep,
 };
 use crate::recorder::StorageLog;
+use crate::resident::{resident_bytes, ResidentControl, CHECK_EVERY};
 use crate::store::{ChunkId, ChunkStore, PutOutcome, StorageError, StorageStats, StoreConfig};
 use crate::trim::IDLE_RELEASE;
 use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Recipient, System};
@@ -28,6 +30,9 @@ pub struct StorageActor {
     /// Answers held back by an injected [`crate::FaultKind::StallRead`]: never
     /// sent, dropped with the actor.
     stalled: Vec<ReadReply>,
+    /// The resident-memory control, where the budget limits the process's resident memory
+    /// ([`StoreConfig::limit_resident`]).
+    resident: Option<ResidentControl>,
 }
 
 /// The threads storage actors run on (a restart starts a new one), joined when the actor
@@ -81,9 +86,14 @@ impl StorageActor {
         let handle = std::thread::Builder::new().name(thread).spawn(move || {
             let system = System::new();
             system.block_on(async {
+                let resident = config
+                    .limit_resident
+                    .then(|| ResidentControl::new(config.pool.limit()))
+                    .flatten();
                 let addr = StorageActor::create(|ctx| {
                     ctx.set_mailbox_capacity(0);
                     StorageActor {
+                        resident,
                         store: ChunkStore::new(config),
                         supervisor,
                         killed: false,
@@ -133,6 +143,11 @@ impl Actor for StorageActor {
             act.store.drop_idle_spares(SPARE_IDLE, SPARES_PER_CHECK);
             act.store.release_memory_if_idle(IDLE_RELEASE);
         });
+        if self.resident.is_some() {
+            // The first check before any task: a job never starts on the full limit.
+            self.control_resident();
+            ctx.run_interval(CHECK_EVERY, |act, _| act.control_resident());
+        }
     }
 
     fn stopped(&mut self, _: &mut Self::Context) {
@@ -152,6 +167,37 @@ impl Actor for StorageActor {
 }
 
 impl StorageActor {
+    /// Sets the reservations' budget from the process's resident size (giving freed
+    /// memory back first where it is above the target), and spills if it fell.
+    fn control_resident(&mut self) {
+        let Some(control) = &mut self.resident else {
+            return;
+        };
+        let Some(mut resident) = resident_bytes() else {
+            return;
+        };
+        if control.release_first(resident) {
+            self.store.release_freed_memory();
+            resident = resident_bytes().unwrap_or(resident);
+        }
+        let pool = Arc::clone(self.store.pool());
+        let before = pool.budget();
+        let decision = control.decide(resident, pool.used());
+        pool.set_budget(decision.budget);
+        if decision.budget != before {
+            tracing::debug!(
+                resident,
+                reserved = pool.used(),
+                budget = decision.budget,
+                paused = decision.paused,
+                "resident memory: budget set"
+            );
+        }
+        if decision.budget < before {
+            self.store.make_room();
+        }
+    }
+
     /// Carries out the injected fault a put of chunk `id` met, if any.
     fn after_put(&mut self, id: ChunkId, outcome: PutOutcome, ctx: &mut Context<Self>) {
         match outcome {

@@ -83,6 +83,10 @@ pub struct StoreConfig {
     pub disk_budget: u64,
     /// Faults to inject at puts and spills.
     pub faults: Option<Arc<FaultInjector>>,
+    /// The pool's limit bounds the process's resident memory, not only reservations: the
+    /// storage actor lowers the budget by what the process holds beyond them
+    /// ([`SystemConfig::limit_resident`](crate::system::SystemConfig::limit_resident)).
+    pub limit_resident: bool,
     /// The clock and bound of the storage events kept per job.
     pub recorder: Arc<Recorder>,
 }
@@ -578,6 +582,16 @@ impl ChunkStore {
                 tracing::debug!(dropped, "deleted spare spill segments");
             }
         }
+    }
+
+    /// The host memory pool the store spills for.
+    pub fn pool(&self) -> &Arc<HostPool> {
+        &self.config.pool
+    }
+
+    /// Gives the memory the allocators keep after frees back to the system now.
+    pub fn release_freed_memory(&mut self) {
+        self.trimmer.release_now();
     }
 
     /// Gives the memory the allocator holds free back to the operating system once nothing

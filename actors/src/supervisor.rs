@@ -71,6 +71,7 @@ impl Supervisor {
             spill_parent: config.spill_dir.clone(),
             disk_budget: config.disk_budget,
             faults: config.faults.clone(),
+            limit_resident: config.limit_resident,
             recorder: Arc::clone(&recorder),
         };
         let mut devices = vec![cpu_device(&config, &store)?];

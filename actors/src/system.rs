@@ -67,6 +67,12 @@ pub struct SystemConfig {
     /// How long [`ActorSystem::read_kept`] waits for storage before it gives up
     /// ([`ReadError::TimedOut`]): a hung disk fails the read instead of its reader.
     pub read_timeout: Duration,
+    /// `host_memory_budget` limits the process's resident memory, not only the chunks
+    /// reserved: storage reads the resident size and lowers the reservations' budget by
+    /// what the process holds beyond them, spilling and holding tasks back as needed (see
+    /// the `resident` module). For a process with one actor system (a worker); the resident
+    /// size counts everything in the process.
+    pub limit_resident: bool,
 }
 
 /// Default [`SystemConfig::read_timeout`]: far beyond reading back gigabytes from a
@@ -86,6 +92,7 @@ impl Default for SystemConfig {
             faults: None,
             gpus: Vec::new(),
             read_timeout: DEFAULT_READ_TIMEOUT,
+            limit_resident: false,
         }
     }
 }

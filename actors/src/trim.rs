@@ -72,6 +72,12 @@ impl Trimmer {
         true
     }
 
+    /// Trims glibc and releases mimalloc's freed memory now.
+    pub(crate) fn release_now(&mut self) {
+        trim_glibc();
+        self.release();
+    }
+
     fn release(&mut self) {
         tessera_core::release_freed_memory();
         self.last_release = Some(Instant::now());

@@ -107,6 +107,10 @@ struct Args {
     /// the memory this process may use].
     #[arg(long, value_parser = parse_bytes)]
     memory_budget: Option<u64>,
+    /// The memory budget limits this process's resident memory, not only reserved chunks
+    /// (`SessionBuilder::limit_resident_memory`; a local cluster's workers always do).
+    #[arg(long)]
+    limit_resident: bool,
     /// Folder in which the session makes its spill folder [default: the system's temporary
     /// folder].
     #[arg(long)]
@@ -287,6 +291,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     if let Some(bytes) = args.memory_budget {
         builder = builder.memory_budget(bytes);
     }
+    builder = builder.limit_resident_memory(args.limit_resident);
     if let Some(dir) = &args.spill_dir {
         builder = builder.spill_dir(dir);
     }

@@ -88,6 +88,32 @@ fn within_the_disk_budget_the_same_job_spills_and_is_right() {
     assert_eq!(stats.storage.chunks_spilled, 0);
 }
 
+#[test]
+fn a_budget_on_resident_memory_far_below_the_process_still_finishes_jobs_right() {
+    // This test process holds far more than 56 KB: the resident control lowers the budget
+    // to its floor and holds new tasks back; a task still starts whenever none runs, so the
+    // job ends, spilling, with the right answer, and the next job runs too.
+    let spill = SpillParent::new("budgets-resident");
+    let s = spilling(
+        &spill,
+        builder().disk_budget(16 << 20).limit_resident_memory(true),
+    );
+    assert!(s.config().limit_resident);
+    let (out, stats) = s.execute_with_stats(&doubled()).unwrap();
+    assert_doubled(&out);
+    assert!(stats.storage.chunks_spilled > 0, "{stats:?}");
+    // Reservations stayed far under the configured budget (a task or two at a time); with
+    // the budget on reservations alone they fill it.
+    assert!(stats.peak_host_reserved <= HOST / 2, "{stats:?}");
+    let plain = spilling(&spill, builder().disk_budget(16 << 20));
+    let (again, plain_stats) = plain.execute_with_stats(&doubled()).unwrap();
+    assert_eq!(again, out);
+    assert!(plain_stats.peak_host_reserved > HOST / 2, "{plain_stats:?}");
+    let small = tensor::arange_f64(0.0, 4.0, 1.0).sum();
+    assert_eq!(small.execute(&s).unwrap().to_f64_vec(), [6.0]);
+    assert_eq!(s.reserved_bytes(), 0);
+}
+
 /// Makes a spill folder as a crashed process leaves it: a lock file nobody holds, data.
 fn abandoned_folder(parent: &Path, name: &str) -> PathBuf {
     let dir = parent.join(name);

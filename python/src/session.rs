@@ -100,7 +100,8 @@ impl PySession {
     #[new]
     #[pyo3(signature = (*, threads=None, memory_budget=None, disk_budget=None, spill_dir=None,
         chunk_bytes=None, eager=false, progress=None, shuffle_rows=None, broadcast_bytes=None,
-        scheduler=None, secret=None, dashboard=None, dashboard_token=None, backend=None))]
+        scheduler=None, secret=None, dashboard=None, dashboard_token=None, backend=None,
+        limit_resident_memory=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -118,8 +119,10 @@ impl PySession {
         dashboard: Option<String>,
         dashboard_token: Option<String>,
         backend: Option<String>,
+        limit_resident_memory: bool,
     ) -> PyResult<PySession> {
         let mut b = Session::builder()
+            .limit_resident_memory(limit_resident_memory)
             .eager(eager)
             .progress(progress_mode(progress));
         if let Some(n) = threads {
@@ -195,6 +198,7 @@ impl PySession {
         let d = PyDict::new(py);
         d.set_item("threads", c.threads)?;
         d.set_item("memory_budget", c.memory_budget)?;
+        d.set_item("limit_resident_memory", c.limit_resident)?;
         d.set_item("disk_budget", c.disk_budget)?;
         d.set_item("spill_dir", c.spill_dir.clone())?;
         d.set_item("chunk_bytes", c.chunk_bytes)?;

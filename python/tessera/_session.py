@@ -19,6 +19,8 @@ class Session:
     - ``threads``: worker threads (default: the cores this process may use);
     - ``memory_budget``: bytes of host memory for chunks (default 70% of the memory the
       process may use);
+    - ``limit_resident_memory``: the memory budget limits the process's resident memory,
+      not only the chunks reserved (default False; see docs/guide/memory.md);
     - ``disk_budget``: bytes the spill folder may hold;
     - ``spill_dir``: folder in which the private spill folder is made;
     - ``chunk_bytes``: target bytes per automatically sized chunk (default 32 MiB);
@@ -57,6 +59,7 @@ class Session:
         dashboard: Optional[str] = None,
         dashboard_token: Optional[str] = None,
         backend: Optional[str] = None,
+        limit_resident_memory: bool = False,
     ) -> None:
         self._native = _tessera.Session(
             threads=threads,
@@ -73,6 +76,7 @@ class Session:
             dashboard=dashboard,
             dashboard_token=dashboard_token,
             backend=backend,
+            limit_resident_memory=limit_resident_memory,
         )
         self._previous: list = []
         self._on_close: list = []

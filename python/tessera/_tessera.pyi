@@ -23,6 +23,7 @@ class Session:
         dashboard: Optional[str] = ...,
         dashboard_token: Optional[str] = ...,
         backend: Optional[str] = ...,
+        limit_resident_memory: bool = ...,
     ) -> None: ...
     @staticmethod
     def local_cluster(

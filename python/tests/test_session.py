@@ -170,3 +170,15 @@ def test_events_reach_python_logging(caplog, tmp_path):
         spilled = [r for r in caplog.records if r.getMessage().startswith("spilled")]
         assert spilled and spilled[0].name == "tessera.actors.store"
         assert spilled[0].levelno == logging.DEBUG and "bytes=" in spilled[0].getMessage()
+
+
+def test_a_budget_on_resident_memory_is_reported_and_jobs_run_under_it():
+    # 64 MiB against a process that holds more (Python, NumPy, the extension): the budget
+    # drops to its floor and tasks run one at a time, spilling; answers stay right.
+    with ts.Session(threads=2, memory_budget=1 << 26, chunk_bytes=1 << 16, progress=False,
+                    limit_resident_memory=True) as s:
+        assert s.config["limit_resident_memory"] is True
+        x = np.arange(400_000, dtype=np.float64)
+        np.testing.assert_array_equal((ts.asarray(x) * 2).compute(s), x * 2)
+    with ts.Session(threads=1, progress=False) as plain:
+        assert plain.config["limit_resident_memory"] is False

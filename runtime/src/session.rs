@@ -47,6 +47,9 @@ pub struct SessionConfig {
     /// Bytes of host memory the session may hold in chunks (and running tasks' outputs);
     /// beyond it chunks spill to disk and new work waits.
     pub memory_budget: u64,
+    /// The memory budget bounds the process's resident memory, not only the chunks
+    /// reserved (see [`SessionBuilder::limit_resident_memory`]).
+    pub limit_resident: bool,
     /// Bytes of memory the threads that run tasks have in all: the memory budget, or on
     /// a cluster its workers' memory limits together (as they were when it connected).
     /// The frame planner sizes a shuffle's merges to it.
@@ -95,6 +98,7 @@ pub struct SessionBuilder {
     task_stream: Option<usize>,
     dashboard: Option<DashboardOptions>,
     backend: Option<DeviceBackend>,
+    limit_resident: bool,
 }
 
 impl SessionBuilder {
@@ -126,9 +130,23 @@ impl SessionBuilder {
     /// memory runs above it by what the running tasks hold while they compute (their
     /// inputs, hash tables and parse buffers: a few chunks per thread) and by what the
     /// allocator keeps of freed memory; on glibc the store hands that back after spilling.
+    /// [`Self::limit_resident_memory`] makes it a limit on the resident memory instead.
     /// `docs/benchmarks.md` has measured figures, `docs/guide/memory.md` the rules.
     pub fn memory_budget(mut self, bytes: u64) -> Self {
         self.memory_budget = Some(bytes);
+        self
+    }
+
+    /// Makes the memory budget a limit on the process's resident memory, as a worker's
+    /// `--memory-limit` is (default: off, the budget bounds reserved chunks). Storage then
+    /// reads the resident size ten times a second and lowers the reservations' budget by
+    /// what the process holds beyond them (allocator retention, tasks' scratch memory,
+    /// whatever else the program keeps), aiming the resident size at the budget: it spills
+    /// sooner, and 10% above the budget no new task starts until the process is back under
+    /// that (TPC-H SF10 under 2 GB: peak RSS 1.13× the budget, not 1.55×). For a
+    /// process running one session: the resident size counts everything in it.
+    pub fn limit_resident_memory(mut self, on: bool) -> Self {
+        self.limit_resident = on;
         self
     }
     /// Bytes the disk tier may hold (default: half the free space where it spills).
@@ -320,6 +338,7 @@ impl SessionBuilder {
         let config = SessionConfig {
             threads,
             memory_budget,
+            limit_resident: self.limit_resident,
             compute_memory: cluster_memory.unwrap_or(memory_budget),
             disk_budget: self
                 .disk_budget
@@ -352,6 +371,7 @@ impl SessionBuilder {
                     thread_prefix: prefix.clone(),
                     faults: self.faults,
                     gpus,
+                    limit_resident: config.limit_resident,
                     ..SystemConfig::default()
                 })
                 .map_err(|e| Error::Runtime(format!("starting the actor system: {e}")))?,

@@ -17,6 +17,7 @@ pub(crate) fn store(budget: u64, faults: Option<FaultInjector>) -> ChunkStore {
         spill_parent: std::env::temp_dir(),
         disk_budget: u64::MAX,
         faults: faults.map(Arc::new),
+        limit_resident: false,
         recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
     })
 }
@@ -275,6 +276,7 @@ fn small_disk_store() -> ChunkStore {
         spill_parent: std::env::temp_dir(),
         disk_budget: 150,
         faults: None,
+        limit_resident: false,
         recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
     })
 }
@@ -590,6 +592,7 @@ fn a_spill_past_the_disk_budget_deletes_spare_segments_first() {
         spill_parent: std::env::temp_dir(),
         disk_budget: 300,
         faults: None,
+        limit_resident: false,
         recorder: Recorder::new(crate::recorder::DEFAULT_CAPACITY),
     });
     let segment_bytes = |store: &mut ChunkStore, bytes| {

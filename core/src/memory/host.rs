@@ -19,7 +19,11 @@ use std::sync::Arc;
 /// it must, not only after the tasks running before it end.
 #[derive(Debug)]
 pub struct HostPool {
-    budget: u64,
+    /// The budget reservations are admitted within now: the limit, or less while the
+    /// process's resident memory runs above what is reserved ([`HostPool::set_budget`]).
+    budget: AtomicU64,
+    /// The configured limit.
+    limit: u64,
     counter: Counter,
     disk_budget: AtomicU64,
     disk_room: AtomicU64,
@@ -31,7 +35,8 @@ impl HostPool {
     /// the store says otherwise.
     pub fn new(budget: u64) -> Arc<HostPool> {
         Arc::new(HostPool {
-            budget,
+            budget: AtomicU64::new(budget),
+            limit: budget,
             counter: Counter::default(),
             disk_budget: AtomicU64::new(u64::MAX),
             disk_room: AtomicU64::new(u64::MAX),
@@ -51,11 +56,23 @@ impl HostPool {
     pub fn wanted(&self) -> u64 {
         self.wanted.load(Ordering::Acquire)
     }
+
+    /// The budget the pool was made with: a limit on the process's resident memory where
+    /// the storage actor watches it (`tessera_actors`' resident-memory controller).
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Admits reservations within `bytes` from now on (at most the limit): the resident
+    /// memory controller lowers it by what the process holds beyond its reservations.
+    pub fn set_budget(&self, bytes: u64) {
+        self.budget.store(bytes.min(self.limit), Ordering::Release);
+    }
 }
 
 impl MemoryPool for HostPool {
     fn try_grow(&self, bytes: u64) -> bool {
-        self.counter.add_within(bytes, self.budget)
+        self.counter.add_within(bytes, self.budget())
     }
 
     fn grow(&self, bytes: u64) {
@@ -67,7 +84,7 @@ impl MemoryPool for HostPool {
     }
 
     fn budget(&self) -> u64 {
-        self.budget
+        self.budget.load(Ordering::Acquire)
     }
 
     fn used(&self) -> u64 {
@@ -84,7 +101,7 @@ impl MemoryPool for HostPool {
         let over = self
             .used()
             .saturating_add(bytes)
-            .saturating_sub(self.budget);
+            .saturating_sub(self.budget());
         (over > self.disk_room.load(Ordering::Acquire))
             .then(|| self.disk_budget.load(Ordering::Acquire))
     }
@@ -116,6 +133,23 @@ mod tests {
         drop(b);
         assert_eq!(pool.used(), 0);
         assert!(try_reserve(u64::MAX).is_none(), "no overflow");
+    }
+
+    #[test]
+    fn a_lowered_budget_admits_less_and_never_passes_the_limit() {
+        let pool = HostPool::new(100);
+        let _held = Reservation::try_new(pool.clone(), 50).expect("fits");
+        pool.set_budget(60);
+        assert_eq!((pool.budget(), pool.limit()), (60, 100));
+        assert!(
+            Reservation::try_new(pool.clone(), 11).is_none(),
+            "past the lowered budget"
+        );
+        assert!(Reservation::try_new(pool.clone(), 10).is_some());
+        pool.set_budget(40);
+        assert!(pool.over_budget(), "50 reserved, 40 allowed");
+        pool.set_budget(1000);
+        assert_eq!(pool.budget(), 100, "never above the limit");
     }
 
     #[test]

@@ -105,6 +105,8 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         faults: None,
         // A worker's tasks run on its CPU pool: the scheduler places by CPU only so far.
         gpus: Vec::new(),
+        // The worker is its process: --memory-limit bounds the process's resident memory.
+        limit_resident: true,
         ..SystemConfig::default()
     })
     .map_err(|e| ClusterError::Actors(e.to_string()))?;
