@@ -72,8 +72,9 @@ struct WorkerArgs {
     /// Threads of the CPU pool (default: every core).
     #[arg(long)]
     nthreads: Option<usize>,
-    /// Bytes of chunk data held in memory before spilling (suffixes K, M, G, T, with or
-    /// without "iB"/"B", powers of 1024); default: no limit.
+    /// Bytes of resident memory the worker process keeps to: its chunks spill, and new
+    /// tasks wait, as the process nears it (suffixes K, M, G, T, with or without "iB"/"B",
+    /// powers of 1024); default: no limit.
     #[arg(long, value_parser = parse_bytes)]
     memory_limit: Option<u64>,
     /// Bytes that may be spilled to disk (same suffixes); default: no limit.
