@@ -74,10 +74,9 @@ pub struct WebListeners {
 }
 
 /// Runs the scheduler's services on `listener` until `shutdown` completes (then calls in
-/// flight get [`SHUTDOWN_GRACE`] before every connection, workers' streams included, is
-/// closed), with the web
-/// endpoints of `web` (each refused off loopback without a secret; the dashboard's token is
-/// the secret, so it must then be letters, digits and `- . _ ~`).
+/// flight get 2 s before every connection, workers' streams included, is closed), with the
+/// web endpoints of `web` (each refused off loopback without a secret; the dashboard's token
+/// is the secret, so it must then be letters, digits and `- . _ ~`).
 pub async fn serve_scheduler(
     listener: TcpListener,
     web: WebListeners,
