@@ -24,6 +24,11 @@
 //! budget at +32% time, 1.0 (pausing at 1.1) to 1.13× at +11%, 1.05 (1.15) to 1.21× at +8%;
 //! without the control, 1.55×.
 //!
+//! - **terminate**: above [`TERMINATE`] × limit the process has outgrown what spilling and
+//!   pausing can answer (a leak): the pool is marked exhausted
+//!   (`HostPool::exhausted`), and a worker ends with its own exit status so that its
+//!   nanny (`tessera-worker --nanny`) starts it again, as Dask's nanny does.
+//!
 //! A limit of `u64::MAX` (no budget) turns the control off; so does a platform without
 //! `/proc/self/statm`.
 
@@ -40,6 +45,9 @@ pub(crate) const RELEASE_ABOVE: f64 = 0.9;
 
 /// The share of the limit above which no new reservation is admitted.
 pub(crate) const PAUSE: f64 = 1.1;
+
+/// The share of the limit above which the process should end (and be started again).
+pub(crate) const TERMINATE: f64 = 1.5;
 
 /// The least share of the limit left to reservations, however large the gap.
 pub(crate) const FLOOR: f64 = 0.125;
@@ -65,6 +73,8 @@ pub(crate) struct Decision {
     pub(crate) budget: u64,
     /// True when above [`PAUSE`] of the limit: nothing new is admitted.
     pub(crate) paused: bool,
+    /// True when above [`TERMINATE`] of the limit: the process should end.
+    pub(crate) terminate: bool,
 }
 
 impl ResidentControl {
@@ -109,6 +119,7 @@ impl ResidentControl {
                 budget
             },
             paused,
+            terminate: resident as f64 > TERMINATE * limit,
         }
     }
 }
@@ -153,7 +164,8 @@ mod tests {
             d,
             Decision {
                 budget: 900 * MB,
-                paused: false
+                paused: false,
+                terminate: false
             }
         );
         // The gap grows to 500 MB: the budget follows at once.
@@ -176,7 +188,8 @@ mod tests {
             d,
             Decision {
                 budget: 125 * MB,
-                paused: false
+                paused: false,
+                terminate: false
             }
         );
         // Above 1.1 × the limit: nothing new fits (the budget is what is reserved, or the
@@ -186,7 +199,8 @@ mod tests {
             d,
             Decision {
                 budget: 125 * MB,
-                paused: true
+                paused: true,
+                terminate: false
             }
         );
         let mut c = control(1000 * MB);
@@ -196,6 +210,11 @@ mod tests {
         );
         let d = c.decide(1101 * MB, 1000 * MB);
         assert!(d.paused && d.budget <= 1000 * MB, "{d:?}");
+        assert!(
+            !c.decide(1500 * MB, 1000 * MB).terminate,
+            "at 1.5 ×, not above"
+        );
+        assert!(c.decide(1501 * MB, 1000 * MB).terminate);
     }
 
     #[test]

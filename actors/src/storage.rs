@@ -196,6 +196,14 @@ impl StorageActor {
         if decision.budget < before {
             self.store.make_room();
         }
+        if decision.terminate && !pool.exhausted() {
+            tracing::error!(
+                resident,
+                limit = pool.limit(),
+                "resident memory past 1.5x the limit: the process should be restarted"
+            );
+            pool.set_exhausted();
+        }
     }
 
     /// Carries out the injected fault a put of chunk `id` met, if any.

@@ -204,6 +204,13 @@ impl ActorSystem {
         &self.recorder
     }
 
+    /// True once the process's resident memory passed 1.5× the memory limit under
+    /// [`SystemConfig::limit_resident`]: more than spilling and pausing can answer (a leak),
+    /// and the process should end; a worker then exits for its nanny to start it again.
+    pub fn resident_exhausted(&self) -> bool {
+        self.pool.exhausted()
+    }
+
     /// Host-memory bytes reserved now: chunks held in memory or on their way to storage, and
     /// running tasks' outputs and working memory.
     pub fn reserved_bytes(&self) -> u64 {

@@ -189,6 +189,13 @@ pub enum ClusterError {
         /// What happened.
         reason: String,
     },
+    /// The worker's resident memory passed 1.5× its memory limit: it stops (and its nanny,
+    /// if it has one, starts it again).
+    #[error("resident memory past 1.5x the memory limit of {limit} bytes: stopping")]
+    ResidentMemoryExhausted {
+        /// The worker's memory limit.
+        limit: u64,
+    },
     /// The local actor system (a worker's devices and storage) failed.
     #[error("the worker's actor system: {0}")]
     Actors(String),

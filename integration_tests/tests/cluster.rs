@@ -2,6 +2,7 @@
 //! answers equal the in-process session's and hand-computed values, chunks travel between
 //! workers, persisted data stays on the workers, and a killed worker loses nothing.
 
+use crate::cluster_drills::program;
 use crate::common::{
     assert_cancelled, builder, eventually, item_f64, session_from, SpillParent, TestSession,
     REPORT_PANELS,
@@ -284,18 +285,11 @@ fn a_cluster_without_workers_fails_jobs_in_bounded_time() {
     assert!(started.elapsed() < Duration::from_secs(60));
 }
 
-/// The program `name` as cargo builds it for these tests (one folder above the test's).
-fn built_program(name: &str) -> std::path::PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    deps.parent().unwrap().join(name)
-}
-
 #[test]
 fn a_cluster_started_through_launchers_runs_jobs_and_a_bad_launcher_is_named() {
     // `env PROGRAM ARGS`: the launcher's own arguments come before the program's, as the
     // Python package's `python -m tessera.worker` does.
-    let via_env = |name: &str| Launcher::new("env", [built_program(name)]);
+    let via_env = |name: &str| Launcher::new("env", [program(name)]);
     let s = LocalCluster::builder()
         .workers(2)
         .threads_per_worker(1)

@@ -2,7 +2,8 @@
 //! gives the in-process session's answer, a worker SIGKILLed at a seeded random moment of
 //! a job loses no result, a SIGSTOPped worker is lost after the heartbeat TTL and the job
 //! still finishes, a cluster with a shared secret refuses callers and workers without it,
-//! garbage sent to every port changes nothing, and nothing is left behind.
+//! garbage sent to every port changes nothing, a worker leaking past its memory limit is
+//! restarted by its nanny and loses nothing, and nothing is left behind.
 
 use crate::common::{builder, session_from, TestSession};
 use crate::dataframes::sorted_rows;
@@ -272,7 +273,7 @@ fn a_stopped_worker_is_lost_after_the_ttl_and_the_job_still_finishes() {
 const SECRET: &str = "drill-secret-0123456789abcdef";
 
 /// The cluster program `name` that cargo built beside this test.
-fn program(name: &str) -> PathBuf {
+pub(crate) fn program(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test path");
     let debug = exe
         .parent()
@@ -424,4 +425,68 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
         }
     }
     files
+}
+
+/// Waits up to a minute for `check`, polling; false if it never held.
+fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn a_worker_leaking_past_its_memory_limit_is_restarted_by_its_nanny_and_loses_nothing() {
+    let mut scheduler = Command::new(program("tessera-scheduler"))
+        .args(["--listen", "127.0.0.1:0", "--heartbeat-ttl-ms", "2000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first_line = String::new();
+    let mut out = scheduler.stdout.take().unwrap();
+    let mut byte = [0u8; 1];
+    while out.read(&mut byte).unwrap() == 1 && byte[0] != b'\n' {
+        first_line.push(byte[0] as char);
+    }
+    let address = first_line
+        .strip_prefix("tessera-scheduler listening on ")
+        .unwrap_or_else(|| panic!("first line: {first_line:?}"))
+        .to_string();
+    // A worker of 128 MiB whose every task leaks 16 MiB (the drill, first start only): it
+    // passes 1.5x its limit after a few tasks, stops, and its nanny starts it again.
+    let mut nanny = Command::new(program("tessera-worker"))
+        .args(["--nanny", "--scheduler", &address, "--nthreads", "1"])
+        .args(["--memory-limit", "128M", "--leak-per-task", "16777216"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let s = session_from(tuned(builder().scheduler(&address)));
+    let n = 200_000; // 100 chunks of 16 KiB
+    let first = s.execute(&line(n).sum()).unwrap();
+    let restarted = eventually(|| {
+        s.cluster_info()
+            .ok()
+            .flatten()
+            .is_some_and(|i| i.worker_list.iter().any(|w| w.incarnation >= 2))
+    });
+    // The restarted worker does not leak: the next job runs on it.
+    let second = s.execute(&line(n).sum()).unwrap();
+    let _ = scheduler.kill();
+    let _ = scheduler.wait();
+    // The worker ends when its scheduler goes away, and its nanny with it.
+    let nanny_ended = eventually(|| nanny.try_wait().unwrap().is_some());
+    if !nanny_ended {
+        let _ = nanny.kill();
+        let _ = nanny.wait();
+    }
+    assert_eq!(first.to_f64_vec(), [line_sum(n)]);
+    assert_eq!(second.to_f64_vec(), [line_sum(n)]);
+    assert!(restarted, "the worker was not started again");
+    assert!(nanny_ended, "the nanny outlived its worker's scheduler");
 }

@@ -99,3 +99,15 @@ def test_local_cluster_from_the_package_alone(monkeypatch, tmp_path):
         pd.testing.assert_frame_equal(got, want, check_dtype=False, check_exact=False, rtol=1e-12)
     # Closing the session stopped (and reaped) every process it started.
     assert not set(children()) & set(started), children()
+
+
+def test_a_nanny_runs_its_worker_through_this_interpreter():
+    # The child is `python -m tessera.worker` of this venv: it starts, cannot reach the
+    # scheduler, and its status (1, not a restart) is the nanny's.
+    done = run_module("tessera.worker", "--nanny", "--scheduler", "127.0.0.1:1")
+    assert done.returncode == 1, done.stderr
+    assert "cannot reach the scheduler" in done.stderr
+    assert "No module named" not in done.stderr
+    # --nanny that is not on the process's own command line (a worker run in-process, as
+    # on Ray) is refused rather than restarting the wrong program.
+    assert _tessera.run_program("tessera-worker", ["--nanny", "--scheduler", "127.0.0.1:1"]) == 1

@@ -19,6 +19,13 @@ use tessera_cluster::Secret;
 /// The exit status of a run that failed (a clap usage error exits with 2, as clap does).
 const FAILURE: u8 = 1;
 
+/// The exit status of a worker that stopped because its resident memory passed 1.5× its
+/// memory limit: its nanny starts it again.
+pub const EXHAUSTED: u8 = 3;
+
+/// The least time between two starts of a nanny's worker.
+const RESTART_GAP: Duration = Duration::from_secs(1);
+
 /// Tessera's scheduler: workers register with it, clients run jobs on it.
 #[derive(Parser, Debug)]
 #[command(name = "tessera-scheduler", version)]
@@ -90,6 +97,14 @@ struct WorkerArgs {
     /// Needed to listen on any address other than loopback.
     #[arg(long)]
     secret_file: Option<PathBuf>,
+    /// Run the worker as a child process and start it again whenever it ends because its
+    /// resident memory passed 1.5× --memory-limit, or is killed by a signal (Dask's
+    /// nanny); any other exit ends this process with the child's status.
+    #[arg(long)]
+    nanny: bool,
+    /// Fault drill: bytes every task leaks, in the first worker a nanny starts only.
+    #[arg(long, hide = true, default_value_t = 0)]
+    leak_per_task: usize,
 }
 
 /// Logs to stderr, filtered by `RUST_LOG` (default `info`), as the programs log; does
@@ -175,6 +190,9 @@ where
         Ok(a) => a,
         Err(e) => return usage(&e),
     };
+    if args.nanny {
+        return nanny();
+    }
     tessera_core::keep_freed_memory();
     let secret = match Secret::from_file_or_env(args.secret_file.as_deref()) {
         Ok(s) => s,
@@ -195,6 +213,7 @@ where
         spill_dir: args.spill_dir.unwrap_or_else(std::env::temp_dir),
         connect_timeout: Duration::from_secs(10),
         secret,
+        leak_per_task: args.leak_per_task,
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
@@ -202,8 +221,93 @@ where
     };
     match runtime.block_on(run_worker(config)) {
         Ok(()) => 0,
+        Err(e @ tessera_cluster::ClusterError::ResidentMemoryExhausted { .. }) => {
+            fail("tessera-worker", &e);
+            EXHAUSTED
+        }
         Err(e) => fail("tessera-worker", &e),
     }
+}
+
+/// `tessera-worker --nanny`: runs this process's own command line (its `argv[0]` and
+/// arguments) without `--nanny` as a child (this program, or `python -m tessera.worker`),
+/// again after each exit with
+/// [`EXHAUSTED`] or death by a signal (the leak drill's flag dropped), at most once per
+/// [`RESTART_GAP`]; returns the child's status otherwise. The child dies with the nanny.
+fn nanny() -> u8 {
+    let mut argv = std::env::args_os();
+    // As invoked, not `current_exe`: a virtualenv's python is a link that resolves to an
+    // interpreter without the venv's packages.
+    let program = argv.next().filter(|p| !p.is_empty()).map(PathBuf::from);
+    let own: Vec<OsString> = argv.collect();
+    if !own.iter().any(|a| a == "--nanny") {
+        eprintln!("tessera-worker: --nanny must be on this process's command line");
+        return FAILURE;
+    }
+    let program = match program.map_or_else(std::env::current_exe, Ok) {
+        Ok(p) => p,
+        Err(e) => return fail("tessera-worker: cannot find this program", &e),
+    };
+    let mut child_args: Vec<OsString> = own.into_iter().filter(|a| a != "--nanny").collect();
+    let mut restarts = 0u32;
+    loop {
+        let started = std::time::Instant::now();
+        let mut command = std::process::Command::new(&program);
+        command.args(&child_args);
+        die_with_parent(&mut command);
+        let status = match command.status() {
+            Ok(s) => s,
+            Err(e) => return fail("tessera-worker: cannot start the worker", &e),
+        };
+        match status.code() {
+            Some(code) if code != i32::from(EXHAUSTED) => {
+                return u8::try_from(code).unwrap_or(FAILURE)
+            }
+            _ => {}
+        }
+        restarts += 1;
+        tracing::warn!(%status, restarts, "the worker ended; the nanny starts it again");
+        child_args = without_drill(child_args);
+        std::thread::sleep(RESTART_GAP.saturating_sub(started.elapsed()));
+    }
+}
+
+/// `args` without the leak drill's flag and its value.
+fn without_drill(args: Vec<OsString>) -> Vec<OsString> {
+    let mut kept = Vec::with_capacity(args.len());
+    let mut skip_value = false;
+    for arg in args {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        if arg == "--leak-per-task" {
+            skip_value = true;
+        } else if !arg.to_string_lossy().starts_with("--leak-per-task=") {
+            kept.push(arg);
+        }
+    }
+    kept
+}
+
+/// Makes `command`'s process die when this one does (Linux), so that a nanny's worker
+/// never outlives it.
+fn die_with_parent(command: &mut std::process::Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: the closure runs in the child between fork and exec and only calls
+        // prctl, which is async-signal-safe and takes no pointers.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
 }
 
 /// Writes `text` to `file` so that no reader sees a part of it: to a temporary file beside
@@ -253,6 +357,7 @@ fn parse_bytes(text: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::{parse_bytes, scheduler, worker};
+    use std::ffi::OsString;
 
     #[test]
     fn sizes_parse_with_binary_units() {
@@ -299,6 +404,26 @@ mod tests {
         let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "only the address file: {leftovers:?}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_nanny_drops_the_leak_drill_from_a_restarted_worker() {
+        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            super::without_drill(args(&[
+                "--scheduler",
+                "x",
+                "--leak-per-task",
+                "9",
+                "--nthreads",
+                "1"
+            ])),
+            args(&["--scheduler", "x", "--nthreads", "1"])
+        );
+        assert_eq!(
+            super::without_drill(args(&["--leak-per-task=9", "--name", "w"])),
+            args(&["--name", "w"])
+        );
     }
 
     #[test]

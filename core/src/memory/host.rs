@@ -2,7 +2,7 @@
 //! about the disk tier below it.
 
 use super::{Counter, MemoryPool};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The host memory tier: a budget that admits a reservation only while it fits.
@@ -28,6 +28,7 @@ pub struct HostPool {
     disk_budget: AtomicU64,
     disk_room: AtomicU64,
     wanted: AtomicU64,
+    exhausted: AtomicBool,
 }
 
 impl HostPool {
@@ -41,6 +42,7 @@ impl HostPool {
             disk_budget: AtomicU64::new(u64::MAX),
             disk_room: AtomicU64::new(u64::MAX),
             wanted: AtomicU64::new(0),
+            exhausted: AtomicBool::new(false),
         })
     }
 
@@ -67,6 +69,17 @@ impl HostPool {
     /// memory controller lowers it by what the process holds beyond its reservations.
     pub fn set_budget(&self, bytes: u64) {
         self.budget.store(bytes.min(self.limit), Ordering::Release);
+    }
+
+    /// The resident memory controller's word that the process outgrew its limit past what
+    /// spilling and pausing answer: the process should end (a worker's nanny restarts it).
+    pub fn set_exhausted(&self) {
+        self.exhausted.store(true, Ordering::Release);
+    }
+
+    /// True once [`HostPool::set_exhausted`] was called.
+    pub fn exhausted(&self) -> bool {
+        self.exhausted.load(Ordering::Acquire)
     }
 }
 

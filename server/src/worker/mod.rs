@@ -66,6 +66,9 @@ pub struct WorkerConfig {
     /// The cluster's shared secret, sent to the scheduler and peers and required of
     /// callers of this worker's Flight service. Needed to listen off loopback.
     pub secret: Option<Secret>,
+    /// A fault drill: bytes every task leaks (allocated, written, never freed), so that
+    /// the resident memory passes the limit; 0 in normal use.
+    pub leak_per_task: usize,
 }
 
 /// The address the worker's Flight service is announced at: `advertise` if given, else
@@ -189,6 +192,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         replicas: Arc::new(Mutex::new(Replicas::new(config.memory_limit))),
         running: Arc::new(AtomicU32::new(0)),
         room: Arc::new(Room::default()),
+        leak_per_task: config.leak_per_task,
     };
     // The threads tasks run on directly (see [`direct`]); a task's closure does not hold
     // the pool, so the pool is never dropped (and joined) on one of its own threads.
@@ -198,8 +202,14 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
     let interval = Duration::from_millis(u64::from(reply.heartbeat_interval_ms.max(10)));
     let heartbeat = tokio::spawn(heartbeats(agent.clone(), interval));
 
+    let exhausted = exhausted(Arc::clone(&held), interval);
+    tokio::pin!(exhausted);
     let ended = loop {
-        match inbound.message().await {
+        let message = tokio::select! {
+            message = inbound.message() => message,
+            () = &mut exhausted => break None,
+        };
+        match message {
             Ok(Some(message)) => match message.kind {
                 Some(scheduler_message::Kind::RunTask(task)) => agent.start(task, &pool),
                 Some(scheduler_message::Kind::Release(r)) => {
@@ -215,18 +225,36 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
                 }
                 None => {}
             },
-            Ok(None) => break "the scheduler closed the stream".to_string(),
-            Err(status) => break format!("the stream broke: {}", status.message()),
+            Ok(None) => break Some("the scheduler closed the stream".to_string()),
+            Err(status) => break Some(format!("the stream broke: {}", status.message())),
         }
     };
     heartbeat.abort();
     let _ = stop_flight.send(());
     let _ = flight.await;
+    let Some(ended) = ended else {
+        tracing::error!(name = %config.name, limit = config.memory_limit, "resident memory past 1.5x the limit; stopping");
+        return Err(ClusterError::ResidentMemoryExhausted {
+            limit: config.memory_limit,
+        });
+    };
     tracing::warn!(name = %config.name, "{ended}; stopping");
     Err(ClusterError::SchedulerLost {
         address,
         reason: ended,
     })
+}
+
+/// Completes once the worker's resident memory passed 1.5× its limit (checked every
+/// `interval`; see `tessera_actors::ActorSystem::resident_exhausted`).
+async fn exhausted(held: Arc<Held>, interval: Duration) {
+    let mut ticks = tokio::time::interval(interval);
+    loop {
+        ticks.tick().await;
+        if held.system().resident_exhausted() {
+            return;
+        }
+    }
 }
 
 /// Sends a heartbeat every `interval`.
@@ -265,6 +293,8 @@ struct Agent {
     running: Arc<AtomicU32>,
     /// Room in the memory budget, and the tasks waiting for it.
     room: Arc<Room>,
+    /// See [`WorkerConfig::leak_per_task`].
+    leak_per_task: usize,
 }
 
 impl Agent {
@@ -350,6 +380,10 @@ impl Agent {
         self.room.started();
         let job = Box::new(move || {
             let started = Instant::now();
+            if agent.leak_per_task > 0 {
+                // The drill's leak: written so that it is resident, then forgotten.
+                std::mem::forget(vec![1u8; agent.leak_per_task]);
+            }
             let outcome = direct::run(&agent.held, direct);
             drop(room);
             agent.room.ended();
