@@ -24,8 +24,10 @@
 //! budget at +32% time, 1.0 (pausing at 1.1) to 1.13× at +11%, 1.05 (1.15) to 1.21× at +8%;
 //! without the control, 1.55×.
 //!
-//! - **terminate**: above [`TERMINATE`] × limit the process has outgrown what spilling and
-//!   pausing can answer (a leak): the pool is marked exhausted
+//! - **terminate**: once the process has grown by more than [`TERMINATE`] × limit (and at
+//!   least [`TERMINATE_AT_LEAST`]) since the control started (its own code and start-up not
+//!   counted, so a limit below the program's size never ends it), it has outgrown what spilling and pausing can answer (a leak):
+//!   the pool is marked exhausted
 //!   (`HostPool::exhausted`), and a worker ends with its own exit status so that its
 //!   nanny (`tessera-worker --nanny`) starts it again, as Dask's nanny does.
 //!
@@ -46,8 +48,13 @@ pub(crate) const RELEASE_ABOVE: f64 = 0.9;
 /// The share of the limit above which no new reservation is admitted.
 pub(crate) const PAUSE: f64 = 1.1;
 
-/// The share of the limit above which the process should end (and be started again).
+/// The share of the limit by which the process may grow before it should end (and be
+/// started again).
 pub(crate) const TERMINATE: f64 = 1.5;
+
+/// The least growth that ends a process, whatever its limit: a small limit (a test's, a
+/// drill's) is dwarfed by what the program's runtime adds as it starts serving.
+pub(crate) const TERMINATE_AT_LEAST: u64 = 256 << 20;
 
 /// The least share of the limit left to reservations, however large the gap.
 pub(crate) const FLOOR: f64 = 0.125;
@@ -62,6 +69,9 @@ pub(crate) const RELEASE_GAP: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 pub(crate) struct ResidentControl {
     limit: u64,
+    /// The resident size when the control started (the program itself): growth past the
+    /// limit is what ends a process, so a limit below a program's own size never does.
+    baseline: u64,
     gap: u64,
     last_release: Option<Instant>,
 }
@@ -81,8 +91,10 @@ impl ResidentControl {
     /// Control for a budget of `limit` bytes; `None` when there is nothing to control (no
     /// limit, or no way to read the resident size here).
     pub(crate) fn new(limit: u64) -> Option<ResidentControl> {
-        (limit < u64::MAX && resident_bytes().is_some()).then_some(ResidentControl {
+        let baseline = resident_bytes()?;
+        (limit < u64::MAX).then_some(ResidentControl {
             limit,
+            baseline,
             gap: 0,
             last_release: None,
         })
@@ -119,7 +131,8 @@ impl ResidentControl {
                 budget
             },
             paused,
-            terminate: resident as f64 > TERMINATE * limit,
+            terminate: resident.saturating_sub(self.baseline)
+                > ((TERMINATE * limit) as u64).max(TERMINATE_AT_LEAST),
         }
     }
 }
@@ -150,6 +163,7 @@ mod tests {
     fn control(limit: u64) -> ResidentControl {
         ResidentControl {
             limit,
+            baseline: 0,
             gap: 0,
             last_release: None,
         }
@@ -212,9 +226,17 @@ mod tests {
         assert!(d.paused && d.budget <= 1000 * MB, "{d:?}");
         assert!(
             !c.decide(1500 * MB, 1000 * MB).terminate,
-            "at 1.5 ×, not above"
+            "grown 1.5 ×, not more"
         );
         assert!(c.decide(1501 * MB, 1000 * MB).terminate);
+        // Growth counts, not the program's own size, and at least 256 MiB of it: a small
+        // limit never ends a process that only started serving.
+        let mut tiny = ResidentControl {
+            baseline: 30 * MB,
+            ..control(MB / 4)
+        };
+        assert!(!tiny.decide(30 * MB + 256 * MB, 0).terminate);
+        assert!(tiny.decide(31 * MB + 256 * MB, 0).terminate);
     }
 
     #[test]

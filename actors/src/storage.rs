@@ -200,7 +200,7 @@ impl StorageActor {
             tracing::error!(
                 resident,
                 limit = pool.limit(),
-                "resident memory past 1.5x the limit: the process should be restarted"
+                "resident memory grew past 1.5x the limit: the process should be restarted"
             );
             pool.set_exhausted();
         }

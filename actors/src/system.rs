@@ -204,7 +204,7 @@ impl ActorSystem {
         &self.recorder
     }
 
-    /// True once the process's resident memory passed 1.5× the memory limit under
+    /// True once the process's resident memory grew by more than 1.5× the memory limit under
     /// [`SystemConfig::limit_resident`]: more than spilling and pausing can answer (a leak),
     /// and the process should end; a worker then exits for its nanny to start it again.
     pub fn resident_exhausted(&self) -> bool {

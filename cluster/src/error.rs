@@ -189,9 +189,9 @@ pub enum ClusterError {
         /// What happened.
         reason: String,
     },
-    /// The worker's resident memory passed 1.5× its memory limit: it stops (and its nanny,
-    /// if it has one, starts it again).
-    #[error("resident memory past 1.5x the memory limit of {limit} bytes: stopping")]
+    /// The worker's resident memory grew by more than 1.5× its memory limit: it stops (and
+    /// its nanny, if it has one, starts it again).
+    #[error("resident memory grew past 1.5x the memory limit of {limit} bytes: stopping")]
     ResidentMemoryExhausted {
         /// The worker's memory limit.
         limit: u64,

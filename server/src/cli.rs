@@ -19,8 +19,8 @@ use tessera_cluster::Secret;
 /// The exit status of a run that failed (a clap usage error exits with 2, as clap does).
 const FAILURE: u8 = 1;
 
-/// The exit status of a worker that stopped because its resident memory passed 1.5× its
-/// memory limit: its nanny starts it again.
+/// The exit status of a worker that stopped because its resident memory grew by more than
+/// 1.5× its memory limit: its nanny starts it again.
 pub const EXHAUSTED: u8 = 3;
 
 /// The least time between two starts of a nanny's worker.
@@ -98,7 +98,8 @@ struct WorkerArgs {
     #[arg(long)]
     secret_file: Option<PathBuf>,
     /// Run the worker as a child process and start it again whenever it ends because its
-    /// resident memory passed 1.5× --memory-limit, or is killed by a signal (Dask's
+    /// resident memory grew by more than 1.5× --memory-limit (and 256 MiB), or is killed by a
+    /// signal (Dask's
     /// nanny); any other exit ends this process with the child's status.
     #[arg(long)]
     nanny: bool,

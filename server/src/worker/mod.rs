@@ -233,7 +233,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
     let _ = stop_flight.send(());
     let _ = flight.await;
     let Some(ended) = ended else {
-        tracing::error!(name = %config.name, limit = config.memory_limit, "resident memory past 1.5x the limit; stopping");
+        tracing::error!(name = %config.name, limit = config.memory_limit, "resident memory grew past 1.5x the limit; stopping");
         return Err(ClusterError::ResidentMemoryExhausted {
             limit: config.memory_limit,
         });
@@ -245,7 +245,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
     })
 }
 
-/// Completes once the worker's resident memory passed 1.5× its limit (checked every
+/// Completes once the worker's resident memory grew by more than 1.5× its limit (checked every
 /// `interval`; see `tessera_actors::ActorSystem::resident_exhausted`).
 async fn exhausted(held: Arc<Held>, interval: Duration) {
     let mut ticks = tokio::time::interval(interval);
