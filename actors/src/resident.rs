@@ -35,6 +35,7 @@
 //! `/proc/self/statm`.
 
 use std::time::{Duration, Instant};
+pub(crate) use tessera_core::resident_bytes;
 
 /// How often the resident size is read.
 pub(crate) const CHECK_EVERY: Duration = Duration::from_millis(100);
@@ -134,23 +135,6 @@ impl ResidentControl {
             terminate: resident.saturating_sub(self.baseline)
                 > ((TERMINATE * limit) as u64).max(TERMINATE_AT_LEAST),
         }
-    }
-}
-
-/// The process's resident bytes (`/proc/self/statm`'s second field, in pages); `None`
-/// where it cannot be read.
-pub(crate) fn resident_bytes() -> Option<u64> {
-    #[cfg(target_os = "linux")]
-    {
-        let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-        let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-        // SAFETY: sysconf takes no pointers and may be called from any thread.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        u64::try_from(page).ok().map(|p| pages * p)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        None
     }
 }
 

@@ -43,20 +43,32 @@ pub fn release_freed_memory() {
     unsafe { libmimalloc_sys::mi_collect(true) }
 }
 
+/// The process's resident bytes (`/proc/self/statm`'s second field, in pages); `None`
+/// where it cannot be read.
+pub fn resident_bytes() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+        let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+        // SAFETY: sysconf takes no pointers and may be called from any thread.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        u64::try_from(page).ok().map(|p| pages * p)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The process's resident bytes (Linux: `/proc/self/statm`, in 4 KiB pages).
     #[cfg(target_os = "linux")]
     fn resident() -> usize {
-        let statm = std::fs::read_to_string("/proc/self/statm").expect("statm");
-        let pages: usize = statm
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse().ok())
-            .expect("pages");
-        pages * 4096
+        resident_bytes()
+            .and_then(|b| usize::try_from(b).ok())
+            .expect("statm")
     }
 
     /// One test: the purge delay is process-wide.

@@ -27,7 +27,7 @@ pub mod storage;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-pub use alloc::{keep_freed_memory, release_freed_memory, KEEP_FREED_MS};
+pub use alloc::{keep_freed_memory, release_freed_memory, resident_bytes, KEEP_FREED_MS};
 pub use graph::{ChunkGraph, ChunkKey, ChunkTask, GraphError, StoredInput};
 pub use handle::{ActorError, JobHandle};
 pub use ids::{ActorName, ChunkId, DeviceId, DeviceKind};

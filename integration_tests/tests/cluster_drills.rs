@@ -5,7 +5,7 @@
 //! garbage sent to every port changes nothing, a worker leaking past its memory limit is
 //! restarted by its nanny and loses nothing, and nothing is left behind.
 
-use crate::common::{builder, session_from, TestSession};
+use crate::common::{builder, eventually, session_from, TestSession};
 use crate::dataframes::sorted_rows;
 use crate::persist::{line, line_sum};
 use arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
@@ -425,18 +425,6 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
         }
     }
     files
-}
-
-/// Waits up to a minute for `check`, polling; false if it never held.
-fn eventually(mut check: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        if check() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
 }
 
 #[test]
