@@ -1,9 +1,13 @@
 //! Table chunks: helpers over Arrow record batches, and their serde form (Arrow IPC).
 
 use super::error::FrameResult;
-use arrow::array::{Array, ArrayRef, AsArray, GenericByteViewArray, RecordBatch};
+use arrow::array::{
+    new_empty_array, Array, ArrayRef, AsArray, GenericByteViewArray, RecordBatch,
+    RecordBatchOptions,
+};
 use arrow::compute::concat_batches;
 use arrow::datatypes::{ByteViewType, DataType, SchemaRef};
+use arrow::error::ArrowError;
 use arrow::ipc::reader::StreamReader;
 use arrow::ipc::writer::StreamWriter;
 use std::sync::Arc;
@@ -15,6 +19,43 @@ pub fn concat(schema: &SchemaRef, batches: &[RecordBatch]) -> FrameResult<Record
         [one] => Ok(one.clone()),
         _ => Ok(concat_batches(schema, batches)?),
     }
+}
+
+/// Concatenates `batches` (all of `schema`) into one batch as [`concat`] does, a column at a
+/// time, letting go of each column's parts once it is copied: where nothing else holds the
+/// parts, the copy needs about one column's bytes beside them, not the whole table's.
+pub fn concat_owned(schema: &SchemaRef, batches: Vec<RecordBatch>) -> FrameResult<RecordBatch> {
+    if batches.len() == 1 {
+        return concat(schema, &batches);
+    }
+    let rows = batches.iter().map(RecordBatch::num_rows).sum();
+    let width = schema.fields().len();
+    let mut parts: Vec<Vec<Option<ArrayRef>>> = Vec::with_capacity(batches.len());
+    for batch in batches {
+        if batch.num_columns() != width {
+            return Err(ArrowError::InvalidArgumentError(format!(
+                "concatenating a batch of {} columns into a table of {width}",
+                batch.num_columns()
+            ))
+            .into());
+        }
+        parts.push(batch.columns().iter().cloned().map(Some).collect());
+    }
+    let mut columns = Vec::with_capacity(width);
+    for i in 0..width {
+        let column: Vec<ArrayRef> = parts.iter_mut().filter_map(|p| p[i].take()).collect();
+        let arrays: Vec<&dyn Array> = column.iter().map(|a| a.as_ref()).collect();
+        columns.push(match arrays.as_slice() {
+            [] => new_empty_array(schema.field(i).data_type()),
+            _ => arrow::compute::concat(&arrays)?,
+        });
+    }
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    Ok(RecordBatch::try_new_with_options(
+        Arc::clone(schema),
+        columns,
+        &options,
+    )?)
 }
 
 /// Bytes of the buffers a batch uses. Counted per column over the part of each buffer the
@@ -149,6 +190,36 @@ mod tests {
     use super::*;
     use arrow::array::{ArrayRef, Float64Array, Int64Array, StringViewArray, UInt32Array};
     use std::sync::Arc;
+
+    #[test]
+    fn concatenating_owned_batches_equals_arrows_concatenation() {
+        let batch = |ids: Vec<i64>, names: Vec<&str>| {
+            let ids: ArrayRef = Arc::new(Int64Array::from(ids));
+            let names: ArrayRef = Arc::new(StringViewArray::from_iter_values(names));
+            RecordBatch::try_from_iter([("id", ids), ("name", names)]).unwrap()
+        };
+        let batches = vec![
+            batch(vec![1, 2], vec!["a", "bb"]),
+            batch(vec![], vec![]),
+            batch(vec![3], vec!["a string longer than twelve bytes"]),
+        ];
+        let schema = batches[0].schema();
+        let expected = concat_batches(&schema, &batches).unwrap();
+        assert_eq!(concat_owned(&schema, batches.clone()).unwrap(), expected);
+        assert_eq!(
+            concat_owned(&schema, batches[..1].to_vec()).unwrap(),
+            batches[0]
+        );
+        let none = concat_owned(&schema, Vec::new()).unwrap();
+        assert_eq!((none.num_rows(), none.schema()), (0, schema.clone()));
+        // A batch of another width is an error, not a panic.
+        let narrow = RecordBatch::try_from_iter([("id", batches[0].column(0).clone())]).unwrap();
+        let err = concat_owned(&schema, vec![batches[0].clone(), narrow]).unwrap_err();
+        assert!(
+            err.to_string().contains("1 columns into a table of 2"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn a_few_rows_taken_from_many_strings_get_buffers_of_their_own() {

@@ -661,8 +661,10 @@ impl DataFrame {
     pub fn execute_with_stats(&self, session: &Session) -> Result<(RecordBatch, JobStats)> {
         let node = self.node()?;
         let (batches, stats) = session.run_frame(node)?;
-        let batch =
-            tessera_kernels::frame::table::concat(&node.schema, &batches).map_err(Error::Frame)?;
+        // The chunks are this function's alone now: concatenated a column at a time, the
+        // result needs about one column beside them, not a second table.
+        let batch = tessera_kernels::frame::table::concat_owned(&node.schema, batches)
+            .map_err(Error::Frame)?;
         // Chunks may carry equivalent schemas with other metadata; present the frame's.
         let batch = RecordBatch::try_new(node.schema.clone(), batch.columns().to_vec())
             .map_err(|e| Error::Frame(e.into()))?;
