@@ -95,6 +95,7 @@ impl GraphPlannerActor {
                     let ids = chunk_ids(job, &keys);
                     self.storage.do_send(ReleaseChunks { ids });
                 }
+                PlannerAction::Unkeep { ids } => self.storage.do_send(Unkeep { ids }),
                 PlannerAction::Progress { job, done, total } => {
                     self.report(job, JobEvent::Progress { done, total });
                 }

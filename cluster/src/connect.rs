@@ -302,6 +302,7 @@ impl ClusterClient {
                 key: *key,
                 id: handle.id(),
                 nbytes: handle.nbytes(),
+                given: false,
             });
         }
         Ok((graph, handles))

@@ -67,10 +67,15 @@ pub struct StoredInput {
     /// The key this graph's tasks name it by.
     pub key: ChunkKey,
     /// Where storage keeps it (see [`crate::KeptChunk`]); the submitter holds the handle
-    /// while the job runs.
+    /// while the job runs, unless it gave it to the job (`given`).
     pub id: ChunkId,
     /// Its size in bytes.
     pub nbytes: u64,
+    /// The submitter gave its hold on the chunk to the job ([`crate::KeptChunk::give`]):
+    /// the planner gives it up as soon as the job's last reader of it has run (or when the
+    /// job ends first), so a stage frees what it has read while it runs, as Dask releases a
+    /// key once its dependents are done. Never set on an output.
+    pub given: bool,
 }
 
 /// A job's chunk tasks in topological order (position = priority) and its result chunks.
@@ -107,6 +112,9 @@ pub enum GraphError {
     /// A task (or an output) names a task split into parts, whose parts alone are stored.
     #[error("chunk {0} is split into parts: read its parts instead")]
     ReadsSplitChunk(ChunkKey),
+    /// A stored input given to the job is also one of its outputs.
+    #[error("stored chunk {0} is given up after its last read, so it cannot be an output")]
+    GivenOutput(ChunkKey),
 }
 
 impl ChunkGraph {
@@ -184,6 +192,9 @@ impl ChunkGraph {
                 Some(&pos) if !index.parts[pos].is_empty() => {
                     return Err(GraphError::ReadsSplitChunk(*key))
                 }
+                Some(&pos) if self.stored.get(pos).is_some_and(|s| s.given) => {
+                    return Err(GraphError::GivenOutput(*key))
+                }
                 Some(_) => {}
             }
         }
@@ -249,6 +260,7 @@ mod tests {
                 key: ChunkKey(0),
             },
             nbytes: 8,
+            given: false,
         };
         g.stored = vec![stored];
         let index = g.index().unwrap();
@@ -263,6 +275,14 @@ mod tests {
             g.validate(),
             Err(GraphError::UndefinedInput { input, .. }) if input == ChunkKey(9)
         ));
+        // A chunk given up after its last read cannot also be delivered.
+        g.stored = vec![StoredInput {
+            given: true,
+            ..stored
+        }];
+        assert_eq!(g.validate(), Ok(()));
+        g.outputs.push(ChunkKey(9));
+        assert_eq!(g.validate(), Err(GraphError::GivenOutput(ChunkKey(9))));
     }
 
     #[test]

@@ -19,12 +19,34 @@ pub struct KeptChunk {
     id: ChunkId,
     nbytes: u64,
     owner: Arc<dyn KeptOwner>,
+    /// Given to a job ([`KeptChunk::give`]): dropping the handle gives nothing up.
+    given: bool,
 }
 
 impl KeptChunk {
     /// A handle on chunk `id` (of `nbytes` bytes) that tells `owner` when it is dropped.
     pub fn new(id: ChunkId, nbytes: u64, owner: Arc<dyn KeptOwner>) -> KeptChunk {
-        KeptChunk { id, nbytes, owner }
+        KeptChunk {
+            id,
+            nbytes,
+            owner,
+            given: false,
+        }
+    }
+
+    /// Gives this handle's hold on the chunk to the job about to read it, as a stored input
+    /// with [`crate::graph::StoredInput::given`] set: the job's planner gives the chunk up
+    /// after its last read, so the handle no longer does. A graph that is never submitted
+    /// leaves the chunk kept until its storage ends (its session, or on a cluster, the
+    /// client's session).
+    pub fn give(mut self, key: crate::graph::ChunkKey) -> crate::graph::StoredInput {
+        self.given = true;
+        crate::graph::StoredInput {
+            key,
+            id: self.id,
+            nbytes: self.nbytes,
+            given: true,
+        }
     }
 
     /// Where storage keeps the chunk.
@@ -45,10 +67,12 @@ impl fmt::Debug for KeptChunk {
 }
 
 impl Drop for KeptChunk {
-    /// Gives the chunk up (nothing happens once the actor system has stopped: its store
-    /// and spill folder are gone already).
+    /// Gives the chunk up unless the handle was given to a job (nothing happens once the
+    /// actor system has stopped: its store and spill folder are gone already).
     fn drop(&mut self) {
-        self.owner.unkeep(self.id);
+        if !self.given {
+            self.owner.unkeep(self.id);
+        }
     }
 }
 

@@ -111,6 +111,12 @@ pub enum PlannerAction {
         /// The chunks.
         keys: Vec<ChunkKey>,
     },
+    /// Give up the holds a job was given on kept chunks (stored inputs its last reader
+    /// has read, or all it still holds when it ends), as dropping their handles would.
+    Unkeep {
+        /// The chunks.
+        ids: Vec<ChunkId>,
+    },
     /// Tell the job's owner how far it is.
     Progress {
         /// The job.
@@ -228,6 +234,11 @@ struct Job {
     delivering: Option<u64>,
     /// Keep the outputs in storage instead of handing them out.
     keep: bool,
+    /// Positions of the stored inputs the submitter gave to the job
+    /// ([`crate::graph::StoredInput::given`]) that it has not given up yet.
+    given: BTreeSet<usize>,
+    /// Positions of the given stored inputs it gave up after their last read.
+    given_up: BTreeSet<usize>,
     stats: JobStats,
     /// What the recorder sees of the job (none while recording is off).
     stream: Option<TaskStream>,
@@ -406,16 +417,21 @@ impl PlannerState {
     pub fn submit(&mut self, graph: ChunkGraph, now: Instant) -> (JobId, Vec<PlannerAction>) {
         let id = JobId(self.next_job);
         self.next_job += 1;
+        let given: Vec<ChunkId> = graph
+            .stored
+            .iter()
+            .filter(|s| s.given)
+            .map(|s| s.id)
+            .collect();
         let refused = |error| {
             let stats = None;
-            (
-                id,
-                vec![PlannerAction::JobFailed {
-                    job: id,
-                    error,
-                    stats,
-                }],
-            )
+            let failed = PlannerAction::JobFailed {
+                job: id,
+                error,
+                stats,
+            };
+            let given_up = (!given.is_empty()).then(|| PlannerAction::Unkeep { ids: given });
+            (id, given_up.into_iter().chain([failed]).collect())
         };
         let index = match graph.index() {
             Ok(index) => index,
@@ -465,7 +481,7 @@ impl PlannerState {
                 .filter(|(_, t)| t.waiting_on == 0 && t.status == Status::Pending)
                 .map(|(pos, _)| (id, pos)),
         );
-        let job = Job {
+        let mut job = Job {
             tasks,
             index,
             outputs: graph.outputs,
@@ -475,6 +491,14 @@ impl PlannerState {
             stored_bytes: 0,
             delivering: None,
             keep: graph.keep_outputs,
+            given: graph
+                .stored
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.given)
+                .map(|(pos, _)| pos)
+                .collect(),
+            given_up: BTreeSet::new(),
             stats: JobStats::default(),
             stream: self
                 .recorder
@@ -482,8 +506,17 @@ impl PlannerState {
                 .filter(|r| r.enabled())
                 .map(|r| TaskStream::new(id, r.since(now), r.capacity())),
         };
+        // Given inputs that no task reads are given up at once.
+        let mut given_up = Vec::new();
+        for pos in 0..kept {
+            job.give_up_if_read(pos, &mut given_up);
+        }
         self.jobs.insert(id, job);
-        let mut actions = self.deliver_if_done(id);
+        let mut actions = Vec::new();
+        if !given_up.is_empty() {
+            actions.push(PlannerAction::Unkeep { ids: given_up });
+        }
+        actions.extend(self.deliver_if_done(id));
         actions.extend(self.dispatch_ready());
         (id, actions)
     }
@@ -778,14 +811,16 @@ impl PlannerState {
 
     /// Ends `job` with `error`.
     fn fail(&mut self, job: JobId, error: JobError) -> Vec<PlannerAction> {
-        let Some(state) = self.jobs.remove(&job) else {
+        let Some(mut state) = self.jobs.remove(&job) else {
             return Vec::new();
         };
         self.ready.retain(|&(j, _)| j != job);
+        let given_up = state.give_up_all();
         let mut stats = self.final_stats(state, Instant::now());
         stats.failure = Some(error.to_string().into());
         let stats = Some(Box::new(stats));
-        vec![PlannerAction::JobFailed { job, error, stats }]
+        let failed = PlannerAction::JobFailed { job, error, stats };
+        given_up.into_iter().chain([failed]).collect()
     }
 
     /// Starts delivering `job` if all its chunks are computed and storage is up.

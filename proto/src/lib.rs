@@ -21,7 +21,7 @@ use std::time::Duration;
 
 /// The protocol version of this build; equal to
 /// [`pb::ProtocolVersion::Current`]. A peer of another version is refused.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// How often a worker sends a heartbeat, unless the scheduler says otherwise.
 pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_millis(500);

@@ -183,10 +183,10 @@ mod tests {
 
     #[test]
     fn wire_format_is_plain_protobuf() {
-        // Field 1 (varint) = 6 (the protocol version), field 2 = 5, field 3 = 300, field 4 = 2,
+        // Field 1 (varint) = 7 (the protocol version), field 2 = 5, field 3 = 300, field 4 = 2,
         // field 5 = 9:
         // hand-encoded, so the format cannot drift unnoticed.
-        let bytes = [0x08, 6, 0x10, 5, 0x18, 0xac, 0x02, 0x20, 2, 0x28, 9];
+        let bytes = [0x08, 7, 0x10, 5, 0x18, 0xac, 0x02, 0x20, 2, 0x28, 9];
         assert_eq!(encode_ticket(&ChunkTicket::new(5, 300, 2, 9)), bytes);
         assert_eq!(
             decode_ticket(&bytes).unwrap(),
@@ -208,18 +208,18 @@ mod tests {
     #[test]
     fn wrong_version_names_both_versions() {
         let mut ticket = ChunkTicket::new(1, 2, 0, 1);
-        ticket.protocol_version = 7;
+        ticket.protocol_version = 8;
         let err = decode_ticket(&encode_ticket(&ticket)).unwrap_err();
         assert_eq!(
             err,
             TicketError::WrongVersion {
-                theirs: 7,
+                theirs: 8,
                 ours: PROTOCOL_VERSION
             }
         );
         let text = err.to_string();
         assert!(
-            text.contains("version 7") && text.contains(&format!("version {PROTOCOL_VERSION}"))
+            text.contains("version 8") && text.contains(&format!("version {PROTOCOL_VERSION}"))
         );
         // No version at all (an empty ticket) is version 0, refused the same way.
         assert_eq!(

@@ -132,8 +132,35 @@ impl StoredInputs {
             key,
             id: chunk.id(),
             nbytes: chunk.nbytes(),
+            given: false,
         });
         self.holds.push(Arc::clone(chunk));
+    }
+
+    /// The inputs, for a graph about to be submitted, giving its job ([`KeptChunk::give`])
+    /// each one for which `give` holds and whose handle nothing else shares: the job gives
+    /// that chunk up after its last read, and its input and handle leave this set.
+    pub fn give_to_job(&mut self, give: impl Fn(ChunkKey) -> bool) -> Vec<StoredInput> {
+        let mut graph_inputs = Vec::with_capacity(self.inputs.len());
+        let pairs = std::mem::take(&mut self.inputs)
+            .into_iter()
+            .zip(std::mem::take(&mut self.holds));
+        for (input, hold) in pairs {
+            let hold = match give(input.key) {
+                true => match Arc::try_unwrap(hold) {
+                    Ok(chunk) => {
+                        graph_inputs.push(chunk.give(input.key));
+                        continue;
+                    }
+                    Err(shared) => shared,
+                },
+                false => hold,
+            };
+            graph_inputs.push(input);
+            self.inputs.push(input);
+            self.holds.push(hold);
+        }
+        graph_inputs
     }
 
     /// Drops the inputs for which `drop` holds, and the handles on them (storage frees a
@@ -161,5 +188,55 @@ impl StoredInputs {
     /// The handles (held by the caller until the job ends).
     pub fn holds(&self) -> Vec<Arc<KeptChunk>> {
         self.holds.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_actors::{ChunkId, JobId, KeptOwner};
+
+    /// Records the chunks given up by dropped handles.
+    #[derive(Default)]
+    struct Owner(Mutex<Vec<ChunkId>>);
+
+    impl KeptOwner for Owner {
+        fn unkeep(&self, id: ChunkId) {
+            self.0.lock().unwrap().push(id);
+        }
+    }
+
+    fn id(key: u64) -> ChunkId {
+        ChunkId {
+            job: JobId(1),
+            key: ChunkKey(key),
+        }
+    }
+
+    #[test]
+    fn only_unshared_handles_are_given_and_a_given_one_gives_nothing_up_when_dropped() {
+        let owner = Arc::new(Owner::default());
+        let handle = |key| Arc::new(KeptChunk::new(id(key), 8, owner.clone() as _));
+        let (alone, shared, kept) = (handle(1), handle(2), handle(3));
+        let mut stored = StoredInputs::default();
+        stored.add_at(ChunkKey(1), &alone);
+        stored.add_at(ChunkKey(2), &shared);
+        stored.add_at(ChunkKey(3), &kept);
+        drop(alone);
+        // Chunks 1 and 2 are read for the last time; a caller still holds 2.
+        let inputs = stored.give_to_job(|k| k != ChunkKey(3));
+        let given: Vec<(u64, bool)> = inputs.iter().map(|i| (i.key.0, i.given)).collect();
+        assert_eq!(given, vec![(1, true), (2, false), (3, false)]);
+        let left: Vec<u64> = stored.inputs().iter().map(|i| i.key.0).collect();
+        assert_eq!(left, vec![2, 3], "the given input left the set");
+        assert!(owner.0.lock().unwrap().is_empty(), "nothing given up yet");
+        drop((stored, shared, kept));
+        let mut unkept = owner.0.lock().unwrap().clone();
+        unkept.sort_by_key(|i| i.key.0);
+        assert_eq!(
+            unkept,
+            vec![id(2), id(3)],
+            "the job gives chunk 1 up, not its handle"
+        );
     }
 }

@@ -752,35 +752,46 @@ impl SessionInner {
     /// Runs the frame job `run` over `node` with a fresh planner and returns its result with
     /// the stages' statistics; persisted frames it reads are computed again where another
     /// session holds them or storage lost them. When storage lost a chunk that one stage
-    /// handed on to the next, the job runs again from its start (bounded with the rest).
+    /// handed on to the next, the job runs again from its start (bounded with the rest); the
+    /// statistics then count the failed attempts' work and losses too, and the lost chunk
+    /// as computed again.
     pub(crate) fn frame_job<T>(
         &self,
         node: &Arc<FrameNode>,
         run: impl Fn(&mut FramePlanner) -> Result<T>,
     ) -> Result<(T, JobStats)> {
         self.restore_frames(node, false)?;
+        let mut attempts = JobStats::default();
         self.with_restores(
             || {
                 let mut planner = FramePlanner::new(self);
                 let result = run(&mut planner);
                 let stats = std::mem::take(&mut planner.stats);
                 let failed = planner.failed.take();
-                // The chunks the stages handed on are given up with the planner: the job
-                // returns once storage has freed them.
+                // The chunks handed on that no stage has freed yet are given up with the
+                // planner: the job returns once storage has freed them.
                 drop(planner);
                 self.settle();
                 match result {
                     Ok(result) => {
-                        self.record(&stats);
-                        Ok((result, stats))
+                        let mut all = std::mem::take(&mut attempts);
+                        all.absorb(&stats);
+                        all.failure = None;
+                        self.record(&all);
+                        Ok((result, all))
                     }
                     Err(e) => {
                         // A report shows the whole job: the stages that ran, then the one
                         // that failed.
+                        let mut all = stats;
                         if let Some(failed) = failed {
-                            let mut all = stats;
                             all.absorb(&failed);
                             self.recordings.job_ended(&all);
+                        }
+                        attempts.absorb(&all);
+                        if matches!(e, Error::ChunkLost { .. }) {
+                            // The run again computes the lost chunk again.
+                            attempts.chunks_recomputed += 1;
                         }
                         Err(e)
                     }

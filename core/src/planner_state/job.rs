@@ -61,10 +61,12 @@ impl Job {
         }
 
         let mut released = Vec::new();
+        let mut given_up = Vec::new();
         for i in 0..self.index.inputs(pos).len() {
             let input = self.index.inputs(pos)[i];
             self.tasks[input].readers_left -= 1;
             self.release_if_unneeded(input, &mut released);
+            self.give_up_if_read(input, &mut given_up);
         }
         self.release_if_unneeded(pos, &mut released);
         if !released.is_empty() {
@@ -73,6 +75,32 @@ impl Job {
                 keys: released,
             });
         }
+        if !given_up.is_empty() {
+            actions.push(PlannerAction::Unkeep { ids: given_up });
+        }
+    }
+
+    /// Gives up the stored input at `pos` if the submitter gave it to the job and no task
+    /// is left to read it.
+    pub(super) fn give_up_if_read(&mut self, pos: usize, given_up: &mut Vec<ChunkId>) {
+        if let (0, Work::Kept(id)) = (self.tasks[pos].readers_left, &self.tasks[pos].work) {
+            if self.given.remove(&pos) {
+                self.given_up.insert(pos);
+                given_up.push(*id);
+            }
+        }
+    }
+
+    /// Gives up every stored input given to the job that it still holds (the job ends).
+    pub(super) fn give_up_all(&mut self) -> Option<PlannerAction> {
+        let ids: Vec<ChunkId> = std::mem::take(&mut self.given)
+            .into_iter()
+            .filter_map(|pos| match self.tasks[pos].work {
+                Work::Kept(id) => Some(id),
+                _ => None,
+            })
+            .collect();
+        (!ids.is_empty()).then_some(PlannerAction::Unkeep { ids })
     }
 
     /// The chunk at `pos` is stored: its queued readers wait for one input less.
@@ -227,6 +255,17 @@ impl Job {
                 return Ok(());
             }
         };
+        if self.given_up.contains(&pos) {
+            // Freed on purpose after its last read, and read again by a recompute: no
+            // loss, but the caller must compute it again.
+            return Err(JobError::ChunkLost {
+                key: task.key,
+                op: task.work.name().to_string(),
+                losses: task.losses,
+                cause: "given up after its last read, then needed to recompute a lost chunk"
+                    .to_string(),
+            });
+        }
         let cause = match gone {
             Gone::Lost(cause) => {
                 task.losses += 1;

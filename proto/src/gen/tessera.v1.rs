@@ -542,7 +542,7 @@ pub enum ProtocolVersion {
     /// Never sent: a message without a version is refused.
     Unspecified = 0,
     /// The version this file describes.
-    Current = 6,
+    Current = 7,
 }
 impl ProtocolVersion {
     /// String value of the enum field names used in the ProtoBuf definition.

@@ -652,6 +652,7 @@ fn reading_kept(id: ChunkId, keep: bool) -> ChunkGraph {
         key: ChunkKey(100),
         id,
         nbytes: 40,
+        given: false,
     }];
     g.keep_outputs = keep;
     g
@@ -697,6 +698,75 @@ fn kept_inputs_are_read_by_their_storage_id_and_never_released_or_run() {
     assert!(keep, "the outputs are kept, not taken");
     let stats = deliver(&mut p, job, &a);
     assert_eq!(stats.chunks_run, 2, "the kept chunk was not computed");
+}
+
+/// The kept chunks `actions` give up.
+fn unkept(actions: &[PlannerAction]) -> Vec<ChunkId> {
+    actions
+        .iter()
+        .flat_map(|a| match a {
+            PlannerAction::Unkeep { ids } => ids.clone(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+/// [`reading_kept`] with the kept chunk given to the job.
+fn given_kept(id: ChunkId) -> ChunkGraph {
+    let mut g = reading_kept(id, false);
+    g.stored[0].given = true;
+    g
+}
+
+#[test]
+fn a_given_kept_input_is_given_up_after_its_last_reader_and_no_sooner() {
+    let mut p = planner(4);
+    let kept = ChunkId {
+        job: JobId(77),
+        key: ChunkKey(5),
+    };
+    let (job, a) = p.submit(given_kept(kept), Instant::now());
+    assert_eq!(unkept(&a), vec![]);
+    let a = done(&mut p, job, 1, 3);
+    assert_eq!(unkept(&a), vec![], "task 2 reads it too");
+    let a = done(&mut p, job, 2, 1);
+    assert_eq!(unkept(&a), vec![kept], "its last reader ran");
+    deliver(&mut p, job, &a);
+    // Not given: kept until the caller drops its handle.
+    let (job, _) = p.submit(reading_kept(kept, false), Instant::now());
+    done(&mut p, job, 1, 3);
+    assert_eq!(unkept(&done(&mut p, job, 2, 1)), vec![]);
+}
+
+#[test]
+fn a_job_that_ends_early_gives_up_what_it_was_given_and_still_holds() {
+    let mut p = planner(4);
+    let kept = ChunkId {
+        job: JobId(77),
+        key: ChunkKey(5),
+    };
+    let (job, _) = p.submit(given_kept(kept), Instant::now());
+    let a = p.cancel(job, JobError::SystemStopped("cancelled".into()));
+    assert_eq!(unkept(&a), vec![kept], "cancelled before any read");
+    // Refused: a given chunk cannot be an output.
+    let mut g = given_kept(kept);
+    g.outputs.push(ChunkKey(100));
+    let (_, a) = p.submit(g, Instant::now());
+    assert_eq!(unkept(&a), vec![kept]);
+    assert!(matches!(
+        a.last(),
+        Some(PlannerAction::JobFailed {
+            error: JobError::InvalidGraph(crate::graph::GraphError::GivenOutput(ChunkKey(100))),
+            ..
+        })
+    ));
+    // Read by no task: given up at once.
+    let mut g = given_kept(kept);
+    g.tasks
+        .iter_mut()
+        .for_each(|t| t.inputs.retain(|&k| k != ChunkKey(100)));
+    let (_, a) = p.submit(g, Instant::now());
+    assert_eq!(unkept(&a), vec![kept]);
 }
 
 #[test]

@@ -312,12 +312,18 @@ impl Core {
                 job: JobId(c.job_id),
                 key: ChunkKey(c.chunk_key),
             };
-            self.sessions.released(id);
-            if self.drop_chunk(id).is_some() {
+            if self.give_up(id) {
                 released += 1;
             }
         }
         released
+    }
+
+    /// Gives up the client's hold on chunk `id` (released by the client, or by the job the
+    /// client gave it to); true if a worker held it.
+    fn give_up(&mut self, id: ChunkId) -> bool {
+        self.sessions.released(id);
+        self.drop_chunk(id).is_some()
     }
 
     /// Opens a client session (see [`sessions`]); its id.
@@ -608,6 +614,12 @@ impl Core {
                 PlannerAction::Release { job, keys } => {
                     for key in keys {
                         self.drop_chunk(ChunkId { job, key });
+                    }
+                }
+                PlannerAction::Unkeep { ids } => {
+                    // Holds a client gave its job: given up as the client's release would.
+                    for id in ids {
+                        self.give_up(id);
                     }
                 }
                 PlannerAction::Progress { job, done, total } => {
