@@ -21,7 +21,7 @@ pub fn concat(schema: &SchemaRef, batches: &[RecordBatch]) -> FrameResult<Record
     }
 }
 
-/// Concatenates `batches` (all of `schema`) into one batch as [`concat`] does, a column at a
+/// Concatenates `batches` (all of `schema`) into one batch as [`concat()`] does, a column at a
 /// time, letting go of each column's parts once it is copied: where nothing else holds the
 /// parts, the copy needs about one column's bytes beside them, not the whole table's.
 pub fn concat_owned(schema: &SchemaRef, batches: Vec<RecordBatch>) -> FrameResult<RecordBatch> {
