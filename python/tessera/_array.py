@@ -252,8 +252,10 @@ class Array:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value`` (basic indexing, or a bool mask of ``x``'s shape with a scalar
-        value). The array is an expression, so this makes ``x`` a new one (``where`` over
-        the selected positions); arrays built from ``x`` before keep the old values."""
+        value or one value per selected element). The array is an expression, so this makes
+        ``x`` a new one (``where`` over the selected positions); arrays built from ``x``
+        before keep the old values. A mask with an array of values computes the mask and the
+        values at once (how many elements the mask selects is data)."""
         self._a = _assigned(self, key, value)._a
         self._op = "setitem"
 
@@ -468,12 +470,16 @@ def _assigned(a: Array, key: Any, value: Any) -> Array:
 
     if isinstance(key, (Array, np.ndarray, list)):
         mask = asarray(key)
-        if mask.dtype != np.bool_ or mask.shape != a.shape:
-            raise TesseraIndexError("x[mask] = v needs a bool mask of x's shape")
+        if mask.dtype != np.bool_ or tuple(mask.shape) != tuple(a.shape[: mask.ndim]):
+            raise TesseraIndexError(
+                "x[mask] = v needs a bool mask of x's shape or of its leading axes"
+            )
         v = asarray(value)
-        if v.size != 1:
-            raise TesseraValueError("x[mask] = v needs a scalar v")
-        return where(mask, v.reshape(()).astype(a.dtype), a)
+        if v.size == 1:
+            # A mask of the leading axes selects whole sub-arrays.
+            full = mask.reshape(list(mask.shape) + [1] * (a.ndim - mask.ndim))
+            return where(full, v.reshape(()).astype(a.dtype), a)
+        return _assigned_masked(a, mask, v)
     # Per axis: which positions are selected (a bool mask) and, for each position, which
     # element of the value lands there.
     masks, maps, value_shape = [], [], []
@@ -508,6 +514,24 @@ def _assigned(a: Array, key: Any, value: Any) -> Array:
             mask = masks[d] if mask is None else mask & masks[d]
         v = v.take(maps[d], d)
     return v if mask is None else where(mask, v, a)
+
+
+def _assigned_masked(a: Array, mask: Array, v: Array) -> Array:
+    """``a`` with the values ``v`` where ``mask`` (of ``a``'s shape or of its leading axes)
+    holds: one value, or one sub-array, per selected position in C order, broadcast as
+    NumPy's ``a[mask] = v``. How many positions the mask selects is known only once it is
+    computed: the mask and ``v`` are computed here, and the values land in a host array of
+    ``a``'s shape that the result reads."""
+    from ._functions import where
+
+    m = np.asarray(mask.compute())
+    placed = np.zeros(a.shape, dtype=a.dtype)
+    try:
+        placed[m] = np.asarray(v.compute()).astype(a.dtype, copy=False)
+    except ValueError as e:
+        raise TesseraValueError(f"x[mask] = v: {e}") from None
+    full = m.reshape(m.shape + (1,) * (a.ndim - m.ndim))
+    return where(asarray(full), asarray(placed), a)
 
 
 def _array_index(a: Array, key: Any) -> Array:

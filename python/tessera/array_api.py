@@ -23,8 +23,13 @@ What differs from the standard, and why:
   ``uint64``); of the signed integers in ``int64``, as the standard says.
 * **Devices.** One device, ``"cpu"``: the session puts chunks on its CPU pool or GPUs
   itself (see :meth:`tessera.Array.to_backend`).
-* **Mutation.** Arrays are immutable expressions: ``__setitem__`` is not provided, and
-  in-place operators (``x += y``) rebind ``x`` to a new array.
+* **Mutation.** Arrays are expressions: ``x[key] = v`` and in-place operators
+  (``x += y``) rebind ``x`` to a new array; arrays built from ``x`` before keep its old
+  values. A boolean mask with an array of values computes the mask and the values at
+  once (how many elements a mask selects is data).
+* **Extensions.** ``linalg`` is provided (see :mod:`tessera._linalg_ext`: what runs in
+  chunks, and what is gathered into one process up to ``linalg.GATHER_LIMIT``); ``fft``
+  is not.
 * ``searchsorted`` compares every needle with every element (``O(len(x1) * x2.size)``
   work and memory); it is meant for modest sorted arrays.
 """
@@ -934,6 +939,8 @@ def tensordot(x1: Array, x2: Array, /, *, axes: Union[int, Tuple[Sequence[int], 
     shape = [x1.shape[d] for d in free1] + [x2.shape[d] for d in free2]
     return matmul(left, right).reshape(shape)
 
+
+from . import _linalg_ext as linalg  # noqa: E402 - the standard's extension, after its base
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in (
     "annotations", "builtins", "math", "operator", "np", "Any", "List", "Optional", "Sequence",

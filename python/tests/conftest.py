@@ -1,6 +1,11 @@
 """Shared fixtures: one small session for the whole run (sessions start actor threads)."""
 
+import os
+
 import pytest
+
+# scikit-learn's array API mode needs SciPy's, which is read when SciPy is first imported.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 import tessera as ts
 
