@@ -1,0 +1,80 @@
+"""tessera.learn's KMeans against scikit-learn's and against sums by hand, under several
+chunkings."""
+
+import numpy as np
+import pytest
+
+import tessera as ts
+from tessera.learn import KMeans
+
+rng = np.random.default_rng(3)
+TRUE_CENTERS = np.array([[0.0, 0.0, 0.0], [8.0, 8.0, 0.0], [-8.0, 6.0, 4.0], [5.0, -7.0, -5.0]])
+TRUTH = np.repeat(np.arange(4), 250)
+X = TRUE_CENTERS[TRUTH] + rng.normal(scale=0.7, size=(1000, 3))
+
+
+def rows(a, chunk):
+    x = ts.asarray(a)
+    return x if chunk is None else x.rechunk((chunk, a.shape[1]))
+
+
+def same_partition(a, b):
+    """True when the labellings `a` and `b` group the rows alike (up to renaming)."""
+    pairs = set(zip(a.tolist(), b.tolist()))
+    return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+@pytest.mark.parametrize("init", ["k-means||", "random"])
+def test_kmeans_finds_the_clusters_alike_under_every_chunking(init):
+    fits = [KMeans(4, init=init, n_init=4, random_state=5).fit(rows(X, c)) for c in (None, 37, 400)]
+    labels = [np.asarray(f.labels_) for f in fits]
+    assert same_partition(labels[0], TRUTH)
+    for f, lab in zip(fits[1:], labels[1:]):
+        np.testing.assert_array_equal(lab, labels[0])
+        np.testing.assert_allclose(f.cluster_centers_, fits[0].cluster_centers_, rtol=1e-12)
+    f = fits[0]
+    # The centres are the means of their rows, the inertia the sum of squared distances.
+    for j in range(4):
+        np.testing.assert_allclose(f.cluster_centers_[j], X[labels[0] == j].mean(axis=0), rtol=1e-9)
+    inertia = ((X - f.cluster_centers_[labels[0]]) ** 2).sum()
+    assert f.inertia_ == pytest.approx(inertia, rel=1e-9)
+    assert f.score(X) == pytest.approx(-inertia, rel=1e-9)
+    dist = np.sqrt(((X[:, None, :] - f.cluster_centers_[None]) ** 2).sum(axis=2))
+    np.testing.assert_allclose(np.asarray(f.transform(X)), dist, atol=1e-9)
+    np.testing.assert_array_equal(np.asarray(f.predict(X[:10])), labels[0][:10])
+
+
+def test_kmeans_equals_scikit_learn_from_the_same_centres():
+    sklearn_cluster = pytest.importorskip("sklearn.cluster")
+    start = X[[0, 300, 600, 900]]
+    ours = KMeans(4, init=start).fit(rows(X, 64))
+    theirs = sklearn_cluster.KMeans(4, init=start, n_init=1, algorithm="lloyd", tol=1e-4).fit(X)
+    np.testing.assert_array_equal(np.asarray(ours.labels_), theirs.labels_)
+    np.testing.assert_allclose(ours.cluster_centers_, theirs.cluster_centers_, rtol=1e-9)
+    assert ours.inertia_ == pytest.approx(theirs.inertia_, rel=1e-9)
+
+
+def test_an_empty_cluster_keeps_its_centre_and_more_runs_never_do_worse():
+    far = np.vstack([TRUE_CENTERS[:3], [[1e3, 1e3, 1e3]]])
+    f = KMeans(4, init=far).fit(X)
+    np.testing.assert_array_equal(f.cluster_centers_[3], far[3])
+    assert np.isfinite(f.cluster_centers_).all()
+    one = KMeans(4, init="random", n_init=1, random_state=11).fit(X)
+    many = KMeans(4, init="random", n_init=4, random_state=11).fit(X)
+    assert many.inertia_ <= one.inertia_ + 1e-9
+
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(ValueError, match="n_clusters"):
+        KMeans(2000).fit(X)
+    with pytest.raises(ValueError, match="not fitted"):
+        KMeans(2).predict(X)
+    with pytest.raises(ValueError, match="init must be"):
+        KMeans(2, init="kmeans++").fit(X)
+    with pytest.raises(ValueError, match="init has shape"):
+        KMeans(2, init=X[:3]).fit(X)
+    with pytest.raises(ValueError, match="2-d"):
+        KMeans(2).fit(X[:, 0])
+    f = KMeans(2, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        f.predict(X[:, :2])
