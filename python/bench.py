@@ -19,6 +19,12 @@ timer) up to a pandas frame, with ``shared/peers/tpch.py``'s digest. Their data 
 ``--data`` (default ``$PEERS_DATA`` or /tmp/peers-data). Build the extension optimised for
 numbers worth comparing (``maturin develop --release``); a debug build is for smoke tests.
 
+``learn_kmeans`` and ``learn_pca`` are the peers' (``learn.py --query kmeans|pca``: the
+same blobs of seed 42, sizes ``ROWSxCOLS``, default 1e7x16 and 1e7x64), generated and
+persisted before timing; the fit is timed (``tessera.learn.KMeans``: 8 clusters,
+k-means|| with 2 rounds, 10 Lloyd iterations; ``tessera.learn.PCA``: 8 components, TSQR),
+with the peers' digests.
+
 ``svd_compressed`` is the peers' (``svd.py --query compressed``: uniform [0, 1) data of
 seed 42, chunks of 10,000 rows, k=10; default size 100000x5000), generated and persisted
 before timing (load_seconds); Tessera's timed job computes the singular values only (U
@@ -134,6 +140,28 @@ FRAMES["svd_compressed"] = (
     lambda inputs: ts.linalg.svd_compressed(inputs[0], k=10, seed=SEED)[1].compute(),
     lambda s: [float(f"{v:.4g}") for v in s[:10]],
 )
+def _blobs(_data, size):
+    """The peers' learn data (``learn.py``): 8 centres in ``cols`` dimensions, unit noise,
+    seed 42 (NumPy PCG64), chunks of 62,500 rows; persisted before timing."""
+    import numpy as np
+
+    n, d = (int(float(v)) for v in size.split("x"))
+    rng = np.random.default_rng(SEED)
+    centres = rng.standard_normal((8, d)) * 6
+    x = centres[rng.integers(0, 8, n)] + rng.standard_normal((n, d))
+    return [ts.asarray(x).rechunk((min(n, 62_500), d)).persist()]
+
+
+FRAMES["learn_kmeans"] = (
+    _blobs,
+    lambda inputs: ts.learn.KMeans(n_clusters=8, max_iter=10, random_state=0, init_max_iter=2).fit(inputs[0]),
+    lambda m: [float(f"{m.inertia_ / m.labels_.shape[0]:.4g}")],
+)
+FRAMES["learn_pca"] = (
+    _blobs,
+    lambda inputs: ts.learn.PCA(n_components=8, svd_solver="full").fit(inputs[0]),
+    lambda m: [float(f"{v:.4g}") for v in m.explained_variance_],
+)
 FRAMES["read_csv"] = (
     lambda data, n: [_g1(data, n, "csv")],
     lambda paths: ts.read_csv(paths[0]).persist(),
@@ -230,8 +258,9 @@ def main() -> None:
     extra = {}
     if a.workload in FRAMES:
         prepare, query, digest = FRAMES[a.workload]
-        if a.workload == "svd_compressed":
-            n, size_label = a.size or "100000x5000", str
+        if a.workload in ("svd_compressed", "learn_kmeans", "learn_pca"):
+            default = {"svd_compressed": "100000x5000", "learn_kmeans": "1e7x16", "learn_pca": "1e7x64"}
+            n, size_label = a.size or default[a.workload], str
         else:
             n, size_label = _num(a.size or "1e7"), _fmt_size
     else:

@@ -78,3 +78,45 @@ def test_bad_input_is_a_clear_error():
     f = KMeans(2, random_state=0).fit(X)
     with pytest.raises(ValueError, match="features"):
         f.predict(X[:, :2])
+
+
+LOW_RANK = rng.normal(size=(900, 4)) @ rng.normal(size=(4, 12)) * [[3.0] * 12] + rng.normal(scale=0.01, size=(900, 12)) + 5.0
+
+
+@pytest.mark.parametrize("solver", ["full", "randomized"])
+@pytest.mark.parametrize("chunk", [None, 50, 333])
+def test_pca_equals_the_svd_of_the_centred_data(solver, chunk):
+    from tessera.learn import PCA
+
+    p = PCA(3, svd_solver=solver, random_state=1).fit(rows(LOW_RANK, chunk))
+    centred = LOW_RANK - LOW_RANK.mean(axis=0)
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    # scikit-learn's signs: each component's largest loading positive.
+    vt = vt * np.sign(vt[np.arange(len(vt)), np.argmax(np.abs(vt), axis=1)])[:, None]
+    np.testing.assert_allclose(p.components_, vt[:3], atol=1e-9)
+    np.testing.assert_allclose(p.singular_values_, s[:3], rtol=1e-9)
+    np.testing.assert_allclose(p.explained_variance_, s[:3] ** 2 / 899, rtol=1e-9)
+    np.testing.assert_allclose(p.explained_variance_ratio_, s[:3] ** 2 / (s**2).sum(), rtol=1e-9)
+    np.testing.assert_allclose(p.mean_, LOW_RANK.mean(axis=0), rtol=1e-12)
+    y = np.asarray(p.transform(LOW_RANK))
+    np.testing.assert_allclose(y, centred @ vt[:3].T, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(p.inverse_transform(y)), y @ vt[:3] + LOW_RANK.mean(axis=0), atol=1e-8)
+
+
+def test_pca_equals_scikit_learn_and_refuses_bad_input():
+    from tessera.learn import PCA
+
+    decomposition = pytest.importorskip("sklearn.decomposition")
+    ours = PCA(5).fit(LOW_RANK)
+    theirs = decomposition.PCA(5, svd_solver="full").fit(LOW_RANK)
+    np.testing.assert_allclose(ours.components_, theirs.components_, atol=1e-9)
+    np.testing.assert_allclose(ours.explained_variance_, theirs.explained_variance_, rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(ours.fit_transform(LOW_RANK)), theirs.transform(LOW_RANK), atol=1e-8)
+    with pytest.raises(ValueError, match="n_components"):
+        PCA(13).fit(LOW_RANK)
+    with pytest.raises(ValueError, match="svd_solver"):
+        PCA(2, svd_solver="arpack").fit(LOW_RANK)
+    with pytest.raises(ValueError, match="not fitted"):
+        PCA(2).transform(LOW_RANK)
+    with pytest.raises(ValueError, match="features"):
+        ours.transform(LOW_RANK[:, :3])
