@@ -19,10 +19,11 @@ timer) up to a pandas frame, with ``shared/peers/tpch.py``'s digest. Their data 
 ``--data`` (default ``$PEERS_DATA`` or /tmp/peers-data). Build the extension optimised for
 numbers worth comparing (``maturin develop --release``); a debug build is for smoke tests.
 
-``learn_kmeans`` and ``learn_pca`` are the peers' (``learn.py --query kmeans|pca``: the
-same blobs of seed 42, sizes ``ROWSxCOLS``, default 1e7x16 and 1e7x64), generated and
-persisted before timing; the fit is timed (``tessera.learn.KMeans``: 8 clusters,
-k-means|| with 2 rounds, 10 Lloyd iterations; ``tessera.learn.PCA``: 8 components, TSQR),
+``learn_kmeans``, ``learn_pca`` and ``learn_logistic`` are the peers' (``learn.py --query
+kmeans|pca|logistic``: the same blobs of seed 42, sizes ``ROWSxCOLS``, default 1e7x16,
+1e7x64 and 1e7x32), generated and persisted before timing; the fit is timed
+(``tessera.learn.KMeans``: 8 clusters, k-means|| with 2 rounds, 10 Lloyd iterations;
+``PCA``: 8 components, TSQR; ``LogisticRegression``: C=1, Newton to a gradient of 1e-8),
 with the peers' digests.
 
 ``svd_compressed`` is the peers' (``svd.py --query compressed``: uniform [0, 1) data of
@@ -152,6 +153,16 @@ def _blobs(_data, size):
     return [ts.asarray(x).rechunk((min(n, 62_500), d)).persist()]
 
 
+def _labelled_blobs(data, size):
+    """``_blobs`` with the peers' logistic labels: ``X @ w > 0``, ``w`` of seed 43."""
+    import numpy as np
+
+    [x] = _blobs(data, size)
+    w = np.random.default_rng(SEED + 1).standard_normal(x.shape[1])
+    y = ts.array_api.astype(x @ ts.asarray(w) > 0, ts.array_api.int64).persist()
+    return [x, y]
+
+
 FRAMES["learn_kmeans"] = (
     _blobs,
     lambda inputs: ts.learn.KMeans(n_clusters=8, max_iter=10, random_state=0, init_max_iter=2).fit(inputs[0]),
@@ -161,6 +172,11 @@ FRAMES["learn_pca"] = (
     _blobs,
     lambda inputs: ts.learn.PCA(n_components=8, svd_solver="full").fit(inputs[0]),
     lambda m: [float(f"{v:.4g}") for v in m.explained_variance_],
+)
+FRAMES["learn_logistic"] = (
+    _labelled_blobs,
+    lambda inputs: (ts.learn.LogisticRegression(C=1.0).fit(inputs[0], inputs[1]), inputs),
+    lambda fit: [float(f"{fit[0].score(fit[1][0], fit[1][1]):.4g}")],
 )
 FRAMES["read_csv"] = (
     lambda data, n: [_g1(data, n, "csv")],
@@ -258,8 +274,9 @@ def main() -> None:
     extra = {}
     if a.workload in FRAMES:
         prepare, query, digest = FRAMES[a.workload]
-        if a.workload in ("svd_compressed", "learn_kmeans", "learn_pca"):
-            default = {"svd_compressed": "100000x5000", "learn_kmeans": "1e7x16", "learn_pca": "1e7x64"}
+        if a.workload in ("svd_compressed", "learn_kmeans", "learn_pca", "learn_logistic"):
+            default = {"svd_compressed": "100000x5000", "learn_kmeans": "1e7x16", "learn_pca": "1e7x64",
+                       "learn_logistic": "1e7x32"}
             n, size_label = a.size or default[a.workload], str
         else:
             n, size_label = _num(a.size or "1e7"), _fmt_size

@@ -120,3 +120,103 @@ def test_pca_equals_scikit_learn_and_refuses_bad_input():
         PCA(2).transform(LOW_RANK)
     with pytest.raises(ValueError, match="features"):
         ours.transform(LOW_RANK[:, :3])
+
+
+FEATURES = rng.normal(size=(800, 5))
+RESPONSE = FEATURES @ np.array([1.5, -2.0, 0.0, 0.5, 3.0]) + 4.0 + 0.05 * rng.normal(size=800)
+
+
+def normal_equations(X, y, alpha, intercept):
+    """Ridge's coefficients and intercept by hand."""
+    mx, my = (X.mean(axis=0), y.mean(axis=0)) if intercept else (np.zeros(X.shape[1]), 0.0)
+    xc, yc = X - mx, y - my
+    coef = np.linalg.solve(xc.T @ xc + alpha * np.eye(X.shape[1]), xc.T @ yc)
+    return coef, my - mx @ coef
+
+
+@pytest.mark.parametrize("chunk", [None, 7, 300])
+def test_least_squares_solve_the_normal_equations(chunk):
+    from tessera.learn import LinearRegression, Ridge
+
+    x = rows(FEATURES, chunk)
+    for model, alpha in [(LinearRegression(), 0.0), (Ridge(2.5), 2.5), (Ridge(0.5, fit_intercept=False), 0.5)]:
+        model.fit(x, RESPONSE)
+        coef, intercept = normal_equations(FEATURES, RESPONSE, alpha, model.fit_intercept)
+        np.testing.assert_allclose(model.coef_, coef, rtol=1e-9, atol=1e-12)
+        assert model.intercept_ == pytest.approx(intercept, rel=1e-9, abs=1e-12)
+        np.testing.assert_allclose(np.asarray(model.predict(x)), FEATURES @ coef + intercept, rtol=1e-9)
+    # Two targets: one row of coefficients each.
+    both = np.c_[RESPONSE, 1.0 - RESPONSE]
+    model = Ridge(2.5).fit(x, both)
+    coef, intercept = normal_equations(FEATURES, both, 2.5, True)
+    np.testing.assert_allclose(model.coef_, coef.T, rtol=1e-9)
+    np.testing.assert_allclose(model.intercept_, intercept, rtol=1e-9)
+    assert model.score(x, both) > 0.99
+
+
+def test_linear_models_equal_scikit_learn():
+    linear_model = pytest.importorskip("sklearn.linear_model")
+    from tessera.learn import LinearRegression, LogisticRegression, Ridge
+
+    x = rows(FEATURES, 64)
+    for ours, theirs in [(LinearRegression(), linear_model.LinearRegression()), (Ridge(3.0), linear_model.Ridge(3.0))]:
+        np.testing.assert_allclose(ours.fit(x, RESPONSE).coef_, theirs.fit(FEATURES, RESPONSE).coef_, rtol=1e-9)
+        assert ours.score(x, RESPONSE) == pytest.approx(theirs.score(FEATURES, RESPONSE), rel=1e-12)
+    labels = np.where(FEATURES[:, 0] - FEATURES[:, 1] + 0.5 * rng.normal(size=800) > 0, 7, 2)
+    ours = LogisticRegression(C=0.5).fit(x, labels)
+    theirs = linear_model.LogisticRegression(C=0.5, tol=1e-10, max_iter=1000).fit(FEATURES, labels)
+    np.testing.assert_allclose(ours.coef_, theirs.coef_, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(ours.intercept_, theirs.intercept_, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(ours.predict_proba(x)), theirs.predict_proba(FEATURES), atol=1e-7)
+    np.testing.assert_array_equal(np.asarray(ours.predict(x)), theirs.predict(FEATURES))
+    assert ours.score(x, labels) == pytest.approx(theirs.score(FEATURES, labels))
+
+
+@pytest.mark.parametrize("chunk", [None, 5, 250])
+def test_logistic_regression_reaches_the_penalised_optimum(chunk):
+    from tessera.learn import LogisticRegression
+
+    labels = (FEATURES[:, 0] + FEATURES[:, 2] + 0.8 * rng.normal(size=800) > 0).astype(np.int64)
+    model = LogisticRegression(C=2.0).fit(rows(FEATURES, chunk), labels)
+    w, b = model.coef_[0], model.intercept_[0]
+    # At the optimum the gradient of ½‖w‖² + C Σ log(1 + e^(-z)) is zero.
+    p = 1.0 / (1.0 + np.exp(-(FEATURES @ w + b)))
+    np.testing.assert_allclose(w + 2.0 * FEATURES.T @ (p - labels), 0.0, atol=1e-7)
+    assert abs(2.0 * (p - labels).sum()) < 1e-7
+    np.testing.assert_array_equal(model.classes_, [0, 1])
+
+
+def test_truncated_svd_gives_the_top_singular_triplets():
+    from tessera.learn import TruncatedSVD
+
+    z = LOW_RANK - 5.0
+    model = TruncatedSVD(3, random_state=0)
+    projected = np.asarray(model.fit_transform(rows(z, 100)))
+    _, s, vt = np.linalg.svd(z, full_matrices=False)
+    vt = vt * np.sign(vt[np.arange(len(vt)), np.argmax(np.abs(vt), axis=1)])[:, None]
+    np.testing.assert_allclose(model.singular_values_, s[:3], rtol=1e-8)
+    np.testing.assert_allclose(model.components_, vt[:3], atol=1e-8)
+    np.testing.assert_allclose(projected, z @ vt[:3].T, atol=1e-7)
+    np.testing.assert_allclose(model.explained_variance_, (z @ vt[:3].T).var(axis=0), rtol=1e-8)
+    np.testing.assert_allclose(model.explained_variance_ratio_, (z @ vt[:3].T).var(axis=0) / z.var(axis=0).sum(), rtol=1e-8)
+
+
+def test_linear_models_refuse_bad_input():
+    from tessera.learn import LinearRegression, LogisticRegression, Ridge, TruncatedSVD
+
+    with pytest.raises(ValueError, match="one row per sample"):
+        LinearRegression().fit(FEATURES, RESPONSE[:10])
+    with pytest.raises(ValueError, match="alpha"):
+        Ridge(-1.0).fit(FEATURES, RESPONSE)
+    with pytest.raises(ValueError, match="binary"):
+        LogisticRegression().fit(FEATURES, np.arange(800) % 3)
+    with pytest.raises(ValueError, match="C must be"):
+        LogisticRegression(C=0).fit(FEATURES, np.arange(800) % 2)
+    with pytest.raises(ValueError, match="not fitted"):
+        LogisticRegression().predict(FEATURES)
+    with pytest.raises(ValueError, match="not fitted"):
+        Ridge().predict(FEATURES)
+    with pytest.raises(ValueError, match="features"):
+        LinearRegression().fit(FEATURES, RESPONSE).predict(FEATURES[:, :2])
+    with pytest.raises(ValueError, match="n_components"):
+        TruncatedSVD(9).fit(FEATURES)

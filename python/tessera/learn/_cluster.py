@@ -1,8 +1,4 @@
-"""Machine learning on Tessera arrays, with scikit-learn's API (``tessera.learn``).
-
-``PCA``: the SVD of the centred data by TSQR or randomized, in chunks.
-
-``KMeans``: k-means|| initialisation (Bahmani et al., as Mars and dask-ml) and Lloyd
+"""``KMeans``: k-means|| initialisation (Bahmani et al., as Mars and dask-ml) and Lloyd
 iterations, each one job over the chunked data (distances, nearest centres and the new
 centres' sums in one pass). Data stays in the session's storage; only the centres (``k``
 rows) travel to this process. Deterministic under any chunking for a given
@@ -17,18 +13,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import array_api as xp
-from .errors import TesseraValueError
-from ._array import Array, asarray
-from .random import default_rng
-
-
-def _matrix(X: Any) -> Array:
-    """``X`` as a float64 Tessera matrix."""
-    X = asarray(X)
-    if X.ndim != 2:
-        raise TesseraValueError(f"expected a 2-d array of samples, got {X.ndim} dimensions")
-    return X if X.dtype == np.float64 else X.astype(np.float64)
+from .. import array_api as xp
+from .._array import Array, asarray
+from ..errors import TesseraValueError
+from ..random import default_rng
+from ._common import _matrix
 
 
 def _squared_distances(X: Array, sq_norms: Array, centers: np.ndarray) -> Array:
@@ -198,91 +187,6 @@ class KMeans:
         return -float(xp.sum(xp.min(_squared_distances(X, (X * X).sum(axis=1), centers), axis=1)))
 
 
-class PCA:
-    """Principal component analysis (scikit-learn's ``PCA`` API) by the SVD of the centred
-    data: TSQR (``svd_solver="full"``, ``"tsqr"`` or ``"auto"``; at most 4096 features) or
-    randomized (``"randomized"``: ``n_oversamples`` extra columns, ``iterated_power`` power
-    iterations, seeded by ``random_state``). Components' signs follow scikit-learn's
-    (``svd_flip``: each component's largest loading is positive). Fitted: ``components_``,
-    ``explained_variance_``, ``explained_variance_ratio_``, ``singular_values_``,
-    ``mean_``, ``n_components_``, ``n_samples_``.
-    """
-
-    def __init__(
-        self,
-        n_components: Optional[int] = None,
-        *,
-        svd_solver: str = "auto",
-        iterated_power: int = 2,
-        n_oversamples: int = 10,
-        random_state: Optional[int] = None,
-    ) -> None:
-        self.n_components = n_components
-        self.svd_solver = svd_solver
-        self.iterated_power = iterated_power
-        self.n_oversamples = n_oversamples
-        self.random_state = random_state
-
-    def fit(self, X: Any, y: Any = None) -> "PCA":
-        """Computes the principal components of the rows of ``X``."""
-        from . import linalg
-
-        X = _matrix(X)
-        n, d = X.shape
-        k = min(n, d) if self.n_components is None else int(self.n_components)
-        if not 1 <= k <= min(n, d):
-            raise TesseraValueError(f"n_components={k} must be between 1 and min(n_samples, n_features)={min(n, d)}")
-        if self.svd_solver not in ("auto", "full", "tsqr", "randomized"):
-            raise TesseraValueError(f"svd_solver must be 'auto', 'full', 'tsqr' or 'randomized', got {self.svd_solver!r}")
-        mean = np.asarray(xp.mean(X, axis=0).compute())
-        centred = X - asarray(mean).reshape((1, d))
-        if self.svd_solver == "randomized":
-            seed = 0 if self.random_state is None else int(self.random_state)
-            _, s, vt = linalg.svd_compressed(centred, k, self.iterated_power, self.n_oversamples, seed)
-        else:
-            _, s, vt = linalg.svd(centred)
-        # One job: each right singular vector, its singular value and the total variance.
-        m = s.shape[0]
-        total = xp.broadcast_to(xp.sum(centred * centred).reshape((1, 1)), (m, 1))
-        both = np.asarray(xp.concat([vt, s.reshape((m, 1)), total], axis=1).compute())
-        vt, s, total = both[:, :d], both[:, d], float(both[0, d + 1])
-        signs = np.sign(vt[np.arange(len(vt)), np.argmax(np.abs(vt), axis=1)])
-        signs[signs == 0] = 1.0
-        vt = vt * signs[:, None]
-        variance = s**2 / max(n - 1, 1)
-        self.mean_ = mean
-        self.components_ = vt[:k]
-        self.singular_values_ = s[:k]
-        self.explained_variance_ = variance[:k]
-        self.explained_variance_ratio_ = variance[:k] / (total / max(n - 1, 1)) if total > 0 else np.zeros(k)
-        self.n_components_, self.n_samples_, self.n_features_in_ = k, n, d
-        return self
-
-    def _fitted(self) -> np.ndarray:
-        components = getattr(self, "components_", None)
-        if components is None:
-            raise TesseraValueError("this PCA is not fitted yet: call fit first")
-        return components
-
-    def transform(self, X: Any) -> Array:
-        """The rows of ``X`` in the components' coordinates (lazy)."""
-        components = self._fitted()
-        X = _matrix(X)
-        if X.shape[1] != components.shape[1]:
-            raise TesseraValueError(f"X has {X.shape[1]} features, the fit had {components.shape[1]}")
-        return (X - asarray(self.mean_).reshape((1, X.shape[1]))) @ asarray(components.T.copy())
-
-    def fit_transform(self, X: Any, y: Any = None) -> Array:
-        """``fit(X)``, then ``transform(X)``."""
-        return self.fit(X).transform(X)
-
-    def inverse_transform(self, Y: Any) -> Array:
-        """Rows back in the features' coordinates (lazy)."""
-        components = self._fitted()
-        Y = _matrix(Y)
-        return Y @ asarray(components) + asarray(self.mean_).reshape((1, components.shape[1]))
-
-
 def _weighted_kmeans_pp(points: np.ndarray, weights: np.ndarray, k: int, rng: Any) -> np.ndarray:
     """k-means++ over a few weighted ``points`` (the k-means|| candidates), in this process."""
     chosen = [int(rng.choice(len(points), p=weights / weights.sum()))] if weights.sum() > 0 else [0]
@@ -297,6 +201,3 @@ def _weighted_kmeans_pp(points: np.ndarray, weights: np.ndarray, k: int, rng: An
             chosen.append(int(rng.choice(len(points), p=mass / total)))
         nearest = np.minimum(nearest, ((points - points[chosen[-1]]) ** 2).sum(axis=1))
     return points[chosen].copy()
-
-
-__all__ = ["KMeans", "PCA"]
