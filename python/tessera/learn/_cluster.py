@@ -17,7 +17,7 @@ from .. import array_api as xp
 from .._array import Array, asarray
 from ..errors import TesseraValueError
 from ..random import default_rng
-from ._common import _matrix
+from ._common import _matrix, fitted, samples
 
 
 def _squared_distances(X: Array, sq_norms: Array, centers: np.ndarray) -> Array:
@@ -156,24 +156,16 @@ class KMeans:
         return centers, inertia, it
 
     # --- using the fit ---------------------------------------------------------------------
-    def _fitted(self) -> np.ndarray:
-        centers = getattr(self, "cluster_centers_", None)
-        if centers is None:
-            raise TesseraValueError("this KMeans is not fitted yet: call fit first")
-        return centers
-
     def predict(self, X: Any) -> Array:
         """The index of the nearest centre of each row of ``X`` (a lazy array)."""
-        centers = self._fitted()
-        X = _matrix(X)
-        if X.shape[1] != centers.shape[1]:
-            raise TesseraValueError(f"X has {X.shape[1]} features, the fit had {centers.shape[1]}")
+        centers = fitted(self, "cluster_centers_")
+        X = samples(X, centers.shape[1])
         return xp.argmin(_squared_distances(X, (X * X).sum(axis=1), centers), axis=1)
 
     def transform(self, X: Any) -> Array:
         """The distance of each row of ``X`` to each centre (``n × k``, lazy)."""
-        centers = self._fitted()
-        X = _matrix(X)
+        centers = fitted(self, "cluster_centers_")
+        X = samples(X, centers.shape[1])
         return xp.sqrt(_squared_distances(X, (X * X).sum(axis=1), centers))
 
     def fit_predict(self, X: Any, y: Any = None) -> Array:
@@ -182,8 +174,8 @@ class KMeans:
 
     def score(self, X: Any, y: Any = None) -> float:
         """Minus the inertia of ``X`` against the fitted centres."""
-        centers = self._fitted()
-        X = _matrix(X)
+        centers = fitted(self, "cluster_centers_")
+        X = samples(X, centers.shape[1])
         return -float(xp.sum(xp.min(_squared_distances(X, (X * X).sum(axis=1), centers), axis=1)))
 
 

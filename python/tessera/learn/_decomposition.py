@@ -10,7 +10,7 @@ import numpy as np
 from .. import array_api as xp
 from .._array import Array, asarray
 from ..errors import TesseraValueError
-from ._common import _matrix
+from ._common import _matrix, fitted, samples
 
 
 class PCA:
@@ -71,18 +71,10 @@ class PCA:
         self.n_components_, self.n_samples_, self.n_features_in_ = k, n, d
         return self
 
-    def _fitted(self) -> np.ndarray:
-        components = getattr(self, "components_", None)
-        if components is None:
-            raise TesseraValueError("this PCA is not fitted yet: call fit first")
-        return components
-
     def transform(self, X: Any) -> Array:
         """The rows of ``X`` in the components' coordinates (lazy)."""
-        components = self._fitted()
-        X = _matrix(X)
-        if X.shape[1] != components.shape[1]:
-            raise TesseraValueError(f"X has {X.shape[1]} features, the fit had {components.shape[1]}")
+        components = fitted(self, "components_")
+        X = samples(X, components.shape[1])
         return (X - asarray(self.mean_).reshape((1, X.shape[1]))) @ asarray(components.T.copy())
 
     def fit_transform(self, X: Any, y: Any = None) -> Array:
@@ -91,9 +83,8 @@ class PCA:
 
     def inverse_transform(self, Y: Any) -> Array:
         """Rows back in the features' coordinates (lazy)."""
-        components = self._fitted()
-        Y = _matrix(Y)
-        return Y @ asarray(components) + asarray(self.mean_).reshape((1, components.shape[1]))
+        components = fitted(self, "components_")
+        return _matrix(Y) @ asarray(components) + asarray(self.mean_).reshape((1, components.shape[1]))
 
 
 class TruncatedSVD:
@@ -138,17 +129,12 @@ class TruncatedSVD:
 
     def transform(self, X: Any) -> Array:
         """``X @ components_ᵀ`` (lazy)."""
-        components = getattr(self, "components_", None)
-        if components is None:
-            raise TesseraValueError("this TruncatedSVD is not fitted yet: call fit first")
-        X = _matrix(X)
-        if X.shape[1] != components.shape[1]:
-            raise TesseraValueError(f"X has {X.shape[1]} features, the fit had {components.shape[1]}")
-        return X @ asarray(components.T.copy())
+        components = fitted(self, "components_")
+        return samples(X, components.shape[1]) @ asarray(components.T.copy())
 
     def inverse_transform(self, Y: Any) -> Array:
         """Rows back in the features' coordinates (lazy)."""
-        return _matrix(Y) @ asarray(self.components_)
+        return _matrix(Y) @ asarray(fitted(self, "components_"))
 
 
 def _flip(vt: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ import numpy as np
 from .. import array_api as xp
 from .._array import Array, asarray
 from ..errors import TesseraValueError
-from ._common import _matrix
+from ._common import _matrix, fitted, samples
 
 
 def _targets(y: Any, n: int) -> Array:
@@ -71,12 +71,8 @@ class _LeastSquares:
 
     def predict(self, X: Any) -> Array:
         """``X @ coef_ + intercept_`` (lazy)."""
-        coef = getattr(self, "coef_", None)
-        if coef is None:
-            raise TesseraValueError(f"this {type(self).__name__} is not fitted yet: call fit first")
-        X = _matrix(X)
-        if X.shape[1] != self.n_features_in_:
-            raise TesseraValueError(f"X has {X.shape[1]} features, the fit had {self.n_features_in_}")
+        coef = fitted(self, "coef_")
+        X = samples(X, self.n_features_in_)
         if coef.ndim == 1:
             return X @ asarray(coef) + self.intercept_
         return X @ asarray(coef.T.copy()) + asarray(self.intercept_).reshape((1, len(self.intercept_)))
@@ -156,18 +152,10 @@ class LogisticRegression:
         self.n_features_in_ = d
         return self
 
-    def _fitted(self) -> np.ndarray:
-        coef = getattr(self, "coef_", None)
-        if coef is None:
-            raise TesseraValueError("this LogisticRegression is not fitted yet: call fit first")
-        return coef
-
     def decision_function(self, X: Any) -> Array:
         """``X @ coef_ᵀ + intercept_`` (lazy)."""
-        coef = self._fitted()
-        X = _matrix(X)
-        if X.shape[1] != coef.shape[1]:
-            raise TesseraValueError(f"X has {X.shape[1]} features, the fit had {coef.shape[1]}")
+        coef = fitted(self, "coef_")
+        X = samples(X, coef.shape[1])
         return X @ asarray(coef[0].copy()) + float(self.intercept_[0])
 
     def predict_proba(self, X: Any) -> Array:
