@@ -134,16 +134,14 @@ class KMeans:
     def _lloyd(self, X: Array, sq_norms: Array, centers: np.ndarray, tol: float):
         """Lloyd iterations from ``centers``: (centres, inertia, iterations)."""
         k, d = centers.shape
-        ones = xp.ones((X.shape[0], 1), dtype=np.float64)
-        inertia = math.inf
+        # The rows with a column of ones, kept for the iterations: a cluster's sum and count
+        # are one product with its one-hot labels.
+        with_ones = xp.concat([X, xp.ones((X.shape[0], 1), dtype=np.float64)], axis=1).persist()
         for it in range(1, int(self.max_iter) + 1):
-            dist = _squared_distances(X, sq_norms, centers)
-            labels = xp.argmin(dist, axis=1)
-            nearest = xp.min(dist, axis=1).reshape((X.shape[0], 1))
-            # One job: per cluster, the sum of its rows, its count and its inertia.
-            stats = np.asarray((xp.matrix_transpose(_one_hot(labels, k)) @ xp.concat([X, ones, nearest], axis=1)).compute())
+            labels = xp.argmin(_squared_distances(X, sq_norms, centers), axis=1)
+            # One job: per cluster, the sum of its rows and its count.
+            stats = np.asarray((xp.matrix_transpose(_one_hot(labels, k)) @ with_ones).compute())
             sums, counts = stats[:, :d], stats[:, d]
-            inertia = float(stats[:, d + 1].sum())
             moved = centers.copy()
             filled = counts > 0
             moved[filled] = sums[filled] / counts[filled, None]

@@ -129,7 +129,9 @@ class LogisticRegression:
         if self.C <= 0:
             raise TesseraValueError(f"C must be positive, got {self.C}")
         target = xp.astype(labels == asarray(classes[1:]).reshape(()), np.float64).reshape((n, 1))
-        a = xp.concat([X, xp.ones((n, 1), dtype=np.float64)], axis=1) if self.fit_intercept else X
+        # The rows (with a column of ones for the intercept), kept for the iterations.
+        a = (xp.concat([X, xp.ones((n, 1), dtype=np.float64)], axis=1) if self.fit_intercept else X).persist()
+        target = target.persist()
         k = a.shape[1]
         penalty = np.eye(k)
         if self.fit_intercept:
