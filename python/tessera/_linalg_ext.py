@@ -1,4 +1,4 @@
-"""The array API standard's ``linalg`` extension (``tessera.array_api.linalg``).
+"""The array API standard's ``linalg`` extension (``tessera._xp.linalg``).
 
 Chunked, lazy: ``matmul``, ``matrix_power`` (non-negative), ``tensordot``, ``vecdot``,
 ``matrix_transpose``, ``outer``, ``cross``, ``diagonal``, ``trace``, ``vector_norm``, the
@@ -18,11 +18,12 @@ from __future__ import annotations
 import builtins
 import operator
 from collections import namedtuple
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _tessera
+from . import array_api as _xp  # complete: array_api imports this module at its end
 from ._array import Array, asarray
 from .errors import TesseraValueError
 
@@ -84,53 +85,31 @@ def _lapack(name: str, fn: Any, *arrays: Any) -> Any:
 
 
 # --- chunked -----------------------------------------------------------------------------
-def matmul(x1: Array, x2: Array, /) -> Array:
-    """The matrix product (as ``tessera.array_api.matmul``)."""
-    from . import array_api
-
-    return array_api.matmul(x1, x2)
-
-
-def tensordot(x1: Array, x2: Array, /, *, axes: Union[int, Tuple[Sequence[int], Sequence[int]]] = 2) -> Array:
-    """The tensor contraction over ``axes`` (as ``tessera.array_api.tensordot``)."""
-    from . import array_api
-
-    return array_api.tensordot(x1, x2, axes=axes)
-
-
-def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
-    """The dot product along ``axis`` (as ``tessera.array_api.vecdot``)."""
-    from . import array_api
-
-    return array_api.vecdot(x1, x2, axis=axis)
-
-
-def matrix_transpose(x: Array, /) -> Array:
-    """The last two axes swapped."""
-    from . import array_api
-
-    return array_api.matrix_transpose(x)
+#: The matrix product, the tensor contraction, the dot product along an axis and the last
+#: two axes swapped: the base namespace's functions, which the extension repeats.
+matmul = _xp.matmul
+tensordot = _xp.tensordot
+vecdot = _xp.vecdot
+matrix_transpose = _xp.matrix_transpose
 
 
 def matrix_power(x: Array, n: int, /) -> Array:
     """``x`` multiplied by itself ``n`` times (by squaring; the identity for 0, powers of
     the gathered inverse for a negative ``n``)."""
-    from . import array_api
-
     x = _matrices(x, "matrix_power")
     if x.shape[-1] != x.shape[-2]:
         raise TesseraValueError(f"linalg.matrix_power needs square matrices, got {x.shape}")
     n = operator.index(n)
     if n < 0:
         x, n = inv(x), -n
-    eye = array_api.eye(x.shape[-1], dtype=x.dtype)
-    result = array_api.broadcast_to(eye, x.shape) if n == 0 else None
+    eye = _xp.eye(x.shape[-1], dtype=x.dtype)
+    result = _xp.broadcast_to(eye, x.shape) if n == 0 else None
     while n:
         if n & 1:
-            result = x if result is None else array_api.matmul(result, x)
+            result = x if result is None else _xp.matmul(result, x)
         n >>= 1
         if n:
-            x = array_api.matmul(x, x)
+            x = _xp.matmul(x, x)
     return result
 
 
@@ -144,15 +123,13 @@ def outer(x1: Array, x2: Array, /) -> Array:
 
 def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """The cross product of 3-element vectors along ``axis`` (broadcast together)."""
-    from . import array_api
-
-    x1, x2 = array_api.broadcast_arrays(asarray(x1), asarray(x2))
+    x1, x2 = _xp.broadcast_arrays(asarray(x1), asarray(x2))
     if not -x1.ndim <= axis < x1.ndim or x1.shape[axis] != 3:
         raise TesseraValueError(f"linalg.cross needs vectors of 3 elements along axis {axis}")
-    a = [array_api.take(x1, np.array([i]), axis=axis) for i in range(3)]
-    b = [array_api.take(x2, np.array([i]), axis=axis) for i in range(3)]
+    a = [_xp.take(x1, np.array([i]), axis=axis) for i in range(3)]
+    b = [_xp.take(x2, np.array([i]), axis=axis) for i in range(3)]
     parts = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-    return array_api.concat(parts, axis=axis)
+    return _xp.concat(parts, axis=axis)
 
 
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
@@ -166,57 +143,51 @@ def diagonal(x: Array, /, *, offset: int = 0) -> Array:
 
 def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
     """The sum of each matrix's diagonal ``offset``."""
-    from . import array_api
-
     d = diagonal(x, offset=offset)
-    return array_api.sum(d, axis=-1, dtype=dtype)
+    return _xp.sum(d, axis=-1, dtype=dtype)
 
 
 def vector_norm(x: Array, /, *, axis: Union[None, int, Tuple[int, ...]] = None, keepdims: builtins.bool = False, ord: Union[int, float] = 2) -> Array:  # noqa: A002
     """The ``ord``-norm of the vectors along ``axis`` (all elements when ``None``)."""
-    from . import array_api
-
     x = _float(asarray(x))
-    a = array_api.abs(x)
+    a = _xp.abs(x)
     if ord == np.inf:
-        return array_api.max(a, axis=axis, keepdims=keepdims)
+        return _xp.max(a, axis=axis, keepdims=keepdims)
     if ord == -np.inf:
-        return array_api.min(a, axis=axis, keepdims=keepdims)
+        return _xp.min(a, axis=axis, keepdims=keepdims)
     if ord == 0:
-        return array_api.sum(array_api.astype(x != 0, x.dtype), axis=axis, keepdims=keepdims)
+        return _xp.sum(_xp.astype(x != 0, x.dtype), axis=axis, keepdims=keepdims)
     if ord == 1:
-        return array_api.sum(a, axis=axis, keepdims=keepdims)
+        return _xp.sum(a, axis=axis, keepdims=keepdims)
     if ord == 2:
-        return array_api.sqrt(array_api.sum(x * x, axis=axis, keepdims=keepdims))
+        return _xp.sqrt(_xp.sum(x * x, axis=axis, keepdims=keepdims))
     p = float(ord)
-    return array_api.sum(a**p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+    return _xp.sum(a**p, axis=axis, keepdims=keepdims) ** (1.0 / p)
 
 
 def matrix_norm(x: Array, /, *, keepdims: builtins.bool = False, ord: Union[int, float, str, None] = "fro") -> Array:  # noqa: A002
     """The ``ord``-norm of each matrix: ``"fro"``, 1, -1, ``inf`` and ``-inf`` chunked;
     2, -2 and ``"nuc"`` from the gathered singular values."""
-    from . import array_api
-
     x = _float(_matrices(x, "matrix_norm"))
     axes = (x.ndim - 2, x.ndim - 1)
-    a = array_api.abs(x)
+    a = _xp.abs(x)
 
     def kept(out: Array) -> Array:
         return out.reshape(out.shape + (1, 1)) if keepdims else out
 
     if ord in ("fro", None):
-        return array_api.sqrt(array_api.sum(x * x, axis=axes, keepdims=keepdims))
+        return _xp.sqrt(_xp.sum(x * x, axis=axes, keepdims=keepdims))
     if ord in (1, -1):
-        sums = array_api.sum(a, axis=-2)
-        return kept(array_api.max(sums, axis=-1) if ord == 1 else array_api.min(sums, axis=-1))
+        sums = _xp.sum(a, axis=-2)
+        return kept(_xp.max(sums, axis=-1) if ord == 1 else _xp.min(sums, axis=-1))
     if ord in (np.inf, -np.inf):
-        sums = array_api.sum(a, axis=-1)
-        return kept(array_api.max(sums, axis=-1) if ord == np.inf else array_api.min(sums, axis=-1))
+        sums = _xp.sum(a, axis=-1)
+        return kept(_xp.max(sums, axis=-1) if ord == np.inf else _xp.min(sums, axis=-1))
     if ord in (2, -2, "nuc"):
         s = svdvals(x)
         if ord == "nuc":
-            return kept(array_api.sum(s, axis=-1))
-        return kept(array_api.max(s, axis=-1) if ord == 2 else array_api.min(s, axis=-1))
+            return kept(_xp.sum(s, axis=-1))
+        return kept(_xp.max(s, axis=-1) if ord == 2 else _xp.min(s, axis=-1))
     raise TesseraValueError(f"linalg.matrix_norm: no norm {ord!r}")
 
 

@@ -120,8 +120,7 @@ class KMeans:
                 break
             nearest = xp.min(_squared_distances(X, sq_norms, centers), axis=1)
             picked = draws.uniform(size=n) < nearest * (ell / cost)
-            new = np.asarray(X[picked].compute()) if bool(xp.any(picked)) else np.empty((0, X.shape[1]))
-            centers = np.concatenate([centers, new])
+            centers = np.concatenate([centers, np.asarray(X[picked].compute()).reshape(-1, X.shape[1])])
             cost = float(xp.sum(xp.min(_squared_distances(X, sq_norms, centers), axis=1)))
         if len(centers) <= k:
             extra = k - len(centers)

@@ -25,18 +25,19 @@ def _targets(y: Any, n: int) -> Array:
     return y.reshape((n, 1)) if y.ndim == 1 else y
 
 
-def _gram(X: Array, y: Array) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """One job: ``[X | y | 1]ᵀ [X | y | 1]``, split into the centred ``XᵀX`` and ``Xᵀy`` and
-    the means of ``X`` and ``y``."""
+def _gram(X: Array, y: Array, centred: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One job: ``[X | y | 1]ᵀ [X | y | 1]``, split into ``XᵀX``, ``Xᵀy`` and the means of
+    ``X`` and ``y``; with ``centred``, the products of the centred data (else zero means)."""
     n, d = X.shape
     ones = xp.ones((n, 1), dtype=np.float64)
     a = xp.concat([X, y, ones], axis=1)
     m = np.asarray((xp.matrix_transpose(a) @ a).compute())
     t = y.shape[1]
     xx, xy = m[:d, :d], m[:d, d : d + t]
-    sx, sy = m[d + t, :d], m[d + t, d : d + t]
-    mx, my = sx / n, sy / n
-    return xx - n * np.outer(mx, mx), xy - n * np.outer(mx, my), mx, my, n
+    if not centred:
+        return xx, xy, np.zeros(d), np.zeros(t)
+    mx, my = m[d + t, :d] / n, m[d + t, d : d + t] / n
+    return xx - n * np.outer(mx, mx), xy - n * np.outer(mx, my), mx, my
 
 
 class _LeastSquares:
@@ -53,12 +54,9 @@ class _LeastSquares:
         n, d = X.shape
         vector = asarray(y).ndim == 1
         Y = _targets(y, n)
-        gram, xy, mx, my, _ = _gram(X, Y)
-        if not self.fit_intercept:
-            gram, xy = gram + n * np.outer(mx, mx), xy + n * np.outer(mx, my)
-            mx, my = np.zeros(d), np.zeros(Y.shape[1])
         if self.alpha < 0:
             raise TesseraValueError(f"alpha must be non-negative, got {self.alpha}")
+        gram, xy, mx, my = _gram(X, Y, self.fit_intercept)
         if self.alpha > 0:
             coef = np.linalg.solve(gram + self.alpha * np.eye(d), xy)
         else:

@@ -644,6 +644,12 @@ fn nothing_is_dispatched_or_delivered_while_storage_is_gone() {
     assert_eq!(dispatched(&a), vec![1], "the outputs died with storage");
 }
 
+/// A chunk an earlier job kept, as the kept-input tests read it.
+const KEPT: ChunkId = ChunkId {
+    job: JobId(77),
+    key: ChunkKey(5),
+};
+
 /// A graph reading the kept chunk `id` (as key 100, 40 bytes) in task 1 (output 2 = 1's
 /// consumer), keeping its outputs when `keep`.
 fn reading_kept(id: ChunkId, keep: bool) -> ChunkGraph {
@@ -661,10 +667,7 @@ fn reading_kept(id: ChunkId, keep: bool) -> ChunkGraph {
 #[test]
 fn kept_inputs_are_read_by_their_storage_id_and_never_released_or_run() {
     let mut p = planner(4);
-    let kept = ChunkId {
-        job: JobId(77),
-        key: ChunkKey(5),
-    };
+    let kept = KEPT;
     let (job, a) = p.submit(reading_kept(kept, true), Instant::now());
     let inputs = a.iter().find_map(|a| match a {
         PlannerAction::Dispatch { key, inputs, .. } if key.0 == 1 => Some(inputs.clone()),
@@ -721,10 +724,7 @@ fn given_kept(id: ChunkId) -> ChunkGraph {
 #[test]
 fn a_given_kept_input_is_given_up_after_its_last_reader_and_no_sooner() {
     let mut p = planner(4);
-    let kept = ChunkId {
-        job: JobId(77),
-        key: ChunkKey(5),
-    };
+    let kept = KEPT;
     let (job, a) = p.submit(given_kept(kept), Instant::now());
     assert_eq!(unkept(&a), vec![]);
     let a = done(&mut p, job, 1, 3);
@@ -741,10 +741,7 @@ fn a_given_kept_input_is_given_up_after_its_last_reader_and_no_sooner() {
 #[test]
 fn a_job_that_ends_early_gives_up_what_it_was_given_and_still_holds() {
     let mut p = planner(4);
-    let kept = ChunkId {
-        job: JobId(77),
-        key: ChunkKey(5),
-    };
+    let kept = KEPT;
     let (job, _) = p.submit(given_kept(kept), Instant::now());
     let a = p.cancel(job, JobError::SystemStopped("cancelled".into()));
     assert_eq!(unkept(&a), vec![kept], "cancelled before any read");
@@ -772,10 +769,7 @@ fn a_job_that_ends_early_gives_up_what_it_was_given_and_still_holds() {
 #[test]
 fn a_lost_kept_input_fails_the_job_naming_it_for_the_caller_to_recompute() {
     let mut p = planner(4);
-    let kept = ChunkId {
-        job: JobId(77),
-        key: ChunkKey(5),
-    };
+    let kept = KEPT;
     let (job, _) = p.submit(reading_kept(kept, false), Instant::now());
     let attempt = attempt(&p, job, 1);
     let lost = p.keys_of(job, &[kept]);
