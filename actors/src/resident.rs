@@ -25,11 +25,11 @@
 //! without the control, 1.55×.
 //!
 //! - **terminate**: once the process has grown by more than [`TERMINATE`] × limit (and at
-//!   least [`TERMINATE_AT_LEAST`]) since the control started (its own code and start-up not
-//!   counted, so a limit below the program's size never ends it), it has outgrown what spilling and pausing can answer (a leak):
-//!   the pool is marked exhausted
-//!   (`HostPool::exhausted`), and a worker ends with its own exit status so that its
-//!   nanny (`tessera-worker --nanny`) starts it again, as Dask's nanny does.
+//!   least [`TERMINATE_AT_LEAST`]) since the control started (its own code and start-up
+//!   not counted, so a limit below the program's size never ends it), it has outgrown
+//!   what spilling and pausing can answer (a leak): the pool is marked exhausted
+//!   (`HostPool::exhausted`), and a worker ends with its own exit status so that its nanny
+//!   (`tessera-worker --nanny`) starts it again, as Dask's nanny does.
 //!
 //! A limit of `u64::MAX` (no budget) turns the control off; so does a platform without
 //! `/proc/self/statm`.
@@ -84,7 +84,8 @@ pub(crate) struct Decision {
     pub(crate) budget: u64,
     /// True when above [`PAUSE`] of the limit: nothing new is admitted.
     pub(crate) paused: bool,
-    /// True when above [`TERMINATE`] of the limit: the process should end.
+    /// True once the process grew by more than [`TERMINATE`] × the limit (and at least
+    /// [`TERMINATE_AT_LEAST`]) since the control started: the process should end.
     pub(crate) terminate: bool,
 }
 

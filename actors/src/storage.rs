@@ -200,7 +200,7 @@ impl StorageActor {
             tracing::error!(
                 resident,
                 limit = pool.limit(),
-                "resident memory grew past 1.5x the limit: the process should be restarted"
+                "resident memory grew by more than 1.5x the limit since storage started: the process should be restarted"
             );
             pool.set_exhausted();
         }

@@ -191,7 +191,7 @@ pub enum ClusterError {
     },
     /// The worker's resident memory grew by more than 1.5× its memory limit: it stops (and
     /// its nanny, if it has one, starts it again).
-    #[error("resident memory grew past 1.5x the memory limit of {limit} bytes: stopping")]
+    #[error("resident memory grew by more than 1.5x the memory limit of {limit} bytes since the worker started: stopping")]
     ResidentMemoryExhausted {
         /// The worker's memory limit.
         limit: u64,

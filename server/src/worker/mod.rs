@@ -233,7 +233,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
     let _ = stop_flight.send(());
     let _ = flight.await;
     let Some(ended) = ended else {
-        tracing::error!(name = %config.name, limit = config.memory_limit, "resident memory grew past 1.5x the limit; stopping");
+        tracing::error!(name = %config.name, limit = config.memory_limit, "resident memory grew by more than 1.5x the limit since the worker started; stopping");
         return Err(ClusterError::ResidentMemoryExhausted {
             limit: config.memory_limit,
         });
