@@ -49,7 +49,8 @@ pub struct JobStats {
     /// Times a ready task waited because the host memory budget was reserved (back-pressure).
     pub held_back: u64,
     /// The most host-memory bytes reserved at once while the job ran (stored chunks and
-    /// running tasks' outputs, of every job), sampled at each chunk event.
+    /// running tasks' outputs, of every job), sampled at each chunk event until its
+    /// delivery starts (outputs read back for the caller are not counted).
     pub peak_host_reserved: u64,
     /// What the storage tiers did for the job (spilled and read-back bytes, disk peak).
     pub storage: StorageStats,

@@ -108,8 +108,10 @@ impl PlannerState {
             });
         }
         actions.extend(self.want_room(held));
+        // A delivering job's peak is left alone: its outputs read back for the caller are
+        // reserved while they are read, and that is the caller's copy, not the run's.
         let used = self.pool.used();
-        for state in self.jobs.values_mut() {
+        for state in self.jobs.values_mut().filter(|s| s.delivering.is_none()) {
             state.stats.peak_host_reserved = state.stats.peak_host_reserved.max(used);
         }
         actions

@@ -187,3 +187,31 @@ fn with_both_tiers_full_a_job_that_cannot_progress_fails_naming_both_budgets() {
     assert_eq!(dispatched(&p.on_room_made(ask)), vec![1]);
     drop(stored);
 }
+
+#[test]
+fn outputs_read_back_for_delivery_are_not_counted_in_the_job_s_peak() {
+    let pool = HostPool::new(1 << 20);
+    let mut p = PlannerState::new(pool.clone());
+    p.add_device(CPU, 1);
+    let g = ChunkGraph {
+        tasks: vec![source(1), source(2)],
+        outputs: keys(&[1, 2]),
+        ..Default::default()
+    };
+    let (job, a) = p.submit(g, Instant::now());
+    assert_eq!(dispatched(&a), vec![1]);
+    let a = done(&mut p, job, 1, 10);
+    assert_eq!(dispatched(&a), vec![2]);
+    drop(a); // chunk 1 stored; its reservation given back as if spilled
+    let last = done(&mut p, job, 2, 10);
+    // Storage reads the spilled outputs back for the caller while a late event (a device
+    // added, storage's answer to an old ask) runs a dispatch pass.
+    let read_back = Reservation::new(pool.clone(), 5000);
+    assert!(p.add_device(DeviceId(9), 1).is_empty());
+    let stats = deliver(&mut p, job, &last);
+    assert_eq!(
+        stats.peak_host_reserved, 160,
+        "chunk 1 on its way to storage and task 2 running, never the read-back"
+    );
+    drop(read_back);
+}
