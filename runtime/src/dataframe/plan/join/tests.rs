@@ -42,9 +42,15 @@ fn totals(above: i64, rows: usize) -> DataFrame {
 type Run = (BTreeMap<i64, Vec<Option<i64>>>, BTreeMap<String, u64>);
 
 fn run(frame: &DataFrame, columns: &[&str]) -> Run {
+    run_with(frame, columns, 1024)
+}
+
+/// [`run`] in a session whose chunks hold `chunk_bytes` (a side of at most that many bytes
+/// is broadcast whatever the other's rows).
+fn run_with(frame: &DataFrame, columns: &[&str], chunk_bytes: usize) -> Run {
     let session = Session::builder()
         .threads(2)
-        .chunk_bytes(1024)
+        .chunk_bytes(chunk_bytes)
         .progress(Progress::Never)
         .build()
         .unwrap();
@@ -153,4 +159,37 @@ fn a_large_right_of_a_semi_or_anti_join_is_reduced_by_its_small_left_s_keys() {
             assert_eq!(ops.get("distinct_keys"), Some(&2), "{how:?} {ops:?}");
         }
     }
+}
+
+#[test]
+fn a_right_with_many_times_its_left_s_rows_is_reduced_even_where_it_could_be_broadcast() {
+    // Chunks of 1 MiB: the right's 24,000 keys (192 KB) could be broadcast as they are,
+    // but the left keeps a third of 4,000 rows by the estimate, under a quarter of them.
+    for (probe_rows, right_rows) in [(500, 4000), (333, 24_000)] {
+        let small = || probe(probe_rows).filter(col("k").lt(lit(30i64)));
+        for (how, odd) in [(How::LeftSemi, false), (How::LeftAnti, true)] {
+            let frame = match how {
+                How::LeftSemi => small().semi_join(&evens(right_rows), &["k"], &["g"]),
+                _ => small().anti_join(&evens(right_rows), &["k"], &["g"]),
+            };
+            let (rows, ops) = run_with(&frame, &["p"], 1 << 20);
+            let want: BTreeMap<i64, Vec<Option<i64>>> = (0..30)
+                .filter(|k| (k % 2 == 1) == odd)
+                .map(|k| (k, vec![Some(2 * k)]))
+                .collect();
+            assert_eq!(rows, want, "{how:?}");
+            assert_eq!(ops.get("partition"), None, "{how:?} {ops:?}");
+            // The left's keys broadcast to the right's chunks, then the reduced right's.
+            assert_eq!(ops.get("distinct_keys"), Some(&2), "{how:?} {ops:?}");
+        }
+    }
+    // A right with fewer than four times the left's rows is broadcast as it is.
+    let frame = probe(500).semi_join(
+        &evens(4000).filter(col("g").lt(lit(8000i64))),
+        &["k"],
+        &["g"],
+    );
+    let (rows, ops) = run_with(&frame, &["p"], 1 << 20);
+    assert_eq!(rows.len(), 2000);
+    assert_eq!(ops.get("distinct_keys"), Some(&1), "{ops:?}");
 }
