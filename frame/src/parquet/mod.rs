@@ -16,8 +16,10 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::Encoding;
-use parquet::file::metadata::RowGroupMetaData;
+use parquet::column::page::{Page, PageReader};
+use parquet::file::metadata::{ColumnChunkMetaData, RowGroupMetaData};
 use parquet::file::properties::WriterProperties;
+use parquet::file::serialized_reader::SerializedPageReader;
 use parquet::file::statistics::Statistics;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
@@ -479,18 +481,11 @@ fn dictionary_encoded(
     }
     let all_dictionary = |column: usize| {
         row_groups.iter().all(|&g| {
-            let Some(c) = metadata
+            metadata
                 .metadata()
                 .row_groups()
                 .get(g)
-                .map(|g| g.column(column))
-            else {
-                return false;
-            };
-            let only = |m: &parquet::basic::EncodingMask| {
-                m.is_only(Encoding::RLE_DICTIONARY) || m.is_only(Encoding::PLAIN_DICTIONARY)
-            };
-            c.dictionary_page_offset().is_some() && c.page_encoding_stats_mask().is_some_and(only)
+                .is_some_and(|g| dictionary_only(g.column(column)))
         })
     };
     names
@@ -505,6 +500,45 @@ fn dictionary_encoded(
         })
         .cloned()
         .collect()
+}
+
+/// True if every data page of column chunk `c` is dictionary encoded.
+fn dictionary_only(c: &ColumnChunkMetaData) -> bool {
+    let only = |m: &parquet::basic::EncodingMask| {
+        m.is_only(Encoding::RLE_DICTIONARY) || m.is_only(Encoding::PLAIN_DICTIONARY)
+    };
+    c.dictionary_page_offset().is_some() && c.page_encoding_stats_mask().is_some_and(only)
+}
+
+/// The number of distinct values of column `name` in row group `row_group` of `path`,
+/// where the file says every data page of that column chunk is dictionary encoded: its
+/// dictionary page's size, read from the file (one page: such a dictionary stayed under
+/// the writer's dictionary size limit). `None` where the chunk is not wholly dictionary
+/// encoded, or the schema is not flat.
+pub fn distinct_values(path: &str, row_group: usize, name: &str) -> FrameResult<Option<u64>> {
+    let file = open(path)?;
+    let metadata = footer(path, &file)?;
+    let schema = metadata.schema();
+    if metadata.parquet_schema().num_columns() != schema.fields().len() {
+        return Ok(None);
+    }
+    let (Ok(column), Some(group)) = (
+        schema.index_of(name),
+        metadata.metadata().row_groups().get(row_group),
+    ) else {
+        return Ok(None);
+    };
+    let chunk = group.column(column);
+    if !dictionary_only(chunk) {
+        return Ok(None);
+    }
+    let rows = usize::try_from(group.num_rows()).unwrap_or(0);
+    let mut pages = SerializedPageReader::new(Arc::new(file), chunk, rows, None)
+        .map_err(|e| parquet_error(path, e))?;
+    match pages.get_next_page().map_err(|e| parquet_error(path, e))? {
+        Some(Page::DictionaryPage { num_values, .. }) => Ok(Some(u64::from(num_values))),
+        _ => Ok(None),
+    }
 }
 
 /// `names` with their types in the file of `metadata`.
@@ -617,6 +651,51 @@ mod tests {
         .unwrap();
         let s = all.column(0).as_string::<i32>();
         assert_eq!((s.value(0), s.is_null(1), s.value(2)), ("a", true, "ccc"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A wholly dictionary-encoded column chunk gives its distinct values per row group;
+    /// one written without a dictionary, an unknown column or row group gives none.
+    #[test]
+    fn distinct_values_are_the_dictionary_s_size() {
+        let dir = std::env::temp_dir().join(format!("tessera-pq-ndv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.parquet").display().to_string();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("kind", DataType::Utf8, false),
+            Field::new("u", DataType::Int64, false),
+        ]));
+        let batch = |rows: std::ops::Range<i64>, kinds: i64| {
+            let kind: Vec<String> = rows.clone().map(|i| format!("k{}", i % kinds)).collect();
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(arrow::array::StringArray::from(kind)) as ArrayRef,
+                    Arc::new(Int64Array::from_iter_values(rows)),
+                ],
+            )
+            .unwrap()
+        };
+        let file = File::create(&path).unwrap();
+        let props = WriterProperties::builder()
+            .set_column_dictionary_enabled("u".into(), false)
+            .build();
+        let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props)).unwrap();
+        for b in [batch(0..1000, 7), batch(1000..1500, 3)] {
+            writer.write(&b).unwrap();
+            writer.flush().unwrap();
+        }
+        writer.close().unwrap();
+
+        assert_eq!(distinct_values(&path, 0, "kind").unwrap(), Some(7));
+        assert_eq!(distinct_values(&path, 1, "kind").unwrap(), Some(3));
+        assert_eq!(distinct_values(&path, 0, "u").unwrap(), None);
+        assert_eq!(distinct_values(&path, 0, "nope").unwrap(), None);
+        assert_eq!(distinct_values(&path, 2, "kind").unwrap(), None);
+        assert!(matches!(
+            distinct_values(&dir.join("missing").display().to_string(), 0, "kind"),
+            Err(FrameError::Io { .. })
+        ));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -5,7 +5,9 @@
 //! memory are counted, CSV and persisted frames are their bytes over an estimated row
 //! width. Above the sources the numbers are guesses, as every optimizer's are without
 //! histograms: a filter keeps a fixed share of rows by the shape of its predicate
-//! ([`selectivity`]: an equality a tenth, a range a third), and a key join of two tables
+//! ([`selectivity`]: an equality a tenth, a range a third) — except an equality of a
+//! column with a literal where a Parquet file records the column's distinct values (a
+//! dictionary-encoded column: one over its dictionary's size) — and a key join of two tables
 //! is taken to be a foreign-key join: the side with more rows before filtering (the fact
 //! table) keeps the share of rows that survived on the other side (the dimension).
 //!
@@ -19,6 +21,7 @@ use std::collections::HashMap;
 use tessera_kernels::frame::expr::{BinaryOperator, Expr, Function, StrFunction};
 use tessera_kernels::frame::join::JoinHow;
 use tessera_kernels::frame::map::MapStep;
+use tessera_kernels::frame::parquet::distinct_values;
 
 /// Share of rows an equality keeps.
 const EQ: f64 = 0.1;
@@ -100,13 +103,16 @@ impl Estimates {
                 whole(node.estimated_bytes() as f64 / super::node::row_width(&node.schema) as f64)
             }
             FrameKind::Map { input, steps } => {
-                let share = steps
-                    .iter()
-                    .map(|s| match s {
-                        MapStep::Filter(pred) => selectivity(pred),
-                        _ => 1.0,
-                    })
-                    .product();
+                let mut share = 1.0;
+                for (at, step) in steps.iter().enumerate() {
+                    if let MapStep::Filter(pred) = step {
+                        let mut equality = |column: &str| {
+                            let distinct = source_distinct(input, &steps[..at], column)?;
+                            Some(1.0 / distinct.max(1) as f64)
+                        };
+                        share *= selectivity(pred, &mut equality);
+                    }
+                }
                 self.of(input).scaled(share)
             }
             FrameKind::GroupBy { input, spec, .. } => {
@@ -168,25 +174,34 @@ fn join(l: Estimate, r: Estimate, how: JoinHow) -> Estimate {
     }
 }
 
-/// The share of rows `pred` keeps, by its shape: conjuncts and disjuncts as independent.
-pub(super) fn selectivity(pred: &Expr) -> f64 {
+/// The share of rows `pred` keeps, by its shape: conjuncts and disjuncts as independent;
+/// an equality of a column with a literal as `equality(column)` says where it knows (one
+/// over the column's distinct values), else [`EQ`].
+fn selectivity(pred: &Expr, equality: &mut dyn FnMut(&str) -> Option<f64>) -> f64 {
     use BinaryOperator as Op;
+    let mut eq = |left: &Expr, right: &Expr| match (left, right) {
+        (Expr::Column(c), Expr::Literal(_)) | (Expr::Literal(_), Expr::Column(c)) => {
+            equality(c).unwrap_or(EQ)
+        }
+        _ => EQ,
+    };
     match pred {
         Expr::Binary { op, left, right } => match op {
-            Op::And => selectivity(left) * selectivity(right),
+            Op::And => selectivity(left, equality) * selectivity(right, equality),
             Op::Or => {
-                let (a, b) = (selectivity(left), selectivity(right));
+                let a = selectivity(left, equality);
+                let b = selectivity(right, equality);
                 a + b - a * b
             }
-            Op::Eq => EQ,
-            Op::NotEq => 1.0 - EQ,
+            Op::Eq => eq(left, right),
+            Op::NotEq => 1.0 - eq(left, right),
             Op::Lt | Op::LtEq | Op::Gt | Op::GtEq => RANGE,
             _ => UNKNOWN,
         },
-        Expr::Not(inner) => 1.0 - selectivity(inner),
+        Expr::Not(inner) => 1.0 - selectivity(inner, equality),
         Expr::IsNull(_) => NULLS,
         Expr::IsNotNull(_) => 1.0 - NULLS,
-        Expr::FillNull { expr, .. } | Expr::Alias { expr, .. } => selectivity(expr),
+        Expr::FillNull { expr, .. } | Expr::Alias { expr, .. } => selectivity(expr, equality),
         // A pattern match is taken to be as selective as an equality.
         Expr::StrContains { .. } => EQ,
         Expr::Function {
@@ -209,6 +224,43 @@ pub(super) fn selectivity(pred: &Expr) -> f64 {
             }
         }
         _ => UNKNOWN,
+    }
+}
+
+/// The distinct values of `column` as the map steps `steps` over `node` see it, where a
+/// Parquet source under it records them ([`distinct_values`]: its dictionary's size in
+/// the first row group read), through maps that pass the column on unchanged (renamed or
+/// selected); `None` past anything else (a computed column, a join, a groupby).
+fn source_distinct(node: &FrameNode, steps: &[MapStep], column: &str) -> Option<u64> {
+    let mut column = column.to_string();
+    for step in steps.iter().rev() {
+        match step {
+            MapStep::WithColumn { name, .. } if *name == column => return None,
+            MapStep::Rename(pairs) => {
+                if let Some((old, _)) = pairs.iter().find(|(_, new)| *new == column) {
+                    column = old.clone();
+                }
+            }
+            MapStep::Select(exprs) => match exprs.iter().find(|e| e.output_name() == column)? {
+                Expr::Column(c) => column = c.clone(),
+                Expr::Alias { expr, .. } => match expr.as_ref() {
+                    Expr::Column(c) => column = c.clone(),
+                    _ => return None,
+                },
+                _ => return None,
+            },
+            _ => {}
+        }
+    }
+    match &node.kind {
+        FrameKind::Parquet(source) => {
+            let row_group = *source.row_groups.first()?;
+            distinct_values(&source.path, row_group, &column)
+                .ok()
+                .flatten()
+        }
+        FrameKind::Map { input, steps } => source_distinct(input, steps, &column),
+        _ => None,
     }
 }
 
@@ -272,14 +324,50 @@ mod tests {
 
     #[test]
     fn predicate_shapes() {
+        let guess = |pred: &Expr| selectivity(pred, &mut |_| None);
         let eq = col("a").eq(lit(1));
+        assert!(close(guess(&eq.clone().or_(col("b").eq(lit(2)))), 0.19));
+        assert!(close(guess(&eq.clone().not()), 0.9));
+        assert_eq!(guess(&lit(false)), 0.0);
+        assert_eq!(guess(&col("a")), UNKNOWN);
+        assert!(close(guess(&col("s").like("forest%")), EQ));
+        // An equality on a column whose distinct values are known keeps one over them,
+        // with the literal on either side; others keep their guesses.
+        let mut known = |c: &str| (c == "a").then_some(0.25);
+        assert!(close(selectivity(&eq, &mut known), 0.25));
+        assert!(close(selectivity(&lit(1).eq(col("a")), &mut known), 0.25));
+        assert!(close(selectivity(&col("a").ne(lit(1)), &mut known), 0.75));
+        assert!(close(selectivity(&col("b").eq(lit(1)), &mut known), EQ));
+        assert!(close(selectivity(&col("a").eq(col("b")), &mut known), EQ));
+    }
+
+    #[test]
+    fn an_equality_on_a_dictionary_encoded_parquet_column_keeps_one_over_its_values() {
+        use arrow::array::{Int64Array, RecordBatch, StringArray};
+        use std::sync::Arc;
+        let dir = std::env::temp_dir().join(format!("tessera-est-ndv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.parquet");
+        let kind: Vec<String> = (0..700).map(|i| format!("k{}", i % 7)).collect();
+        let batch = RecordBatch::try_from_iter([
+            ("kind", Arc::new(StringArray::from(kind)) as _),
+            ("x", Arc::new(Int64Array::from_iter_values(0..700)) as _),
+        ])
+        .unwrap();
+        let schema = batch.schema();
+        tessera_kernels::frame::parquet::write(path.to_str().unwrap(), &schema, &[batch]).unwrap();
+        let df = crate::dataframe::read_parquet(&path);
+        let rows = |f: DataFrame| estimate(&f).rows;
+        assert!(close(rows(df.filter(col("kind").eq(lit("k3")))), 100.0));
+        // Through a rename and a selection the column is the same; a column computed
+        // under the name is not, and gets the guess.
+        let renamed = df.rename(&[("kind", "k")]).select(&["k", "x"]);
+        assert!(close(rows(renamed.filter(col("k").ne(lit("k3")))), 600.0));
+        let computed = df.with_column("kind", col("x"));
         assert!(close(
-            selectivity(&eq.clone().or_(col("b").eq(lit(2)))),
-            0.19
+            rows(computed.filter(col("kind").eq(lit(3)))),
+            700.0 * EQ
         ));
-        assert!(close(selectivity(&eq.clone().not()), 0.9));
-        assert_eq!(selectivity(&lit(false)), 0.0);
-        assert_eq!(selectivity(&col("a")), UNKNOWN);
-        assert!(close(selectivity(&col("s").like("forest%")), EQ));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
