@@ -209,6 +209,21 @@ fn take_by_index_along_an_axis() {
 }
 
 #[test]
+fn a_take_from_chunks_with_a_sliver_first_is_cut_like_its_longest() {
+    // [0] ++ 1..1000 in chunks of 250: the first chunk holds one element. A permutation
+    // of its 1000 positions is taken in chunks of 250 (it was one chunk per index).
+    let s = session();
+    let head = tensor::from_slice(&[0i64], &[1]);
+    let tail = tensor::arange(1, 1000, 1).rechunk(&[250]);
+    let x = tensor::concatenate(&[&head, &tail], 0);
+    let perm: Vec<i64> = (0..1000).map(|i| (i * 7919) % 1000).collect();
+    let (out, stats) = s.execute_with_stats(&x.take(&perm)).unwrap();
+    assert_eq!(i64s(&out), perm);
+    let takes = stats.chunks_by_op.get("take").copied().unwrap_or(0);
+    assert!((4..=5).contains(&takes), "{:?}", stats.chunks_by_op);
+}
+
+#[test]
 fn isin_outer_unique_and_boolean_masks() {
     let s = session();
     // np.isin([1, 2, 3, 4], [2., 4.5, nan]) == [F, T, F, F]; invert gives the negation.

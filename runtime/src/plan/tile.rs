@@ -189,8 +189,11 @@ impl Tiler {
                 Ok(g)
             }
             NodeKind::Take { x, axis, indices } => {
+                // Chunks along the axis as long as the input's longest: its first can be a
+                // sliver (a concat's one-element head), which made a chunk per index.
                 let mut g = self.natural_grid(x)?;
-                g[*axis] = grid::split(indices.len(), g[*axis].first().copied().unwrap_or(1));
+                let extent = g[*axis].iter().copied().max().unwrap_or(1);
+                g[*axis] = grid::split(indices.len(), extent);
                 Ok(g)
             }
             NodeKind::Factor(f, output) => self.factor_grid(f, *output),
