@@ -136,25 +136,24 @@ fn evens(rows: usize) -> DataFrame {
     from_arrow(batch, Some(rows))
 }
 
-#[test]
-fn a_large_right_of_a_semi_or_anti_join_is_reduced_by_its_small_left_s_keys() {
+/// The rows `k < 30` of [`probe`] semi- and anti-joined with [`evens`] under two chunkings,
+/// in a session of `chunk_bytes` chunks, are right, and the right side is reduced by the
+/// left's distinct keys and what is left broadcast: two broadcasts of distinct keys (the
+/// left's to the right's chunks, then the reduced right's) and no shuffle.
+fn assert_right_reduced(chunk_bytes: usize) {
     for (probe_rows, right_rows) in [(500, 4000), (333, 24_000)] {
-        // The left keeps k < 30 (a range: a third of 4,000 rows by the estimate), too many
-        // to broadcast the right's 24,000 keys to, and few beside them.
         let small = || probe(probe_rows).filter(col("k").lt(lit(30i64)));
         for (how, odd) in [(How::LeftSemi, false), (How::LeftAnti, true)] {
             let frame = match how {
                 How::LeftSemi => small().semi_join(&evens(right_rows), &["k"], &["g"]),
                 _ => small().anti_join(&evens(right_rows), &["k"], &["g"]),
             };
-            let (rows, ops) = run(&frame, &["p"]);
+            let (rows, ops) = run_with(&frame, &["p"], chunk_bytes);
             let want: BTreeMap<i64, Vec<Option<i64>>> = (0..30)
                 .filter(|k| (k % 2 == 1) == odd)
                 .map(|k| (k, vec![Some(2 * k)]))
                 .collect();
             assert_eq!(rows, want, "{how:?}");
-            // The right reduced by the left's distinct keys, then its 15 rows broadcast:
-            // two broadcasts of distinct keys and no shuffle.
             assert_eq!(ops.get("partition"), None, "{how:?} {ops:?}");
             assert_eq!(ops.get("distinct_keys"), Some(&2), "{how:?} {ops:?}");
         }
@@ -162,27 +161,17 @@ fn a_large_right_of_a_semi_or_anti_join_is_reduced_by_its_small_left_s_keys() {
 }
 
 #[test]
+fn a_large_right_of_a_semi_or_anti_join_is_reduced_by_its_small_left_s_keys() {
+    // The left keeps k < 30 (a range: a third of 4,000 rows by the estimate), too many to
+    // broadcast the right's 24,000 keys to, and few beside them.
+    assert_right_reduced(1024);
+}
+
+#[test]
 fn a_right_with_many_times_its_left_s_rows_is_reduced_even_where_it_could_be_broadcast() {
     // Chunks of 1 MiB: the right's 24,000 keys (192 KB) could be broadcast as they are,
     // but the left keeps a third of 4,000 rows by the estimate, under a quarter of them.
-    for (probe_rows, right_rows) in [(500, 4000), (333, 24_000)] {
-        let small = || probe(probe_rows).filter(col("k").lt(lit(30i64)));
-        for (how, odd) in [(How::LeftSemi, false), (How::LeftAnti, true)] {
-            let frame = match how {
-                How::LeftSemi => small().semi_join(&evens(right_rows), &["k"], &["g"]),
-                _ => small().anti_join(&evens(right_rows), &["k"], &["g"]),
-            };
-            let (rows, ops) = run_with(&frame, &["p"], 1 << 20);
-            let want: BTreeMap<i64, Vec<Option<i64>>> = (0..30)
-                .filter(|k| (k % 2 == 1) == odd)
-                .map(|k| (k, vec![Some(2 * k)]))
-                .collect();
-            assert_eq!(rows, want, "{how:?}");
-            assert_eq!(ops.get("partition"), None, "{how:?} {ops:?}");
-            // The left's keys broadcast to the right's chunks, then the reduced right's.
-            assert_eq!(ops.get("distinct_keys"), Some(&2), "{how:?} {ops:?}");
-        }
-    }
+    assert_right_reduced(1 << 20);
     // A right with fewer than four times the left's rows is broadcast as it is.
     let frame = probe(500).semi_join(
         &evens(4000).filter(col("g").lt(lit(8000i64))),
