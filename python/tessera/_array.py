@@ -53,7 +53,7 @@ class Array:
     ``numpy.asarray(x)``, ``float(x)`` and the like.
     """
 
-    __slots__ = ("_a", "_op", "_chunks")
+    __slots__ = ("_a", "_op", "_chunks", "_value")
     # NumPy defers to our reflected operators (ndarray + Array gives an Array).
     __array_priority__ = 100
 
@@ -61,6 +61,9 @@ class Array:
         self._a = native
         self._op = op
         self._chunks = chunks
+        # The single element once read (``item``): reading it again, as scikit-learn does
+        # with a rank it slices by, runs no second job.
+        self._value: Any = None
 
     # --- description -----------------------------------------------------------------
     @property
@@ -173,10 +176,13 @@ class Array:
         return out if dtype is None else out.astype(dtype, copy=False)
 
     def item(self) -> Any:
-        """The single element, computed, as a Python scalar."""
+        """The single element, computed (once: it is kept for later reads), as a Python
+        scalar."""
         if self.size != 1:
             raise TesseraValueError("can only convert an array of size 1 to a Python scalar")
-        return np.asarray(self).reshape(()).item()
+        if self._value is None:
+            self._value = np.asarray(self).reshape(()).item()
+        return self._value
 
     def __bool__(self) -> bool:
         return bool(self.item())
@@ -257,6 +263,7 @@ class Array:
         before keep the old values. A mask with an array of values computes the mask and the
         values at once (how many elements the mask selects is data)."""
         self._a = _assigned(self, key, value)._a
+        self._value = None
         self._op = "setitem"
 
     # --- reductions --------------------------------------------------------------------

@@ -228,3 +228,16 @@ def test_scalar_conversions(session):
     assert bool(ts.asarray([True, False]).any())
     assert [0, 1, 2, 3][ts.arange(4)[2]] == 2
     assert isinstance(x.sum().compute(session), np.floating)
+
+
+def test_a_single_value_is_computed_once_and_again_after_an_assignment(monkeypatch):
+    jobs = []
+    read = ts.Array.__array__
+    monkeypatch.setattr(ts.Array, "__array__", lambda self, *a, **k: jobs.append(1) or read(self, *a, **k))
+    rank = ts.asarray(np.array([0.5, 2.0, 3.0])).__gt__(1.0).astype("int64").sum()
+    assert [0, 1, 2, 3][:rank] == [0, 1] and float(rank) == 2.0 and bool(rank)
+    assert len(jobs) == 1, "one job for three reads of the same value"
+    x = ts.asarray(np.array([1.0]))
+    assert float(x) == 1.0
+    x[0] = 7.0
+    assert float(x) == 7.0 and len(jobs) == 3
