@@ -1,4 +1,4 @@
-"""The array API standard's ``linalg`` extension (``tessera._xp.linalg``).
+"""The array API standard's ``linalg`` extension (``tessera.array_api.linalg``).
 
 Chunked, lazy: ``matmul``, ``matrix_power`` (non-negative), ``tensordot``, ``vecdot``,
 ``matrix_transpose``, ``outer``, ``cross``, ``diagonal``, ``trace``, ``vector_norm``, the

@@ -80,8 +80,20 @@ fn reader_builder(path: &str) -> FrameResult<ParquetRecordBatchReaderBuilder<Fil
     ))
 }
 
-/// Footers kept by [`footer`]; past this many files the cache starts again.
-const FOOTERS_KEPT: usize = 256;
+/// Entries kept by [`footer`] (footers) and [`distinct_values`] (dictionary sizes); past
+/// this many a cache starts again.
+const CACHE_KEPT: usize = 256;
+
+/// A file as the process's caches know it: its path, length and modification time.
+type FileKey = (String, u64, Option<SystemTime>);
+
+fn file_key(path: &str, file: &File) -> FrameResult<FileKey> {
+    let stat = file.metadata().map_err(|e| FrameError::Io {
+        path: path.to_string(),
+        message: e.to_string(),
+    })?;
+    Ok((path.to_string(), stat.len(), stat.modified().ok()))
+}
 
 /// The footer of `path` (open as `file`), parsed once per process while the file keeps its
 /// length and modification time: every chunk of a scan reads a few row groups of the same
@@ -90,13 +102,8 @@ const FOOTERS_KEPT: usize = 256;
 /// which halve the offsets' memory: a chunk holds far less than the 2 GiB of string data
 /// one such array can address (a chunk that does not is a `Parquet` error).
 fn footer(path: &str, file: &File) -> FrameResult<ArrowReaderMetadata> {
-    type Footers = HashMap<(String, u64, Option<SystemTime>), ArrowReaderMetadata>;
-    static FOOTERS: OnceLock<Mutex<Footers>> = OnceLock::new();
-    let stat = file.metadata().map_err(|e| FrameError::Io {
-        path: path.to_string(),
-        message: e.to_string(),
-    })?;
-    let key = (path.to_string(), stat.len(), stat.modified().ok());
+    static FOOTERS: OnceLock<Mutex<HashMap<FileKey, ArrowReaderMetadata>>> = OnceLock::new();
+    let key = file_key(path, file)?;
     let cache = FOOTERS.get_or_init(Mutex::default);
     let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(m) = lock().get(&key) {
@@ -127,7 +134,7 @@ fn footer(path: &str, file: &File) -> FrameResult<ArrowReaderMetadata> {
         }
     };
     let mut footers = lock();
-    if footers.len() >= FOOTERS_KEPT {
+    if footers.len() >= CACHE_KEPT {
         footers.clear();
     }
     footers.insert(key, metadata.clone());
@@ -512,11 +519,36 @@ fn dictionary_only(c: &ColumnChunkMetaData) -> bool {
 
 /// The number of distinct values of column `name` in row group `row_group` of `path`,
 /// where the file says every data page of that column chunk is dictionary encoded: its
-/// dictionary page's size, read from the file (one page: such a dictionary stayed under
-/// the writer's dictionary size limit). `None` where the chunk is not wholly dictionary
-/// encoded, or the schema is not flat.
+/// dictionary page's size, read from the file once per process while the file keeps its
+/// length and modification time (one page: such a dictionary stayed under the writer's
+/// dictionary size limit). `None` where the chunk is not wholly dictionary encoded, or
+/// the schema is not flat.
 pub fn distinct_values(path: &str, row_group: usize, name: &str) -> FrameResult<Option<u64>> {
+    type Sizes = HashMap<(FileKey, usize, String), Option<u64>>;
+    static SIZES: OnceLock<Mutex<Sizes>> = OnceLock::new();
     let file = open(path)?;
+    let key = (file_key(path, &file)?, row_group, name.to_string());
+    let cache = SIZES.get_or_init(Mutex::default);
+    let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(&size) = lock().get(&key) {
+        return Ok(size);
+    }
+    let size = dictionary_size(path, file, row_group, name)?;
+    let mut sizes = lock();
+    if sizes.len() >= CACHE_KEPT {
+        sizes.clear();
+    }
+    sizes.insert(key, size);
+    Ok(size)
+}
+
+/// [`distinct_values`] read from the file (open as `file`).
+fn dictionary_size(
+    path: &str,
+    file: File,
+    row_group: usize,
+    name: &str,
+) -> FrameResult<Option<u64>> {
     let metadata = footer(path, &file)?;
     let schema = metadata.schema();
     if metadata.parquet_schema().num_columns() != schema.fields().len() {
