@@ -211,3 +211,33 @@ fn a_hashed_right_of_other_encodings_and_widths_finds_the_keys_its_table_does() 
         }
     }
 }
+
+/// A large hashed left side probed by few right rows (its pairs sorted into left order,
+/// not counted over every hashed row) joins as the tables do, in left order.
+#[test]
+fn few_rows_probing_a_large_hashed_left_side_come_in_left_order() {
+    let mut rng = Rng(0x4a5e_0002);
+    let left = keyed_table(&random_keys(&mut rng, 3_000, 2_000), "lid", true);
+    let right = keyed_table(&random_keys(&mut rng, 12, 2_000), "rid", false);
+    for cols in [&["k1"][..], &["k1", "k2"]] {
+        let s = spec(cols, cols, JoinHow::Inner);
+        let whole = hash_join(&s, &left, &right).unwrap();
+        let on: Vec<String> = cols.iter().map(|c| c.to_string()).collect();
+        let hashed_left = HashedSide::new(&pieces(&left, 4), on).unwrap();
+        let got = join(
+            &s,
+            JoinInput::Hashed(&hashed_left),
+            JoinInput::Tables(std::slice::from_ref(&right)),
+        );
+        assert_eq!(got, whole, "on {cols:?}");
+        let lid = got
+            .column(got.schema().index_of("lid").unwrap())
+            .as_any()
+            .downcast_ref::<arrow::array::Int64Array>()
+            .unwrap()
+            .values()
+            .to_vec();
+        assert!(lid.len() >= 4, "{} rows matched", lid.len());
+        assert!(lid.windows(2).all(|w| w[0] <= w[1]), "left order: {lid:?}");
+    }
+}
