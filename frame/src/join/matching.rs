@@ -93,10 +93,11 @@ impl Pairs {
         let n = self.build.len();
         let (mut build, mut probe) = (vec![NONE; n], vec![NONE; n]);
         for (i, &b) in self.build.iter().enumerate() {
-            if b as usize >= self.build_rows {
-                continue;
-            }
-            let Some(slot) = starts.get_mut(b as usize) else {
+            // A pair without a build row is dropped (its slot stays at the end).
+            let Some(slot) = starts
+                .get_mut(b as usize)
+                .filter(|_| (b as usize) < self.build_rows)
+            else {
                 continue;
             };
             let at = *slot as usize;

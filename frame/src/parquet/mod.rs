@@ -95,6 +95,27 @@ fn file_key(path: &str, file: &File) -> FrameResult<FileKey> {
     Ok((path.to_string(), stat.len(), stat.modified().ok()))
 }
 
+/// The value `cache` keeps under `key`, else `make`'s, kept (the cache starts again past
+/// [`CACHE_KEPT`] entries). The lock is not held while `make` reads the file.
+fn remembered<K: std::hash::Hash + Eq, V: Clone>(
+    cache: &'static OnceLock<Mutex<HashMap<K, V>>>,
+    key: K,
+    make: impl FnOnce() -> FrameResult<V>,
+) -> FrameResult<V> {
+    let cache = cache.get_or_init(Mutex::default);
+    let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(v) = lock().get(&key) {
+        return Ok(v.clone());
+    }
+    let value = make()?;
+    let mut kept = lock();
+    if kept.len() >= CACHE_KEPT {
+        kept.clear();
+    }
+    kept.insert(key, value.clone());
+    Ok(value)
+}
+
 /// The footer of `path` (open as `file`), parsed once per process while the file keeps its
 /// length and modification time: every chunk of a scan reads a few row groups of the same
 /// file, and parsing a footer of hundreds of row groups for each cost a few percent of a
@@ -103,12 +124,11 @@ fn file_key(path: &str, file: &File) -> FrameResult<FileKey> {
 /// one such array can address (a chunk that does not is a `Parquet` error).
 fn footer(path: &str, file: &File) -> FrameResult<ArrowReaderMetadata> {
     static FOOTERS: OnceLock<Mutex<HashMap<FileKey, ArrowReaderMetadata>>> = OnceLock::new();
-    let key = file_key(path, file)?;
-    let cache = FOOTERS.get_or_init(Mutex::default);
-    let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(m) = lock().get(&key) {
-        return Ok(m.clone());
-    }
+    remembered(&FOOTERS, file_key(path, file)?, || parse_footer(path, file))
+}
+
+/// [`footer`] parsed from the file.
+fn parse_footer(path: &str, file: &File) -> FrameResult<ArrowReaderMetadata> {
     let metadata = ArrowReaderMetadata::load(file, ArrowReaderOptions::new())
         .map_err(|e| parquet_error(path, e))?;
     let narrow = |f: &FieldRef| -> FieldRef {
@@ -119,26 +139,20 @@ fn footer(path: &str, file: &File) -> FrameResult<ArrowReaderMetadata> {
         }
     };
     let schema = metadata.schema();
-    let metadata = match schema
+    match schema
         .fields()
         .iter()
         .any(|f| matches!(f.data_type(), DataType::LargeUtf8 | DataType::LargeBinary))
     {
-        false => metadata,
+        false => Ok(metadata),
         true => {
             let fields: Vec<FieldRef> = schema.fields().iter().map(narrow).collect();
             let narrowed = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
             let options = ArrowReaderOptions::new().with_schema(narrowed);
             ArrowReaderMetadata::try_new(metadata.metadata().clone(), options)
-                .map_err(|e| parquet_error(path, e))?
+                .map_err(|e| parquet_error(path, e))
         }
-    };
-    let mut footers = lock();
-    if footers.len() >= CACHE_KEPT {
-        footers.clear();
     }
-    footers.insert(key, metadata.clone());
-    Ok(metadata)
 }
 
 /// Reads the footer of `path`.
@@ -528,18 +542,7 @@ pub fn distinct_values(path: &str, row_group: usize, name: &str) -> FrameResult<
     static SIZES: OnceLock<Mutex<Sizes>> = OnceLock::new();
     let file = open(path)?;
     let key = (file_key(path, &file)?, row_group, name.to_string());
-    let cache = SIZES.get_or_init(Mutex::default);
-    let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(&size) = lock().get(&key) {
-        return Ok(size);
-    }
-    let size = dictionary_size(path, file, row_group, name)?;
-    let mut sizes = lock();
-    if sizes.len() >= CACHE_KEPT {
-        sizes.clear();
-    }
-    sizes.insert(key, size);
-    Ok(size)
+    remembered(&SIZES, key, || dictionary_size(path, file, row_group, name))
 }
 
 /// [`distinct_values`] read from the file (open as `file`).
