@@ -1,6 +1,6 @@
 //! Array operations on whole chunks that are neither elementwise nor reductions: cumulative
-//! sums and products, sorting along an axis, gathering by index, membership tests and
-//! distinct values. [`crate::cpu`] implements them.
+//! sums and products, sorting along an axis, gathering by index, membership tests,
+//! distinct values and nearest neighbours. [`crate::cpu`] implements them.
 
 use crate::dtype::DType;
 use serde::{Deserialize, Serialize};
@@ -82,6 +82,24 @@ pub enum ArrayOp {
         /// Why the data is refused.
         message: String,
     },
+    /// The `k` rows of input 0 (a matrix whose rows are numbered from `offset`) nearest to
+    /// each row of input 1 (the queries, a matrix of as many columns) by Euclidean
+    /// distance, as [`crate::ChunkData::Parts`]: the squared distances (`float64`, queries
+    /// × `k`, ascending) and the row numbers (`int64`). Ties go to the lower row number; a
+    /// query with fewer than `k` rows at a finite distance gets `inf` and `-1` for the
+    /// rest.
+    Nearest {
+        /// Neighbours per query.
+        k: usize,
+        /// The number of input 0's first row.
+        offset: u64,
+    },
+    /// The `k` nearest of the [`ArrayOp::Nearest`] results of several row blocks for the
+    /// same queries (by distance, then row number), in the same form.
+    NearestMerge {
+        /// Neighbours per query.
+        k: usize,
+    },
 }
 
 impl ArrayOp {
@@ -96,6 +114,8 @@ impl ArrayOp {
             ArrayOp::IsIn { .. } => "isin",
             ArrayOp::Unique => "unique",
             ArrayOp::Require { .. } => "require",
+            ArrayOp::Nearest { .. } => "nearest",
+            ArrayOp::NearestMerge { .. } => "nearest_merge",
         }
     }
 }

@@ -38,6 +38,7 @@ pub mod dataframe;
 mod eager;
 mod error;
 mod kept;
+pub mod learn;
 pub mod linalg;
 #[cfg(feature = "dashboard")]
 mod live;

@@ -535,23 +535,29 @@ impl Session {
         Ok((assemble(&node.shape, node.dtype, &grid, chunks)?, stats))
     }
 
-    /// Runs the chunk graph `plan` makes from `reads` (a job whose result shape depends on
-    /// the data, such as `unique`) and returns its output chunks; persisted data it reads
-    /// is computed again where lost, as for every job.
+    /// Runs the chunk graph `plan` makes from the tensors `reads` (a job whose result shape
+    /// depends on the data, such as `unique`, or that is not a tensor, such as nearest
+    /// neighbours) and returns its output chunks; persisted data it reads is computed again
+    /// where lost, as for every job.
     pub(crate) fn run_chunk_graph(
         &self,
-        reads: &Arc<Node>,
+        reads: &[&Arc<Node>],
         plan: impl Fn() -> Result<ChunkGraph>,
     ) -> Result<Vec<Arc<ChunkData>>> {
         let inner = &self.inner;
-        inner.restore_tensors(reads, false)?;
+        let restore = |all: bool| {
+            reads
+                .iter()
+                .try_for_each(|node| inner.restore_tensors(node, all))
+        };
+        restore(false)?;
         inner.with_restores(
             || {
                 let (chunks, stats) = inner.run_graph(plan()?)?;
                 inner.record(&stats);
                 Ok(chunks)
             },
-            |_| inner.restore_tensors(reads, true),
+            |_| restore(true),
         )
     }
 

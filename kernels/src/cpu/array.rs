@@ -1,6 +1,7 @@
 //! CPU implementations of [`ArrayOp`]: scans, sorts, gathers, membership and distinct values.
 
 use super::elementwise::cast;
+use super::nearest;
 use crate::array::{ArrayOp, ScanOp};
 use crate::{with_buffer, Buffer, ChunkData, DType, Element, HostTensor, KernelError};
 use std::cmp::Ordering;
@@ -16,6 +17,10 @@ pub(crate) fn run(op: &ArrayOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, 
         ArrayOp::IsIn { invert } => isin(tensor(inputs, 0)?, tensor(inputs, 1)?, *invert)?,
         ArrayOp::Unique => unique(inputs)?,
         ArrayOp::Require { message } => require(tensor(inputs, 0)?, tensor(inputs, 1)?, message)?,
+        ArrayOp::Nearest { k, offset } => {
+            return nearest::nearest(tensor(inputs, 0)?, tensor(inputs, 1)?, *k, *offset)
+        }
+        ArrayOp::NearestMerge { k } => return nearest::merge(inputs, *k),
     };
     Ok(ChunkData::Tensor(out))
 }
@@ -46,7 +51,7 @@ fn without_axis(shape: &[usize], axis: usize) -> Vec<usize> {
 }
 
 /// `x` converted to `dtype` (a copy).
-fn converted(x: &HostTensor, dtype: DType) -> Buffer {
+pub(super) fn converted(x: &HostTensor, dtype: DType) -> Buffer {
     let mut out = Buffer::with_capacity(dtype, x.len());
     cast(x.data(), x.len(), &mut out);
     out

@@ -6,6 +6,7 @@ mod elementwise;
 mod fused;
 mod libm;
 pub mod linalg;
+mod nearest;
 pub mod philox;
 pub mod reduce;
 mod reshape;

@@ -1,6 +1,7 @@
 //! Tiling of the array ops that are neither elementwise nor reductions: scans (a chain of
 //! carries along the axis, the chunks themselves in parallel), sorts (the axis whole in
-//! each chunk), gathers by index, membership tests, and the distinct values of a tensor.
+//! each chunk), gathers by index, membership tests, the distinct values of a tensor, and
+//! nearest neighbours.
 
 use super::grid::{self, Grid};
 use super::tile::{unflatten, Materialized, TileSettings, Tiler, FAN_IN};
@@ -168,6 +169,50 @@ pub(crate) fn unique_graph(x: &Arc<Node>, settings: TileSettings) -> Result<Chun
         level = level
             .chunks(FAN_IN)
             .map(|g| t.add(unique(), g.to_vec()))
+            .collect();
+    }
+    Ok(t.into_graph(level))
+}
+
+/// A job finding the `k` rows of the matrix `x` nearest to each row of the matrix
+/// `queries` (as many columns): each row chunk of `x` (its columns whole) against all the
+/// queries (one chunk), the results merged in a tree into one
+/// [`ChunkData::Parts`](tessera_kernels::ChunkData::Parts) of squared distances and row
+/// numbers ([`ArrayOp::Nearest`]).
+pub(crate) fn nearest_graph(
+    x: &Arc<Node>,
+    queries: &Arc<Node>,
+    k: usize,
+    settings: TileSettings,
+) -> Result<ChunkGraph> {
+    let mut t = Tiler::new(settings);
+    let mut rows = t.natural_grid(x)?;
+    rows.truncate(1);
+    rows.extend(x.shape.get(1).map(|&cols| vec![cols]));
+    let xm = t.materialize(x, Some(rows.clone()))?;
+    let whole = queries.shape.iter().map(|&n| vec![n]).collect();
+    let qm = t.materialize(queries, Some(whole))?;
+    let all_queries = *qm
+        .keys
+        .first()
+        .ok_or_else(|| Error::Runtime("nearest neighbours: the queries have no chunk".into()))?;
+    let starts = rows.first().map(|r| grid::starts(r)).unwrap_or_default();
+    let mut level: Vec<ChunkKey> = xm
+        .keys
+        .iter()
+        .zip(starts)
+        .map(|(&key, start)| {
+            let op = ArrayOp::Nearest {
+                k,
+                offset: start as u64,
+            };
+            t.add(ChunkOp::Array(op), vec![key, all_queries])
+        })
+        .collect();
+    while level.len() > 1 {
+        level = level
+            .chunks(FAN_IN)
+            .map(|g| t.add(ChunkOp::Array(ArrayOp::NearestMerge { k }), g.to_vec()))
             .collect();
     }
     Ok(t.into_graph(level))

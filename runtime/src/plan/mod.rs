@@ -3,8 +3,8 @@
 //! Elementwise operations, views (slices, transposes, broadcasts) and trailing-axis
 //! reductions are fused into one kernel per output chunk ([`fuse`]); reductions become a
 //! fused partial per input chunk plus a tree of combines; reshapes and concatenations
-//! materialize their inputs ([`tile`]); scans, sorts, gathers and membership tests are
-//! array ops per chunk ([`array`]).
+//! materialize their inputs ([`tile`]); scans, sorts, gathers, membership tests and
+//! nearest neighbours are array ops per chunk ([`array`]).
 
 mod array;
 pub(crate) mod fuse;
@@ -12,5 +12,5 @@ pub(crate) mod grid;
 mod linalg;
 pub(crate) mod tile;
 
-pub(crate) use array::unique_graph;
+pub(crate) use array::{nearest_graph, unique_graph};
 pub(crate) use tile::{tile, TileSettings, Tiled};

@@ -175,7 +175,7 @@ impl Tensor {
         let x = self.node()?;
         let settings = session.inner.tile_settings();
         let chunk = session
-            .run_chunk_graph(x, || crate::plan::unique_graph(x, settings))?
+            .run_chunk_graph(&[x], || crate::plan::unique_graph(x, settings))?
             .into_iter()
             .next()
             .and_then(|c| c.as_tensor().cloned())

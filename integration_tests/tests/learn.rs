@@ -1,0 +1,109 @@
+//! Nearest neighbours (`tessera::learn::kneighbors`) checked against a textbook search of
+//! the same rows, under several chunkings, with data computed lazily and persisted, and
+//! for bad input.
+
+use crate::common::{f64s, i64s, session};
+use tessera::learn::kneighbors;
+use tessera::{tensor, Error};
+
+/// `n × cols` reals in [-1, 1) from a fixed sequence.
+fn values(n: usize, cols: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed;
+    (0..n * cols)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            2.0 * ((s >> 11) as f64 / (1u64 << 53) as f64) - 1.0
+        })
+        .collect()
+}
+
+/// For each query, the `k` nearest rows (Euclidean, ties to the lower row) and their
+/// distances, by sorting every row's distance.
+fn by_hand(x: &[f64], q: &[f64], cols: usize, k: usize) -> (Vec<f64>, Vec<i64>) {
+    let (mut dist, mut rows) = (Vec::new(), Vec::new());
+    for query in q.chunks(cols) {
+        let mut all: Vec<(f64, i64)> = x
+            .chunks(cols)
+            .zip(0..)
+            .map(|(row, r)| {
+                let d: f64 = query.iter().zip(row).map(|(a, b)| (a - b) * (a - b)).sum();
+                (d.sqrt(), r)
+            })
+            .collect();
+        all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        dist.extend(all[..k].iter().map(|p| p.0));
+        rows.extend(all[..k].iter().map(|p| p.1));
+    }
+    (dist, rows)
+}
+
+#[test]
+fn nearest_neighbours_equal_a_textbook_search_under_any_chunking() {
+    let s = session();
+    let (n, m, cols, k) = (1500, 40, 6, 7);
+    let (xv, qv) = (values(n, cols, 5), values(m, cols, 9));
+    let (want_d, want_i) = by_hand(&xv, &qv, cols, k);
+    let q = tensor::from_vec(qv.clone(), &[m, cols]).rechunk(&[7, 2]);
+    let mut first = None;
+    for rows in [1500, 700, 128, 37] {
+        let x = tensor::from_vec(xv.clone(), &[n, cols]).rechunk(&[rows, 4]);
+        let got = kneighbors(&s, &x, &q, k).unwrap();
+        assert_eq!(got.distances.shape(), &[m, k]);
+        assert_eq!(i64s(&got.indices), want_i, "rows per chunk {rows}");
+        for (a, b) in f64s(&got.distances).iter().zip(&want_d) {
+            assert!((a - b).abs() <= 1e-12, "{a} vs {b} ({rows} rows per chunk)");
+        }
+        // Bit for bit the same under every chunking.
+        match &first {
+            None => first = Some(got),
+            Some(f) => assert_eq!(&got, f, "rows per chunk {rows}"),
+        }
+    }
+    // Data computed lazily and kept in storage: the rows doubled, then halved again.
+    let x = (tensor::from_vec(xv, &[n, cols]).rechunk(&[300, cols]) * 2.0)
+        .persist(&s)
+        .unwrap();
+    let got = kneighbors(&s, &(x / 2.0), &q, k).unwrap();
+    assert_eq!(i64s(&got.indices), want_i);
+    s.shutdown().unwrap();
+}
+
+#[test]
+fn nearest_neighbours_refuse_bad_input_with_typed_errors() {
+    let s = session();
+    let x = tensor::from_vec(values(10, 3, 1), &[10, 3]);
+    let q = tensor::from_vec(values(2, 3, 2), &[2, 3]);
+    let narrow = tensor::from_vec(values(2, 2, 2), &[2, 2]);
+    let flat = tensor::from_vec(values(6, 1, 2), &[6]);
+    assert!(matches!(
+        kneighbors(&s, &x, &narrow, 1),
+        Err(Error::Shape(_))
+    ));
+    assert!(matches!(kneighbors(&s, &flat, &q, 1), Err(Error::Shape(_))));
+    assert!(matches!(
+        kneighbors(&s, &x, &q, 0),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        kneighbors(&s, &x, &q, 11),
+        Err(Error::InvalidArgument(_))
+    ));
+    // Rows with NaN are at no distance: two such rows of three leave one neighbour.
+    let nan = tensor::from_vec(vec![0.0, f64::NAN, 1.0, f64::NAN, 2.0, 2.0], &[3, 2]);
+    let at = tensor::from_vec(vec![0.0, 0.0], &[1, 2]);
+    let one = kneighbors(&s, &nan, &at, 1).unwrap();
+    assert_eq!(i64s(&one.indices), vec![2]);
+    assert_eq!(f64s(&one.distances), vec![8f64.sqrt()]);
+    match kneighbors(&s, &nan, &at, 2) {
+        Err(Error::InvalidArgument(why)) => assert!(why.contains("finite"), "{why}"),
+        other => panic!("expected a typed error, got {other:?}"),
+    }
+    // The session still runs jobs.
+    assert_eq!(
+        i64s(&kneighbors(&s, &x, &x, 1).unwrap().indices),
+        (0..10).collect::<Vec<_>>()
+    );
+    s.shutdown().unwrap();
+}
