@@ -19,12 +19,13 @@ timer) up to a pandas frame, with ``shared/peers/tpch.py``'s digest. Their data 
 ``--data`` (default ``$PEERS_DATA`` or /tmp/peers-data). Build the extension optimised for
 numbers worth comparing (``maturin develop --release``); a debug build is for smoke tests.
 
-``learn_kmeans``, ``learn_pca`` and ``learn_logistic`` are the peers' (``learn.py --query
-kmeans|pca|logistic``: the same blobs of seed 42, sizes ``ROWSxCOLS``, default 1e7x16,
-1e7x64 and 1e7x32), generated and persisted before timing; the fit is timed
-(``tessera.learn.KMeans``: 8 clusters, k-means|| with 2 rounds, 10 Lloyd iterations;
-``PCA``: 8 components, TSQR; ``LogisticRegression``: C=1, Newton to a gradient of 1e-8),
-with the peers' digests.
+``learn_kmeans``, ``learn_pca``, ``learn_logistic`` and ``learn_knn`` are the peers'
+(``learn.py --query kmeans|pca|logistic|knn``: the same blobs of seed 42, sizes
+``ROWSxCOLS``, default 1e7x16, 1e7x64, 1e7x32 and 1e6x32), generated and persisted before
+timing; the fit is timed (``tessera.learn.KMeans``: 8 clusters, k-means|| with 2 rounds,
+10 Lloyd iterations; ``PCA``: 8 components, TSQR; ``LogisticRegression``: C=1, Newton to a
+gradient of 1e-8; ``NearestNeighbors``: brute force, the 10 neighbours of the first 10,000
+rows plus 0.01, fit and query timed), with the peers' digests.
 
 ``svd_compressed`` is the peers' (``svd.py --query compressed``: uniform [0, 1) data of
 seed 42, chunks of 10,000 rows, k=10; default size 100000x5000), generated and persisted
@@ -178,6 +179,11 @@ FRAMES["learn_logistic"] = (
     lambda inputs: (ts.learn.LogisticRegression(C=1.0).fit(inputs[0], inputs[1]), inputs),
     lambda fit: [float(f"{fit[0].score(fit[1][0], fit[1][1]):.4g}")],
 )
+FRAMES["learn_knn"] = (
+    lambda data, size: (lambda x: [x, (x[:10_000] + 0.01).persist()])(_blobs(data, size)[0]),
+    lambda inputs: ts.learn.NearestNeighbors(n_neighbors=10, algorithm="brute").fit(inputs[0]).kneighbors(inputs[1]),
+    lambda found: [float(f"{found[0].sum():.4g}")],
+)
 FRAMES["read_csv"] = (
     lambda data, n: [_g1(data, n, "csv")],
     lambda paths: ts.read_csv(paths[0]).persist(),
@@ -274,9 +280,9 @@ def main() -> None:
     extra = {}
     if a.workload in FRAMES:
         prepare, query, digest = FRAMES[a.workload]
-        if a.workload in ("svd_compressed", "learn_kmeans", "learn_pca", "learn_logistic"):
+        if a.workload in ("svd_compressed", "learn_kmeans", "learn_pca", "learn_logistic", "learn_knn"):
             default = {"svd_compressed": "100000x5000", "learn_kmeans": "1e7x16", "learn_pca": "1e7x64",
-                       "learn_logistic": "1e7x32"}
+                       "learn_logistic": "1e7x32", "learn_knn": "1e6x32"}
             n, size_label = a.size or default[a.workload], str
         else:
             n, size_label = _num(a.size or "1e7"), _fmt_size

@@ -70,6 +70,21 @@ fn nearest_neighbours_equal_a_textbook_search_under_any_chunking() {
     s.shutdown().unwrap();
 }
 
+/// More queries than one block holds (16,384): the blocks' results come back in order.
+#[test]
+fn many_queries_are_searched_in_blocks_and_answered_in_order() {
+    let s = session();
+    let (n, m, cols, k) = (200, 16_500, 3, 2);
+    let (xv, qv) = (values(n, cols, 21), values(m, cols, 22));
+    let x = tensor::from_vec(xv.clone(), &[n, cols]).rechunk(&[64, cols]);
+    let q = tensor::from_vec(qv.clone(), &[m, cols]).rechunk(&[5000, cols]);
+    let got = kneighbors(&s, &x, &q, k).unwrap();
+    let (want_d, want_i) = by_hand(&xv, &qv, cols, k);
+    assert_eq!(i64s(&got.indices), want_i);
+    assert_eq!(f64s(&got.distances), want_d);
+    s.shutdown().unwrap();
+}
+
 #[test]
 fn nearest_neighbours_refuse_bad_input_with_typed_errors() {
     let s = session();

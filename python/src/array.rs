@@ -363,6 +363,26 @@ impl PyTensor {
         host_to_numpy(py, host)
     }
 
+    /// The `k` rows of this matrix nearest to each row of `queries`, computed on `session`:
+    /// (Euclidean distances, row numbers), NumPy arrays of queries × `k`, nearest first.
+    fn kneighbors<'py>(
+        &self,
+        py: Python<'py>,
+        queries: &PyTensor,
+        k: usize,
+        session: &PySession,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let s = session.get()?;
+        let (x, q) = (self.t.clone(), queries.t.clone());
+        let found = run_job(py, Some(s.clone()), move || {
+            tessera::learn::kneighbors(&s, &x, &q, k)
+        })?;
+        Ok((
+            host_to_numpy(py, found.distances)?,
+            host_to_numpy(py, found.indices)?,
+        ))
+    }
+
     /// Computes the array on `session` and keeps its chunks there; returns an array that
     /// reads them.
     fn persist(&self, py: Python<'_>, session: &PySession) -> PyResult<PyTensor> {

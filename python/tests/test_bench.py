@@ -99,3 +99,15 @@ def test_a_local_cluster_gives_the_in_process_digests(g1):
     assert len(here) == 10
     np.testing.assert_allclose(there, here, rtol=1e-3)
     assert abs(here[0] - np.sqrt(3000 * 40) / 2) < 0.05 * here[0]
+
+
+def test_learn_knn_digest_equals_scikit_learn(g1):
+    """learn_knn: the peers' blobs (seed 42) and queries, the digest scikit-learn's brute
+    force gives on the same data."""
+    neighbors = pytest.importorskip("sklearn.neighbors")
+    data, _, _ = g1
+    rng = np.random.default_rng(42)
+    centres = rng.standard_normal((8, 8)) * 6
+    x = centres[rng.integers(0, 8, 20_000)] + rng.standard_normal((20_000, 8))
+    dist, _ = neighbors.NearestNeighbors(n_neighbors=10, algorithm="brute").fit(x).kneighbors(x[:10_000] + 0.01)
+    assert run_bench("learn_knn", data, size="20000x8") == [float(f"{dist.sum():.4g}")]

@@ -220,3 +220,84 @@ def test_linear_models_refuse_bad_input():
         LinearRegression().fit(FEATURES, RESPONSE).predict(FEATURES[:, :2])
     with pytest.raises(ValueError, match="n_components"):
         TruncatedSVD(9).fit(FEATURES)
+
+
+POINTS = rng.normal(size=(600, 4))
+QUERIES = rng.normal(size=(50, 4))
+
+
+def neighbours_by_hand(X, Q, k):
+    """Each query's k nearest rows by sorting all distances (ties to the lower row)."""
+    d = np.sqrt(((Q[:, None, :] - X[None, :, :]) ** 2).sum(axis=2))
+    order = np.lexsort((np.broadcast_to(np.arange(len(X)), d.shape), d), axis=1)[:, :k]
+    return np.take_along_axis(d, order, axis=1), order
+
+
+@pytest.mark.parametrize("chunk", [None, 37, 250])
+def test_nearest_neighbors_equal_a_search_by_hand_and_scikit_learn(chunk):
+    from tessera.learn import NearestNeighbors
+
+    model = NearestNeighbors(n_neighbors=6).fit(rows(POINTS, chunk))
+    dist, ind = model.kneighbors(QUERIES)
+    want_d, want_i = neighbours_by_hand(POINTS, QUERIES, 6)
+    np.testing.assert_array_equal(ind, want_i)
+    np.testing.assert_allclose(dist, want_d, rtol=1e-13)
+    assert dist.dtype == np.float64 and ind.dtype == np.int64 and ind.shape == (50, 6)
+    np.testing.assert_array_equal(model.kneighbors(rows(QUERIES, 9), 2, return_distance=False), want_i[:, :2])
+    neighbors = pytest.importorskip("sklearn.neighbors")
+    theirs = neighbors.NearestNeighbors(n_neighbors=6, algorithm="brute").fit(POINTS)
+    their_d, their_i = theirs.kneighbors(QUERIES)
+    np.testing.assert_array_equal(ind, their_i)
+    np.testing.assert_allclose(dist, their_d, rtol=1e-9)
+    # Without X: each row's neighbours among the others, as scikit-learn gives them.
+    own_d, own_i = model.kneighbors()
+    their_own_d, their_own_i = theirs.kneighbors()
+    np.testing.assert_array_equal(own_i, their_own_i)
+    np.testing.assert_allclose(own_d, their_own_d, rtol=1e-9, atol=1e-12)
+
+
+def test_nearest_neighbors_break_ties_to_the_lower_row_and_drop_self_among_duplicates():
+    from tessera.learn import NearestNeighbors
+
+    # Rows 0, 2 and 3 are the same point; row 1 is 1 away, row 4 is 2 away.
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0], [0.0, 0.0], [2.0, 0.0]])
+    model = NearestNeighbors(n_neighbors=2).fit(X)
+    dist, ind = model.kneighbors(np.array([[0.0, 0.0]]))
+    np.testing.assert_array_equal(ind, [[0, 2]])
+    np.testing.assert_array_equal(dist, [[0.0, 0.0]])
+    # Among the others (X=None): row 0's two nearest are 2 and 3; row 1 (1 from 0, 2, 3
+    # and 4) takes 0 and 2.
+    _, own = model.kneighbors()
+    np.testing.assert_array_equal(own, [[2, 3], [0, 2], [0, 3], [0, 2], [1, 0]])
+    # One neighbour: rows 0 and 2 come before row 3, which is crowded out of its own list
+    # [0, 2]; scikit-learn's rule then drops the first, leaving 2.
+    _, one = model.kneighbors(None, 1)
+    np.testing.assert_array_equal(one, [[2], [0], [0], [2], [1]])
+
+
+def test_nearest_neighbors_refuse_bad_input():
+    from tessera.learn import NearestNeighbors
+
+    with pytest.raises(ValueError, match="not fitted"):
+        NearestNeighbors().kneighbors(QUERIES)
+    with pytest.raises(ValueError, match="Euclidean"):
+        NearestNeighbors(metric="manhattan").fit(POINTS)
+    with pytest.raises(ValueError, match="Euclidean"):
+        NearestNeighbors(p=1).fit(POINTS)
+    with pytest.raises(ValueError, match="brute"):
+        NearestNeighbors(algorithm="kd_tree").fit(POINTS)
+    model = NearestNeighbors(n_neighbors=3).fit(POINTS[:5])
+    with pytest.raises(ValueError, match="features"):
+        model.kneighbors(QUERIES[:, :2])
+    with pytest.raises(ValueError, match="between 1 and the 5"):
+        model.kneighbors(QUERIES, 6)
+    with pytest.raises(ValueError, match="below the 5"):
+        model.kneighbors(None, 5)
+    with pytest.raises(ValueError, match="positive integer"):
+        model.kneighbors(QUERIES, 0)
+    nan = POINTS[:5].copy()
+    nan[1:, 0] = np.nan
+    with pytest.raises(ValueError, match="finite distance"):
+        NearestNeighbors(n_neighbors=2).fit(nan).kneighbors(QUERIES)
+    # The model still answers after the refusals.
+    np.testing.assert_array_equal(model.kneighbors(POINTS[:5], 1, return_distance=False)[:, 0], np.arange(5))

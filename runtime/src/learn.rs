@@ -26,8 +26,8 @@ pub struct Neighbors {
 ///
 /// Values are read as `float64`. Ties go to the lower row number, and the result does not
 /// depend on how `x` is chunked: each distance is summed term by term in column order (a
-/// matrix product only screens the candidates). `queries` is one chunk in every task, so
-/// it should be small beside `x`; split a large query set and call this per part.
+/// matrix product only screens the candidates). One job: a task per row chunk of `x` and
+/// block of queries (up to 16,384 queries, read whole by the task).
 ///
 /// Shape for a `queries` or `x` that is not a matrix, or of other column counts;
 /// InvalidArgument for `k` of 0 or above the rows of `x`, no query, or a query with fewer
@@ -61,26 +61,28 @@ pub fn kneighbors(session: &Session, x: &Tensor, queries: &Tensor, k: usize) -> 
     let out = session.run_chunk_graph(&[xn, qn], || {
         crate::plan::nearest_graph(xn, qn, k, settings)
     })?;
-    let parts = match out.first().map(|c| c.as_ref()) {
-        Some(ChunkData::Parts(p)) => p,
-        _ => {
+    // One result per block of queries, in order.
+    let (mut squared, mut indices) = (
+        Vec::with_capacity(n_queries * k),
+        Vec::with_capacity(n_queries * k),
+    );
+    for chunk in &out {
+        let (dist, rows) = match chunk.as_ref() {
+            ChunkData::Parts(p) => match p.as_slice() {
+                [d, r] => (d.as_slice::<f64>(), r.as_slice::<i64>()),
+                _ => (None, None),
+            },
+            _ => (None, None),
+        };
+        let (Some(dist), Some(rows)) = (dist, rows) else {
             return Err(Error::Runtime(
-                "nearest neighbours: the job returned no neighbours".into(),
-            ))
-        }
-    };
-    let (Some(squared), Some(indices)) = (
-        parts.first().and_then(|d| d.as_slice::<f64>()),
-        parts.get(1).filter(|i| i.as_slice::<i64>().is_some()),
-    ) else {
-        return Err(Error::Runtime(
-            "nearest neighbours: the job returned no distances and rows".into(),
-        ));
-    };
-    if let Some(at) = indices
-        .as_slice::<i64>()
-        .and_then(|r| r.iter().position(|&r| r < 0))
-    {
+                "nearest neighbours: the job returned no distances and rows".into(),
+            ));
+        };
+        squared.extend_from_slice(dist);
+        indices.extend_from_slice(rows);
+    }
+    if let Some(at) = indices.iter().position(|&r| r < 0) {
         return Err(Error::InvalidArgument(format!(
             "nearest neighbours: query row {} has fewer than k = {k} rows at a finite \
              distance (NaN or infinite values)",
@@ -90,7 +92,7 @@ pub fn kneighbors(session: &Session, x: &Tensor, queries: &Tensor, k: usize) -> 
     let distances = squared.iter().map(|d| d.sqrt()).collect();
     Ok(Neighbors {
         distances: HostTensor::new(vec![n_queries, k], Buffer::F64(distances))?,
-        indices: indices.clone(),
+        indices: HostTensor::new(vec![n_queries, k], Buffer::I64(indices))?,
     })
 }
 

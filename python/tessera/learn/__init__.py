@@ -7,10 +7,12 @@ this process.
 - :class:`PCA`: the SVD of the centred data by TSQR or randomized; :class:`TruncatedSVD`.
 - :class:`LinearRegression`, :class:`Ridge`: the normal equations from one job.
 - :class:`LogisticRegression`: Newton's method, one job per iteration.
+- :class:`NearestNeighbors`: brute-force k nearest neighbours, one job.
 """
 
 from ._cluster import KMeans
 from ._decomposition import PCA, TruncatedSVD
 from ._linear import LinearRegression, LogisticRegression, Ridge
+from ._neighbors import NearestNeighbors
 
-__all__ = ["KMeans", "LinearRegression", "LogisticRegression", "PCA", "Ridge", "TruncatedSVD"]
+__all__ = ["KMeans", "LinearRegression", "LogisticRegression", "NearestNeighbors", "PCA", "Ridge", "TruncatedSVD"]

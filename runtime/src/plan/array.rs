@@ -174,11 +174,15 @@ pub(crate) fn unique_graph(x: &Arc<Node>, settings: TileSettings) -> Result<Chun
     Ok(t.into_graph(level))
 }
 
+/// Queries per block in a nearest-neighbour job: each block is one chunk, read whole by a
+/// task per row chunk of the data.
+pub(crate) const QUERY_BLOCK_ROWS: usize = 16_384;
+
 /// A job finding the `k` rows of the matrix `x` nearest to each row of the matrix
-/// `queries` (as many columns): each row chunk of `x` (its columns whole) against all the
-/// queries (one chunk), the results merged in a tree into one
-/// [`ChunkData::Parts`](tessera_kernels::ChunkData::Parts) of squared distances and row
-/// numbers ([`ArrayOp::Nearest`]).
+/// `queries` (as many columns): each row chunk of `x` (its columns whole) against each
+/// block of at most [`QUERY_BLOCK_ROWS`] queries, the results for a block merged in a
+/// tree. Its outputs are one [`ChunkData::Parts`](tessera_kernels::ChunkData::Parts) of
+/// squared distances and row numbers per query block, in order ([`ArrayOp::Nearest`]).
 pub(crate) fn nearest_graph(
     x: &Arc<Node>,
     queries: &Arc<Node>,
@@ -186,34 +190,40 @@ pub(crate) fn nearest_graph(
     settings: TileSettings,
 ) -> Result<ChunkGraph> {
     let mut t = Tiler::new(settings);
-    let mut rows = t.natural_grid(x)?;
-    rows.truncate(1);
-    rows.extend(x.shape.get(1).map(|&cols| vec![cols]));
-    let xm = t.materialize(x, Some(rows.clone()))?;
-    let whole = queries.shape.iter().map(|&n| vec![n]).collect();
-    let qm = t.materialize(queries, Some(whole))?;
-    let all_queries = *qm
-        .keys
-        .first()
-        .ok_or_else(|| Error::Runtime("nearest neighbours: the queries have no chunk".into()))?;
-    let starts = rows.first().map(|r| grid::starts(r)).unwrap_or_default();
-    let mut level: Vec<ChunkKey> = xm
-        .keys
-        .iter()
-        .zip(starts)
-        .map(|(&key, start)| {
-            let op = ArrayOp::Nearest {
-                k,
-                offset: start as u64,
-            };
-            t.add(ChunkOp::Array(op), vec![key, all_queries])
-        })
-        .collect();
-    while level.len() > 1 {
-        level = level
-            .chunks(FAN_IN)
-            .map(|g| t.add(ChunkOp::Array(ArrayOp::NearestMerge { k }), g.to_vec()))
+    let whole_rows = |node: &Node, rows: Vec<usize>| -> Grid {
+        std::iter::once(rows)
+            .chain(node.shape.get(1).map(|&cols| vec![cols]))
+            .collect()
+    };
+    let x_rows = t.natural_grid(x)?.into_iter().next().unwrap_or_default();
+    let starts = grid::starts(&x_rows);
+    let xm = t.materialize(x, Some(whole_rows(x, x_rows)))?;
+    let q_rows = grid::split(
+        queries.shape.first().copied().unwrap_or(0),
+        QUERY_BLOCK_ROWS,
+    );
+    let qm = t.materialize(queries, Some(whole_rows(queries, q_rows)))?;
+    let mut outputs = Vec::with_capacity(qm.keys.len());
+    for &block in &qm.keys {
+        let mut level: Vec<ChunkKey> = xm
+            .keys
+            .iter()
+            .zip(&starts)
+            .map(|(&key, &start)| {
+                let op = ArrayOp::Nearest {
+                    k,
+                    offset: start as u64,
+                };
+                t.add(ChunkOp::Array(op), vec![key, block])
+            })
             .collect();
+        while level.len() > 1 {
+            level = level
+                .chunks(FAN_IN)
+                .map(|g| t.add(ChunkOp::Array(ArrayOp::NearestMerge { k }), g.to_vec()))
+                .collect();
+        }
+        outputs.extend(level);
     }
-    Ok(t.into_graph(level))
+    Ok(t.into_graph(outputs))
 }
