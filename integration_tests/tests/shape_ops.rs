@@ -2,7 +2,7 @@
 //! and compositions of them, against index arithmetic on the reference array.
 
 use crate::common::*;
-use tessera::{tensor, DType, Session, Slice, Tensor};
+use tessera::{tensor, DType, ReduceOp, Session, Slice, Tensor};
 
 fn t(a: &Arr) -> Tensor {
     tensor::from_slice(&a.data, &a.shape)
@@ -140,6 +140,33 @@ fn reshape_with_inferred_extent_on(s: &Session) {
         &t(&x).rechunk(&[5, 3]).reshape(&[2, 3, 4]).reshape(&[-1]),
     );
     assert_exact(&got, &Arr::new(&[24], x.data.clone()), DType::F64);
+}
+
+/// Reshapes that only add or drop axes of extent 1 (`x[:, None]`, a squeeze) are views:
+/// the values as NumPy gives them under several chunkings, broadcast against a matrix, and
+/// no reshape task in the job.
+#[test]
+fn unit_axis_reshapes_are_views_of_the_chunks() {
+    let s = session();
+    let x = Arr::new(&[6, 4], (0..24).map(|v| (v * 3 % 7) as f64).collect());
+    for chunks in [vec![6, 4], vec![4, 3], vec![1, 1]] {
+        let col = (t(&x).rechunk(&chunks) * 2.0).reduce(ReduceOp::Sum, Some(&[1]), false);
+        let wide = col.reshape(&[6, 1]);
+        let sums: Vec<f64> = (0..6)
+            .map(|i| (0..4).map(|j| 2.0 * x.get(&[i, j])).sum())
+            .collect();
+        let (h, stats) = s.execute_with_stats(&(wide.clone() - t(&x))).unwrap();
+        let want = Arr::from_fn(&[6, 4], |i| sums[i[0]] - x.get(i));
+        assert_exact(&h, &want, DType::F64);
+        assert_eq!(stats.chunks_by_op.get("reshape"), None, "chunks {chunks:?}");
+        // Back again, and through extra unit axes.
+        let back = wide.reshape(&[1, 6, 1]).reshape(&[-1]);
+        assert_eq!(f64s(&run(&s, &back)), sums);
+        let y = t(&x).rechunk(&chunks).reshape(&[6, 1, 4, 1]);
+        assert_eq!(y.shape().unwrap(), vec![6, 1, 4, 1]);
+        assert_exact(&run(&s, &y.reshape(&[6, 4])), &x, DType::F64);
+    }
+    s.shutdown().unwrap();
 }
 
 #[test]

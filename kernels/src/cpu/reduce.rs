@@ -141,13 +141,19 @@ impl Accumulator {
             }
             (ReduceOp::ArgMin | ReduceOp::ArgMax, [val, Buffer::I64(idx)]) => {
                 let val = T::vec_mut(val).ok_or_else(|| wrong_state(op))?;
-                for (t, &x) in v.iter().enumerate() {
-                    let i = idx0 + t as i64;
-                    if first && t == 0 || arg_better(op, x, i, val[slot], idx[slot]) {
-                        val[slot] = x;
-                        idx[slot] = i;
+                // The best so far in locals (registers), stored once per segment.
+                let (mut best, mut at) = match first {
+                    true => (v[0], idx0),
+                    false => (val[slot], idx[slot]),
+                };
+                for (i, &x) in (idx0..).zip(v).skip(usize::from(first)) {
+                    if arg_better(op, x, i, best, at) {
+                        best = x;
+                        at = i;
                     }
                 }
+                val[slot] = best;
+                idx[slot] = at;
             }
             _ => return Err(wrong_state(op)),
         }

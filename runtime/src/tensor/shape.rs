@@ -107,6 +107,39 @@ fn view(x: &Arc<Node>, shape: Vec<usize>, maps: Vec<AxisMap>) -> Tensor {
     Tensor::from_node(Node::new(shape, x.dtype, NodeKind::View(x.clone(), maps)))
 }
 
+/// The view that reshapes `from` into `to` where the two differ only by axes of extent 1
+/// (NumPy's `x[:, None]`, `x.reshape(n, 1)`, a squeeze): the other axes keep their order
+/// and the data its chunks, with no reshape task. `None` for any other reshape.
+fn unit_axes_view(from: &[usize], to: &[usize]) -> Option<Vec<AxisMap>> {
+    let wide = |s: &[usize]| -> Vec<(usize, usize)> {
+        s.iter()
+            .copied()
+            .enumerate()
+            .filter(|&(_, n)| n != 1)
+            .collect()
+    };
+    let (a, b) = (wide(from), wide(to));
+    if a.len() != b.len() || a.iter().zip(&b).any(|(x, y)| x.1 != y.1) {
+        return None;
+    }
+    let mut maps = vec![
+        AxisMap {
+            offset: 0,
+            local_axis: None,
+            step: 0,
+        };
+        from.len()
+    ];
+    for (&(d, _), &(k, _)) in a.iter().zip(&b) {
+        maps[d] = AxisMap {
+            offset: 0,
+            local_axis: Some(k),
+            step: 1,
+        };
+    }
+    Some(maps)
+}
+
 fn build(r: Result<Tensor>) -> Tensor {
     r.unwrap_or_else(Tensor::failed)
 }
@@ -242,6 +275,9 @@ impl Tensor {
             }
             if new == x.shape {
                 return Ok(self.clone());
+            }
+            if let Some(maps) = unit_axes_view(&x.shape, &new) {
+                return Ok(view(x, new, maps));
             }
             let kind = match &x.kind {
                 // Values defined by their flat index keep them under any C-order reshape.
