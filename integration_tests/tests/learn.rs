@@ -3,7 +3,7 @@
 //! for bad input.
 
 use crate::common::{f64s, i64s, session};
-use tessera::learn::kneighbors;
+use tessera::learn::{cluster_stats, kneighbors};
 use tessera::{tensor, Error};
 
 /// `n × cols` reals in [-1, 1) from a fixed sequence.
@@ -120,5 +120,54 @@ fn nearest_neighbours_refuse_bad_input_with_typed_errors() {
         i64s(&kneighbors(&s, &x, &x, 1).unwrap().indices),
         (0..10).collect::<Vec<_>>()
     );
+    s.shutdown().unwrap();
+}
+
+/// k-means' pass: rows assigned to their nearest centre as by hand, the same counts and
+/// cost (to rounding) under every chunking; typed errors for bad shapes.
+#[test]
+fn cluster_stats_group_rows_by_their_nearest_centre_under_any_chunking() {
+    let s = session();
+    let (n, cols) = (1000, 3);
+    let xv = values(n, cols, 31);
+    let cv = values(5, cols, 32);
+    let (mut sums, mut counts, mut cost) = (vec![0.0; 5 * cols], vec![0.0; 5], 0.0);
+    for row in xv.chunks(cols) {
+        let d: Vec<f64> = cv
+            .chunks(cols)
+            .map(|c| c.iter().zip(row).map(|(a, b)| (a - b) * (a - b)).sum())
+            .collect();
+        let at = (0..5).fold(0, |b, j| if d[j] < d[b] { j } else { b });
+        counts[at] += 1.0;
+        cost += d[at];
+        (0..cols).for_each(|i| sums[at * cols + i] += row[i]);
+    }
+    let centres = tensor::from_vec(cv, &[5, cols]);
+    for rows in [1000, 333, 64, 7] {
+        let x = tensor::from_vec(xv.clone(), &[n, cols]).rechunk(&[rows, 2]);
+        let got = cluster_stats(&s, &x, &centres).unwrap();
+        assert_eq!(got.counts, counts, "rows per chunk {rows}");
+        assert!((got.cost - cost).abs() <= 1e-12 * cost);
+        for (a, b) in f64s(&got.sums).iter().zip(&sums) {
+            assert!((a - b).abs() <= 1e-12, "{a} vs {b}");
+        }
+    }
+    let x = tensor::from_vec(xv, &[n, cols]);
+    let flat = tensor::from_vec(vec![0.0; 3], &[3]);
+    let narrow = tensor::from_vec(vec![0.0; 2], &[1, 2]);
+    assert!(matches!(
+        cluster_stats(&s, &x, &narrow),
+        Err(Error::Shape(_))
+    ));
+    assert!(matches!(cluster_stats(&s, &x, &flat), Err(Error::Shape(_))));
+    assert!(matches!(
+        cluster_stats(&s, &flat, &narrow),
+        Err(Error::Shape(_))
+    ));
+    let none = tensor::from_vec(Vec::<f64>::new(), &[0, cols]);
+    assert!(matches!(
+        cluster_stats(&s, &x, &none),
+        Err(Error::InvalidArgument(_))
+    ));
     s.shutdown().unwrap();
 }

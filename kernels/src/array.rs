@@ -1,6 +1,6 @@
 //! Array operations on whole chunks that are neither elementwise nor reductions: cumulative
 //! sums and products, sorting along an axis, gathering by index, membership tests,
-//! distinct values and nearest neighbours. [`crate::cpu`] implements them.
+//! distinct values, nearest neighbours and cluster assignment. [`crate::cpu`] implements them.
 
 use crate::dtype::DType;
 use serde::{Deserialize, Serialize};
@@ -100,6 +100,14 @@ pub enum ArrayOp {
         /// Neighbours per query.
         k: usize,
     },
+    /// Each row of input 0 (a matrix) assigned to its nearest row of input 1 (the centres,
+    /// as many columns; squared Euclidean distance summed term by term, ties to the lower
+    /// centre), as [`crate::ChunkData::Parts`] (`float64`): per centre the sum of its rows
+    /// (centres × columns) and their count (centres), and the sum of every row's squared
+    /// distance to its centre (one value; NaN where a row has NaN).
+    ClusterStats,
+    /// The sum of several [`ArrayOp::ClusterStats`] results for the same centres.
+    ClusterStatsMerge,
 }
 
 impl ArrayOp {
@@ -116,6 +124,8 @@ impl ArrayOp {
             ArrayOp::Require { .. } => "require",
             ArrayOp::Nearest { .. } => "nearest",
             ArrayOp::NearestMerge { .. } => "nearest_merge",
+            ArrayOp::ClusterStats => "cluster_stats",
+            ArrayOp::ClusterStatsMerge => "cluster_stats_merge",
         }
     }
 }

@@ -383,6 +383,22 @@ impl PyTensor {
         ))
     }
 
+    /// Each row of this matrix assigned to its nearest row of `centres`, computed on
+    /// `session`: (per-centre row sums, per-centre counts, total squared distance).
+    fn cluster_stats<'py>(
+        &self,
+        py: Python<'py>,
+        centres: &PyTensor,
+        session: &PySession,
+    ) -> PyResult<(Bound<'py, PyAny>, Vec<f64>, f64)> {
+        let s = session.get()?;
+        let (x, c) = (self.t.clone(), centres.t.clone());
+        let stats = run_job(py, Some(s.clone()), move || {
+            tessera::learn::cluster_stats(&s, &x, &c)
+        })?;
+        Ok((host_to_numpy(py, stats.sums)?, stats.counts, stats.cost))
+    }
+
     /// Computes the array on `session` and keeps its chunks there; returns an array that
     /// reads them.
     fn persist(&self, py: Python<'_>, session: &PySession) -> PyResult<PyTensor> {

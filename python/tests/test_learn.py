@@ -78,6 +78,11 @@ def test_bad_input_is_a_clear_error():
     f = KMeans(2, random_state=0).fit(X)
     with pytest.raises(ValueError, match="features"):
         f.predict(X[:, :2])
+    holed = X.copy()
+    holed[17, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        KMeans(2, init=X[:2]).fit(holed)
+    assert f.score(X) == pytest.approx(-f.inertia_, rel=1e-12)
 
 
 LOW_RANK = rng.normal(size=(900, 4)) @ rng.normal(size=(4, 12)) * [[3.0] * 12] + rng.normal(scale=0.01, size=(900, 12)) + 5.0

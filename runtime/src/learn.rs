@@ -4,7 +4,9 @@
 //!
 //! [`kneighbors`] is brute-force nearest neighbours: every row chunk of the indexed
 //! matrix is searched against all the queries in parallel, and the chunks' best `k` are
-//! merged in a tree (Mars' and scikit-learn's `algorithm="brute"`).
+//! merged in a tree (Mars' and scikit-learn's `algorithm="brute"`). [`cluster_stats`] is
+//! k-means' pass over the data: each row assigned to its nearest centre, the sums, counts
+//! and cost per chunk, merged in a tree.
 
 use crate::error::{Error, Result};
 use crate::session::Session;
@@ -36,11 +38,11 @@ pub fn kneighbors(session: &Session, x: &Tensor, queries: &Tensor, k: usize) -> 
     let (xn, qn) = (x.node()?, queries.node()?);
     let (rows, cols) = match xn.shape[..] {
         [r, c] => (r, c),
-        _ => return Err(shape("the indexed data", &xn.shape)),
+        _ => return Err(shape("nearest neighbours: the indexed data", &xn.shape)),
     };
     let (n_queries, q_cols) = match qn.shape[..] {
         [r, c] => (r, c),
-        _ => return Err(shape("the queries", &qn.shape)),
+        _ => return Err(shape("nearest neighbours: the queries", &qn.shape)),
     };
     if cols != q_cols {
         return Err(Error::Shape(format!(
@@ -96,8 +98,67 @@ pub fn kneighbors(session: &Session, x: &Tensor, queries: &Tensor, k: usize) -> 
     })
 }
 
+/// The rows of a matrix grouped by their nearest centre ([`cluster_stats`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterStats {
+    /// Per centre, the sum of its rows (`float64`, centres × columns).
+    pub sums: HostTensor,
+    /// Per centre, its number of rows.
+    pub counts: Vec<f64>,
+    /// The sum over the rows of the squared distance to their centre (k-means' inertia;
+    /// NaN where a row has NaN).
+    pub cost: f64,
+}
+
+/// Each row of the matrix `x` assigned to its nearest row of the matrix `centres` (as
+/// many columns; squared Euclidean distance summed term by term, ties to the lower centre),
+/// computed on `session` in one job: one Lloyd step's statistics.
+///
+/// Values are read as `float64`; the assignment does not depend on the chunking (the sums
+/// differ only in rounding). Shape for a non-matrix or other column counts;
+/// InvalidArgument for no centre or no column.
+pub fn cluster_stats(session: &Session, x: &Tensor, centres: &Tensor) -> Result<ClusterStats> {
+    let (xn, cn) = (x.node()?, centres.node()?);
+    let (k, cols) = match (&xn.shape[..], &cn.shape[..]) {
+        ([_, cols], [k, ccols]) if cols == ccols => (*k, *cols),
+        ([_, _], [_, _]) => {
+            return Err(Error::Shape(format!(
+                "cluster assignment: centres of shape {:?} for data of shape {:?}",
+                cn.shape, xn.shape
+            )))
+        }
+        ([_, _], _) => return Err(shape("cluster assignment: the centres", &cn.shape)),
+        _ => return Err(shape("cluster assignment: the data", &xn.shape)),
+    };
+    if k == 0 || cols == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "cluster assignment: {k} centres of {cols} columns"
+        )));
+    }
+    let settings = session.inner.tile_settings();
+    let out =
+        session.run_chunk_graph(&[xn, cn], || crate::plan::cluster_graph(xn, cn, settings))?;
+    let parts = match out.first().map(|c| c.as_ref()) {
+        Some(ChunkData::Parts(p)) => p.as_slice(),
+        _ => &[],
+    };
+    match parts {
+        [sums, counts, cost] => match (counts.as_slice::<f64>(), cost.as_slice::<f64>()) {
+            (Some(counts), Some(&[cost])) => Ok(ClusterStats {
+                sums: sums.clone(),
+                counts: counts.to_vec(),
+                cost,
+            }),
+            _ => Err(Error::Runtime(
+                "cluster assignment: malformed result".into(),
+            )),
+        },
+        _ => Err(Error::Runtime(
+            "cluster assignment: the job returned no statistics".into(),
+        )),
+    }
+}
+
 fn shape(what: &str, shape: &[usize]) -> Error {
-    Error::Shape(format!(
-        "nearest neighbours: {what} must be a matrix, got shape {shape:?}"
-    ))
+    Error::Shape(format!("{what} must be a matrix, got shape {shape:?}"))
 }

@@ -21,6 +21,10 @@ pub(crate) fn run(op: &ArrayOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, 
             return nearest::nearest(tensor(inputs, 0)?, tensor(inputs, 1)?, *k, *offset)
         }
         ArrayOp::NearestMerge { k } => return nearest::merge(inputs, *k),
+        ArrayOp::ClusterStats => {
+            return nearest::cluster_stats(tensor(inputs, 0)?, tensor(inputs, 1)?)
+        }
+        ArrayOp::ClusterStatsMerge => return nearest::merge_cluster_stats(inputs),
     };
     Ok(ChunkData::Tensor(out))
 }

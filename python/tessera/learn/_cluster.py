@@ -1,20 +1,22 @@
 """``KMeans``: k-means|| initialisation (Bahmani et al., as Mars and dask-ml) and Lloyd
-iterations, each one job over the chunked data (distances, nearest centres and the new
-centres' sums in one pass). Data stays in the session's storage; only the centres (``k``
-rows) travel to this process. Deterministic under any chunking for a given
-``random_state``: the random draws are Tessera's counter-based generator, and the sums
-differ across chunkings only in the last bits.
+iterations, each one job over the chunked data (``tessera::learn::cluster_stats``: every
+row's nearest centre, and per centre the sum and count of its rows, in one pass). Data
+stays in the session's storage; only the centres (``k`` rows) travel to this process.
+Deterministic under any chunking for a given ``random_state``: the random draws are
+Tessera's counter-based generator, each row's distances are summed term by term, and the
+sums differ across chunkings only in the last bits.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from .. import array_api as xp
 from .._array import Array, asarray
+from .._session import get_session
 from ..errors import TesseraValueError
 from ..random import default_rng
 from ._common import _matrix, fitted, samples
@@ -28,9 +30,13 @@ def _squared_distances(X: Array, sq_norms: Array, centers: np.ndarray) -> Array:
     return xp.maximum(d, 0.0)
 
 
-def _one_hot(labels: Array, k: int) -> Array:
-    """``n × k``: 1.0 where a row's label is the column."""
-    return xp.astype(labels.reshape((labels.shape[0], 1)) == asarray(np.arange(k)).reshape((1, k)), np.float64)
+def _stats(X: Array, centers: np.ndarray) -> Tuple[np.ndarray, np.ndarray, float]:
+    """One job: every row of ``X`` assigned to its nearest centre; per centre the sum and
+    count of its rows, and the total squared distance (the inertia)."""
+    sums, counts, cost = X._a.cluster_stats(asarray(centers)._a, get_session()._native)
+    if math.isnan(cost):
+        raise TesseraValueError("k-means: the data holds NaN")
+    return np.asarray(sums), np.asarray(counts), cost
 
 
 class KMeans:
@@ -81,7 +87,7 @@ class KMeans:
         best = None
         for run in range(int(self.n_init)):
             centers = self._initial(X, sq_norms, k, seed + 7919 * run)
-            centers, inertia, n_iter = self._lloyd(X, sq_norms, centers, self.tol * variance)
+            centers, inertia, n_iter = self._lloyd(X, centers, self.tol * variance)
             if best is None or inertia < best[1]:
                 best = (centers, inertia, n_iter)
         self.cluster_centers_, self.inertia_, self.n_iter_ = best
@@ -112,7 +118,7 @@ class KMeans:
         first = int(rng.integers(n))
         centers = np.asarray(X.take(np.array([first]), 0).compute())
         draws = default_rng(seed)
-        cost = float(xp.sum(xp.min(_squared_distances(X, sq_norms, centers), axis=1)))
+        cost = _stats(X, centers)[2]
         rounds = self.init_max_iter or max(1, min(8, int(math.ceil(math.log(max(cost, 2.0))))))
         ell = self.oversampling_factor * k
         for _ in range(rounds):
@@ -121,26 +127,18 @@ class KMeans:
             nearest = xp.min(_squared_distances(X, sq_norms, centers), axis=1)
             picked = draws.uniform(size=n) < nearest * (ell / cost)
             centers = np.concatenate([centers, np.asarray(X[picked].compute()).reshape(-1, X.shape[1])])
-            cost = float(xp.sum(xp.min(_squared_distances(X, sq_norms, centers), axis=1)))
+            cost = _stats(X, centers)[2]
         if len(centers) <= k:
             extra = k - len(centers)
             rows = np.sort(rng.choice(n, size=extra, replace=False)) if extra else np.array([], dtype=np.int64)
             return np.concatenate([centers, np.asarray(X.take(rows, 0).compute())]) if extra else centers
-        labels = xp.argmin(_squared_distances(X, sq_norms, centers), axis=1)
-        weights = np.asarray(xp.sum(_one_hot(labels, len(centers)), axis=0).compute())
+        weights = _stats(X, centers)[1]
         return _weighted_kmeans_pp(centers, weights, k, rng)
 
-    def _lloyd(self, X: Array, sq_norms: Array, centers: np.ndarray, tol: float):
+    def _lloyd(self, X: Array, centers: np.ndarray, tol: float):
         """Lloyd iterations from ``centers``: (centres, inertia, iterations)."""
-        k, d = centers.shape
-        # The rows with a column of ones, kept for the iterations: a cluster's sum and count
-        # are one product with its one-hot labels.
-        with_ones = xp.concat([X, xp.ones((X.shape[0], 1), dtype=np.float64)], axis=1).persist()
         for it in range(1, int(self.max_iter) + 1):
-            labels = xp.argmin(_squared_distances(X, sq_norms, centers), axis=1)
-            # One job: per cluster, the sum of its rows and its count.
-            stats = np.asarray((xp.matrix_transpose(_one_hot(labels, k)) @ with_ones).compute())
-            sums, counts = stats[:, :d], stats[:, d]
+            sums, counts, _ = _stats(X, centers)
             moved = centers.copy()
             filled = counts > 0
             moved[filled] = sums[filled] / counts[filled, None]
@@ -148,9 +146,7 @@ class KMeans:
             centers = moved
             if shift <= tol:
                 break
-        dist = _squared_distances(X, sq_norms, centers)
-        inertia = float(xp.sum(xp.min(dist, axis=1)))
-        return centers, inertia, it
+        return centers, _stats(X, centers)[2], it
 
     # --- using the fit ---------------------------------------------------------------------
     def predict(self, X: Any) -> Array:
@@ -173,7 +169,7 @@ class KMeans:
         """Minus the inertia of ``X`` against the fitted centres."""
         centers = fitted(self, "cluster_centers_")
         X = samples(X, centers.shape[1])
-        return -float(xp.sum(xp.min(_squared_distances(X, (X * X).sum(axis=1), centers), axis=1)))
+        return -_stats(X, centers)[2]
 
 
 def _weighted_kmeans_pp(points: np.ndarray, weights: np.ndarray, k: int, rng: Any) -> np.ndarray:

@@ -163,15 +163,46 @@ impl Tiler {
 pub(crate) fn unique_graph(x: &Arc<Node>, settings: TileSettings) -> Result<ChunkGraph> {
     let mut t = Tiler::new(settings);
     let xm = t.materialize(x, None)?;
-    let unique = || ChunkOp::Array(ArrayOp::Unique);
-    let mut level: Vec<ChunkKey> = xm.keys.iter().map(|&k| t.add(unique(), vec![k])).collect();
+    let unique = ChunkOp::Array(ArrayOp::Unique);
+    let level = xm
+        .keys
+        .iter()
+        .map(|&k| t.add(unique.clone(), vec![k]))
+        .collect();
+    let root = merged(&mut t, level, unique)?;
+    Ok(t.into_graph(vec![root]))
+}
+
+/// `level` combined `FAN_IN` at a time by `op` until one is left.
+fn merged(t: &mut Tiler, mut level: Vec<ChunkKey>, op: ChunkOp) -> Result<ChunkKey> {
     while level.len() > 1 {
         level = level
             .chunks(FAN_IN)
-            .map(|g| t.add(unique(), g.to_vec()))
+            .map(|g| t.add(op.clone(), g.to_vec()))
             .collect();
     }
-    Ok(t.into_graph(level))
+    level
+        .first()
+        .copied()
+        .ok_or_else(|| Error::Runtime(format!("{}: no chunk to merge", op.name())))
+}
+
+/// The chunks of the matrix `node` by rows, its columns whole: `rows` rows each, or its
+/// own row chunks where `None`; with the first row of each.
+fn row_chunks(
+    t: &mut Tiler,
+    node: &Arc<Node>,
+    rows: Option<usize>,
+) -> Result<(Vec<ChunkKey>, Vec<usize>)> {
+    let extents = match rows {
+        Some(r) => grid::split(node.shape.first().copied().unwrap_or(0), r),
+        None => t.natural_grid(node)?.into_iter().next().unwrap_or_default(),
+    };
+    let starts = grid::starts(&extents);
+    let grid = std::iter::once(extents)
+        .chain(node.shape.get(1).map(|&cols| vec![cols]))
+        .collect();
+    Ok((t.materialize(node, Some(grid))?.keys, starts))
 }
 
 /// Queries per block in a nearest-neighbour job: each block is one chunk, read whole by a
@@ -190,40 +221,43 @@ pub(crate) fn nearest_graph(
     settings: TileSettings,
 ) -> Result<ChunkGraph> {
     let mut t = Tiler::new(settings);
-    let whole_rows = |node: &Node, rows: Vec<usize>| -> Grid {
-        std::iter::once(rows)
-            .chain(node.shape.get(1).map(|&cols| vec![cols]))
-            .collect()
-    };
-    let x_rows = t.natural_grid(x)?.into_iter().next().unwrap_or_default();
-    let starts = grid::starts(&x_rows);
-    let xm = t.materialize(x, Some(whole_rows(x, x_rows)))?;
-    let q_rows = grid::split(
-        queries.shape.first().copied().unwrap_or(0),
-        QUERY_BLOCK_ROWS,
-    );
-    let qm = t.materialize(queries, Some(whole_rows(queries, q_rows)))?;
-    let mut outputs = Vec::with_capacity(qm.keys.len());
-    for &block in &qm.keys {
-        let mut level: Vec<ChunkKey> = xm
-            .keys
+    let (x_keys, starts) = row_chunks(&mut t, x, None)?;
+    let (blocks, _) = row_chunks(&mut t, queries, Some(QUERY_BLOCK_ROWS))?;
+    let mut outputs = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let level = x_keys
             .iter()
             .zip(&starts)
             .map(|(&key, &start)| {
-                let op = ArrayOp::Nearest {
-                    k,
-                    offset: start as u64,
-                };
-                t.add(ChunkOp::Array(op), vec![key, block])
+                let offset = start as u64;
+                let op = ChunkOp::Array(ArrayOp::Nearest { k, offset });
+                t.add(op, vec![key, block])
             })
             .collect();
-        while level.len() > 1 {
-            level = level
-                .chunks(FAN_IN)
-                .map(|g| t.add(ChunkOp::Array(ArrayOp::NearestMerge { k }), g.to_vec()))
-                .collect();
-        }
-        outputs.extend(level);
+        let merge = ChunkOp::Array(ArrayOp::NearestMerge { k });
+        outputs.push(merged(&mut t, level, merge)?);
     }
     Ok(t.into_graph(outputs))
+}
+
+/// A job assigning each row of the matrix `x` to its nearest row of `centres` (one chunk):
+/// an [`ArrayOp::ClusterStats`] per row chunk of `x` (its columns whole), merged in a tree
+/// into one result.
+pub(crate) fn cluster_graph(
+    x: &Arc<Node>,
+    centres: &Arc<Node>,
+    settings: TileSettings,
+) -> Result<ChunkGraph> {
+    let mut t = Tiler::new(settings);
+    let (x_keys, _) = row_chunks(&mut t, x, None)?;
+    let (all, _) = row_chunks(&mut t, centres, Some(usize::MAX))?;
+    let all = *all
+        .first()
+        .ok_or_else(|| Error::Runtime("cluster assignment: the centres have no chunk".into()))?;
+    let level = x_keys
+        .iter()
+        .map(|&key| t.add(ChunkOp::Array(ArrayOp::ClusterStats), vec![key, all]))
+        .collect();
+    let root = merged(&mut t, level, ChunkOp::Array(ArrayOp::ClusterStatsMerge))?;
+    Ok(t.into_graph(vec![root]))
 }
