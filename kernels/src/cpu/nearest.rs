@@ -38,18 +38,22 @@ fn matrix(t: &HostTensor, what: &str) -> Result<(usize, usize), KernelError> {
     match *t.shape() {
         [rows, cols] => Ok((rows, cols)),
         ref s => Err(KernelError::BadInput(format!(
-            "nearest neighbours: {what} must be a matrix, got shape {s:?}"
+            "{what} must be a matrix, got shape {s:?}"
         ))),
     }
 }
 
 /// The values of `t` as `float64` (borrowed when they are).
-fn values(t: &HostTensor) -> Cow<'_, [f64]> {
+fn values(t: &HostTensor) -> Result<Cow<'_, [f64]>, KernelError> {
     match t.as_slice::<f64>() {
-        Some(v) => Cow::Borrowed(v),
+        Some(v) => Ok(Cow::Borrowed(v)),
         None => match converted(t, DType::F64) {
-            Buffer::F64(v) => Cow::Owned(v),
-            _ => Cow::Owned(Vec::new()),
+            Buffer::F64(v) => Ok(Cow::Owned(v)),
+            other => Err(KernelError::BadInput(format!(
+                "{} values read as float64 gave {}",
+                t.dtype(),
+                other.dtype()
+            ))),
         },
     }
 }
@@ -155,8 +159,8 @@ pub(super) fn nearest(
     k: usize,
     offset: u64,
 ) -> Result<ChunkData, KernelError> {
-    let (n, cols) = matrix(x, "the rows")?;
-    let (m, qcols) = matrix(queries, "the queries")?;
+    let (n, cols) = matrix(x, "nearest neighbours: the rows")?;
+    let (m, qcols) = matrix(queries, "nearest neighbours: the queries")?;
     if cols != qcols {
         return Err(KernelError::ShapeMismatch(format!(
             "nearest neighbours: rows of {cols} columns, queries of {qcols}"
@@ -164,7 +168,7 @@ pub(super) fn nearest(
     }
     let first = i64::try_from(offset)
         .map_err(|_| KernelError::BadInput(format!("nearest neighbours: row {offset}")))?;
-    let (xs, qs) = (values(x), values(queries));
+    let (xs, qs) = (values(x)?, values(queries)?);
     let (x_norms, q_norms) = (square_norms(&xs, cols), square_norms(&qs, cols));
     let mut best = Best::new(m, k);
     let mut product = vec![0.0; QUERY_BLOCK * ROW_BLOCK];
@@ -323,14 +327,14 @@ pub(super) fn cluster_stats(
     x: &HostTensor,
     centres: &HostTensor,
 ) -> Result<ChunkData, KernelError> {
-    let (_, cols) = matrix(x, "the rows")?;
-    let (k, ccols) = matrix(centres, "the centres")?;
+    let (_, cols) = matrix(x, "cluster assignment: the rows")?;
+    let (k, ccols) = matrix(centres, "cluster assignment: the centres")?;
     if cols != ccols || k == 0 || cols == 0 {
         return Err(KernelError::ShapeMismatch(format!(
             "cluster assignment: rows of {cols} columns, {k} centres of {ccols}"
         )));
     }
-    let (xs, cs) = (values(x), values(centres));
+    let (xs, cs) = (values(x)?, values(centres)?);
     let (sums, counts, cost) = match level() {
         // SAFETY: these levels are only used when the CPU supports them.
         #[cfg(target_arch = "x86_64")]
