@@ -3,7 +3,7 @@
 //! for bad input.
 
 use crate::common::{f64s, i64s, session};
-use tessera::learn::{cluster_stats, kneighbors};
+use tessera::learn::{cluster_stats, kneighbors, logistic_terms};
 use tessera::{tensor, Error};
 
 /// `n × cols` reals in [-1, 1) from a fixed sequence.
@@ -168,6 +168,57 @@ fn cluster_stats_group_rows_by_their_nearest_centre_under_any_chunking() {
     assert!(matches!(
         cluster_stats(&s, &x, &none),
         Err(Error::InvalidArgument(_))
+    ));
+    s.shutdown().unwrap();
+}
+
+/// Logistic regression's gradient and Hessian as by hand, under several chunkings of the
+/// rows and labels; typed errors for mismatched shapes.
+#[test]
+fn logistic_terms_equal_the_sums_by_hand_under_any_chunking() {
+    let s = session();
+    let (n, k) = (500, 4);
+    let av = values(n, k, 41);
+    let yv: Vec<f64> = values(n, 1, 42)
+        .iter()
+        .map(|&v| (v > 0.0) as u8 as f64)
+        .collect();
+    let wv = vec![0.5, -1.0, 0.25, 2.0];
+    let (mut g, mut h) = (vec![0.0; k], vec![0.0; k * k]);
+    for (row, &label) in av.chunks(k).zip(&yv) {
+        let z: f64 = row.iter().zip(&wv).map(|(x, v)| x * v).sum();
+        let p = 1.0 / (1.0 + (-z).exp());
+        for i in 0..k {
+            g[i] += (p - label) * row[i];
+            for j in 0..k {
+                h[i * k + j] += p * (1.0 - p) * row[i] * row[j];
+            }
+        }
+    }
+    let w = tensor::from_vec(wv, &[k]);
+    for (rows, label_rows) in [(500, 500), (120, 77), (9, 250)] {
+        let a = tensor::from_vec(av.clone(), &[n, k]).rechunk(&[rows, 3]);
+        let y = tensor::from_vec(yv.clone(), &[n, 1]).rechunk(&[label_rows, 1]);
+        let got = logistic_terms(&s, &a, &y, &w).unwrap();
+        let pairs = got.gradient.iter().zip(&g);
+        for (a, b) in pairs.chain(f64s(&got.hessian).iter().zip(&h)) {
+            assert!((a - b).abs() <= 1e-10, "{a} vs {b} ({rows} rows per chunk)");
+        }
+    }
+    let a = tensor::from_vec(av, &[n, k]);
+    let y = tensor::from_vec(yv, &[n]);
+    let short = tensor::from_vec(vec![0.0; 3], &[3]);
+    assert!(matches!(
+        logistic_terms(&s, &a, &y, &short),
+        Err(Error::Shape(_))
+    ));
+    assert!(matches!(
+        logistic_terms(&s, &a, &short, &w),
+        Err(Error::Shape(_))
+    ));
+    assert!(matches!(
+        logistic_terms(&s, &y, &y, &w),
+        Err(Error::Shape(_))
     ));
     s.shutdown().unwrap();
 }

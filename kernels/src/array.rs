@@ -1,6 +1,6 @@
 //! Array operations on whole chunks that are neither elementwise nor reductions: cumulative
 //! sums and products, sorting along an axis, gathering by index, membership tests,
-//! distinct values, nearest neighbours and cluster assignment. [`crate::cpu`] implements them.
+//! distinct values, and the passes of nearest neighbours, k-means and logistic regression. [`crate::cpu`] implements them.
 
 use crate::dtype::DType;
 use serde::{Deserialize, Serialize};
@@ -106,8 +106,16 @@ pub enum ArrayOp {
     /// (centres × columns) and their count (centres), and the sum of every row's squared
     /// distance to its centre (one value; NaN where a row has NaN).
     ClusterStats,
-    /// The sum of several [`ArrayOp::ClusterStats`] results for the same centres.
-    ClusterStatsMerge,
+    /// Binary logistic regression's data terms at the weights input 2 (a vector of the
+    /// columns of input 0): with `p = 1 / (1 + e^(−a·w))` for each row `a` of input 0 (a
+    /// matrix) and its label `y` in input 1 (`0` or `1`, a vector or a column), as
+    /// [`crate::ChunkData::Parts`] (`float64`): the gradient `Σ (p − y) a` (columns) and
+    /// the Hessian `Σ p (1 − p) a aᵀ` (columns × columns).
+    LogisticTerms,
+    /// The elementwise sum of several [`ArrayOp::ClusterStats`] or
+    /// [`ArrayOp::LogisticTerms`] results (the same number of `float64` parts, of equal
+    /// shapes).
+    SumParts,
 }
 
 impl ArrayOp {
@@ -125,7 +133,8 @@ impl ArrayOp {
             ArrayOp::Nearest { .. } => "nearest",
             ArrayOp::NearestMerge { .. } => "nearest_merge",
             ArrayOp::ClusterStats => "cluster_stats",
-            ArrayOp::ClusterStatsMerge => "cluster_stats_merge",
+            ArrayOp::LogisticTerms => "logistic_terms",
+            ArrayOp::SumParts => "sum_parts",
         }
     }
 }

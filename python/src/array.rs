@@ -399,6 +399,23 @@ impl PyTensor {
         Ok((host_to_numpy(py, stats.sums)?, stats.counts, stats.cost))
     }
 
+    /// Binary logistic regression's gradient and Hessian over the rows of this matrix with
+    /// labels `y` at weights `w`, computed on `session`.
+    fn logistic_terms<'py>(
+        &self,
+        py: Python<'py>,
+        y: &PyTensor,
+        w: &PyTensor,
+        session: &PySession,
+    ) -> PyResult<(Vec<f64>, Bound<'py, PyAny>)> {
+        let s = session.get()?;
+        let (a, y, w) = (self.t.clone(), y.t.clone(), w.t.clone());
+        let terms = run_job(py, Some(s.clone()), move || {
+            tessera::learn::logistic_terms(&s, &a, &y, &w)
+        })?;
+        Ok((terms.gradient, host_to_numpy(py, terms.hessian)?))
+    }
+
     /// Computes the array on `session` and keeps its chunks there; returns an array that
     /// reads them.
     fn persist(&self, py: Python<'_>, session: &PySession) -> PyResult<PyTensor> {

@@ -6,7 +6,8 @@
 //! matrix is searched against all the queries in parallel, and the chunks' best `k` are
 //! merged in a tree (Mars' and scikit-learn's `algorithm="brute"`). [`cluster_stats`] is
 //! k-means' pass over the data: each row assigned to its nearest centre, the sums, counts
-//! and cost per chunk, merged in a tree.
+//! and cost per chunk, merged in a tree. [`logistic_terms`] is a Newton step's pass for
+//! logistic regression: the gradient and Hessian, summed per chunk and merged.
 
 use crate::error::{Error, Result};
 use crate::session::Session;
@@ -155,6 +156,65 @@ pub fn cluster_stats(session: &Session, x: &Tensor, centres: &Tensor) -> Result<
         },
         _ => Err(Error::Runtime(
             "cluster assignment: the job returned no statistics".into(),
+        )),
+    }
+}
+
+/// Binary logistic regression's data terms at weights `w`: the gradient and the Hessian
+/// of `Σ log(1 + e^(−(2y−1) a·w))` over the rows `a`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogisticTerms {
+    /// `Σ (p − y) a`, one entry per column.
+    pub gradient: Vec<f64>,
+    /// `Σ p (1 − p) a aᵀ` (`float64`, columns × columns).
+    pub hessian: HostTensor,
+}
+
+/// The gradient and Hessian of binary logistic regression's loss over the rows of the
+/// matrix `a`, with labels `y` (0 or 1; a vector or a column of one per row) at the
+/// weights `w` (one per column), computed on `session` in one job (`p = 1 / (1 + e^(−a·w))`
+/// per row): one Newton step's pass.
+///
+/// Shape for a non-matrix `a`, or `y` or `w` of other lengths.
+pub fn logistic_terms(
+    session: &Session,
+    a: &Tensor,
+    y: &Tensor,
+    w: &Tensor,
+) -> Result<LogisticTerms> {
+    let (an, yn, wn) = (a.node()?, y.node()?, w.node()?);
+    let [rows, cols] = an.shape[..] else {
+        return Err(shape("logistic regression: the rows", &an.shape));
+    };
+    let fits = |shape: &[usize], n: usize| matches!(shape, [m] | [m, 1] if *m == n);
+    if !fits(&yn.shape, rows) || !fits(&wn.shape, cols) {
+        return Err(Error::Shape(format!(
+            "logistic regression: {rows} rows of {cols} columns, labels of shape {:?}, \
+             weights of shape {:?}",
+            yn.shape, wn.shape
+        )));
+    }
+    let settings = session.inner.tile_settings();
+    let out = session.run_chunk_graph(&[an, yn, wn], || {
+        crate::plan::logistic_graph(an, yn, wn, settings)
+    })?;
+    match out.first().map(|c| c.as_ref()) {
+        Some(ChunkData::Parts(p)) => match p.as_slice() {
+            [g, h] => match g.as_slice::<f64>() {
+                Some(g) => Ok(LogisticTerms {
+                    gradient: g.to_vec(),
+                    hessian: h.clone(),
+                }),
+                None => Err(Error::Runtime(
+                    "logistic regression: malformed result".into(),
+                )),
+            },
+            _ => Err(Error::Runtime(
+                "logistic regression: malformed result".into(),
+            )),
+        },
+        _ => Err(Error::Runtime(
+            "logistic regression: the job returned no terms".into(),
         )),
     }
 }

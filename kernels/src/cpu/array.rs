@@ -1,7 +1,7 @@
 //! CPU implementations of [`ArrayOp`]: scans, sorts, gathers, membership and distinct values.
 
 use super::elementwise::cast;
-use super::nearest;
+use super::{learn, nearest};
 use crate::array::{ArrayOp, ScanOp};
 use crate::{with_buffer, Buffer, ChunkData, DType, Element, HostTensor, KernelError};
 use std::cmp::Ordering;
@@ -24,7 +24,11 @@ pub(crate) fn run(op: &ArrayOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, 
         ArrayOp::ClusterStats => {
             return nearest::cluster_stats(tensor(inputs, 0)?, tensor(inputs, 1)?)
         }
-        ArrayOp::ClusterStatsMerge => return nearest::merge_cluster_stats(inputs),
+        ArrayOp::LogisticTerms => {
+            let (a, y, w) = (tensor(inputs, 0)?, tensor(inputs, 1)?, tensor(inputs, 2)?);
+            return learn::logistic_terms(a, y, w);
+        }
+        ArrayOp::SumParts => return learn::sum_parts(inputs),
     };
     Ok(ChunkData::Tensor(out))
 }

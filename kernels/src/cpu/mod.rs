@@ -4,6 +4,7 @@ mod array;
 mod combine;
 mod elementwise;
 mod fused;
+mod learn;
 mod libm;
 pub mod linalg;
 mod nearest;

@@ -34,7 +34,7 @@ const SLACK: f64 = 4.0 * f64::EPSILON;
 const NO_ROW: i64 = -1;
 
 /// `(rows, columns)` of a matrix, or BadInput naming `what`.
-fn matrix(t: &HostTensor, what: &str) -> Result<(usize, usize), KernelError> {
+pub(super) fn matrix(t: &HostTensor, what: &str) -> Result<(usize, usize), KernelError> {
     match *t.shape() {
         [rows, cols] => Ok((rows, cols)),
         ref s => Err(KernelError::BadInput(format!(
@@ -44,7 +44,7 @@ fn matrix(t: &HostTensor, what: &str) -> Result<(usize, usize), KernelError> {
 }
 
 /// The values of `t` as `float64` (borrowed when they are).
-fn values(t: &HostTensor) -> Result<Cow<'_, [f64]>, KernelError> {
+pub(super) fn values(t: &HostTensor) -> Result<Cow<'_, [f64]>, KernelError> {
     match t.as_slice::<f64>() {
         Some(v) => Ok(Cow::Borrowed(v)),
         None => match converted(t, DType::F64) {
@@ -419,75 +419,6 @@ fn stats_parts(
         HostTensor::new(vec![k], Buffer::F64(counts))?,
         HostTensor::new(vec![1], Buffer::F64(vec![cost]))?,
     ]))
-}
-
-/// One [`ArrayOp::ClusterStats`](crate::ArrayOp::ClusterStats) result, or a sum of them.
-struct Stats {
-    k: usize,
-    cols: usize,
-    sums: Vec<f64>,
-    counts: Vec<f64>,
-    cost: f64,
-}
-
-impl Stats {
-    /// `chunk` read as a result (BadInput otherwise).
-    fn read(chunk: &ChunkData) -> Result<Stats, KernelError> {
-        let bad =
-            || KernelError::BadInput("cluster assignment: a merge input is not a result".into());
-        let ChunkData::Parts(p) = chunk else {
-            return Err(bad());
-        };
-        let [sums, counts, cost] = p.as_slice() else {
-            return Err(bad());
-        };
-        match (
-            sums.shape(),
-            sums.as_slice::<f64>(),
-            counts.as_slice::<f64>(),
-            cost.as_slice::<f64>(),
-        ) {
-            (&[k, cols], Some(s), Some(c), Some(&[v])) if c.len() == k => Ok(Stats {
-                k,
-                cols,
-                sums: s.to_vec(),
-                counts: c.to_vec(),
-                cost: v,
-            }),
-            _ => Err(bad()),
-        }
-    }
-
-    /// Adds `other`, a result for the same centres.
-    fn add(&mut self, other: &Stats) -> Result<(), KernelError> {
-        if (self.k, self.cols) != (other.k, other.cols) {
-            return Err(KernelError::ShapeMismatch(
-                "cluster assignment: merge inputs for different centres".into(),
-            ));
-        }
-        self.sums
-            .iter_mut()
-            .zip(&other.sums)
-            .for_each(|(a, b)| *a += b);
-        self.counts
-            .iter_mut()
-            .zip(&other.counts)
-            .for_each(|(a, b)| *a += b);
-        self.cost += other.cost;
-        Ok(())
-    }
-}
-
-/// [`ArrayOp::ClusterStatsMerge`](crate::ArrayOp::ClusterStatsMerge): the sum of `inputs`.
-pub(super) fn merge_cluster_stats(inputs: &[Arc<ChunkData>]) -> Result<ChunkData, KernelError> {
-    let mut all = inputs.iter().map(|c| Stats::read(c));
-    let mut total = all
-        .next()
-        .ok_or_else(|| KernelError::BadInput("cluster assignment: no result to merge".into()))??;
-    for other in all {
-        total.add(&other?)?;
-    }
-    stats_parts(total.k, total.cols, total.sums, total.counts, total.cost)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import array_api as xp
 from .._array import Array, asarray
+from .._session import get_session
 from ..errors import TesseraValueError
 from ._common import _matrix, fitted, samples
 
@@ -103,8 +104,8 @@ class Ridge(_LeastSquares):
 class LogisticRegression:
     """Binary logistic regression with an L2 penalty (scikit-learn's
     ``LogisticRegression(penalty="l2")``: minimises ``½‖w‖² + C Σ log(1 + e^{-yᵢ(xᵢw + b)})``,
-    the intercept unpenalised) by Newton's method: each iteration is one job giving the
-    gradient and the Hessian together. Stops once the gradient's largest entry is below
+    the intercept unpenalised) by Newton's method: each iteration is one job of a Rust
+    kernel (``tessera::learn::logistic_terms``) giving the gradient and the Hessian together. Stops once the gradient's largest entry is below
     ``tol`` or after ``max_iter``. Fitted: ``coef_`` (``1 × d``), ``intercept_``,
     ``classes_``, ``n_iter_``."""
 
@@ -135,13 +136,12 @@ class LogisticRegression:
         if self.fit_intercept:
             penalty[-1, -1] = 0.0
         w = np.zeros(k)
+        session = get_session()._native
         for it in range(1, int(self.max_iter) + 1):
-            z = a @ asarray(w).reshape((k, 1))
-            p = 1.0 / (1.0 + xp.exp(-z))
-            # One job: Aᵀ [p - y | p(1 - p) A]: the gradient, then the Hessian.
-            stats = np.asarray((xp.matrix_transpose(a) @ xp.concat([p - target, a * (p * (1.0 - p))], axis=1)).compute())
-            grad = self.C * stats[:, 0] + penalty @ w
-            hess = self.C * stats[:, 1:] + penalty
+            # One job (tessera::learn::logistic_terms): the loss's gradient and Hessian.
+            gradient, hessian = a._a.logistic_terms(target._a, asarray(w)._a, session)
+            grad = self.C * np.asarray(gradient) + penalty @ w
+            hess = self.C * np.asarray(hessian) + penalty
             w = w - np.linalg.solve(hess, grad)
             if np.abs(grad).max() <= self.tol:
                 break

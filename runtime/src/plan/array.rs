@@ -199,10 +199,24 @@ fn row_chunks(
         None => t.natural_grid(node)?.into_iter().next().unwrap_or_default(),
     };
     let starts = grid::starts(&extents);
+    Ok((rows_as(t, node, extents)?, starts))
+}
+
+/// `node` (a vector or matrix, `what` in errors) as one chunk.
+fn one_chunk(t: &mut Tiler, node: &Arc<Node>, what: &str) -> Result<ChunkKey> {
+    let (keys, _) = row_chunks(t, node, Some(usize::MAX))?;
+    keys.first()
+        .copied()
+        .ok_or_else(|| Error::Runtime(format!("{what} have no chunk")))
+}
+
+/// The chunks of `node` (a vector or matrix) cut by rows into `extents`, any other axis
+/// whole.
+fn rows_as(t: &mut Tiler, node: &Arc<Node>, extents: Vec<usize>) -> Result<Vec<ChunkKey>> {
     let grid = std::iter::once(extents)
-        .chain(node.shape.get(1).map(|&cols| vec![cols]))
+        .chain(node.shape.iter().skip(1).map(|&n| vec![n]))
         .collect();
-    Ok((t.materialize(node, Some(grid))?.keys, starts))
+    Ok(t.materialize(node, Some(grid))?.keys)
 }
 
 /// Queries per block in a nearest-neighbour job: each block is one chunk, read whole by a
@@ -250,14 +264,34 @@ pub(crate) fn cluster_graph(
 ) -> Result<ChunkGraph> {
     let mut t = Tiler::new(settings);
     let (x_keys, _) = row_chunks(&mut t, x, None)?;
-    let (all, _) = row_chunks(&mut t, centres, Some(usize::MAX))?;
-    let all = *all
-        .first()
-        .ok_or_else(|| Error::Runtime("cluster assignment: the centres have no chunk".into()))?;
+    let all = one_chunk(&mut t, centres, "cluster assignment: the centres")?;
     let level = x_keys
         .iter()
         .map(|&key| t.add(ChunkOp::Array(ArrayOp::ClusterStats), vec![key, all]))
         .collect();
-    let root = merged(&mut t, level, ChunkOp::Array(ArrayOp::ClusterStatsMerge))?;
+    let root = merged(&mut t, level, ChunkOp::Array(ArrayOp::SumParts))?;
+    Ok(t.into_graph(vec![root]))
+}
+
+/// A job summing logistic regression's gradient and Hessian over the rows of the matrix
+/// `a` with their labels `y` (a vector or column, cut as `a`'s rows) at the weights `w`
+/// (one chunk): an [`ArrayOp::LogisticTerms`] per row chunk, merged in a tree.
+pub(crate) fn logistic_graph(
+    a: &Arc<Node>,
+    y: &Arc<Node>,
+    w: &Arc<Node>,
+    settings: TileSettings,
+) -> Result<ChunkGraph> {
+    let mut t = Tiler::new(settings);
+    let extents = t.natural_grid(a)?.into_iter().next().unwrap_or_default();
+    let rows = rows_as(&mut t, a, extents.clone())?;
+    let labels = rows_as(&mut t, y, extents)?;
+    let weights = one_chunk(&mut t, w, "logistic regression: the weights")?;
+    let level = rows
+        .iter()
+        .zip(&labels)
+        .map(|(&r, &l)| t.add(ChunkOp::Array(ArrayOp::LogisticTerms), vec![r, l, weights]))
+        .collect();
+    let root = merged(&mut t, level, ChunkOp::Array(ArrayOp::SumParts))?;
     Ok(t.into_graph(vec![root]))
 }

@@ -12,5 +12,5 @@ pub(crate) mod grid;
 mod linalg;
 pub(crate) mod tile;
 
-pub(crate) use array::{cluster_graph, nearest_graph, unique_graph};
+pub(crate) use array::{cluster_graph, logistic_graph, nearest_graph, unique_graph};
 pub(crate) use tile::{tile, TileSettings, Tiled};

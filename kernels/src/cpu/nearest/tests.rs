@@ -218,7 +218,7 @@ fn cluster_stats_assign_rows_as_by_hand_under_any_cut() {
             Arc::new(cluster_stats(&block, &centres).unwrap())
         })
         .collect();
-    let merged = stats(merge_cluster_stats(&parts).unwrap());
+    let merged = stats(crate::cpu::learn::sum_parts(&parts).unwrap());
     assert_eq!(merged.1, counts);
     for (a, b) in merged.0.iter().zip(&sums) {
         assert!((a - b).abs() <= 1e-9, "{a} vs {b}");
@@ -244,11 +244,11 @@ fn cluster_stats_show_nan_rows_in_the_cost_and_refuse_bad_shapes() {
     let other = Arc::new(cluster_stats(&x, &matrix_of(2, 2, vec![0.0; 4])).unwrap());
     let one = Arc::new(cluster_stats(&x, &c).unwrap());
     assert!(matches!(
-        merge_cluster_stats(&[one, other]),
+        crate::cpu::learn::sum_parts(&[one, other]),
         Err(KernelError::ShapeMismatch(_))
     ));
     assert!(matches!(
-        merge_cluster_stats(&[]),
+        crate::cpu::learn::sum_parts(&[]),
         Err(KernelError::BadInput(_))
     ));
 }
