@@ -22,7 +22,7 @@ pub(crate) fn run(op: &ArrayOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, 
         }
         ArrayOp::NearestMerge { k } => return nearest::merge(inputs, *k),
         ArrayOp::ClusterStats => {
-            return nearest::cluster_stats(tensor(inputs, 0)?, tensor(inputs, 1)?)
+            return learn::cluster_stats(tensor(inputs, 0)?, tensor(inputs, 1)?)
         }
         ArrayOp::LogisticTerms => {
             let (a, y, w) = (tensor(inputs, 0)?, tensor(inputs, 1)?, tensor(inputs, 2)?);

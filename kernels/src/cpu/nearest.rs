@@ -1,6 +1,5 @@
 //! Brute-force nearest neighbours ([`ArrayOp::Nearest`](crate::ArrayOp::Nearest) and
-//! [`ArrayOp::NearestMerge`](crate::ArrayOp::NearestMerge)), and the nearest of a few
-//! centres ([`ArrayOp::ClusterStats`](crate::ArrayOp::ClusterStats): k-means' pass).
+//! [`ArrayOp::NearestMerge`](crate::ArrayOp::NearestMerge)).
 //!
 //! A block of queries against a block of rows is one matrix product (faer), which screens:
 //! `|q|² + |x|² − 2 q·x` approximates the squared distance. Each query keeps its `k` best
@@ -320,106 +319,5 @@ fn squared_distance(a: &[f64], b: &[f64]) -> f64 {
         .fold(0.0, |s, (&x, &y)| s + (x - y) * (x - y))
 }
 
-/// [`ArrayOp::ClusterStats`](crate::ArrayOp::ClusterStats): each row of `x` assigned to
-/// its nearest row of `centres`; Parts [per-centre row sums, counts, total squared
-/// distance].
-pub(super) fn cluster_stats(
-    x: &HostTensor,
-    centres: &HostTensor,
-) -> Result<ChunkData, KernelError> {
-    let (_, cols) = matrix(x, "cluster assignment: the rows")?;
-    let (k, ccols) = matrix(centres, "cluster assignment: the centres")?;
-    if cols != ccols || k == 0 || cols == 0 {
-        return Err(KernelError::ShapeMismatch(format!(
-            "cluster assignment: rows of {cols} columns, {k} centres of {ccols}"
-        )));
-    }
-    let (xs, cs) = (values(x)?, values(centres)?);
-    let (sums, counts, cost) = match level() {
-        // SAFETY: these levels are only used when the CPU supports them.
-        #[cfg(target_arch = "x86_64")]
-        Level::Avx512 => unsafe { assign_avx512(&xs, &cs, k, cols) },
-        #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => unsafe { assign_avx2(&xs, &cs, k, cols) },
-        Level::Scalar => assign(&xs, &cs, k, cols),
-    };
-    stats_parts(k, cols, sums, counts, cost)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw")]
-fn assign_avx512(xs: &[f64], cs: &[f64], k: usize, cols: usize) -> (Vec<f64>, Vec<f64>, f64) {
-    assign(xs, cs, k, cols)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn assign_avx2(xs: &[f64], cs: &[f64], k: usize, cols: usize) -> (Vec<f64>, Vec<f64>, f64) {
-    assign(xs, cs, k, cols)
-}
-
-/// [`cluster_stats`] of the rows `xs` against the `k` centres `cs` (`cols` columns each):
-/// (sums, counts, cost). The distances to [`LANES`] centres at a time run side by side
-/// (one vector of running sums, each still summed in column order), then the nearest is
-/// picked in centre order.
-#[inline(always)]
-fn assign(xs: &[f64], cs: &[f64], k: usize, cols: usize) -> (Vec<f64>, Vec<f64>, f64) {
-    let groups = k.div_ceil(LANES);
-    // Per group of centres, column by column, the group's values side by side; NaN pads
-    // the last group (never nearer than anything).
-    let mut across = vec![f64::NAN; groups * cols * LANES];
-    for (j, centre) in cs.chunks_exact(cols).enumerate() {
-        for (c, &v) in centre.iter().enumerate() {
-            across[((j / LANES) * cols + c) * LANES + j % LANES] = v;
-        }
-    }
-    let mut sums = vec![0.0; k * cols];
-    let mut counts = vec![0.0; k];
-    let mut cost = 0.0;
-    let mut dist = vec![0.0; groups * LANES];
-    for row in xs.chunks_exact(cols) {
-        for (group, out) in across
-            .chunks_exact(cols * LANES)
-            .zip(dist.chunks_exact_mut(LANES))
-        {
-            let mut acc = [0.0f64; LANES];
-            for (&v, centres) in row.iter().zip(group.chunks_exact(LANES)) {
-                for (a, &c) in acc.iter_mut().zip(centres) {
-                    let t = v - c;
-                    *a += t * t;
-                }
-            }
-            out.copy_from_slice(&acc);
-        }
-        let (mut best, mut at) = (dist[0], 0);
-        for (j, &d) in dist[..k].iter().enumerate().skip(1) {
-            if d < best {
-                best = d;
-                at = j;
-            }
-        }
-        cost += best;
-        counts[at] += 1.0;
-        for (s, &v) in sums[at * cols..(at + 1) * cols].iter_mut().zip(row) {
-            *s += v;
-        }
-    }
-    (sums, counts, cost)
-}
-
-fn stats_parts(
-    k: usize,
-    cols: usize,
-    sums: Vec<f64>,
-    counts: Vec<f64>,
-    cost: f64,
-) -> Result<ChunkData, KernelError> {
-    Ok(ChunkData::Parts(vec![
-        HostTensor::new(vec![k, cols], Buffer::F64(sums))?,
-        HostTensor::new(vec![k], Buffer::F64(counts))?,
-        HostTensor::new(vec![1], Buffer::F64(vec![cost]))?,
-    ]))
-}
-
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::cpu::nearest::tests::{data, matrix_of};
 
 fn tensor(shape: &[usize], v: Vec<f64>) -> HostTensor {
     HostTensor::new(shape.to_vec(), Buffer::F64(v)).unwrap()
@@ -108,4 +109,101 @@ fn bad_inputs_are_typed_errors() {
         sum_parts(&[one, table]),
         Err(KernelError::BadInput(_))
     ));
+}
+
+fn stats(out: ChunkData) -> (Vec<f64>, Vec<f64>, f64) {
+    let ChunkData::Parts(p) = out else {
+        panic!("cluster stats give parts")
+    };
+    (
+        p[0].as_slice::<f64>().unwrap().to_vec(),
+        p[1].as_slice::<f64>().unwrap().to_vec(),
+        p[2].as_slice::<f64>().unwrap()[0],
+    )
+}
+
+/// Rows `x` assigned to their nearest of `c` by hand: (sums, counts, cost).
+fn assigned_by_hand(x: &[f64], c: &[f64], cols: usize) -> (Vec<f64>, Vec<f64>, f64) {
+    let k = c.len() / cols;
+    let (mut sums, mut counts, mut cost) = (vec![0.0; k * cols], vec![0.0; k], 0.0);
+    for row in x.chunks(cols) {
+        let d: Vec<f64> = c
+            .chunks(cols)
+            .map(|ce| ce.iter().zip(row).map(|(a, b)| (a - b) * (a - b)).sum())
+            .collect();
+        let at = (0..k).fold(0, |best, j| if d[j] < d[best] { j } else { best });
+        counts[at] += 1.0;
+        cost += d[at];
+        (0..cols).for_each(|i| sums[at * cols + i] += row[i]);
+    }
+    (sums, counts, cost)
+}
+
+/// Rows assigned to their nearest centre (ties to the lower one) as by hand: sums,
+/// counts and cost, for fewer centres than a vector holds and more; cut into blocks and
+/// merged, the same counts and (to rounding) sums.
+#[test]
+fn cluster_stats_assign_rows_as_by_hand_under_any_cut() {
+    let (n, cols) = (900, 3);
+    let x = data(n, cols, 7, true);
+    // Centre 3 repeats centre 1: rows nearest to both go to 1.
+    let mut c = data(3, cols, 8, true);
+    c.extend_from_within(cols..2 * cols);
+    let whole = stats(
+        cluster_stats(
+            &matrix_of(n, cols, x.clone()),
+            &matrix_of(4, cols, c.clone()),
+        )
+        .unwrap(),
+    );
+    let (sums, counts, cost) = assigned_by_hand(&x, &c, cols);
+    assert_eq!(whole, (sums.clone(), counts.clone(), cost));
+    assert_eq!(whole.1[3], 0.0, "the repeated centre gets no row");
+    let many = data(11, cols, 9, false);
+    let got = stats(
+        cluster_stats(
+            &matrix_of(n, cols, x.clone()),
+            &matrix_of(11, cols, many.clone()),
+        )
+        .unwrap(),
+    );
+    assert_eq!(got, assigned_by_hand(&x, &many, cols), "11 centres");
+    let centres = matrix_of(4, cols, c);
+    let parts: Vec<Arc<ChunkData>> = [0, 5, 400, 900]
+        .windows(2)
+        .map(|w| {
+            let block = matrix_of(w[1] - w[0], cols, x[w[0] * cols..w[1] * cols].to_vec());
+            Arc::new(cluster_stats(&block, &centres).unwrap())
+        })
+        .collect();
+    let merged = stats(sum_parts(&parts).unwrap());
+    assert_eq!(merged.1, counts);
+    for (a, b) in merged.0.iter().zip(&sums) {
+        assert!((a - b).abs() <= 1e-9, "{a} vs {b}");
+    }
+    assert!((merged.2 - cost).abs() <= 1e-9 * cost);
+}
+
+#[test]
+fn cluster_stats_show_nan_rows_in_the_cost_and_refuse_bad_shapes() {
+    let x = matrix_of(2, 2, vec![0.0, f64::NAN, 1.0, 1.0]);
+    let c = matrix_of(1, 2, vec![0.0, 0.0]);
+    assert!(stats(cluster_stats(&x, &c).unwrap()).2.is_nan());
+    let narrow = matrix_of(1, 1, vec![0.0]);
+    assert!(matches!(
+        cluster_stats(&x, &narrow),
+        Err(KernelError::ShapeMismatch(_))
+    ));
+    let none = matrix_of(0, 2, vec![]);
+    assert!(matches!(
+        cluster_stats(&x, &none),
+        Err(KernelError::ShapeMismatch(_))
+    ));
+    let other = Arc::new(cluster_stats(&x, &matrix_of(2, 2, vec![0.0; 4])).unwrap());
+    let one = Arc::new(cluster_stats(&x, &c).unwrap());
+    assert!(matches!(
+        sum_parts(&[one, other]),
+        Err(KernelError::ShapeMismatch(_))
+    ));
+    assert!(matches!(sum_parts(&[]), Err(KernelError::BadInput(_))));
 }
