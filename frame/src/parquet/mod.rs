@@ -1,7 +1,7 @@
 //! Parquet input and output: metadata (row groups with their statistics), reading row
 //! groups with column projection, pruning row groups by a predicate, and writing.
 
-mod column_chunks;
+mod pages;
 
 use super::error::{FrameError, FrameResult};
 use super::expr::decimal::compare_decimals;
@@ -9,12 +9,12 @@ use super::expr::{BinaryOperator, Expr, Literal};
 use super::schema::is_decimal;
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
-use column_chunks::ColumnChunks;
+use pages::ScanRowGroups;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
     ParquetRecordBatchReaderBuilder,
 };
-use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::arrow::{parquet_to_arrow_field_levels, ArrowWriter, ProjectionMask};
 use parquet::basic::Encoding;
 use parquet::column::page::{Page, PageReader};
 use parquet::file::metadata::{ColumnChunkMetaData, RowGroupMetaData};
@@ -446,23 +446,21 @@ pub fn read_batches_with(
     // each, glued, measured slower: TPC-H Q21 9%).
     let batch_rows = batch_rows.max(1);
     let per_group = !decoded.is_empty() && rows > batch_rows;
+    let hint = metadata.schema().fields().clone();
+    let levels = parquet_to_arrow_field_levels(
+        metadata.parquet_schema(),
+        mask.clone().unwrap_or_else(ProjectionMask::all),
+        Some(&hint),
+    )
+    .map_err(|e| parquet_error(&path, e))?;
+    let file = Arc::new(file);
     let reader = move |groups: Vec<usize>| -> FrameResult<ParquetRecordBatchReader> {
-        let io = |e: std::io::Error| FrameError::Io {
-            path: path.clone(),
-            message: e.to_string(),
+        let row_groups = ScanRowGroups {
+            file: file.clone(),
+            metadata: metadata.metadata().clone(),
+            row_groups: groups,
         };
-        let file = file.try_clone().map_err(io)?;
-        let chunks =
-            ColumnChunks::new(file, metadata.metadata(), &groups, mask.as_ref()).map_err(io)?;
-        let mut builder =
-            ParquetRecordBatchReaderBuilder::new_with_metadata(chunks, metadata.clone());
-        if let Some(mask) = &mask {
-            builder = builder.with_projection(mask.clone());
-        }
-        builder
-            .with_row_groups(groups)
-            .with_batch_size(batch_rows)
-            .build()
+        ParquetRecordBatchReader::try_new_with_row_groups(&levels, &row_groups, batch_rows, None)
             .map_err(|e| parquet_error(&path, e))
     };
     let readers = match per_group {
