@@ -8,6 +8,7 @@ use super::nearest::{matrix, values};
 use super::vmath::{level, Level};
 use crate::{Buffer, ChunkData, HostTensor, KernelError};
 use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, MatMut, MatRef, Par};
 use std::sync::Arc;
 
@@ -115,6 +116,10 @@ fn stats_parts(
     ]))
 }
 
+/// The rows a block of [`logistic_terms`] takes at a time: its rows scaled by `p (1 − p)`
+/// (`LOGISTIC_BLOCK × columns` values) stay in the cache for the Hessian's product.
+const LOGISTIC_BLOCK: usize = 256;
+
 /// [`ArrayOp::LogisticTerms`](crate::ArrayOp::LogisticTerms): the gradient and Hessian of
 /// the rows `a` with labels `y` at the weights `w`.
 pub(super) fn logistic_terms(
@@ -131,31 +136,56 @@ pub(super) fn logistic_terms(
         )));
     }
     let (rows, labels, weights) = (values(a)?, values(y)?, values(w)?);
-    let mut gradient = vec![0.0; k];
-    // Each row scaled by p (1 − p): the Hessian is Aᵀ times them.
-    let mut scaled = vec![0.0; n * k];
-    for ((row, &label), out) in rows
-        .chunks_exact(k.max(1))
-        .zip(labels.iter())
-        .zip(scaled.chunks_exact_mut(k.max(1)))
-    {
-        let z = row
-            .iter()
-            .zip(weights.iter())
-            .fold(0.0, |s, (&x, &v)| s + x * v);
-        let p = 1.0 / (1.0 + (-z).exp());
-        let (r, s) = (p - label, p * (1.0 - p));
-        for ((g, o), &x) in gradient.iter_mut().zip(out.iter_mut()).zip(row) {
-            *g += r * x;
-            *o = s * x;
-        }
-    }
-    let mut hessian = vec![0.0; k * k];
+    let (mut gradient, mut hessian) = (vec![0.0; k], vec![0.0; k * k]);
     if n > 0 && k > 0 {
-        let lhs = MatRef::from_row_major_slice(&rows, n, k);
-        let rhs = MatRef::from_row_major_slice(&scaled, n, k);
-        let dst = MatMut::from_row_major_slice_mut(&mut hessian, k, k);
-        matmul(dst, Accum::Replace, lhs.transpose(), rhs, 1.0, Par::Seq);
+        let mut h = MatMut::from_row_major_slice_mut(&mut hessian, k, k);
+        let mut g = MatMut::from_column_major_slice_mut(&mut gradient, k, 1);
+        let w = MatRef::from_column_major_slice(&weights, k, 1);
+        // A block of rows at a time, so that its rows scaled by p (1 − p) stay in the
+        // cache for the Hessian's product: per block `z = A w`, the gradient `Aᵀ (p − y)`
+        // and the lower half of `Aᵀ diag(p (1 − p)) A` (the Hessian is symmetric).
+        let (mut z, mut scaled) = (vec![0.0; LOGISTIC_BLOCK], vec![0.0; LOGISTIC_BLOCK * k]);
+        for (block, labels) in rows
+            .chunks(LOGISTIC_BLOCK * k)
+            .zip(labels.chunks(LOGISTIC_BLOCK))
+        {
+            let m = labels.len();
+            let a = MatRef::from_row_major_slice(block, m, k);
+            let zs = MatMut::from_column_major_slice_mut(&mut z[..m], m, 1);
+            matmul(zs, Accum::Replace, a, w, 1.0, Par::Seq);
+            for ((zi, &label), (row, out)) in z
+                .iter_mut()
+                .zip(labels)
+                .zip(block.chunks_exact(k).zip(scaled.chunks_exact_mut(k)))
+            {
+                let p = 1.0 / (1.0 + (-*zi).exp());
+                let s = p * (1.0 - p);
+                for (o, &x) in out.iter_mut().zip(row) {
+                    *o = s * x;
+                }
+                // z now holds the residual p − y, the gradient's weights.
+                *zi = p - label;
+            }
+            let r = MatRef::from_column_major_slice(&z[..m], m, 1);
+            matmul(g.as_mut(), Accum::Add, a.transpose(), r, 1.0, Par::Seq);
+            let rhs = MatRef::from_row_major_slice(&scaled[..m * k], m, k);
+            triangular::matmul(
+                h.as_mut(),
+                BlockStructure::TriangularLower,
+                Accum::Add,
+                a.transpose(),
+                BlockStructure::Rectangular,
+                rhs,
+                BlockStructure::Rectangular,
+                1.0,
+                Par::Seq,
+            );
+        }
+        for i in 0..k {
+            for j in 0..i {
+                hessian[j * k + i] = hessian[i * k + j];
+            }
+        }
     }
     Ok(ChunkData::Parts(vec![
         HostTensor::new(vec![k], Buffer::F64(gradient))?,

@@ -33,12 +33,20 @@ fn by_hand(a: &[f64], y: &[f64], w: &[f64]) -> (Vec<f64>, Vec<f64>) {
 
 #[test]
 fn logistic_terms_equal_the_sums_by_hand_and_add_up_across_blocks() {
-    let (n, k) = (57, 3);
+    // Fewer rows than one of the kernel's blocks, and several blocks and a part of one.
+    for (n, k) in [(57, 3), (3 * LOGISTIC_BLOCK + 17, 5)] {
+        logistic_terms_by_hand(n, k);
+    }
+}
+
+fn logistic_terms_by_hand(n: usize, k: usize) {
     let a: Vec<f64> = (0..n * k)
         .map(|i| ((i * 37 % 11) as f64 - 5.0) / 3.0)
         .collect();
     let y: Vec<f64> = (0..n).map(|i| (i % 3 == 0) as u8 as f64).collect();
-    let w = vec![0.4, -0.2, 0.1];
+    let w: Vec<f64> = (0..k)
+        .map(|j| [0.4, -0.2, 0.1][j % 3] / (1 + j / 3) as f64)
+        .collect();
     let (g, h) = by_hand(&a, &y, &w);
     let wt = tensor(&[k], w.clone());
     let whole = parts(
