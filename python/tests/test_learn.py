@@ -168,7 +168,7 @@ def test_linear_models_equal_scikit_learn():
         np.testing.assert_allclose(ours.fit(x, RESPONSE).coef_, theirs.fit(FEATURES, RESPONSE).coef_, rtol=1e-9)
         assert ours.score(x, RESPONSE) == pytest.approx(theirs.score(FEATURES, RESPONSE), rel=1e-12)
     labels = np.where(FEATURES[:, 0] - FEATURES[:, 1] + 0.5 * rng.normal(size=800) > 0, 7, 2)
-    ours = LogisticRegression(C=0.5).fit(x, labels)
+    ours = LogisticRegression(C=0.5, tol=1e-12).fit(x, labels)
     theirs = linear_model.LogisticRegression(C=0.5, tol=1e-10, max_iter=1000).fit(FEATURES, labels)
     np.testing.assert_allclose(ours.coef_, theirs.coef_, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(ours.intercept_, theirs.intercept_, rtol=1e-6, atol=1e-7)
@@ -182,13 +182,19 @@ def test_logistic_regression_reaches_the_penalised_optimum(chunk):
     from tessera.learn import LogisticRegression
 
     labels = (FEATURES[:, 0] + FEATURES[:, 2] + 0.8 * rng.normal(size=800) > 0).astype(np.int64)
-    model = LogisticRegression(C=2.0).fit(rows(FEATURES, chunk), labels)
+    model = LogisticRegression(C=2.0, tol=1e-12).fit(rows(FEATURES, chunk), labels)
     w, b = model.coef_[0], model.intercept_[0]
     # At the optimum the gradient of ½‖w‖² + C Σ log(1 + e^(-z)) is zero.
     p = 1.0 / (1.0 + np.exp(-(FEATURES @ w + b)))
     np.testing.assert_allclose(w + 2.0 * FEATURES.T @ (p - labels), 0.0, atol=1e-7)
     assert abs(2.0 * (p - labels).sum()) < 1e-7
     np.testing.assert_array_equal(model.classes_, [0, 1])
+    # The default tol bounds the gradient as scikit-learn scales it: divided by C n.
+    model = LogisticRegression(C=2.0).fit(rows(FEATURES, chunk), labels)
+    w, b = model.coef_[0], model.intercept_[0]
+    p = 1.0 / (1.0 + np.exp(-(FEATURES @ w + b)))
+    scaled = np.append(w / 2.0 + FEATURES.T @ (p - labels), (p - labels).sum()) / 800
+    assert np.abs(scaled).max() <= 1e-4
 
 
 def test_truncated_svd_gives_the_top_singular_triplets():

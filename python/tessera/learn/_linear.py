@@ -105,11 +105,14 @@ class LogisticRegression:
     """Binary logistic regression with an L2 penalty (scikit-learn's
     ``LogisticRegression(penalty="l2")``: minimises ``½‖w‖² + C Σ log(1 + e^{-yᵢ(xᵢw + b)})``,
     the intercept unpenalised) by Newton's method: each iteration is one job of a Rust
-    kernel (``tessera::learn::logistic_terms``) giving the gradient and the Hessian together. Stops once the gradient's largest entry is below
-    ``tol`` or after ``max_iter``. Fitted: ``coef_`` (``1 × d``), ``intercept_``,
-    ``classes_``, ``n_iter_``."""
+    kernel (``tessera::learn::logistic_terms``) giving the gradient and the Hessian together.
+    ``tol`` means what it means in scikit-learn: the iterations stop once the largest entry
+    of the gradient of the objective scaled as scikit-learn scales it (divided by ``C n``:
+    the mean loss plus ``‖w‖² / 2Cn``) is at most ``tol`` (that step is still taken), or
+    after ``max_iter``. Fitted: ``coef_`` (``1 × d``), ``intercept_``, ``classes_``,
+    ``n_iter_``."""
 
-    def __init__(self, *, C: float = 1.0, tol: float = 1e-8, max_iter: int = 100, fit_intercept: bool = True) -> None:
+    def __init__(self, *, C: float = 1.0, tol: float = 1e-4, max_iter: int = 100, fit_intercept: bool = True) -> None:
         self.C = C
         self.tol = tol
         self.max_iter = max_iter
@@ -143,7 +146,7 @@ class LogisticRegression:
             grad = self.C * np.asarray(gradient) + penalty @ w
             hess = self.C * np.asarray(hessian) + penalty
             w = w - np.linalg.solve(hess, grad)
-            if np.abs(grad).max() <= self.tol:
+            if np.abs(grad).max() <= self.tol * self.C * n:
                 break
         self.coef_ = w[:d].reshape(1, d)
         self.intercept_ = np.array([w[d] if self.fit_intercept else 0.0])
