@@ -29,8 +29,7 @@
 
 use crate::error::WireError;
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Float32Array, Float64Array, GenericByteViewArray,
-    Int32Array, Int64Array, PrimitiveArray, RecordBatch, UInt8Array,
+    Array, ArrayRef, AsArray, BooleanArray, GenericByteViewArray, PrimitiveArray, RecordBatch,
 };
 use arrow::datatypes::{ArrowPrimitiveType, ByteViewType, DataType, Field, Schema, SchemaRef};
 use arrow::ipc::writer::IpcWriteOptions;
@@ -145,27 +144,12 @@ fn tensor_meta(t: &HostTensor) -> TensorMeta {
 }
 
 fn values_field(dtype: DType) -> Field {
-    let data_type = match dtype {
-        DType::Bool => DataType::Boolean,
-        DType::U8 => DataType::UInt8,
-        DType::I32 => DataType::Int32,
-        DType::I64 => DataType::Int64,
-        DType::F32 => DataType::Float32,
-        DType::F64 => DataType::Float64,
-    };
-    Field::new("values", data_type, false)
+    Field::new("values", dtype.arrow_type(), false)
 }
 
 /// A tensor as a one-column batch, one row per element.
 fn tensor_batch(t: &HostTensor) -> Result<RecordBatch, WireError> {
-    let column: ArrayRef = match t.data() {
-        Buffer::Bool(v) => Arc::new(BooleanArray::from(v.clone())),
-        Buffer::U8(v) => Arc::new(UInt8Array::from(v.clone())),
-        Buffer::I32(v) => Arc::new(Int32Array::from(v.clone())),
-        Buffer::I64(v) => Arc::new(Int64Array::from(v.clone())),
-        Buffer::F32(v) => Arc::new(Float32Array::from(v.clone())),
-        Buffer::F64(v) => Arc::new(Float64Array::from(v.clone())),
-    };
+    let column = t.data().to_arrow();
     let schema = Arc::new(Schema::new(vec![values_field(t.dtype())]));
     Ok(RecordBatch::try_new(schema, vec![column])?)
 }
@@ -514,6 +498,11 @@ fn section_tensor(meta: TensorMeta, section: Section) -> Result<HostTensor, Wire
         DType::I64 => Buffer::I64(primitive_values::<arrow::datatypes::Int64Type>(columns)?),
         DType::F32 => Buffer::F32(primitive_values::<arrow::datatypes::Float32Type>(columns)?),
         DType::F64 => Buffer::F64(primitive_values::<arrow::datatypes::Float64Type>(columns)?),
+        DType::I8 => Buffer::I8(primitive_values::<arrow::datatypes::Int8Type>(columns)?),
+        DType::I16 => Buffer::I16(primitive_values::<arrow::datatypes::Int16Type>(columns)?),
+        DType::U16 => Buffer::U16(primitive_values::<arrow::datatypes::UInt16Type>(columns)?),
+        DType::U32 => Buffer::U32(primitive_values::<arrow::datatypes::UInt32Type>(columns)?),
+        DType::U64 => Buffer::U64(primitive_values::<arrow::datatypes::UInt64Type>(columns)?),
     };
     let shape = meta
         .shape

@@ -211,6 +211,15 @@ pub fn fused_source(kernel: &FusedKernel) -> Result<CudaKernel, KernelError> {
     Gen::new(kernel)?.finish()
 }
 
+/// True for the six dtypes the generator writes kernels for (bool, uint8, int32, int64,
+/// float32, float64); kernels with any other dtype run on the CPU ([`crate::Gpu::runs`]).
+pub fn generated(dtype: DType) -> bool {
+    matches!(
+        dtype,
+        DType::Bool | DType::U8 | DType::I32 | DType::I64 | DType::F32 | DType::F64
+    )
+}
+
 /// The operands of an instruction (a `ReduceTrailing`'s operand included).
 fn operands(kind: &InstrKind) -> Vec<usize> {
     match kind {
@@ -245,6 +254,12 @@ impl<'a> Gen<'a> {
     /// every instruction's C.
     fn new(kernel: &'a FusedKernel) -> Result<Gen<'a>, KernelError> {
         let instrs = &kernel.instrs;
+        if let Some(ins) = instrs.iter().find(|i| !generated(i.dtype)) {
+            return Err(KernelError::UnsupportedDType {
+                op: "a GPU kernel".into(),
+                dtype: ins.dtype,
+            });
+        }
         let (_, root_len) = kernel.root_instr()?;
         let mut g = Gen {
             kernel,

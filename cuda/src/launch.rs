@@ -278,6 +278,7 @@ mod tests {
             DType::I64 => Buffer::I64((0..n).map(|i| (i as i64 * 31) % 9 + 1).collect()),
             DType::F32 => Buffer::F32((0..n).map(|i| f(i) as f32).collect()),
             DType::F64 => Buffer::F64((0..n).map(f).collect()),
+            other => Buffer::I64((0..n).map(|i| (i as i64 * 31) % 9 + 1).collect()).cast(other),
         }
     }
 

@@ -21,6 +21,7 @@ mod frame_handover;
 mod frame_semantics;
 mod gpu_backend;
 mod hashed_joins;
+mod int_dtypes;
 mod learn;
 mod linalg;
 mod numpy_ops;

@@ -23,10 +23,12 @@ impl ScanOp {
         }
     }
 
-    /// The dtype values accumulate in: integers and bools in `int64`, floats as they are.
+    /// The dtype values accumulate in: signed integers and bools in `int64`, unsigned
+    /// integers in `uint64`, floats as they are (NumPy's).
     pub fn result_dtype(self, dtype: DType) -> DType {
         match dtype {
             DType::F32 | DType::F64 => dtype,
+            d if d.is_unsigned() => DType::U64,
             _ => DType::I64,
         }
     }

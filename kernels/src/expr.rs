@@ -311,8 +311,10 @@ impl ReduceOp {
     /// The dtype of the reduction's result for an input of `dtype`.
     pub fn result_dtype(self, dtype: DType) -> DType {
         match self {
+            // The array API's (and NumPy's): signed in int64, unsigned in uint64.
             ReduceOp::Sum | ReduceOp::Prod => match dtype {
                 DType::F32 | DType::F64 => dtype,
+                d if d.is_unsigned() => DType::U64,
                 _ => DType::I64,
             },
             ReduceOp::Min | ReduceOp::Max => dtype,

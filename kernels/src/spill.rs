@@ -169,6 +169,11 @@ fn dtype_tag(dtype: DType) -> u8 {
         DType::I64 => 3,
         DType::F32 => 4,
         DType::F64 => 5,
+        DType::I8 => 6,
+        DType::I16 => 7,
+        DType::U16 => 8,
+        DType::U32 => 9,
+        DType::U64 => 10,
     }
 }
 
@@ -180,6 +185,11 @@ fn dtype_from_tag(tag: u8) -> Result<DType, SpillError> {
         3 => DType::I64,
         4 => DType::F32,
         5 => DType::F64,
+        6 => DType::I8,
+        7 => DType::I16,
+        8 => DType::U16,
+        9 => DType::U32,
+        10 => DType::U64,
         other => return Err(corrupt(format!("unknown dtype tag {other}"))),
     })
 }
@@ -407,6 +417,11 @@ fn emit(pieces: &[Piece<'_>], sink: &mut impl Sink) -> Result<(), SpillError> {
             Piece::Elems(Buffer::I64(v)) => put_elems(v, i64::to_le_bytes, sink)?,
             Piece::Elems(Buffer::F32(v)) => put_elems(v, f32::to_le_bytes, sink)?,
             Piece::Elems(Buffer::F64(v)) => put_elems(v, f64::to_le_bytes, sink)?,
+            Piece::Elems(Buffer::I8(v)) => put_elems(v, i8::to_le_bytes, sink)?,
+            Piece::Elems(Buffer::I16(v)) => put_elems(v, i16::to_le_bytes, sink)?,
+            Piece::Elems(Buffer::U16(v)) => put_elems(v, u16::to_le_bytes, sink)?,
+            Piece::Elems(Buffer::U32(v)) => put_elems(v, u32::to_le_bytes, sink)?,
+            Piece::Elems(Buffer::U64(v)) => put_elems(v, u64::to_le_bytes, sink)?,
         }
     }
     Ok(())
@@ -584,6 +599,11 @@ impl<R: Read> Payload<'_, R> {
             DType::I64 => Buffer::I64(self.elems(count, i64::from_le_bytes)?),
             DType::F32 => Buffer::F32(self.elems(count, f32::from_le_bytes)?),
             DType::F64 => Buffer::F64(self.elems(count, f64::from_le_bytes)?),
+            DType::I8 => Buffer::I8(self.elems(count, i8::from_le_bytes)?),
+            DType::I16 => Buffer::I16(self.elems(count, i16::from_le_bytes)?),
+            DType::U16 => Buffer::U16(self.elems(count, u16::from_le_bytes)?),
+            DType::U32 => Buffer::U32(self.elems(count, u32::from_le_bytes)?),
+            DType::U64 => Buffer::U64(self.elems(count, u64::from_le_bytes)?),
         })
     }
 
@@ -718,6 +738,11 @@ mod tests {
             tensor(vec![3, 1], Buffer::I64(vec![i64::MIN, 0, i64::MAX])),
             tensor(vec![2], Buffer::F32(vec![-1.5, f32::INFINITY])),
             tensor(vec![2, 1, 2], Buffer::F64(vec![0.1, -0.0, 1e300, -2.5])),
+            tensor(vec![3], Buffer::I8(vec![i8::MIN, -1, i8::MAX])),
+            tensor(vec![3], Buffer::I16(vec![i16::MIN, 2, i16::MAX])),
+            tensor(vec![2], Buffer::U16(vec![0, u16::MAX])),
+            tensor(vec![2], Buffer::U32(vec![7, u32::MAX])),
+            tensor(vec![2], Buffer::U64(vec![1 << 63, u64::MAX])),
         ]
     }
 

@@ -19,6 +19,16 @@ pub enum Buffer {
     F32(Vec<f32>),
     /// `f64` elements.
     F64(Vec<f64>),
+    /// `i8` elements.
+    I8(Vec<i8>),
+    /// `i16` elements.
+    I16(Vec<i16>),
+    /// `u16` elements.
+    U16(Vec<u16>),
+    /// `u32` elements.
+    U32(Vec<u32>),
+    /// `u64` elements.
+    U64(Vec<u64>),
 }
 
 /// Runs `$body` with `$v` bound to the typed vector inside a [`Buffer`] (by value, ref or ref mut).
@@ -32,6 +42,11 @@ macro_rules! with_buffer {
             $crate::Buffer::I64($v) => $body,
             $crate::Buffer::F32($v) => $body,
             $crate::Buffer::F64($v) => $body,
+            $crate::Buffer::I8($v) => $body,
+            $crate::Buffer::I16($v) => $body,
+            $crate::Buffer::U16($v) => $body,
+            $crate::Buffer::U32($v) => $body,
+            $crate::Buffer::U64($v) => $body,
         }
     };
 }
@@ -39,14 +54,7 @@ macro_rules! with_buffer {
 impl Buffer {
     /// Elements `range` as a new buffer of the same dtype (`None` past the end).
     pub fn slice(&self, range: std::ops::Range<usize>) -> Option<Buffer> {
-        Some(match self {
-            Buffer::Bool(v) => Buffer::Bool(v.get(range)?.to_vec()),
-            Buffer::U8(v) => Buffer::U8(v.get(range)?.to_vec()),
-            Buffer::I32(v) => Buffer::I32(v.get(range)?.to_vec()),
-            Buffer::I64(v) => Buffer::I64(v.get(range)?.to_vec()),
-            Buffer::F32(v) => Buffer::F32(v.get(range)?.to_vec()),
-            Buffer::F64(v) => Buffer::F64(v.get(range)?.to_vec()),
-        })
+        Some(with_buffer!(self, v => Element::into_buffer(v.get(range)?.to_vec())))
     }
 
     /// An empty buffer of `dtype` with room for `capacity` elements.
@@ -58,6 +66,11 @@ impl Buffer {
             DType::I64 => Buffer::I64(Vec::with_capacity(capacity)),
             DType::F32 => Buffer::F32(Vec::with_capacity(capacity)),
             DType::F64 => Buffer::F64(Vec::with_capacity(capacity)),
+            DType::I8 => Buffer::I8(Vec::with_capacity(capacity)),
+            DType::I16 => Buffer::I16(Vec::with_capacity(capacity)),
+            DType::U16 => Buffer::U16(Vec::with_capacity(capacity)),
+            DType::U32 => Buffer::U32(Vec::with_capacity(capacity)),
+            DType::U64 => Buffer::U64(Vec::with_capacity(capacity)),
         }
     }
 
@@ -70,19 +83,20 @@ impl Buffer {
             Scalar::I64(v) => Buffer::I64(vec![v; len]),
             Scalar::F32(v) => Buffer::F32(vec![v; len]),
             Scalar::F64(v) => Buffer::F64(vec![v; len]),
+            Scalar::I8(v) => Buffer::I8(vec![v; len]),
+            Scalar::I16(v) => Buffer::I16(vec![v; len]),
+            Scalar::U16(v) => Buffer::U16(vec![v; len]),
+            Scalar::U32(v) => Buffer::U32(vec![v; len]),
+            Scalar::U64(v) => Buffer::U64(vec![v; len]),
         }
     }
 
     /// The element type.
     pub fn dtype(&self) -> DType {
-        match self {
-            Buffer::Bool(_) => DType::Bool,
-            Buffer::U8(_) => DType::U8,
-            Buffer::I32(_) => DType::I32,
-            Buffer::I64(_) => DType::I64,
-            Buffer::F32(_) => DType::F32,
-            Buffer::F64(_) => DType::F64,
+        fn of<T: Element>(_: &[T]) -> DType {
+            T::DTYPE
         }
+        with_buffer!(self, v => of(v))
     }
 
     /// Number of elements.
@@ -109,10 +123,42 @@ impl Buffer {
     pub fn to_f64_vec(&self) -> Vec<f64> {
         with_buffer!(self, v => v.iter().map(|&x| x.to_f64()).collect())
     }
+
+    /// The values converted to `dtype` with NumPy's `astype` semantics (a copy).
+    pub fn cast(&self, dtype: DType) -> Buffer {
+        let mut out = Buffer::with_capacity(dtype, self.len());
+        crate::cpu::elementwise::cast(self, self.len(), &mut out);
+        out
+    }
+
+    /// The values as an Arrow array of [`DType::arrow_type`] (one copy).
+    pub fn to_arrow(&self) -> arrow::array::ArrayRef {
+        use arrow::array::{BooleanArray, PrimitiveArray};
+        use arrow::datatypes as t;
+        use std::sync::Arc;
+        fn prim<A: t::ArrowPrimitiveType>(v: &[A::Native]) -> arrow::array::ArrayRef {
+            Arc::new(PrimitiveArray::<A>::from_iter_values(v.iter().copied()))
+        }
+        match self {
+            Buffer::Bool(v) => Arc::new(BooleanArray::from(v.clone())),
+            Buffer::U8(v) => prim::<t::UInt8Type>(v),
+            Buffer::I32(v) => prim::<t::Int32Type>(v),
+            Buffer::I64(v) => prim::<t::Int64Type>(v),
+            Buffer::F32(v) => prim::<t::Float32Type>(v),
+            Buffer::F64(v) => prim::<t::Float64Type>(v),
+            Buffer::I8(v) => prim::<t::Int8Type>(v),
+            Buffer::I16(v) => prim::<t::Int16Type>(v),
+            Buffer::U16(v) => prim::<t::UInt16Type>(v),
+            Buffer::U32(v) => prim::<t::UInt32Type>(v),
+            Buffer::U64(v) => prim::<t::UInt64Type>(v),
+        }
+    }
 }
 
 /// A Rust type that is the storage of one [`DType`].
-pub trait Element: Copy + PartialOrd + Default + Send + Sync + std::fmt::Debug + 'static {
+pub trait Element:
+    Copy + PartialOrd + Default + Send + Sync + std::fmt::Debug + Into<Scalar> + 'static
+{
     /// The dtype this type stores.
     const DTYPE: DType;
     /// The typed vector inside `buf`, if it holds this type.
@@ -137,6 +183,9 @@ pub trait Element: Copy + PartialOrd + Default + Send + Sync + std::fmt::Debug +
 
 macro_rules! int_element {
     ($t:ty, $variant:ident) => {
+        int_element!($t, $variant, |v: f64| (v as i64) as $t);
+    };
+    ($t:ty, $variant:ident, $from_f64:expr) => {
         impl Element for $t {
             const DTYPE: DType = DType::$variant;
             fn slice(buf: &Buffer) -> Option<&[Self]> {
@@ -161,7 +210,7 @@ macro_rules! int_element {
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
                 // NumPy's float -> int cast truncates; out-of-range values wrap through i64.
-                (v as i64) as $t
+                $from_f64(v)
             }
             #[inline(always)]
             fn to_i64(self) -> i64 {
@@ -185,6 +234,16 @@ macro_rules! int_element {
 int_element!(u8, U8);
 int_element!(i32, I32);
 int_element!(i64, I64);
+int_element!(i8, I8);
+int_element!(i16, I16);
+int_element!(u16, U16);
+int_element!(u32, U32);
+// Above i64::MAX a float becomes a uint64 directly (NumPy's cast), not through i64.
+int_element!(u64, U64, |v: f64| if v >= 0.0 {
+    v as u64
+} else {
+    (v as i64) as u64
+});
 
 macro_rules! float_element {
     ($t:ty, $variant:ident) => {

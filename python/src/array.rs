@@ -36,8 +36,8 @@ impl PyTensor {
 fn kind(d: DType) -> u8 {
     match d {
         DType::Bool => 0,
-        DType::U8 | DType::I32 | DType::I64 => 1,
-        DType::F32 | DType::F64 => 2,
+        d if d.is_int() => 1,
+        _ => 2,
     }
 }
 

@@ -12,18 +12,12 @@ use tessera_kernels::{Buffer, HostTensor};
 
 /// The dtype of a NumPy name (`"float64"`, `"int32"`, `"bool"`…).
 pub(crate) fn parse_dtype(name: &str) -> PyResult<DType> {
-    Ok(match name {
-        "bool" => DType::Bool,
-        "uint8" => DType::U8,
-        "int32" => DType::I32,
-        "int64" => DType::I64,
-        "float32" => DType::F32,
-        "float64" => DType::F64,
-        other => {
-            return Err(type_error(format!(
-                "dtype {other} is not supported; Tessera has bool, uint8, int32, int64, float32 and float64"
-            )))
-        }
+    DType::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
+        type_error(format!(
+            "dtype {name} is not supported; Tessera has {}",
+            names.join(", ")
+        ))
     })
 }
 
@@ -35,10 +29,14 @@ pub(crate) fn scalar_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
         return Ok(Some(Scalar::Bool(obj.extract()?)));
     }
     if obj.is_instance_of::<PyInt>() {
-        let v: i64 = obj
+        if let Ok(v) = obj.extract::<i64>() {
+            return Ok(Some(Scalar::I64(v)));
+        }
+        // Above int64's range: a uint64 value (the only dtype that holds it).
+        let v: u64 = obj
             .extract()
-            .map_err(|_| value_error(format!("integer {obj} does not fit in int64")))?;
-        return Ok(Some(Scalar::I64(v)));
+            .map_err(|_| value_error(format!("integer {obj} does not fit in int64 or uint64")))?;
+        return Ok(Some(Scalar::U64(v)));
     }
     if obj.is_instance_of::<PyFloat>() {
         return Ok(Some(Scalar::F64(obj.extract()?)));
@@ -61,10 +59,12 @@ pub(crate) fn numpy_to_tensor(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
             }
         )*};
     }
-    try_dtype!(f64, f32, i64, i32, u8, bool);
+    try_dtype!(f64, f32, i64, i32, u8, bool, i8, i16, u16, u32, u64);
+    let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
     Err(type_error(format!(
-        "cannot make a tessera array from {}; pass a NumPy array of bool, uint8, int32, int64, float32 or float64",
-        obj.get_type()
+        "cannot make a tessera array from {}; pass a NumPy array of {}",
+        obj.get_type(),
+        names.join(", ")
     )))
 }
 
@@ -78,7 +78,9 @@ pub(crate) fn host_to_numpy(py: Python<'_>, host: HostTensor) -> PyResult<Bound<
             )*}
         };
     }
-    Ok(hand_over!(Bool, U8, I32, I64, F32, F64))
+    Ok(hand_over!(
+        Bool, U8, I32, I64, F32, F64, I8, I16, U16, U32, U64
+    ))
 }
 
 #[cfg(test)]
@@ -87,7 +89,10 @@ mod tests {
 
     #[test]
     fn dtype_names_round_trip() {
-        for name in ["bool", "uint8", "int32", "int64", "float32", "float64"] {
+        for name in [
+            "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+            "float32", "float64",
+        ] {
             assert_eq!(parse_dtype(name).ok().map(DType::name), Some(name));
         }
     }

@@ -14,7 +14,19 @@ from .errors import TesseraIndexError, TesseraTypeError, TesseraValueError
 Axis = Union[None, int, Sequence[int]]
 
 #: The dtypes Tessera computes in.
-SUPPORTED_DTYPES = ("bool", "uint8", "int32", "int64", "float32", "float64")
+SUPPORTED_DTYPES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+)
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -220,7 +232,7 @@ class Array:
         return Array(self._a.permute([operator.index(a) for a in axes]), "transpose")
 
     def astype(self, dtype: Any) -> "Array":
-        """Converted to ``dtype`` (one of bool, uint8, int32, int64, float32, float64)."""
+        """Converted to ``dtype`` (one of :data:`SUPPORTED_DTYPES`)."""
         return Array(self._a.astype(_dtype_name(dtype)), "astype", self._chunks)
 
     def rechunk(self, chunks: Union[int, Sequence[int]]) -> "Array":
@@ -586,12 +598,9 @@ def asarray(x: Any, dtype: Any = None) -> Array:
         return x if dtype is None else x.astype(dtype)
     arr = np.asarray(x, dtype=None if dtype is None else _dtype_name(dtype))
     if arr.dtype.name not in SUPPORTED_DTYPES:
-        if arr.dtype.kind in "iu" and dtype is None:
-            arr = arr.astype(np.int64)
-        else:
-            raise TesseraTypeError(
-                f"dtype {arr.dtype} is not supported; Tessera has {SUPPORTED_DTYPES}"
-            )
+        raise TesseraTypeError(
+            f"dtype {arr.dtype} is not supported; Tessera has {SUPPORTED_DTYPES}"
+        )
     # (Not np.ascontiguousarray: it turns a 0-d array into a 1-d one.)
     arr = arr if arr.flags.c_contiguous else arr.copy(order="C")
     return Array(_tessera.from_numpy(arr), "from_numpy")

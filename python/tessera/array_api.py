@@ -16,11 +16,12 @@ indexing); those run a job on the default session.
 
 What differs from the standard, and why:
 
-* **Data types.** Tessera computes in ``bool``, ``uint8``, ``int32``, ``int64``,
-  ``float32`` and ``float64``; ``int8``, ``int16``, ``uint16``, ``uint32``, ``uint64`` and
-  the complex types are not defined here (``__array_namespace_info__().dtypes()`` lists
-  what is). Sums and products of ``uint8`` accumulate in ``int64`` (there is no
-  ``uint64``); of the signed integers in ``int64``, as the standard says.
+* **Data types.** Tessera computes in ``bool``, the eight integer types and ``float32``
+  and ``float64``; the complex types are not defined here
+  (``__array_namespace_info__().dtypes()`` lists what is). Sums and products of the
+  signed integers accumulate in ``int64``, of the unsigned ones in ``uint64``, as the
+  standard says. Mixed kinds promote as NumPy does (``uint64`` with a signed integer is
+  ``float64``).
 * **Devices.** One device, ``"cpu"``: the session puts chunks on its CPU pool or GPUs
   itself (see :meth:`tessera.Array.to_backend`).
 * **Mutation.** Arrays are expressions: ``x[key] = v`` and in-place operators
@@ -53,9 +54,14 @@ __array_api_version__ = "2023.12"
 
 # --- data types and constants ------------------------------------------------------------
 bool = np.dtype("bool")  # noqa: A001 - the standard's name
-uint8 = np.dtype("uint8")
+int8 = np.dtype("int8")
+int16 = np.dtype("int16")
 int32 = np.dtype("int32")
 int64 = np.dtype("int64")
+uint8 = np.dtype("uint8")
+uint16 = np.dtype("uint16")
+uint32 = np.dtype("uint32")
+uint64 = np.dtype("uint64")
 float32 = np.dtype("float32")
 float64 = np.dtype("float64")
 
@@ -68,12 +74,15 @@ newaxis = None
 _DTYPES = {name: np.dtype(name) for name in SUPPORTED_DTYPES}
 _KINDS = {
     "bool": ("bool",),
-    "signed integer": ("int32", "int64"),
-    "unsigned integer": ("uint8",),
-    "integral": ("uint8", "int32", "int64"),
+    "signed integer": ("int8", "int16", "int32", "int64"),
+    "unsigned integer": ("uint8", "uint16", "uint32", "uint64"),
+    "integral": ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
     "real floating": ("float32", "float64"),
     "complex floating": (),
-    "numeric": ("uint8", "int32", "int64", "float32", "float64"),
+    "numeric": (
+        "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+        "float32", "float64",
+    ),
 }
 _DEVICE = "cpu"
 
@@ -790,12 +799,14 @@ def _in_dtype(x: Array, dtype: Any, op: Any) -> Array:
 
 
 def sum(x: Array, /, *, axis: Axis = None, dtype: Any = None, keepdims: builtins.bool = False) -> Array:  # noqa: A001
-    """Sum over ``axis`` (integers in int64; in ``dtype`` when given)."""
+    """Sum over ``axis`` (signed integers in int64, unsigned in uint64; in ``dtype`` when
+    given)."""
     return _in_dtype(x, dtype, lambda v: v.sum(axis=axis, keepdims=keepdims))
 
 
 def prod(x: Array, /, *, axis: Axis = None, dtype: Any = None, keepdims: builtins.bool = False) -> Array:
-    """Product over ``axis`` (integers in int64; in ``dtype`` when given)."""
+    """Product over ``axis`` (signed integers in int64, unsigned in uint64; in ``dtype``
+    when given)."""
     return _in_dtype(x, dtype, lambda v: v.prod(axis=axis, keepdims=keepdims))
 
 

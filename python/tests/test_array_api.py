@@ -34,8 +34,9 @@ def test_the_namespace_is_found_from_an_array():
     assert x.device == "cpu" and x.to_device("cpu") is x
     info = xp.__array_namespace_info__()
     assert info.capabilities()["boolean indexing"]
-    assert set(info.dtypes()) == {"bool", "uint8", "int32", "int64", "float32", "float64"}
-    assert set(info.dtypes(kind="integral")) == {"uint8", "int32", "int64"}
+    ints = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+    assert set(info.dtypes()) == ints | {"bool", "float32", "float64"}
+    assert set(info.dtypes(kind="integral")) == ints
     assert info.default_dtypes()["real floating"] == xp.float64
     with pytest.raises(ValueError):
         x.__array_namespace__(api_version="2099.12")
@@ -164,6 +165,37 @@ def test_boolean_masks_over_leading_axes_match_numpy():
         x[np.ones((3, 2), bool)]
 
 
+INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS)
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_every_integer_dtype_computes_as_numpy(dtype, chunks):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(11)
+    a = rng.integers(info.min, info.max, size=(4, 6), dtype=dtype, endpoint=True)
+    a[0, :3] = [info.min, info.max, 0]
+    b = rng.integers(info.min, info.max, size=(4, 6), dtype=dtype, endpoint=True)
+    b[1, :2] = [0, 1]  # division by zero gives 0, as NumPy's does (with a warning)
+    x, y = arr(a, chunks), arr(b, chunks)
+    with np.errstate(all="ignore"):
+        same(x + y, a + b)  # wraps
+        same(x * y, a * b)
+        same(x // y, a // b)
+        same(x % y, a % b)
+        same(x ^ y, a ^ b)
+        same(x >> 3, a >> 3)
+        same(-x, -a)
+    same(x < y, a < b)
+    same(xp.sum(x, axis=0), np.sum(a, axis=0))  # int64 or uint64
+    same(xp.prod(x, axis=1), np.prod(a, axis=1))
+    same(xp.max(x), np.max(a))
+    same(xp.cumulative_sum(x, axis=1), np.cumulative_sum(a, axis=1))
+    same(xp.astype(x, xp.float64), a.astype(np.float64))
+    same(xp.astype(x, xp.int8), a.astype(np.int8))
+    same(x + xp.asarray(a.astype(np.uint8)), a + a.astype(np.uint8))  # NumPy's promotion
+
+
 @pytest.mark.parametrize("chunks", CHUNKINGS)
 def test_matmul_keeps_the_dtype_batches_and_wraps_as_numpy(chunks):
     rng = np.random.default_rng(3)
@@ -237,6 +269,8 @@ def test_data_type_functions():
     f = xp.finfo(xp.float32)
     assert isinstance(f.eps, float) and f.eps == float(np.finfo(np.float32).eps)
     assert xp.iinfo(xp.int32).max == 2**31 - 1
+    assert xp.result_type(xp.uint8, xp.int8) == xp.int16
+    assert xp.result_type(xp.uint32, xp.int16) == xp.int64
     with pytest.raises(TypeError):
-        xp.asarray([1, 2], dtype="int16")
+        xp.asarray([1, 2], dtype="float16")
     assert math.isclose(xp.pi, math.pi) and xp.newaxis is None

@@ -198,6 +198,11 @@ fn tensor_bits(t: &HostTensor) -> (DType, Vec<usize>, Vec<u8>) {
         Buffer::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         Buffer::F32(v) => v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect(),
         Buffer::F64(v) => v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect(),
+        Buffer::I8(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Buffer::I16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Buffer::U16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Buffer::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Buffer::U64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
     };
     (t.dtype(), t.shape().to_vec(), bytes)
 }

@@ -17,6 +17,12 @@ pub(crate) fn ctype(d: DType) -> &'static str {
         DType::I64 => "ts_i64",
         DType::F32 => "float",
         DType::F64 => "double",
+        // Not in kernels yet (`codegen::generated`): C's own names.
+        DType::I8 => "signed char",
+        DType::I16 => "short",
+        DType::U16 => "unsigned short",
+        DType::U32 => "unsigned int",
+        DType::U64 => "unsigned long long",
     }
 }
 
@@ -66,6 +72,11 @@ pub(crate) fn scalar_lit(v: Scalar) -> String {
         Scalar::I64(x) => i64_lit(x),
         Scalar::F32(x) => f32_lit(x),
         Scalar::F64(x) => f64_lit(x),
+        Scalar::I8(x) => format!("(({})({x}))", ctype(DType::I8)),
+        Scalar::I16(x) => format!("(({})({x}))", ctype(DType::I16)),
+        Scalar::U16(x) => format!("(({}){x}u)", ctype(DType::U16)),
+        Scalar::U32(x) => format!("{x}u"),
+        Scalar::U64(x) => format!("{x}ULL"),
     }
 }
 
@@ -73,8 +84,11 @@ pub(crate) fn scalar_lit(v: Scalar) -> String {
 pub(crate) fn to_f64(x: &str, from: DType) -> String {
     match from {
         DType::Bool => format!("({x} ? 1.0 : 0.0)"),
-        DType::U8 | DType::I32 | DType::F32 => format!("((double){x})"),
+        DType::U8 | DType::I8 | DType::I16 | DType::U16 | DType::U32 | DType::I32 | DType::F32 => {
+            format!("((double){x})")
+        }
         DType::I64 => format!("ts_i64_to_f64({x})"),
+        DType::U64 => format!("__ull2double_rn({x})"),
         DType::F64 => x.to_string(),
     }
 }
@@ -93,11 +107,12 @@ pub(crate) fn nonzero(x: &str, from: DType) -> String {
 pub(crate) fn from_f64(v: &str, to: DType) -> String {
     match to {
         DType::Bool => format!("({v} != 0.0)"),
-        DType::U8 => format!("((ts_u8)ts_f64_to_i64({v}))"),
-        DType::I32 => format!("((ts_i32)ts_f64_to_i64({v}))"),
         DType::I64 => format!("ts_f64_to_i64({v})"),
         DType::F32 => format!("ts_f64_to_f32({v})"),
         DType::F64 => v.to_string(),
+        // Above i64's range a float becomes a uint64 directly, as on the CPU.
+        DType::U64 => format!("({v} >= 0.0 ? __double2ull_rz({v}) : (ts_u64)ts_f64_to_i64({v}))"),
+        small => format!("(({})ts_f64_to_i64({v}))", ctype(small)),
     }
 }
 
@@ -105,11 +120,10 @@ pub(crate) fn from_f64(v: &str, to: DType) -> String {
 pub(crate) fn from_i64(v: &str, to: DType) -> String {
     match to {
         DType::Bool => format!("({v} != 0)"),
-        DType::U8 => format!("((ts_u8){v})"),
-        DType::I32 => format!("((ts_i32){v})"),
         DType::I64 => v.to_string(),
         DType::F32 => format!("ts_f64_to_f32(ts_i64_to_f64({v}))"),
         DType::F64 => format!("ts_i64_to_f64({v})"),
+        int => format!("(({}){v})", ctype(int)),
     }
 }
 

@@ -97,7 +97,19 @@ macro_rules! dev_buffers {
     };
 }
 
-dev_buffers!(Bool(bool), U8(u8), I32(i32), I64(i64), F32(f32), F64(f64));
+dev_buffers!(
+    Bool(bool),
+    U8(u8),
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+    I8(i8),
+    I16(i16),
+    U16(u16),
+    U32(u32),
+    U64(u64)
+);
 
 impl DevBuf {
     /// `len` elements left unset, for a kernel that writes every one of them: no memset

@@ -347,7 +347,8 @@ impl Gpu {
     /// on the calling thread); the rest run on the CPU.
     pub fn runs(op: &ChunkOp) -> bool {
         match op {
-            ChunkOp::Fused(_) | ChunkOp::Linalg(LinalgOp::MatMul { .. } | LinalgOp::Qr(_)) => true,
+            ChunkOp::Fused(k) => k.instrs.iter().all(|i| crate::codegen::generated(i.dtype)),
+            ChunkOp::Linalg(LinalgOp::MatMul { .. } | LinalgOp::Qr(_)) => true,
             // A join's matching; the steps and sink fused after it take the device's
             // kernels where it has them, else the CPU's.
             ChunkOp::Frame(FrameOp::Pipeline(Pipeline {

@@ -12,6 +12,7 @@
 
 use super::compare::{self, Judge};
 use super::corpus::{self, inputs_for};
+use crate::codegen::cexpr::ctype;
 use crate::codegen::{fault_error, fused_source, CudaKernel, ParamKind, PRELUDE};
 use crate::launch;
 use std::fmt::Write as _;
@@ -84,14 +85,6 @@ fn init_list(b: &Buffer) -> String {
     let items: Vec<String> = match b {
         Buffer::Bool(v) => v.iter().map(|x| x.to_string()).collect(),
         Buffer::U8(v) => v.iter().map(|x| format!("(ts_u8){x}")).collect(),
-        Buffer::I32(v) => v
-            .iter()
-            .map(|x| format!("(ts_i32)0x{:x}u", *x as u32))
-            .collect(),
-        Buffer::I64(v) => v
-            .iter()
-            .map(|x| format!("(ts_i64)0x{:x}ULL", *x as u64))
-            .collect(),
         Buffer::F32(v) => v
             .iter()
             .map(|x| format!("__int_as_float((int)0x{:x}u)", x.to_bits()))
@@ -100,19 +93,16 @@ fn init_list(b: &Buffer) -> String {
             .iter()
             .map(|x| format!("__longlong_as_double((long long)0x{:x}ULL)", x.to_bits()))
             .collect(),
+        // The other integers by their bits, truncated by the cast to their width.
+        ints => {
+            let t = ctype(ints.dtype());
+            (0..ints.len())
+                .filter_map(|i| ints.get(i))
+                .map(|x| format!("({t})0x{:x}ULL", x.as_i64() as u64))
+                .collect()
+        }
     };
     format!("{{ {} }}", items.join(", "))
-}
-
-fn ctype(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "bool",
-        DType::U8 => "ts_u8",
-        DType::I32 => "ts_i32",
-        DType::I64 => "ts_i64",
-        DType::F32 => "float",
-        DType::F64 => "double",
-    }
 }
 
 /// One case: the kernel, its inputs, and the records a reducing kernel writes.
@@ -209,11 +199,10 @@ fn parse(stdout: &str, cases: usize) -> Vec<Output> {
 fn buffer(dtype: DType, bits: &[u64]) -> Buffer {
     match dtype {
         DType::Bool => Buffer::Bool(bits.iter().map(|&b| b != 0).collect()),
-        DType::U8 => Buffer::U8(bits.iter().map(|&b| b as u8).collect()),
-        DType::I32 => Buffer::I32(bits.iter().map(|&b| b as u32 as i32).collect()),
-        DType::I64 => Buffer::I64(bits.iter().map(|&b| b as i64).collect()),
         DType::F32 => Buffer::F32(bits.iter().map(|&b| f32::from_bits(b as u32)).collect()),
         DType::F64 => Buffer::F64(bits.iter().map(|&b| f64::from_bits(b)).collect()),
+        // Integers: the low bits, as `as` truncates.
+        ints => Buffer::U64(bits.to_vec()).cast(ints),
     }
 }
 

@@ -1,6 +1,5 @@
 //! CPU implementations of [`ArrayOp`]: scans, sorts, gathers, membership and distinct values.
 
-use super::elementwise::cast;
 use super::{learn, nearest};
 use crate::array::{ArrayOp, ScanOp};
 use crate::{with_buffer, Buffer, ChunkData, DType, Element, HostTensor, KernelError};
@@ -58,33 +57,31 @@ fn without_axis(shape: &[usize], axis: usize) -> Vec<usize> {
     s
 }
 
-/// `x` converted to `dtype` (a copy).
-pub(super) fn converted(x: &HostTensor, dtype: DType) -> Buffer {
-    let mut out = Buffer::with_capacity(dtype, x.len());
-    cast(x.data(), x.len(), &mut out);
-    out
-}
-
 /// The arithmetic a scan accumulates with.
 trait Accumulate: Element {
     fn combine(op: ScanOp, a: Self, b: Self) -> Self;
     fn identity(op: ScanOp) -> Self;
 }
 
-impl Accumulate for i64 {
-    fn combine(op: ScanOp, a: i64, b: i64) -> i64 {
-        match op {
-            ScanOp::Sum => a.wrapping_add(b),
-            ScanOp::Prod => a.wrapping_mul(b),
+macro_rules! int_accumulate {
+    ($($t:ty),*) => {$(
+        impl Accumulate for $t {
+            fn combine(op: ScanOp, a: $t, b: $t) -> $t {
+                match op {
+                    ScanOp::Sum => a.wrapping_add(b),
+                    ScanOp::Prod => a.wrapping_mul(b),
+                }
+            }
+            fn identity(op: ScanOp) -> $t {
+                match op {
+                    ScanOp::Sum => 0,
+                    ScanOp::Prod => 1,
+                }
+            }
         }
-    }
-    fn identity(op: ScanOp) -> i64 {
-        match op {
-            ScanOp::Sum => 0,
-            ScanOp::Prod => 1,
-        }
-    }
+    )*};
 }
+int_accumulate!(i64, u64);
 
 macro_rules! float_accumulate {
     ($($t:ty),*) => {$(
@@ -106,11 +103,12 @@ macro_rules! float_accumulate {
 }
 float_accumulate!(f32, f64);
 
-/// Runs `f` on the accumulation buffer's typed vector (int64, float32 or float64).
+/// Runs `f` on the accumulation buffer's typed vector (int64, uint64, float32 or float64).
 macro_rules! with_accumulator {
     ($buf:expr, $v:ident => $body:expr) => {
         match $buf {
             Buffer::I64($v) => $body,
+            Buffer::U64($v) => $body,
             Buffer::F32($v) => $body,
             Buffer::F64($v) => $body,
             other => {
@@ -175,7 +173,7 @@ fn scan(op: ScanOp, axis: usize, inputs: &[Arc<ChunkData>]) -> Result<HostTensor
     let x = tensor(inputs, 0)?;
     let carry = inputs.get(1).map(|_| tensor(inputs, 1)).transpose()?;
     let shape = lanes(x.shape(), axis)?;
-    let mut acc = converted(x, op.result_dtype(x.dtype()));
+    let mut acc = x.data().cast(op.result_dtype(x.dtype()));
     with_accumulator!(&mut acc, v => {
         let c = carry_of(carry, shape.0 * shape.2)?;
         scan_lanes(op, v, c, shape, true);
@@ -193,7 +191,7 @@ fn scan_carry(
         _ => (Some(tensor(inputs, 0)?), tensor(inputs, 1)?),
     };
     let shape = lanes(x.shape(), axis)?;
-    let mut acc = converted(x, op.result_dtype(x.dtype()));
+    let mut acc = x.data().cast(op.result_dtype(x.dtype()));
     let totals = with_accumulator!(&mut acc, v => {
         let c = carry_of(carry, shape.0 * shape.2)?;
         Element::into_buffer(scan_lanes(op, v, c, shape, false))
@@ -276,7 +274,7 @@ fn take(
 
 fn isin(x: &HostTensor, test: &HostTensor, invert: bool) -> Result<HostTensor, KernelError> {
     let dtype = DType::promote(x.dtype(), test.dtype());
-    let (xs, ts) = (converted(x, dtype), converted(test, dtype));
+    let (xs, ts) = (x.data().cast(dtype), test.data().cast(dtype));
     let hits: Vec<bool> = with_buffer!(&xs, v => {
         let mut set: Vec<_> = Element::slice(&ts)
             .unwrap_or_default()

@@ -29,6 +29,34 @@ fn set<T: Copy + Default>(out: &mut Vec<T>, it: impl ExactSizeIterator<Item = T>
     }
 }
 
+/// True for the integer dtypes whose loops run out of line (int8, int16, uint16, uint32,
+/// uint64): each entry point below sends them to one `#[inline(never)]` copy, compiled
+/// once, so that the fused evaluator's AVX2 / AVX-512 entry points (which inline
+/// everything here) hold loops for the six most used dtypes only — the inlined code, and
+/// so the build, would otherwise grow with the square of the dtype count (casts).
+#[inline(always)]
+fn out_of_line(b: &Buffer) -> bool {
+    matches!(
+        b,
+        Buffer::I8(_) | Buffer::I16(_) | Buffer::U16(_) | Buffer::U32(_) | Buffer::U64(_)
+    )
+}
+
+/// [`with_buffer!`] over the six inlined dtypes; `$other` for the out-of-line ones.
+macro_rules! with_inlined {
+    ($buf:expr, $v:ident => $body:expr, $other:expr) => {
+        match $buf {
+            Buffer::Bool($v) => $body,
+            Buffer::U8($v) => $body,
+            Buffer::I32($v) => $body,
+            Buffer::I64($v) => $body,
+            Buffer::F32($v) => $body,
+            Buffer::F64($v) => $body,
+            _ => $other,
+        }
+    };
+}
+
 /// Wrapping integer and IEEE float arithmetic.
 pub(crate) trait Arith: Element {
     fn add(a: Self, b: Self) -> Self;
@@ -49,30 +77,20 @@ macro_rules! int_arith {
         }
     )*};
 }
-int_arith!(i32, i64);
+int_arith!(i8, i16, i32, i64);
 
-impl Arith for u8 {
-    #[inline(always)]
-    fn add(a: Self, b: Self) -> Self {
-        a.wrapping_add(b)
-    }
-    #[inline(always)]
-    fn sub(a: Self, b: Self) -> Self {
-        a.wrapping_sub(b)
-    }
-    #[inline(always)]
-    fn mul(a: Self, b: Self) -> Self {
-        a.wrapping_mul(b)
-    }
-    #[inline(always)]
-    fn neg(a: Self) -> Self {
-        a.wrapping_neg()
-    }
-    #[inline(always)]
-    fn abs(a: Self) -> Self {
-        a
-    }
+macro_rules! uint_arith {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            #[inline(always)] fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+            #[inline(always)] fn sub(a: Self, b: Self) -> Self { a.wrapping_sub(b) }
+            #[inline(always)] fn mul(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
+            #[inline(always)] fn neg(a: Self) -> Self { a.wrapping_neg() }
+            #[inline(always)] fn abs(a: Self) -> Self { a }
+        }
+    )*};
 }
+uint_arith!(u8, u16, u32, u64);
 
 macro_rules! float_arith {
     ($($t:ty),*) => {$(
@@ -122,6 +140,14 @@ pub(crate) fn convert<T: Element, U: Element>(t: T) -> U {
 /// `out = x.astype(out's dtype)` for the first `len` values.
 #[inline(always)]
 pub(crate) fn cast(x: &Buffer, len: usize, out: &mut Buffer) {
+    with_inlined!(x, xs => {
+        let xs = &xs[..len];
+        with_inlined!(out, o => set(o, xs.iter().map(|&v| convert(v))), cast_out_of_line(x, len, out))
+    }, cast_out_of_line(x, len, out))
+}
+
+#[inline(never)]
+fn cast_out_of_line(x: &Buffer, len: usize, out: &mut Buffer) {
     with_buffer!(x, xs => {
         let xs = &xs[..len];
         with_buffer!(out, o => set(o, xs.iter().map(|&v| convert(v))))
@@ -225,12 +251,30 @@ pub(crate) fn unary(
         (Buffer::I64(x), Buffer::I64(o)) => int_unary(op, &x[..len], o)?,
         (Buffer::I32(x), Buffer::I32(o)) => int_unary(op, &x[..len], o)?,
         (Buffer::U8(x), Buffer::U8(o)) => int_unary(op, &x[..len], o)?,
+        (x, o) if out_of_line(x) => unary_out_of_line(op, x, len, o)?,
         (Buffer::Bool(x), Buffer::Bool(o)) if matches!(op, UnaryOp::Not | UnaryOp::BitNot) => {
             set(o, x[..len].iter().map(|v| !v))
         }
         (x, _) => return Err(unsupported(op.name(), x.dtype())),
     }
     Ok(())
+}
+
+#[inline(never)]
+fn unary_out_of_line(
+    op: UnaryOp,
+    x: &Buffer,
+    len: usize,
+    out: &mut Buffer,
+) -> Result<(), KernelError> {
+    match (x, out) {
+        (Buffer::I8(x), Buffer::I8(o)) => int_unary(op, &x[..len], o),
+        (Buffer::I16(x), Buffer::I16(o)) => int_unary(op, &x[..len], o),
+        (Buffer::U16(x), Buffer::U16(o)) => int_unary(op, &x[..len], o),
+        (Buffer::U32(x), Buffer::U32(o)) => int_unary(op, &x[..len], o),
+        (Buffer::U64(x), Buffer::U64(o)) => int_unary(op, &x[..len], o),
+        (x, _) => Err(unsupported(op.name(), x.dtype())),
+    }
 }
 
 #[inline(always)]
@@ -259,14 +303,14 @@ macro_rules! int_pow {
         impl IntPow for $t {
             #[inline(always)]
             fn pow(a: Self, b: Self) -> Option<Self> {
-                let e = i64::try_from(b).ok()?;
-                let e = u32::try_from(e.min(i64::from(u32::MAX))).ok()?;
+                let e = i128::from(b);
+                let e = u32::try_from(e.min(i128::from(u32::MAX))).ok()?;
                 Some(a.wrapping_pow(e))
             }
         }
     )*};
 }
-int_pow!(u8, i32, i64);
+int_pow!(u8, u16, u32, u64, i8, i16, i32, i64);
 
 #[inline(always)]
 fn arith<T: Arith>(op: BinaryOp, a: &[T], b: &[T], out: &mut Vec<T>) -> Result<(), KernelError> {
@@ -282,44 +326,51 @@ fn arith<T: Arith>(op: BinaryOp, a: &[T], b: &[T], out: &mut Vec<T>) -> Result<(
 }
 
 /// NumPy's integer `floor_divide`, `remainder` and `fmod` (by zero: 0; `MIN // -1` wraps),
-/// and its shifts, in `i64` (exact for every integer dtype once truncated back to it).
-#[inline(always)]
-fn int_op(op: BinaryOp, a: i64, b: i64, bits: i64) -> i64 {
-    match op {
-        _ if b == 0
-            && matches!(
-                op,
-                BinaryOp::FloorDiv | BinaryOp::Remainder | BinaryOp::Fmod
-            ) =>
-        {
-            0
-        }
-        BinaryOp::FloorDiv => {
-            let q = a.wrapping_div(b);
-            if a.wrapping_rem(b) != 0 && ((a < 0) != (b < 0)) {
-                q - 1
-            } else {
-                q
+/// and its shifts, in a type that holds every value of the operands' dtype (`i64`, or
+/// `i128` for `uint64`): exact once truncated back to the dtype.
+macro_rules! int_op {
+    ($name:ident, $w:ty) => {
+        #[inline(always)]
+        fn $name(op: BinaryOp, a: $w, b: $w, bits: $w) -> $w {
+            match op {
+                _ if b == 0
+                    && matches!(
+                        op,
+                        BinaryOp::FloorDiv | BinaryOp::Remainder | BinaryOp::Fmod
+                    ) =>
+                {
+                    0
+                }
+                BinaryOp::FloorDiv => {
+                    let q = a.wrapping_div(b);
+                    if a.wrapping_rem(b) != 0 && ((a < 0) != (b < 0)) {
+                        q - 1
+                    } else {
+                        q
+                    }
+                }
+                BinaryOp::Remainder => {
+                    let r = a.wrapping_rem(b);
+                    if r != 0 && ((r < 0) != (b < 0)) {
+                        r + b
+                    } else {
+                        r
+                    }
+                }
+                BinaryOp::Fmod => a.wrapping_rem(b),
+                BinaryOp::BitAnd => a & b,
+                BinaryOp::BitOr => a | b,
+                BinaryOp::BitXor => a ^ b,
+                BinaryOp::Shl if (0..bits).contains(&b) => a << b,
+                BinaryOp::Shr if (0..bits).contains(&b) => a >> b,
+                BinaryOp::Shr if a < 0 => -1,
+                _ => 0,
             }
         }
-        BinaryOp::Remainder => {
-            let r = a.wrapping_rem(b);
-            if r != 0 && ((r < 0) != (b < 0)) {
-                r + b
-            } else {
-                r
-            }
-        }
-        BinaryOp::Fmod => a.wrapping_rem(b),
-        BinaryOp::BitAnd => a & b,
-        BinaryOp::BitOr => a | b,
-        BinaryOp::BitXor => a ^ b,
-        BinaryOp::Shl if (0..bits).contains(&b) => a << b,
-        BinaryOp::Shr if (0..bits).contains(&b) => a >> b,
-        BinaryOp::Shr if a < 0 => -1,
-        _ => 0,
-    }
+    };
 }
+int_op!(int_op, i64);
+int_op!(wide_int_op, i128);
 
 #[inline(always)]
 fn int_binary<T: IntPow>(
@@ -339,9 +390,17 @@ fn int_binary<T: IntPow>(
         | BinaryOp::Shl
         | BinaryOp::Shr => {
             let bits = 8 * T::DTYPE.size_bytes() as i64;
-            zip(a, b, out, |x, y| {
-                T::from_i64(int_op(op, x.to_i64(), y.to_i64(), bits))
-            });
+            if T::DTYPE == DType::U64 {
+                // Truncating the i128 result keeps the low 64 bits, as `as u64` would.
+                let wide = |v: T| i128::from(v.to_i64() as u64);
+                zip(a, b, out, |x, y| {
+                    T::from_i64(wide_int_op(op, wide(x), wide(y), i128::from(bits)) as i64)
+                });
+            } else {
+                zip(a, b, out, |x, y| {
+                    T::from_i64(int_op(op, x.to_i64(), y.to_i64(), bits))
+                });
+            }
             return Ok(());
         }
         _ => return arith(op, a, b, out),
@@ -426,6 +485,9 @@ pub(crate) fn binary(
     len: usize,
     out: &mut Buffer,
 ) -> Result<(), KernelError> {
+    if out_of_line(a) {
+        return binary_out_of_line(op, a, b, len, out);
+    }
     if op.is_comparison() {
         let Buffer::Bool(o) = out else {
             return Err(KernelError::BadInput(format!("{} returns bool", op.name())));
@@ -461,6 +523,31 @@ pub(crate) fn binary(
     }
 }
 
+#[inline(never)]
+fn binary_out_of_line(
+    op: BinaryOp,
+    a: &Buffer,
+    b: &Buffer,
+    len: usize,
+    out: &mut Buffer,
+) -> Result<(), KernelError> {
+    macro_rules! each {
+        ($($v:ident),*) => {
+            match (a, b, out) {
+                $((Buffer::$v(a), Buffer::$v(b), Buffer::Bool(o)) if op.is_comparison() => {
+                    compare(op, &a[..len], &b[..len], o);
+                    Ok(())
+                })*
+                $((Buffer::$v(a), Buffer::$v(b), Buffer::$v(o)) if !op.is_comparison() => {
+                    int_binary(op, &a[..len], &b[..len], o)
+                })*
+                (a, b, _) => Err(mismatch(op, a, b)),
+            }
+        };
+    }
+    each!(I8, I16, U16, U32, U64)
+}
+
 fn mismatch(op: BinaryOp, a: &Buffer, b: &Buffer) -> KernelError {
     KernelError::BadInput(format!(
         "{} got operands of {} and {}",
@@ -468,6 +555,21 @@ fn mismatch(op: BinaryOp, a: &Buffer, b: &Buffer) -> KernelError {
         a.dtype(),
         b.dtype()
     ))
+}
+
+/// `out = c ? a : b` for `c`'s length, where `a`, `b` and `out` are of one of the dtypes
+/// listed.
+macro_rules! pick {
+    ($c:expr, $a:expr, $b:expr, $out:expr, $($v:ident),*) => {
+        match ($a, $b, $out) {
+            $((Buffer::$v(a), Buffer::$v(b), Buffer::$v(o)) => {
+                let len = $c.len();
+                set(o, $c.iter().zip(&a[..len]).zip(&b[..len]).map(|((&c, &x), &y)| if c { x } else { y }));
+                Ok(())
+            })*
+            (a, _, _) => Err(unsupported("where (mixed operands)", a.dtype())),
+        }
+    };
 }
 
 /// `out = cond ? a : b` for the first `len` values.
@@ -483,18 +585,20 @@ pub(crate) fn select(
         return Err(unsupported("where (condition)", cond.dtype()));
     };
     let c = &c[..len];
-    macro_rules! pick {
-        ($($v:ident),*) => {
-            match (a, b, out) {
-                $((Buffer::$v(a), Buffer::$v(b), Buffer::$v(o)) => {
-                    set(o, c.iter().zip(&a[..len]).zip(&b[..len]).map(|((&c, &x), &y)| if c { x } else { y }));
-                    Ok(())
-                })*
-                (a, _, _) => Err(unsupported("where (mixed operands)", a.dtype())),
-            }
-        };
+    if out_of_line(a) {
+        return select_out_of_line(c, a, b, out);
     }
-    pick!(Bool, U8, I32, I64, F32, F64)
+    pick!(c, a, b, out, Bool, U8, I32, I64, F32, F64)
+}
+
+#[inline(never)]
+fn select_out_of_line(
+    c: &[bool],
+    a: &Buffer,
+    b: &Buffer,
+    out: &mut Buffer,
+) -> Result<(), KernelError> {
+    pick!(c, a, b, out, I8, I16, U16, U32, U64)
 }
 
 #[inline(always)]
@@ -568,6 +672,13 @@ fn reduce_runs_typed<T: Element>(
         (ReduceOp::Prod, Buffer::I64(o)) if !T::DTYPE.is_float() => {
             fold_runs(x, k, o, 1i64, |a, v| a.wrapping_mul(v.to_i64()))
         }
+        // Unsigned sums and products (in uint64): the same bits as the int64 ones.
+        (ReduceOp::Sum, Buffer::U64(o)) if T::DTYPE.is_unsigned() => {
+            fold_runs(x, k, o, 0u64, |a, v| a.wrapping_add(v.to_i64() as u64))
+        }
+        (ReduceOp::Prod, Buffer::U64(o)) if T::DTYPE.is_unsigned() => {
+            fold_runs(x, k, o, 1u64, |a, v| a.wrapping_mul(v.to_i64() as u64))
+        }
         (ReduceOp::Sum, Buffer::F64(o)) => fold_runs(x, k, o, 0.0, |a, v| a + v.to_f64()),
         (ReduceOp::Prod, Buffer::F64(o)) => fold_runs(x, k, o, 1.0, |a, v| a * v.to_f64()),
         (ReduceOp::Sum, Buffer::F32(o)) => fold_runs(x, k, o, 0.0f32, |a, v| a + v.to_f64() as f32),
@@ -589,6 +700,21 @@ fn reduce_runs_typed<T: Element>(
 /// Reduces each run of `k` consecutive values among the first `len * k` of `x` into `out`.
 #[inline(always)]
 pub(crate) fn reduce_runs(
+    op: ReduceOp,
+    x: &Buffer,
+    k: usize,
+    len: usize,
+    out: &mut Buffer,
+) -> Result<(), KernelError> {
+    with_inlined!(
+        x,
+        xs => reduce_runs_typed(op, &xs[..len * k], k, out),
+        reduce_runs_out_of_line(op, x, k, len, out)
+    )
+}
+
+#[inline(never)]
+fn reduce_runs_out_of_line(
     op: ReduceOp,
     x: &Buffer,
     k: usize,

@@ -2,7 +2,7 @@
 
 mod array;
 mod combine;
-mod elementwise;
+pub(crate) mod elementwise;
 mod fused;
 mod learn;
 mod libm;

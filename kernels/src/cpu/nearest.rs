@@ -9,7 +9,6 @@
 //! depend on where a row falls in its chunk or block: the neighbours and their distances
 //! are the same under any chunking, and free of the product's cancellation.
 
-use super::array::converted;
 use super::vmath::{level, Level};
 use crate::{Buffer, ChunkData, DType, HostTensor, KernelError};
 use faer::linalg::matmul::matmul;
@@ -46,7 +45,7 @@ pub(super) fn matrix(t: &HostTensor, what: &str) -> Result<(usize, usize), Kerne
 pub(super) fn values(t: &HostTensor) -> Result<Cow<'_, [f64]>, KernelError> {
     match t.as_slice::<f64>() {
         Some(v) => Ok(Cow::Borrowed(v)),
-        None => match converted(t, DType::F64) {
+        None => match t.data().cast(DType::F64) {
             Buffer::F64(v) => Ok(Cow::Owned(v)),
             other => Err(KernelError::BadInput(format!(
                 "{} values read as float64 gave {}",

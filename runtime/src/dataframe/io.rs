@@ -5,10 +5,7 @@ use super::node::{CsvFile, CsvSource, FrameKind, FrameNode, ParquetSource};
 use super::DataFrame;
 use crate::error::{Error, Result};
 use crate::session::Session;
-use arrow::array::{
-    ArrayRef, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch,
-    UInt8Array,
-};
+use arrow::array::RecordBatch;
 use arrow::datatypes::{Field, Schema};
 use std::path::Path;
 use std::sync::Arc;
@@ -17,7 +14,7 @@ use tessera_kernels::frame::expr::Expr;
 use tessera_kernels::frame::ops::FileFormat;
 use tessera_kernels::frame::parquet::inspect;
 use tessera_kernels::frame::FrameError;
-use tessera_kernels::{Buffer, HostTensor};
+use tessera_kernels::HostTensor;
 
 /// Options of [`read_csv_with`] beyond the parser's.
 #[derive(Clone, Debug, Default)]
@@ -245,7 +242,7 @@ pub fn from_columns(columns: Vec<(&str, HostTensor)>, rows_per_chunk: Option<usi
                     t.shape()
                 )));
             }
-            let array = tensor_array(t);
+            let array = t.data().to_arrow();
             fields.push(Field::new(*name, array.data_type().clone(), false));
             arrays.push(array);
         }
@@ -255,18 +252,6 @@ pub fn from_columns(columns: Vec<(&str, HostTensor)>, rows_per_chunk: Option<usi
     match built {
         Ok(batch) => from_arrow(batch, rows_per_chunk),
         Err(e) => DataFrame::failed(e),
-    }
-}
-
-/// A tensor's values as an Arrow array of the matching type.
-fn tensor_array(t: &HostTensor) -> ArrayRef {
-    match t.data() {
-        Buffer::F64(v) => Arc::new(Float64Array::from(v.to_vec())),
-        Buffer::F32(v) => Arc::new(Float32Array::from(v.to_vec())),
-        Buffer::I64(v) => Arc::new(Int64Array::from(v.to_vec())),
-        Buffer::I32(v) => Arc::new(Int32Array::from(v.to_vec())),
-        Buffer::U8(v) => Arc::new(UInt8Array::from(v.to_vec())),
-        Buffer::Bool(v) => Arc::new(BooleanArray::from(v.to_vec())),
     }
 }
 

@@ -140,6 +140,7 @@ pub fn values(dtype: DType, n: usize, slot: usize) -> tessera_kernels::tensor::B
         DType::I64 => Buffer::I64(ints),
         DType::F32 => Buffer::F32(f64s.iter().map(|&v| v as f32).collect()),
         DType::F64 => Buffer::F64(f64s),
+        other => Buffer::I64(ints).cast(other),
     }
 }
 
