@@ -256,8 +256,8 @@ fn uint8_and_bool_reductions() {
     let x = Arr::new(&[6, 10], u.iter().map(|&v| f64::from(v)).collect());
     let tu = tensor::from_slice(&u, &[6, 10]);
     let chunkings = [vec![6, 10], vec![4, 3]];
-    // Sums of uint8 accumulate in a wide integer: no wrap-around.
-    check_op(&s, &x, &tu, ReduceOp::Sum, DType::I64, sum, 0.0, &chunkings);
+    // Sums of uint8 accumulate in uint64 (NumPy's and the array API's): no wrap-around.
+    check_op(&s, &x, &tu, ReduceOp::Sum, DType::U64, sum, 0.0, &chunkings);
     check_op(&s, &x, &tu, ReduceOp::Min, DType::U8, min, 0.0, &chunkings);
     check_op(&s, &x, &tu, ReduceOp::Max, DType::U8, max, 0.0, &chunkings);
     check_op(
@@ -286,7 +286,7 @@ fn uint8_and_bool_reductions() {
             &s,
             &tensor::from_vec(vec![200u8, 100, 255], &[3]).sum()
         )),
-        Scalar::I64(555)
+        Scalar::U64(555)
     );
 
     let b: Vec<bool> = (0..60u32).map(|i| (i * 7) % 5 < 2).collect();
