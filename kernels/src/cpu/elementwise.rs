@@ -66,31 +66,20 @@ pub(crate) trait Arith: Element {
     fn abs(a: Self) -> Self;
 }
 
+/// Wrapping arithmetic of integer types; `$abs` is the absolute value of `a`.
 macro_rules! int_arith {
-    ($($t:ty),*) => {$(
+    ($abs:expr; $($t:ty),*) => {$(
         impl Arith for $t {
             #[inline(always)] fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
             #[inline(always)] fn sub(a: Self, b: Self) -> Self { a.wrapping_sub(b) }
             #[inline(always)] fn mul(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
             #[inline(always)] fn neg(a: Self) -> Self { a.wrapping_neg() }
-            #[inline(always)] fn abs(a: Self) -> Self { a.wrapping_abs() }
+            #[inline(always)] fn abs(a: Self) -> Self { $abs(a) }
         }
     )*};
 }
-int_arith!(i8, i16, i32, i64);
-
-macro_rules! uint_arith {
-    ($($t:ty),*) => {$(
-        impl Arith for $t {
-            #[inline(always)] fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
-            #[inline(always)] fn sub(a: Self, b: Self) -> Self { a.wrapping_sub(b) }
-            #[inline(always)] fn mul(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
-            #[inline(always)] fn neg(a: Self) -> Self { a.wrapping_neg() }
-            #[inline(always)] fn abs(a: Self) -> Self { a }
-        }
-    )*};
-}
-uint_arith!(u8, u16, u32, u64);
+int_arith!(|a: Self| a.wrapping_abs(); i8, i16, i32, i64);
+int_arith!(|a: Self| a; u8, u16, u32, u64);
 
 macro_rules! float_arith {
     ($($t:ty),*) => {$(
