@@ -234,16 +234,17 @@ impl ChunkPages {
                 statistics: None,
             }),
             Kind::DataV2(v2) => {
-                let levels =
-                    count(v2.def_levels_length)? as usize + count(v2.rep_levels_length)? as usize;
+                let (def_levels, rep_levels) =
+                    (count(v2.def_levels_length)?, count(v2.rep_levels_length)?);
+                let levels = def_levels as usize + rep_levels as usize;
                 Ok(Page::DataPageV2 {
                     buf: self.decompress(stored, levels, size, v2.is_compressed)?,
                     num_values: count(v2.num_values)?,
                     encoding: encoding_of(v2.encoding)?,
                     num_nulls: count(v2.num_nulls)?,
                     num_rows: count(v2.num_rows)?,
-                    def_levels_byte_len: count(v2.def_levels_length)?,
-                    rep_levels_byte_len: count(v2.rep_levels_length)?,
+                    def_levels_byte_len: def_levels,
+                    rep_levels_byte_len: rep_levels,
                     // The levels are never compressed and the values are now not.
                     is_compressed: false,
                     statistics: None,
@@ -764,10 +765,14 @@ mod tests {
         RecordBatch::try_new(schema, columns).unwrap()
     }
 
+    /// A file in the temporary directory, named for this process (each test removes its own).
     fn path(name: &str) -> String {
-        let dir = std::env::temp_dir().join(format!("tessera-pq-pages-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir.join(name).to_str().unwrap().to_string()
+        let file = format!("tessera-pq-pages-{}-{name}", std::process::id());
+        std::env::temp_dir()
+            .join(file)
+            .to_str()
+            .unwrap()
+            .to_string()
     }
 
     /// `batch` written to `path` in row groups of 700 rows and pages of at most 100 rows.
