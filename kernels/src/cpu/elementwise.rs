@@ -530,6 +530,9 @@ fn binary_out_of_line(
                 $((Buffer::$v(a), Buffer::$v(b), Buffer::$v(o)) if !op.is_comparison() => {
                     int_binary(op, &a[..len], &b[..len], o)
                 })*
+                (_, _, o) if op.is_comparison() && o.dtype() != DType::Bool => {
+                    Err(KernelError::BadInput(format!("{} returns bool", op.name())))
+                }
                 (a, b, _) => Err(mismatch(op, a, b)),
             }
         };
