@@ -29,7 +29,8 @@
 
 use crate::error::WireError;
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, GenericByteViewArray, PrimitiveArray, RecordBatch,
+    Array, ArrayRef, AsArray, BooleanArray, FixedSizeListArray, GenericByteViewArray,
+    PrimitiveArray, RecordBatch,
 };
 use arrow::datatypes::{ArrowPrimitiveType, ByteViewType, DataType, Field, Schema, SchemaRef};
 use arrow::ipc::writer::IpcWriteOptions;
@@ -44,7 +45,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use tessera_kernels::expr::ReduceOp;
 use tessera_kernels::frame::join::HashedSide;
-use tessera_kernels::{Buffer, ChunkData, DType, HostTensor, Partial};
+use tessera_kernels::{Buffer, ChunkData, Complex, DType, HostTensor, Partial};
 use tessera_proto::{decode_payload, encode_payload};
 
 /// The version of the section layout above; a header of another version is refused.
@@ -503,6 +504,8 @@ fn section_tensor(meta: TensorMeta, section: Section) -> Result<HostTensor, Wire
         DType::U16 => Buffer::U16(primitive_values::<arrow::datatypes::UInt16Type>(columns)?),
         DType::U32 => Buffer::U32(primitive_values::<arrow::datatypes::UInt32Type>(columns)?),
         DType::U64 => Buffer::U64(primitive_values::<arrow::datatypes::UInt64Type>(columns)?),
+        DType::C64 => Buffer::C64(complex_values::<arrow::datatypes::Float32Type>(columns)?),
+        DType::C128 => Buffer::C128(complex_values::<arrow::datatypes::Float64Type>(columns)?),
     };
     let shape = meta
         .shape
@@ -536,6 +539,35 @@ fn primitive_values<'a, T: ArrowPrimitiveType>(
             .downcast_ref::<PrimitiveArray<T>>()
             .ok_or_else(|| WireError::Malformed("tensor column of the wrong type".into()))?;
         out.extend_from_slice(array.values());
+    }
+    Ok(out)
+}
+
+/// [`primitive_values`] of complex values, each a two-element list of its parts.
+fn complex_values<'a, T: ArrowPrimitiveType>(
+    columns: impl Iterator<Item = &'a dyn Array>,
+) -> Result<Vec<Complex<T::Native>>, WireError> {
+    let columns: Vec<&dyn Array> = columns.collect();
+    let mut out = Vec::with_capacity(columns.iter().map(|c| c.len()).sum());
+    for column in columns {
+        no_nulls(column)?;
+        let wrong = || WireError::Malformed("tensor column of the wrong type".into());
+        let list = column
+            .as_any()
+            .downcast_ref::<FixedSizeListArray>()
+            .filter(|l| l.value_length() == 2)
+            .ok_or_else(wrong)?;
+        let parts = list.values();
+        let parts = parts
+            .as_any()
+            .downcast_ref::<PrimitiveArray<T>>()
+            .ok_or_else(wrong)?;
+        let start = list.offset() * 2;
+        let values = parts
+            .values()
+            .get(start..start + 2 * list.len())
+            .ok_or_else(wrong)?;
+        out.extend(values.chunks_exact(2).map(|p| Complex::new(p[0], p[1])));
     }
     Ok(out)
 }

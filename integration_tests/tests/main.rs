@@ -3,6 +3,7 @@
 //! chunkings, or against the sequential reference executor.
 
 mod common;
+mod complex_dtypes;
 
 mod array_ops;
 mod budgets;

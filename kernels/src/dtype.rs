@@ -1,5 +1,6 @@
 //! Element types and scalar values, with NumPy's promotion rules.
 
+use crate::complex::{C128, C64};
 use crate::tensor::Element;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -29,6 +30,10 @@ pub enum DType {
     U32,
     /// `u64`
     U64,
+    /// `complex64`: two `f32`s
+    C64,
+    /// `complex128`: two `f64`s
+    C128,
 }
 
 impl DType {
@@ -38,7 +43,8 @@ impl DType {
             DType::Bool | DType::U8 | DType::I8 => 1,
             DType::I16 | DType::U16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 | DType::F64 => 8,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
@@ -56,11 +62,13 @@ impl DType {
             DType::U16 => "uint16",
             DType::U32 => "uint32",
             DType::U64 => "uint64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
 
-    /// Every dtype, in the order NumPy lists them (bool, signed, unsigned, floats).
-    pub const ALL: [DType; 11] = [
+    /// Every dtype, in the order NumPy lists them (bool, signed, unsigned, floats, complex).
+    pub const ALL: [DType; 13] = [
         DType::Bool,
         DType::I8,
         DType::I16,
@@ -72,12 +80,16 @@ impl DType {
         DType::U64,
         DType::F32,
         DType::F64,
+        DType::C64,
+        DType::C128,
     ];
 
-    /// The Arrow type of the same values.
+    /// The Arrow type of the same values (Arrow has no complex type: a complex value is a
+    /// fixed-size list of its two parts).
     pub fn arrow_type(self) -> arrow::datatypes::DataType {
         use arrow::datatypes::DataType as A;
         match self {
+            DType::C64 | DType::C128 => A::new_fixed_size_list(self.real().arrow_type(), 2, false),
             DType::Bool => A::Boolean,
             DType::U8 => A::UInt8,
             DType::I32 => A::Int32,
@@ -100,6 +112,34 @@ impl DType {
     /// True for `f32` and `f64`.
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
+    }
+
+    /// True for `complex64` and `complex128`.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// True for the real and complex floating-point types (the array API's "floating-point").
+    pub fn is_inexact(self) -> bool {
+        self.is_float() || self.is_complex()
+    }
+
+    /// The type of a complex type's parts (`complex64` → `float32`); any other type itself.
+    pub fn real(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            d => d,
+        }
+    }
+
+    /// The complex type whose parts are this float type (`float32` → `complex64`; any
+    /// other non-complex type → `complex128`).
+    pub fn complex(self) -> DType {
+        match self {
+            DType::F32 | DType::C64 => DType::C64,
+            _ => DType::C128,
+        }
     }
 
     /// True for the integer types (not `bool`).
@@ -138,6 +178,10 @@ impl DType {
         match (a, b) {
             (x, y) if x == y => x,
             (Bool, y) | (y, Bool) => y,
+            (x, y) if x.is_complex() || y.is_complex() => {
+                // The complex type whose parts hold both: the promotion of the parts.
+                DType::promote(x.real(), y.real()).complex()
+            }
             (F64, _) | (_, F64) => F64,
             (F32, i) | (i, F32) => {
                 if bytes(i) <= 2 {
@@ -164,10 +208,11 @@ impl DType {
         }
     }
 
-    /// The type floating-point functions (`sqrt`, `exp`, true division…) return for this input.
+    /// The type floating-point functions (`sqrt`, `exp`, true division…) return for this
+    /// input: complex types and `float32` keep theirs, any other is `float64`.
     pub fn float_result(self) -> DType {
         match self {
-            DType::F32 => DType::F32,
+            DType::F32 | DType::C64 | DType::C128 => self,
             _ => DType::F64,
         }
     }
@@ -204,6 +249,10 @@ pub enum Scalar {
     U32(u32),
     /// A 64-bit unsigned integer.
     U64(u64),
+    /// A complex number of two 32-bit floats.
+    C64(C64),
+    /// A complex number of two 64-bit floats.
+    C128(C128),
 }
 
 /// Runs `$body` with `$v` bound to the value inside a [`Scalar`].
@@ -221,6 +270,8 @@ macro_rules! with_scalar {
             Scalar::U16($v) => $body,
             Scalar::U32($v) => $body,
             Scalar::U64($v) => $body,
+            Scalar::C64($v) => $body,
+            Scalar::C128($v) => $body,
         }
     };
 }
@@ -231,7 +282,7 @@ impl Scalar {
         with_scalar!(self, v => dtype_of(v))
     }
 
-    /// The value as `f64` (`true` is 1).
+    /// The value as `f64` (`true` is 1; a complex value's real part).
     pub fn as_f64(self) -> f64 {
         with_scalar!(self, v => v.to_f64())
     }
@@ -260,6 +311,8 @@ impl Scalar {
             DType::U16 => to::<u16>(self),
             DType::U32 => to::<u32>(self),
             DType::U64 => to::<u64>(self),
+            DType::C64 => to::<C64>(self),
+            DType::C128 => to::<C128>(self),
         }
     }
 }
@@ -285,7 +338,7 @@ macro_rules! scalar_from {
 }
 scalar_from!(
     bool => Bool, u8 => U8, i32 => I32, i64 => I64, f32 => F32, f64 => F64,
-    i8 => I8, i16 => I16, u16 => U16, u32 => U32, u64 => U64
+    i8 => I8, i16 => I16, u16 => U16, u32 => U32, u64 => U64, C64 => C64, C128 => C128
 );
 
 #[cfg(test)]
@@ -333,7 +386,28 @@ mod tests {
         for d in DType::ALL {
             assert_eq!(DType::from_name(d.name()), Some(d));
         }
-        assert_eq!(DType::from_name("complex64"), None);
+        assert_eq!(DType::from_name("complex32"), None);
+    }
+
+    /// NumPy's `result_type` with the complex types: the complex type whose parts hold
+    /// both operands' parts (`complex64` with `int32` or `float64` is `complex128`).
+    #[test]
+    fn complex_promotion_follows_numpy() {
+        use DType::*;
+        for d in [Bool, I8, I16, U8, U16, F32, C64] {
+            assert_eq!(DType::promote(C64, d), C64, "complex64 with {d}");
+            assert_eq!(DType::promote(d, C64), C64, "{d} with complex64");
+        }
+        for d in [I32, I64, U32, U64, F64] {
+            assert_eq!(DType::promote(C64, d), C128, "complex64 with {d}");
+        }
+        for d in DType::ALL {
+            assert_eq!(DType::promote(d, C128), C128, "{d} with complex128");
+        }
+        assert_eq!(C64.float_result(), C64);
+        assert_eq!(C128.real(), F64);
+        assert_eq!(F32.complex(), C64);
+        assert_eq!(DType::from_name("complex128"), Some(C128));
     }
 
     #[test]

@@ -69,6 +69,12 @@ pub enum UnaryOp {
     Arctanh,
     /// Bitwise not (integers).
     BitNot,
+    /// The real part (complex types; a real type is its own real part).
+    Real,
+    /// The imaginary part (complex types).
+    Imag,
+    /// The complex conjugate (complex types).
+    Conj,
 }
 
 impl UnaryOp {
@@ -103,6 +109,9 @@ impl UnaryOp {
             UnaryOp::Arccosh => "arccosh",
             UnaryOp::Arctanh => "arctanh",
             UnaryOp::BitNot => "invert",
+            UnaryOp::Real => "real",
+            UnaryOp::Imag => "imag",
+            UnaryOp::Conj => "conjugate",
         }
     }
 
@@ -313,7 +322,7 @@ impl ReduceOp {
         match self {
             // The array API's (and NumPy's): signed in int64, unsigned in uint64.
             ReduceOp::Sum | ReduceOp::Prod => match dtype {
-                DType::F32 | DType::F64 => dtype,
+                d if d.is_inexact() => dtype,
                 d if d.is_unsigned() => DType::U64,
                 _ => DType::I64,
             },

@@ -8,6 +8,7 @@
 
 pub mod array;
 pub mod chunk;
+pub mod complex;
 pub mod cpu;
 pub mod dtype;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod tensor;
 
 pub use array::{ArrayOp, ScanOp};
 pub use chunk::{ChunkData, ChunkOp, Partial};
+pub use complex::{Complex, C128, C64};
 pub use dtype::{DType, Scalar};
 pub use error::KernelError;
 pub use expr::{

@@ -26,6 +26,7 @@
 //! a declared length alone, and Arrow only decodes tables once the checksum has matched.
 
 use crate::chunk::{ChunkData, Partial};
+use crate::complex::Complex;
 use crate::dtype::DType;
 use crate::expr::ReduceOp;
 use crate::frame::join::HashedSide;
@@ -174,6 +175,8 @@ fn dtype_tag(dtype: DType) -> u8 {
         DType::U16 => 8,
         DType::U32 => 9,
         DType::U64 => 10,
+        DType::C64 => 11,
+        DType::C128 => 12,
     }
 }
 
@@ -190,6 +193,8 @@ fn dtype_from_tag(tag: u8) -> Result<DType, SpillError> {
         8 => DType::U16,
         9 => DType::U32,
         10 => DType::U64,
+        11 => DType::C64,
+        12 => DType::C128,
         other => return Err(corrupt(format!("unknown dtype tag {other}"))),
     })
 }
@@ -422,9 +427,54 @@ fn emit(pieces: &[Piece<'_>], sink: &mut impl Sink) -> Result<(), SpillError> {
             Piece::Elems(Buffer::U16(v)) => put_elems(v, u16::to_le_bytes, sink)?,
             Piece::Elems(Buffer::U32(v)) => put_elems(v, u32::to_le_bytes, sink)?,
             Piece::Elems(Buffer::U64(v)) => put_elems(v, u64::to_le_bytes, sink)?,
+            Piece::Elems(Buffer::C64(v)) => {
+                put_elems(v, |z| parts_le::<_, 4, 8>(z.re, z.im), sink)?
+            }
+            Piece::Elems(Buffer::C128(v)) => {
+                put_elems(v, |z| parts_le::<_, 8, 16>(z.re, z.im), sink)?
+            }
         }
     }
     Ok(())
+}
+
+/// A complex value's bytes: its real part's little-endian bytes, then its imaginary part's.
+fn parts_le<T: LeBytes<N>, const N: usize, const M: usize>(re: T, im: T) -> [u8; M] {
+    let mut out = [0u8; M];
+    out[..N].copy_from_slice(&re.le());
+    out[N..].copy_from_slice(&im.le());
+    out
+}
+
+/// The reverse of [`parts_le`].
+fn parts_from_le<T: LeBytes<N>, const N: usize, const M: usize>(b: [u8; M]) -> Complex<T> {
+    let mut re = [0u8; N];
+    let mut im = [0u8; N];
+    re.copy_from_slice(&b[..N]);
+    im.copy_from_slice(&b[N..]);
+    Complex::new(T::from_le(re), T::from_le(im))
+}
+
+/// The little-endian bytes of a complex value's part.
+trait LeBytes<const N: usize>: Sized {
+    fn le(self) -> [u8; N];
+    fn from_le(b: [u8; N]) -> Self;
+}
+impl LeBytes<4> for f32 {
+    fn le(self) -> [u8; 4] {
+        self.to_le_bytes()
+    }
+    fn from_le(b: [u8; 4]) -> Self {
+        f32::from_le_bytes(b)
+    }
+}
+impl LeBytes<8> for f64 {
+    fn le(self) -> [u8; 8] {
+        self.to_le_bytes()
+    }
+    fn from_le(b: [u8; 8]) -> Self {
+        f64::from_le_bytes(b)
+    }
 }
 
 /// Emits `v` as little-endian bytes, [`BLOCK`] bytes at a time.
@@ -604,6 +654,8 @@ impl<R: Read> Payload<'_, R> {
             DType::U16 => Buffer::U16(self.elems(count, u16::from_le_bytes)?),
             DType::U32 => Buffer::U32(self.elems(count, u32::from_le_bytes)?),
             DType::U64 => Buffer::U64(self.elems(count, u64::from_le_bytes)?),
+            DType::C64 => Buffer::C64(self.elems(count, parts_from_le::<f32, 4, 8>)?),
+            DType::C128 => Buffer::C128(self.elems(count, parts_from_le::<f64, 8, 16>)?),
         })
     }
 

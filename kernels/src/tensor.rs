@@ -1,5 +1,6 @@
 //! Host tensors: a shape plus a typed, contiguous (C-order) buffer.
 
+use crate::complex::{Complex, C128, C64};
 use crate::dtype::{DType, Scalar};
 use crate::error::KernelError;
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,10 @@ pub enum Buffer {
     U32(Vec<u32>),
     /// `u64` elements.
     U64(Vec<u64>),
+    /// `complex64` elements.
+    C64(Vec<C64>),
+    /// `complex128` elements.
+    C128(Vec<C128>),
 }
 
 /// Runs `$body` with `$v` bound to the typed vector inside a [`Buffer`] (by value, ref or ref mut).
@@ -47,6 +52,8 @@ macro_rules! with_buffer {
             $crate::Buffer::U16($v) => $body,
             $crate::Buffer::U32($v) => $body,
             $crate::Buffer::U64($v) => $body,
+            $crate::Buffer::C64($v) => $body,
+            $crate::Buffer::C128($v) => $body,
         }
     };
 }
@@ -71,6 +78,8 @@ impl Buffer {
             DType::U16 => Buffer::U16(Vec::with_capacity(capacity)),
             DType::U32 => Buffer::U32(Vec::with_capacity(capacity)),
             DType::U64 => Buffer::U64(Vec::with_capacity(capacity)),
+            DType::C64 => Buffer::C64(Vec::with_capacity(capacity)),
+            DType::C128 => Buffer::C128(Vec::with_capacity(capacity)),
         }
     }
 
@@ -88,6 +97,8 @@ impl Buffer {
             Scalar::U16(v) => Buffer::U16(vec![v; len]),
             Scalar::U32(v) => Buffer::U32(vec![v; len]),
             Scalar::U64(v) => Buffer::U64(vec![v; len]),
+            Scalar::C64(v) => Buffer::C64(vec![v; len]),
+            Scalar::C128(v) => Buffer::C128(vec![v; len]),
         }
     }
 
@@ -151,8 +162,22 @@ impl Buffer {
             Buffer::U16(v) => prim::<t::UInt16Type>(v),
             Buffer::U32(v) => prim::<t::UInt32Type>(v),
             Buffer::U64(v) => prim::<t::UInt64Type>(v),
+            Buffer::C64(v) => complex::<t::Float32Type>(v),
+            Buffer::C128(v) => complex::<t::Float64Type>(v),
         }
     }
+}
+
+/// Complex values as an Arrow fixed-size list of their two parts (Arrow has no complex type).
+fn complex<A: arrow::datatypes::ArrowPrimitiveType>(
+    v: &[Complex<A::Native>],
+) -> arrow::array::ArrayRef {
+    use arrow::array::{FixedSizeListArray, PrimitiveArray};
+    use arrow::datatypes::Field;
+    use std::sync::Arc;
+    let parts = PrimitiveArray::<A>::from_iter_values(v.iter().flat_map(|z| [z.re, z.im]));
+    let item = Arc::new(Field::new_list_field(A::DATA_TYPE, false));
+    Arc::new(FixedSizeListArray::new(item, 2, Arc::new(parts), None))
 }
 
 /// A Rust type that is the storage of one [`DType`].
@@ -175,11 +200,78 @@ pub trait Element:
     fn to_i64(self) -> i64;
     /// Converts from `i64` with `astype` semantics (wrapping).
     fn from_i64(v: i64) -> Self;
-    /// True for a floating-point NaN.
+    /// True for a floating-point NaN (a complex value with a NaN part).
     fn is_nan(self) -> bool;
     /// True unless the value is zero (or `false`).
     fn is_nonzero(self) -> bool;
+    /// Converts to `complex128` (a real value with a zero imaginary part).
+    #[inline(always)]
+    fn to_c128(self) -> C128 {
+        C128::new(self.to_f64(), 0.0)
+    }
+    /// Converts from `complex128` with `astype` semantics (a real type keeps the real part).
+    #[inline(always)]
+    fn from_c128(v: C128) -> Self {
+        Self::from_f64(v.re)
+    }
 }
+
+macro_rules! complex_element {
+    ($t:ty, $variant:ident) => {
+        impl Element for Complex<$t> {
+            const DTYPE: DType = DType::$variant;
+            fn slice(buf: &Buffer) -> Option<&[Self]> {
+                match buf {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn vec_mut(buf: &mut Buffer) -> Option<&mut Vec<Self>> {
+                match buf {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn into_buffer(v: Vec<Self>) -> Buffer {
+                Buffer::$variant(v)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                f64::from(self.re)
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                Complex::new(v as $t, 0.0)
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self.re as i64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                Complex::new(v as $t, 0.0)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                self.re.is_nan() || self.im.is_nan()
+            }
+            #[inline(always)]
+            fn is_nonzero(self) -> bool {
+                self.re != 0.0 || self.im != 0.0
+            }
+            #[inline(always)]
+            fn to_c128(self) -> C128 {
+                C128::new(f64::from(self.re), f64::from(self.im))
+            }
+            #[inline(always)]
+            fn from_c128(v: C128) -> Self {
+                Complex::new(v.re as $t, v.im as $t)
+            }
+        }
+    };
+}
+complex_element!(f32, C64);
+complex_element!(f64, C128);
 
 macro_rules! int_element {
     ($t:ty, $variant:ident) => {

@@ -3,11 +3,12 @@
 //! array's memory is the Rust vector, kept alive by the array's base object), scalars.
 
 use crate::errors::{type_error, value_error};
+use numpy::{Complex32, Complex64};
 use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt};
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
 use tessera::tensor::{self, Tensor};
-use tessera::{DType, Scalar};
+use tessera::{Complex, DType, Scalar, C128};
 use tessera_kernels::{Buffer, HostTensor};
 
 /// The dtype of a NumPy name (`"float64"`, `"int32"`, `"bool"`…).
@@ -21,9 +22,9 @@ pub(crate) fn parse_dtype(name: &str) -> PyResult<DType> {
     })
 }
 
-/// A Python scalar (bool, int, float, or a NumPy scalar of those kinds) as a Tessera
-/// scalar; `None` for anything else. Python ints and floats are "weak" (NEP 50): they take
-/// the other operand's dtype where it can hold them.
+/// A Python scalar (bool, int, float, complex, or a NumPy scalar of those kinds) as a
+/// Tessera scalar; `None` for anything else. Python ints, floats and complex numbers are
+/// "weak" (NEP 50): they take the other operand's dtype where it can hold them.
 pub(crate) fn scalar_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     if obj.is_instance_of::<PyBool>() {
         return Ok(Some(Scalar::Bool(obj.extract()?)));
@@ -40,6 +41,9 @@ pub(crate) fn scalar_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     }
     if obj.is_instance_of::<PyFloat>() {
         return Ok(Some(Scalar::F64(obj.extract()?)));
+    }
+    if let Ok(z) = obj.cast::<PyComplex>() {
+        return Ok(Some(Scalar::C128(C128::new(z.real(), z.imag()))));
     }
     Ok(None)
 }
@@ -60,6 +64,23 @@ pub(crate) fn numpy_to_tensor(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
         )*};
     }
     try_dtype!(f64, f32, i64, i32, u8, bool, i8, i16, u16, u32, u64);
+    // NumPy's complex values are num-complex's; Tessera's have the same layout.
+    macro_rules! try_complex {
+        ($($t:ty),*) => {$(
+            if let Ok(a) = obj.cast::<PyArrayDyn<$t>>() {
+                let shape = a.shape().to_vec();
+                let values = a.readonly();
+                let data: Vec<_> = values
+                    .as_slice()
+                    .map_err(|e| value_error(format!("array is not C-contiguous: {e}")))?
+                    .iter()
+                    .map(|z| Complex::new(z.re, z.im))
+                    .collect();
+                return Ok(tensor::from_vec(data, &shape));
+            }
+        )*};
+    }
+    try_complex!(Complex64, Complex32);
     let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
     Err(type_error(format!(
         "cannot make a tessera array from {}; pass a NumPy array of {}",
@@ -73,9 +94,19 @@ pub(crate) fn host_to_numpy(py: Python<'_>, host: HostTensor) -> PyResult<Bound<
     let shape = host.shape().to_vec();
     macro_rules! hand_over {
         ($($variant:ident),*) => {
-            match host.into_data() {$(
-                Buffer::$variant(v) => PyArray1::from_vec(py, v).reshape(shape)?.into_any(),
-            )*}
+            match host.into_data() {
+                $(Buffer::$variant(v) => PyArray1::from_vec(py, v).reshape(shape)?.into_any(),)*
+                // Into num-complex's type, which NumPy takes: the same layout, so the
+                // vector is converted in place.
+                Buffer::C64(v) => {
+                    let v: Vec<Complex32> = v.into_iter().map(|z| z.nc()).collect();
+                    PyArray1::from_vec(py, v).reshape(shape)?.into_any()
+                }
+                Buffer::C128(v) => {
+                    let v: Vec<Complex64> = v.into_iter().map(|z| z.nc()).collect();
+                    PyArray1::from_vec(py, v).reshape(shape)?.into_any()
+                }
+            }
         };
     }
     Ok(hand_over!(
@@ -90,8 +121,19 @@ mod tests {
     #[test]
     fn dtype_names_round_trip() {
         for name in [
-            "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-            "float32", "float64",
+            "bool",
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "uint8",
+            "uint16",
+            "uint32",
+            "uint64",
+            "float32",
+            "float64",
+            "complex64",
+            "complex128",
         ] {
             assert_eq!(parse_dtype(name).ok().map(DType::name), Some(name));
         }

@@ -67,4 +67,6 @@ pub use tessera_actors::{
 pub use tessera_cluster::{ClusterInfo, WorkerInfo};
 pub use tessera_dashboard::fmt_bytes;
 pub use tessera_dashboard::DashboardOptions;
-pub use tessera_kernels::{DType, Element, HostTensor, KernelError, ReduceOp, Scalar};
+pub use tessera_kernels::{
+    Complex, DType, Element, HostTensor, KernelError, ReduceOp, Scalar, C128, C64,
+};

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::tensor::node::{next_id, FactorKind, Factorization, Node, NodeKind};
 use crate::tensor::{random, Slice, Tensor};
 use std::sync::Arc;
-use tessera_kernels::{DType, Scalar};
+use tessera_kernels::{DType, Scalar, C128};
 
 /// Dask's default number of power iterations for [`svd_compressed`].
 pub const DEFAULT_N_POWER_ITER: usize = 0;
@@ -19,8 +19,21 @@ pub const DEFAULT_N_OVERSAMPLES: usize = 10;
 /// Largest small side of a matrix that TSQR factors (its R factor, n × n, is one chunk).
 pub const MAX_TSQR_COLUMNS: usize = 4096;
 
+/// `re + im·i` as `complex128`.
+fn complex(re: &Tensor, im: &Tensor) -> Tensor {
+    re.astype(DType::C128)
+        .add(im.astype(DType::C128).mul(C128::new(0.0, 1.0)))
+}
+
+/// `t` as a `float64` matrix; a complex matrix is refused (its imaginary part would be lost).
 fn matrix(t: &Tensor, what: &str) -> Result<Arc<Node>> {
     let node = t.node()?;
+    if node.dtype.is_complex() {
+        return Err(Error::UnsupportedDType {
+            op: what.to_string(),
+            dtype: node.dtype,
+        });
+    }
     if node.shape.len() != 2 {
         return Err(Error::Shape(format!(
             "{what} needs a 2-D matrix, got shape {:?}",
@@ -36,6 +49,14 @@ impl Tensor {
     pub fn matmul(&self, other: &Tensor) -> Tensor {
         let built = (|| {
             let (a, b) = (self.node()?, other.node()?);
+            let dtype = DType::promote(a.dtype, b.dtype);
+            if dtype.is_complex() {
+                // (a + bi)(c + di) = (ac - bd) + (ad + bc)i, from four real products.
+                let (ar, ai, br, bi) = (self.real(), self.imag(), other.real(), other.imag());
+                let re = ar.matmul(&br).sub(ai.matmul(&bi));
+                let im = ar.matmul(&bi).add(ai.matmul(&br));
+                return Ok(complex(&re, &im).astype(dtype));
+            }
             let (a2, a_vec) = match a.shape.len() {
                 1 => (self.reshape(&[1, -1]), true),
                 _ => (self.clone(), false),

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tessera_kernels::expr::ReduceOp;
 use tessera_kernels::frame::join::HashedSide;
-use tessera_kernels::{Buffer, ChunkData, DType, HostTensor, Partial};
+use tessera_kernels::{Buffer, ChunkData, DType, HostTensor, Partial, C128, C64};
 
 /// A NaN with a payload, which a float conversion would lose.
 pub const NAN_PAYLOAD_F64: u64 = 0x7ff8_0000_dead_beef;
@@ -55,6 +55,30 @@ pub fn tensors_of_every_dtype(shape: &[usize]) -> Vec<HostTensor> {
         tensor(
             shape,
             Buffer::F64((0..n).map(|i| f64s[i % f64s.len()]).collect()),
+        ),
+        tensor(
+            shape,
+            Buffer::I8((0..n).map(|i| [i8::MIN, -1, 5][i % 3]).collect()),
+        ),
+        tensor(
+            shape,
+            Buffer::U64((0..n).map(|i| [u64::MAX, 0, 9][i % 3]).collect()),
+        ),
+        tensor(
+            shape,
+            Buffer::C64(
+                (0..n)
+                    .map(|i| C64::new(f32s[i % f32s.len()], f32s[(i + 1) % f32s.len()]))
+                    .collect(),
+            ),
+        ),
+        tensor(
+            shape,
+            Buffer::C128(
+                (0..n)
+                    .map(|i| C128::new(f64s[i % f64s.len()], f64s[(i + 2) % f64s.len()]))
+                    .collect(),
+            ),
         ),
     ]
 }
@@ -203,6 +227,16 @@ fn tensor_bits(t: &HostTensor) -> (DType, Vec<usize>, Vec<u8>) {
         Buffer::U16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         Buffer::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         Buffer::U64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Buffer::C64(v) => v
+            .iter()
+            .flat_map(|z| [z.re.to_bits(), z.im.to_bits()])
+            .flat_map(u32::to_le_bytes)
+            .collect(),
+        Buffer::C128(v) => v
+            .iter()
+            .flat_map(|z| [z.re.to_bits(), z.im.to_bits()])
+            .flat_map(u64::to_le_bytes)
+            .collect(),
     };
     (t.dtype(), t.shape().to_vec(), bytes)
 }

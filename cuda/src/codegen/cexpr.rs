@@ -23,6 +23,8 @@ pub(crate) fn ctype(d: DType) -> &'static str {
         DType::U16 => "unsigned short",
         DType::U32 => "unsigned int",
         DType::U64 => "unsigned long long",
+        DType::C64 => "cuFloatComplex",
+        DType::C128 => "cuDoubleComplex",
     }
 }
 
@@ -77,6 +79,8 @@ pub(crate) fn scalar_lit(v: Scalar) -> String {
         Scalar::U16(x) => format!("(({}){x}u)", ctype(DType::U16)),
         Scalar::U32(x) => format!("{x}u"),
         Scalar::U64(x) => format!("{x}ULL"),
+        Scalar::C64(z) => format!("make_cuFloatComplex({}, {})", f32_lit(z.re), f32_lit(z.im)),
+        Scalar::C128(z) => format!("make_cuDoubleComplex({}, {})", f64_lit(z.re), f64_lit(z.im)),
     }
 }
 
@@ -90,6 +94,8 @@ pub(crate) fn to_f64(x: &str, from: DType) -> String {
         DType::I64 => format!("ts_i64_to_f64({x})"),
         DType::U64 => format!("__ull2double_rn({x})"),
         DType::F64 => x.to_string(),
+        DType::C64 => format!("((double)cuCrealf({x}))"),
+        DType::C128 => format!("cuCreal({x})"),
     }
 }
 

@@ -30,6 +30,7 @@ macro_rules! dev_buffers {
             ) -> Result<DevBuf, KernelError> {
                 Ok(match b {
                     $(Buffer::$variant(v) => DevBuf::$variant(gpu.to_device(stream, v)?),)+
+                    other => return Err(off_device(other.dtype())),
                 })
             }
 
@@ -48,6 +49,7 @@ macro_rules! dev_buffers {
             ) -> Result<DevBuf, DriverError> {
                 Ok(match dtype {
                     $(DType::$variant => DevBuf::$variant(stream.alloc_zeros(len)?),)+
+                    _ => return Err(not_supported()),
                 })
             }
 
@@ -63,6 +65,7 @@ macro_rules! dev_buffers {
                 // SAFETY: the caller's contract.
                 Ok(match dtype {
                     $(DType::$variant => DevBuf::$variant(unsafe { stream.alloc(len)? }),)+
+                    _ => return Err(not_supported()),
                 })
             }
 
@@ -95,6 +98,20 @@ macro_rules! dev_buffers {
             }
         }
     };
+}
+
+/// The complex types have no device buffer: the generator writes no kernel for them
+/// (`codegen::generated`), so their tasks stay on the CPU.
+fn off_device(dtype: DType) -> KernelError {
+    KernelError::UnsupportedDType {
+        op: "a GPU buffer".into(),
+        dtype,
+    }
+}
+
+/// [`off_device`] where the allocation returns the driver's error type.
+fn not_supported() -> DriverError {
+    DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_SUPPORTED)
 }
 
 dev_buffers!(

@@ -12,7 +12,7 @@ use crate::expr::{BinaryOp, ReduceOp, UnaryOp};
 use crate::tensor::{Buffer, Element};
 use crate::{with_buffer, KernelError};
 
-fn unsupported(op: &str, dtype: DType) -> KernelError {
+pub(super) fn unsupported(op: &str, dtype: DType) -> KernelError {
     KernelError::UnsupportedDType {
         op: op.to_string(),
         dtype,
@@ -22,23 +22,29 @@ fn unsupported(op: &str, dtype: DType) -> KernelError {
 /// Writes `it` into `out` (resized to its length). Index writes, not `Vec::extend`, so the
 /// loop is inlined into (and vectorized for) the evaluator's AVX2 / AVX-512 entry points.
 #[inline(always)]
-fn set<T: Copy + Default>(out: &mut Vec<T>, it: impl ExactSizeIterator<Item = T>) {
+pub(super) fn set<T: Copy + Default>(out: &mut Vec<T>, it: impl ExactSizeIterator<Item = T>) {
     out.resize(it.len(), T::default());
     for (o, v) in out.iter_mut().zip(it) {
         *o = v;
     }
 }
 
-/// True for the integer dtypes whose loops run out of line (int8, int16, uint16, uint32,
-/// uint64): each entry point below sends them to one `#[inline(never)]` copy, compiled
-/// once, so that the fused evaluator's AVX2 / AVX-512 entry points (which inline
+/// True for the dtypes whose loops run out of line (int8, int16, uint16, uint32, uint64,
+/// and the complex types, whose functions are in [`super::complex`]): each entry point
+/// below sends them to one `#[inline(never)]` copy, compiled once, so that the fused evaluator's AVX2 / AVX-512 entry points (which inline
 /// everything here) hold loops for the six most used dtypes only — the inlined code, and
 /// so the build, would otherwise grow with the square of the dtype count (casts).
 #[inline(always)]
 fn out_of_line(b: &Buffer) -> bool {
     matches!(
         b,
-        Buffer::I8(_) | Buffer::I16(_) | Buffer::U16(_) | Buffer::U32(_) | Buffer::U64(_)
+        Buffer::I8(_)
+            | Buffer::I16(_)
+            | Buffer::U16(_)
+            | Buffer::U32(_)
+            | Buffer::U64(_)
+            | Buffer::C64(_)
+            | Buffer::C128(_)
     )
 }
 
@@ -119,6 +125,8 @@ pub(crate) fn nan_min<T: Element>(a: T, b: T) -> T {
 pub(crate) fn convert<T: Element, U: Element>(t: T) -> U {
     if U::DTYPE == DType::Bool {
         U::from_i64(i64::from(t.is_nonzero()))
+    } else if U::DTYPE.is_complex() || T::DTYPE.is_complex() {
+        U::from_c128(t.to_c128())
     } else if U::DTYPE.is_float() || T::DTYPE.is_float() {
         U::from_f64(t.to_f64())
     } else {
@@ -262,6 +270,7 @@ fn unary_out_of_line(
         (Buffer::U16(x), Buffer::U16(o)) => int_unary(op, &x[..len], o),
         (Buffer::U32(x), Buffer::U32(o)) => int_unary(op, &x[..len], o),
         (Buffer::U64(x), Buffer::U64(o)) => int_unary(op, &x[..len], o),
+        (x @ (Buffer::C64(_) | Buffer::C128(_)), o) => super::complex::unary(op, x, len, o),
         (x, _) => Err(unsupported(op.name(), x.dtype())),
     }
 }
@@ -520,6 +529,9 @@ fn binary_out_of_line(
     len: usize,
     out: &mut Buffer,
 ) -> Result<(), KernelError> {
+    if a.dtype().is_complex() {
+        return super::complex::binary(op, a, b, len, out);
+    }
     macro_rules! each {
         ($($v:ident),*) => {
             match (a, b, out) {
@@ -590,7 +602,7 @@ fn select_out_of_line(
     b: &Buffer,
     out: &mut Buffer,
 ) -> Result<(), KernelError> {
-    pick!(c, a, b, out, I8, I16, U16, U32, U64)
+    pick!(c, a, b, out, I8, I16, U16, U32, U64, C64, C128)
 }
 
 #[inline(always)]
@@ -670,6 +682,9 @@ fn reduce_runs_typed<T: Element>(
         }
         (ReduceOp::Prod, Buffer::U64(o)) if T::DTYPE.is_unsigned() => {
             fold_runs(x, k, o, 1u64, |a, v| a.wrapping_mul(v.to_i64() as u64))
+        }
+        (ReduceOp::Sum | ReduceOp::Prod, o) if o.dtype().is_complex() => {
+            return super::complex::reduce_runs(op, x, k, o)
         }
         (ReduceOp::Sum, Buffer::F64(o)) => fold_runs(x, k, o, 0.0, |a, v| a + v.to_f64()),
         (ReduceOp::Prod, Buffer::F64(o)) => fold_runs(x, k, o, 1.0, |a, v| a * v.to_f64()),

@@ -2,6 +2,7 @@
 
 mod array;
 mod combine;
+pub(crate) mod complex;
 pub(crate) mod elementwise;
 mod fused;
 mod learn;

@@ -1,7 +1,9 @@
 //! Reduction state: accumulate a chunk's values into per-output slots, merge partials from
 //! other chunks (tree reduction), and finish into the result tensor.
 
+use super::complex::c128;
 use crate::chunk::Partial;
+use crate::complex::C128;
 use crate::dtype::DType;
 use crate::expr::ReduceOp;
 use crate::tensor::{Buffer, Element, HostTensor};
@@ -38,11 +40,40 @@ fn sum_f64<T: Element>(v: &[T]) -> f64 {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
+/// Sum of a slice as `complex128` (each part summed as [`sum_f64`] sums).
+#[inline(always)]
+fn sum_c128<T: Element>(v: &[T]) -> C128 {
+    let mut acc = [C128::default(); 4];
+    let mut chunks = v.chunks_exact(4);
+    for c in &mut chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            let x = x.to_c128();
+            *a = C128::new(a.re + x.re, a.im + x.im);
+        }
+    }
+    let tail = chunks.remainder().iter().map(|x| x.to_c128());
+    acc.into_iter()
+        .chain(tail)
+        .fold(C128::default(), |a, x| C128::new(a.re + x.re, a.im + x.im))
+}
+
 impl Accumulator {
     /// Empty state for `slots` outputs of `op` over values of `dtype`.
     pub fn new(op: ReduceOp, dtype: DType, slots: usize) -> Result<Accumulator, KernelError> {
         let float = dtype.is_float();
+        let (zero, one) = (C128::new(0.0, 0.0), C128::new(1.0, 0.0));
         let parts = match op {
+            ReduceOp::Sum if dtype.is_complex() => vec![Buffer::C128(vec![zero; slots])],
+            ReduceOp::Prod if dtype.is_complex() => vec![Buffer::C128(vec![one; slots])],
+            ReduceOp::Mean if dtype.is_complex() => {
+                vec![Buffer::C128(vec![zero; slots]), Buffer::I64(vec![0; slots])]
+            }
+            ReduceOp::Var { .. } | ReduceOp::Std { .. } if dtype.is_complex() => {
+                return Err(KernelError::UnsupportedDType {
+                    op: op.name().to_string(),
+                    dtype,
+                })
+            }
             ReduceOp::Sum if float => vec![Buffer::F64(vec![0.0; slots])],
             ReduceOp::Sum => vec![Buffer::I64(vec![0; slots])],
             ReduceOp::Prod if float => vec![Buffer::F64(vec![1.0; slots])],
@@ -95,7 +126,16 @@ impl Accumulator {
     ) -> Result<(), KernelError> {
         let op = self.op;
         let first = !std::mem::replace(&mut self.seen[slot], true);
+        let add = |a: C128, b: C128| C128::new(a.re + b.re, a.im + b.im);
         match (op, self.parts.as_mut_slice()) {
+            (ReduceOp::Sum, [Buffer::C128(s)]) => s[slot] = add(s[slot], sum_c128(v)),
+            (ReduceOp::Prod, [Buffer::C128(s)]) => {
+                s[slot] = v.iter().fold(s[slot], |a, x| c128::mul(a, x.to_c128()))
+            }
+            (ReduceOp::Mean, [Buffer::C128(s), Buffer::I64(n)]) => {
+                s[slot] = add(s[slot], sum_c128(v));
+                n[slot] += v.len() as i64;
+            }
             (ReduceOp::Sum, [Buffer::F64(s)]) => s[slot] += sum_f64(v),
             (ReduceOp::Sum, [Buffer::I64(s)]) => {
                 s[slot] = v.iter().fold(s[slot], |a, x| a.wrapping_add(x.to_i64()))
@@ -208,6 +248,12 @@ impl Accumulator {
                 (ReduceOp::Sum | ReduceOp::Mean, [Buffer::F64(s), ..], [Buffer::F64(t), ..]) => {
                     s[slot] += t[i]
                 }
+                (ReduceOp::Sum | ReduceOp::Mean, [Buffer::C128(s), ..], [Buffer::C128(t), ..]) => {
+                    s[slot] = C128::new(s[slot].re + t[i].re, s[slot].im + t[i].im)
+                }
+                (ReduceOp::Prod, [Buffer::C128(s)], [Buffer::C128(t)]) => {
+                    s[slot] = c128::mul(s[slot], t[i])
+                }
                 (ReduceOp::Sum | ReduceOp::CountNonzero, [Buffer::I64(s)], [Buffer::I64(t)]) => {
                     s[slot] = s[slot].wrapping_add(t[i])
                 }
@@ -280,6 +326,12 @@ impl Accumulator {
                 [Buffer::F64(s), Buffer::I64(n)] => {
                     Buffer::F64(s.iter().zip(n).map(|(s, &n)| s / n as f64).collect())
                 }
+                [Buffer::C128(s), Buffer::I64(n)] => Buffer::C128(
+                    s.iter()
+                        .zip(n)
+                        .map(|(s, &n)| C128::new(s.re / n as f64, s.im / n as f64))
+                        .collect(),
+                ),
                 _ => return Err(wrong_state(self.op)),
             },
             (ReduceOp::Var { ddof } | ReduceOp::Std { ddof }, parts) => match parts.as_slice() {

@@ -148,13 +148,16 @@ impl Tensor {
         self.maximum(lo).minimum(hi)
     }
 
-    /// -1, 0 or 1 by the sign of each value (NaN stays NaN); bools are an error.
+    /// -1, 0 or 1 by the sign of each value (NaN stays NaN; a complex value's is `z / |z|`);
+    /// bools are an error.
     pub fn sign(&self) -> Tensor {
         match self.dtype() {
             Ok(DType::Bool) => Tensor::failed(Error::UnsupportedDType {
                 op: "sign".into(),
                 dtype: DType::Bool,
             }),
+            // The array API's sign of a complex value: `z / |z|`, 0 for 0.
+            Ok(d) if d.is_complex() => where_(&self.eq(0), self, self.div(self.abs())),
             // `self + 0` is `+0.0` for `-0.0` (NumPy's sign of either zero) and NaN for NaN.
             _ => where_(&self.gt(0), 1, where_(&self.lt(0), -1, self + 0)),
         }
@@ -168,7 +171,8 @@ impl Tensor {
     /// True where the value is infinite (never for integers or bools).
     pub fn isinf(&self) -> Tensor {
         match self.dtype() {
-            Ok(d) if d.is_float() => self.abs().eq(f64::INFINITY),
+            // A complex value's modulus is infinite where either part is.
+            Ok(d) if d.is_inexact() => self.abs().eq(f64::INFINITY),
             _ => self.ne(self),
         }
     }
@@ -176,7 +180,7 @@ impl Tensor {
     /// True where the value is neither NaN nor infinite (always for integers or bools).
     pub fn isfinite(&self) -> Tensor {
         match self.dtype() {
-            Ok(d) if d.is_float() => self.sub(self).eq(0.0),
+            Ok(d) if d.is_inexact() => self.sub(self).eq(0.0),
             _ => self.eq(self),
         }
     }

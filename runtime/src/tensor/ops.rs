@@ -5,7 +5,7 @@ use super::node::{Node, NodeKind};
 use super::Tensor;
 use crate::error::{Error, Result};
 use std::sync::Arc;
-use tessera_kernels::{BinaryOp, DType, Scalar, UnaryOp};
+use tessera_kernels::{BinaryOp, DType, Scalar, UnaryOp, C128, C64};
 
 /// The right-hand side of an elementwise operation: a tensor or a Python-style scalar.
 ///
@@ -41,7 +41,7 @@ macro_rules! operand_from_scalar {
         }
     )*};
 }
-operand_from_scalar!(bool, u8, i32, i64, f32, f64);
+operand_from_scalar!(bool, u8, i32, i64, f32, f64, C64, C128, Scalar);
 
 /// The shape two shapes broadcast to.
 pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
@@ -77,8 +77,10 @@ pub(crate) fn cast_node(x: &Arc<Node>, dtype: DType) -> Arc<Node> {
 fn scalar_dtype(tensor: DType, s: Scalar) -> DType {
     match (tensor, s.dtype()) {
         (t, DType::Bool) => t,
-        (t, DType::F32 | DType::F64) if t.is_float() => t,
+        (t, DType::F32 | DType::F64) if t.is_inexact() => t,
         (_, DType::F32 | DType::F64) => DType::F64,
+        // A complex scalar beside a float32 tensor is complex64, as in NumPy.
+        (t, DType::C64 | DType::C128) => t.complex(),
         (DType::Bool, _) => DType::I64,
         (t, _) => t,
     }
@@ -113,7 +115,7 @@ pub(crate) fn binary_nodes(op: BinaryOp, a: &Arc<Node>, b: &Arc<Node>) -> Result
             (DType::Bool, DType::Bool)
         }
         _ if op.is_bitwise() => {
-            if let Some(bad) = [a.dtype, b.dtype].into_iter().find(|d| d.is_float()) {
+            if let Some(bad) = [a.dtype, b.dtype].into_iter().find(|d| d.is_inexact()) {
                 return Err(unsupported(op.name(), bad));
             }
             if common == DType::Bool {
@@ -129,6 +131,17 @@ pub(crate) fn binary_nodes(op: BinaryOp, a: &Arc<Node>, b: &Arc<Node>) -> Result
             (common, common)
         }
         _ if op.is_comparison() => (common, DType::Bool),
+        // Defined on real values only (NumPy refuses them on complex ones too).
+        BinaryOp::FloorDiv
+        | BinaryOp::Remainder
+        | BinaryOp::Fmod
+        | BinaryOp::Arctan2
+        | BinaryOp::Hypot
+        | BinaryOp::Copysign
+            if common.is_complex() =>
+        {
+            return Err(unsupported(op.name(), common))
+        }
         BinaryOp::Div | BinaryOp::Arctan2 | BinaryOp::Hypot | BinaryOp::Copysign => {
             (common.float_result(), common.float_result())
         }
@@ -169,6 +182,24 @@ impl Tensor {
 
     pub(super) fn unary(&self, op: UnaryOp) -> Tensor {
         let built = self.node().and_then(|x| {
+            let complex = x.dtype.is_complex();
+            match op {
+                // Of a real value: itself, or zeros of its dtype (NumPy's real, imag, conj).
+                UnaryOp::Real | UnaryOp::Conj if !complex => return Ok(x.clone()),
+                UnaryOp::Imag if !complex => {
+                    let zero = NodeKind::Full(Scalar::Bool(false).cast(x.dtype));
+                    return Ok(Node::new(x.shape.clone(), x.dtype, zero));
+                }
+                UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::BitNot if complex => {
+                    return Err(unsupported(op.name(), x.dtype))
+                }
+                _ => {}
+            }
+            // abs, real and imag of a complex value are its parts' type.
+            let output = |input: DType| match op {
+                UnaryOp::Abs | UnaryOp::Real | UnaryOp::Imag => input.real(),
+                _ => input,
+            };
             let input = match op {
                 _ if op.is_float_fn() => x.dtype.float_result(),
                 UnaryOp::Not => DType::Bool,
@@ -181,7 +212,7 @@ impl Tensor {
             };
             Ok(Node::new(
                 x.shape.clone(),
-                input,
+                output(input),
                 NodeKind::Unary(op, cast_node(x, input)),
             ))
         });
@@ -274,9 +305,21 @@ impl Tensor {
     pub fn neg(&self) -> Tensor {
         self.unary(UnaryOp::Neg)
     }
-    /// `|self|`.
+    /// `|self|` (of a complex value, its modulus, of the parts' type).
     pub fn abs(&self) -> Tensor {
         self.unary(UnaryOp::Abs)
+    }
+    /// The real part (a real tensor is its own real part).
+    pub fn real(&self) -> Tensor {
+        self.unary(UnaryOp::Real)
+    }
+    /// The imaginary part (zeros for a real tensor).
+    pub fn imag(&self) -> Tensor {
+        self.unary(UnaryOp::Imag)
+    }
+    /// The complex conjugate (a real tensor is its own).
+    pub fn conj(&self) -> Tensor {
+        self.unary(UnaryOp::Conj)
     }
     /// Square root (integers give `float64`).
     pub fn sqrt(&self) -> Tensor {

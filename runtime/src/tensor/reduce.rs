@@ -46,6 +46,13 @@ impl Tensor {
     /// `min`/`max`/`argmin`/`argmax` of nothing is [`Error::EmptyReduction`]. The named methods (`sum`, `mean_axis`, …) call this.
     pub fn reduce(&self, op: ReduceOp, axes: Option<&[isize]>, keepdims: bool) -> Tensor {
         let built = self.node().and_then(|x| {
+            if matches!(op, ReduceOp::Var { .. } | ReduceOp::Std { .. }) && x.dtype.is_complex() {
+                // The array API defines them on real values; take var(real) + var(imag).
+                return Err(Error::UnsupportedDType {
+                    op: op.name().to_string(),
+                    dtype: x.dtype,
+                });
+            }
             let nd = x.shape.len();
             let axes = match axes {
                 Some(a) => normalize_axes(a, nd)?,
