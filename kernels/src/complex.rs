@@ -1,6 +1,6 @@
 //! Complex elements (`complex64`, `complex128`): a pair of floats laid out as C and NumPy
 //! lay them out (real part, then imaginary), ordered as NumPy sorts them (by the real part,
-//! then the imaginary), with the arithmetic and elementary functions of `num-complex`.
+//! then the imaginary). Their functions are in `cpu::complex`.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -24,21 +24,6 @@ impl<T> Complex<T> {
     /// `re + im·i`.
     pub const fn new(re: T, im: T) -> Self {
         Complex { re, im }
-    }
-}
-
-impl<T: Copy> Complex<T> {
-    /// The same value as a `num_complex::Complex`, whose functions do the math.
-    #[inline(always)]
-    pub fn nc(self) -> num_complex::Complex<T> {
-        num_complex::Complex::new(self.re, self.im)
-    }
-}
-
-impl<T> From<num_complex::Complex<T>> for Complex<T> {
-    #[inline(always)]
-    fn from(z: num_complex::Complex<T>) -> Self {
-        Complex { re: z.re, im: z.im }
     }
 }
 

@@ -108,6 +108,9 @@ fn unary_op(a: &Tensor, name: &str) -> PyResult<Tensor> {
     Ok(match name {
         "neg" => a.neg(),
         "abs" => a.abs(),
+        "real" => a.real(),
+        "imag" => a.imag(),
+        "conj" => a.conj(),
         "sqrt" => a.sqrt(),
         "exp" => a.exp(),
         "log" => a.log(),

@@ -99,11 +99,11 @@ pub(crate) fn host_to_numpy(py: Python<'_>, host: HostTensor) -> PyResult<Bound<
                 // Into num-complex's type, which NumPy takes: the same layout, so the
                 // vector is converted in place.
                 Buffer::C64(v) => {
-                    let v: Vec<Complex32> = v.into_iter().map(|z| z.nc()).collect();
+                    let v: Vec<Complex32> = v.into_iter().map(|z| Complex32::new(z.re, z.im)).collect();
                     PyArray1::from_vec(py, v).reshape(shape)?.into_any()
                 }
                 Buffer::C128(v) => {
-                    let v: Vec<Complex64> = v.into_iter().map(|z| z.nc()).collect();
+                    let v: Vec<Complex64> = v.into_iter().map(|z| Complex64::new(z.re, z.im)).collect();
                     PyArray1::from_vec(py, v).reshape(shape)?.into_any()
                 }
             }

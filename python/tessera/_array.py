@@ -26,6 +26,8 @@ SUPPORTED_DTYPES = (
     "uint64",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
 )
 
 
@@ -108,6 +110,22 @@ class Array:
         """The chunk shape set by :meth:`rechunk`, or ``None`` for automatic chunks
         (about the session's ``chunk_bytes`` each, trailing axes whole)."""
         return self._chunks
+
+    @property
+    def real(self) -> "Array":
+        """The real part (a real array itself)."""
+        return self._unary("real")
+
+    @property
+    def imag(self) -> "Array":
+        """The imaginary part (zeros for a real array)."""
+        return self._unary("imag")
+
+    def conj(self) -> "Array":
+        """The complex conjugate (a real array itself)."""
+        return self._unary("conj")
+
+    conjugate = conj
 
     @property
     def T(self) -> "Array":
@@ -405,7 +423,7 @@ def _operand(x: Any) -> Any:
     copied array."""
     if isinstance(x, Array):
         return x._a
-    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+    if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
         return x
     if isinstance(x, (np.ndarray, np.generic, list, tuple)):
         return asarray(x)._a

@@ -2,7 +2,8 @@
 
 Chunked, lazy: ``matmul``, ``matrix_power`` (non-negative), ``tensordot``, ``vecdot``,
 ``matrix_transpose``, ``outer``, ``cross``, ``diagonal``, ``trace``, ``vector_norm``, the
-Frobenius, 1 and infinity ``matrix_norm``\\ s, and for one matrix (not a stack) ``qr``
+Frobenius, 1 and infinity ``matrix_norm``\\ s, and for one real matrix (not a stack; a
+complex one is gathered) ``qr``
 (TSQR, a matrix with no more columns than rows and at most 4096 of them), ``svd`` and
 ``svdvals`` (tall-and-skinny or short-and-fat, ``full_matrices=False``).
 
@@ -58,13 +59,19 @@ def _matrices(x: Any, name: str) -> Array:
 
 
 def _float(x: Array) -> Array:
-    """``x`` in a floating dtype (integers in float64)."""
-    return x if x.dtype.kind == "f" else x.astype(np.float64)
+    """``x`` in a floating dtype, real or complex (integers in float64)."""
+    return x if x.dtype.kind in "fc" else x.astype(np.float64)
+
+
+def _chunked(x: Array) -> builtins.bool:
+    """True for one real matrix whose small side fits TSQR (the chunked factorizations
+    compute in float64; complex matrices are gathered)."""
+    return x.ndim == 2 and x.dtype.kind == "f" and min(x.shape) <= _TALL_COLUMNS
 
 
 def _tall(x: Array) -> builtins.bool:
-    """True for one matrix that TSQR factors: no more columns than rows, few columns."""
-    return x.ndim == 2 and x.shape[1] <= x.shape[0] and x.shape[1] <= _TALL_COLUMNS
+    """True for one real matrix that TSQR factors: no more columns than rows, few columns."""
+    return _chunked(x) and x.shape[1] <= x.shape[0]
 
 
 def _in(dtype: np.dtype, *arrays: Array) -> Tuple[Array, ...]:
@@ -160,7 +167,7 @@ def vector_norm(x: Array, /, *, axis: Union[None, int, Tuple[int, ...]] = None, 
     if ord == 1:
         return _xp.sum(a, axis=axis, keepdims=keepdims)
     if ord == 2:
-        return _xp.sqrt(_xp.sum(x * x, axis=axis, keepdims=keepdims))
+        return _xp.sqrt(_xp.sum(_xp.real(x * _xp.conj(x)), axis=axis, keepdims=keepdims))
     p = float(ord)
     return _xp.sum(a**p, axis=axis, keepdims=keepdims) ** (1.0 / p)
 
@@ -176,7 +183,7 @@ def matrix_norm(x: Array, /, *, keepdims: builtins.bool = False, ord: Union[int,
         return out.reshape(out.shape + (1, 1)) if keepdims else out
 
     if ord in ("fro", None):
-        return _xp.sqrt(_xp.sum(x * x, axis=axes, keepdims=keepdims))
+        return _xp.sqrt(_xp.sum(_xp.real(x * _xp.conj(x)), axis=axes, keepdims=keepdims))
     if ord in (1, -1):
         sums = _xp.sum(a, axis=-2)
         return kept(_xp.max(sums, axis=-1) if ord == 1 else _xp.min(sums, axis=-1))
@@ -207,7 +214,7 @@ def svd(x: Array, /, *, full_matrices: builtins.bool = True) -> SVDResult:
     """``(U, S, Vh)``, singular values descending; chunked for one tall or wide matrix
     with ``full_matrices=False`` (singular vectors' signs may differ from NumPy's)."""
     x = _float(_matrices(x, "svd"))
-    if not full_matrices and x.ndim == 2 and min(x.shape) <= _TALL_COLUMNS:
+    if not full_matrices and _chunked(x):
         u, s, vt = _tessera.svd(x._a)
         parts = (Array(u, "linalg.svd"), Array(s, "linalg.svd"), Array(vt, "linalg.svd"))
         return SVDResult(*_in(x.dtype, *parts))
@@ -217,7 +224,7 @@ def svd(x: Array, /, *, full_matrices: builtins.bool = True) -> SVDResult:
 def svdvals(x: Array, /) -> Array:
     """The singular values of each matrix, descending."""
     x = _float(_matrices(x, "svdvals"))
-    if x.ndim == 2 and min(x.shape) <= _TALL_COLUMNS:
+    if _chunked(x):
         return svd(x, full_matrices=False).S
     return _lapack("svdvals", lambda a: np.linalg.svd(a, compute_uv=False), x)
 

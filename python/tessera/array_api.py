@@ -16,9 +16,10 @@ indexing); those run a job on the default session.
 
 What differs from the standard, and why:
 
-* **Data types.** Tessera computes in ``bool``, the eight integer types and ``float32``
-  and ``float64``; the complex types are not defined here
-  (``__array_namespace_info__().dtypes()`` lists what is). Sums and products of the
+* **Data types.** Tessera computes in ``bool``, the eight integer types, ``float32``,
+  ``float64``, ``complex64`` and ``complex128`` (complex values stay on the CPU in a GPU
+  session). Complex values compare and sort as NumPy's do (by the real part, then the
+  imaginary), where the standard leaves their order unspecified. Sums and products of the
   signed integers accumulate in ``int64``, of the unsigned ones in ``uint64``, as the
   standard says. Mixed kinds promote as NumPy does (``uint64`` with a signed integer is
   ``float64``).
@@ -64,6 +65,8 @@ uint32 = np.dtype("uint32")
 uint64 = np.dtype("uint64")
 float32 = np.dtype("float32")
 float64 = np.dtype("float64")
+complex64 = np.dtype("complex64")
+complex128 = np.dtype("complex128")
 
 e = math.e
 pi = math.pi
@@ -78,10 +81,10 @@ _KINDS = {
     "unsigned integer": ("uint8", "uint16", "uint32", "uint64"),
     "integral": ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
     "real floating": ("float32", "float64"),
-    "complex floating": (),
+    "complex floating": ("complex64", "complex128"),
     "numeric": (
         "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "float32", "float64",
+        "float32", "float64", "complex64", "complex128",
     ),
 }
 _DEVICE = "cpu"
@@ -125,11 +128,11 @@ class _Info:
         return _DEVICE
 
     def default_dtypes(self, *, device: Any = None) -> dict:
-        """float64 for reals, int64 for integers and indices."""
+        """float64 for reals, complex128 for complex values, int64 for integers and indices."""
         _check_device(device)
         return {
             "real floating": float64,
-            "complex floating": None,
+            "complex floating": complex128,
             "integral": int64,
             "indexing": int64,
         }
@@ -358,8 +361,11 @@ class _FInfo:
 
 
 def finfo(type: Any, /) -> _FInfo:  # noqa: A002 - the standard's name
-    """Machine limits of a float dtype (``bits eps max min smallest_normal dtype``)."""
+    """Machine limits of a float dtype (``bits eps max min smallest_normal dtype``); of a
+    complex dtype, those of its parts' float type (``dtype`` is that float type)."""
     d = type.dtype if isinstance(type, Array) else _dtype(type)
+    if d.kind == "c":
+        d = np.dtype(f"float{d.itemsize * 4}")
     if d.kind != "f":
         raise TesseraTypeError(f"finfo needs a floating dtype, not {d.name}")
     return _FInfo(d)
@@ -473,19 +479,9 @@ def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002
     return x.clip(min, max)
 
 
-def conj(x: Array, /) -> Array:
-    """The complex conjugate: ``x`` itself, as Tessera has no complex dtypes."""
-    return x
-
-
-def real(x: Array, /) -> Array:
-    """The real part: ``x`` itself, as Tessera has no complex dtypes."""
-    return x
-
-
-def imag(x: Array, /) -> Array:
-    """The imaginary part: zeros, as Tessera has no complex dtypes."""
-    return zeros_like(x)
+conj = _unary("conj", "conj", "The complex conjugate (a real ``x`` itself).")
+real = _unary("real", "real", "The real part, of the parts' float type (a real ``x`` itself).")
+imag = _unary("imag", "imag", "The imaginary part, of the parts' float type.")
 
 
 def signbit(x: Array, /) -> Array:
@@ -881,8 +877,9 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     """The matrix product ``x1 @ x2`` in the promoted dtype, batched over leading axes
     (broadcast), a 1-d operand taken as a row (first) or column (second) vector.
 
-    Float matrices go to Tessera's chunked matrix product (computed in float64, then
-    rounded to float32 where both are float32). Integer and batched products are summed
+    Float and complex matrices go to Tessera's chunked matrix product (computed in
+    float64, a complex one from four real products, then rounded to float32 or complex64
+    where both operands are). Integer and batched products are summed
     products over a broadcast ``(..., m, k, n)`` expression, exact with NumPy's wrapping
     integer arithmetic."""
     if x1.ndim == 0 or x2.ndim == 0:
@@ -893,13 +890,13 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     if a.shape[-1] != b.shape[-2]:
         raise TesseraValueError(f"matmul: inner dimensions differ ({x1.shape} @ {x2.shape})")
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    if not batch and d.kind == "f":
+    if not batch and d.kind in "fc":
         out = Array(a._a.binary("matmul", b._a, False), "matmul").astype(d)
     else:
         # (..., m, k, 1) * (..., 1, k, n) summed over k.
         left = a.astype(d).reshape(a.shape + (1,))
         right = b.astype(d).reshape(b.shape[:-2] + (1,) + b.shape[-2:])
-        out = sum(left * right, axis=-2, dtype=d if d.kind == "f" else None).astype(d)
+        out = sum(left * right, axis=-2, dtype=d if d.kind in "fc" else None).astype(d)
     if x1.ndim == 1:
         out = squeeze(out, -2)
     if x2.ndim == 1:
@@ -918,13 +915,13 @@ def matrix_transpose(x: Array, /) -> Array:
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """The dot product of ``x1`` and ``x2`` along ``axis`` (the other axes broadcast), in
-    the promoted dtype."""
+    the promoted dtype; a complex ``x1`` is conjugated (``sum(conj(x1) * x2)``)."""
     if x1.ndim == 0 or x2.ndim == 0:
         raise TesseraValueError("vecdot does not take 0-d arrays")
     if x1.shape[_norm_axis(axis, x1.ndim)] != x2.shape[_norm_axis(axis, x2.ndim)]:
         raise TesseraValueError(f"vecdot: axis {axis} differs in length ({x1.shape}, {x2.shape})")
     d = result_type(x1, x2)
-    x1, x2 = broadcast_arrays(x1, x2)
+    x1, x2 = broadcast_arrays(conj(x1), x2)
     return sum(x1 * x2, axis=axis).astype(d)
 
 

@@ -35,9 +35,11 @@ def test_the_namespace_is_found_from_an_array():
     info = xp.__array_namespace_info__()
     assert info.capabilities()["boolean indexing"]
     ints = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
-    assert set(info.dtypes()) == ints | {"bool", "float32", "float64"}
+    assert set(info.dtypes()) == ints | {"bool", "float32", "float64", "complex64", "complex128"}
     assert set(info.dtypes(kind="integral")) == ints
+    assert set(info.dtypes(kind="complex floating")) == {"complex64", "complex128"}
     assert info.default_dtypes()["real floating"] == xp.float64
+    assert info.default_dtypes()["complex floating"] == xp.complex128
     with pytest.raises(ValueError):
         x.__array_namespace__(api_version="2099.12")
     with pytest.raises(ValueError):
@@ -194,6 +196,78 @@ def test_every_integer_dtype_computes_as_numpy(dtype, chunks):
     same(xp.astype(x, xp.float64), a.astype(np.float64))
     same(xp.astype(x, xp.int8), a.astype(np.int8))
     same(x + xp.asarray(a.astype(np.uint8)), a + a.astype(np.uint8))  # NumPy's promotion
+
+
+def complex_values(dtype, shape, seed):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_dtypes_compute_as_numpy(dtype, chunks):
+    a, b = complex_values(dtype, (4, 6), 3), complex_values(dtype, (4, 6), 4)
+    a[0, 0], b[0, 1] = 0, 0  # sign of zero; division by zero
+    x, y = arr(a, chunks), arr(b, chunks)
+    tol = 1e-12 if dtype == "complex128" else 1e-5
+
+    def close(got, want):
+        got = np.asarray(got)
+        assert got.dtype == np.asarray(want).dtype, (got.dtype, np.asarray(want).dtype)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+    with np.errstate(all="ignore"):
+        same(x + y, a + b)
+        close(x * y, a * b)  # NumPy's SIMD loops may fuse the multiply-adds
+        close(x / y, a / b)
+        same(-x, -a)
+        close(x**2, a**2)
+        close(x**y, a**b)
+        for name in ["exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+                     "asin", "acos", "atan", "asinh", "acosh", "atanh", "log1p", "expm1",
+                     "log2", "log10"]:
+            close(getattr(xp, name)(x), getattr(np, {"asin": "arcsin", "acos": "arccos",
+                  "atan": "arctan", "asinh": "arcsinh", "acosh": "arccosh",
+                  "atanh": "arctanh"}.get(name, name))(a))
+        close(xp.sign(x), np.sign(a))
+    close(xp.abs(x), np.abs(a))  # float32 / float64
+    same(xp.real(x), np.real(a))
+    same(xp.imag(x), np.imag(a))
+    same(xp.conj(x), np.conj(a))
+    same(x == y, a == b)
+    same(xp.isnan(x), np.isnan(a))
+    close(xp.sum(x, axis=0), np.sum(a, axis=0))
+    close(xp.prod(x, axis=1), np.prod(a, axis=1))
+    close(xp.mean(x), np.mean(a))
+    close(xp.vecdot(x, y), np.vecdot(a, b))  # conjugates x1
+    close(xp.matmul(x, xp.matrix_transpose(y)), a @ b.T)
+    close(xp.linalg.vector_norm(x), np.linalg.vector_norm(a))
+    close(xp.linalg.matrix_norm(x), np.linalg.matrix_norm(a))
+    same(xp.astype(x, xp.complex128), a.astype(np.complex128))
+    same(xp.astype(xp.real(x), xp.float64), a.real.astype(np.float64))
+
+
+def test_complex_promotion_scalars_and_limits_follow_numpy():
+    f32 = xp.asarray(np.array([1.0, 2.0], np.float32))
+    i32 = xp.asarray(np.array([1, 2], np.int32))
+    c64 = xp.asarray(np.array([1 + 2j], np.complex64))
+    assert (f32 * 1j).dtype == xp.complex64  # a Python complex is a weak scalar
+    assert (i32 * 1j).dtype == xp.complex128
+    assert (c64 + f32).dtype == xp.complex64
+    assert (c64 + i32).dtype == xp.complex128
+    assert xp.result_type(xp.complex64, xp.float64) == xp.complex128
+    assert xp.isdtype(xp.complex64, "complex floating") and xp.isdtype(xp.complex128, "numeric")
+    assert not xp.isdtype(xp.complex64, "real floating")
+    assert xp.finfo(xp.complex64).bits == 32 and xp.finfo(xp.complex128).eps == np.finfo(np.float64).eps
+    assert complex(xp.asarray(1.5 - 2j)) == 1.5 - 2j
+    z = xp.asarray([1 + 1j, 3 - 1j, 3 + 0j])
+    assert xp.argmax(z).item() == 2  # NumPy's order: real part, then imaginary
+    same(xp.linalg.inv(xp.reshape(xp.asarray([2 + 1j, 1j, 0j, 1 - 1j]), (2, 2))),
+         np.linalg.inv(np.array([[2 + 1j, 1j], [0j, 1 - 1j]])), exact=False)
+    with pytest.raises(TypeError):
+        xp.floor(z)
+    with pytest.raises(TypeError):
+        z // z
 
 
 @pytest.mark.parametrize("chunks", CHUNKINGS)

@@ -1,10 +1,12 @@
 //! Elementwise loops of the complex types (`complex64`, `complex128`), out of line: the
-//! functions NumPy and the array API define on complex values, with `num-complex` doing
-//! the elementary functions (their branch cuts are the principal values NumPy uses).
+//! functions NumPy and the array API define on complex values.
 //!
-//! `abs`, `real` and `imag` write real values (the complex type's part type); comparisons
-//! order by the real part, then the imaginary (NumPy's order); `floor`, `ceil`, `trunc`,
-//! the integer divisions and the bitwise functions are not defined on complex values.
+//! The elementary functions are the C library's (`csqrt`, `cacos`, …), which NumPy calls
+//! too: C99's Annex G fixes their branch cuts and their values at signed zeros,
+//! infinities and NaNs, which are the array API's special cases. `abs`, `real` and `imag`
+//! write real values (the complex type's part type); comparisons order by the real part,
+//! then the imaginary (NumPy's order); `floor`, `ceil`, `trunc`, the integer divisions and
+//! the bitwise functions are not defined on complex values.
 
 use super::elementwise::{nan_max, nan_min, set, unsupported};
 use crate::complex::{Complex, C128};
@@ -13,17 +15,78 @@ use crate::expr::{BinaryOp, ReduceOp, UnaryOp};
 use crate::tensor::{Buffer, Element};
 use crate::KernelError;
 
+/// Declares the C library's complex functions (`double complex` and `float complex`
+/// versions) and [`CMath`], their safe methods on [`Complex`].
+macro_rules! c_library {
+    ($($f64:ident / $f32:ident),* $(,)?) => {
+        // C's `double _Complex` and `float _Complex` are passed and returned as a
+        // `#[repr(C)]` pair of their part type (x86-64 SysV and AArch64 alike).
+        #[link(name = "m")]
+        unsafe extern "C" {
+            $(
+                fn $f64(z: Complex<f64>) -> Complex<f64>;
+                fn $f32(z: Complex<f32>) -> Complex<f32>;
+            )*
+        }
+
+        /// The C library's complex functions, as methods named after the `double` ones.
+        pub(crate) trait CMath: Sized {
+            $(
+                #[doc = concat!("C's `", stringify!($f64), "`.")]
+                fn $f64(self) -> Self;
+            )*
+        }
+
+        impl CMath for Complex<f64> {
+            $(
+                #[inline]
+                fn $f64(self) -> Self {
+                    // SAFETY: a pure function of one value, without pointers or state.
+                    unsafe { $f64(self) }
+                }
+            )*
+        }
+
+        impl CMath for Complex<f32> {
+            $(
+                #[inline]
+                fn $f64(self) -> Self {
+                    // SAFETY: a pure function of one value, without pointers or state.
+                    unsafe { $f32(self) }
+                }
+            )*
+        }
+    };
+}
+c_library!(
+    csqrt / csqrtf,
+    cexp / cexpf,
+    clog / clogf,
+    csin / csinf,
+    ccos / ccosf,
+    ctan / ctanf,
+    casin / casinf,
+    cacos / cacosf,
+    catan / catanf,
+    csinh / csinhf,
+    ccosh / ccoshf,
+    ctanh / ctanhf,
+    casinh / casinhf,
+    cacosh / cacoshf,
+    catanh / catanhf,
+);
+
 /// The complex arithmetic and functions of one part type.
 macro_rules! complex_math {
     ($m:ident, $t:ty) => {
         pub(super) mod $m {
             use super::*;
             type Z = Complex<$t>;
-            type N = num_complex::Complex<$t>;
 
+            /// `z · k` for a real `k`.
             #[inline]
-            fn z(n: N) -> Z {
-                Z::from(n)
+            fn scale(z: Z, k: $t) -> Z {
+                Z::new(z.re * k, z.im * k)
             }
 
             /// Smith's division (NumPy's): no overflow of `|b|²` for large divisors.
@@ -82,29 +145,31 @@ macro_rules! complex_math {
                         acc
                     };
                 }
-                z((b.nc() * a.nc().ln()).exp())
+                mul(b, a.clog()).cexp()
             }
 
-            /// `ln(1 + z)`, accurate near zero: `ln|1 + z| = ½ ln1p(2x + x² + y²)`.
+            /// `ln(1 + z)`, accurate near zero: `ln|1 + z| = ½ ln1p(2x + x² + y²)`; elsewhere
+            /// (infinities and NaNs too) `clog(1 + z)`.
             pub(super) fn log1p(a: Z) -> Z {
                 let (x, y) = (a.re, a.im);
                 if x.abs() < 0.5 && y.abs() < 0.5 {
                     let re = 0.5 * (2.0 * x + x * x + y * y).ln_1p();
                     Z::new(re, y.atan2(1.0 + x))
                 } else {
-                    z((N::new(1.0, 0.0) + a.nc()).ln())
+                    Z::new(1.0 + x, y).clog()
                 }
             }
 
             /// `exp(z) - 1`, accurate near zero: the real part is
-            /// `expm1(x) cos y - 2 sin²(y/2)`.
+            /// `expm1(x) cos y - 2 sin²(y/2)`; elsewhere `cexp(z) - 1`.
             pub(super) fn expm1(a: Z) -> Z {
                 let (x, y) = (a.re, a.im);
                 if x.abs() < 0.5 && y.abs() < 0.5 {
                     let s = (y / 2.0).sin();
                     Z::new(x.exp_m1() * y.cos() - 2.0 * s * s, x.exp() * y.sin())
                 } else {
-                    z(a.nc().exp() - N::new(1.0, 0.0))
+                    let e = a.cexp();
+                    Z::new(e.re - 1.0, e.im)
                 }
             }
 
@@ -113,26 +178,27 @@ macro_rules! complex_math {
                 Some(match op {
                     UnaryOp::Neg => |a: Z| Z::new(-a.re, -a.im),
                     UnaryOp::Conj => |a: Z| Z::new(a.re, -a.im),
-                    UnaryOp::Sqrt => |a: Z| z(a.nc().sqrt()),
-                    UnaryOp::Exp => |a: Z| z(a.nc().exp()),
-                    UnaryOp::Log => |a: Z| z(a.nc().ln()),
-                    UnaryOp::Log2 => |a: Z| z(a.nc().log2()),
-                    UnaryOp::Log10 => |a: Z| z(a.nc().log10()),
-                    UnaryOp::Exp2 => |a: Z| z(a.nc().exp2()),
+                    UnaryOp::Sqrt => CMath::csqrt,
+                    UnaryOp::Exp => CMath::cexp,
+                    UnaryOp::Log => CMath::clog,
+                    // NumPy's: the natural logarithm scaled; 2^z as e^(z ln 2).
+                    UnaryOp::Log2 => |a: Z| scale(a.clog(), std::f64::consts::LOG2_E as $t),
+                    UnaryOp::Log10 => |a: Z| scale(a.clog(), std::f64::consts::LOG10_E as $t),
+                    UnaryOp::Exp2 => |a: Z| scale(a, std::f64::consts::LN_2 as $t).cexp(),
                     UnaryOp::Log1p => log1p,
                     UnaryOp::Expm1 => expm1,
-                    UnaryOp::Sin => |a: Z| z(a.nc().sin()),
-                    UnaryOp::Cos => |a: Z| z(a.nc().cos()),
-                    UnaryOp::Tan => |a: Z| z(a.nc().tan()),
-                    UnaryOp::Arcsin => |a: Z| z(a.nc().asin()),
-                    UnaryOp::Arccos => |a: Z| z(a.nc().acos()),
-                    UnaryOp::Arctan => |a: Z| z(a.nc().atan()),
-                    UnaryOp::Sinh => |a: Z| z(a.nc().sinh()),
-                    UnaryOp::Cosh => |a: Z| z(a.nc().cosh()),
-                    UnaryOp::Tanh => |a: Z| z(a.nc().tanh()),
-                    UnaryOp::Arcsinh => |a: Z| z(a.nc().asinh()),
-                    UnaryOp::Arccosh => |a: Z| z(a.nc().acosh()),
-                    UnaryOp::Arctanh => |a: Z| z(a.nc().atanh()),
+                    UnaryOp::Sin => CMath::csin,
+                    UnaryOp::Cos => CMath::ccos,
+                    UnaryOp::Tan => CMath::ctan,
+                    UnaryOp::Arcsin => CMath::casin,
+                    UnaryOp::Arccos => CMath::cacos,
+                    UnaryOp::Arctan => CMath::catan,
+                    UnaryOp::Sinh => CMath::csinh,
+                    UnaryOp::Cosh => CMath::ccosh,
+                    UnaryOp::Tanh => CMath::ctanh,
+                    UnaryOp::Arcsinh => CMath::casinh,
+                    UnaryOp::Arccosh => CMath::cacosh,
+                    UnaryOp::Arctanh => CMath::catanh,
                     // NumPy's rint rounds each part, ties to even.
                     UnaryOp::Rint => |a: Z| Z::new(a.re.round_ties_even(), a.im.round_ties_even()),
                     _ => return None,
@@ -349,6 +415,43 @@ mod tests {
             un(UnaryOp::Rint, &[C128::new(2.5, -1.5)]),
             [C128::new(2.0, -2.0)]
         );
+    }
+
+    /// Values at zeros and infinities are C99 Annex G's (the array API's special cases).
+    #[test]
+    fn special_values_are_annex_g() {
+        let (inf, pi) = (f64::INFINITY, std::f64::consts::PI);
+        let one = |op: UnaryOp, z: C128| un(op, &[z])[0];
+        let acos0 = one(UnaryOp::Arccos, C128::new(0.0, 0.0));
+        assert_eq!((acos0.re, acos0.im), (pi / 2.0, -0.0));
+        assert!(acos0.im.is_sign_negative());
+        assert_eq!(one(UnaryOp::Exp, C128::new(inf, 0.0)), C128::new(inf, 0.0));
+        assert_eq!(one(UnaryOp::Log, C128::new(-0.0, 0.0)), C128::new(-inf, pi));
+        assert_eq!(
+            one(UnaryOp::Arcsinh, C128::new(inf, inf)),
+            C128::new(inf, pi / 4.0)
+        );
+        assert_eq!(
+            one(UnaryOp::Sqrt, C128::new(-inf, 1.0)),
+            C128::new(0.0, inf)
+        );
+        assert_eq!(
+            one(UnaryOp::Expm1, C128::new(-inf, 0.0)),
+            C128::new(-1.0, 0.0)
+        );
+        assert_eq!(
+            one(UnaryOp::Log1p, C128::new(-1.0, 0.0)),
+            C128::new(-inf, 0.0)
+        );
+        let mut out = Buffer::C64(vec![]);
+        unary(
+            UnaryOp::Tanh,
+            &Buffer::C64(vec![C64::new(f32::INFINITY, 1.0)]),
+            1,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out, Buffer::C64(vec![C64::new(1.0, 0.0)]));
     }
 
     /// log1p and expm1 keep their accuracy near zero, where `ln(1 + z)` loses it.
