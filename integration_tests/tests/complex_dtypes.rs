@@ -186,6 +186,20 @@ fn reductions_are_independent_of_chunking() {
         assert_eq!(got(t.max()), Scalar::C128(max), "max ({chunk})");
         assert_eq!(got(t.argmax()), Scalar::I64(argmax), "argmax ({chunk})");
     }
+    // Running sums: complex, whatever the chunks.
+    let mut run_sum = C128::default();
+    let want: Vec<C128> = a
+        .iter()
+        .map(|z| {
+            run_sum = C128::new(run_sum.re + z.re, run_sum.im + z.im);
+            run_sum
+        })
+        .collect();
+    for chunk in [n, 6] {
+        let t = tensor::from_slice(&a, &[n]).rechunk(&[chunk]);
+        let got = c128s(&run(&s, &t.cumsum()));
+        assert_close(&got, &want, 1e-12, &format!("cumsum ({chunk})"));
+    }
     // complex64 sums stay complex64.
     let a64: Vec<C64> = a
         .iter()

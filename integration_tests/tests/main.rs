@@ -18,6 +18,7 @@ mod elementwise;
 mod empty;
 mod errors;
 mod faults;
+mod fft;
 mod frame_handover;
 mod frame_semantics;
 mod gpu_backend;

@@ -24,10 +24,10 @@ impl ScanOp {
     }
 
     /// The dtype values accumulate in: signed integers and bools in `int64`, unsigned
-    /// integers in `uint64`, floats as they are (NumPy's).
+    /// integers in `uint64`, floats and complex values as they are (NumPy's).
     pub fn result_dtype(self, dtype: DType) -> DType {
         match dtype {
-            DType::F32 | DType::F64 => dtype,
+            d if d.is_inexact() => dtype,
             d if d.is_unsigned() => DType::U64,
             _ => DType::I64,
         }
@@ -60,6 +60,14 @@ pub enum ArrayOp {
         axis: usize,
         /// Positions instead of values (NumPy's `argsort`).
         arg: bool,
+    },
+    /// The discrete Fourier transform of every lane along `axis` (whole in the chunk) of a
+    /// complex input, unnormalized both ways (the inverse does not divide by the length).
+    Fft {
+        /// The axis transformed along (whole in the chunk).
+        axis: usize,
+        /// The inverse transform (`exp(+2πi jk/n)`).
+        inverse: bool,
     },
     /// Gathers along `axis`: output position `p` is position `sources[p].1` of input
     /// `sources[p].0` (inputs are chunks that agree on every other axis).
@@ -128,6 +136,8 @@ impl ArrayOp {
             ArrayOp::ScanCarry { .. } => "scan_carry",
             ArrayOp::Sort { arg: false, .. } => "sort",
             ArrayOp::Sort { arg: true, .. } => "argsort",
+            ArrayOp::Fft { inverse: false, .. } => "fft",
+            ArrayOp::Fft { inverse: true, .. } => "ifft",
             ArrayOp::Take { .. } => "take",
             ArrayOp::IsIn { .. } => "isin",
             ArrayOp::Unique => "unique",

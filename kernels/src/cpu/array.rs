@@ -1,7 +1,8 @@
 //! CPU implementations of [`ArrayOp`]: scans, sorts, gathers, membership and distinct values.
 
-use super::{learn, nearest};
+use super::{fft, learn, nearest};
 use crate::array::{ArrayOp, ScanOp};
+use crate::complex::Complex;
 use crate::{with_buffer, Buffer, ChunkData, DType, Element, HostTensor, KernelError};
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ pub(crate) fn run(op: &ArrayOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData, 
         ArrayOp::Scan { op, axis } => scan(*op, *axis, inputs)?,
         ArrayOp::ScanCarry { op, axis } => scan_carry(*op, *axis, inputs)?,
         ArrayOp::Sort { axis, arg } => sort(tensor(inputs, 0)?, *axis, *arg)?,
+        ArrayOp::Fft { axis, inverse } => fft::transform(tensor(inputs, 0)?, *axis, *inverse)?,
         ArrayOp::Take { axis, sources } => take(inputs, *axis, sources)?,
         ArrayOp::IsIn { invert } => isin(tensor(inputs, 0)?, tensor(inputs, 1)?, *invert)?,
         ArrayOp::Unique => unique(inputs)?,
@@ -40,7 +42,7 @@ fn tensor(inputs: &[Arc<ChunkData>], i: usize) -> Result<&HostTensor, KernelErro
 }
 
 /// `(outer, n, inner)`: a C-order tensor of `shape` seen as lanes of `n` along `axis`.
-fn lanes(shape: &[usize], axis: usize) -> Result<(usize, usize, usize), KernelError> {
+pub(super) fn lanes(shape: &[usize], axis: usize) -> Result<(usize, usize, usize), KernelError> {
     let n = *shape
         .get(axis)
         .ok_or_else(|| KernelError::BadInput(format!("axis {axis} of shape {shape:?}")))?;
@@ -103,6 +105,26 @@ macro_rules! float_accumulate {
 }
 float_accumulate!(f32, f64);
 
+macro_rules! complex_accumulate {
+    ($($t:ty => $m:ident),*) => {$(
+        impl Accumulate for Complex<$t> {
+            fn combine(op: ScanOp, a: Self, b: Self) -> Self {
+                match op {
+                    ScanOp::Sum => Complex::new(a.re + b.re, a.im + b.im),
+                    ScanOp::Prod => super::complex::$m::mul(a, b),
+                }
+            }
+            fn identity(op: ScanOp) -> Self {
+                match op {
+                    ScanOp::Sum => Complex::new(0.0, 0.0),
+                    ScanOp::Prod => Complex::new(1.0, 0.0),
+                }
+            }
+        }
+    )*};
+}
+complex_accumulate!(f32 => c64, f64 => c128);
+
 /// Runs `f` on the accumulation buffer's typed vector (int64, uint64, float32 or float64).
 macro_rules! with_accumulator {
     ($buf:expr, $v:ident => $body:expr) => {
@@ -111,6 +133,8 @@ macro_rules! with_accumulator {
             Buffer::U64($v) => $body,
             Buffer::F32($v) => $body,
             Buffer::F64($v) => $body,
+            Buffer::C64($v) => $body,
+            Buffer::C128($v) => $body,
             other => {
                 return Err(KernelError::UnsupportedDType {
                     op: "scan accumulator".into(),

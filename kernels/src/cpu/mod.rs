@@ -4,6 +4,7 @@ mod array;
 mod combine;
 pub(crate) mod complex;
 pub(crate) mod elementwise;
+mod fft;
 mod fused;
 mod learn;
 mod libm;

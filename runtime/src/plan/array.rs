@@ -55,8 +55,18 @@ impl Tiler {
         arg: bool,
         grid: Grid,
     ) -> Result<Materialized> {
+        self.along_whole_axis(x, ArrayOp::Sort { axis, arg }, grid)
+    }
+
+    /// `x` on `grid` (whose axis that `op` works along is one chunk), `op` on each chunk.
+    pub(super) fn along_whole_axis(
+        &mut self,
+        x: &Arc<Node>,
+        op: ArrayOp,
+        grid: Grid,
+    ) -> Result<Materialized> {
         let xm = self.materialize(x, Some(grid.clone()))?;
-        let op = ChunkOp::Array(ArrayOp::Sort { axis, arg });
+        let op = ChunkOp::Array(op);
         let keys = xm
             .keys
             .iter()

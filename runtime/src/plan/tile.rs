@@ -10,8 +10,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tessera_actors::{ChunkGraph, ChunkKey, ChunkTask, DeviceKind, KeptChunk};
 use tessera_kernels::{
-    Buffer, ChunkData, ChunkOp, ChunkReduce, CombineSpec, FusedKernel, HostTensor, ReduceOp,
-    ReshapeSpec, SourceChunk,
+    ArrayOp, Buffer, ChunkData, ChunkOp, ChunkReduce, CombineSpec, FusedKernel, HostTensor,
+    ReduceOp, ReshapeSpec, SourceChunk,
 };
 
 /// Partials merged per combine task in a reduction tree (and products per sum).
@@ -183,7 +183,7 @@ impl Tiler {
             {
                 self.natural_grid(x)
             }
-            NodeKind::Sort { x, axis, .. } => {
+            NodeKind::Sort { x, axis, .. } | NodeKind::Fft { x, axis, .. } => {
                 let mut g = self.natural_grid(x)?;
                 g[*axis] = vec![x.shape[*axis]];
                 Ok(g)
@@ -254,6 +254,13 @@ impl Tiler {
                 NodeKind::Factor(f, output) => self.factor(f)?[*output].clone(),
                 NodeKind::Scan { x, op, axis } => self.scan(x, *op, *axis, grid.clone())?,
                 NodeKind::Sort { x, axis, arg } => self.sort(x, *axis, *arg, grid.clone())?,
+                NodeKind::Fft { x, axis, inverse } => {
+                    let op = ArrayOp::Fft {
+                        axis: *axis,
+                        inverse: *inverse,
+                    };
+                    self.along_whole_axis(x, op, grid.clone())?
+                }
                 NodeKind::Take { x, axis, indices } => {
                     self.take(x, *axis, indices, grid.clone())?
                 }

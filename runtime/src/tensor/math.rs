@@ -157,7 +157,7 @@ impl Tensor {
                 dtype: DType::Bool,
             }),
             // The array API's sign of a complex value: `z / |z|`, 0 for 0.
-            Ok(d) if d.is_complex() => where_(&self.eq(0), self, self.div(self.abs())),
+            Ok(d) if d.is_complex() => where_(&self.eq(0), 0, self.div(self.abs())),
             // `self + 0` is `+0.0` for `-0.0` (NumPy's sign of either zero) and NaN for NaN.
             _ => where_(&self.gt(0), 1, where_(&self.lt(0), -1, self + 0)),
         }

@@ -7,6 +7,7 @@
 
 mod array;
 mod create;
+mod fft;
 mod math;
 mod nanreduce;
 pub(crate) mod node;
@@ -17,6 +18,7 @@ mod shape;
 
 pub use array::outer;
 pub use create::{arange, arange_f64, from_slice, from_vec, full, linspace, ones, zeros};
+pub use fft::FftNorm;
 pub use nanreduce::NanOp;
 pub(crate) use ops::cast_node as ops_cast;
 pub use ops::{where_, Operand};

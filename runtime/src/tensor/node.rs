@@ -98,6 +98,13 @@ pub(crate) enum NodeKind {
         axis: usize,
         arg: bool,
     },
+    /// The unnormalized discrete Fourier transform (or its inverse) of every lane along
+    /// `axis` of a complex `x`.
+    Fft {
+        x: Arc<Node>,
+        axis: usize,
+        inverse: bool,
+    },
     /// The positions `indices` (in range, non-negative) along `axis`.
     Take {
         x: Arc<Node>,
@@ -195,6 +202,7 @@ impl Node {
             | NodeKind::Reshape(x)
             | NodeKind::Scan { x, .. }
             | NodeKind::Sort { x, .. }
+            | NodeKind::Fft { x, .. }
             | NodeKind::Take { x, .. } => vec![x],
             NodeKind::Factor(f, _) => match &f.kind {
                 FactorKind::Range { omega } => vec![&f.x, omega],
