@@ -4,9 +4,9 @@
 # and the build of python/run-tests.sh (run that first). Extra arguments go to pytest,
 # e.g. `python/array-api-tests.sh --max-examples 20`.
 #
-# Every dtype of the standard runs. The optional fft extension is not provided yet: its
-# names are listed in array-api-xfails.txt with the other cases that cannot pass, each
-# with its reason; pytest's summary counts them as xfailed.
+# Every dtype of the standard runs, and both extensions (linalg, fft). The cases that
+# cannot pass are listed in array-api-xfails.txt, each with its reason; pytest's summary
+# counts them as xfailed.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -35,5 +35,5 @@ export ARRAY_API_TESTS_VERSION=2023.12
 cd "$suite"
 # No deadline: reading an element back runs a job, and the suite reads many one by one.
 "$python" -m pytest -q -p no:cacheprovider array_api_tests/ \
-    --disable-extension fft --hypothesis-disable-deadline \
+    --hypothesis-disable-deadline \
     --xfails-file "$here/array-api-xfails.txt" "$@"

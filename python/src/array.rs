@@ -9,7 +9,7 @@ use crate::convert::{host_to_numpy, parse_dtype, scalar_of};
 use crate::errors::{to_py, type_error, value_error};
 use crate::session::{run_job, PySession};
 use pyo3::prelude::*;
-use tessera::tensor::{self, NanOp, Operand, Slice, Tensor};
+use tessera::tensor::{self, FftNorm, NanOp, Operand, Slice, Tensor};
 use tessera::{DType, DeviceBackend, ReduceOp, Scalar};
 
 /// A lazy, chunked n-dimensional array (wrapped by `tessera.Array`).
@@ -283,6 +283,21 @@ impl PyTensor {
     /// Limited to `[lo, hi]` (each an array or a scalar).
     fn clip(&self, lo: &Bound<'_, PyAny>, hi: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         PyTensor::wrap(self.t.clip(operand(lo)?, operand(hi)?))
+    }
+
+    /// The discrete Fourier transform along `axis` (its inverse with `inverse`), the axis
+    /// cut or zero-padded to `n` points, scaled by NumPy's `norm`.
+    fn fft(&self, n: Option<usize>, axis: isize, norm: &str, inverse: bool) -> PyResult<PyTensor> {
+        let norm = FftNorm::from_name(norm).ok_or_else(|| {
+            value_error(format!(
+                "norm must be \"backward\", \"ortho\" or \"forward\", not {norm:?}"
+            ))
+        })?;
+        PyTensor::wrap(if inverse {
+            self.t.ifft(n, axis, norm)
+        } else {
+            self.t.fft(n, axis, norm)
+        })
     }
 
     /// Rounded to `decimals` decimals (half to even, as NumPy).

@@ -29,9 +29,9 @@ What differs from the standard, and why:
   (``x += y``) rebind ``x`` to a new array; arrays built from ``x`` before keep its old
   values. A boolean mask with an array of values computes the mask and the values at
   once (how many elements a mask selects is data).
-* **Extensions.** ``linalg`` is provided (see :mod:`tessera._linalg_ext`: what runs in
-  chunks, and what is gathered into one process up to ``linalg.GATHER_LIMIT``); ``fft``
-  is not.
+* **Extensions.** ``linalg`` (see :mod:`tessera._linalg_ext`: what runs in chunks, and
+  what is gathered into one process up to ``linalg.GATHER_LIMIT``) and ``fft`` (see
+  :mod:`tessera._fft_ext`: each transformed axis is made whole per chunk).
 * ``searchsorted`` compares every needle with every element (``O(len(x1) * x2.size)``
   work and memory); it is meant for modest sorted arrays.
 """
@@ -949,6 +949,7 @@ def tensordot(x1: Array, x2: Array, /, *, axes: Union[int, Tuple[Sequence[int], 
 
 
 from . import _linalg_ext as linalg  # noqa: E402 - the standard's extension, after its base
+from . import _fft_ext as fft  # noqa: E402 - the standard's extension, after its base
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in (
     "annotations", "builtins", "math", "operator", "np", "Any", "List", "Optional", "Sequence",

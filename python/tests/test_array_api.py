@@ -348,3 +348,40 @@ def test_data_type_functions():
     with pytest.raises(TypeError):
         xp.asarray([1, 2], dtype="float16")
     assert math.isclose(xp.pi, math.pi) and xp.newaxis is None
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS)
+def test_fft_extension_computes_as_numpy(chunks):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((6, 10))
+    z = a + 1j * rng.standard_normal((6, 10))
+    x, y = arr(a, chunks), arr(z, chunks)
+
+    def close(got, want):
+        got = np.asarray(got)
+        assert got.dtype == np.asarray(want).dtype, (got.dtype, np.asarray(want).dtype)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+    for norm in ["backward", "ortho", "forward"]:
+        close(xp.fft.fft(y, norm=norm), np.fft.fft(z, norm=norm))
+        close(xp.fft.ifft(y, n=7, axis=0, norm=norm), np.fft.ifft(z, n=7, axis=0, norm=norm))
+        close(xp.fft.rfft(x, n=9, norm=norm), np.fft.rfft(a, n=9, norm=norm))
+        close(xp.fft.hfft(y, norm=norm), np.fft.hfft(z, norm=norm))
+        close(xp.fft.ihfft(x, norm=norm), np.fft.ihfft(a, norm=norm))
+    close(xp.fft.irfft(y), np.fft.irfft(z))
+    close(xp.fft.irfft(y, n=11, axis=0), np.fft.irfft(z, n=11, axis=0))
+    close(xp.fft.fftn(y), np.fft.fftn(z))
+    close(xp.fft.ifftn(y, s=(4, 12)), np.fft.ifftn(z, s=(4, 12), axes=(0, 1)))
+    close(xp.fft.rfftn(x), np.fft.rfftn(a))
+    close(xp.fft.irfftn(y), np.fft.irfftn(z))
+    close(xp.fft.fftshift(y), np.fft.fftshift(z))
+    close(xp.fft.ifftshift(y, axes=1), np.fft.ifftshift(z, axes=1))
+    close(xp.fft.fftfreq(9, d=0.5), np.fft.fftfreq(9, d=0.5))
+    close(xp.fft.rfftfreq(10), np.fft.rfftfreq(10))
+    assert xp.fft.fft(xp.asarray(a.astype(np.float32))).dtype == xp.complex64
+    with pytest.raises(ValueError):
+        xp.fft.fft(y, n=0)
+    with pytest.raises(ValueError):
+        xp.fft.fft(y, norm="unitary")
+    with pytest.raises(TypeError):
+        xp.fft.rfft(y)
