@@ -151,7 +151,7 @@ impl Buffer {
             Arc::new(PrimitiveArray::<A>::from_iter_values(v.iter().copied()))
         }
         match self {
-            Buffer::Bool(v) => Arc::new(BooleanArray::from(v.clone())),
+            Buffer::Bool(v) => Arc::new(BooleanArray::new(v.iter().copied().collect(), None)),
             Buffer::U8(v) => prim::<t::UInt8Type>(v),
             Buffer::I32(v) => prim::<t::Int32Type>(v),
             Buffer::I64(v) => prim::<t::Int64Type>(v),
@@ -216,25 +216,32 @@ pub trait Element:
     }
 }
 
+/// [`Element`]'s three accessors of the [`Buffer`] variant `$variant`.
+macro_rules! buffer_access {
+    ($variant:ident) => {
+        fn slice(buf: &Buffer) -> Option<&[Self]> {
+            match buf {
+                Buffer::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+        fn vec_mut(buf: &mut Buffer) -> Option<&mut Vec<Self>> {
+            match buf {
+                Buffer::$variant(v) => Some(v),
+                _ => None,
+            }
+        }
+        fn into_buffer(v: Vec<Self>) -> Buffer {
+            Buffer::$variant(v)
+        }
+    };
+}
+
 macro_rules! complex_element {
     ($t:ty, $variant:ident) => {
         impl Element for Complex<$t> {
             const DTYPE: DType = DType::$variant;
-            fn slice(buf: &Buffer) -> Option<&[Self]> {
-                match buf {
-                    Buffer::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn vec_mut(buf: &mut Buffer) -> Option<&mut Vec<Self>> {
-                match buf {
-                    Buffer::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn into_buffer(v: Vec<Self>) -> Buffer {
-                Buffer::$variant(v)
-            }
+            buffer_access!($variant);
             #[inline(always)]
             fn to_f64(self) -> f64 {
                 f64::from(self.re)
@@ -280,21 +287,7 @@ macro_rules! int_element {
     ($t:ty, $variant:ident, $from_f64:expr) => {
         impl Element for $t {
             const DTYPE: DType = DType::$variant;
-            fn slice(buf: &Buffer) -> Option<&[Self]> {
-                match buf {
-                    Buffer::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn vec_mut(buf: &mut Buffer) -> Option<&mut Vec<Self>> {
-                match buf {
-                    Buffer::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn into_buffer(v: Vec<Self>) -> Buffer {
-                Buffer::$variant(v)
-            }
+            buffer_access!($variant);
             #[inline(always)]
             fn to_f64(self) -> f64 {
                 self as f64
@@ -341,21 +334,7 @@ macro_rules! float_element {
     ($t:ty, $variant:ident) => {
         impl Element for $t {
             const DTYPE: DType = DType::$variant;
-            fn slice(buf: &Buffer) -> Option<&[Self]> {
-                match buf {
-                    Buffer::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn vec_mut(buf: &mut Buffer) -> Option<&mut Vec<Self>> {
-                match buf {
-                    Buffer::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn into_buffer(v: Vec<Self>) -> Buffer {
-                Buffer::$variant(v)
-            }
+            buffer_access!($variant);
             #[inline(always)]
             fn to_f64(self) -> f64 {
                 self as f64
@@ -388,21 +367,7 @@ float_element!(f64, F64);
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
-    fn slice(buf: &Buffer) -> Option<&[Self]> {
-        match buf {
-            Buffer::Bool(v) => Some(v),
-            _ => None,
-        }
-    }
-    fn vec_mut(buf: &mut Buffer) -> Option<&mut Vec<Self>> {
-        match buf {
-            Buffer::Bool(v) => Some(v),
-            _ => None,
-        }
-    }
-    fn into_buffer(v: Vec<Self>) -> Buffer {
-        Buffer::Bool(v)
-    }
+    buffer_access!(Bool);
     #[inline(always)]
     fn to_f64(self) -> f64 {
         f64::from(u8::from(self))

@@ -14,12 +14,17 @@ use tessera_kernels::{Buffer, HostTensor};
 /// The dtype of a NumPy name (`"float64"`, `"int32"`, `"bool"`…).
 pub(crate) fn parse_dtype(name: &str) -> PyResult<DType> {
     DType::from_name(name).ok_or_else(|| {
-        let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
         type_error(format!(
             "dtype {name} is not supported; Tessera has {}",
-            names.join(", ")
+            dtype_names()
         ))
     })
+}
+
+/// Every dtype's NumPy name, comma-separated (for errors that list them).
+fn dtype_names() -> String {
+    let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
+    names.join(", ")
 }
 
 /// A Python scalar (bool, int, float, complex, or a NumPy scalar of those kinds) as a
@@ -81,11 +86,10 @@ pub(crate) fn numpy_to_tensor(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
         )*};
     }
     try_complex!(Complex64, Complex32);
-    let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
     Err(type_error(format!(
         "cannot make a tessera array from {}; pass a NumPy array of {}",
         obj.get_type(),
-        names.join(", ")
+        dtype_names()
     )))
 }
 

@@ -155,21 +155,28 @@ def irfftn(x: Array, /, *, s: Optional[Sequence[int]] = None, axes: Optional[Seq
     return irfft(x, n=sizes[-1], axis=axes[-1], norm=norm)
 
 
-def fftfreq(n: int, /, *, d: float = 1.0, device: Any = None) -> Array:
-    """The sample frequencies of an ``n``-point transform with sample spacing ``d``:
-    ``[0, 1, …, -(n // 2), …, -1] / (d * n)``."""
+def _frequencies(k: np.ndarray, n: int, d: float, dtype: Any, device: Any) -> Array:
+    """``k / (d * n)`` in ``dtype`` (a real floating dtype; float64 by default)."""
     _xp._check_device(device)
+    dtype = _xp.float64 if dtype is None else _xp._dtype(dtype)
+    if dtype.kind != "f":
+        raise TesseraTypeError(f"frequencies are real floating values, not {dtype.name}")
+    return _xp.asarray((k / (d * n)).astype(dtype))
+
+
+def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
+    """The sample frequencies of an ``n``-point transform with sample spacing ``d``:
+    ``[0, 1, …, -(n // 2), …, -1] / (d * n)`` (``dtype`` as in the standard's 2024.12)."""
     n = _points(n)
     k = np.concatenate([np.arange(0, (n - 1) // 2 + 1), np.arange(-(n // 2), 0)])
-    return _xp.asarray(k / (d * n))
+    return _frequencies(k, n, d, dtype, device)
 
 
-def rfftfreq(n: int, /, *, d: float = 1.0, device: Any = None) -> Array:
+def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
     """The non-negative sample frequencies of an ``n``-point real transform:
     ``[0, 1, …, n // 2] / (d * n)``."""
-    _xp._check_device(device)
     n = _points(n)
-    return _xp.asarray(np.arange(0, n // 2 + 1) / (d * n))
+    return _frequencies(np.arange(0, n // 2 + 1), n, d, dtype, device)
 
 
 def _shifted(x: Array, axes: Any, sign: int) -> Array:

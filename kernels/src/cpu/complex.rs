@@ -166,10 +166,23 @@ macro_rules! complex_math {
                 let (x, y) = (a.re, a.im);
                 if x.abs() < 0.5 && y.abs() < 0.5 {
                     let s = (y / 2.0).sin();
-                    Z::new(x.exp_m1() * y.cos() - 2.0 * s * s, x.exp() * y.sin())
+                    // `+ 0.0`: expm1(-0 + 0i) is +0 + 0i, as the standard says.
+                    let re = x.exp_m1() * y.cos() - 2.0 * s * s + 0.0;
+                    Z::new(re, x.exp() * y.sin())
                 } else {
                     let e = a.cexp();
                     Z::new(e.re - 1.0, e.im)
+                }
+            }
+
+            /// `tanh`: C's, but at an infinite real part and a finite imaginary one the
+            /// standard's `±1 ± 0i` (the zero's sign that of the imaginary part), where
+            /// C99 gives the zero the sign of `sin(2y)`.
+            fn tanh(a: Z) -> Z {
+                if a.re.is_infinite() && a.im.is_finite() {
+                    Z::new((1.0 as $t).copysign(a.re), (0.0 as $t).copysign(a.im))
+                } else {
+                    a.ctanh()
                 }
             }
 
@@ -195,7 +208,7 @@ macro_rules! complex_math {
                     UnaryOp::Arctan => CMath::catan,
                     UnaryOp::Sinh => CMath::csinh,
                     UnaryOp::Cosh => CMath::ccosh,
-                    UnaryOp::Tanh => CMath::ctanh,
+                    UnaryOp::Tanh => tanh,
                     UnaryOp::Arcsinh => CMath::casinh,
                     UnaryOp::Arccosh => CMath::cacosh,
                     UnaryOp::Arctanh => CMath::catanh,
