@@ -3,6 +3,7 @@
 //! the textbook formulas (pairs of floats), under several chunkings.
 
 use crate::common::*;
+use tessera::tensor::NanOp;
 use tessera::{tensor, DType, Error, HostTensor, Scalar, Session, Tensor, C128, C64};
 
 /// Scrambled values with both signs and a spread of magnitudes, no NaN or infinity.
@@ -200,6 +201,15 @@ fn reductions_are_independent_of_chunking() {
         let got = c128s(&run(&s, &t.cumsum()));
         assert_close(&got, &want, 1e-12, &format!("cumsum ({chunk})"));
     }
+    // NaN-skipping sums and means skip a value with a NaN part.
+    let mut with_nan = a.clone();
+    with_nan[3] = C128::new(1.0, f64::NAN);
+    let t = tensor::from_slice(&with_nan, &[n]).rechunk(&[4]);
+    let skipped = C128::new(sum.re - a[3].re, sum.im - a[3].im);
+    let Scalar::C128(g) = item(&run(&s, &t.nan_reduce(NanOp::Sum, None, false))) else {
+        panic!("nansum is complex128")
+    };
+    assert!(close(g, skipped, 1e-12), "nansum: {g} vs {skipped}");
     // complex64 sums stay complex64.
     let a64: Vec<C64> = a
         .iter()
@@ -280,6 +290,7 @@ fn functions_complex_values_lack_are_typed_errors() {
     unsupported(z.remainder(&z), "remainder");
     unsupported(z.bitwise_and(&z), "bitwise_and");
     unsupported(z.var(0), "var");
+    unsupported(z.nan_reduce(NanOp::Var(0), None, false), "nanvar");
     unsupported(z.arctan2(&z), "arctan2");
 }
 

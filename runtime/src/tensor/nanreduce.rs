@@ -6,6 +6,7 @@ use super::node::{Node, NodeKind};
 use super::ops::where_;
 use super::reduce::reductions;
 use super::Tensor;
+use crate::error::Error;
 use tessera_kernels::ReduceOp;
 
 /// Which NaN-skipping reduction ([`Tensor::nan_reduce`]): `Var` and `Std` carry `ddof`.
@@ -47,7 +48,19 @@ impl Tensor {
     /// axes as length 1 with `keepdims`: NumPy's `nansum(x, axis, keepdims=...)` and kin.
     pub fn nan_reduce(&self, op: NanOp, axes: Option<&[isize]>, keepdims: bool) -> Tensor {
         let float = match self.dtype() {
-            Ok(d) => d.is_float(),
+            // The standard's var/std are of real values (as `Tensor::var`).
+            Ok(d) if d.is_complex() && matches!(op, NanOp::Var(_) | NanOp::Std(_)) => {
+                let name = if matches!(op, NanOp::Var(_)) {
+                    "nanvar"
+                } else {
+                    "nanstd"
+                };
+                return Tensor::failed(Error::UnsupportedDType {
+                    op: name.into(),
+                    dtype: d,
+                });
+            }
+            Ok(d) => d.is_inexact(),
             Err(e) => return Tensor::failed(e),
         };
         // Number of values that are not NaN, and the values with NaN replaced by `fill`.
