@@ -11,7 +11,7 @@ dtypes at once, that ``compute()`` cuts into chunks and runs on every core of a
 arrays (owning Tessera's result buffer, no copy) and pandas/Arrow tables.
 """
 
-from . import array_api, learn, linalg, random
+from . import array_api, fft, learn, linalg, random
 from ._array import SUPPORTED_DTYPES, Array, asarray, from_numpy
 from ._frame import (
     DataFrame,

@@ -138,3 +138,15 @@ def test_isin_outer_clip_round_match_numpy(session, data, chunks):
     np.testing.assert_array_equal(ts.around(data, 0).compute(session), np.around(data, 0))
     with pytest.raises(ValueError):
         x.clip()
+
+
+def test_fft_namespace_takes_numpys_arguments():
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((5, 8))
+    x = ts.asarray(a).rechunk((2, 3))
+    np.testing.assert_allclose(np.asarray(ts.fft.fft(x, 6, 0)), np.fft.fft(a, 6, 0))
+    np.testing.assert_allclose(np.asarray(ts.fft.rfft(a, None, -1, "ortho")), np.fft.rfft(a, None, -1, "ortho"))
+    np.testing.assert_allclose(np.asarray(ts.fft.irfft(ts.fft.rfft(x))), np.fft.irfft(np.fft.rfft(a)))
+    np.testing.assert_allclose(np.asarray(ts.fft.fft2(x)), np.fft.fft2(a))
+    np.testing.assert_allclose(np.asarray(ts.fft.ifft2(x, (4, 4))), np.fft.ifft2(a, (4, 4)))
+    np.testing.assert_allclose(np.asarray(ts.fft.fftshift(ts.fft.fftfreq(8, 0.1))), np.fft.fftshift(np.fft.fftfreq(8, 0.1)))
