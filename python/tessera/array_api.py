@@ -32,6 +32,8 @@ What differs from the standard, and why:
 * **Extensions.** ``linalg`` (see :mod:`tessera._linalg_ext`: what runs in chunks, and
   what is gathered into one process up to ``linalg.GATHER_LIMIT``) and ``fft`` (see
   :mod:`tessera._fft_ext`: each transformed axis is made whole per chunk).
+* From version 2024.12: ``cumulative_prod``, ``count_nonzero``, ``diff``, ``reciprocal``,
+  and Python scalars as either operand of the binary functions and in ``result_type``.
 * ``searchsorted`` compares every needle with every element (``O(len(x1) * x2.size)``
   work and memory); it is meant for modest sorted arrays.
 """
@@ -329,12 +331,19 @@ def isdtype(dtype: Any, kind: Any) -> builtins.bool:
     return d == np.dtype(kind)
 
 
+def _python_scalar(a: Any) -> builtins.bool:
+    return isinstance(a, (builtins.bool, int, float, complex)) and not isinstance(a, np.generic)
+
+
 def result_type(*arrays_and_dtypes: Any) -> np.dtype:
-    """The dtype the standard's promotion gives ``arrays_and_dtypes`` (arrays or dtypes)."""
-    if not arrays_and_dtypes:
+    """The dtype the standard's promotion gives ``arrays_and_dtypes`` (arrays, dtypes, and
+    from 2024.12 Python scalars, which take the others' dtype where they fit its kind)."""
+    typed = [a for a in arrays_and_dtypes if not _python_scalar(a)]
+    if not typed:
         raise TesseraValueError("result_type needs at least one array or dtype")
-    dtypes = [a.dtype if isinstance(a, Array) else _dtype(a) for a in arrays_and_dtypes]
-    return _dtype(np.result_type(*dtypes))
+    dtypes = [a.dtype if isinstance(a, Array) else _dtype(a) for a in typed]
+    scalars = [a for a in arrays_and_dtypes if _python_scalar(a)]
+    return _dtype(np.result_type(*dtypes, *scalars))
 
 
 def can_cast(from_: Any, to: Any, /) -> builtins.bool:
@@ -390,7 +399,10 @@ def _unary(name: str, native: str, doc: str):
 
 
 def _binary(name: str, native: str, doc: str):
-    def f(x1: Array, x2: Array, /) -> Array:
+    def f(x1: Union[Array, int, float, complex], x2: Union[Array, int, float, complex], /) -> Array:
+        # A Python scalar operand takes the array's dtype (2024.12's scalar operands).
+        if isinstance(x2, Array) and not isinstance(x1, Array):
+            return x2._binary(native, x1, True)
         return _asarray(x1)._binary(native, x2)
 
     f.__name__ = f.__qualname__ = name
@@ -495,8 +507,11 @@ copysign = _binary("copysign", "copysign", "The magnitude of ``x1`` with the sig
 
 
 def logaddexp(x1: Array, x2: Array, /) -> Array:
-    """``log(exp(x1) + exp(x2))`` without overflow."""
-    x1, x2 = _asarray(x1), _asarray(x2)
+    """``log(exp(x1) + exp(x2))`` without overflow (a Python scalar takes the other's dtype)."""
+    if not isinstance(x1, Array):
+        x1 = _asarray(x1, dtype=x2.dtype)
+    if not isinstance(x2, Array):
+        x2 = _asarray(x2, dtype=x1.dtype)
     big = maximum(x1, x2)
     rest = big + log1p(exp(-abs(x1 - x2)))
     return where(x1 == x2, x1 + math.log(2.0), rest)
@@ -806,20 +821,53 @@ def prod(x: Array, /, *, axis: Axis = None, dtype: Any = None, keepdims: builtin
     return _in_dtype(x, dtype, lambda v: v.prod(axis=axis, keepdims=keepdims))
 
 
-def cumulative_sum(x: Array, /, *, axis: Optional[int] = None, dtype: Any = None, include_initial: builtins.bool = False) -> Array:
-    """Running sum along ``axis`` (required unless ``x`` is 1-d), starting with 0 when
-    ``include_initial``."""
+def _cumulative(name: str, x: Array, axis: Optional[int], dtype: Any, include_initial: builtins.bool) -> Array:
+    """The running ``sum`` or ``prod`` along ``axis`` (required unless ``x`` is 1-d),
+    starting with the identity when ``include_initial``."""
     if axis is None:
         if x.ndim != 1:
-            raise TesseraValueError("cumulative_sum needs axis for an array of more than one dimension")
+            raise TesseraValueError(f"cumulative_{name} needs axis for an array of more than one dimension")
         axis = 0
     axis = _norm_axis(axis, x.ndim)
-    out = _in_dtype(x, dtype, lambda v: v.cumsum(axis))
+    out = _in_dtype(x, dtype, lambda v: v.cumsum(axis) if name == "sum" else v.cumprod(axis))
     if include_initial:
         shape = list(out.shape)
         shape[axis] = 1
-        out = concat([zeros(tuple(shape), dtype=out.dtype), out], axis=axis)
+        identity = zeros if name == "sum" else ones
+        out = concat([identity(tuple(shape), dtype=out.dtype), out], axis=axis)
     return out
+
+
+def cumulative_sum(x: Array, /, *, axis: Optional[int] = None, dtype: Any = None, include_initial: builtins.bool = False) -> Array:
+    """Running sum along ``axis`` (required unless ``x`` is 1-d), starting with 0 when
+    ``include_initial``."""
+    return _cumulative("sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x: Array, /, *, axis: Optional[int] = None, dtype: Any = None, include_initial: builtins.bool = False) -> Array:
+    """Running product along ``axis`` (required unless ``x`` is 1-d), starting with 1 when
+    ``include_initial`` (2024.12)."""
+    return _cumulative("prod", x, axis, dtype, include_initial)
+
+
+def count_nonzero(x: Array, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Array:
+    """The number of non-zero elements over ``axis``, as int64 (2024.12)."""
+    return _f.count_nonzero(x, axis, keepdims)
+
+
+def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Optional[Array] = None, append: Optional[Array] = None) -> Array:
+    """The ``n``-th forward difference along ``axis``, of ``x`` with ``prepend`` before it
+    and ``append`` after it along that axis (2024.12)."""
+    axis = _norm_axis(axis, x.ndim)
+    parts = [p for p in (prepend, x, append) if p is not None]
+    if len(parts) > 1:
+        x = concat(parts, axis=axis)
+    return _f.diff(x, n, axis)
+
+
+def reciprocal(x: Array, /) -> Array:
+    """``1 / x`` (2024.12)."""
+    return divide(1.0, x)
 
 
 def mean(x: Array, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Array:

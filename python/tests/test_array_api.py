@@ -385,3 +385,26 @@ def test_fft_extension_computes_as_numpy(chunks):
         xp.fft.fft(y, norm="unitary")
     with pytest.raises(TypeError):
         xp.fft.rfft(y)
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS)
+def test_functions_of_the_2024_standard_compute_as_numpy(chunks):
+    rng = np.random.default_rng(13)
+    a = rng.integers(-5, 6, size=(4, 6)).astype(np.float64)
+    x = arr(a, chunks)
+    same(xp.cumulative_prod(x, axis=1), np.cumulative_prod(a, axis=1))
+    same(xp.cumulative_prod(x, axis=0, include_initial=True), np.cumulative_prod(a, axis=0, include_initial=True))
+    same(xp.count_nonzero(x, axis=0), np.count_nonzero(a, axis=0))
+    same(xp.diff(x, axis=1, n=2), np.diff(a, axis=1, n=2))
+    same(xp.diff(x, axis=0, prepend=x[:1], append=x[-1:]), np.diff(a, axis=0, prepend=a[:1], append=a[-1:]))
+    same(xp.reciprocal(x + 10), 1.0 / (a + 10), exact=False)
+    # Python scalars on either side take the array's dtype.
+    i8 = xp.asarray(np.array([1, -2, 3], np.int8))
+    same(xp.subtract(10, i8), np.subtract(10, np.array([1, -2, 3], np.int8)))
+    same(xp.multiply(i8, 2), np.array([2, -4, 6], np.int8))
+    assert xp.result_type(xp.int8, 1) == xp.int8
+    assert xp.result_type(xp.float32, 1j) == xp.complex64
+    assert xp.result_type(i8, 1.5) == xp.float64
+    f32 = xp.asarray(np.array([0.5, -1.0], np.float32))
+    assert xp.logaddexp(f32, 0).dtype == xp.float32
+    same(xp.logaddexp(0, f32), np.logaddexp(np.float32(0), np.array([0.5, -1.0], np.float32)), exact=False)
