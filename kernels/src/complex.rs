@@ -27,6 +27,39 @@ impl<T> Complex<T> {
     }
 }
 
+/// Complex addition, part by part.
+impl<T: std::ops::Add<Output = T>> std::ops::Add for Complex<T> {
+    type Output = Self;
+    #[inline(always)]
+    fn add(self, b: Self) -> Self {
+        Complex::new(self.re + b.re, self.im + b.im)
+    }
+}
+
+/// Complex subtraction, part by part.
+impl<T: std::ops::Sub<Output = T>> std::ops::Sub for Complex<T> {
+    type Output = Self;
+    #[inline(always)]
+    fn sub(self, b: Self) -> Self {
+        Complex::new(self.re - b.re, self.im - b.im)
+    }
+}
+
+/// The complex product `(ac - bd) + (ad + bc)i`.
+impl<T> std::ops::Mul for Complex<T>
+where
+    T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
+{
+    type Output = Self;
+    #[inline(always)]
+    fn mul(self, b: Self) -> Self {
+        Complex::new(
+            self.re * b.re - self.im * b.im,
+            self.re * b.im + self.im * b.re,
+        )
+    }
+}
+
 /// Python's spelling: `(1+2j)`, `-3j` when the real part is zero, `(nan+infj)`.
 impl<T: fmt::Display + Copy + Into<f64>> fmt::Display for Complex<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -106,12 +106,12 @@ macro_rules! float_accumulate {
 float_accumulate!(f32, f64);
 
 macro_rules! complex_accumulate {
-    ($($t:ty => $m:ident),*) => {$(
+    ($($t:ty),*) => {$(
         impl Accumulate for Complex<$t> {
             fn combine(op: ScanOp, a: Self, b: Self) -> Self {
                 match op {
-                    ScanOp::Sum => Complex::new(a.re + b.re, a.im + b.im),
-                    ScanOp::Prod => super::complex::$m::mul(a, b),
+                    ScanOp::Sum => a + b,
+                    ScanOp::Prod => a * b,
                 }
             }
             fn identity(op: ScanOp) -> Self {
@@ -123,7 +123,7 @@ macro_rules! complex_accumulate {
         }
     )*};
 }
-complex_accumulate!(f32 => c64, f64 => c128);
+complex_accumulate!(f32, f64);
 
 /// Runs `f` on the accumulation buffer's typed vector (int64, uint64, float32 or float64).
 macro_rules! with_accumulator {

@@ -8,7 +8,7 @@
 //! then the imaginary (NumPy's order); `floor`, `ceil`, `trunc`, the integer divisions and
 //! the bitwise functions are not defined on complex values.
 
-use super::elementwise::{nan_max, nan_min, set, unsupported};
+use super::elementwise::{compare, nan_max, nan_min, set, unsupported};
 use crate::complex::{Complex, C128};
 use crate::dtype::DType;
 use crate::expr::{BinaryOp, ReduceOp, UnaryOp};
@@ -79,7 +79,7 @@ c_library!(
 /// The complex arithmetic and functions of one part type.
 macro_rules! complex_math {
     ($m:ident, $t:ty) => {
-        pub(super) mod $m {
+        mod $m {
             use super::*;
             type Z = Complex<$t>;
 
@@ -91,7 +91,7 @@ macro_rules! complex_math {
 
             /// Smith's division (NumPy's): no overflow of `|b|²` for large divisors.
             #[inline]
-            pub(crate) fn div(a: Z, b: Z) -> Z {
+            fn div(a: Z, b: Z) -> Z {
                 let (ar, ai, br, bi) = (a.re, a.im, b.re, b.im);
                 if br.abs() >= bi.abs() {
                     if br == 0.0 && bi == 0.0 {
@@ -106,11 +106,6 @@ macro_rules! complex_math {
                     let d = bi + br * r;
                     Z::new((ar * r + ai) / d, (ai * r - ar) / d)
                 }
-            }
-
-            #[inline]
-            pub(crate) fn mul(a: Z, b: Z) -> Z {
-                Z::new(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re)
             }
 
             /// `a ** b`: `1` for a zero exponent, `0` for a zero base with a positive
@@ -134,9 +129,9 @@ macro_rules! complex_math {
                     let mut k = n;
                     while k > 0 {
                         if k & 1 == 1 {
-                            acc = mul(acc, base);
+                            acc = acc * base;
                         }
-                        base = mul(base, base);
+                        base = base * base;
                         k >>= 1;
                     }
                     return if b.re < 0.0 {
@@ -145,7 +140,7 @@ macro_rules! complex_math {
                         acc
                     };
                 }
-                mul(b, a.clog()).cexp()
+                (b * a.clog()).cexp()
             }
 
             /// `ln(1 + z)`, accurate near zero: `ln|1 + z| = ½ ln1p(2x + x² + y²)`; elsewhere
@@ -230,9 +225,9 @@ macro_rules! complex_math {
 
             pub(super) fn binary(op: BinaryOp) -> Option<fn(Z, Z) -> Z> {
                 Some(match op {
-                    BinaryOp::Add => |a: Z, b: Z| Z::new(a.re + b.re, a.im + b.im),
-                    BinaryOp::Sub => |a: Z, b: Z| Z::new(a.re - b.re, a.im - b.im),
-                    BinaryOp::Mul => mul,
+                    BinaryOp::Add => |a: Z, b: Z| a + b,
+                    BinaryOp::Sub => |a: Z, b: Z| a - b,
+                    BinaryOp::Mul => |a: Z, b: Z| a * b,
                     BinaryOp::Div => div,
                     BinaryOp::Pow => pow,
                     BinaryOp::Maximum => nan_max,
@@ -331,13 +326,9 @@ pub(crate) fn reduce_runs<T: Element>(
             out,
             x.chunks_exact(k).map(|run| {
                 let z = if op == ReduceOp::Prod {
-                    run.iter()
-                        .fold(C128::new(1.0, 0.0), |a, v| c128::mul(a, v.to_c128()))
+                    run.iter().fold(C128::new(1.0, 0.0), |a, v| a * v.to_c128())
                 } else {
-                    run.iter().fold(C128::default(), |a, v| {
-                        let v = v.to_c128();
-                        C128::new(a.re + v.re, a.im + v.im)
-                    })
+                    run.iter().fold(C128::default(), |a, v| a + v.to_c128())
                 };
                 U::from_c128(z)
             }),
@@ -349,20 +340,6 @@ pub(crate) fn reduce_runs<T: Element>(
         o => return Err(unsupported(op.name(), o.dtype())),
     }
     Ok(())
-}
-
-/// Comparisons in NumPy's order of complex values (real part, then imaginary; any NaN
-/// part compares false).
-fn compare<T: Element>(op: BinaryOp, a: &[T], b: &[T], out: &mut Vec<bool>) {
-    let f: fn(&T, &T) -> bool = match op {
-        BinaryOp::Eq => |x, y| x == y,
-        BinaryOp::Ne => |x, y| x != y,
-        BinaryOp::Lt => |x, y| x < y,
-        BinaryOp::Le => |x, y| x <= y,
-        BinaryOp::Gt => |x, y| x > y,
-        _ => |x, y| x >= y,
-    };
-    set(out, a.iter().zip(b).map(|(x, y)| f(x, y)));
 }
 
 #[cfg(test)]

@@ -280,8 +280,10 @@ fn zip<T: Element, U: Element>(a: &[T], b: &[T], out: &mut Vec<U>, f: impl Fn(T,
     set(out, a.iter().zip(b).map(|(&x, &y)| f(x, y)));
 }
 
+/// `out = a op b` for a comparison `op`, in `T`'s order (NumPy's: complex values by the
+/// real part, then the imaginary; a NaN compares false).
 #[inline(always)]
-fn compare<T: Element>(op: BinaryOp, a: &[T], b: &[T], out: &mut Vec<bool>) {
+pub(super) fn compare<T: Element>(op: BinaryOp, a: &[T], b: &[T], out: &mut Vec<bool>) {
     match op {
         BinaryOp::Eq => zip(a, b, out, |x, y| x == y),
         BinaryOp::Ne => zip(a, b, out, |x, y| x != y),

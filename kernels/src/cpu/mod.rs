@@ -2,7 +2,7 @@
 
 mod array;
 mod combine;
-pub(crate) mod complex;
+mod complex;
 pub(crate) mod elementwise;
 mod fft;
 mod fused;

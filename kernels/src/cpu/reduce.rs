@@ -1,7 +1,6 @@
 //! Reduction state: accumulate a chunk's values into per-output slots, merge partials from
 //! other chunks (tree reduction), and finish into the result tensor.
 
-use super::complex::c128;
 use crate::chunk::Partial;
 use crate::complex::C128;
 use crate::dtype::DType;
@@ -47,14 +46,13 @@ fn sum_c128<T: Element>(v: &[T]) -> C128 {
     let mut chunks = v.chunks_exact(4);
     for c in &mut chunks {
         for (a, &x) in acc.iter_mut().zip(c) {
-            let x = x.to_c128();
-            *a = C128::new(a.re + x.re, a.im + x.im);
+            *a = *a + x.to_c128();
         }
     }
     let tail = chunks.remainder().iter().map(|x| x.to_c128());
     acc.into_iter()
         .chain(tail)
-        .fold(C128::default(), |a, x| C128::new(a.re + x.re, a.im + x.im))
+        .fold(C128::default(), |a, x| a + x)
 }
 
 impl Accumulator {
@@ -126,14 +124,13 @@ impl Accumulator {
     ) -> Result<(), KernelError> {
         let op = self.op;
         let first = !std::mem::replace(&mut self.seen[slot], true);
-        let add = |a: C128, b: C128| C128::new(a.re + b.re, a.im + b.im);
         match (op, self.parts.as_mut_slice()) {
-            (ReduceOp::Sum, [Buffer::C128(s)]) => s[slot] = add(s[slot], sum_c128(v)),
+            (ReduceOp::Sum, [Buffer::C128(s)]) => s[slot] = s[slot] + sum_c128(v),
             (ReduceOp::Prod, [Buffer::C128(s)]) => {
-                s[slot] = v.iter().fold(s[slot], |a, x| c128::mul(a, x.to_c128()))
+                s[slot] = v.iter().fold(s[slot], |a, x| a * x.to_c128())
             }
             (ReduceOp::Mean, [Buffer::C128(s), Buffer::I64(n)]) => {
-                s[slot] = add(s[slot], sum_c128(v));
+                s[slot] = s[slot] + sum_c128(v);
                 n[slot] += v.len() as i64;
             }
             (ReduceOp::Sum, [Buffer::F64(s)]) => s[slot] += sum_f64(v),
@@ -249,11 +246,9 @@ impl Accumulator {
                     s[slot] += t[i]
                 }
                 (ReduceOp::Sum | ReduceOp::Mean, [Buffer::C128(s), ..], [Buffer::C128(t), ..]) => {
-                    s[slot] = C128::new(s[slot].re + t[i].re, s[slot].im + t[i].im)
+                    s[slot] = s[slot] + t[i]
                 }
-                (ReduceOp::Prod, [Buffer::C128(s)], [Buffer::C128(t)]) => {
-                    s[slot] = c128::mul(s[slot], t[i])
-                }
+                (ReduceOp::Prod, [Buffer::C128(s)], [Buffer::C128(t)]) => s[slot] = s[slot] * t[i],
                 (ReduceOp::Sum | ReduceOp::CountNonzero, [Buffer::I64(s)], [Buffer::I64(t)]) => {
                     s[slot] = s[slot].wrapping_add(t[i])
                 }
