@@ -7,7 +7,7 @@ use tessera::learn::{cluster_stats, kneighbors, logistic_terms};
 use tessera::{tensor, Error};
 
 /// `n × cols` reals in [-1, 1) from a fixed sequence.
-fn values(n: usize, cols: usize, seed: u64) -> Vec<f64> {
+pub(crate) fn values(n: usize, cols: usize, seed: u64) -> Vec<f64> {
     let mut s = seed;
     (0..n * cols)
         .map(|_| {

@@ -25,6 +25,7 @@ mod gpu_backend;
 mod hashed_joins;
 mod int_dtypes;
 mod learn;
+mod learn_estimators;
 mod linalg;
 mod numpy_ops;
 mod persist;

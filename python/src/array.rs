@@ -381,59 +381,6 @@ impl PyTensor {
         host_to_numpy(py, host)
     }
 
-    /// The `k` rows of this matrix nearest to each row of `queries`, computed on `session`:
-    /// (Euclidean distances, row numbers), NumPy arrays of queries × `k`, nearest first.
-    fn kneighbors<'py>(
-        &self,
-        py: Python<'py>,
-        queries: &PyTensor,
-        k: usize,
-        session: &PySession,
-    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-        let s = session.get()?;
-        let (x, q) = (self.t.clone(), queries.t.clone());
-        let found = run_job(py, Some(s.clone()), move || {
-            tessera::learn::kneighbors(&s, &x, &q, k)
-        })?;
-        Ok((
-            host_to_numpy(py, found.distances)?,
-            host_to_numpy(py, found.indices)?,
-        ))
-    }
-
-    /// Each row of this matrix assigned to its nearest row of `centres`, computed on
-    /// `session`: (per-centre row sums, per-centre counts, total squared distance).
-    fn cluster_stats<'py>(
-        &self,
-        py: Python<'py>,
-        centres: &PyTensor,
-        session: &PySession,
-    ) -> PyResult<(Bound<'py, PyAny>, Vec<f64>, f64)> {
-        let s = session.get()?;
-        let (x, c) = (self.t.clone(), centres.t.clone());
-        let stats = run_job(py, Some(s.clone()), move || {
-            tessera::learn::cluster_stats(&s, &x, &c)
-        })?;
-        Ok((host_to_numpy(py, stats.sums)?, stats.counts, stats.cost))
-    }
-
-    /// Binary logistic regression's gradient and Hessian over the rows of this matrix with
-    /// labels `y` at weights `w`, computed on `session`.
-    fn logistic_terms<'py>(
-        &self,
-        py: Python<'py>,
-        y: &PyTensor,
-        w: &PyTensor,
-        session: &PySession,
-    ) -> PyResult<(Vec<f64>, Bound<'py, PyAny>)> {
-        let s = session.get()?;
-        let (a, y, w) = (self.t.clone(), y.t.clone(), w.t.clone());
-        let terms = run_job(py, Some(s.clone()), move || {
-            tessera::learn::logistic_terms(&s, &a, &y, &w)
-        })?;
-        Ok((terms.gradient, host_to_numpy(py, terms.hessian)?))
-    }
-
     /// Computes the array on `session` and keeps its chunks there; returns an array that
     /// reads them.
     fn persist(&self, py: Python<'_>, session: &PySession) -> PyResult<PyTensor> {

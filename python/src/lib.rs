@@ -11,6 +11,7 @@ mod convert;
 mod create;
 mod errors;
 mod frame;
+mod learn;
 mod logging;
 mod programs;
 mod scalars;
@@ -35,6 +36,7 @@ fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::PyTensor>()?;
     create::register(m)?;
     frame::register(m)?;
+    learn::register(m)?;
     programs::register(m)?;
     Ok(())
 }

@@ -71,7 +71,7 @@ def test_bad_input_is_a_clear_error():
         KMeans(2).predict(X)
     with pytest.raises(ValueError, match="init must be"):
         KMeans(2, init="kmeans++").fit(X)
-    with pytest.raises(ValueError, match="init has shape"):
+    with pytest.raises(ValueError, match="initial centres of shape"):
         KMeans(2, init=X[:3]).fit(X)
     with pytest.raises(ValueError, match="2-d"):
         KMeans(2).fit(X[:, 0])

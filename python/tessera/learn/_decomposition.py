@@ -1,5 +1,5 @@
 """``PCA`` (the SVD of the centred data by TSQR or randomized) and ``TruncatedSVD``
-(randomized, not centred), in chunks."""
+(randomized, not centred), in chunks: fitted by ``tessera::learn`` in Rust."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import array_api as xp
+from .. import _tessera
 from .._array import Array, asarray
+from .._session import get_session
 from ..errors import TesseraValueError
 from ._common import _matrix, fitted, samples
 
@@ -40,8 +41,6 @@ class PCA:
 
     def fit(self, X: Any, y: Any = None) -> "PCA":
         """Computes the principal components of the rows of ``X``."""
-        from .. import linalg
-
         X = _matrix(X)
         n, d = X.shape
         k = min(n, d) if self.n_components is None else int(self.n_components)
@@ -49,25 +48,16 @@ class PCA:
             raise TesseraValueError(f"n_components={k} must be between 1 and min(n_samples, n_features)={min(n, d)}")
         if self.svd_solver not in ("auto", "full", "tsqr", "randomized"):
             raise TesseraValueError(f"svd_solver must be 'auto', 'full', 'tsqr' or 'randomized', got {self.svd_solver!r}")
-        mean = np.asarray(xp.mean(X, axis=0).compute())
-        centred = X - asarray(mean).reshape((1, d))
+        randomized = None
         if self.svd_solver == "randomized":
-            seed = 0 if self.random_state is None else int(self.random_state)
-            _, s, vt = linalg.svd_compressed(centred, k, self.iterated_power, self.n_oversamples, seed)
-        else:
-            _, s, vt = linalg.svd(centred)
-        # One job: each right singular vector, its singular value and the total variance.
-        m = s.shape[0]
-        total = xp.broadcast_to(xp.sum(centred * centred).reshape((1, 1)), (m, 1))
-        both = np.asarray(xp.concat([vt, s.reshape((m, 1)), total], axis=1).compute())
-        vt, s, total = both[:, :d], both[:, d], float(both[0, d + 1])
-        vt = _flip(vt)
-        variance = s**2 / max(n - 1, 1)
-        self.mean_ = mean
-        self.components_ = vt[:k]
-        self.singular_values_ = s[:k]
-        self.explained_variance_ = variance[:k]
-        self.explained_variance_ratio_ = variance[:k] / (total / max(n - 1, 1)) if total > 0 else np.zeros(k)
+            seed = 0 if self.random_state is None else int(self.random_state) % 2**64
+            randomized = (int(self.iterated_power), int(self.n_oversamples), seed)
+        components, s, variance, ratio, mean = _tessera.learn_pca(X._a, get_session()._native, k, randomized)
+        self.mean_ = np.asarray(mean)
+        self.components_ = components
+        self.singular_values_ = np.asarray(s)
+        self.explained_variance_ = np.asarray(variance)
+        self.explained_variance_ratio_ = np.asarray(ratio)
         self.n_components_, self.n_samples_, self.n_features_in_ = k, n, d
         return self
 
@@ -107,25 +97,20 @@ class TruncatedSVD:
 
     def fit_transform(self, X: Any, y: Any = None) -> Array:
         """``fit(X)``, then ``transform(X)``."""
-        from .. import linalg
-
         X = _matrix(X)
         n, d = X.shape
         k = int(self.n_components)
         if not 1 <= k < min(n, d) + 1:
             raise TesseraValueError(f"n_components={k} must be between 1 and min(n_samples, n_features)={min(n, d)}")
-        seed = 0 if self.random_state is None else int(self.random_state)
-        _, s, vt = linalg.svd_compressed(X, k, self.n_iter, self.n_oversamples, seed)
-        both = np.asarray(xp.concat([vt, s.reshape((k, 1))], axis=1).compute())
-        self.components_, self.singular_values_ = _flip(both[:, :d]), both[:, d]
+        seed = 0 if self.random_state is None else int(self.random_state) % 2**64
+        components, s, variance, ratio, _ = _tessera.learn_truncated_svd(
+            X._a, get_session()._native, k, int(self.n_iter), int(self.n_oversamples), seed
+        )
+        self.components_, self.singular_values_ = components, np.asarray(s)
+        self.explained_variance_ = np.asarray(variance)
+        self.explained_variance_ratio_ = np.asarray(ratio)
         self.n_features_in_ = d
-        projected = self.transform(X)
-        # One job: the variances of the projection and of every feature.
-        variances = np.asarray(xp.concat([xp.var(projected, axis=0), xp.var(X, axis=0)]).compute())
-        self.explained_variance_ = variances[:k]
-        total = variances[k:].sum()
-        self.explained_variance_ratio_ = variances[:k] / total if total > 0 else np.zeros(k)
-        return projected
+        return self.transform(X)
 
     def transform(self, X: Any) -> Array:
         """``X @ components_ᵀ`` (lazy)."""
@@ -135,11 +120,3 @@ class TruncatedSVD:
     def inverse_transform(self, Y: Any) -> Array:
         """Rows back in the features' coordinates (lazy)."""
         return _matrix(Y) @ asarray(fitted(self, "components_"))
-
-
-def _flip(vt: np.ndarray) -> np.ndarray:
-    """``vt`` with each row's sign set so that its largest entry in magnitude is positive
-    (scikit-learn's ``svd_flip`` on the right singular vectors)."""
-    signs = np.sign(vt[np.arange(len(vt)), np.argmax(np.abs(vt), axis=1)])
-    signs[signs == 0] = 1.0
-    return vt * signs[:, None]

@@ -1,15 +1,17 @@
-"""Linear models: ``LinearRegression`` and ``Ridge`` by the normal equations (one job for
-the Gram matrix of the data with its targets), ``LogisticRegression`` by Newton's method
-(one job per iteration for the gradient and the Hessian together). Only ``d × d`` numbers
-come back to this process; the data stays in chunks.
+"""Linear models, fitted by ``tessera::learn`` in Rust: ``LinearRegression`` and ``Ridge``
+by the normal equations (one job for the Gram matrix of the data with its targets),
+``LogisticRegression`` by Newton's method (one job per iteration for the gradient and the
+Hessian together). Only ``d × d`` numbers come back to this process; the data stays in
+chunks.
 """
 
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any
 
 import numpy as np
 
+from .. import _tessera
 from .. import array_api as xp
 from .._array import Array, asarray
 from .._session import get_session
@@ -24,21 +26,6 @@ def _targets(y: Any, n: int) -> Array:
         raise TesseraValueError(f"y must have one row per sample ({n}), got shape {y.shape}")
     y = y if y.dtype == np.float64 else y.astype(np.float64)
     return y.reshape((n, 1)) if y.ndim == 1 else y
-
-
-def _gram(X: Array, y: Array, centred: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One job: ``[X | y | 1]ᵀ [X | y | 1]``, split into ``XᵀX``, ``Xᵀy`` and the means of
-    ``X`` and ``y``; with ``centred``, the products of the centred data (else zero means)."""
-    n, d = X.shape
-    ones = xp.ones((n, 1), dtype=np.float64)
-    a = xp.concat([X, y, ones], axis=1)
-    m = np.asarray((xp.matrix_transpose(a) @ a).compute())
-    t = y.shape[1]
-    xx, xy = m[:d, :d], m[:d, d : d + t]
-    if not centred:
-        return xx, xy, np.zeros(d), np.zeros(t)
-    mx, my = m[d + t, :d] / n, m[d + t, d : d + t] / n
-    return xx - n * np.outer(mx, mx), xy - n * np.outer(mx, my), mx, my
 
 
 class _LeastSquares:
@@ -57,14 +44,9 @@ class _LeastSquares:
         Y = _targets(y, n)
         if self.alpha < 0:
             raise TesseraValueError(f"alpha must be non-negative, got {self.alpha}")
-        gram, xy, mx, my = _gram(X, Y, self.fit_intercept)
-        if self.alpha > 0:
-            coef = np.linalg.solve(gram + self.alpha * np.eye(d), xy)
-        else:
-            coef = np.linalg.lstsq(gram, xy, rcond=None)[0]
-        intercept = my - mx @ coef
-        self.coef_ = coef[:, 0] if vector else coef.T
-        self.intercept_ = float(intercept[0]) if vector else intercept
+        coef, intercept = _tessera.learn_least_squares(X._a, Y._a, get_session()._native, float(self.alpha), bool(self.fit_intercept))
+        self.coef_ = coef[0].copy() if vector else coef
+        self.intercept_ = float(intercept[0]) if vector else np.asarray(intercept)
         self.n_features_in_ = d
         return self
 
@@ -104,8 +86,8 @@ class Ridge(_LeastSquares):
 class LogisticRegression:
     """Binary logistic regression with an L2 penalty (scikit-learn's
     ``LogisticRegression(penalty="l2")``: minimises ``½‖w‖² + C Σ log(1 + e^{-yᵢ(xᵢw + b)})``,
-    the intercept unpenalised) by Newton's method: each iteration is one job of a Rust
-    kernel (``tessera::learn::logistic_terms``) giving the gradient and the Hessian together.
+    the intercept unpenalised) by Newton's method (``tessera::learn::LogisticRegression``):
+    each iteration is one job giving the gradient and the Hessian together.
     ``tol`` means what it means in scikit-learn: the iterations stop once the largest entry
     of the gradient of the objective scaled as scikit-learn scales it (divided by ``C n``:
     the mean loss plus ``‖w‖² / 2Cn``) is at most ``tol`` (that step is still taken), or
@@ -130,28 +112,16 @@ class LogisticRegression:
             raise TesseraValueError(f"LogisticRegression here is binary: y has {len(classes)} classes")
         if self.C <= 0:
             raise TesseraValueError(f"C must be positive, got {self.C}")
-        target = xp.astype(labels == asarray(classes[1:]).reshape(()), np.float64).reshape((n, 1))
-        # The rows (with a column of ones for the intercept), kept for the iterations.
-        a = (xp.concat([X, xp.ones((n, 1), dtype=np.float64)], axis=1) if self.fit_intercept else X).persist()
-        target = target.persist()
-        k = a.shape[1]
-        penalty = np.eye(k)
-        if self.fit_intercept:
-            penalty[-1, -1] = 0.0
-        w = np.zeros(k)
-        session = get_session()._native
-        for it in range(1, int(self.max_iter) + 1):
-            # One job (tessera::learn::logistic_terms): the loss's gradient and Hessian.
-            gradient, hessian = a._a.logistic_terms(target._a, asarray(w)._a, session)
-            grad = self.C * np.asarray(gradient) + penalty @ w
-            hess = self.C * np.asarray(hessian) + penalty
-            w = w - np.linalg.solve(hess, grad)
-            if np.abs(grad).max() <= self.tol * self.C * n:
-                break
-        self.coef_ = w[:d].reshape(1, d)
-        self.intercept_ = np.array([w[d] if self.fit_intercept else 0.0])
+        target = xp.astype(labels == asarray(classes[1:]).reshape(()), np.float64)
+        if self.max_iter < 1:
+            raise TesseraValueError(f"max_iter must be at least 1, got {self.max_iter}")
+        coef, intercept, n_iter = _tessera.learn_logistic(
+            X._a, target._a, get_session()._native, float(self.C), float(self.tol), int(self.max_iter), bool(self.fit_intercept)
+        )
+        self.coef_ = np.asarray(coef).reshape(1, d)
+        self.intercept_ = np.array([intercept])
         self.classes_ = classes
-        self.n_iter_ = np.array([it])
+        self.n_iter_ = np.array([n_iter])
         self.n_features_in_ = d
         return self
 

@@ -8,6 +8,7 @@ from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
+from .. import _tessera
 from .._array import Array
 from .._session import get_session
 from ..errors import TesseraValueError
@@ -71,13 +72,13 @@ class NearestNeighbors:
         k = int(k)
         if X is not None:
             queries = samples(X, self.n_features_in_)
-            dist, ind = fit_X._a.kneighbors(queries._a, k, get_session()._native)
+            dist, ind = _tessera.learn_kneighbors(fit_X._a, queries._a, k, get_session()._native)
         else:
             if k >= self.n_samples_fit_:
                 raise TesseraValueError(
                     f"n_neighbors={k} must be below the {self.n_samples_fit_} fitted rows when X is None"
                 )
-            dist, ind = fit_X._a.kneighbors(fit_X._a, k + 1, get_session()._native)
+            dist, ind = _tessera.learn_kneighbors(fit_X._a, fit_X._a, k + 1, get_session()._native)
             dist, ind = _without_self(dist, ind)
         return (dist, ind) if return_distance else ind
 

@@ -1,13 +1,9 @@
-//! Machine learning on chunked tensors, in scikit-learn's manner: the parts that need
-//! kernels of their own (the Python package's `tessera.learn` builds the other estimators
-//! from tensor operations).
-//!
-//! [`kneighbors`] is brute-force nearest neighbours: every row chunk of the indexed
-//! matrix is searched against all the queries in parallel, and the chunks' best `k` are
-//! merged in a tree (Mars' and scikit-learn's `algorithm="brute"`). [`cluster_stats`] is
-//! k-means' pass over the data: each row assigned to its nearest centre, the sums, counts
-//! and cost per chunk, merged in a tree. [`logistic_terms`] is a Newton step's pass for
-//! logistic regression: the gradient and Hessian, summed per chunk and merged.
+//! The passes over chunked data that need kernels of their own, one job each:
+//! [`kneighbors`] (brute-force nearest neighbours: every row chunk of the indexed matrix
+//! searched against all the queries in parallel, the chunks' best `k` merged in a tree),
+//! [`cluster_stats`] (k-means' pass: each row assigned to its nearest centre, the sums,
+//! counts and cost per chunk, merged in a tree) and [`logistic_terms`] (a Newton step's
+//! pass for logistic regression: the gradient and Hessian, summed per chunk and merged).
 
 use crate::error::{Error, Result};
 use crate::session::Session;
