@@ -11,6 +11,8 @@
 //! tessera-bench tpch --sf 1 --repeat 3 --data /tmp/peers-data
 //! tessera-bench tpch --sf 1 --repeat 3 --sql --engine tessera-sql
 //! tessera-bench tpch --sf 10 --query 9 --query 21 --memory-budget 2G
+//! tessera-bench learn_kmeans --size 1e7x16 --repeat 3
+//! tessera-bench learn_kmeans --size 1e8x16 --memory-budget 4G --engine tessera-spill
 //! tessera-bench groupby_keyed --size 1e7 --repeat 3 --data /tmp --stats
 //! tessera-bench groupby_keyed --size 1e7 --engine tessera-spill --memory-budget 5G --spill-dir /tmp
 //! tessera-bench pi --size 1e8 --engine tessera-kill --kill-device-at 28 --stats
@@ -21,7 +23,9 @@
 //! `join_g1_y`, `join_self`, `reduce_mean`, `groupby_mean`) read the files that the peers'
 //! `gen_data.py` writes (`--data`, default `$PEERS_DATA` or `/tmp/peers-data`);
 //! `groupby_keyed`, Tessera's own, writes its CSV there first if it is missing (no Python
-//! needed). See `frames.rs` for what is timed.
+//! needed). See `frames.rs` for what is timed. The learn workloads (`learn_kmeans`,
+//! `learn_pca`, `learn_logistic`, `learn_knn`) generate the peers' blobs before timing and
+//! time the fit (`learn.rs`).
 //!
 //! The timed region is building the expression plus executing it (random generation
 //! included, as in the peers; the SVDs' input is generated and persisted before the first
@@ -38,6 +42,7 @@
 
 mod frames;
 mod killer;
+mod learn;
 mod record;
 mod tpch;
 mod workloads;
@@ -50,6 +55,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::Parser;
 use frames::FrameWorkload;
 use killer::WorkerKiller;
+use learn::LearnWorkload;
 use record::{rss_mb, Record};
 use serde_json::json;
 use std::error::Error;
@@ -67,22 +73,24 @@ use workloads::{parse_size, Size, Workload};
 struct Args {
     /// The workload: pi, pi_rng, sincos, slice_sum, svd_tall, svd_compressed, read_csv,
     /// groupby_q1..groupby_q5, ratings_groupby, join_g1_y, join_self, reduce_mean,
-    /// groupby_mean, groupby_keyed, or tpch (the 22 TPC-H queries, or those of --query).
+    /// groupby_mean, groupby_keyed, learn_kmeans, learn_pca, learn_logistic, learn_knn, or
+    /// tpch (the 22 TPC-H queries, or those of --query).
     #[arg(value_parser = parse_job)]
     workload: Job,
     /// Engine name written in the result lines: `tessera`, or `tessera-SUFFIX` to label a variant.
     #[arg(long, default_value = "tessera", value_parser = parse_engine)]
     engine: String,
     /// Problem size: points for `pi` (`1e8`), the matrix side for `sincos` and `slice_sum`
-    /// (`10000`), `ROWSxCOLS` for the SVDs (`2000000x20`) [default: the peers' default for
-    /// the workload].
+    /// (`10000`), `ROWSxCOLS` for the SVDs and the learn workloads (`2000000x20`)
+    /// [default: the peers' default for the workload].
     #[arg(long, value_parser = parse_size)]
     size: Option<Size>,
     /// Timed runs in this process (one JSON line each).
     #[arg(long, default_value_t = 1, value_parser = parse_count)]
     repeat: usize,
-    /// Chunk extent: rows for `pi`, the long side for the SVDs, the side of a square chunk
-    /// otherwise [default: automatic].
+    /// Chunk extent: rows for `pi`, the long side for the SVDs, rows for the learn
+    /// workloads (default 62,500), the side of a square chunk otherwise [default:
+    /// automatic].
     #[arg(long, value_parser = parse_count)]
     chunk: Option<usize>,
     /// Worker threads [default: every core this process may use].
@@ -229,6 +237,7 @@ impl RunChecks {
 enum Job {
     Array(Workload),
     Frame(FrameWorkload),
+    Learn(LearnWorkload),
     Tpch,
 }
 
@@ -237,6 +246,7 @@ impl Job {
         match self {
             Job::Array(w) => w.name(),
             Job::Frame(w) => w.name(),
+            Job::Learn(w) => w.name(),
             Job::Tpch => "tpch",
         }
     }
@@ -250,6 +260,7 @@ fn parse_job(s: &str) -> Result<Job, String> {
     Workload::from_str(s, false)
         .map(Job::Array)
         .or_else(|_| FrameWorkload::from_str(s, false).map(Job::Frame))
+        .or_else(|_| LearnWorkload::from_str(s, false).map(Job::Learn))
         .map_err(|_| format!("unknown workload {s:?}"))
 }
 
@@ -341,6 +352,19 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         Job::Frame(w) => {
             let rows = args.size.map_or(w.default_size(), |s| s.rows);
             w.run(&session, &args.engine, rows, args.repeat, &data(), &checks)?;
+            recordings.finish()?;
+            args.sight.hold(&session);
+            return Ok(());
+        }
+        Job::Learn(w) => {
+            w.run(
+                &session,
+                &args.engine,
+                args.size,
+                args.chunk,
+                args.repeat,
+                &checks,
+            )?;
             recordings.finish()?;
             args.sight.hold(&session);
             return Ok(());
