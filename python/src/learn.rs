@@ -187,13 +187,12 @@ fn learn_pca<'py>(
     };
     let x = x.t.clone();
     let fit = run_job(py, Some(s.clone()), move || model.fit(&s, &x))?;
-    Ok((
-        host_to_numpy(py, fit.components)?,
+    let parts = (
         fit.singular_values,
         fit.explained_variance,
         fit.explained_variance_ratio,
-        fit.mean,
-    ))
+    );
+    decomposition(py, fit.components, parts, fit.mean)
 }
 
 /// `TruncatedSVD(n_components, n_iter, n_oversamples, random_state)` fitted to `x` on
@@ -217,12 +216,28 @@ fn learn_truncated_svd<'py>(
     };
     let x = x.t.clone();
     let fit = run_job(py, Some(s.clone()), move || model.fit(&s, &x))?;
-    Ok((
-        host_to_numpy(py, fit.components)?,
+    let parts = (
         fit.singular_values,
         fit.explained_variance,
         fit.explained_variance_ratio,
-        Vec::new(),
+    );
+    decomposition(py, fit.components, parts, Vec::new())
+}
+
+/// A decomposition's fitted values for Python: the components as a NumPy array, then the
+/// singular values, explained variances and ratios, then the means.
+fn decomposition(
+    py: Python<'_>,
+    components: tessera::HostTensor,
+    (singular, variance, ratio): (Vec<f64>, Vec<f64>, Vec<f64>),
+    mean: Vec<f64>,
+) -> PyResult<Decomposition<'_>> {
+    Ok((
+        host_to_numpy(py, components)?,
+        singular,
+        variance,
+        ratio,
+        mean,
     ))
 }
 
