@@ -290,7 +290,10 @@ fn rows_of(session: &Session, x: &Tensor, rows: &[usize], d: usize) -> Result<Ce
     })
 }
 
-/// k-means++ over a few weighted `points` (the k-means|| candidates), in this process.
+/// Greedy k-means++ over a few weighted `points` (the k-means|| candidates), in this
+/// process: each new centre is the best of `2 + ln k` draws (the one leaving the least
+/// weighted cost), as scikit-learn's k-means++ chooses, so that two centres rarely land
+/// in one cluster.
 fn weighted_kmeans_pp(points: &Centres, weights: &[f64], k: usize, rng: &mut HostRng) -> Centres {
     let m = points.count();
     let sq = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>();
@@ -304,19 +307,30 @@ fn weighted_kmeans_pp(points: &Centres, weights: &[f64], k: usize, rng: &mut Hos
     let mut nearest: Vec<f64> = (0..m)
         .map(|i| sq(points.row(i), points.row(first)))
         .collect();
+    let trials = 2 + (k as f64).ln() as usize;
     while chosen.len() < k {
         let mass: Vec<f64> = weights.iter().zip(&nearest).map(|(w, d)| w * d).collect();
         let total: f64 = mass.iter().sum();
-        let next = if total > 0.0 {
-            rng.weighted(&mass, total)
-        } else {
+        if total <= 0.0 {
             // Every candidate coincides with a chosen one: the first not yet chosen.
-            (0..m).find(|i| !chosen.contains(i)).unwrap_or(0)
-        };
-        chosen.push(next);
-        for (i, near) in nearest.iter_mut().enumerate() {
-            *near = near.min(sq(points.row(i), points.row(next)));
+            chosen.push((0..m).find(|i| !chosen.contains(i)).unwrap_or(0));
+            continue;
         }
+        // The cost left with each drawn candidate added, and the candidate's distances.
+        let (next, closer) = (0..trials)
+            .map(|_| {
+                let c = rng.weighted(&mass, total);
+                let closer: Vec<f64> = (0..m)
+                    .map(|i| nearest[i].min(sq(points.row(i), points.row(c))))
+                    .collect();
+                let cost: f64 = weights.iter().zip(&closer).map(|(w, d)| w * d).sum();
+                (cost, c, closer)
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, c, closer)| (c, closer))
+            .unwrap_or((0, nearest.clone()));
+        chosen.push(next);
+        nearest = closer;
     }
     Centres {
         values: chosen
