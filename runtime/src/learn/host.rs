@@ -19,6 +19,17 @@ pub(super) fn matrix_shape(x: &Tensor, what: &str) -> Result<(usize, usize)> {
     }
 }
 
+/// `x` as `float64`, computed once and kept on `session` for the passes that read it again,
+/// unless its chunks already are (persisted or held in memory): a persisted input is not
+/// stored a second time, which out of core would double what is spilled.
+pub(super) fn kept_f64(x: &Tensor, session: &Session) -> Result<Tensor> {
+    let x = x.astype(DType::F64);
+    match x.node()?.kind {
+        crate::tensor::node::NodeKind::Data(_) => Ok(x),
+        _ => x.persist(session),
+    }
+}
+
 /// `x` computed on `session` as `float64` values (C order).
 pub(super) fn fetch(x: &Tensor, session: &Session) -> Result<Vec<f64>> {
     Ok(x.astype(DType::F64).execute(session)?.to_f64_vec())

@@ -3,7 +3,7 @@
 //! centre, and per centre the sum and count of its rows, in one pass). The data stays in
 //! the session's storage; only the centres (`k` rows) travel to this process.
 
-use super::host::{fetch, host_matrix, matrix_shape, tensor_of, HostRng};
+use super::host::{fetch, host_matrix, kept_f64, matrix_shape, tensor_of, HostRng};
 use super::passes::cluster_stats;
 use crate::error::{Error, Result};
 use crate::session::Session;
@@ -136,7 +136,7 @@ impl KMeans {
                 "k-means: n_init and max_iter must be at least 1".into(),
             ));
         }
-        let x = x.astype(DType::F64).persist(session)?;
+        let x = kept_f64(x, session)?;
         let variance = fetch(&x.var_axis(0, 0).mean(), session)?[0];
         let mut best: Option<(Centres, f64, usize)> = None;
         for run in 0..self.n_init as u64 {

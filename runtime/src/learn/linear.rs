@@ -3,7 +3,7 @@
 //! by Newton's method (one job per iteration for the gradient and the Hessian together).
 //! Only `d × d` numbers come back to this process; the data stays in chunks.
 
-use super::host::{fetch, host_matrix, least_norm, matrix_shape, solve_symmetric};
+use super::host::{fetch, host_matrix, kept_f64, least_norm, matrix_shape, solve_symmetric};
 use super::passes::logistic_terms;
 use crate::error::{Error, Result};
 use crate::session::Session;
@@ -166,14 +166,19 @@ impl LogisticRegression {
                 self.c, self.max_iter
             )));
         }
-        let x = x.astype(DType::F64);
-        // The rows (with a column of ones for the intercept), kept for the iterations.
+        // The rows kept for the iterations, with a column of ones for the intercept: stored
+        // with it where that copy takes at most a quarter of the memory budget; else (out
+        // of core) the input is kept once, where it is, and the ones are added in each pass.
+        let with_ones = |x: &Tensor| concatenate(&[x, &ones(&[n, 1], DType::F64)], 1);
+        let bytes = (n as u64).saturating_mul(d as u64 + 1).saturating_mul(8);
         let a = match self.fit_intercept {
-            true => concatenate(&[&x, &ones(&[n, 1], DType::F64)], 1),
-            false => x,
-        }
-        .persist(session)?;
-        let y = y.astype(DType::F64).persist(session)?;
+            false => kept_f64(x, session)?,
+            true if bytes <= session.config().memory_budget / 4 => {
+                with_ones(&x.astype(DType::F64)).persist(session)?
+            }
+            true => with_ones(&kept_f64(x, session)?),
+        };
+        let y = kept_f64(y, session)?;
         let k = d + usize::from(self.fit_intercept);
         let penalised = |i: usize| !(self.fit_intercept && i == d);
         let mut w = vec![0.0; k];
