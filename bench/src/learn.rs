@@ -133,17 +133,16 @@ impl LearnWorkload {
         let rng = default_rng(SEED);
         let centres = rng.normal(0.0, 6.0, &[CENTRES, d]);
         let labels = rng.randint(0, CENTRES as i64, &[n]).rechunk(&[chunk]);
-        // centres[labels] as a product with the labels' one-hot rows.
-        let one_hot = labels
-            .reshape(&[-1, 1])
-            .eq(tensor::arange(0, CENTRES as i64, 1).reshape(&[1, -1]))
-            .astype(DType::F64);
-        let noise = rng.normal(0.0, 1.0, &[n, d]).rechunk(&[chunk, d]);
-        let x = one_hot
-            .matmul(&centres)
-            .add(noise)
-            .rechunk(&[chunk, d])
-            .persist(session)?;
+        // noise + centres[labels], elementwise (one fused task per chunk: no intermediate
+        // to keep or spill beside the result).
+        let centres = centres.execute(session)?.to_f64_vec();
+        let labels = labels.reshape(&[-1, 1]);
+        let mut x = rng.normal(0.0, 1.0, &[n, d]).rechunk(&[chunk, d]);
+        for (c, centre) in centres.chunks(d).enumerate() {
+            let row = tensor::from_vec(centre.to_vec(), &[1, d]);
+            x = x.add(tensor::where_(&labels.eq(c as i64), &row, 0.0));
+        }
+        let x = x.persist(session)?;
         let other = match self {
             LearnWorkload::Logistic => {
                 let w = default_rng(SEED + 1).normal(0.0, 1.0, &[d]);
