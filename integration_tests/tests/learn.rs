@@ -172,8 +172,9 @@ fn cluster_stats_group_rows_by_their_nearest_centre_under_any_chunking() {
     s.shutdown().unwrap();
 }
 
-/// Logistic regression's gradient and Hessian as by hand, under several chunkings of the
-/// rows and labels; typed errors for mismatched shapes.
+/// Logistic regression's gradient and Hessian as by hand, with and without an intercept
+/// weight, under several chunkings of the rows and labels; typed errors for mismatched
+/// shapes.
 #[test]
 fn logistic_terms_equal_the_sums_by_hand_under_any_chunking() {
     let s = session();
@@ -183,35 +184,50 @@ fn logistic_terms_equal_the_sums_by_hand_under_any_chunking() {
         .iter()
         .map(|&v| (v > 0.0) as u8 as f64)
         .collect();
-    let wv = vec![0.5, -1.0, 0.25, 2.0];
-    let (mut g, mut h) = (vec![0.0; k], vec![0.0; k * k]);
-    for (row, &label) in av.chunks(k).zip(&yv) {
-        let z: f64 = row.iter().zip(&wv).map(|(x, v)| x * v).sum();
-        let p = 1.0 / (1.0 + (-z).exp());
-        for i in 0..k {
-            g[i] += (p - label) * row[i];
-            for j in 0..k {
-                h[i * k + j] += p * (1.0 - p) * row[i] * row[j];
+    for wv in [
+        vec![0.5, -1.0, 0.25, 2.0],
+        vec![0.5, -1.0, 0.25, 2.0, -0.75],
+    ] {
+        // With a fifth weight each row reads as if a one followed it.
+        let kk = wv.len();
+        let (mut g, mut h) = (vec![0.0; kk], vec![0.0; kk * kk]);
+        for (row, &label) in av.chunks(k).zip(&yv) {
+            let row: Vec<f64> = row.iter().copied().chain([1.0]).take(kk).collect();
+            let z: f64 = row.iter().zip(&wv).map(|(x, v)| x * v).sum();
+            let p = 1.0 / (1.0 + (-z).exp());
+            for i in 0..kk {
+                g[i] += (p - label) * row[i];
+                for j in 0..kk {
+                    h[i * kk + j] += p * (1.0 - p) * row[i] * row[j];
+                }
+            }
+        }
+        let w = tensor::from_vec(wv, &[kk]);
+        for (rows, label_rows) in [(500, 500), (120, 77), (9, 250)] {
+            let a = tensor::from_vec(av.clone(), &[n, k]).rechunk(&[rows, 3]);
+            let y = tensor::from_vec(yv.clone(), &[n, 1]).rechunk(&[label_rows, 1]);
+            let got = logistic_terms(&s, &a, &y, &w).unwrap();
+            assert_eq!(
+                (got.gradient.len(), got.hessian.shape()),
+                (kk, &[kk, kk][..])
+            );
+            let pairs = got.gradient.iter().zip(&g);
+            for (a, b) in pairs.chain(f64s(&got.hessian).iter().zip(&h)) {
+                assert!((a - b).abs() <= 1e-10, "{a} vs {b} ({rows} rows per chunk)");
             }
         }
     }
-    let w = tensor::from_vec(wv, &[k]);
-    for (rows, label_rows) in [(500, 500), (120, 77), (9, 250)] {
-        let a = tensor::from_vec(av.clone(), &[n, k]).rechunk(&[rows, 3]);
-        let y = tensor::from_vec(yv.clone(), &[n, 1]).rechunk(&[label_rows, 1]);
-        let got = logistic_terms(&s, &a, &y, &w).unwrap();
-        let pairs = got.gradient.iter().zip(&g);
-        for (a, b) in pairs.chain(f64s(&got.hessian).iter().zip(&h)) {
-            assert!((a - b).abs() <= 1e-10, "{a} vs {b} ({rows} rows per chunk)");
-        }
-    }
+    let w = tensor::from_vec(vec![0.0; k], &[k]);
     let a = tensor::from_vec(av, &[n, k]);
     let y = tensor::from_vec(yv, &[n]);
     let short = tensor::from_vec(vec![0.0; 3], &[3]);
-    assert!(matches!(
-        logistic_terms(&s, &a, &y, &short),
-        Err(Error::Shape(_))
-    ));
+    let long = tensor::from_vec(vec![0.0; k + 2], &[k + 2]);
+    for w in [&short, &long] {
+        assert!(matches!(
+            logistic_terms(&s, &a, &y, w),
+            Err(Error::Shape(_))
+        ));
+    }
     assert!(matches!(
         logistic_terms(&s, &a, &short, &w),
         Err(Error::Shape(_))

@@ -117,10 +117,11 @@ pub enum ArrayOp {
     /// distance to its centre (one value; NaN where a row has NaN).
     ClusterStats,
     /// Binary logistic regression's data terms at the weights input 2 (a vector of the
-    /// columns of input 0): with `p = 1 / (1 + e^(−a·w))` for each row `a` of input 0 (a
-    /// matrix) and its label `y` in input 1 (`0` or `1`, a vector or a column), as
-    /// [`crate::ChunkData::Parts`] (`float64`): the gradient `Σ (p − y) a` (columns) and
-    /// the Hessian `Σ p (1 − p) a aᵀ` (columns × columns).
+    /// columns of input 0, or of one more, the intercept's, as if each row ended in a
+    /// one): with `p = 1 / (1 + e^(−a·w))` for each row `a` of input 0 (a matrix) and its
+    /// label `y` in input 1 (`0` or `1`, a vector or a column), as
+    /// [`crate::ChunkData::Parts`] (`float64`): the gradient `Σ (p − y) a` (weights) and
+    /// the Hessian `Σ p (1 − p) a aᵀ` (weights × weights).
     LogisticTerms,
     /// The elementwise sum of several [`ArrayOp::ClusterStats`] or
     /// [`ArrayOp::LogisticTerms`] results (the same number of `float64` parts, of equal

@@ -121,14 +121,15 @@ fn stats_parts(
 const LOGISTIC_BLOCK: usize = 256;
 
 /// [`ArrayOp::LogisticTerms`](crate::ArrayOp::LogisticTerms): the gradient and Hessian of
-/// the rows `a` with labels `y` at the weights `w`.
+/// the rows `a` with labels `y` at the weights `w` — one per column, or one more for an
+/// intercept (the rows then read as if a column of ones followed them).
 pub(super) fn logistic_terms(
     a: &HostTensor,
     y: &HostTensor,
     w: &HostTensor,
 ) -> Result<ChunkData, KernelError> {
     let (n, k) = matrix(a, "logistic regression: the rows")?;
-    if y.len() != n || w.len() != k {
+    if y.len() != n || (w.len() != k && w.len() != k + 1) {
         return Err(KernelError::ShapeMismatch(format!(
             "logistic regression: {n} rows of {k} columns, {} labels, {} weights",
             y.len(),
@@ -136,11 +137,17 @@ pub(super) fn logistic_terms(
         )));
     }
     let (rows, labels, weights) = (values(a)?, values(y)?, values(w)?);
-    let (mut gradient, mut hessian) = (vec![0.0; k], vec![0.0; k * k]);
+    // The terms' width: the columns, and the intercept's if there is one.
+    let kk = weights.len();
+    let (mut gradient, mut hessian) = (vec![0.0; kk], vec![0.0; kk * kk]);
     if n > 0 && k > 0 {
-        let mut h = MatMut::from_row_major_slice_mut(&mut hessian, k, k);
-        let mut g = MatMut::from_column_major_slice_mut(&mut gradient, k, 1);
-        let w = MatRef::from_column_major_slice(&weights, k, 1);
+        let mut h = MatMut::from_row_major_slice_mut(&mut hessian, kk, kk);
+        let mut g = MatMut::from_column_major_slice_mut(&mut gradient[..k], k, 1);
+        let (w, intercept) = (&weights[..k], weights.get(k).copied());
+        let w = MatRef::from_column_major_slice(w, k, 1);
+        // The intercept's row of the Hessian (`Σ p (1 − p) a` and `Σ p (1 − p)`) and its
+        // gradient entry `Σ (p − y)`, summed beside the products.
+        let (mut h_intercept, mut g_intercept) = (vec![0.0; kk], 0.0);
         // A block of rows at a time, so that its rows scaled by p (1 − p) stay in the
         // cache for the Hessian's product: per block `z = A w`, the gradient `Aᵀ (p − y)`
         // and the lower half of `Aᵀ diag(p (1 − p)) A` (the Hessian is symmetric).
@@ -158,19 +165,27 @@ pub(super) fn logistic_terms(
                 .zip(labels)
                 .zip(block.chunks_exact(k).zip(scaled.chunks_exact_mut(k)))
             {
-                let p = 1.0 / (1.0 + (-*zi).exp());
+                let p = 1.0 / (1.0 + (-(*zi + intercept.unwrap_or(0.0))).exp());
                 let s = p * (1.0 - p);
                 for (o, &x) in out.iter_mut().zip(row) {
                     *o = s * x;
                 }
                 // z now holds the residual p − y, the gradient's weights.
                 *zi = p - label;
+                if intercept.is_some() {
+                    h_intercept
+                        .iter_mut()
+                        .zip(out.iter())
+                        .for_each(|(t, v)| *t += v);
+                    h_intercept[k] += s;
+                    g_intercept += *zi;
+                }
             }
             let r = MatRef::from_column_major_slice(&z[..m], m, 1);
             matmul(g.as_mut(), Accum::Add, a.transpose(), r, 1.0, Par::Seq);
             let rhs = MatRef::from_row_major_slice(&scaled[..m * k], m, k);
             triangular::matmul(
-                h.as_mut(),
+                h.as_mut().submatrix_mut(0, 0, k, k),
                 BlockStructure::TriangularLower,
                 Accum::Add,
                 a.transpose(),
@@ -181,15 +196,19 @@ pub(super) fn logistic_terms(
                 Par::Seq,
             );
         }
-        for i in 0..k {
+        if intercept.is_some() {
+            gradient[k] = g_intercept;
+            hessian[k * kk..].copy_from_slice(&h_intercept);
+        }
+        for i in 0..kk {
             for j in 0..i {
-                hessian[j * k + i] = hessian[i * k + j];
+                hessian[j * kk + i] = hessian[i * kk + j];
             }
         }
     }
     Ok(ChunkData::Parts(vec![
-        HostTensor::new(vec![k], Buffer::F64(gradient))?,
-        HostTensor::new(vec![k, k], Buffer::F64(hessian))?,
+        HostTensor::new(vec![kk], Buffer::F64(gradient))?,
+        HostTensor::new(vec![kk, kk], Buffer::F64(hessian))?,
     ]))
 }
 

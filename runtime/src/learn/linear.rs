@@ -166,18 +166,9 @@ impl LogisticRegression {
                 self.c, self.max_iter
             )));
         }
-        // The rows kept for the iterations, with a column of ones for the intercept: stored
-        // with it where that copy takes at most a quarter of the memory budget; else (out
-        // of core) the input is kept once, where it is, and the ones are added in each pass.
-        let with_ones = |x: &Tensor| concatenate(&[x, &ones(&[n, 1], DType::F64)], 1);
-        let bytes = (n as u64).saturating_mul(d as u64 + 1).saturating_mul(8);
-        let a = match self.fit_intercept {
-            false => kept_f64(x, session)?,
-            true if bytes <= session.config().memory_budget / 4 => {
-                with_ones(&x.astype(DType::F64)).persist(session)?
-            }
-            true => with_ones(&kept_f64(x, session)?),
-        };
+        // The rows kept for the iterations once, where they are if already stored; the
+        // intercept is the pass's extra weight, not a stored column of ones.
+        let a = kept_f64(x, session)?;
         let y = kept_f64(y, session)?;
         let k = d + usize::from(self.fit_intercept);
         let penalised = |i: usize| !(self.fit_intercept && i == d);

@@ -160,16 +160,17 @@ pub fn cluster_stats(session: &Session, x: &Tensor, centres: &Tensor) -> Result<
 /// of `Σ log(1 + e^(−(2y−1) a·w))` over the rows `a`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogisticTerms {
-    /// `Σ (p − y) a`, one entry per column.
+    /// `Σ (p − y) a`, one entry per weight.
     pub gradient: Vec<f64>,
-    /// `Σ p (1 − p) a aᵀ` (`float64`, columns × columns).
+    /// `Σ p (1 − p) a aᵀ` (`float64`, weights × weights).
     pub hessian: HostTensor,
 }
 
 /// The gradient and Hessian of binary logistic regression's loss over the rows of the
 /// matrix `a`, with labels `y` (0 or 1; a vector or a column of one per row) at the
-/// weights `w` (one per column), computed on `session` in one job (`p = 1 / (1 + e^(−a·w))`
-/// per row): one Newton step's pass.
+/// weights `w` (one per column, or one more for an intercept: each row then read as if a
+/// one followed it), computed on `session` in one job (`p = 1 / (1 + e^(−a·w))` per row):
+/// one Newton step's pass.
 ///
 /// Shape for a non-matrix `a`, or `y` or `w` of other lengths.
 pub fn logistic_terms(
@@ -183,7 +184,7 @@ pub fn logistic_terms(
         return Err(shape("logistic regression: the rows", &an.shape));
     };
     let fits = |shape: &[usize], n: usize| matches!(shape, [m] | [m, 1] if *m == n);
-    if !fits(&yn.shape, rows) || !fits(&wn.shape, cols) {
+    if !fits(&yn.shape, rows) || !(fits(&wn.shape, cols) || fits(&wn.shape, cols + 1)) {
         return Err(Error::Shape(format!(
             "logistic regression: {rows} rows of {cols} columns, labels of shape {:?}, \
              weights of shape {:?}",

@@ -14,17 +14,19 @@ fn parts(c: ChunkData) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// The gradient and Hessian by hand, row by row.
-fn by_hand(a: &[f64], y: &[f64], w: &[f64]) -> (Vec<f64>, Vec<f64>) {
-    let k = w.len();
-    let (mut g, mut h) = (vec![0.0; k], vec![0.0; k * k]);
+/// The gradient and Hessian by hand, row by row, for rows of `k` columns: with one weight
+/// more than columns, each row followed by a one (the intercept's column).
+fn by_hand(a: &[f64], k: usize, y: &[f64], w: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let kk = w.len();
+    let (mut g, mut h) = (vec![0.0; kk], vec![0.0; kk * kk]);
     for (row, &label) in a.chunks(k).zip(y) {
+        let row: Vec<f64> = row.iter().copied().chain([1.0]).take(kk).collect();
         let z: f64 = row.iter().zip(w).map(|(x, v)| x * v).sum();
         let p = 1.0 / (1.0 + (-z).exp());
-        for i in 0..k {
+        for i in 0..kk {
             g[i] += (p - label) * row[i];
-            for j in 0..k {
-                h[i * k + j] += p * (1.0 - p) * row[i] * row[j];
+            for j in 0..kk {
+                h[i * kk + j] += p * (1.0 - p) * row[i] * row[j];
             }
         }
     }
@@ -33,22 +35,26 @@ fn by_hand(a: &[f64], y: &[f64], w: &[f64]) -> (Vec<f64>, Vec<f64>) {
 
 #[test]
 fn logistic_terms_equal_the_sums_by_hand_and_add_up_across_blocks() {
-    // Fewer rows than one of the kernel's blocks, and several blocks and a part of one.
+    // Fewer rows than one of the kernel's blocks, and several blocks and a part of one;
+    // without and with an intercept.
     for (n, k) in [(57, 3), (3 * LOGISTIC_BLOCK + 17, 5)] {
-        logistic_terms_by_hand(n, k);
+        for intercept in [false, true] {
+            logistic_terms_by_hand(n, k, intercept);
+        }
     }
 }
 
-fn logistic_terms_by_hand(n: usize, k: usize) {
+fn logistic_terms_by_hand(n: usize, k: usize, intercept: bool) {
     let a: Vec<f64> = (0..n * k)
         .map(|i| ((i * 37 % 11) as f64 - 5.0) / 3.0)
         .collect();
     let y: Vec<f64> = (0..n).map(|i| (i % 3 == 0) as u8 as f64).collect();
-    let w: Vec<f64> = (0..k)
+    let kk = k + usize::from(intercept);
+    let w: Vec<f64> = (0..kk)
         .map(|j| [0.4, -0.2, 0.1][j % 3] / (1 + j / 3) as f64)
         .collect();
-    let (g, h) = by_hand(&a, &y, &w);
-    let wt = tensor(&[k], w.clone());
+    let (g, h) = by_hand(&a, k, &y, &w);
+    let wt = tensor(&[kk], w.clone());
     let whole = parts(
         logistic_terms(
             &tensor(&[n, k], a.clone()),
@@ -92,6 +98,11 @@ fn bad_inputs_are_typed_errors() {
     ));
     assert!(matches!(
         logistic_terms(&a, &two, &short),
+        Err(KernelError::ShapeMismatch(_))
+    ));
+    // One weight beyond the intercept's.
+    assert!(matches!(
+        logistic_terms(&a, &two, &tensor(&[4], vec![0.0; 4])),
         Err(KernelError::ShapeMismatch(_))
     ));
     assert!(matches!(
