@@ -172,7 +172,6 @@ fn learn_pca<'py>(
     n_components: Option<usize>,
     randomized: Option<(usize, usize, u64)>,
 ) -> PyResult<Decomposition<'py>> {
-    let s = session.get()?;
     let solver = match randomized {
         Some((power_iters, oversamples, seed)) => PcaSolver::Randomized {
             power_iters,
@@ -185,14 +184,15 @@ fn learn_pca<'py>(
         n_components,
         solver,
     };
-    let x = x.t.clone();
-    let fit = run_job(py, Some(s.clone()), move || model.fit(&s, &x))?;
-    let parts = (
-        fit.singular_values,
-        fit.explained_variance,
-        fit.explained_variance_ratio,
-    );
-    decomposition(py, fit.components, parts, fit.mean)
+    decompose(py, x, session, move |s, x| {
+        let fit = model.fit(s, x)?;
+        let values = (
+            fit.singular_values,
+            fit.explained_variance,
+            fit.explained_variance_ratio,
+        );
+        Ok((fit.components, values, fit.mean))
+    })
 }
 
 /// `TruncatedSVD(n_components, n_iter, n_oversamples, random_state)` fitted to `x` on
@@ -207,31 +207,43 @@ fn learn_truncated_svd<'py>(
     n_oversamples: usize,
     seed: u64,
 ) -> PyResult<Decomposition<'py>> {
-    let s = session.get()?;
     let model = TruncatedSvd {
         n_components,
         n_iter,
         n_oversamples,
         seed,
     };
-    let x = x.t.clone();
-    let fit = run_job(py, Some(s.clone()), move || model.fit(&s, &x))?;
-    let parts = (
-        fit.singular_values,
-        fit.explained_variance,
-        fit.explained_variance_ratio,
-    );
-    decomposition(py, fit.components, parts, Vec::new())
+    decompose(py, x, session, move |s, x| {
+        let fit = model.fit(s, x)?;
+        let values = (
+            fit.singular_values,
+            fit.explained_variance,
+            fit.explained_variance_ratio,
+        );
+        Ok((fit.components, values, Vec::new()))
+    })
 }
 
-/// A decomposition's fitted values for Python: the components as a NumPy array, then the
-/// singular values, explained variances and ratios, then the means.
-fn decomposition(
-    py: Python<'_>,
-    components: tessera::HostTensor,
-    (singular, variance, ratio): (Vec<f64>, Vec<f64>, Vec<f64>),
-    mean: Vec<f64>,
-) -> PyResult<Decomposition<'_>> {
+/// A decomposition's fitted values: the components, then (singular values, explained
+/// variances, their ratios), then the means.
+type Fitted = (
+    tessera::HostTensor,
+    (Vec<f64>, Vec<f64>, Vec<f64>),
+    Vec<f64>,
+);
+
+/// Runs the decomposition `fit` of `x` on `session` without the GIL and gives its values
+/// to Python, the components as a NumPy array.
+fn decompose<'py>(
+    py: Python<'py>,
+    x: &PyTensor,
+    session: &PySession,
+    fit: impl FnOnce(&tessera::Session, &tessera::Tensor) -> tessera::Result<Fitted> + Send + 'static,
+) -> PyResult<Decomposition<'py>> {
+    let s = session.get()?;
+    let x = x.t.clone();
+    let (components, (singular, variance, ratio), mean) =
+        run_job(py, Some(s.clone()), move || fit(&s, &x))?;
     Ok((
         host_to_numpy(py, components)?,
         singular,

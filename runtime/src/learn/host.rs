@@ -32,17 +32,12 @@ pub(super) fn kept_f64(x: &Tensor, session: &Session) -> Result<Tensor> {
 
 /// `x` computed on `session` as `float64` values (C order).
 pub(super) fn fetch(x: &Tensor, session: &Session) -> Result<Vec<f64>> {
-    Ok(x.astype(DType::F64).execute(session)?.to_f64_vec())
+    Ok(x.execute(session)?.to_f64_vec())
 }
 
 /// A `rows × cols` `float64` host tensor of `values` (C order).
 pub(super) fn host_matrix(values: Vec<f64>, rows: usize, cols: usize) -> Result<HostTensor> {
     Ok(HostTensor::new(vec![rows, cols], Buffer::F64(values))?)
-}
-
-/// A `rows × cols` lazy tensor of `values` (C order).
-pub(super) fn tensor_of(values: &[f64], rows: usize, cols: usize) -> Tensor {
-    crate::tensor::from_vec(values.to_vec(), &[rows, cols])
 }
 
 /// The stream of an estimator's host draws: apart from the streams its tensors draw

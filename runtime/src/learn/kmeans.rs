@@ -3,7 +3,7 @@
 //! centre, and per centre the sum and count of its rows, in one pass). The data stays in
 //! the session's storage; only the centres (`k` rows) travel to this process.
 
-use super::host::{fetch, host_matrix, kept_f64, matrix_shape, tensor_of, HostRng};
+use super::host::{fetch, host_matrix, kept_f64, matrix_shape, HostRng};
 use super::passes::cluster_stats;
 use crate::error::{Error, Result};
 use crate::session::Session;
@@ -91,7 +91,7 @@ impl Centres {
     }
 
     fn tensor(&self) -> Tensor {
-        tensor_of(&self.values, self.count(), self.cols)
+        crate::tensor::from_vec(self.values.clone(), &[self.count(), self.cols])
     }
 
     fn row(&self, i: usize) -> &[f64] {
