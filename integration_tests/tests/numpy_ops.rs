@@ -466,6 +466,49 @@ fn transcendental_functions_match_std() {
     assert_eq!(f64s(&h), vec![-3.0, -4.0]);
     let h = run(&s, &chunked(&[2.0f32], 1).copysign(-1.0));
     assert_eq!(h.dtype(), DType::F32, "float32 stays float32");
+    // nextafter, the neighbours written out by hand (C's nextafter, np.nextafter): the
+    // least subnormal next to either zero, `to` itself where equal (-0.0 too), the largest
+    // finite value next to infinity, NaN from a NaN.
+    let tiny = f64::from_bits(1);
+    let cases = [
+        (1.0, 2.0, 1.0 + f64::EPSILON),
+        (1.0, 0.0, 1.0 - f64::EPSILON / 2.0),
+        (0.0, 1.0, tiny),
+        (0.0, -1.0, -tiny),
+        (-0.0, 1.0, tiny),
+        (tiny, 0.0, 0.0),
+        (2.0, 2.0, 2.0),
+        (0.0, -0.0, -0.0),
+        (f64::INFINITY, 0.0, f64::MAX),
+        (f64::MAX, f64::INFINITY, f64::INFINITY),
+        (-1.0, f64::NEG_INFINITY, -1.0 - f64::EPSILON),
+        (f64::NAN, 1.0, f64::NAN),
+        (1.0, f64::NAN, f64::NAN),
+    ];
+    let (from, to): (Vec<f64>, Vec<f64>) = cases.iter().map(|&(a, b, _)| (a, b)).unzip();
+    for c in [1, 4, 16] {
+        let got = f64s(&run(&s, &chunked(&from, c).nextafter(chunked(&to, c + 1))));
+        for (g, &(a, b, want)) in got.iter().zip(&cases) {
+            assert!(
+                g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan()),
+                "nextafter({a}, {b}) = {g}, not {want}"
+            );
+        }
+    }
+    let h = run(&s, &chunked(&[1.0f32, 1.0], 1).nextafter(2.0));
+    assert_eq!(h.dtype(), DType::F32, "float32 stays float32");
+    assert_eq!(h.as_slice::<f32>().unwrap(), &[1.0 + f32::EPSILON; 2]);
+    let h = run(&s, &chunked(&[3i64], 1).nextafter(0.0));
+    assert_eq!(h.dtype(), DType::F64, "integers give float64");
+    assert_eq!(f64s(&h), vec![3.0 - 2.0 * f64::EPSILON]);
+    let z = chunked(&[1.0], 1).astype(DType::C128);
+    assert!(
+        matches!(
+            z.nextafter(&z).execute(&s),
+            Err(Error::UnsupportedDType { .. })
+        ),
+        "complex values are refused"
+    );
 }
 
 #[test]

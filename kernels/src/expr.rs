@@ -206,6 +206,9 @@ pub enum BinaryOp {
     Hypot,
     /// The magnitude of `a` with the sign bit of `b` (floats)
     Copysign,
+    /// The next representable value after `a` towards `b` (`b` if equal, NaN if either is
+    /// NaN; floats, C's `nextafter`)
+    Nextafter,
 }
 
 impl BinaryOp {
@@ -238,6 +241,7 @@ impl BinaryOp {
             BinaryOp::Arctan2 => "arctan2",
             BinaryOp::Hypot => "hypot",
             BinaryOp::Copysign => "copysign",
+            BinaryOp::Nextafter => "nextafter",
         }
     }
 

@@ -95,6 +95,7 @@ fn binary_op(a: &Tensor, name: &str, b: Operand) -> PyResult<Tensor> {
         "arctan2" => a.arctan2(b),
         "hypot" => a.hypot(b),
         "copysign" => a.copysign(b),
+        "nextafter" => a.nextafter(b),
         "matmul" => match b {
             Operand::Tensor(b) => a.matmul(&b),
             Operand::Scalar(_) => return Err(value_error("matmul: operand is a scalar")),

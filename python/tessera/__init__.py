@@ -77,6 +77,7 @@ from ._functions import (
     min,
     minimum,
     nanargmax,
+    nextafter,
     nanargmin,
     nanmax,
     nanmean,

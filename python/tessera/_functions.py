@@ -125,6 +125,7 @@ minimum = _binary("minimum", "The smaller value (NaN if either is NaN)")
 arctan2 = _binary("arctan2", "The angle of the point (x2, x1)")
 hypot = _binary("hypot", "sqrt(x1**2 + x2**2)")
 copysign = _binary("copysign", "The magnitude of x1 with the sign bit of x2")
+nextafter = _binary("nextafter", "The next representable value after x1 towards x2")
 logical_and = _binary("logical_and", "Logical and")
 logical_or = _binary("logical_or", "Logical or")
 

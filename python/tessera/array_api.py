@@ -33,6 +33,7 @@ What differs from the standard, and why:
   what is gathered into one process up to ``linalg.GATHER_LIMIT``) and ``fft`` (see
   :mod:`tessera._fft_ext`: each transformed axis is made whole per chunk).
 * From version 2024.12: ``cumulative_prod``, ``count_nonzero``, ``diff``, ``reciprocal``,
+  ``nextafter``, ``take_along_axis`` (its indices read into this process, as ``take``'s),
   and Python scalars as either operand of the binary functions and in ``result_type``.
 * ``searchsorted`` compares every needle with every element (``O(len(x1) * x2.size)``
   work and memory); it is meant for modest sorted arrays.
@@ -504,6 +505,10 @@ def signbit(x: Array, /) -> Array:
 
 
 copysign = _binary("copysign", "copysign", "The magnitude of ``x1`` with the sign bit of ``x2``.")
+nextafter = _binary(
+    "nextafter", "nextafter",
+    "The next representable value after ``x1`` towards ``x2`` (``x2`` where they are equal) (2024.12).",
+)
 
 
 def logaddexp(x1: Array, x2: Array, /) -> Array:
@@ -667,6 +672,40 @@ def take(x: Array, indices: Array, /, *, axis: Optional[int] = None) -> Array:
         axis = 0
     idx = np.asarray(indices)
     return x.take(idx, axis)
+
+
+def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
+    """The elements of ``x`` at ``indices`` along ``axis``, position by position
+    (2024.12; NumPy's ``take_along_axis``): ``indices`` has ``x``'s dimensions, the other
+    axes broadcasting. The indices are read into this process (as :func:`take` reads
+    them) and become one gather from the flattened ``x``."""
+    idx = np.asarray(indices)
+    if idx.ndim != x.ndim or (idx.size and idx.dtype.kind not in "iu"):
+        raise IndexError(
+            f"take_along_axis needs integer indices of {x.ndim} dimensions, got {idx.dtype} of {idx.ndim}")
+    axis = _norm_axis(axis, x.ndim)
+    n = x.shape[axis]
+    shape = []
+    for d, (a, b) in enumerate(zip(x.shape, idx.shape)):
+        if d == axis:
+            shape.append(b)
+        elif a == b or 1 in (a, b):
+            shape.append(a if b == 1 else b)
+        else:
+            raise ValueError(f"take_along_axis: shapes {x.shape} and {idx.shape} do not broadcast")
+    idx = idx.astype(np.int64)
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"take_along_axis: an index is out of range for axis {axis} of length {n}")
+    idx = np.broadcast_to(np.where(idx < 0, idx + n, idx), shape)
+    # Each position's offset into x's elements (C order); x's axes of length 1 broadcast.
+    strides = np.cumprod((x.shape[1:] + (1,))[::-1])[::-1]
+    flat = np.zeros(shape, np.int64)
+    for d, (length, stride) in enumerate(zip(x.shape, strides)):
+        if d == axis:
+            flat += idx * stride
+        elif length > 1:
+            flat += np.arange(length).reshape([-1 if e == d else 1 for e in range(x.ndim)]) * stride
+    return x.reshape((-1,)).take(flat.reshape(-1)).reshape(tuple(shape))
 
 
 def where(condition: Array, x1: Any, x2: Any, /) -> Array:

@@ -398,6 +398,30 @@ def test_functions_of_the_2024_standard_compute_as_numpy(chunks):
     same(xp.diff(x, axis=1, n=2), np.diff(a, axis=1, n=2))
     same(xp.diff(x, axis=0, prepend=x[:1], append=x[-1:]), np.diff(a, axis=0, prepend=a[:1], append=a[-1:]))
     same(xp.reciprocal(x + 10), 1.0 / (a + 10), exact=False)
+    # nextafter's edges: both zeros, equal values, infinities, NaN; float32 stays float32.
+    v = np.array([1.0, 1.0, 0.0, -0.0, 0.0, 2.0, np.inf, np.finfo(np.float64).max, np.nan, 1.0])
+    w = np.array([2.0, 0.0, -1.0, 1.0, -0.0, 2.0, 0.0, np.inf, 1.0, np.nan])
+    with np.errstate(over="ignore"):  # NumPy warns stepping from the largest float to inf
+        want = np.nextafter(v, w)
+    same(xp.nextafter(arr(v, chunks), arr(w, chunks)), want)
+    same(ts.nextafter(arr(v, chunks), arr(w, chunks)), want)
+    f32 = np.array([1.0, -1.0, 0.0], np.float32)
+    same(xp.nextafter(xp.asarray(f32), 0.5), np.nextafter(f32, np.float32(0.5)))
+    # take_along_axis: argsort's order along either axis, negative indices, a broadcast axis.
+    order = np.argsort(a, axis=1, kind="stable")
+    same(xp.take_along_axis(x, xp.asarray(order), axis=1), np.take_along_axis(a, order, axis=1))
+    same(xp.take_along_axis(x, xp.asarray(-1 - order), axis=1), np.take_along_axis(a, -1 - order, axis=1))
+    rows = np.array([[3, 0, 0, 1, 2, 3]])
+    same(xp.take_along_axis(x, xp.asarray(rows), axis=0), np.take_along_axis(a, rows, axis=0))
+    same(xp.take_along_axis(x[:1], xp.asarray(order), axis=1), np.take_along_axis(a[:1], order, axis=1))
+    col = np.array([[5], [0], [2], [1]])
+    same(xp.take_along_axis(x, xp.asarray(col), axis=-1), np.take_along_axis(a, col, axis=-1))
+    with pytest.raises(IndexError):
+        xp.take_along_axis(x, xp.asarray(order + 6), axis=1)
+    with pytest.raises(IndexError):
+        xp.take_along_axis(x, xp.asarray(order[0]), axis=1)
+    with pytest.raises(ValueError):
+        xp.take_along_axis(x, xp.asarray(np.zeros((3, 2), np.int64)), axis=1)
     # Python scalars on either side take the array's dtype.
     i8 = xp.asarray(np.array([1, -2, 3], np.int8))
     same(xp.subtract(10, i8), np.subtract(10, np.array([1, -2, 3], np.int8)))

@@ -287,6 +287,8 @@ pub(crate) fn binary(
         (BinaryOp::Hypot, DType::F32) => format!("hypotf({a}, {b})"),
         (BinaryOp::Copysign, DType::F64) => format!("copysign({a}, {b})"),
         (BinaryOp::Copysign, DType::F32) => format!("copysignf({a}, {b})"),
+        (BinaryOp::Nextafter, DType::F64) => format!("nextafter({a}, {b})"),
+        (BinaryOp::Nextafter, DType::F32) => format!("nextafterf({a}, {b})"),
         (BinaryOp::And | BinaryOp::Minimum | BinaryOp::BitAnd, DType::Bool) => {
             format!("({a} && {b})")
         }

@@ -467,6 +467,17 @@ macro_rules! float_binary {
                 BinaryOp::Arctan2 => zip(a, b, out, |x: $t, y: $t| x.atan2(y)),
                 BinaryOp::Hypot => zip(a, b, out, |x: $t, y: $t| x.hypot(y)),
                 BinaryOp::Copysign => zip(a, b, out, |x: $t, y: $t| x.copysign(y)),
+                BinaryOp::Nextafter => zip(a, b, out, |x: $t, y: $t| {
+                    if x.is_nan() || y.is_nan() {
+                        <$t>::NAN
+                    } else if x == y {
+                        y
+                    } else if x < y {
+                        x.next_up()
+                    } else {
+                        x.next_down()
+                    }
+                }),
                 _ => arith(op, a, b, out)?,
             }
             Ok(())

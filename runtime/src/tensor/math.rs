@@ -67,6 +67,8 @@ binary_fns! {
     hypot, BinaryOp::Hypot, "`sqrt(self² + rhs²)` without undue overflow (integers give `float64`).";
     copysign, BinaryOp::Copysign,
         "The magnitude of `self` with the sign bit of `rhs` (of `-0.0` and a negative NaN too; integers give `float64`).";
+    nextafter, BinaryOp::Nextafter,
+        "The next representable value after `self` towards `rhs` (`rhs` where they are equal, NaN where either is; integers give `float64`).";
 }
 
 impl Tensor {

@@ -138,13 +138,16 @@ pub(crate) fn binary_nodes(op: BinaryOp, a: &Arc<Node>, b: &Arc<Node>) -> Result
         | BinaryOp::Arctan2
         | BinaryOp::Hypot
         | BinaryOp::Copysign
+        | BinaryOp::Nextafter
             if common.is_complex() =>
         {
             return Err(unsupported(op.name(), common))
         }
-        BinaryOp::Div | BinaryOp::Arctan2 | BinaryOp::Hypot | BinaryOp::Copysign => {
-            (common.float_result(), common.float_result())
-        }
+        BinaryOp::Div
+        | BinaryOp::Arctan2
+        | BinaryOp::Hypot
+        | BinaryOp::Copysign
+        | BinaryOp::Nextafter => (common.float_result(), common.float_result()),
         BinaryOp::Maximum | BinaryOp::Minimum => (common, common),
         _ if common == DType::Bool => return Err(unsupported(op.name(), DType::Bool)),
         _ => (common, common),

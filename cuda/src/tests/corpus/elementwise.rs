@@ -36,7 +36,7 @@ pub(super) const UNARY: [UnaryOp; 28] = [
 ];
 
 /// Every binary op; issue 13's start at `FloorDiv`, index 15 (see `numpy_ops`).
-pub(super) const BINARY: [BinaryOp; 26] = [
+pub(super) const BINARY: [BinaryOp; 27] = [
     BinaryOp::Add,
     BinaryOp::Sub,
     BinaryOp::Mul,
@@ -63,6 +63,7 @@ pub(super) const BINARY: [BinaryOp; 26] = [
     BinaryOp::Arctan2,
     BinaryOp::Hypot,
     BinaryOp::Copysign,
+    BinaryOp::Nextafter,
 ];
 
 /// The CPU evaluator's support for `op` on `dtype` (see `cpu::elementwise::unary`).
@@ -95,7 +96,11 @@ pub fn binary_supported(op: BinaryOp, dtype: DType) -> bool {
             !op.is_logical()
                 && !matches!(
                     op,
-                    BinaryOp::Div | BinaryOp::Arctan2 | BinaryOp::Hypot | BinaryOp::Copysign
+                    BinaryOp::Div
+                        | BinaryOp::Arctan2
+                        | BinaryOp::Hypot
+                        | BinaryOp::Copysign
+                        | BinaryOp::Nextafter
                 )
         }
     }
