@@ -35,6 +35,10 @@ class KMeans:
     the data's mean variance (squared), or after ``max_iter``. An empty cluster keeps its
     centre. Fitted: ``cluster_centers_``, ``labels_`` (a Tessera array), ``inertia_``,
     ``n_iter_``.
+
+    The fit keeps its own float64 copy of ``X`` while it runs unless ``X`` is persisted
+    already; ``labels_`` is lazy over ``X``, so persist an ``X`` that is costly to compute
+    before fitting if ``labels_`` will be read.
     """
 
     def __init__(
