@@ -205,6 +205,11 @@ pub(super) fn logistic_terms(
                 hessian[j * kk + i] = hessian[i * kk + j];
             }
         }
+    } else if let [b] = weights[..] {
+        // No columns, only the intercept: every row has the same p.
+        let p = 1.0 / (1.0 + (-b).exp());
+        gradient[0] = labels.iter().map(|&label| p - label).sum();
+        hessian[0] = n as f64 * p * (1.0 - p);
     }
     Ok(ChunkData::Parts(vec![
         HostTensor::new(vec![kk], Buffer::F64(gradient))?,

@@ -19,7 +19,8 @@ fn parts(c: ChunkData) -> Vec<Vec<f64>> {
 fn by_hand(a: &[f64], k: usize, y: &[f64], w: &[f64]) -> (Vec<f64>, Vec<f64>) {
     let kk = w.len();
     let (mut g, mut h) = (vec![0.0; kk], vec![0.0; kk * kk]);
-    for (row, &label) in a.chunks(k).zip(y) {
+    for (i, &label) in y.iter().enumerate() {
+        let row = &a[i * k..(i + 1) * k];
         let row: Vec<f64> = row.iter().copied().chain([1.0]).take(kk).collect();
         let z: f64 = row.iter().zip(w).map(|(x, v)| x * v).sum();
         let p = 1.0 / (1.0 + (-z).exp());
@@ -35,9 +36,9 @@ fn by_hand(a: &[f64], k: usize, y: &[f64], w: &[f64]) -> (Vec<f64>, Vec<f64>) {
 
 #[test]
 fn logistic_terms_equal_the_sums_by_hand_and_add_up_across_blocks() {
-    // Fewer rows than one of the kernel's blocks, and several blocks and a part of one;
-    // without and with an intercept.
-    for (n, k) in [(57, 3), (3 * LOGISTIC_BLOCK + 17, 5)] {
+    // Fewer rows than one of the kernel's blocks, several blocks and a part of one, and
+    // no columns at all; without and with an intercept.
+    for (n, k) in [(57, 3), (3 * LOGISTIC_BLOCK + 17, 5), (40, 0)] {
         for intercept in [false, true] {
             logistic_terms_by_hand(n, k, intercept);
         }
