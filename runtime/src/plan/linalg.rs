@@ -256,19 +256,30 @@ impl Tiler {
         })
     }
 
-    /// The outputs of a factorization, tiled once per job.
-    pub(super) fn factor(&mut self, f: &Arc<Factorization>) -> Result<Vec<Materialized>> {
-        if let Some(m) = self.factors.get(&f.id) {
+    /// Output `output` of a factorization, tiled once per job. Only the outputs a job
+    /// reads get tasks: an SVD's U, or a QR's Q, is not built where only its small factors
+    /// are asked for (a range's two outputs are built together).
+    pub(super) fn factor(&mut self, f: &Arc<Factorization>, output: usize) -> Result<Materialized> {
+        if let Some(m) = self.factors.get(&(f.id, output)) {
             return Ok(m.clone());
         }
-        let outputs = match &f.kind {
-            FactorKind::Range { omega } if !self.range_in_one_pass(f, omega)? => {
-                self.range_in_two_passes(f, omega)?
+        let built = match &f.kind {
+            FactorKind::Range { omega } => {
+                let outputs = if self.range_in_one_pass(f, omega)? {
+                    self.range_tsqr(f)?
+                } else {
+                    self.range_in_two_passes(f, omega)?
+                };
+                outputs.into_iter().enumerate().collect()
             }
-            _ => self.tsqr(f)?,
+            _ => vec![(output, self.tsqr_output(f, output)?)],
         };
-        self.factors.insert(f.id, outputs.clone());
-        Ok(outputs)
+        for (i, m) in built {
+            self.factors.insert((f.id, i), m);
+        }
+        self.factors.get(&(f.id, output)).cloned().ok_or_else(|| {
+            crate::error::Error::Runtime(format!("a factorization has no output {output}"))
+        })
     }
 
     /// Whether [`FactorKind::Range`] reads `x` once ([`LinalgOp::RangeQr`], CPU only): not
@@ -306,16 +317,16 @@ impl Tiler {
         Ok(outputs)
     }
 
-    /// TSQR: QR of each row block (or, for a range, [`LinalgOp::RangeQr`] of it), QR of
-    /// the stacked R factors, then Q (or U) blockwise; the range's `P` sums each block's
-    /// `Pᵢ` times its rows of the stacked Q.
-    fn tsqr(&mut self, f: &Factorization) -> Result<Vec<Materialized>> {
+    /// TSQR's shared part, tiled once per job: a QR of each row block (or, for a range,
+    /// [`LinalgOp::RangeQr`] of it), the QR of the leaves' stacked R factors, and for an
+    /// SVD the SVD of that R.
+    fn tsqr_base(&mut self, f: &Factorization) -> Result<TsqrBase> {
+        if let Some(base) = self.tsqr_bases.get(&f.id) {
+            return Ok(base.clone());
+        }
         let n = f.x.shape[1];
         let rows = self.natural_grid(&f.x)?[0].clone();
         let x_grid = vec![rows.clone(), vec![n]];
-        let lin = |op| ChunkOp::Linalg(op);
-        // The leaves (a QR or range QR per row block), the factor's width, and the QR of
-        // the leaves' stacked R factors.
         let (leaves, width, st) = match &f.kind {
             FactorKind::Range { omega } => {
                 let l = omega.shape[1];
@@ -353,108 +364,155 @@ impl Tiler {
                 (qr, n, st)
             }
         };
+        let svd = matches!(f.kind, FactorKind::Svd)
+            .then(|| self.add(lin(LinalgOp::Svd(InputRef::part(0, 1))), vec![st]));
         let heights: Vec<usize> = rows.iter().map(|&m| m.min(width)).collect();
-        let offsets = grid::starts(&heights);
-        // Block i's rows of the stacked Q (part 0 of input `input`).
-        let stacked_rows = |input: usize, i: usize| InputRef {
-            input,
-            part: Some(0),
-            rows: Some((offsets[i], heights[i])),
+        let base = TsqrBase {
+            offsets: grid::starts(&heights),
+            heights,
+            rows,
+            leaves,
+            width,
+            st,
+            svd,
         };
-        // Row block i of the product of the block's Q with the rows of `right` it owns.
-        let blockwise = |t: &mut Tiler, right: ChunkKey, part: Option<usize>| -> Vec<ChunkKey> {
-            leaves
-                .iter()
-                .enumerate()
-                .map(|(i, &q)| {
-                    let rows = InputRef {
-                        part,
-                        ..stacked_rows(1, i)
-                    };
-                    let pairs = vec![(
-                        MatOperand::Input(InputRef::part(0, 0)),
-                        MatOperand::Input(rows),
-                    )];
-                    t.add(lin(LinalgOp::MatMul { pairs }), vec![q, right])
-                })
-                .collect()
-        };
-        let square = vec![vec![width], vec![width]];
-        let left = vec![rows, vec![width]];
-        let outputs = match &f.kind {
-            FactorKind::Qr => {
-                let q = blockwise(self, st, Some(0));
-                let r = self.add(lin(LinalgOp::Take(InputRef::part(0, 1))), vec![st]);
-                vec![
-                    Materialized {
-                        grid: left,
-                        keys: q,
-                    },
-                    Materialized {
-                        grid: square,
-                        keys: vec![r],
-                    },
-                ]
+        self.tsqr_bases.insert(f.id, base.clone());
+        Ok(base)
+    }
+
+    /// Row block `i` of the product of each block's Q with the rows of `right` it owns
+    /// (`part` of it, or all of it).
+    fn blockwise(
+        &mut self,
+        base: &TsqrBase,
+        right: ChunkKey,
+        part: Option<usize>,
+    ) -> Vec<ChunkKey> {
+        (0..base.leaves.len())
+            .map(|i| {
+                let rows = InputRef {
+                    part,
+                    ..base.stacked_rows(1, i)
+                };
+                let pairs = vec![(
+                    MatOperand::Input(InputRef::part(0, 0)),
+                    MatOperand::Input(rows),
+                )];
+                self.add(lin(LinalgOp::MatMul { pairs }), vec![base.leaves[i], right])
+            })
+            .collect()
+    }
+
+    /// Output `output` of a QR (Q, R) or an SVD (U, S, Vt) by TSQR: Q and U blockwise.
+    fn tsqr_output(&mut self, f: &Factorization, output: usize) -> Result<Materialized> {
+        let base = self.tsqr_base(f)?;
+        let width = base.width;
+        let (grid, keys) = match (&f.kind, output, base.svd) {
+            (FactorKind::Qr, 0, _) => (base.left(), self.blockwise(&base, base.st, Some(0))),
+            (FactorKind::Qr, 1, _) => {
+                let r = self.add(lin(LinalgOp::Take(InputRef::part(0, 1))), vec![base.st]);
+                (vec![vec![width], vec![width]], vec![r])
             }
-            FactorKind::Svd => {
-                let svd = self.add(lin(LinalgOp::Svd(InputRef::part(0, 1))), vec![st]);
+            (FactorKind::Svd, 0, Some(svd)) => {
                 let pairs = vec![(
                     MatOperand::Input(InputRef::part(0, 0)),
                     MatOperand::Input(InputRef::part(1, 0)),
                 )];
-                let w = self.add(lin(LinalgOp::MatMul { pairs }), vec![st, svd]);
-                let u = blockwise(self, w, None);
-                let s = self.add(lin(LinalgOp::Take(InputRef::part(0, 1))), vec![svd]);
-                let vt = self.add(lin(LinalgOp::Take(InputRef::part(0, 2))), vec![svd]);
-                vec![
-                    Materialized {
-                        grid: left,
-                        keys: u,
-                    },
-                    Materialized {
-                        grid: vec![vec![n]],
-                        keys: vec![s],
-                    },
-                    Materialized {
-                        grid: square,
-                        keys: vec![vt],
-                    },
-                ]
+                let w = self.add(lin(LinalgOp::MatMul { pairs }), vec![base.st, svd]);
+                (base.left(), self.blockwise(&base, w, None))
             }
-            FactorKind::Range { .. } => {
-                let q = blockwise(self, st, Some(0));
-                // P = Σᵢ Pᵢ · Sᵢ, FAN_IN blocks a task.
-                let mut sum = SumTree::default();
-                let blocks: Vec<usize> = (0..leaves.len()).collect();
-                for group in blocks.chunks(FAN_IN) {
-                    let mut keys = vec![st];
-                    let pairs = group
-                        .iter()
-                        .enumerate()
-                        .map(|(j, &i)| {
-                            keys.push(leaves[i]);
-                            (
-                                MatOperand::Input(InputRef::part(j + 1, 2)),
-                                MatOperand::Input(stacked_rows(0, i)),
-                            )
-                        })
-                        .collect();
-                    let partial = self.add(lin(LinalgOp::MatMul { pairs }), keys);
-                    sum.push(self, partial);
-                }
-                vec![
-                    Materialized {
-                        grid: left,
-                        keys: q,
-                    },
-                    Materialized {
-                        grid: vec![vec![n], vec![width]],
-                        keys: vec![sum.finish(self)],
-                    },
-                ]
+            (FactorKind::Svd, 1 | 2, Some(svd)) => {
+                let part = InputRef::part(0, output);
+                let key = self.add(lin(LinalgOp::Take(part)), vec![svd]);
+                let grid = match output {
+                    1 => vec![vec![width]],
+                    _ => vec![vec![width], vec![width]],
+                };
+                (grid, vec![key])
+            }
+            _ => {
+                return Err(crate::error::Error::Runtime(format!(
+                    "a factorization has no output {output}"
+                )))
             }
         };
-        Ok(outputs)
+        Ok(Materialized { grid, keys })
+    }
+
+    /// The range of a randomized SVD in one pass: Q blockwise, and `P = Σᵢ Pᵢ · Sᵢ`
+    /// ([`FAN_IN`] blocks a task), each block's `Pᵢ` times its rows of the stacked Q.
+    fn range_tsqr(&mut self, f: &Factorization) -> Result<Vec<Materialized>> {
+        let n = f.x.shape[1];
+        let base = self.tsqr_base(f)?;
+        let st = base.st;
+        let q = self.blockwise(&base, st, Some(0));
+        let mut sum = SumTree::default();
+        let blocks: Vec<usize> = (0..base.leaves.len()).collect();
+        for group in blocks.chunks(FAN_IN) {
+            let mut keys = vec![st];
+            let pairs = group
+                .iter()
+                .enumerate()
+                .map(|(j, &i)| {
+                    keys.push(base.leaves[i]);
+                    (
+                        MatOperand::Input(InputRef::part(j + 1, 2)),
+                        MatOperand::Input(base.stacked_rows(0, i)),
+                    )
+                })
+                .collect();
+            let partial = self.add(lin(LinalgOp::MatMul { pairs }), keys);
+            sum.push(self, partial);
+        }
+        Ok(vec![
+            Materialized {
+                grid: base.left(),
+                keys: q,
+            },
+            Materialized {
+                grid: vec![vec![n], vec![base.width]],
+                keys: vec![sum.finish(self)],
+            },
+        ])
+    }
+}
+
+/// A chunk operation of the linear-algebra kernels.
+fn lin(op: LinalgOp) -> ChunkOp {
+    ChunkOp::Linalg(op)
+}
+
+/// The part of a TSQR every output of its factorization reads (see [`Tiler::tsqr_base`]).
+#[derive(Clone)]
+pub(super) struct TsqrBase {
+    /// The leaves: a QR (or range QR) per row block.
+    leaves: Vec<ChunkKey>,
+    /// The row blocks' heights in `x`.
+    rows: Vec<usize>,
+    /// Each block's rows in the stacked R factors, and where they start.
+    heights: Vec<usize>,
+    offsets: Vec<usize>,
+    /// The factor's width (columns of Q).
+    width: usize,
+    /// The QR of the stacked R factors.
+    st: ChunkKey,
+    /// For an SVD, the SVD of that R.
+    svd: Option<ChunkKey>,
+}
+
+impl TsqrBase {
+    /// Block `i`'s rows of the stacked Q (part 0 of input `input`).
+    fn stacked_rows(&self, input: usize, i: usize) -> InputRef {
+        InputRef {
+            input,
+            part: Some(0),
+            rows: Some((self.offsets[i], self.heights[i])),
+        }
+    }
+
+    /// The grid of Q or U: the row blocks, the width whole.
+    fn left(&self) -> Grid {
+        vec![self.rows.clone(), vec![self.width]]
     }
 }
 
@@ -476,6 +534,36 @@ mod tests {
             Tiler::pairs_per_task(20 * 5000, 20, 5000, &[838, 838, 1]),
             FAN_IN
         );
+    }
+
+    /// Only the outputs a job reads get tasks: an SVD's S and Vt, or a QR's R, need no
+    /// blockwise product (U and Q do), also when S and Vt are read together.
+    #[test]
+    fn a_factorization_tiles_only_the_outputs_it_is_asked_for() {
+        let x = crate::tensor::random::default_rng(3).random(&[400, 6]);
+        let (u, s, vt) = crate::linalg::svd(&x.rechunk(&[100, 6]));
+        let (q, r) = crate::linalg::qr(&x.rechunk(&[100, 6]));
+        let products = |t: &Tensor| {
+            let tiled = super::super::tile(
+                t.node().unwrap(),
+                super::super::TileSettings::unbounded(400 * 6 * 8),
+            )
+            .unwrap();
+            let matmuls = |g: &tessera_actors::ChunkGraph| {
+                g.tasks
+                    .iter()
+                    .filter(|t| matches!(t.op, ChunkOp::Linalg(LinalgOp::MatMul { .. })))
+                    .count()
+            };
+            matmuls(&tiled.graph)
+        };
+        let both = crate::tensor::concatenate(&[&vt, &s.reshape(&[-1, 1])], 1);
+        for small in [&s, &vt, &both, &r] {
+            assert_eq!(products(small), 0);
+        }
+        // Four row blocks: a product each, and U's the product of the stacked Q with the
+        // small SVD's U first.
+        assert_eq!((products(&q), products(&u)), (4, 5));
     }
 
     /// The range of a randomized SVD planned for GPUs (two passes of ordinary products and

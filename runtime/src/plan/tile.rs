@@ -68,8 +68,10 @@ pub(crate) struct Tiler {
     tasks: Vec<ChunkTask>,
     stored: StoredInputs,
     done: HashMap<(u64, Grid), Materialized>,
-    /// Outputs of each factorization, by its id.
-    pub(super) factors: HashMap<u64, Vec<Materialized>>,
+    /// The outputs of factorizations tiled so far, by (factorization id, output).
+    pub(super) factors: HashMap<(u64, usize), Materialized>,
+    /// The shared part of each TSQR tiled so far, by factorization id.
+    pub(super) tsqr_bases: HashMap<u64, super::linalg::TsqrBase>,
     /// Blocks of recomputed operands generated so far (node id, block start).
     pub(super) generated: HashSet<(u64, Vec<usize>)>,
     pub(super) recomputed: u64,
@@ -107,6 +109,7 @@ impl Tiler {
             stored: StoredInputs::default(),
             done: HashMap::new(),
             factors: HashMap::new(),
+            tsqr_bases: HashMap::new(),
             generated: HashSet::new(),
             recomputed: 0,
         }
@@ -251,7 +254,7 @@ impl Tiler {
                 NodeKind::Reshape(x) => self.reshape(x, &node.shape, grid.clone())?,
                 NodeKind::Concat(xs, axis) => self.concat(xs, *axis, grid.clone())?,
                 NodeKind::MatMul(a, b) => self.matmul(a, b, grid.clone())?,
-                NodeKind::Factor(f, output) => self.factor(f)?[*output].clone(),
+                NodeKind::Factor(f, output) => self.factor(f, *output)?,
                 NodeKind::Scan { x, op, axis } => self.scan(x, *op, *axis, grid.clone())?,
                 NodeKind::Sort { x, axis, arg } => self.sort(x, *axis, *arg, grid.clone())?,
                 NodeKind::Fft { x, axis, inverse } => {
