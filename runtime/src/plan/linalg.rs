@@ -327,7 +327,7 @@ impl Tiler {
         let n = f.x.shape[1];
         let rows = self.natural_grid(&f.x)?[0].clone();
         let x_grid = vec![rows.clone(), vec![n]];
-        let (leaves, width, st) = match &f.kind {
+        let (leaves, width) = match &f.kind {
             FactorKind::Range { omega } => {
                 let l = omega.shape[1];
                 let om = self.materialize(omega, Some(vec![vec![n], vec![l]]))?;
@@ -341,16 +341,7 @@ impl Tiler {
                     let x = self.operand(&f.x, &x_grid, &[i, 0], true, &mut inputs)?;
                     leaves.push(self.add(lin(LinalgOp::RangeQr { x, omega }), inputs.keys));
                 }
-                // A range leaf also holds its block's projection (n × l, most of its
-                // bytes): its R is taken out first, so the stacked QR, on a cluster,
-                // fetches only the R factors rather than every leaf.
-                let rs: Vec<ChunkKey> = leaves
-                    .iter()
-                    .map(|&k| self.add(lin(LinalgOp::Take(InputRef::part(0, 1))), vec![k]))
-                    .collect();
-                let stacked = (0..rs.len()).map(InputRef::whole).collect();
-                let st = self.add(lin(LinalgOp::StackedQr(stacked)), rs);
-                (leaves, l, st)
+                (leaves, l)
             }
             FactorKind::Qr | FactorKind::Svd => {
                 let x = self.materialize(&f.x, Some(x_grid))?;
@@ -359,11 +350,18 @@ impl Tiler {
                     .iter()
                     .map(|&k| self.add(lin(LinalgOp::Qr(InputRef::whole(0))), vec![k]))
                     .collect();
-                let stacked = (0..qr.len()).map(|i| InputRef::part(i, 1)).collect();
-                let st = self.add(lin(LinalgOp::StackedQr(stacked)), qr.clone());
-                (qr, n, st)
+                (qr, n)
             }
         };
+        // Each leaf's R is taken out first, so that the stacked QR (which waits for every
+        // leaf) holds only the R factors: a leaf, Q and all, is freed as soon as its R is
+        // out unless Q or U is asked for; on a cluster, only the R factors travel.
+        let rs: Vec<ChunkKey> = leaves
+            .iter()
+            .map(|&k| self.add(lin(LinalgOp::Take(InputRef::part(0, 1))), vec![k]))
+            .collect();
+        let stacked = (0..rs.len()).map(InputRef::whole).collect();
+        let st = self.add(lin(LinalgOp::StackedQr(stacked)), rs);
         let svd = matches!(f.kind, FactorKind::Svd)
             .then(|| self.add(lin(LinalgOp::Svd(InputRef::part(0, 1))), vec![st]));
         let heights: Vec<usize> = rows.iter().map(|&m| m.min(width)).collect();
