@@ -40,7 +40,7 @@ use tessera_cuda::{workloads, Gpu};
 use tessera_kernels::frame::groupby::{AggFunc, AggSpec, GroupBySpec};
 use tessera_kernels::frame::join::{JoinHow, JoinSpec};
 use tessera_kernels::frame::ops::{FrameOp, Pipeline, Sink, Source};
-use tessera_kernels::linalg::{InputRef, LinalgOp};
+use tessera_kernels::linalg::{InputRef, LinalgOp, MatOperand};
 use tessera_kernels::{Buffer, ChunkData, ChunkOp, HostTensor};
 
 fn size_arg(s: &str) -> Result<usize, String> {
@@ -321,7 +321,7 @@ fn run() -> Result<(), String> {
         "filter" => filter_op(false),
         "filter_q1" => filter_op(true),
         "join" | "join_str" => join_op(),
-        "qr" => ChunkOp::Linalg(LinalgOp::Qr(InputRef::whole(0))),
+        "qr" => ChunkOp::Linalg(LinalgOp::Qr(MatOperand::Input(InputRef::whole(0)))),
         other => {
             return Err(format!(
                 "unknown workload {other:?} (pi, sincos, matmul, groupby_q1, filter, filter_q1, \

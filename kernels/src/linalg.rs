@@ -59,8 +59,9 @@ pub enum LinalgOp {
         pairs: Vec<(MatOperand, MatOperand)>,
     },
     /// Thin QR of one block `a` (m × n): `Parts[Q (m × r), R (r × n)]` with `r = min(m, n)`,
-    /// R upper triangular with a non-negative diagonal.
-    Qr(InputRef),
+    /// R upper triangular with a non-negative diagonal. A computed block (the centred data
+    /// of a PCA) is evaluated in the task, so it is never a chunk of its own.
+    Qr(MatOperand),
     /// Thin QR of the blocks stacked vertically (the R factors of a TSQR level):
     /// `Parts[Q (Σ rows × n), R (n' × n)]`, same conventions as [`LinalgOp::Qr`].
     StackedQr(Vec<InputRef>),

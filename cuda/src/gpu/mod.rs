@@ -41,7 +41,7 @@ use std::time::Duration;
 use tessera_kernels::frame::join::JoinHow;
 use tessera_kernels::frame::map::MapStep;
 use tessera_kernels::frame::ops::{self as frame_ops, FrameOp, Pipeline, Sink, Source};
-use tessera_kernels::linalg::LinalgOp;
+use tessera_kernels::linalg::{LinalgOp, MatOperand};
 use tessera_kernels::{ChunkData, ChunkOp, KernelError};
 
 /// Elements under which a fused kernel is not worth a GPU task ([`Gpu::pays`]): a GPU
@@ -348,7 +348,8 @@ impl Gpu {
     pub fn runs(op: &ChunkOp) -> bool {
         match op {
             ChunkOp::Fused(k) => k.instrs.iter().all(|i| crate::codegen::generated(i.dtype)),
-            ChunkOp::Linalg(LinalgOp::MatMul { .. } | LinalgOp::Qr(_)) => true,
+            // A QR of a block computed in the task (a fused operand) runs on the CPU.
+            ChunkOp::Linalg(LinalgOp::MatMul { .. } | LinalgOp::Qr(MatOperand::Input(_))) => true,
             // A join's matching; the steps and sink fused after it take the device's
             // kernels where it has them, else the CPU's.
             ChunkOp::Frame(FrameOp::Pipeline(Pipeline {
@@ -411,7 +412,7 @@ impl Gpu {
         let what = match op {
             ChunkOp::Fused(_) => "a launch",
             ChunkOp::Linalg(LinalgOp::MatMul { .. }) => "a product",
-            ChunkOp::Linalg(LinalgOp::Qr(_)) => "a QR factorization",
+            ChunkOp::Linalg(LinalgOp::Qr(MatOperand::Input(_))) => "a QR factorization",
             ChunkOp::Frame(_) if Gpu::runs(op) => "a dataframe op",
             other => return Err(no_kernel(other)),
         };
@@ -423,7 +424,9 @@ impl Gpu {
                     ChunkOp::Linalg(LinalgOp::MatMul { pairs }) => {
                         self.run_matmul(l, pairs, inputs, timed)?
                     }
-                    ChunkOp::Linalg(LinalgOp::Qr(a)) => self.run_qr(l, a, inputs, timed)?,
+                    ChunkOp::Linalg(LinalgOp::Qr(MatOperand::Input(a))) => {
+                        self.run_qr(l, a, inputs, timed)?
+                    }
                     ChunkOp::Frame(frame) => {
                         let device = frame::GpuFrames {
                             gpu: self,

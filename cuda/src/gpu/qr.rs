@@ -22,7 +22,7 @@ use std::os::raw::c_int;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tessera_kernels::cpu::linalg::{check_finite, input_rows};
-use tessera_kernels::linalg::{InputRef, LinalgOp};
+use tessera_kernels::linalg::{InputRef, LinalgOp, MatOperand};
 use tessera_kernels::tensor::{Buffer, HostTensor};
 use tessera_kernels::{ChunkData, ChunkOp, KernelError};
 
@@ -118,8 +118,8 @@ impl Gpu {
         check_finite(values, "qr operand")?;
         let r = m.min(n);
         if r == 0 {
-            let cpu =
-                tessera_kernels::cpu::execute(&ChunkOp::Linalg(LinalgOp::Qr(a.clone())), inputs)?;
+            let op = ChunkOp::Linalg(LinalgOp::Qr(MatOperand::Input(a.clone())));
+            let cpu = tessera_kernels::cpu::execute(&op, inputs)?;
             return Ok(Ran::host(cpu, Duration::ZERO));
         }
         if !solver_present() {

@@ -285,6 +285,20 @@ fn relative_error(got: &ChunkData, want: &ChunkData) -> Option<f64> {
     })
 }
 
+/// A QR of a block the task computes (a PCA's centred rows) has no device kernel: it is
+/// the CPU's, while a QR of an input block is the device's.
+#[test]
+fn a_qr_of_a_computed_block_is_left_to_the_cpu() {
+    let computed = MatOperand::Fused(Box::new(FusedKernel {
+        root: 0,
+        instrs: vec![uniform(&[8, 3], -1.0, 1.0, 7)],
+        reduce: None,
+    }));
+    assert!(!Gpu::runs(&ChunkOp::Linalg(LinalgOp::Qr(computed))));
+    let stored = MatOperand::Input(InputRef::whole(0));
+    assert!(Gpu::runs(&ChunkOp::Linalg(LinalgOp::Qr(stored))));
+}
+
 #[test]
 fn gpu_products_match_the_cpu() {
     let Some(gpu) = device() else { return };
@@ -388,7 +402,7 @@ fn gpu_qr_blocks_match_the_cpu_and_factor_their_block() {
         ("no such part", InputRef::part(0, 1)),
     ];
     for (label, a) in cases {
-        let op = ChunkOp::Linalg(LinalgOp::Qr(a.clone()));
+        let op = ChunkOp::Linalg(LinalgOp::Qr(MatOperand::Input(a.clone())));
         assert!(Gpu::runs(&op));
         let want = tessera_kernels::cpu::execute(&op, &inputs);
         let got = run(&gpu, &op, &inputs);
@@ -529,7 +543,7 @@ fn gpu_task_outputs_stay_on_the_device_for_the_tasks_that_read_them() {
     );
     assert_eq!(gpu.resident_bytes(), bytes(m * n));
     // Its QR reads that copy (nothing is copied in) and keeps Q (m × n).
-    let qr = ChunkOp::Linalg(LinalgOp::Qr(InputRef::whole(0)));
+    let qr = ChunkOp::Linalg(LinalgOp::Qr(MatOperand::Input(InputRef::whole(0))));
     let factors = gpu.execute(&qr, &[Arc::clone(&block)]).unwrap();
     let want = tessera_kernels::cpu::execute(&qr, &[Arc::clone(&block)]).unwrap();
     let (ChunkData::Parts(got), ChunkData::Parts(want)) = (&*factors, &want) else {

@@ -21,7 +21,7 @@ pub(crate) fn run(op: &LinalgOp, inputs: &[Arc<ChunkData>]) -> Result<ChunkData,
     match op {
         LinalgOp::MatMul { pairs } => matmul_sum(pairs, inputs).map(ChunkData::Tensor),
         LinalgOp::Qr(a) => {
-            let a = input_matrix(inputs, a, "qr operand")?;
+            let a = operand(inputs, a, "qr operand")?;
             check_finite(&a.data, "qr operand")?;
             qr(a.view())
         }

@@ -344,13 +344,16 @@ impl Tiler {
                 (leaves, l)
             }
             FactorKind::Qr | FactorKind::Svd => {
-                let x = self.materialize(&f.x, Some(x_grid))?;
-                let qr: Vec<ChunkKey> = x
-                    .keys
-                    .iter()
-                    .map(|&k| self.add(lin(LinalgOp::Qr(InputRef::whole(0))), vec![k]))
-                    .collect();
-                (qr, n)
+                // A computed block (`x − mean`) too large to keep is computed in its leaf's
+                // task: kept as chunks of its own, ready at once, it would run ahead of the
+                // leaves and spill beside `x`.
+                let mut leaves = Vec::with_capacity(rows.len());
+                for i in 0..rows.len() {
+                    let mut inputs = TaskInputs::default();
+                    let a = self.operand(&f.x, &x_grid, &[i, 0], true, &mut inputs)?;
+                    leaves.push(self.add(lin(LinalgOp::Qr(a)), inputs.keys));
+                }
+                (leaves, n)
             }
         };
         // Each leaf's R is taken out first, so that the stacked QR (which waits for every
@@ -562,6 +565,44 @@ mod tests {
         // Four row blocks: a product each, and U's the product of the stacked Q with the
         // small SVD's U first.
         assert_eq!((products(&q), products(&u)), (4, 5));
+    }
+
+    /// A computed block too large to keep (a PCA's `x − mean`) is computed in its leaf's QR
+    /// task and never becomes a chunk of its own; the factors are those of the kept block.
+    #[test]
+    fn a_leaf_qr_computes_a_large_derived_block_in_its_task() {
+        let x = crate::tensor::random::default_rng(9).random(&[400, 6]);
+        let mean = crate::tensor::from_vec(vec![0.5, 0.25, 0.5, 0.75, 0.5, 0.5], &[1, 6]);
+        let centred = x.rechunk(&[100, 6]).sub(mean);
+        let (_, s, vt) = crate::linalg::svd(&centred);
+        let bytes = 400 * 6 * 8;
+        let run = |t: &Tensor, memory_budget: u64| {
+            let node = t.node().unwrap();
+            let settings = super::super::TileSettings {
+                memory_budget,
+                ..super::super::TileSettings::unbounded(bytes)
+            };
+            let tiled = super::super::tile(node, settings).unwrap();
+            let (mut computed, mut fused) = (0, 0);
+            for task in &tiled.graph.tasks {
+                match &task.op {
+                    ChunkOp::Linalg(LinalgOp::Qr(MatOperand::Fused(_))) => computed += 1,
+                    ChunkOp::Fused(_) => fused += 1,
+                    _ => {}
+                }
+            }
+            let host = crate::reference::run_tiled(node, tiled).unwrap();
+            (host.as_slice::<f64>().unwrap().to_vec(), computed, fused)
+        };
+        for t in [&s, &vt] {
+            // A budget the block's bytes exceed a quarter of: computed in the leaves.
+            let (inside, computed, fused) = run(t, bytes as u64);
+            assert_eq!((computed, fused), (4, 0));
+            let (kept, computed, fused) = run(t, u64::MAX);
+            assert_eq!(computed, 0);
+            assert!(fused >= 4, "{fused} fused tasks");
+            assert_eq!(inside, kept);
+        }
     }
 
     /// The range of a randomized SVD planned for GPUs (two passes of ordinary products and

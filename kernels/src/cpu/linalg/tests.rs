@@ -196,11 +196,9 @@ fn matmul_handles_empty_dimensions_and_propagates_nan() {
     assert_eq!(vals(&got)[1], 1.0);
 }
 
-#[test]
-fn generated_operands_are_multiplied_strip_by_strip_on_either_side() {
-    // A ramp big enough for several strips: (3000 × 400), values flat * 1e-6.
-    let (m, k) = (3000usize, 400usize);
-    let ramp = |rows: usize, cols: usize| FusedKernel {
+/// A `rows × cols` block computed in the task: the flat index times `1e-6`.
+fn ramp(rows: usize, cols: usize) -> FusedKernel {
+    FusedKernel {
         instrs: vec![Instr {
             shape: vec![rows, cols],
             dtype: DType::F64,
@@ -216,7 +214,13 @@ fn generated_operands_are_multiplied_strip_by_strip_on_either_side() {
         }],
         root: 0,
         reduce: None,
-    };
+    }
+}
+
+#[test]
+fn generated_operands_are_multiplied_strip_by_strip_on_either_side() {
+    // A ramp big enough for several strips: (3000 × 400), values flat * 1e-6.
+    let (m, k) = (3000usize, 400usize);
     assert!(m > strip_rows(k), "the ramp must span several strips");
     let dense = t(m, k, (0..m * k).map(|i| i as f64 * 1e-6).collect());
     let right = Lcg(5).mat(k, 3);
@@ -291,9 +295,23 @@ fn qr_of_tall_square_and_wide_blocks() {
     let mut g = Lcg(4);
     for &(m, n) in &[(50, 7), (9, 9), (1, 1), (1, 6), (4, 11), (300, 20), (5, 1)] {
         let a = g.mat(m, n);
-        let parts = run_parts(LinalgOp::Qr(InputRef::whole(0)), &tensors(&[&a]));
+        let parts = run_parts(LinalgOp::Qr(input(0)), &tensors(&[&a]));
         check_qr(&a, &parts);
     }
+}
+
+/// A block computed in the task (a centred block) factors as the same block read from an
+/// input does, bit for bit.
+#[test]
+fn qr_of_a_computed_block_equals_qr_of_the_block_kept() {
+    let (m, n) = (300, 5);
+    let kept = t(m, n, (0..m * n).map(|i| i as f64 * 1e-6).collect());
+    let computed = run_parts(LinalgOp::Qr(MatOperand::Fused(Box::new(ramp(m, n)))), &[]);
+    check_qr(&kept, &computed);
+    assert_eq!(
+        computed,
+        run_parts(LinalgOp::Qr(input(0)), &tensors(&[&kept]))
+    );
 }
 
 #[test]
@@ -301,11 +319,11 @@ fn qr_of_a_row_range_of_a_part() {
     let a = Lcg(5).mat(30, 4);
     let ins = inputs(vec![ChunkData::Parts(vec![t(1, 1, vec![0.0]), a.clone()])]);
     let parts = run_parts(
-        LinalgOp::Qr(InputRef {
+        LinalgOp::Qr(MatOperand::Input(InputRef {
             input: 0,
             part: Some(1),
             rows: Some((10, 12)),
-        }),
+        })),
         &ins,
     );
     check_qr(&rows(&a, 10, 12), &parts);
@@ -334,7 +352,7 @@ fn stacked_qr_equals_qr_of_the_stack() {
     stack.extend_from_slice(vals(&rows(&c, 2, 6)));
     let stack = t(14, 5, stack);
     check_qr(&stack, &got);
-    let direct = run_parts(LinalgOp::Qr(InputRef::whole(0)), &tensors(&[&stack]));
+    let direct = run_parts(LinalgOp::Qr(input(0)), &tensors(&[&stack]));
     assert_close(&got[0], &direct[0], 1e-12);
     assert_close(&got[1], &direct[1], 1e-12);
     // A wide stack (fewer rows than columns in total).
@@ -481,7 +499,7 @@ fn errors_are_reported_not_panicked() {
             "{e}"
         )
     };
-    invalid(err(LinalgOp::Qr(InputRef::whole(2))));
+    invalid(err(LinalgOp::Qr(input(2))));
     invalid(err(LinalgOp::Svd(InputRef::whole(2))));
     invalid(err(LinalgOp::Svd(InputRef::whole(4))));
     invalid(err(LinalgOp::StackedQr(vec![
@@ -499,9 +517,9 @@ fn errors_are_reported_not_panicked() {
     }));
     badin(err(LinalgOp::MatMul { pairs: vec![] }));
     // Part missing, part of a tensor, a multi-part input as a tensor, input missing.
-    badin(err(LinalgOp::Qr(InputRef::part(3, 1))));
-    badin(err(LinalgOp::Qr(InputRef::part(0, 0))));
-    badin(err(LinalgOp::Qr(InputRef::whole(3))));
+    badin(err(LinalgOp::Qr(MatOperand::Input(InputRef::part(3, 1)))));
+    badin(err(LinalgOp::Qr(MatOperand::Input(InputRef::part(0, 0)))));
+    badin(err(LinalgOp::Qr(input(3))));
     badin(err(LinalgOp::Take(InputRef::whole(9))));
     // Rows out of range, rows of a vector.
     badin(err(LinalgOp::Take(InputRef {
@@ -527,13 +545,13 @@ fn errors_are_reported_not_panicked() {
     ])));
     badin(err(LinalgOp::Sum(vec![])));
     badin(err(LinalgOp::StackedQr(vec![])));
-    badin(err(LinalgOp::Qr(InputRef::whole(6))));
+    badin(err(LinalgOp::Qr(input(6))));
 }
 
 #[test]
 fn empty_factorizations() {
     let a = t(0, 3, vec![]);
-    let parts = run_parts(LinalgOp::Qr(InputRef::whole(0)), &tensors(&[&a]));
+    let parts = run_parts(LinalgOp::Qr(input(0)), &tensors(&[&a]));
     assert_eq!(parts[0].shape(), &[0, 0]);
     assert_eq!(parts[1].shape(), &[0, 3]);
     let parts = run_parts(LinalgOp::Svd(InputRef::whole(0)), &tensors(&[&a]));
