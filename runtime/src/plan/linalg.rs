@@ -327,42 +327,43 @@ impl Tiler {
         let n = f.x.shape[1];
         let rows = self.natural_grid(&f.x)?[0].clone();
         let x_grid = vec![rows.clone(), vec![n]];
-        let (leaves, width) = match &f.kind {
+        // A range's test matrix, one chunk every leaf reads.
+        let omega = match &f.kind {
             FactorKind::Range { omega } => {
-                let l = omega.shape[1];
-                let om = self.materialize(omega, Some(vec![vec![n], vec![l]]))?;
-                let om = om.keys.first().copied().ok_or_else(|| {
+                let m = self.materialize(omega, Some(vec![vec![n], vec![omega.shape[1]]]))?;
+                let key = m.keys.first().copied().ok_or_else(|| {
                     crate::error::Error::Runtime("the range's test matrix has no chunk".into())
                 })?;
-                let mut leaves = Vec::with_capacity(rows.len());
-                for i in 0..rows.len() {
-                    let mut inputs = TaskInputs::default();
+                Some((key, omega.shape[1]))
+            }
+            FactorKind::Qr | FactorKind::Svd => None,
+        };
+        let width = omega.map_or(n, |(_, l)| l);
+        let (mut leaves, mut rs) = (
+            Vec::with_capacity(rows.len()),
+            Vec::with_capacity(rows.len()),
+        );
+        for i in 0..rows.len() {
+            // The block is read in the leaf's task where it is computed (`x − mean`) and
+            // too large to keep: as chunks of its own, ready at once, it would run ahead of
+            // the leaves and spill beside `x`.
+            let mut inputs = TaskInputs::default();
+            let op = match omega {
+                Some((om, _)) => {
                     let omega = InputRef::whole(inputs.slot(om));
                     let x = self.operand(&f.x, &x_grid, &[i, 0], true, &mut inputs)?;
-                    leaves.push(self.add(lin(LinalgOp::RangeQr { x, omega }), inputs.keys));
+                    LinalgOp::RangeQr { x, omega }
                 }
-                (leaves, l)
-            }
-            FactorKind::Qr | FactorKind::Svd => {
-                // A computed block (`x − mean`) too large to keep is computed in its leaf's
-                // task: kept as chunks of its own, ready at once, it would run ahead of the
-                // leaves and spill beside `x`.
-                let mut leaves = Vec::with_capacity(rows.len());
-                for i in 0..rows.len() {
-                    let mut inputs = TaskInputs::default();
-                    let a = self.operand(&f.x, &x_grid, &[i, 0], true, &mut inputs)?;
-                    leaves.push(self.add(lin(LinalgOp::Qr(a)), inputs.keys));
-                }
-                (leaves, n)
-            }
-        };
-        // Each leaf's R is taken out first, so that the stacked QR (which waits for every
-        // leaf) holds only the R factors: a leaf, Q and all, is freed as soon as its R is
-        // out unless Q or U is asked for; on a cluster, only the R factors travel.
-        let rs: Vec<ChunkKey> = leaves
-            .iter()
-            .map(|&k| self.add(lin(LinalgOp::Take(InputRef::part(0, 1))), vec![k]))
-            .collect();
+                None => LinalgOp::Qr(self.operand(&f.x, &x_grid, &[i, 0], true, &mut inputs)?),
+            };
+            let leaf = self.add(lin(op), inputs.keys);
+            // Each leaf's R is taken out next in graph order (so before the next leaves
+            // run), and the stacked QR holds only the R factors: a leaf, Q and all, is freed
+            // as soon as its R is out unless Q or U is asked for; on a cluster, only the R
+            // factors travel.
+            rs.push(self.add(lin(LinalgOp::Take(InputRef::part(0, 1))), vec![leaf]));
+            leaves.push(leaf);
+        }
         let stacked = (0..rs.len()).map(InputRef::whole).collect();
         let st = self.add(lin(LinalgOp::StackedQr(stacked)), rs);
         let svd = matches!(f.kind, FactorKind::Svd)
@@ -568,7 +569,8 @@ mod tests {
     }
 
     /// A computed block too large to keep (a PCA's `x − mean`) is computed in its leaf's QR
-    /// task and never becomes a chunk of its own; the factors are those of the kept block.
+    /// task and never becomes a chunk of its own; the factors are those of the kept block;
+    /// each leaf's R is taken right after the leaf.
     #[test]
     fn a_leaf_qr_computes_a_large_derived_block_in_its_task() {
         let x = crate::tensor::random::default_rng(9).random(&[400, 6]);
@@ -584,9 +586,17 @@ mod tests {
             };
             let tiled = super::super::tile(node, settings).unwrap();
             let (mut computed, mut fused) = (0, 0);
-            for task in &tiled.graph.tasks {
+            let tasks = &tiled.graph.tasks;
+            for (i, task) in tasks.iter().enumerate() {
                 match &task.op {
-                    ChunkOp::Linalg(LinalgOp::Qr(MatOperand::Fused(_))) => computed += 1,
+                    ChunkOp::Linalg(LinalgOp::Qr(a)) => {
+                        computed += usize::from(matches!(a, MatOperand::Fused(_)));
+                        // Its R is taken next (the planner dispatches in graph order), so
+                        // a leaf's Q is freed before later leaves run.
+                        let next = &tasks[i + 1];
+                        assert!(matches!(next.op, ChunkOp::Linalg(LinalgOp::Take(_))));
+                        assert_eq!(next.inputs, vec![task.key]);
+                    }
                     ChunkOp::Fused(_) => fused += 1,
                     _ => {}
                 }
