@@ -123,6 +123,10 @@ struct Args {
     /// folder].
     #[arg(long)]
     spill_dir: Option<PathBuf>,
+    /// Bytes the session may spill to disk (bytes, or with a K/M/G suffix) [default: half
+    /// of the spill folder's free space].
+    #[arg(long, value_parser = parse_bytes)]
+    disk_budget: Option<u64>,
     /// Kill the device actor running the Nth kernel execution of every timed run (it is
     /// restarted and its tasks run again); a run in which this did not happen exactly once
     /// fails. `--stats` shows a run's kernel executions (`chunks_run`). A session restarts
@@ -305,6 +309,9 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     builder = builder.limit_resident_memory(args.limit_resident);
     if let Some(dir) = &args.spill_dir {
         builder = builder.spill_dir(dir);
+    }
+    if let Some(bytes) = args.disk_budget {
+        builder = builder.disk_budget(bytes);
     }
     if let Some(capacity) = args.task_stream {
         builder = builder.task_stream(capacity);
