@@ -179,7 +179,7 @@ impl LearnWorkload {
                     n_components: Some(8),
                     solver: PcaSolver::Full,
                 };
-                Fitted::Values(model.fit(session, &inputs.x)?.explained_variance)
+                Fitted::Values(model.fit(session, &inputs.x)?.svd.explained_variance)
             }
             LearnWorkload::Logistic => {
                 let fit = LogisticRegression::default().fit(session, &inputs.x, other()?)?;

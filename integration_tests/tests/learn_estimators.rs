@@ -297,6 +297,7 @@ fn pca_and_truncated_svd_equal_the_eigen_decomposition_by_hand() {
         .fit(&s, &matrix(&x, 2, rows))
         .unwrap();
         close(&fit.mean, &mean, 1e-12, "mean");
+        let fit = fit.svd;
         close(&fit.explained_variance, &eig, 1e-9, "explained variance");
         close(
             &fit.explained_variance_ratio,

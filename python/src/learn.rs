@@ -9,7 +9,8 @@ use crate::errors::raise;
 use crate::session::{run_job, PySession};
 use pyo3::prelude::*;
 use tessera::learn::{
-    self, KMeans, KMeansInit, LeastSquares, LogisticRegression, Pca, PcaSolver, TruncatedSvd,
+    self, KMeans, KMeansInit, LeastSquares, LogisticRegression, Pca, PcaSolver, SvdFit,
+    TruncatedSvd,
 };
 
 /// The `k` rows of the matrix `x` nearest to each row of `queries`, computed on `session`:
@@ -186,12 +187,7 @@ fn learn_pca<'py>(
     };
     decompose(py, x, session, move |s, x| {
         let fit = model.fit(s, x)?;
-        let values = (
-            fit.singular_values,
-            fit.explained_variance,
-            fit.explained_variance_ratio,
-        );
-        Ok((fit.components, values, fit.mean))
+        Ok((fit.svd, fit.mean))
     })
 }
 
@@ -214,41 +210,28 @@ fn learn_truncated_svd<'py>(
         seed,
     };
     decompose(py, x, session, move |s, x| {
-        let fit = model.fit(s, x)?;
-        let values = (
-            fit.singular_values,
-            fit.explained_variance,
-            fit.explained_variance_ratio,
-        );
-        Ok((fit.components, values, Vec::new()))
+        Ok((model.fit(s, x)?, Vec::new()))
     })
 }
 
-/// A decomposition's fitted values: the components, then (singular values, explained
-/// variances, their ratios), then the means.
-type Fitted = (
-    tessera::HostTensor,
-    (Vec<f64>, Vec<f64>, Vec<f64>),
-    Vec<f64>,
-);
-
-/// Runs the decomposition `fit` of `x` on `session` without the GIL and gives its values
-/// to Python, the components as a NumPy array.
+/// Runs the decomposition `fit` of `x` on `session` (its values and the means) without the
+/// GIL and gives them to Python, the components as a NumPy array.
 fn decompose<'py>(
     py: Python<'py>,
     x: &PyTensor,
     session: &PySession,
-    fit: impl FnOnce(&tessera::Session, &tessera::Tensor) -> tessera::Result<Fitted> + Send + 'static,
+    fit: impl FnOnce(&tessera::Session, &tessera::Tensor) -> tessera::Result<(SvdFit, Vec<f64>)>
+        + Send
+        + 'static,
 ) -> PyResult<Decomposition<'py>> {
     let s = session.get()?;
     let x = x.t.clone();
-    let (components, (singular, variance, ratio), mean) =
-        run_job(py, Some(s.clone()), move || fit(&s, &x))?;
+    let (fit, mean) = run_job(py, Some(s.clone()), move || fit(&s, &x))?;
     Ok((
-        host_to_numpy(py, components)?,
-        singular,
-        variance,
-        ratio,
+        host_to_numpy(py, fit.components)?,
+        fit.singular_values,
+        fit.explained_variance,
+        fit.explained_variance_ratio,
         mean,
     ))
 }

@@ -41,13 +41,20 @@ pub struct Pca {
 pub struct PcaFit {
     /// The mean of each column.
     pub mean: Vec<f64>,
+    /// The components of the centred data; their explained variance is `s² / (rows − 1)`.
+    pub svd: SvdFit,
+}
+
+/// The fitted values [`Pca`] and [`TruncatedSvd`] share.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SvdFit {
     /// The components, `k × columns` (`float64`).
     pub components: HostTensor,
-    /// The `k` largest singular values of the centred data.
+    /// The `k` largest singular values.
     pub singular_values: Vec<f64>,
-    /// The variance along each component (`s² / (rows − 1)`).
+    /// The variance of the data along each component.
     pub explained_variance: Vec<f64>,
-    /// Each component's share of the total variance.
+    /// Each component's share of the data's total variance.
     pub explained_variance_ratio: Vec<f64>,
 }
 
@@ -98,10 +105,12 @@ impl Pca {
             .collect();
         Ok(PcaFit {
             mean,
-            components: host_matrix(vt, k, d)?,
-            singular_values: s[..k].to_vec(),
-            explained_variance: variance,
-            explained_variance_ratio: ratio,
+            svd: SvdFit {
+                components: host_matrix(vt, k, d)?,
+                singular_values: s[..k].to_vec(),
+                explained_variance: variance,
+                explained_variance_ratio: ratio,
+            },
         })
     }
 }
@@ -121,25 +130,12 @@ pub struct TruncatedSvd {
     pub seed: u64,
 }
 
-/// A fitted [`TruncatedSvd`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct TruncatedSvdFit {
-    /// The components, `k × columns` (`float64`).
-    pub components: HostTensor,
-    /// The `k` largest singular values.
-    pub singular_values: Vec<f64>,
-    /// The variance of the data along each component.
-    pub explained_variance: Vec<f64>,
-    /// Each component's share of the data's total variance.
-    pub explained_variance_ratio: Vec<f64>,
-}
-
 impl TruncatedSvd {
     /// Computes the top singular vectors of the matrix `x` on `session`.
     ///
     /// Shape for a non-matrix; InvalidArgument for `n_components` outside
     /// `1..=min(rows, columns)`.
-    pub fn fit(&self, session: &Session, x: &Tensor) -> Result<TruncatedSvdFit> {
+    pub fn fit(&self, session: &Session, x: &Tensor) -> Result<SvdFit> {
         let (n, d) = matrix_shape(x, "TruncatedSVD: the data")?;
         let k = components(self.n_components, n, d, "TruncatedSVD")?;
         let x = x.astype(DType::F64);
@@ -154,7 +150,7 @@ impl TruncatedSvd {
             session,
         )?;
         let total: f64 = variances[k..].iter().sum();
-        Ok(TruncatedSvdFit {
+        Ok(SvdFit {
             components: host_matrix(vt, k, d)?,
             singular_values: s,
             explained_variance: variances[..k].to_vec(),

@@ -19,7 +19,7 @@ mod kmeans;
 mod linear;
 mod passes;
 
-pub use decomposition::{Pca, PcaFit, PcaSolver, TruncatedSvd, TruncatedSvdFit};
+pub use decomposition::{Pca, PcaFit, PcaSolver, SvdFit, TruncatedSvd};
 pub use kmeans::{squared_distances, KMeans, KMeansFit, KMeansInit};
 pub use linear::{LeastSquares, LeastSquaresFit, LogisticFit, LogisticRegression};
 pub use passes::{
