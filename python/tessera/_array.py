@@ -441,10 +441,12 @@ def _index(i: Any, n: int, axis: int) -> int:
 def _getitem(a: Array, key: Any) -> Array:
     """Basic indexing (ints, slices with any step, ``None`` and one ``...``), a bool mask of
     the array's shape (NumPy's ``x[mask]``: the selected elements in C order, computed on the
-    default session since their number is data) or integers along the first axis
-    (``x[[2, 0, 2]]``)."""
+    default session since their number is data), or integers and integer arrays, one per
+    leading axis (``x[[2, 0, 2]]``, ``x[rows, cols]``: see :func:`_integer_arrays`)."""
     if isinstance(key, (Array, np.ndarray, list, bool, np.bool_)):
         return _array_index(a, key)
+    if isinstance(key, tuple) and any(isinstance(k, (Array, np.ndarray, list)) for k in key):
+        return _integer_arrays(a, key)
     expanded = _expanded(a, key)
     slices, out_shape, axis, reshape = [], [], 0, False
     for k in expanded:
@@ -461,11 +463,6 @@ def _getitem(a: Array, key: Any) -> Array:
             stop = None if k.stop is None else operator.index(k.stop)
             slices.append((start, stop, step))
             out_shape.append(len(range(*k.indices(n))))
-        elif isinstance(k, (Array, np.ndarray, list)):
-            raise TesseraTypeError(
-                "an index array must be the only index: x[mask] with a bool mask of x's "
-                "shape, or x[[i, j, ...]] along the first axis"
-            )
         else:
             try:
                 j = _index(k, n, axis)
@@ -594,19 +591,58 @@ def _array_index(a: Array, key: Any) -> Array:
             return _array_index(a, asarray(idx))
         rows = a.reshape((-1,) + a.shape[k:]) if k > 1 else a
         return _array_index(rows, np.flatnonzero(idx))
-    if idx.size == 0:
-        idx = idx.astype(np.int64)
-    if idx.ndim != 1 or idx.dtype.kind not in "iu":
+    return _integer_arrays(a, (idx,))
+
+
+def _integer_arrays(a: Array, key: tuple) -> Array:
+    """``a[key]`` for integers and integer arrays, one per leading axis (the array API's
+    integer array indexing, NumPy's advanced indexing without slices): the indices
+    broadcast together, and each position of their shape takes the sub-array they name,
+    so the result's shape is theirs followed by ``a``'s remaining axes. The indices are
+    read into this process (as :meth:`Array.take` reads them) and become one gather of
+    rows of ``a`` with its indexed axes flattened."""
+    if len(key) > a.ndim:
         raise TesseraIndexError(
-            "arrays used as indices must be a bool mask of the array's shape or a flat list "
-            "of integers"
+            f"too many indices for array: array is {a.ndim}-dimensional, but {len(key)} were "
+            "indexed"
         )
-    if a.ndim == 0:
-        raise TesseraIndexError("too many indices for array: array is 0-dimensional")
-    n = a.shape[0]
-    for i in idx:
-        _index(int(i), n, 0)
-    return Array(a._a.take([int(i) for i in idx], 0), "getitem[take]")
+    positions = []
+    for axis, k in enumerate(key):
+        if isinstance(k, (bool, np.bool_)) or not isinstance(
+            k, (Array, np.ndarray, list, int, np.integer)
+        ):
+            raise TesseraIndexError(
+                "an index with arrays takes integers and integer arrays only, one per leading "
+                f"axis (got {type(k).__name__} for axis {axis}); a bool mask must be the only "
+                "index"
+            )
+        idx = np.asarray(k.compute() if isinstance(k, Array) else k)
+        if idx.size == 0:
+            idx = idx.astype(np.int64)
+        if idx.dtype.kind not in "iu":
+            raise TesseraIndexError(
+                f"arrays used as indices must be of integers, got {idx.dtype} for axis {axis}"
+            )
+        n = a.shape[axis]
+        if idx.size and (idx.min() < -n or idx.max() >= n):
+            bad = idx[(idx < -n) | (idx >= n)].flat[0]
+            raise TesseraIndexError(
+                f"index {bad} is out of bounds for axis {axis} with size {n}"
+            )
+        positions.append(np.where(idx < 0, idx + n, idx).astype(np.int64))
+    try:
+        positions = np.broadcast_arrays(*positions)
+    except ValueError as e:
+        shapes = " ".join(str(p.shape) for p in positions)
+        raise TesseraIndexError(
+            f"shape mismatch: indexing arrays could not be broadcast together with shapes {shapes}"
+        ) from e
+    shape = positions[0].shape
+    rest = tuple(a.shape[len(key):])
+    flat = np.ravel_multi_index(tuple(positions), a.shape[: len(key)])
+    picked = [int(i) for i in np.reshape(flat, -1)]
+    rows = a.reshape((-1,) + rest)
+    return Array(rows._a.take(picked, 0), "getitem[take]").reshape(shape + rest)
 
 
 def asarray(x: Any, dtype: Any = None) -> Array:

@@ -34,7 +34,12 @@ What differs from the standard, and why:
   :mod:`tessera._fft_ext`: each transformed axis is made whole per chunk).
 * From version 2024.12: ``cumulative_prod``, ``count_nonzero``, ``diff``, ``reciprocal``,
   ``nextafter``, ``take_along_axis`` (its indices read into this process, as ``take``'s),
-  and Python scalars as either operand of the binary functions and in ``result_type``.
+  integer array indexing (``x[i, j]``: integers and integer arrays, one per leading axis,
+  broadcast together; read into this process likewise; slices beside arrays are an
+  ``IndexError``), and Python scalars as either operand of the binary functions and in
+  ``result_type``. ``floor_divide`` keeps NumPy's answers where 2024.12 lists other ones:
+  an infinity divided by a finite number is NaN (the standard: an infinity), and a
+  finite number divided by an infinity of the other sign is ``-1`` (the standard: ``-0``).
 * ``searchsorted`` compares every needle with every element (``O(len(x1) * x2.size)``
   work and memory); it is meant for modest sorted arrays.
 """

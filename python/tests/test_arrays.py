@@ -101,6 +101,42 @@ def test_indexing_matches_numpy(session, chunks):
 
 
 @pytest.mark.parametrize("chunks", CHUNKINGS)
+def test_integer_array_indexing_matches_numpy(session, chunks):
+    # Integers and integer arrays, one per leading axis (2024.12's integer array indexing):
+    # the indices broadcast together, the remaining axes follow.
+    a = np.arange(60).reshape(6, 10)
+    x = chunked(ts.asarray(a), chunks)
+    rows, cols = np.array([[5, 0], [2, -1]]), np.array([9, -10])
+    keys = [
+        (np.array([2, 0, 2]),),
+        (np.array([[1, 5], [0, 0]]),),
+        (rows, cols),
+        (rows[:, :1], np.array([[3, 4, 5]])),
+        (-2, np.array([7, 1, 1])),
+        (np.array([0, 3]), 4),
+        (np.array(4), np.array(9)),
+        ([1, 1, 0], [2, 3, 4]),
+        (np.array([], dtype=np.int64), 3),
+    ]
+    for key in keys:
+        np.testing.assert_array_equal(np.asarray(x[key].compute(session)), a[key], err_msg=str(key))
+    # Index arrays that are Tessera arrays themselves, and a third axis left whole.
+    b = np.arange(120).reshape(4, 5, 6)
+    y = chunked(ts.asarray(b), chunks)
+    i, j = np.array([[3], [0]]), np.array([4, 0, 2])
+    np.testing.assert_array_equal(np.asarray(y[ts.asarray(i), ts.asarray(j)].compute(session)), b[i, j])
+    for bad in [
+        (np.array([6]),),  # out of range
+        (np.array([0, 1]), np.array([0, 1, 2])),  # shapes that do not broadcast
+        (np.array([0.5]),),  # not integers
+        (np.array([0, 1]), slice(None)),  # slices beside arrays are not taken
+        (0, 1, np.array([0])),  # more indices than axes
+    ]:
+        with pytest.raises(IndexError):
+            x[bad]
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS)
 @pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1)])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_reductions_match_numpy(session, chunks, axis, keepdims):
