@@ -41,6 +41,7 @@ mod reduce;
 mod series;
 #[cfg(test)]
 pub(crate) mod testing;
+mod transfer;
 
 pub use concat::concat;
 pub use groupby::GroupBy;
