@@ -41,7 +41,6 @@ mod reduce;
 mod series;
 #[cfg(test)]
 pub(crate) mod testing;
-mod transfer;
 
 pub use concat::concat;
 pub use groupby::GroupBy;

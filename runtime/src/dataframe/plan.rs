@@ -19,7 +19,6 @@ use super::node::{FrameKind, FrameNode};
 use super::prune::{groupby_reads, project, prune_columns};
 use super::pushdown::push_filters;
 use super::reduce::reduce_groupbys;
-use super::transfer::reduce_through_joins;
 use crate::error::{Error, Result};
 use crate::kept::StoredInputs;
 use crate::session::SessionInner;
@@ -73,12 +72,9 @@ enum Pending {
 
 /// The optimizer's passes over the lazy graph, in order: filters pushed down
 /// ([`push_filters`]), groupbys reduced by the selective frames they are joined with
-/// ([`reduce_groupbys`]), the inputs of joins under a selective join reduced by it
-/// ([`reduce_through_joins`]), then columns pruned ([`prune_columns`]).
+/// ([`reduce_groupbys`]), then columns pruned ([`prune_columns`]).
 pub(super) fn optimize(root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
-    prune_columns(&reduce_through_joins(&reduce_groupbys(&push_filters(
-        root,
-    )?)))
+    prune_columns(&reduce_groupbys(&push_filters(root)?))
 }
 
 /// Plans and runs one frame job.
