@@ -31,7 +31,7 @@ git -C "$suite" -c protocol.file.allow=always submodule update -q  # (a local mi
 "$python" -m pip install --quiet --disable-pip-version-check "ndindex>=1.8" pytest-json-report
 
 export ARRAY_API_TESTS_MODULE=tessera.array_api
-export ARRAY_API_TESTS_VERSION=2023.12
+export ARRAY_API_TESTS_VERSION=2024.12
 cd "$suite"
 # No deadline: reading an element back runs a job, and the suite reads many one by one.
 "$python" -m pytest -q -p no:cacheprovider array_api_tests/ \

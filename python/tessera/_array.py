@@ -153,7 +153,7 @@ class Array:
 
     def __array_namespace__(self, /, *, api_version: Optional[str] = None) -> Any:
         """The array API standard's namespace for this array: :mod:`tessera.array_api`."""
-        if api_version not in (None, "2021.12", "2022.12", "2023.12"):
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
             raise TesseraValueError(f"array API version {api_version} is not supported")
         from . import array_api
 

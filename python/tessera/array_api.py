@@ -1,4 +1,4 @@
-"""The Python array API standard (version 2023.12) over :class:`tessera.Array`.
+"""The Python array API standard (version 2024.12) over :class:`tessera.Array`.
 
 ``x.__array_namespace__()`` returns this module, so code written against the standard
 (SciPy, scikit-learn's array API mode, ``array_api_compat``) runs on Tessera's lazy,
@@ -32,14 +32,12 @@ What differs from the standard, and why:
 * **Extensions.** ``linalg`` (see :mod:`tessera._linalg_ext`: what runs in chunks, and
   what is gathered into one process up to ``linalg.GATHER_LIMIT``) and ``fft`` (see
   :mod:`tessera._fft_ext`: each transformed axis is made whole per chunk).
-* From version 2024.12: ``cumulative_prod``, ``count_nonzero``, ``diff``, ``reciprocal``,
-  ``nextafter``, ``take_along_axis`` (its indices read into this process, as ``take``'s),
-  integer array indexing (``x[i, j]``: integers and integer arrays, one per leading axis,
-  broadcast together; read into this process likewise; slices beside arrays are an
-  ``IndexError``), and Python scalars as either operand of the binary functions and in
-  ``result_type``. ``floor_divide`` keeps NumPy's answers where 2024.12 lists other ones:
-  an infinity divided by a finite number is NaN (the standard: an infinity), and a
-  finite number divided by an infinity of the other sign is ``-1`` (the standard: ``-0``).
+* ``take_along_axis`` and integer array indexing (``x[i, j]``: integers and integer
+  arrays, one per leading axis, broadcast together; slices beside arrays are an
+  ``IndexError``) read their indices into this process, as ``take`` does.
+* ``floor_divide`` (and ``//``) gives Python's and NumPy's answers where the standard lets
+  a library choose them: an infinity divided by a finite number is NaN, and a finite
+  number divided by an infinity of the other sign is ``-1``.
 * ``searchsorted`` compares every needle with every element (``O(len(x1) * x2.size)``
   work and memory); it is meant for modest sorted arrays.
 """
@@ -59,7 +57,7 @@ from ._array import SUPPORTED_DTYPES, Array, _operand
 from ._array import asarray as _asarray
 from .errors import TesseraTypeError, TesseraValueError
 
-__array_api_version__ = "2023.12"
+__array_api_version__ = "2024.12"
 
 # --- data types and constants ------------------------------------------------------------
 bool = np.dtype("bool")  # noqa: A001 - the standard's name
@@ -128,8 +126,9 @@ class _Info:
     """What this namespace supports (``__array_namespace_info__()``)."""
 
     def capabilities(self) -> dict:
-        """Boolean indexing and data-dependent shapes are supported (each runs a job)."""
-        return {"boolean indexing": True, "data-dependent shapes": True}
+        """Boolean indexing and data-dependent shapes are supported (each runs a job); at
+        most 64 dimensions, NumPy's limit, since results come back as NumPy arrays."""
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
 
     def default_device(self) -> str:
         """The one device, ``"cpu"``."""

@@ -30,10 +30,12 @@ def same(got, want, exact=True):
 def test_the_namespace_is_found_from_an_array():
     x = ts.asarray([1.0, 2.0])
     assert x.__array_namespace__() is xp
-    assert xp.__array_api_version__ == "2023.12"
+    assert xp.__array_api_version__ == "2024.12"
+    assert x.__array_namespace__(api_version="2023.12") is xp
     assert x.device == "cpu" and x.to_device("cpu") is x
     info = xp.__array_namespace_info__()
     assert info.capabilities()["boolean indexing"]
+    assert info.capabilities()["max dimensions"] == 64
     ints = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
     assert set(info.dtypes()) == ints | {"bool", "float32", "float64", "complex64", "complex128"}
     assert set(info.dtypes(kind="integral")) == ints
