@@ -77,31 +77,32 @@ impl Pca {
                 seed,
             } => linalg::svd_compressed(&centred, k, power_iters, oversamples, seed),
         };
-        // One job: each right singular vector, its singular value and the total variance.
+        // One job: each right singular vector and its singular value, and for the
+        // randomized solver the total variance. The full SVD's singular values are all of
+        // them, so its total is `Σ s²` (as scikit-learn takes it) without another pass
+        // over the data; the randomized SVD has only the top ones.
         let m = s.shape()?[0];
-        let total = centred
-            .mul(&centred)
-            .sum()
-            .reshape(&[1, 1])
-            .broadcast_to(&[m, 1]);
+        let mut columns = vec![vt, s.reshape(&[-1, 1])];
+        if !matches!(self.solver, PcaSolver::Full) {
+            let total = centred.mul(&centred).sum().reshape(&[1, 1]);
+            columns.push(total.broadcast_to(&[m, 1]));
+        }
         let both = fetch(
-            &concatenate(&[&vt, &s.reshape(&[-1, 1]), &total], 1),
+            &concatenate(&columns.iter().collect::<Vec<_>>(), 1),
             session,
         )?;
         let (mut vt, s, total) = split_rows(&both, m, d);
+        let total = match total.first() {
+            Some(&t) => t,
+            None => s.iter().map(|v| v * v).sum(),
+        };
         flip_signs(&mut vt, d);
         vt.truncate(k * d);
         let dof = n.saturating_sub(1).max(1) as f64;
         let variance: Vec<f64> = s[..k].iter().map(|v| v * v / dof).collect();
         let ratio = variance
             .iter()
-            .map(|v| {
-                if total[0] > 0.0 {
-                    v / (total[0] / dof)
-                } else {
-                    0.0
-                }
-            })
+            .map(|v| if total > 0.0 { v / (total / dof) } else { 0.0 })
             .collect();
         Ok(PcaFit {
             mean,

@@ -277,9 +277,10 @@ impl Tiler {
         for (i, m) in built {
             self.factors.insert((f.id, i), m);
         }
-        self.factors.get(&(f.id, output)).cloned().ok_or_else(|| {
-            crate::error::Error::Runtime(format!("a factorization has no output {output}"))
-        })
+        self.factors
+            .get(&(f.id, output))
+            .cloned()
+            .ok_or_else(|| no_output(output))
     }
 
     /// Whether [`FactorKind::Range`] reads `x` once ([`LinalgOp::RangeQr`], CPU only): not
@@ -432,11 +433,7 @@ impl Tiler {
                 };
                 (grid, vec![key])
             }
-            _ => {
-                return Err(crate::error::Error::Runtime(format!(
-                    "a factorization has no output {output}"
-                )))
-            }
+            _ => return Err(no_output(output)),
         };
         Ok(Materialized { grid, keys })
     }
@@ -477,6 +474,11 @@ impl Tiler {
             },
         ])
     }
+}
+
+/// The error for an output a factorization does not have.
+fn no_output(output: usize) -> crate::error::Error {
+    crate::error::Error::Runtime(format!("a factorization has no output {output}"))
 }
 
 /// A chunk operation of the linear-algebra kernels.
