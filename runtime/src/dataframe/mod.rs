@@ -39,6 +39,7 @@ mod prune;
 mod pushdown;
 mod reduce;
 mod series;
+mod shared;
 #[cfg(test)]
 pub(crate) mod testing;
 

@@ -203,7 +203,16 @@ impl FrameNode {
 
 /// How many edges read each node under `root` (a self-join reads its input twice).
 pub(super) fn consumers(root: &Arc<FrameNode>) -> HashMap<u64, usize> {
-    let mut counts = HashMap::new();
+    readers(root)
+        .into_iter()
+        .map(|(id, readers)| (id, readers.len()))
+        .collect()
+}
+
+/// The nodes that read each node under `root`, one entry per edge (a self-join is listed
+/// twice).
+pub(super) fn readers(root: &Arc<FrameNode>) -> HashMap<u64, Vec<Arc<FrameNode>>> {
+    let mut readers: HashMap<u64, Vec<Arc<FrameNode>>> = HashMap::new();
     let mut seen = HashSet::new();
     // Iterative, so a deep chain of nodes cannot overflow the stack.
     let mut stack = vec![root.clone()];
@@ -212,11 +221,11 @@ pub(super) fn consumers(root: &Arc<FrameNode>) -> HashMap<u64, usize> {
             continue;
         }
         for input in node.inputs() {
-            *counts.entry(input.id).or_default() += 1;
+            readers.entry(input.id).or_default().push(node.clone());
             stack.push(input.clone());
         }
     }
-    counts
+    readers
 }
 
 /// About the bytes one row of `schema` takes: fixed widths as they are, strings and other

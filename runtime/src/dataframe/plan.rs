@@ -19,6 +19,7 @@ use super::node::{FrameKind, FrameNode};
 use super::prune::{groupby_reads, project, prune_columns};
 use super::pushdown::push_filters;
 use super::reduce::reduce_groupbys;
+use super::shared::reduce_shared;
 use crate::error::{Error, Result};
 use crate::kept::StoredInputs;
 use crate::session::SessionInner;
@@ -72,9 +73,10 @@ enum Pending {
 
 /// The optimizer's passes over the lazy graph, in order: filters pushed down
 /// ([`push_filters`]), groupbys reduced by the selective frames they are joined with
-/// ([`reduce_groupbys`]), then columns pruned ([`prune_columns`]).
+/// ([`reduce_groupbys`]), frames read by several joins reduced below their own joins
+/// ([`reduce_shared`]), then columns pruned ([`prune_columns`]).
 pub(super) fn optimize(root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
-    prune_columns(&reduce_groupbys(&push_filters(root)?))
+    prune_columns(&reduce_shared(&reduce_groupbys(&push_filters(root)?)))
 }
 
 /// Plans and runs one frame job.

@@ -25,9 +25,10 @@ use tessera_kernels::frame::join::{JoinHow, JoinSpec};
 use tessera_kernels::frame::map::MapStep;
 
 /// The other side must keep at most this share of its base rows.
-const MAX_KEPT: f64 = 0.25;
-/// The groupby's input must have at least this many estimated rows.
-const MIN_ROWS: f64 = (1 << 16) as f64;
+pub(super) const MAX_KEPT: f64 = 0.25;
+/// The frame reduced (a groupby's input, or a shared join input's large input) must have at
+/// least this many estimated rows.
+pub(super) const MIN_ROWS: f64 = (1 << 16) as f64;
 
 /// `root` with the groupbys that [the rule](self) applies to reduced by the frames they
 /// are joined with.
@@ -155,7 +156,7 @@ fn reduced_groupby<'n>(
 }
 
 /// Whether the row-wise step `step` leaves the columns `keys` as they were.
-fn keeps(step: &MapStep, keys: &[String]) -> bool {
+pub(super) fn keeps(step: &MapStep, keys: &[String]) -> bool {
     match step {
         MapStep::Filter(_) => true,
         MapStep::WithColumn { name, .. } => !keys.contains(name),
