@@ -59,3 +59,16 @@ pub(crate) fn ints(batch: &RecordBatch, name: &str) -> Vec<i64> {
         .values()
         .to_vec()
 }
+
+/// Asserts that the optimizer pass `pass` leaves `frame`'s plan as it is (the same node).
+pub(crate) fn assert_unchanged(
+    frame: &DataFrame,
+    pass: impl Fn(&Arc<crate::dataframe::node::FrameNode>) -> Arc<crate::dataframe::node::FrameNode>,
+) {
+    let node = frame.node().expect("frame builds");
+    assert!(
+        Arc::ptr_eq(&pass(node), node),
+        "{}",
+        frame.explain().unwrap()
+    );
+}
