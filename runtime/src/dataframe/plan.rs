@@ -50,6 +50,7 @@ const BYTES_PER_PART: u64 = 32 << 20;
 /// [`FramePlanner::bytes_per_part`]).
 const MIN_BYTES_PER_PART: u64 = 1 << 20;
 mod join;
+mod order;
 
 /// Most partitions of a shuffle.
 const MAX_PARTS: usize = 256;
@@ -216,7 +217,7 @@ impl<'s> FramePlanner<'s> {
         };
         ChunkGraph {
             stored: self.stored.give_to_job(given),
-            tasks: std::mem::take(&mut self.tasks),
+            tasks: order::sources_before_readers(std::mem::take(&mut self.tasks)),
             outputs,
             keep_outputs: keep,
         }
