@@ -1,12 +1,15 @@
 //! The order of a stage's tasks: each task that reads no chunk (a scan of a file, a table
-//! in memory) just before the first task that reads its output.
+//! in memory) just before the first task that reads its output, where that task waits for
+//! another input too.
 //!
 //! The graph planner dispatches ready tasks in graph order, and a frame's tasks are
 //! planned side by side: a broadcast join plans the scans of its probe side, then the
 //! probes. A scan is ready at once and a probe only once the hashed side is, so every scan
 //! ran before the first probe: TPC-H Q5 held 2.9 GB of lineitem chunks (all of them) before
-//! probing one. With each scan placed before its first reader, a probe whose inputs are
-//! there runs before the scans after it, and each chunk is consumed soon after it is read.
+//! probing one. With each scan placed before its probe, a probe whose inputs are there
+//! runs before the scans after it, and each chunk is consumed soon after it is read. A
+//! scan first read by a task of that chunk alone (a groupby's partial of a scan kept for
+//! a second reader) keeps its place, as before: only the probe case was measured to pay.
 //! Tasks that read chunks keep their order; a scan that nothing in the stage reads (an
 //! output) keeps its place.
 
@@ -14,7 +17,8 @@ use std::collections::{HashMap, HashSet};
 use tessera_actors::{ChunkKey, ChunkTask};
 
 /// `tasks` (each after the tasks producing its inputs) with every task that has no input
-/// moved to just before the first task reading its output (or one of its parts).
+/// moved to just before the first task reading its output (or one of its parts), where
+/// that task reads another chunk too.
 pub(super) fn sources_before_readers(tasks: Vec<ChunkTask>) -> Vec<ChunkTask> {
     let mut first_reader: HashMap<ChunkKey, usize> = HashMap::new();
     for (at, task) in tasks.iter().enumerate() {
@@ -33,7 +37,9 @@ pub(super) fn sources_before_readers(tasks: Vec<ChunkTask>) -> Vec<ChunkTask> {
             .chain(&task.parts)
             .filter_map(|k| first_reader.get(k).copied())
             .min();
-        if let Some(reader) = reader {
+        // Only before a reader that waits for another input too (a probe for its hashed
+        // side): a reader of this chunk alone is as ready as the scans after it.
+        if let Some(reader) = reader.filter(|&r| waits_for_more(&tasks[r])) {
             before.entry(reader).or_default().push(at);
             moved.insert(at);
         }
@@ -49,6 +55,11 @@ pub(super) fn sources_before_readers(tasks: Vec<ChunkTask>) -> Vec<ChunkTask> {
         }
     }
     ordered
+}
+
+/// Whether `task` reads more than one distinct chunk.
+fn waits_for_more(task: &ChunkTask) -> bool {
+    task.inputs.iter().any(|&k| k != task.inputs[0])
 }
 
 #[cfg(test)]
@@ -72,7 +83,8 @@ mod tests {
     #[test]
     fn scans_go_before_their_first_reader_and_readers_keep_their_order() {
         // A hashed side (0, 1 -> 2), three probe scans (3, 4, 5), their probes (6, 7, 8),
-        // a join reading two probes (9), and a scan nothing reads (10).
+        // a join reading two probes (9), a scan nothing reads (10), and a scan (11) read
+        // alone by 12.
         let tasks = vec![
             task(0, &[]),
             task(1, &[]),
@@ -80,14 +92,19 @@ mod tests {
             task(3, &[]),
             task(4, &[]),
             task(5, &[]),
+            task(11, &[]),
             task(6, &[2, 3]),
             task(7, &[2, 4]),
             task(8, &[2, 5]),
             task(9, &[6, 8]),
             task(10, &[]),
+            task(12, &[11]),
         ];
         let ordered = sources_before_readers(tasks);
-        assert_eq!(keys(&ordered), vec![0, 1, 2, 3, 6, 4, 7, 5, 8, 9, 10]);
+        assert_eq!(
+            keys(&ordered),
+            vec![0, 1, 2, 11, 3, 6, 4, 7, 5, 8, 9, 10, 12]
+        );
     }
 
     #[test]
