@@ -203,10 +203,12 @@ impl FrameNode {
 
 /// How many edges read each node under `root` (a self-join reads its input twice).
 pub(super) fn consumers(root: &Arc<FrameNode>) -> HashMap<u64, usize> {
-    readers(root)
-        .into_iter()
-        .map(|(id, readers)| (id, readers.len()))
-        .collect()
+    counted(&readers(root))
+}
+
+/// How many edges read each node, from its [`readers`].
+pub(super) fn counted(readers: &HashMap<u64, Vec<Arc<FrameNode>>>) -> HashMap<u64, usize> {
+    readers.iter().map(|(&id, r)| (id, r.len())).collect()
 }
 
 /// The nodes that read each node under `root`, one entry per edge (a self-join is listed

@@ -26,7 +26,7 @@
 //! keep their input's order).
 
 use super::estimate::Estimates;
-use super::node::{readers, FrameKind, FrameNode};
+use super::node::{counted, readers, FrameKind, FrameNode};
 use super::prune::{postorder, rebuild_up};
 use super::reduce::{keeps, semi_join, MAX_KEPT, MIN_ROWS};
 use arrow::datatypes::Schema;
@@ -60,7 +60,7 @@ fn reduce_with(root: &Arc<FrameNode>, min_rows: f64) -> Arc<FrameNode> {
         return root.clone();
     }
     let mut walk = Walk {
-        readers: parents.iter().map(|(&id, r)| (id, r.len())).collect(),
+        readers: counted(&parents),
         estimates,
         min_rows,
     };

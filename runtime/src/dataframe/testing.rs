@@ -1,5 +1,6 @@
 //! Small frames the optimizer passes' tests share.
 
+use crate::dataframe::node::FrameNode;
 use crate::dataframe::{from_arrow, DataFrame};
 use crate::{Progress, Session};
 use arrow::array::{Int64Array, RecordBatch, StringArray};
@@ -63,7 +64,7 @@ pub(crate) fn ints(batch: &RecordBatch, name: &str) -> Vec<i64> {
 /// Asserts that the optimizer pass `pass` leaves `frame`'s plan as it is (the same node).
 pub(crate) fn assert_unchanged(
     frame: &DataFrame,
-    pass: impl Fn(&Arc<crate::dataframe::node::FrameNode>) -> Arc<crate::dataframe::node::FrameNode>,
+    pass: impl Fn(&Arc<FrameNode>) -> Arc<FrameNode>,
 ) {
     let node = frame.node().expect("frame builds");
     assert!(
