@@ -19,6 +19,11 @@ pub use gpu::{compile_frame_kernels, Gpu, GPU_MIN_ELEMENTS};
 #[cfg(test)]
 mod tests;
 
+/// The environment variable that picks where work runs when the code does not: `cpu`,
+/// `cuda` or `auto` (a session's backend, and the GPUs of a worker started without
+/// `--gpus`).
+pub const BACKEND_VAR: &str = "TESSERA_BACKEND";
+
 /// What the CUDA probe found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GpuProbe {
@@ -42,6 +47,42 @@ pub fn probe() -> GpuProbe {
         Ok(Err(e)) => GpuProbe::DriverError(format!("{e:?}")),
         Err(_) => GpuProbe::DriverError("the CUDA driver panicked while being queried".into()),
     }
+}
+
+/// Opens GPUs, each once per process ([`Gpu::shared`]): the devices `ordinals` names, or
+/// every visible one for `None`. The error names the cause where there is no device (or
+/// no such one), one fails to open, or NVRTC, which compiles the kernels, cannot be
+/// loaded.
+pub fn open_shared(ordinals: Option<&[usize]>) -> Result<Vec<std::sync::Arc<Gpu>>, String> {
+    if ordinals.is_some_and(<[usize]>::is_empty) {
+        return Ok(Vec::new());
+    }
+    let cause = |e: tessera_kernels::KernelError| match e {
+        tessera_kernels::KernelError::DeviceUnavailable(m) => m,
+        other => other.to_string(),
+    };
+    let first = Gpu::shared(ordinals.and_then(|o| o.first().copied()).unwrap_or(0))
+        .map_err(cause)?;
+    if !nvrtc::nvrtc_available() {
+        return Err(
+            "NVRTC (libnvrtc.so, which compiles the GPU kernels) cannot be loaded: \
+             install the CUDA toolkit or the nvidia-cuda-nvrtc wheel and put its \
+             library folder on LD_LIBRARY_PATH"
+                .into(),
+        );
+    }
+    let rest: Vec<usize> = match ordinals {
+        Some(listed) => listed.iter().skip(1).copied().collect(),
+        None => match probe() {
+            GpuProbe::Devices(n) => (1..n).collect(),
+            _ => Vec::new(),
+        },
+    };
+    let mut gpus = vec![first];
+    for ordinal in rest {
+        gpus.push(Gpu::shared(ordinal).map_err(cause)?);
+    }
+    Ok(gpus)
 }
 
 #[cfg(test)]

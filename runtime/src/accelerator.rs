@@ -12,11 +12,11 @@ use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
-use tessera_cuda::{nvrtc, probe, Gpu, GpuProbe};
+use tessera_cuda::{probe, Gpu, GpuProbe};
 
 /// The environment variable that picks the backend when the code does not
 /// ([`crate::SessionBuilder::backend`]): `cpu`, `cuda` or `auto`.
-pub const BACKEND_VAR: &str = "TESSERA_BACKEND";
+pub use tessera_cuda::BACKEND_VAR;
 
 /// Where a session's chunk tasks run.
 ///
@@ -95,7 +95,7 @@ pub(crate) fn open_gpus(backend: DeviceBackend) -> Result<Vec<Arc<Gpu>>> {
         }
         return Ok(Vec::new());
     }
-    match open_all() {
+    match tessera_cuda::open_shared(None) {
         Ok(gpus) => {
             for gpu in &gpus {
                 tracing::info!(backend = %backend, "computing on {}", gpu.describe());
@@ -107,37 +107,6 @@ pub(crate) fn open_gpus(backend: DeviceBackend) -> Result<Vec<Arc<Gpu>>> {
             Ok(Vec::new())
         }
         Err(cause) => Err(Error::GpuUnavailable(cause)),
-    }
-}
-
-/// Every visible GPU, opened (once per process, shared by its sessions), or why none can
-/// be used.
-fn open_all() -> std::result::Result<Vec<Arc<Gpu>>, String> {
-    let first = Gpu::shared(0).map_err(|e| cause_of(&e))?;
-    if !nvrtc::nvrtc_available() {
-        return Err(
-            "NVRTC (libnvrtc.so, which compiles the GPU kernels) cannot be loaded: \
-                    install the CUDA toolkit or the nvidia-cuda-nvrtc wheel and put its \
-                    library folder on LD_LIBRARY_PATH"
-                .into(),
-        );
-    }
-    let count = match probe() {
-        GpuProbe::Devices(n) => n,
-        _ => 1,
-    };
-    let mut gpus = vec![first];
-    for ordinal in 1..count {
-        gpus.push(Gpu::shared(ordinal).map_err(|e| cause_of(&e))?);
-    }
-    Ok(gpus)
-}
-
-/// The message of a kernel error, without the variant's prefix where it has one.
-fn cause_of(e: &tessera_kernels::KernelError) -> String {
-    match e {
-        tessera_kernels::KernelError::DeviceUnavailable(m) => m.clone(),
-        other => other.to_string(),
     }
 }
 
