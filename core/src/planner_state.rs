@@ -293,6 +293,10 @@ pub struct PlannerState {
     room_asks: u64,
     /// Which ops a GPU runs (none until a device crate says: see [`GpuOps`]).
     gpu_ops: GpuOps,
+    /// Devices that share the memory of another (a cluster worker's GPUs: the worker's CPU
+    /// device, which `locality` names as the holder of its chunks), by
+    /// [`PlannerState::share_host`]; a device not here is its own host.
+    hosts: HashMap<DeviceId, DeviceId>,
 }
 
 /// Which ops a GPU device runs, as its crate says (`tessera_cuda::Gpu::runs` and
@@ -337,6 +341,7 @@ impl PlannerState {
             room: RoomAsk::None,
             room_asks: 0,
             gpu_ops: GpuOps::NONE,
+            hosts: HashMap::new(),
         }
     }
 
@@ -406,6 +411,13 @@ impl PlannerState {
             },
         );
         self.dispatch_ready()
+    }
+
+    /// `device` runs in the same process as `host` and reads the chunks held there without
+    /// moving them (a cluster worker's GPU and the worker, whose id `locality` names as
+    /// the holder): a task of `device`'s kind whose inputs `host` holds is drawn to it.
+    pub fn share_host(&mut self, device: DeviceId, host: DeviceId) {
+        self.hosts.insert(device, host);
     }
 
     /// True while `device` is registered (added, and neither unreachable nor down since).

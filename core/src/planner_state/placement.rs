@@ -265,10 +265,32 @@ impl PlannerState {
                 }
             }
         }
-        near.into_iter()
-            .filter(|(d, _)| of_kind(d))
+        let mut drawn: Vec<(DeviceId, u64)> = Vec::new();
+        for (device, weight) in near {
+            if let Some(device) = self.of_kind_beside(device, kind) {
+                add(&mut drawn, device, weight);
+            }
+        }
+        drawn
+            .into_iter()
             .max_by_key(|&(d, weight)| (weight, Reverse(d)))
             .map(|(d, weight)| (d, if by_siblings { 0 } else { weight }))
+    }
+
+    /// The device of `kind` that reads what `device` holds without moving it: `device`
+    /// itself if of that kind, else the one of that kind sharing its host (see
+    /// [`PlannerState::share_host`]) with the most free slots (ties: the lowest id).
+    fn of_kind_beside(&self, device: DeviceId, kind: DeviceKind) -> Option<DeviceId> {
+        if self.devices.get(&device).is_some_and(|s| s.kind == kind) {
+            return Some(device);
+        }
+        let host = |d: &DeviceId| *self.hosts.get(d).unwrap_or(d);
+        let home = host(&device);
+        self.devices
+            .iter()
+            .filter(|(d, s)| s.kind == kind && host(d) == home)
+            .max_by_key(|(d, s)| (s.capacity.saturating_sub(s.used), Reverse(**d)))
+            .map(|(&d, _)| d)
     }
 }
 
@@ -283,6 +305,7 @@ mod tests {
     use crate::planner_state::GpuOps;
     use crate::testing::chunk;
     use crate::testing::{const_op, graph};
+    use crate::PlannerAction;
     use std::time::Instant;
     use tessera_cuda::{Gpu, GPU_MIN_ELEMENTS};
     use tessera_kernels::ChunkOp;
@@ -302,6 +325,17 @@ mod tests {
         }
         g.tasks[2].op = ChunkOp::Literal(chunk(8));
         g
+    }
+
+    /// Task `key` of `job` is done, its 8-byte chunk held by `device`: what the planner does.
+    fn held_at(p: &mut PlannerState, job: JobId, key: u64, device: DeviceId) -> Vec<PlannerAction> {
+        let attempt = attempt(p, job, key);
+        let id = ChunkId {
+            job,
+            key: ChunkKey(key),
+        };
+        p.chunk_at(id, device, 8);
+        p.on_chunk_held(job, ChunkKey(key), attempt, vec![8], Instant::now())
     }
 
     /// A planner with a CPU pool of `cpu_slots` and, if `gpu_slots` is not 0, a GPU.
@@ -401,6 +435,36 @@ mod tests {
     }
 
     #[test]
+    fn a_gpu_task_goes_to_the_gpu_beside_the_worker_holding_its_input() {
+        // Workers a and b, each with a GPU sharing its memory.
+        let (a, b, ga, gb) = (DeviceId(1), DeviceId(2), DeviceId(3), DeviceId(4));
+        let mut p = PlannerState::new(UnboundedPool::new());
+        p.set_gpu_ops(GpuOps {
+            runs: Gpu::runs,
+            pays: Gpu::pays,
+        });
+        for (cpu, gpu) in [(a, ga), (b, gb)] {
+            assert!(p.add_queued_device(cpu, 1, 1).is_empty());
+            assert!(p.add_device_of(gpu, DeviceKind::Cuda, 4).is_empty());
+            p.share_host(gpu, cpu);
+        }
+        // Literals 1 and 2 (CPU work); 3 reads 1 and 4 reads 2, both GPU work.
+        let mut g = graph(&[(1, &[]), (2, &[]), (3, &[1]), (4, &[2])], &[3, 4]);
+        for t in &mut g.tasks[..2] {
+            t.op = ChunkOp::Literal(chunk(8));
+        }
+        for t in &mut g.tasks[2..] {
+            t.op = const_op(1, GPU_MIN_ELEMENTS);
+        }
+        let (job, first) = p.submit(g, Instant::now());
+        assert_eq!(placed(&first), vec![(1, a), (2, b)]);
+        let held = |p: &mut PlannerState, key: u64, device: DeviceId| held_at(p, job, key, device);
+        // b's chunk first: its reader goes to b's GPU, not to the freest (a's, lower id).
+        assert_eq!(placed(&held(&mut p, 2, b)), vec![(4, gb)]);
+        assert_eq!(placed(&held(&mut p, 1, a)), vec![(3, ga)]);
+    }
+
+    #[test]
     fn a_reductions_leaves_gather_on_one_worker_and_tiny_tasks_wait_for_it() {
         let (a, b) = (DeviceId(1), DeviceId(2));
         let mut p = PlannerState::new(UnboundedPool::new());
@@ -416,15 +480,7 @@ mod tests {
         // its siblings are, now that b's thread is busy; 5 (no sibling placed yet) takes
         // b's last slot.
         assert_eq!(placed(&first), vec![(1, a), (2, a), (3, b), (5, b)]);
-        let held = |p: &mut PlannerState, key: u64, device: DeviceId| {
-            let attempt = attempt(p, job, key);
-            let id = ChunkId {
-                job,
-                key: ChunkKey(key),
-            };
-            p.chunk_at(id, device, 8);
-            p.on_chunk_held(job, ChunkKey(key), attempt, vec![8], Instant::now())
-        };
+        let held = |p: &mut PlannerState, key: u64, device: DeviceId| held_at(p, job, key, device);
         // a finishes 1: 4 takes the slot; b finishes 3: 6 follows its sibling 5.
         assert_eq!(placed(&held(&mut p, 1, a)), vec![(4, a)]);
         assert_eq!(placed(&held(&mut p, 3, b)), vec![(6, b)]);
