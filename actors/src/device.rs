@@ -12,6 +12,7 @@
 use crate::faults::{FaultInjector, FaultKind, FaultPoint};
 use crate::messages::{ActorDied, ActorName, ChunkFinished, DeviceId, DeviceKind, ExecuteChunk};
 use crate::pool::{worker_index, WorkerPool};
+use crate::planner_state::GpuOps;
 use crate::recorder::{Recorder, RunSpan};
 use actix::{Actor, ActorContext, Context, Handler, Recipient};
 use std::any::Any;
@@ -28,6 +29,13 @@ pub const CPU_DEVICE: DeviceId = DeviceId(0);
 /// Host threads driving one GPU: enough to overlap one task's copies and host-side
 /// assembly with another's kernel, few enough to leave the cores to the CPU pool.
 pub const GPU_HOST_THREADS: usize = 4;
+
+/// Which ops a GPU runs, as the CUDA crate says ([`Gpu::runs`], [`Gpu::pays`]): what a
+/// planner with GPU devices places by.
+pub const CUDA_OPS: GpuOps = GpuOps {
+    runs: Gpu::runs,
+    pays: Gpu::pays,
+};
 
 /// Tasks queued per worker thread, so a thread never idles waiting for the planner.
 const SLOTS_PER_THREAD: usize = 2;
@@ -263,6 +271,17 @@ pub fn run_cpu_kernel(
     inputs: &[Arc<ChunkData>],
 ) -> Result<Arc<ChunkData>, KernelError> {
     run_kernel(&Executor::Cpu, op, inputs, None)
+}
+
+/// Runs one kernel on the calling thread as `gpu`'s device actor does: on the GPU where it
+/// has a kernel for `op`, else (or where the GPU itself fails) on the CPU kernels. For
+/// callers that run a task outside a job, such as a cluster worker's GPU tasks.
+pub fn run_gpu_kernel(
+    gpu: &Arc<Gpu>,
+    op: &ChunkOp,
+    inputs: &[Arc<ChunkData>],
+) -> Result<Arc<ChunkData>, KernelError> {
+    run_kernel(&Executor::Cuda(Arc::clone(gpu)), op, inputs, None)
 }
 
 /// Runs one kernel on the calling thread with `executor`, striking the injected `fault`

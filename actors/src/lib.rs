@@ -26,7 +26,7 @@ mod trim;
 pub use tessera_core::{graph, handle, ids, job, kept, memory, metrics, planner_state, recorder};
 pub use tessera_core::{keep_freed_memory, KEEP_FREED_MS};
 
-pub use device::{run_cpu_kernel, DeviceActor};
+pub use device::{run_cpu_kernel, run_gpu_kernel, DeviceActor, CUDA_OPS, GPU_HOST_THREADS};
 pub use faults::{FaultInjector, FaultKind, FaultPoint, FaultRule, MemoryReading};
 pub use planner::GraphPlannerActor;
 pub use pool::{worker_index, WorkerPool};

@@ -13,7 +13,8 @@ use crate::messages::{
     ForgetJob, GetChunks, KeepOutputs, MakeRoom, PutChunk, ReadKept, ReleaseChunks, Settle,
     StorageRestarted, StoreKept, SubmitJob, TakeOutputs, Unkeep, UnkeepRecipient,
 };
-use crate::planner_state::{Gone, GpuOps, PlannerAction, PlannerState};
+use crate::device::CUDA_OPS;
+use crate::planner_state::{Gone, PlannerAction, PlannerState};
 use crate::recorder::{attach_storage, Recorder};
 use crate::storage::StorageActor;
 use crate::store::{ChunkId, StorageError};
@@ -22,7 +23,6 @@ use crossbeam_channel::Sender;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
-use tessera_cuda::Gpu;
 use tessera_kernels::ChunkOp;
 
 /// Plans and drives every submitted job.
@@ -50,10 +50,7 @@ impl GraphPlannerActor {
         let mut state = PlannerState::new(pool);
         state.set_recorder(recorder);
         // GPU devices join as their actors start; what they run is the CUDA crate's word.
-        state.set_gpu_ops(GpuOps {
-            runs: Gpu::runs,
-            pays: Gpu::pays,
-        });
+        state.set_gpu_ops(CUDA_OPS);
         GraphPlannerActor {
             state,
             storage,

@@ -94,6 +94,8 @@ pub struct WorkerInfo {
     pub tasks_running: u32,
     /// Chunks it holds for running jobs and persisted data.
     pub chunks_held: u64,
+    /// GPUs it runs tasks on (`tessera-worker --gpus`).
+    pub gpus: u32,
 }
 
 impl From<pb::WorkerSummary> for WorkerInfo {
@@ -107,6 +109,7 @@ impl From<pb::WorkerSummary> for WorkerInfo {
             memory_used: w.memory_used,
             tasks_running: w.tasks_running,
             chunks_held: w.chunks_held,
+            gpus: w.gpus,
         }
     }
 }

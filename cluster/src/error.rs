@@ -196,6 +196,10 @@ pub enum ClusterError {
         /// The worker's memory limit.
         limit: u64,
     },
+    /// The GPUs a worker was asked to run on cannot be used (no driver, no such device,
+    /// no NVRTC): the cause.
+    #[error("the worker's GPUs cannot be used: {0}")]
+    GpuUnavailable(String),
     /// The local actor system (a worker's devices and storage) failed.
     #[error("the worker's actor system: {0}")]
     Actors(String),

@@ -7,12 +7,13 @@
 //! `TESSERA_REQUIRE_GPU=1 cargo test -p tessera-integration-tests --test integration gpu_backend`).
 
 use crate::common::{
-    assert_bitwise, assert_same_close, builder, run, session, try_session_from, TestSession,
+    assert_bitwise, assert_same_close, builder, run, session, session_from, try_session_from,
+    TestSession,
 };
 use std::sync::Arc;
 use tessera::{
-    tensor, DType, DeviceBackend, Error, FaultInjector, FaultKind, HostTensor, JobStats, Session,
-    SessionBuilder, Tensor, BACKEND_VAR,
+    tensor, DType, DeviceBackend, Error, FaultInjector, FaultKind, HostTensor, JobStats,
+    LocalCluster, Progress, Session, SessionBuilder, Tensor, BACKEND_VAR,
 };
 
 /// True when `TESSERA_REQUIRE_GPU=1`: a GPU test without a GPU fails.
@@ -153,16 +154,84 @@ fn the_backend_comes_from_code_else_the_environment_else_cpu() {
     }
 }
 
+/// A local cluster of two 2-thread workers started with `--gpus gpus`.
+fn cluster_with_gpus(gpus: &str) -> LocalCluster {
+    LocalCluster::builder()
+        .workers(2)
+        .threads_per_worker(2)
+        .gpus(gpus)
+        .start()
+        .expect("the local cluster starts (cargo builds its programs with the tests)")
+}
+
 #[test]
-fn a_cluster_session_refuses_cuda_before_connecting() {
-    // Nothing listens at port 1: the backend is refused first, without a connection.
-    let b = builder()
-        .scheduler("127.0.0.1:1")
-        .backend(DeviceBackend::Cuda);
-    match b.build() {
-        Err(Error::InvalidArgument(m)) => assert!(m.contains("local sessions only"), "{m}"),
-        other => panic!("expected InvalidArgument, got {other:?}"),
+fn a_cluster_session_on_cuda_needs_a_worker_that_runs_a_gpu() {
+    let c = cluster_with_gpus("none");
+    match c.session_builder().backend(DeviceBackend::Cuda).build() {
+        Err(Error::GpuUnavailable(m)) => {
+            assert!(m.contains("none of the cluster's 2 workers"), "{m}");
+            assert!(m.contains("--gpus"), "{m}");
+        }
+        other => panic!("expected GpuUnavailable, got {other:?}"),
     }
+    // The cluster's workers decide where work runs: a CPU session there computes.
+    let s = session_from(c.session_builder().backend(DeviceBackend::Cpu));
+    let info = s.cluster_info().expect("cluster info").expect("a cluster");
+    assert!(info.worker_list.iter().all(|w| w.gpus == 0), "{info:?}");
+    let got = run(&s, &pi(100_000, 30_000));
+    assert_bitwise(&got, &run(&cpu_session(builder()), &pi(100_000, 30_000)));
+}
+
+#[test]
+fn a_worker_asked_for_a_gpu_that_is_not_there_fails_the_clusters_start() {
+    match LocalCluster::builder().workers(1).gpus("4096").start() {
+        Err(Error::Cluster(m)) => assert!(m.contains("GPUs cannot be used"), "{m}"),
+        other => panic!("expected a cluster error naming the GPUs, got {other:?}"),
+    }
+}
+
+#[test]
+fn gpu_cluster_workers_run_gpu_tasks_with_the_cpus_answer() {
+    use tessera::dataframe::{col, from_arrow, Agg};
+    if gpu_session(builder()).is_none() {
+        return;
+    }
+    let c = cluster_with_gpus("all");
+    let on = |chunk: usize| {
+        session_from(
+            c.session_builder()
+                .backend(DeviceBackend::Cuda)
+                .chunk_bytes(chunk)
+                .progress(Progress::Never),
+        )
+    };
+    let s = on(1 << 20);
+    let info = s.cluster_info().expect("cluster info").expect("a cluster");
+    assert!(info.worker_list.iter().all(|w| w.gpus >= 1), "{info:?}");
+    assert!(
+        s.config().devices.iter().any(|d| d.starts_with("cuda (")),
+        "{:?}",
+        s.config()
+    );
+    let cpu = cpu_session(builder().chunk_bytes(1 << 20));
+    // Fused elementwise work and a reduction: bit for bit the CPU's, on the workers' GPUs.
+    let x = tensor::random::default_rng(11).uniform(-1e5, 1e5, &[1000, 700]);
+    let (sin, cos) = (x.sin(), x.cos());
+    for t in [&sin * &sin + &cos * &cos, pi(3_000_000, 262_144)] {
+        let (got, stats) = run_stats(&s, &t);
+        assert_bitwise(&got, &run(&cpu, &t));
+        assert!(stats.chunks_on_gpu > 0, "no task ran on a GPU: {stats:?}");
+    }
+    // A filter feeding a groupby, over chunks spread on both workers.
+    let table = groupby_table(200_000);
+    let q = from_arrow(table, Some(20_000))
+        .filter(col("f").gt(1_000.0))
+        .groupby(&["name"])
+        .agg(&[("v", &[Agg::Sum, Agg::Max]), ("f", &[Agg::Mean])]);
+    let (got, stats) = q.execute_with_stats(&s).expect("the cluster's query");
+    assert!(stats.chunks_on_gpu > 0, "no partial ran on a GPU: {stats:?}");
+    let want = q.execute(&cpu).expect("the CPU session's query");
+    assert_tables_close(&got, &want, "filtered groupby on the cluster's GPUs");
 }
 
 #[test]

@@ -169,12 +169,13 @@ impl PySession {
     /// and workers are started as `python -m tessera.scheduler` / `-m tessera.worker`
     /// unless `$TESSERA_BIN_DIR` names the programs' folder.
     #[staticmethod]
-    #[pyo3(signature = (workers, threads_per_worker=None, memory_limit=None, python=None))]
+    #[pyo3(signature = (workers, threads_per_worker=None, memory_limit=None, gpus=None, python=None))]
     fn local_cluster(
         py: Python<'_>,
         workers: usize,
         threads_per_worker: Option<usize>,
         memory_limit: Option<u64>,
+        gpus: Option<String>,
         python: Option<PathBuf>,
     ) -> PyResult<PySession> {
         let mut b = LocalCluster::builder().workers(workers);
@@ -183,6 +184,9 @@ impl PySession {
         }
         if let Some(bytes) = memory_limit {
             b = b.memory_limit(bytes);
+        }
+        if let Some(gpus) = gpus {
+            b = b.gpus(&gpus);
         }
         if let Some(python) = python {
             let module = |name: &str| Launcher::new(&python, ["-m", name]);
@@ -258,6 +262,7 @@ impl PySession {
                 x.set_item("nthreads", w.nthreads)?;
                 x.set_item("memory_limit", w.memory_limit)?;
                 x.set_item("chunks_held", w.chunks_held)?;
+                x.set_item("gpus", w.gpus)?;
                 Ok(x)
             })
             .collect::<PyResult<Vec<_>>>()?;

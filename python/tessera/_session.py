@@ -102,6 +102,7 @@ class Session:
         *,
         threads_per_worker: Optional[int] = None,
         memory_limit: Optional[int] = None,
+        gpus: Optional[str] = None,
     ) -> "Session":
         """A session on a cluster of a scheduler and ``workers`` worker processes on this
         machine (as Dask's ``LocalCluster``), started now and stopped, with everything
@@ -110,7 +111,10 @@ class Session:
         - ``threads_per_worker``: threads of each worker's pool (default: the cores
           shared out among the workers);
         - ``memory_limit``: bytes each worker holds in memory before spilling (default:
-          no limit).
+          no limit);
+        - ``gpus``: the GPUs each worker runs the tasks with GPU kernels on: ``"all"``,
+          ``"auto"``, ``"none"`` or ordinals such as ``"0,1"`` (default: by
+          ``$TESSERA_BACKEND``: ``cuda`` all, ``auto`` auto, else none).
 
         The processes run this package's servers through this interpreter (``python -m
         tessera.scheduler``, ``python -m tessera.worker``), so nothing but ``pip
@@ -121,6 +125,7 @@ class Session:
                 workers,
                 threads_per_worker=threads_per_worker,
                 memory_limit=memory_limit,
+                gpus=gpus,
                 python=sys.executable or None,
             )
         )

@@ -30,6 +30,7 @@ class Session:
         workers: int,
         threads_per_worker: Optional[int] = ...,
         memory_limit: Optional[int] = ...,
+        gpus: Optional[str] = ...,
         python: Optional[str] = ...,
     ) -> "Session": ...
     def config(self) -> dict: ...

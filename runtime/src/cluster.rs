@@ -67,6 +67,7 @@ pub struct LocalClusterBuilder {
     workers: usize,
     threads_per_worker: Option<usize>,
     memory_limit: Option<u64>,
+    gpus: Option<String>,
     heartbeat_ttl: Duration,
     no_worker_grace: Duration,
     spill_dir: Option<PathBuf>,
@@ -105,6 +106,16 @@ impl LocalClusterBuilder {
     /// Bytes each worker holds in memory before spilling (default: no limit).
     pub fn memory_limit(mut self, bytes: u64) -> Self {
         self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// The GPUs each worker runs the tasks that have GPU kernels on (`tessera-worker
+    /// --gpus`): `all`, `auto` (all, or none where none can be used), `none`, or ordinals
+    /// such as `0,1` (default: by `$TESSERA_BACKEND`, as sessions choose: `cuda` all,
+    /// `auto` auto, else none). Workers on one machine share the GPUs they name; a choice
+    /// a worker cannot open fails the start, with the worker's log.
+    pub fn gpus(mut self, gpus: &str) -> Self {
+        self.gpus = Some(gpus.to_string());
         self
     }
 
@@ -237,6 +248,7 @@ impl LocalClusterBuilder {
             worker,
             threads,
             memory_limit: self.memory_limit,
+            gpus: self.gpus,
             spill_dir: self.spill_dir,
             secret,
             logs,
@@ -281,6 +293,7 @@ pub struct LocalCluster {
     worker: Launcher,
     threads: usize,
     memory_limit: Option<u64>,
+    gpus: Option<String>,
     spill_dir: Option<PathBuf>,
     secret: Option<Secret>,
     logs: PathBuf,
@@ -295,6 +308,7 @@ impl LocalCluster {
             workers: 2,
             threads_per_worker: None,
             memory_limit: None,
+            gpus: None,
             heartbeat_ttl: tessera_cluster::DEFAULT_HEARTBEAT_TTL,
             no_worker_grace: tessera_cluster::DEFAULT_NO_WORKER_GRACE,
             spill_dir: None,
@@ -421,6 +435,9 @@ impl LocalCluster {
             .arg(format!("local-worker-{n}"));
         if let Some(bytes) = self.memory_limit {
             command.arg("--memory-limit").arg(bytes.to_string());
+        }
+        if let Some(gpus) = &self.gpus {
+            command.arg("--gpus").arg(gpus);
         }
         command.arg("--spill-dir").arg(&spill);
         let spawned = command

@@ -231,8 +231,9 @@ impl SessionBuilder {
     /// kernels (fused elementwise expressions and their trailing reductions) run on every
     /// visible GPU and the rest on the CPU pool. `Cuda` makes [`Self::build`] fail with
     /// [`Error::GpuUnavailable`] where no GPU can be used; `Auto` then falls back to the
-    /// CPU pool. Sessions on a cluster take `Cpu` or `Auto` only (their workers compute on
-    /// their CPU pools): `Cuda` there is [`Error::InvalidArgument`].
+    /// CPU pool. On a cluster the workers' GPUs (`tessera-worker --gpus`) run those ops
+    /// whatever the session's backend; `Cuda` there makes [`Self::build`] fail with
+    /// [`Error::GpuUnavailable`] where no worker runs a GPU.
     pub fn backend(mut self, backend: DeviceBackend) -> Self {
         self.backend = Some(backend);
         self
@@ -265,13 +266,6 @@ impl SessionBuilder {
         };
         let cluster = match &self.scheduler {
             Some(address) => {
-                if backend == DeviceBackend::Cuda {
-                    return Err(Error::InvalidArgument(
-                        "the cuda backend runs in local sessions only: a cluster's workers \
-                         compute on their CPU pools"
-                            .into(),
-                    ));
-                }
                 if self.faults.is_some() {
                     return Err(Error::InvalidArgument(
                         "fault injection runs in local sessions only".into(),
@@ -307,7 +301,22 @@ impl SessionBuilder {
             Some(_) => Vec::new(),
             None => crate::accelerator::open_gpus(backend)?,
         };
-        let default_chunk = if gpus.is_empty() {
+        // The GPUs of the cluster's workers, which the scheduler places GPU work on.
+        let cluster_gpus: u32 = cluster
+            .as_ref()
+            .and_then(|(_, info)| info.as_ref())
+            .map_or(0, |i| i.worker_list.iter().map(|w| w.gpus).sum());
+        if let (Some((_, Some(info))), DeviceBackend::Cuda) = (&cluster, backend) {
+            if cluster_gpus == 0 {
+                return Err(Error::GpuUnavailable(format!(
+                    "none of the cluster's {} workers runs a GPU (start them with \
+                     `tessera-worker --gpus all`)",
+                    info.workers
+                )));
+            }
+        }
+        let has_gpu = !gpus.is_empty() || cluster_gpus > 0;
+        let default_chunk = if !has_gpu {
             DEFAULT_CHUNK_BYTES
         } else {
             DEFAULT_GPU_CHUNK_BYTES
@@ -320,7 +329,9 @@ impl SessionBuilder {
         }
         let mut devices = vec![format!("cpu ({threads} threads)")];
         devices.extend(gpus.iter().map(|g| g.describe()));
-        let has_gpu = !gpus.is_empty();
+        if cluster_gpus > 0 {
+            devices.push(format!("cuda ({cluster_gpus} GPUs on the cluster's workers)"));
+        }
         let reading = self.faults.as_ref().and_then(|f| f.memory_reading());
         let spill_dir = self.spill_dir.unwrap_or_else(std::env::temp_dir);
         let memory_budget = self
@@ -487,7 +498,8 @@ pub(crate) struct SessionInner {
     /// The live dashboard's server (stopped first when the session stops).
     #[cfg(feature = "dashboard")]
     dashboard: Mutex<Option<Server>>,
-    /// Whether the session computes on a GPU too (a local session's opened GPUs).
+    /// Whether the session computes on a GPU too (a local session's opened GPUs, or a
+    /// cluster's workers' when it connected).
     has_gpu: bool,
 }
 
@@ -853,7 +865,7 @@ impl SessionInner {
             return Err(Error::GpuUnavailable(
                 "a tensor of this job asks for it (Tensor::to_backend), but this session computes \
                  on the CPU only (its backend is cpu, or auto without a usable GPU, or it runs on \
-                 a cluster)"
+                 a cluster whose workers run none)"
                     .into(),
             ));
         }

@@ -7,7 +7,7 @@
 // The programs' bodies: their address lines, usage and fatal errors are their output.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use crate::{run_worker, serve_scheduler, SchedulerConfig, WebListeners, WorkerConfig};
+use crate::{run_worker, serve_scheduler, GpuChoice, SchedulerConfig, WebListeners, WorkerConfig};
 use clap::Parser;
 use std::ffi::OsString;
 use std::io::Write;
@@ -103,6 +103,11 @@ struct WorkerArgs {
     /// nanny); any other exit ends this process with the child's status.
     #[arg(long)]
     nanny: bool,
+    /// GPUs to run the tasks that have GPU kernels on: `all`, `auto` (all, or none where
+    /// none can be used), `none`, or ordinals such as `0,1` (default: by
+    /// $TESSERA_BACKEND: `cuda` all, `auto` auto, else none).
+    #[arg(long)]
+    gpus: Option<GpuChoice>,
     /// Fault drill: bytes every task leaks, in the first worker a nanny starts only.
     #[arg(long, hide = true, default_value_t = 0)]
     leak_per_task: usize,
@@ -199,6 +204,19 @@ where
         Ok(s) => s,
         Err(e) => return fail("tessera-worker", &e),
     };
+    let gpus = match args.gpus {
+        Some(choice) => choice,
+        None => {
+            let backend = std::env::var(tessera_cuda::BACKEND_VAR).ok();
+            match GpuChoice::from_backend(backend.as_deref()) {
+                Ok(choice) => choice,
+                Err(e) => {
+                    eprintln!("tessera-worker: {e}");
+                    return FAILURE;
+                }
+            }
+        }
+    };
     let config = WorkerConfig {
         scheduler: args.scheduler,
         listen: args.listen,
@@ -215,6 +233,7 @@ where
         connect_timeout: Duration::from_secs(10),
         secret,
         leak_per_task: args.leak_per_task,
+        gpus,
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
@@ -382,6 +401,18 @@ mod tests {
             worker(["tessera-worker", "--scheduler", "x", "--memory-limit", "5X"]),
             2
         );
+        assert_eq!(
+            worker(["tessera-worker", "--scheduler", "x", "--gpus", "0,x"]),
+            2
+        );
+    }
+
+    #[test]
+    fn a_worker_asked_for_a_gpu_it_cannot_open_fails_before_registering() {
+        // No scheduler listens there: the GPU is opened first, and its failure ends the
+        // worker at once.
+        let args = ["tessera-worker", "--scheduler", "127.0.0.1:1", "--gpus", "4096"];
+        assert_eq!(worker(args), 1);
     }
 
     #[test]

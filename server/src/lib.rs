@@ -18,4 +18,4 @@ pub mod scheduler;
 pub mod worker;
 
 pub use scheduler::{serve_scheduler, SchedulerConfig, WebListeners};
-pub use worker::{run_worker, WorkerConfig};
+pub use worker::{run_worker, GpuChoice, WorkerConfig};

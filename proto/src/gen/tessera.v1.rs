@@ -17,7 +17,8 @@ pub struct RegisterWorkerRequest {
     /// The byte budget of its host memory tier.
     #[prost(uint64, tag = "5")]
     pub memory_limit: u64,
-    /// GPUs it runs (0 for a CPU-only worker).
+    /// GPUs it runs tasks on (0 for a CPU-only worker): the scheduler places the tasks
+    /// that have GPU kernels on them.
     #[prost(uint32, tag = "6")]
     pub gpus: u32,
 }
@@ -237,6 +238,11 @@ pub struct RunTask {
     /// fails, and the reader reports it missing with TaskStatus.dropped.
     #[prost(bool, tag = "7")]
     pub droppable: bool,
+    /// Where on the worker it runs: 0 on its CPU pool, n on the nth of the GPUs it
+    /// registered (RegisterWorkerRequest.gpus, in its --gpus order). A worker without that
+    /// GPU runs it on its CPU pool (the kernels compute the same values).
+    #[prost(uint32, tag = "8")]
+    pub gpu: u32,
 }
 /// Cancel a job on this worker.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
@@ -374,6 +380,9 @@ pub struct WorkerSummary {
     /// Chunks it holds for running jobs and persisted data.
     #[prost(uint64, tag = "8")]
     pub chunks_held: u64,
+    /// GPUs it runs tasks on (its --gpus).
+    #[prost(uint32, tag = "9")]
+    pub gpus: u32,
 }
 /// Something happened to a job.
 #[derive(Clone, PartialEq, ::prost::Message)]

@@ -14,7 +14,10 @@ use super::held::{Held, HeldChunk};
 use crate::scheduler::kernel_error_payload;
 use std::sync::Arc;
 use std::time::Instant;
-use tessera_actors::{run_cpu_kernel, split_parts, KeptChunk, ReadError, StorageError};
+use tessera_actors::{
+    run_cpu_kernel, run_gpu_kernel, split_parts, KeptChunk, ReadError, StorageError,
+};
+use tessera_cuda::Gpu;
 use tessera_kernels::{ChunkData, ChunkOp, KernelError};
 use tessera_proto::pb::{self, TaskState};
 
@@ -46,6 +49,8 @@ pub(super) struct DirectTask {
     pub parts: usize,
     /// Whether its output may be dropped from memory (`RunTask.droppable`).
     pub droppable: bool,
+    /// The GPU it runs on (`None`: the CPU kernels).
+    pub gpu: Option<Arc<Gpu>>,
 }
 
 /// Bytes to reserve for a task of `op` on `inputs` while it runs, by the planner's rule
@@ -70,7 +75,11 @@ pub(super) fn run(held: &Held, task: DirectTask) -> Result<Vec<Arc<KeptChunk>>, 
     }
     let data = read_inputs(held, &task.inputs, &task.locations)?;
     let started = Instant::now();
-    let output = run_cpu_kernel(&task.op, &data).map_err(|e| Box::new(kernel_failed(&e)))?;
+    let output = match &task.gpu {
+        Some(gpu) => run_gpu_kernel(gpu, &task.op, &data),
+        None => run_cpu_kernel(&task.op, &data),
+    }
+    .map_err(|e| Box::new(kernel_failed(&e)))?;
     let took = started.elapsed();
     drop(data);
     let pieces = if task.parts == 0 {

@@ -12,12 +12,15 @@
 
 mod direct;
 mod fetch;
+mod gpus;
 mod held;
 mod replicas;
 mod room;
 
 use direct::{cancelled, failed, DirectTask, Ended, Input};
 use fetch::LostPeers;
+pub use gpus::GpuChoice;
+use gpus::WorkerGpu;
 use held::{Held, HeldChunk};
 use replicas::Replicas;
 use room::Room;
@@ -69,6 +72,8 @@ pub struct WorkerConfig {
     /// A fault drill: bytes every task leaks (allocated, written, never freed), so that
     /// the resident memory passes the limit; 0 in normal use.
     pub leak_per_task: usize,
+    /// The GPUs it runs the tasks that have GPU kernels on (none: all on its CPU pool).
+    pub gpus: GpuChoice,
 }
 
 /// The address the worker's Flight service is announced at: `advertise` if given, else
@@ -97,6 +102,15 @@ fn advertised(listening: &SocketAddr, advertise: Option<&str>) -> Result<String,
 pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
     check_listen_address("worker", config.listen, config.secret.as_ref())?;
     let address = config.scheduler.clone();
+    let gpus = config
+        .gpus
+        .open()?
+        .into_iter()
+        .map(WorkerGpu::start)
+        .collect::<Result<Vec<_>, _>>()?;
+    for g in &gpus {
+        tracing::info!(name = %config.name, "computing on {}", g.gpu.describe());
+    }
     // The actor system is the worker's storage (memory budget, spill folder, kept chunks):
     // tasks run on the worker's own pool, so its CPU device gets no work and one thread.
     let system = ActorSystem::start(SystemConfig {
@@ -106,7 +120,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         spill_dir: config.spill_dir.clone(),
         thread_prefix: "tw".to_string(),
         faults: None,
-        // A worker's tasks run on its CPU pool: the scheduler places by CPU only so far.
+        // A worker's tasks run on its own pools (`direct`, `gpus`), not the system's devices.
         gpus: Vec::new(),
         // The worker is its process: --memory-limit bounds the process's resident memory.
         limit_resident: true,
@@ -134,7 +148,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
             flight_address: flight_address.clone(),
             nthreads: u32::try_from(config.nthreads).unwrap_or(u32::MAX),
             memory_limit: config.memory_limit,
-            gpus: 0,
+            gpus: u32::try_from(gpus.len()).unwrap_or(u32::MAX),
         })
         .await
         .map_err(scheduler_error)?
@@ -193,6 +207,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         running: Arc::new(AtomicU32::new(0)),
         room: Arc::new(Room::default()),
         leak_per_task: config.leak_per_task,
+        gpus: Arc::new(gpus),
     };
     // The threads tasks run on directly (see [`direct`]); a task's closure does not hold
     // the pool, so the pool is never dropped (and joined) on one of its own threads.
@@ -295,6 +310,8 @@ struct Agent {
     room: Arc<Room>,
     /// See [`WorkerConfig::leak_per_task`].
     leak_per_task: usize,
+    /// Its GPUs, in the order it registered them (`RunTask.gpu` n is the nth).
+    gpus: Arc<Vec<WorkerGpu>>,
 }
 
 impl Agent {
@@ -362,6 +379,13 @@ impl Agent {
         pool: &WorkerPool,
         room: Reservation,
     ) {
+        // The GPU the scheduler chose, with its own threads; a GPU this worker does not
+        // have (a scheduler that knows more) leaves the task to the CPU pool.
+        let gpu = usize::try_from(task.gpu)
+            .ok()
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|i| self.gpus.get(i));
+        let pool = gpu.map_or(pool, |g| &*g.pool);
         let direct = DirectTask {
             job: task.job_id,
             op,
@@ -369,6 +393,7 @@ impl Agent {
             locations: task.inputs.clone(),
             parts: task.parts.len(),
             droppable: task.droppable,
+            gpu: gpu.map(|g| Arc::clone(&g.gpu)),
         };
         let ids = pb::RunTask {
             job_id: task.job_id,

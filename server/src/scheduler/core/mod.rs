@@ -3,11 +3,13 @@
 //!
 //! Each worker is one device of the planner (`DeviceId` = its worker id) that runs
 //! `nthreads` tasks at once and has more queued, as many as its run times call for
-//! ([`depth`]). A worker keeps the chunks it computes; the planner learns only
-//! their sizes ([`PlannerState::on_chunk_held`]), and this table records where they are,
-//! so a task's inputs are sent as locations and fetched peer to peer. A lost worker is a
-//! lost device whose running tasks are requeued, plus lost chunks that are recomputed
-//! from lineage ([`PlannerState::on_chunks_lost`]).
+//! ([`depth`]), and one more CUDA device per GPU it registered (ids numbered after its
+//! own, sharing its host: the tasks that have GPU kernels go to them, each drawn to the
+//! GPU beside the worker holding its inputs). A worker keeps the chunks it computes; the
+//! planner learns only their sizes ([`PlannerState::on_chunk_held`]), and this table
+//! records where they are, so a task's inputs are sent as locations and fetched peer to
+//! peer. A lost worker is a lost device (its GPUs too) whose running tasks are requeued,
+//! plus lost chunks that are recomputed from lineage ([`PlannerState::on_chunks_lost`]).
 
 mod depth;
 mod metrics;
@@ -20,7 +22,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 use tessera_cluster::convert::{failed_event, progress_event};
-use tessera_core::ids::DeviceId;
+use tessera_actors::{CUDA_OPS, GPU_HOST_THREADS};
+use tessera_core::ids::{DeviceId, DeviceKind};
 use tessera_core::{
     ActorName, ChunkGraph, ChunkId, ChunkKey, Gone, JobError, JobId, PlannerAction, PlannerState,
     Recorder, RunSpan, UnboundedPool,
@@ -38,6 +41,9 @@ use tonic::Status;
 /// planner numbers (from 1 up) reaches it.
 const CLIENT_DATA: JobId = JobId(u64::MAX);
 
+/// The most GPUs one worker may register.
+const MAX_WORKER_GPUS: u32 = 256;
+
 /// Where a client's job events go.
 pub(crate) type EventSender = UnboundedSender<Result<pb::JobEvent, Status>>;
 
@@ -48,6 +54,9 @@ struct Worker {
     flight_address: String,
     incarnation: u64,
     nthreads: u32,
+    /// The planner devices of its GPUs, in its `--gpus` order (`RunTask.gpu` n names the
+    /// nth).
+    gpus: Vec<u32>,
     memory_limit: u64,
     /// Bytes reserved and tasks running, as its last heartbeat said.
     memory_used: u64,
@@ -66,6 +75,21 @@ impl Worker {
         let threads = self.nthreads as usize;
         planner.add_queued_device(DeviceId(id), threads, threads * self.per_thread)
     }
+
+    /// Registers its GPUs with the planner as CUDA devices sharing its host, each taking
+    /// as many tasks at once as a GPU's device actor in one process.
+    fn add_gpus_to(&self, id: u32, planner: &mut PlannerState) -> Vec<PlannerAction> {
+        let mut actions = Vec::new();
+        for &gpu in &self.gpus {
+            planner.share_host(DeviceId(gpu), DeviceId(id));
+            actions.extend(planner.add_device_of(
+                DeviceId(gpu),
+                DeviceKind::Cuda,
+                GPU_HOST_THREADS,
+            ));
+        }
+        actions
+    }
 }
 
 /// Which worker holds a chunk, and which attempt produced that copy.
@@ -83,7 +107,8 @@ pub(crate) struct Core {
     recorder: Arc<Recorder>,
     config: SchedulerConfig,
     workers: BTreeMap<u32, Worker>,
-    next_worker: u32,
+    /// The next planner device id: a worker's, then its GPUs' (never reused).
+    next_device: u32,
     next_incarnation: u64,
     /// Every chunk held by a worker: running jobs' chunks, delivered outputs not yet
     /// gathered, persisted data.
@@ -112,12 +137,13 @@ impl Core {
         let mut planner = PlannerState::new(UnboundedPool::new());
         let recorder = Recorder::new(tessera_core::DEFAULT_TASK_RECORDS);
         planner.set_recorder(Arc::clone(&recorder));
+        planner.set_gpu_ops(CUDA_OPS);
         Core {
             planner,
             recorder,
             config,
             workers: BTreeMap::new(),
-            next_worker: 1,
+            next_device: 1,
             next_incarnation: 1,
             holders: HashMap::new(),
             clients: HashMap::new(),
@@ -141,8 +167,20 @@ impl Core {
         if request.nthreads == 0 {
             return Err(format!("worker {} offers no threads", request.worker_name));
         }
-        let id = self.next_worker;
-        self.next_worker += 1;
+        if request.gpus > MAX_WORKER_GPUS {
+            return Err(format!(
+                "worker {} offers {} GPUs, more than the {MAX_WORKER_GPUS} a worker may run",
+                request.worker_name, request.gpus
+            ));
+        }
+        let id = self.next_device;
+        self.next_device = id.checked_add(1 + request.gpus).ok_or_else(|| {
+            format!(
+                "worker {}: the scheduler ran out of device ids",
+                request.worker_name
+            )
+        })?;
+        let gpus: Vec<u32> = (1..=request.gpus).map(|g| id + g).collect();
         let incarnation = self.next_incarnation;
         self.next_incarnation += 1;
         tracing::info!(worker = %request.worker_name, id, incarnation, address = %request.flight_address, "worker registered");
@@ -153,6 +191,7 @@ impl Core {
                 flight_address: request.flight_address.clone(),
                 incarnation,
                 nthreads: request.nthreads,
+                gpus,
                 memory_limit: request.memory_limit,
                 memory_used: 0,
                 tasks_running: 0,
@@ -179,7 +218,8 @@ impl Core {
         worker.stream = Some(stream);
         worker.last_seen = Instant::now();
         self.no_workers_since = None;
-        let actions = worker.add_to(id, &mut self.planner);
+        let mut actions = worker.add_to(id, &mut self.planner);
+        actions.extend(worker.add_gpus_to(id, &mut self.planner));
         self.apply(actions);
         Some(())
     }
@@ -215,10 +255,12 @@ impl Core {
         if self.workers.is_empty() {
             self.no_workers_since = Some(Instant::now());
         }
-        let actions = self
-            .planner
-            .on_actor_down(ActorName::Device(DeviceId(id)), true, 0);
-        self.apply(actions);
+        for device in std::iter::once(id).chain(worker.gpus.iter().copied()) {
+            let actions = self
+                .planner
+                .on_actor_down(ActorName::Device(DeviceId(device)), true, 0);
+            self.apply(actions);
+        }
         let lost: Vec<ChunkId> = self
             .holders
             .iter()
@@ -422,6 +464,7 @@ impl Core {
                 memory_used: w.memory_used,
                 tasks_running: w.tasks_running,
                 chunks_held: held.get(id).copied().unwrap_or(0),
+                gpus: w.gpus.len() as u32,
             })
             .collect();
         pb::ClusterInfoReply {
@@ -671,6 +714,7 @@ impl Core {
         } else {
             match encode_payload(op) {
                 Ok(task) => {
+                    let (worker, gpu) = self.home_of(device);
                     let message = scheduler_message::Kind::RunTask(pb::RunTask {
                         job_id: job.0,
                         chunk_key: key.0,
@@ -679,8 +723,9 @@ impl Core {
                         inputs: locations,
                         parts: parts.iter().map(|p| p.0).collect(),
                         droppable: self.planner.droppable(job, key),
+                        gpu,
                     });
-                    if self.send_worker(device.0, message) {
+                    if self.send_worker(worker, message) {
                         return;
                     }
                     self.planner
@@ -695,6 +740,19 @@ impl Core {
             }
         };
         self.apply(actions);
+    }
+
+    /// The worker a planner device is on, and which of its devices it is (`RunTask.gpu`: 0
+    /// its CPU pool, n its nth GPU). A device no worker has now is named as a worker id,
+    /// which the send to it then finds gone.
+    fn home_of(&self, device: DeviceId) -> (u32, u32) {
+        self.workers
+            .iter()
+            .find_map(|(&id, w)| {
+                let nth = w.gpus.iter().position(|&g| g == device.0)?;
+                Some((id, u32::try_from(nth + 1).unwrap_or(u32::MAX)))
+            })
+            .unwrap_or((device.0, 0))
     }
 
     /// Reports a finished job: its outputs stay on their workers until the client gathers

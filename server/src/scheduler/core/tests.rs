@@ -3,7 +3,8 @@
 use super::*;
 use std::time::Duration;
 use tessera_core::{ChunkTask, MAX_DROPS};
-use tessera_kernels::{DType, FusedKernel, Instr, InstrKind, LeafSource, Scalar};
+use tessera_core::testing::const_op;
+use tessera_cuda::GPU_MIN_ELEMENTS;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
 type Down = UnboundedReceiver<Result<SchedulerMessage, Status>>;
@@ -40,24 +41,12 @@ fn worker(core: &mut Core, name: &str) -> (u64, Down) {
     (incarnation, rx)
 }
 
-fn const_op(value: i64) -> ChunkOp {
-    ChunkOp::Fused(FusedKernel {
-        instrs: vec![Instr {
-            shape: vec![1],
-            dtype: DType::I64,
-            kind: InstrKind::Leaf(LeafSource::Const(Scalar::I64(value))),
-        }],
-        root: 0,
-        reduce: None,
-    })
-}
-
 /// 1 and 2 from nothing, 3 from both; 3 is the output.
 fn graph() -> ChunkGraph {
     let task = |key: u64, inputs: &[u64]| {
         ChunkTask::new(
             ChunkKey(key),
-            const_op(key as i64),
+            const_op(key as i64, 1),
             inputs.iter().map(|&k| ChunkKey(k)).collect(),
         )
     };
@@ -118,6 +107,47 @@ fn a_worker_of_another_protocol_version_is_refused_naming_both() {
     assert_eq!(core.info().workers, 0);
     let (tx, _rx) = unbounded_channel();
     assert!(core.open_stream(77, tx).is_none(), "unknown incarnation");
+}
+
+#[test]
+fn a_workers_gpu_takes_the_tasks_with_gpu_kernels_until_the_worker_is_lost() {
+    let mut core = Core::new(config());
+    let gpu_worker = pb::RegisterWorkerRequest {
+        gpus: 1,
+        ..request("g", PROTOCOL_VERSION)
+    };
+    let inc_g = core.register(&gpu_worker).expect("registered").incarnation;
+    let (tx, mut g) = unbounded_channel();
+    core.open_stream(inc_g, tx).expect("stream opens");
+    assert_eq!(core.info().worker_list[0].gpus, 1);
+    // 1 is a scalar (not worth a GPU), 2 a constant of GPU size; 3 reads both.
+    let task = |key: u64, len: usize, inputs: &[u64]| {
+        let inputs = inputs.iter().map(|&k| ChunkKey(k)).collect();
+        ChunkTask::new(ChunkKey(key), const_op(key as i64, len), inputs)
+    };
+    let graph = ChunkGraph {
+        tasks: vec![
+            task(1, 1, &[]),
+            task(2, GPU_MIN_ELEMENTS, &[]),
+            task(3, 1, &[1, 2]),
+        ],
+        outputs: vec![ChunkKey(3)],
+        ..ChunkGraph::default()
+    };
+    let (events, _rx) = unbounded_channel();
+    core.submit(graph, events, 0);
+    let placed = |sent: Vec<pb::RunTask>| -> Vec<(u64, u32)> {
+        let mut p: Vec<(u64, u32)> = sent.iter().map(|t| (t.chunk_key, t.gpu)).collect();
+        p.sort_unstable();
+        p
+    };
+    // The scalar on the worker's CPU pool, the large constant on its GPU.
+    assert_eq!(placed(tasks(&mut g)), vec![(1, 0), (2, 1)]);
+    // A CPU-only worker joins and g is lost: both run again there, on its CPU pool.
+    let (_, mut c) = worker(&mut core, "c");
+    core.worker_lost(inc_g, "killed");
+    assert_eq!(placed(tasks(&mut c)), vec![(1, 0), (2, 0)]);
+    assert_eq!(core.info().worker_list.len(), 1);
 }
 
 #[test]
@@ -225,7 +255,7 @@ fn a_task_that_kills_three_workers_fails_the_job_as_killed_worker() {
     let mut core = Core::new(config());
     let (events, mut rx) = unbounded_channel();
     let graph = ChunkGraph {
-        tasks: vec![ChunkTask::new(ChunkKey(1), const_op(1), Vec::new())],
+        tasks: vec![ChunkTask::new(ChunkKey(1), const_op(1, 1), Vec::new())],
         outputs: vec![ChunkKey(1)],
         ..ChunkGraph::default()
     };

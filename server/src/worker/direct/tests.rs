@@ -41,6 +41,7 @@ fn task(op: ChunkOp, inputs: Vec<Input>, parts: usize) -> DirectTask {
         inputs,
         parts,
         droppable: false,
+        gpu: None,
     }
 }
 
