@@ -272,14 +272,18 @@ fn a_stopped_worker_is_lost_after_the_ttl_and_the_job_still_finishes() {
 
 const SECRET: &str = "drill-secret-0123456789abcdef";
 
-/// The cluster program `name` that cargo built beside this test.
+/// The cluster program `name`, built with this test.
 pub(crate) fn program(name: &str) -> PathBuf {
+    let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
     let exe = std::env::current_exe().expect("test path");
-    let debug = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target folder");
-    debug.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+    let here = exe.parent().expect("the test's folder");
+    // Next to the test binary (a copied build, as scripts/gpu-check runs it), else one
+    // folder up (cargo's target/debug, the test binary being in deps/).
+    let beside = here.join(&file);
+    match (beside.is_file(), here.parent()) {
+        (false, Some(up)) => up.join(&file),
+        _ => beside,
+    }
 }
 
 #[test]
