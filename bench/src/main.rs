@@ -63,7 +63,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use tessera::{FaultInjector, FaultKind, LocalCluster, Progress, Session};
+use tessera::{DeviceBackend, FaultInjector, FaultKind, LocalCluster, Progress, Session};
 use tessera_examples::{parse_bytes, parse_count, BackendArgs, SightArgs};
 use workloads::{parse_size, Size, Workload};
 
@@ -154,7 +154,7 @@ struct Args {
     /// summaries); 0 switches the recorder off, to measure what it costs.
     #[arg(long)]
     task_stream: Option<usize>,
-    /// Where to compute (a cluster's workers: `cpu` or `auto` only).
+    /// Where to compute (with `--local-cluster`, the workers' GPUs too: their `--gpus`).
     #[command(flatten)]
     backend: BackendArgs,
     /// Where to write a performance report and a trace of the timed runs (and the input
@@ -288,6 +288,13 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
             }
             if let Some(bytes) = args.memory_budget {
                 b = b.memory_limit(bytes);
+            }
+            // The workers compute where the run asks: `--backend` is their `--gpus`.
+            match args.backend.backend {
+                Some(DeviceBackend::Cuda) => b = b.gpus("all"),
+                Some(DeviceBackend::Auto) => b = b.gpus("auto"),
+                Some(DeviceBackend::Cpu) => b = b.gpus("none"),
+                None => {}
             }
             Some(Arc::new(Mutex::new(b.start()?)))
         }
