@@ -11,8 +11,8 @@
 
 use crate::faults::{FaultInjector, FaultKind, FaultPoint};
 use crate::messages::{ActorDied, ActorName, ChunkFinished, DeviceId, DeviceKind, ExecuteChunk};
-use crate::pool::{worker_index, WorkerPool};
 use crate::planner_state::GpuOps;
+use crate::pool::{worker_index, WorkerPool};
 use crate::recorder::{Recorder, RunSpan};
 use actix::{Actor, ActorContext, Context, Handler, Recipient};
 use std::any::Any;

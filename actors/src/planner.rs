@@ -4,6 +4,7 @@
 //! storage, and report progress and results to the job's owner. Lost chunks, unreachable
 //! storage and actor deaths go back into the state machine, which re-plans.
 
+use crate::device::CUDA_OPS;
 use crate::graph::ChunkKey;
 use crate::job::{JobError, JobEvent, JobId, JobOutput};
 use crate::kept::{KeptChunk, KeptOwner};
@@ -13,7 +14,6 @@ use crate::messages::{
     ForgetJob, GetChunks, KeepOutputs, MakeRoom, PutChunk, ReadKept, ReleaseChunks, Settle,
     StorageRestarted, StoreKept, SubmitJob, TakeOutputs, Unkeep, UnkeepRecipient,
 };
-use crate::device::CUDA_OPS;
 use crate::planner_state::{Gone, PlannerAction, PlannerState};
 use crate::recorder::{attach_storage, Recorder};
 use crate::storage::StorageActor;

@@ -61,8 +61,8 @@ pub fn open_shared(ordinals: Option<&[usize]>) -> Result<Vec<std::sync::Arc<Gpu>
         tessera_kernels::KernelError::DeviceUnavailable(m) => m,
         other => other.to_string(),
     };
-    let first = Gpu::shared(ordinals.and_then(|o| o.first().copied()).unwrap_or(0))
-        .map_err(cause)?;
+    let first =
+        Gpu::shared(ordinals.and_then(|o| o.first().copied()).unwrap_or(0)).map_err(cause)?;
     if !nvrtc::nvrtc_available() {
         return Err(
             "NVRTC (libnvrtc.so, which compiles the GPU kernels) cannot be loaded: \

@@ -229,7 +229,10 @@ fn gpu_cluster_workers_run_gpu_tasks_with_the_cpus_answer() {
         .groupby(&["name"])
         .agg(&[("v", &[Agg::Sum, Agg::Max]), ("f", &[Agg::Mean])]);
     let (got, stats) = q.execute_with_stats(&s).expect("the cluster's query");
-    assert!(stats.chunks_on_gpu > 0, "no partial ran on a GPU: {stats:?}");
+    assert!(
+        stats.chunks_on_gpu > 0,
+        "no partial ran on a GPU: {stats:?}"
+    );
     let want = q.execute(&cpu).expect("the CPU session's query");
     assert_tables_close(&got, &want, "filtered groupby on the cluster's GPUs");
 }

@@ -330,7 +330,9 @@ impl SessionBuilder {
         let mut devices = vec![format!("cpu ({threads} threads)")];
         devices.extend(gpus.iter().map(|g| g.describe()));
         if cluster_gpus > 0 {
-            devices.push(format!("cuda ({cluster_gpus} GPUs on the cluster's workers)"));
+            devices.push(format!(
+                "cuda ({cluster_gpus} GPUs on the cluster's workers)"
+            ));
         }
         let reading = self.faults.as_ref().and_then(|f| f.memory_reading());
         let spill_dir = self.spill_dir.unwrap_or_else(std::env::temp_dir);

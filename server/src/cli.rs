@@ -411,7 +411,13 @@ mod tests {
     fn a_worker_asked_for_a_gpu_it_cannot_open_fails_before_registering() {
         // No scheduler listens there: the GPU is opened first, and its failure ends the
         // worker at once.
-        let args = ["tessera-worker", "--scheduler", "127.0.0.1:1", "--gpus", "4096"];
+        let args = [
+            "tessera-worker",
+            "--scheduler",
+            "127.0.0.1:1",
+            "--gpus",
+            "4096",
+        ];
         assert_eq!(worker(args), 1);
     }
 

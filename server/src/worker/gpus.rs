@@ -38,7 +38,9 @@ impl FromStr for GpuChoice {
         let mut listed = Vec::new();
         for part in s.split(',') {
             let ordinal: usize = part.trim().parse().map_err(|_| {
-                format!("{part:?} is not a GPU ordinal: expected all, auto, none or a list such as 0,1")
+                format!(
+                    "{part:?} is not a GPU ordinal: expected all, auto, none or a list such as 0,1"
+                )
             })?;
             if listed.contains(&ordinal) {
                 return Err(format!("GPU {ordinal} is listed twice"));
@@ -72,9 +74,7 @@ impl GpuChoice {
             None | Some("" | "cpu") => Ok(GpuChoice::None),
             Some("cuda" | "gpu") => Ok(GpuChoice::All),
             Some("auto") => Ok(GpuChoice::Auto),
-            Some(other) => Err(format!(
-                "{BACKEND_VAR}={other:?} is not cpu, cuda or auto"
-            )),
+            Some(other) => Err(format!("{BACKEND_VAR}={other:?} is not cpu, cuda or auto")),
         }
     }
 
@@ -169,11 +169,17 @@ mod tests {
             }
             Err(ClusterError::GpuUnavailable(cause)) => {
                 assert!(!cause.is_empty());
-                assert!(auto.is_empty(), "auto found GPUs where device 0 fails: {cause}");
+                assert!(
+                    auto.is_empty(),
+                    "auto found GPUs where device 0 fails: {cause}"
+                );
             }
             Err(e) => panic!("not a GPU error: {e}"),
         }
-        let far = GpuChoice::Listed(vec![4096]).open().err().expect("no GPU 4096");
+        let far = GpuChoice::Listed(vec![4096])
+            .open()
+            .err()
+            .expect("no GPU 4096");
         assert!(
             matches!(&far, ClusterError::GpuUnavailable(c) if c.contains("4096") || c.contains("driver")),
             "{far}"

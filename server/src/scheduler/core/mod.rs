@@ -21,8 +21,8 @@ use sessions::Sessions;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
-use tessera_cluster::convert::{failed_event, progress_event};
 use tessera_actors::{CUDA_OPS, GPU_HOST_THREADS};
+use tessera_cluster::convert::{failed_event, progress_event};
 use tessera_core::ids::{DeviceId, DeviceKind};
 use tessera_core::{
     ActorName, ChunkGraph, ChunkId, ChunkKey, Gone, JobError, JobId, PlannerAction, PlannerState,

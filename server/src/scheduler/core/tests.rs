@@ -2,8 +2,8 @@
 
 use super::*;
 use std::time::Duration;
-use tessera_core::{ChunkTask, MAX_DROPS};
 use tessera_core::testing::const_op;
+use tessera_core::{ChunkTask, MAX_DROPS};
 use tessera_cuda::GPU_MIN_ELEMENTS;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
