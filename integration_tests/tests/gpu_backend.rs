@@ -228,13 +228,7 @@ fn gpu_cluster_workers_run_gpu_tasks_with_the_cpus_answer() {
         .filter(col("f").gt(1_000.0))
         .groupby(&["name"])
         .agg(&[("v", &[Agg::Sum, Agg::Max]), ("f", &[Agg::Mean])]);
-    let (got, stats) = q.execute_with_stats(&s).expect("the cluster's query");
-    assert!(
-        stats.chunks_on_gpu > 0,
-        "no partial ran on a GPU: {stats:?}"
-    );
-    let want = q.execute(&cpu).expect("the CPU session's query");
-    assert_tables_close(&got, &want, "filtered groupby on the cluster's GPUs");
+    assert_groupby_on_gpu(&q, &s, &cpu, "filtered groupby on the cluster's GPUs");
 }
 
 #[test]
@@ -455,21 +449,27 @@ fn gpu_backend_groupby_partials_run_on_the_gpu_with_the_cpus_answer() {
                 ("v", &[Agg::Sum, Agg::Count, Agg::Min, Agg::Max]),
                 ("f", &[Agg::Sum, Agg::Mean, Agg::Max]),
             ]);
-            let (got, stats) = q
-                .execute_with_stats(&gpu)
-                .expect("the GPU session's groupby");
-            let want = q.execute(&cpu).expect("the CPU session's groupby");
-            assert!(
-                stats.chunks_on_gpu > 0,
-                "no partial ran on the GPU: {stats:?}"
-            );
-            assert_tables_close(
-                &got,
-                &want,
-                &format!("by {keys:?}, {per_chunk} rows a chunk"),
-            );
+            let what = format!("by {keys:?}, {per_chunk} rows a chunk");
+            assert_groupby_on_gpu(&q, &gpu, &cpu, &what);
         }
     }
+}
+
+/// Runs the groupby `q` on `gpu` and on `cpu`: some partial ran on a GPU, and the tables
+/// agree ([`assert_tables_close`]).
+fn assert_groupby_on_gpu(
+    q: &tessera::dataframe::DataFrame,
+    gpu: &Session,
+    cpu: &Session,
+    what: &str,
+) {
+    let (got, stats) = q.execute_with_stats(gpu).expect("the GPU session's query");
+    assert!(
+        stats.chunks_on_gpu > 0,
+        "no partial ran on a GPU ({what}): {stats:?}"
+    );
+    let want = q.execute(cpu).expect("the CPU session's query");
+    assert_tables_close(&got, &want, what);
 }
 
 /// Asserts two groupby results are equal: float columns to 1e-9 relative (the device adds
@@ -527,12 +527,6 @@ fn gpu_backend_filters_run_on_the_gpu_with_the_cpus_answer() {
         let q = kept
             .groupby(&["name"])
             .agg(&[("v", &[Agg::Sum, Agg::Max]), ("f", &[Agg::Mean])]);
-        let (got, stats) = q.execute_with_stats(&gpu).expect("the GPU session's query");
-        assert!(
-            stats.chunks_on_gpu > 0,
-            "no partial ran on the GPU: {stats:?}"
-        );
-        let want = q.execute(&cpu).expect("the CPU session's query");
-        assert_tables_close(&got, &want, &format!("{per_chunk} rows a chunk"));
+        assert_groupby_on_gpu(&q, &gpu, &cpu, &format!("{per_chunk} rows a chunk"));
     }
 }

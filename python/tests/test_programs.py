@@ -89,7 +89,8 @@ def test_local_cluster_from_the_package_alone(monkeypatch, tmp_path):
     path = tmp_path / "data.csv"
     pdf.to_csv(path, index=False)
     before = set(children())
-    with ts.Session.local_cluster(2, threads_per_worker=1, memory_limit=1 << 28) as s:
+    with ts.Session.local_cluster(2, threads_per_worker=1, memory_limit=1 << 28, gpus="none") as s:
+        assert [w["gpus"] for w in s.cluster_info()["worker_list"]] == [0, 0]
         started = {pid: cmd for pid, cmd in children().items() if pid not in before}
         commands = sorted(cmd.split(" -m ", 1)[-1].split()[0] for cmd in started.values())
         assert commands == ["tessera.scheduler", "tessera.worker", "tessera.worker"], started
@@ -99,6 +100,12 @@ def test_local_cluster_from_the_package_alone(monkeypatch, tmp_path):
         pd.testing.assert_frame_equal(got, want, check_dtype=False, check_exact=False, rtol=1e-12)
     # Closing the session stopped (and reaped) every process it started.
     assert not set(children()) & set(started), children()
+
+
+def test_a_local_cluster_asked_for_a_gpu_that_is_not_there_names_the_cause(monkeypatch):
+    monkeypatch.delenv("TESSERA_BIN_DIR", raising=False)
+    with pytest.raises(ts.ClusterError, match="GPUs cannot be used"):
+        ts.Session.local_cluster(1, gpus="4096")
 
 
 def test_a_nanny_runs_its_worker_through_this_interpreter():
