@@ -95,12 +95,20 @@ impl GpuChoice {
     }
 }
 
+/// The threads a worker's tasks run on: its CPU pool, and each GPU's own.
+pub(super) struct Pools {
+    /// The CPU pool (`--nthreads`).
+    pub cpu: WorkerPool,
+    /// Its GPUs, in the order it registered them (`RunTask.gpu` n is the nth).
+    pub gpus: Vec<WorkerGpu>,
+}
+
 /// One GPU of the worker and the host threads that drive it, named `tw-g{ordinal}.{i}`.
 pub(super) struct WorkerGpu {
     /// The device.
     pub gpu: Arc<Gpu>,
     /// Its host threads (as many as a GPU's device actor has).
-    pub pool: Arc<WorkerPool>,
+    pub pool: WorkerPool,
 }
 
 impl WorkerGpu {
@@ -108,10 +116,7 @@ impl WorkerGpu {
     pub fn start(gpu: Arc<Gpu>) -> Result<WorkerGpu, ClusterError> {
         let ordinal = gpu.ordinal();
         let pool = WorkerPool::new(GPU_HOST_THREADS, |i| format!("tw-g{ordinal}.{i}"))?;
-        Ok(WorkerGpu {
-            gpu,
-            pool: Arc::new(pool),
-        })
+        Ok(WorkerGpu { gpu, pool })
     }
 }
 

@@ -20,7 +20,7 @@ mod room;
 use direct::{cancelled, failed, DirectTask, Ended, Input};
 use fetch::LostPeers;
 pub use gpus::GpuChoice;
-use gpus::WorkerGpu;
+use gpus::{Pools, WorkerGpu};
 use held::{Held, HeldChunk};
 use replicas::Replicas;
 use room::Room;
@@ -207,13 +207,14 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         running: Arc::new(AtomicU32::new(0)),
         room: Arc::new(Room::default()),
         leak_per_task: config.leak_per_task,
-        gpus: Arc::new(gpus),
     };
-    // The threads tasks run on directly (see [`direct`]); a task's closure does not hold
-    // the pool, so the pool is never dropped (and joined) on one of its own threads.
-    let pool = Arc::new(WorkerPool::new(config.nthreads.max(1), |i| {
-        format!("tw-task{i}")
-    })?);
+    // The threads tasks run on directly (see [`direct`]), the CPU pool's and each GPU's; a
+    // task's closure does not hold them, so a pool is never dropped (and joined) on one of
+    // its own threads.
+    let pool = Arc::new(Pools {
+        cpu: WorkerPool::new(config.nthreads.max(1), |i| format!("tw-task{i}"))?,
+        gpus,
+    });
     let interval = Duration::from_millis(u64::from(reply.heartbeat_interval_ms.max(10)));
     let heartbeat = tokio::spawn(heartbeats(agent.clone(), interval));
 
@@ -310,15 +311,13 @@ struct Agent {
     room: Arc<Room>,
     /// See [`WorkerConfig::leak_per_task`].
     leak_per_task: usize,
-    /// Its GPUs, in the order it registered them (`RunTask.gpu` n is the nth).
-    gpus: Arc<Vec<WorkerGpu>>,
 }
 
 impl Agent {
     /// Starts one task. One whose inputs are all held here and whose estimate fits now goes
     /// to the pool at once; one that must fetch an input from a peer or wait for memory
     /// runs as a tokio task until it can.
-    fn start(&self, task: pb::RunTask, pool: &Arc<WorkerPool>) {
+    fn start(&self, task: pb::RunTask, pool: &Arc<Pools>) {
         self.running.fetch_add(1, Ordering::Relaxed);
         let decoded = match decode_task(&task) {
             Ok(decoded) => decoded,
@@ -353,7 +352,7 @@ impl Agent {
 
     /// Runs one task and reports how it ended: fetches the inputs it does not hold, waits
     /// for room in the memory budget, then runs it on the pool.
-    async fn run_task(self, task: pb::RunTask, decoded: Decoded, pool: &WorkerPool) {
+    async fn run_task(self, task: pb::RunTask, decoded: Decoded, pool: &Pools) {
         let Decoded { op, distinct, keys } = decoded;
         let inputs = match self.gather(&task, &distinct).await {
             Ok(inputs) => inputs,
@@ -376,7 +375,7 @@ impl Agent {
         op: ChunkOp,
         inputs: Vec<Input>,
         keys: &[usize],
-        pool: &WorkerPool,
+        pools: &Pools,
         room: Reservation,
     ) {
         // The GPU the scheduler chose, with its own threads; a GPU this worker does not
@@ -384,8 +383,8 @@ impl Agent {
         let gpu = usize::try_from(task.gpu)
             .ok()
             .and_then(|n| n.checked_sub(1))
-            .and_then(|i| self.gpus.get(i));
-        let pool = gpu.map_or(pool, |g| &*g.pool);
+            .and_then(|i| pools.gpus.get(i));
+        let pool = gpu.map_or(&pools.cpu, |g| &g.pool);
         let direct = DirectTask {
             job: task.job_id,
             op,
