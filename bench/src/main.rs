@@ -96,6 +96,10 @@ struct Args {
     /// Worker threads [default: every core this process may use].
     #[arg(long, value_parser = parse_count)]
     threads: Option<usize>,
+    /// The session's chunk size (bytes, or with a K/M/G suffix; `SessionBuilder::chunk_bytes`)
+    /// [default: the session's, 32 MiB, or 1 GiB where it computes on GPUs].
+    #[arg(long, value_parser = parse_bytes)]
+    chunk_bytes: Option<u64>,
     /// TPC-H's scale factor, as in the folder `<data>/tpch-sf<SF>` that `gen_data.py --tpch
     /// SF` writes (`tpch` only).
     #[arg(long, default_value = "1")]
@@ -309,6 +313,9 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         builder = builder.scheduler(address);
     } else if let Some(t) = args.threads {
         builder = builder.threads(t);
+    }
+    if let Some(bytes) = args.chunk_bytes {
+        builder = builder.chunk_bytes(usize::try_from(bytes)?);
     }
     if let Some(bytes) = args.memory_budget {
         builder = builder.memory_budget(bytes);
