@@ -30,11 +30,12 @@ pub const CPU_DEVICE: DeviceId = DeviceId(0);
 /// assembly with another's kernel, few enough to leave the cores to the CPU pool.
 pub const GPU_HOST_THREADS: usize = 4;
 
-/// Which ops a GPU runs, as the CUDA crate says ([`Gpu::runs`], [`Gpu::pays`]): what a
-/// planner with GPU devices places by.
+/// Which ops a GPU runs, as the CUDA crate says ([`Gpu::runs`], [`Gpu::pays`],
+/// [`Gpu::shares`]): what a planner with GPU devices places by.
 pub const CUDA_OPS: GpuOps = GpuOps {
     runs: Gpu::runs,
     pays: Gpu::pays,
+    shares: Gpu::shares,
 };
 
 /// Tasks queued per worker thread, so a thread never idles waiting for the planner.

@@ -299,8 +299,9 @@ pub struct PlannerState {
     hosts: HashMap<DeviceId, DeviceId>,
 }
 
-/// Which ops a GPU device runs, as its crate says (`tessera_cuda::Gpu::runs` and
-/// `Gpu::pays`): the planner places by it and needs no GPU code of its own.
+/// Which ops a GPU device runs, as its crate says (`tessera_cuda::Gpu::runs`,
+/// `Gpu::pays` and `Gpu::shares`): the planner places by it and needs no GPU code of its
+/// own.
 #[derive(Clone, Copy, Debug)]
 pub struct GpuOps {
     /// True for the ops a GPU has kernels for: a task pinned to a GPU runs there.
@@ -308,6 +309,9 @@ pub struct GpuOps {
     /// True for those that also pay for a GPU task's fixed cost: an unpinned task runs on
     /// a GPU only then.
     pub pays: fn(&ChunkOp) -> bool,
+    /// True for those of them a CPU core runs in a time of the same order: an idle CPU
+    /// device takes such a task when it is expected to finish it first (see `placement`).
+    pub shares: fn(&ChunkOp) -> bool,
 }
 
 impl GpuOps {
@@ -315,6 +319,7 @@ impl GpuOps {
     pub const NONE: GpuOps = GpuOps {
         runs: no_op_runs,
         pays: no_op_runs,
+        shares: no_op_runs,
     };
 }
 
@@ -688,8 +693,9 @@ impl PlannerState {
         };
         let bytes_in = state.input_bytes(pos);
         let task = &state.tasks[pos];
-        if ok {
-            self.costs.record(task.work.name(), bytes_in, took);
+        if let (true, Some(slots)) = (ok, self.devices.get(&device)) {
+            self.costs
+                .record(task.work.name(), slots.kind, bytes_in, took);
         }
         let Some(stream) = &mut state.stream else {
             return;

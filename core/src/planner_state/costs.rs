@@ -4,10 +4,13 @@
 //! [`PlannerState::place`](super::PlannerState) weighs moving a task's inputs to an idle
 //! device against waiting for the busy device that holds them.
 //!
-//! A task's run time is modelled per op as time per input byte, or as time per task for
-//! a task without input bytes (a root, such as a random block; a fused op may be either),
-//! a running mean over the recent runs of its kind; a move as its bytes at [`MOVE_RATE`].
+//! A task's run time is modelled per op and kind of device as time per input byte, or as
+//! time per task for a task without input bytes (a root, such as a random block; a fused
+//! op may be either), a running mean over the recent runs of its kind; a move as its bytes
+//! at [`MOVE_RATE`]. Placement also weighs a GPU's time for a dataframe task against a CPU
+//! core's (see `placement`).
 
+use crate::ids::DeviceKind;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -25,30 +28,31 @@ pub fn move_time(bytes: u64) -> Duration {
     Duration::from_secs_f64(bytes as f64 / MOVE_RATE as f64)
 }
 
-/// Per op and whether its tasks read input bytes, a running mean of nanoseconds per input
-/// byte (per task, for tasks without input bytes).
+/// Per op, kind of device and whether its tasks read input bytes, a running mean of
+/// nanoseconds per input byte (per task, for tasks without input bytes).
 #[derive(Debug, Default)]
 pub(super) struct RunCosts {
-    nanos_per_byte: HashMap<(&'static str, bool), f64>,
+    nanos_per_byte: HashMap<(&'static str, DeviceKind, bool), f64>,
 }
 
 impl RunCosts {
-    /// A task of `op` that read `bytes_in` ran for `took` (zero: not measured, ignored).
-    pub fn record(&mut self, op: &'static str, bytes_in: u64, took: Duration) {
+    /// A task of `op` that read `bytes_in` ran on a device of `kind` for `took` (zero: not
+    /// measured, ignored).
+    pub fn record(&mut self, op: &'static str, kind: DeviceKind, bytes_in: u64, took: Duration) {
         if took.is_zero() {
             return;
         }
         let newest = took.as_nanos() as f64 / bytes_in.max(1) as f64;
         self.nanos_per_byte
-            .entry((op, bytes_in > 0))
+            .entry((op, kind, bytes_in > 0))
             .and_modify(|mean| *mean += NEWEST_WEIGHT * (newest - *mean))
             .or_insert(newest);
     }
 
-    /// How long a task of `op` reading `bytes_in` is expected to run (`None` before any
-    /// run of `op` was reported).
-    pub fn estimate(&self, op: &'static str, bytes_in: u64) -> Option<Duration> {
-        let per_byte = self.nanos_per_byte.get(&(op, bytes_in > 0))?;
+    /// How long a task of `op` reading `bytes_in` is expected to run on a device of `kind`
+    /// (`None` before any run of `op` there was reported).
+    pub fn estimate(&self, op: &'static str, kind: DeviceKind, bytes_in: u64) -> Option<Duration> {
+        let per_byte = self.nanos_per_byte.get(&(op, kind, bytes_in > 0))?;
         Some(Duration::from_nanos(
             (per_byte * bytes_in.max(1) as f64) as u64,
         ))
@@ -63,21 +67,34 @@ mod tests {
     fn an_op_s_estimate_scales_with_its_input_and_follows_recent_runs() {
         const MB: u64 = 1_000_000;
         let ms = Duration::from_millis;
+        let (cpu, gpu) = (DeviceKind::Cpu, DeviceKind::Cuda);
         let mut costs = RunCosts::default();
-        assert_eq!(costs.estimate("matmul", MB), None, "nothing seen yet");
-        costs.record("matmul", MB, Duration::ZERO);
-        assert_eq!(costs.estimate("matmul", MB), None, "zero: not measured");
+        assert_eq!(costs.estimate("matmul", cpu, MB), None, "nothing seen yet");
+        costs.record("matmul", cpu, MB, Duration::ZERO);
+        assert_eq!(
+            costs.estimate("matmul", cpu, MB),
+            None,
+            "zero: not measured"
+        );
         // 1 MB in 1 ms: 2 MB is expected to take 2 ms.
-        costs.record("matmul", MB, ms(1));
-        assert_eq!(costs.estimate("matmul", 2 * MB), Some(ms(2)));
+        costs.record("matmul", cpu, MB, ms(1));
+        assert_eq!(costs.estimate("matmul", cpu, 2 * MB), Some(ms(2)));
         // A run 9 times as slow moves the mean an eighth of the way: 1 + 8/8 = 2 ns a byte.
-        costs.record("matmul", MB, ms(9));
-        assert_eq!(costs.estimate("matmul", 2 * MB), Some(ms(4)));
+        costs.record("matmul", cpu, MB, ms(9));
+        assert_eq!(costs.estimate("matmul", cpu, 2 * MB), Some(ms(4)));
         // A task without input bytes is timed per task, apart from those with inputs.
-        costs.record("matmul", 0, ms(3));
-        assert_eq!(costs.estimate("matmul", 0), Some(ms(3)));
-        assert_eq!(costs.estimate("matmul", 2 * MB), Some(ms(4)));
-        assert_eq!(costs.estimate("qr", 1), None, "other ops stay unknown");
+        costs.record("matmul", cpu, 0, ms(3));
+        assert_eq!(costs.estimate("matmul", cpu, 0), Some(ms(3)));
+        assert_eq!(costs.estimate("matmul", cpu, 2 * MB), Some(ms(4)));
+        assert_eq!(costs.estimate("qr", cpu, 1), None, "other ops stay unknown");
+        // A GPU's runs of the op are its own.
+        assert_eq!(costs.estimate("matmul", gpu, MB), None);
+        costs.record("matmul", gpu, MB, Duration::from_micros(100));
+        assert_eq!(
+            costs.estimate("matmul", gpu, 2 * MB),
+            Some(Duration::from_micros(200))
+        );
+        assert_eq!(costs.estimate("matmul", cpu, 2 * MB), Some(ms(4)));
     }
 
     #[test]

@@ -32,7 +32,7 @@ impl PlannerState {
             let device = match self.place(job, pos, &waiting) {
                 Placement::On(device) => device,
                 Placement::Wait(holder) => {
-                    let expected = self.expected_run(job, pos);
+                    let expected = self.expected_run(job, pos, self.kind_of(holder));
                     let ahead = waiting.entry(holder).or_insert(Some(Duration::ZERO));
                     *ahead = ahead.zip(expected).map(|(a, e)| a + e);
                     passed = Some((job, pos));
@@ -45,7 +45,7 @@ impl PlannerState {
                 }
                 Placement::Full => break,
             };
-            let expected = self.expected_run(job, pos);
+            let expected = self.expected_run(job, pos, self.kind_of(device));
             let (Some(state), Some(slots)) =
                 (self.jobs.get_mut(&job), self.devices.get_mut(&device))
             else {

@@ -8,7 +8,8 @@
 //! device whenever one is registered, unless it is too small to pay for a GPU task's fixed
 //! cost (`Gpu::pays`: a fused kernel over fewer than 4,096 elements); every other op
 //! (stacked QRs and SVDs of small factors, sorts, reads, combines of partials…) runs on a
-//! CPU device.
+//! CPU device. The dataframe ops among them (`Gpu::shares`) are shared: a CPU device with
+//! a free slot takes one when it is expected to finish it before a GPU would.
 //! A GPU being restarted is not registered, so its ops run on the CPU meanwhile (the CUDA
 //! kernels return what the CPU ones do); a session without GPUs never sees the difference.
 //! A task its graph pins to the CPU ([`crate::ChunkTask::device`], from `Tensor::on`) runs
@@ -100,6 +101,13 @@ impl PlannerState {
         }
     }
 
+    /// The kind of `device` (a CPU pool's if it is not registered).
+    pub(super) fn kind_of(&self, device: DeviceId) -> DeviceKind {
+        self.devices
+            .get(&device)
+            .map_or(DeviceKind::Cpu, |s| s.kind)
+    }
+
     /// True while some device, of any kind, has a free slot.
     pub(super) fn has_free_slot(&self) -> bool {
         self.devices.values().any(|s| s.used < s.capacity)
@@ -115,8 +123,73 @@ impl PlannerState {
             .is_some_and(|s| s.kind == DeviceKind::Cuda)
     }
 
-    /// Where the task at `pos` of `job` runs, among the devices of its kind
-    /// ([`Self::kind_for`]). With one such device, there. With several, on the device its
+    /// Where the task at `pos` of `job` runs: among the devices of its kind
+    /// ([`Self::kind_for`], [`Self::place_among`]), except that a GPU task a CPU core also
+    /// runs well (`GpuOps::shares`: a dataframe task, whose host-side work runs on the
+    /// GPU's host thread either way) goes to a CPU device with a free slot when that is
+    /// expected to finish it first ([`Self::cpu_finishes_first`]): a GPU with a few host
+    /// threads would otherwise queue a whole stage of joins while the CPU pool's cores idle.
+    pub(super) fn place(&self, job: JobId, pos: usize, waiting: &Waiting) -> Placement {
+        let kind = self.kind_for(job, pos);
+        let placement = self.place_among(job, pos, kind, waiting);
+        if kind == DeviceKind::Cuda && self.shared(job, pos) {
+            if let Placement::On(cpu) = self.place_among(job, pos, DeviceKind::Cpu, waiting) {
+                if self.cpu_finishes_first(job, pos, cpu, &placement, waiting) {
+                    return Placement::On(cpu);
+                }
+            }
+        }
+        placement
+    }
+
+    /// True if the task at `pos` of `job` is not pinned to a device and its op is one a
+    /// GPU shares with the CPU pool (`GpuOps::shares`).
+    fn shared(&self, job: JobId, pos: usize) -> bool {
+        self.jobs.get(&job).is_some_and(|state| {
+            let task = &state.tasks[pos];
+            task.device.is_none()
+                && matches!(&task.work, Work::Run(op) if (self.gpu_ops.shares)(op))
+        })
+    }
+
+    /// True if CPU device `cpu` is expected to finish the task at `pos` of `job` before
+    /// the GPU `on_gpu` places it on would (or, full, the soonest of them): each device's
+    /// work ahead ([`Self::work_ahead`]) plus its kind's run time for the task (Dask's
+    /// scheduler likewise picks the worker with the earliest expected finish). Until
+    /// both are known, the CPU takes it only when no GPU has an idle thread for it.
+    fn cpu_finishes_first(
+        &self,
+        job: JobId,
+        pos: usize,
+        cpu: DeviceId,
+        on_gpu: &Placement,
+        waiting: &Waiting,
+    ) -> bool {
+        let finish = |device: DeviceId| {
+            let ahead = self.work_ahead(device, waiting)?;
+            let kind = self.devices.get(&device)?.kind;
+            Some(ahead + self.expected_run(job, pos, kind)?)
+        };
+        let gpus: Vec<DeviceId> = match on_gpu {
+            Placement::On(gpu) | Placement::Wait(gpu) => vec![*gpu],
+            Placement::Full => self
+                .devices
+                .iter()
+                .filter(|(_, s)| s.kind == DeviceKind::Cuda)
+                .map(|(&d, _)| d)
+                .collect(),
+        };
+        // Unknown while any of them is (`None` is the least of the finishes).
+        let gpu_finish = gpus.into_iter().map(finish).min().flatten();
+        match (finish(cpu), gpu_finish) {
+            (Some(cpu), Some(gpu)) => cpu < gpu,
+            _ => !matches!(on_gpu, Placement::On(gpu)
+                if self.devices.get(gpu).is_some_and(|s| s.used < s.threads)),
+        }
+    }
+
+    /// Where the task at `pos` of `job` runs among the devices of `kind`. With one such
+    /// device, there. With several, on the device its
     /// task is drawn to ([`Self::affinity`]: the one holding most of its input bytes, or
     /// for a task whose inputs are held nowhere, the one its siblings went to) if it has a
     /// free slot; else on the device with the most free slots (ties: the lowest id) —
@@ -130,8 +203,13 @@ impl PlannerState {
     /// - fewer, while the other device's threads are all busy (tasks beyond them queue
     ///   there, see [`PlannerState::add_queued_device`]): a tiny task costs more to
     ///   fetch inputs for than to run, so only a device with idle threads steals it.
-    pub(super) fn place(&self, job: JobId, pos: usize, waiting: &Waiting) -> Placement {
-        let kind = self.kind_for(job, pos);
+    fn place_among(
+        &self,
+        job: JobId,
+        pos: usize,
+        kind: DeviceKind,
+        waiting: &Waiting,
+    ) -> Placement {
         let Some(state) = self.jobs.get(&job) else {
             return Placement::Full;
         };
@@ -167,12 +245,17 @@ impl PlannerState {
         }
     }
 
-    /// How long the task at `pos` of `job` is expected to run (`None`: its op has not
-    /// been timed yet).
-    pub(super) fn expected_run(&self, job: JobId, pos: usize) -> Option<Duration> {
+    /// How long the task at `pos` of `job` is expected to run on a device of `kind`
+    /// (`None`: its op has not been timed there yet).
+    pub(super) fn expected_run(
+        &self,
+        job: JobId,
+        pos: usize,
+        kind: DeviceKind,
+    ) -> Option<Duration> {
         let state = self.jobs.get(&job)?;
         self.costs
-            .estimate(state.tasks[pos].work.name(), state.input_bytes(pos))
+            .estimate(state.tasks[pos].work.name(), kind, state.input_bytes(pos))
     }
 
     /// How long `device`'s threads are expected to be busy before they could start one
@@ -306,8 +389,11 @@ mod tests {
     use crate::testing::chunk;
     use crate::testing::{const_op, graph};
     use crate::PlannerAction;
+    use std::time::Duration;
     use std::time::Instant;
     use tessera_cuda::{Gpu, GPU_MIN_ELEMENTS};
+    use tessera_kernels::frame::groupby::GroupBySpec;
+    use tessera_kernels::frame::ops::{Pipeline, Sink, Source};
     use tessera_kernels::ChunkOp;
 
     const CPU: DeviceId = DeviceId(0);
@@ -344,6 +430,7 @@ mod tests {
         p.set_gpu_ops(GpuOps {
             runs: Gpu::runs,
             pays: Gpu::pays,
+            shares: Gpu::shares,
         });
         assert!(p.add_device(CPU, cpu_slots).is_empty());
         if gpu_slots > 0 {
@@ -366,6 +453,77 @@ mod tests {
         let actions = done(&mut p, job, 5, 8);
         let stats = deliver(&mut p, job, &actions);
         assert_eq!((stats.chunks_run, stats.chunks_on_gpu), (5, 4));
+    }
+
+    /// A groupby partial of a table in memory: a dataframe op a GPU shares with the CPU.
+    fn partial_op() -> ChunkOp {
+        ChunkOp::Frame(FrameOp::Pipeline(Pipeline {
+            source: Source::Input,
+            steps: vec![],
+            sink: Sink::GroupPartial(GroupBySpec {
+                keys: vec!["k".into()],
+                aggs: vec![],
+            }),
+        }))
+    }
+
+    /// Tasks `1..=n`, groupby partials, then `n + 1` and `n + 2`, fused GPU kernels.
+    fn partials_then_fused(n: u64) -> crate::ChunkGraph {
+        let tasks: Vec<(u64, &[u64])> = (1..=n + 2).map(|k| (k, &[][..])).collect();
+        let mut g = graph(&tasks, &(1..=n + 2).collect::<Vec<_>>());
+        for (i, t) in g.tasks.iter_mut().enumerate() {
+            t.op = if (i as u64) < n {
+                partial_op()
+            } else {
+                const_op(1, GPU_MIN_ELEMENTS)
+            };
+        }
+        g
+    }
+
+    #[test]
+    fn dataframe_tasks_a_busy_gpu_has_no_slot_for_go_to_the_idle_cpu_pool() {
+        assert!(Gpu::shares(&partial_op()));
+        assert!(!Gpu::shares(&const_op(1, GPU_MIN_ELEMENTS)));
+        let mut p = planner(3, 2);
+        let mut g = partials_then_fused(5);
+        g.tasks[4].device = Some(DeviceKind::Cuda);
+        let (job, actions) = p.submit(g, Instant::now());
+        // Nothing timed yet: the GPU takes partials while it has a slot, the CPU pool the
+        // next ones; 5, pinned to the GPU, and the fused 6 and 7 wait for it.
+        assert_eq!(
+            placed(&actions),
+            vec![(1, GPU), (2, GPU), (3, CPU), (4, CPU)]
+        );
+        assert_eq!(placed(&done(&mut p, job, 3, 8)), vec![]);
+        assert_eq!(placed(&done(&mut p, job, 1, 8)), vec![(5, GPU)]);
+        assert_eq!(placed(&done(&mut p, job, 2, 8)), vec![(6, GPU)]);
+        for key in [4, 5, 6] {
+            done(&mut p, job, key, 8);
+        }
+        let actions = done(&mut p, job, 7, 8);
+        let stats = deliver(&mut p, job, &actions);
+        assert_eq!((stats.chunks_run, stats.chunks_on_gpu), (7, 5));
+    }
+
+    #[test]
+    fn a_dataframe_task_goes_where_it_is_expected_to_finish_first() {
+        let ms = Duration::from_millis;
+        let first_placed = |cpu_took: Duration, gpu_took: Duration| {
+            let mut p = planner(2, 2);
+            let name = partial_op().name();
+            p.costs.record(name, DeviceKind::Cpu, 0, cpu_took);
+            p.costs.record(name, DeviceKind::Cuda, 0, gpu_took);
+            placed(&p.submit(partials_then_fused(4), Instant::now()).1)
+        };
+        // A GPU ten times as fast: it takes two, and the others wait for it rather than run
+        // on the CPU pool (each GPU slot is 2 ms from free, the CPU would take 10).
+        assert_eq!(first_placed(ms(10), ms(1)), vec![(1, GPU), (2, GPU)]);
+        // A CPU ten times as fast: it takes what it has slots for, the GPU the rest.
+        assert_eq!(
+            first_placed(ms(1), ms(10)),
+            vec![(1, CPU), (2, CPU), (3, GPU), (4, GPU)]
+        );
     }
 
     #[test]
@@ -442,6 +600,7 @@ mod tests {
         p.set_gpu_ops(GpuOps {
             runs: Gpu::runs,
             pays: Gpu::pays,
+            shares: Gpu::shares,
         });
         for (cpu, gpu) in [(a, ga), (b, gb)] {
             assert!(p.add_queued_device(cpu, 1, 1).is_empty());

@@ -339,6 +339,15 @@ impl Gpu {
         }
     }
 
+    /// True for the ops of [`Gpu::runs`] a CPU core runs in a time of the same order, so
+    /// that an idle CPU pool may take them when it is expected to finish first: the
+    /// dataframe ops, whose tasks spend much of their time on the host thread (reading
+    /// columns, assembling the output table) on either device. Their answers are the CPU
+    /// kernels' (float sums may round differently, as `docs/guide/gpu.md` says).
+    pub fn shares(op: &ChunkOp) -> bool {
+        matches!(op, ChunkOp::Frame(_)) && Gpu::runs(op)
+    }
+
     /// True for the ops this device has kernels for: fused elementwise expressions with
     /// their trailing reductions, block products (cuBLAS), one block's QR (cuSOLVER),
     /// groupby partials of tables in memory, their filters and filters kept as tables
