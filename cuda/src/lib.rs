@@ -6,6 +6,7 @@
 //! hash kernels of `frame.cu` (planned and assembled by [`frame_plan`]). GPU device
 //! actors build on these.
 
+mod backend;
 pub mod codegen;
 pub mod filter_gen;
 pub mod frame_plan;
@@ -14,6 +15,7 @@ pub mod launch;
 pub mod nvrtc;
 pub mod workloads;
 
+pub use backend::{DeviceBackend, UnknownBackend};
 pub use gpu::{compile_frame_kernels, Gpu, GPU_MIN_ELEMENTS};
 
 #[cfg(test)]

@@ -153,10 +153,10 @@ fn the_backend_comes_from_code_else_the_environment_else_cpu() {
     assert_eq!(DeviceBackend::from_env_value(None).unwrap(), None);
     for bad in ["rocm", "cuda:0", "1"] {
         match value(bad) {
-            Err(Error::InvalidArgument(m)) => {
+            Err(tessera::UnknownBackend(m)) => {
                 assert!(m.contains(BACKEND_VAR) && m.contains(bad), "{m}");
             }
-            other => panic!("{bad}: expected InvalidArgument, got {other:?}"),
+            other => panic!("{bad}: expected UnknownBackend, got {other:?}"),
         }
     }
 }

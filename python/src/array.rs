@@ -369,7 +369,9 @@ impl PyTensor {
     /// The same array computed on the devices of `backend` (`cpu`, `cuda` or `auto`; see
     /// `Tensor::to_backend`).
     fn to_backend(&self, backend: &str) -> PyResult<PyTensor> {
-        let backend = backend.parse::<DeviceBackend>().map_err(to_py)?;
+        let backend = backend
+            .parse::<DeviceBackend>()
+            .map_err(|e| to_py(e.into()))?;
         PyTensor::wrap(self.t.to_backend(backend))
     }
 

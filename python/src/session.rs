@@ -159,7 +159,7 @@ impl PySession {
             b = b.dashboard_token(&token);
         }
         if let Some(name) = backend {
-            b = b.backend(name.parse::<DeviceBackend>().map_err(to_py)?);
+            b = b.backend(name.parse::<DeviceBackend>().map_err(|e| to_py(e.into()))?);
         }
         run_job(py, None, move || b.build()).map(PySession::wrap)
     }

@@ -123,6 +123,12 @@ impl From<tessera_cluster::ClusterError> for Error {
     }
 }
 
+impl From<tessera_cuda::UnknownBackend> for Error {
+    fn from(e: tessera_cuda::UnknownBackend) -> Error {
+        Error::InvalidArgument(e.0)
+    }
+}
+
 impl From<tessera_dashboard::DashboardError> for Error {
     fn from(e: tessera_dashboard::DashboardError) -> Error {
         match e {

@@ -50,7 +50,7 @@ mod session;
 pub mod sql;
 pub mod tensor;
 
-pub use accelerator::{DeviceBackend, BACKEND_VAR};
+pub use accelerator::{DeviceBackend, UnknownBackend, BACKEND_VAR};
 pub use cluster::{Launcher, LocalCluster, LocalClusterBuilder};
 pub use error::{Error, Result};
 pub use progress::Progress;

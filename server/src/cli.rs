@@ -206,16 +206,13 @@ where
     };
     let gpus = match args.gpus {
         Some(choice) => choice,
-        None => {
-            let backend = std::env::var(tessera_cuda::BACKEND_VAR).ok();
-            match GpuChoice::from_backend(backend.as_deref()) {
-                Ok(choice) => choice,
-                Err(e) => {
-                    eprintln!("tessera-worker: {e}");
-                    return FAILURE;
-                }
+        None => match tessera_cuda::DeviceBackend::from_env() {
+            Ok(backend) => backend.map_or(GpuChoice::None, GpuChoice::from),
+            Err(e) => {
+                eprintln!("tessera-worker: {e}");
+                return FAILURE;
             }
-        }
+        },
     };
     let config = WorkerConfig {
         scheduler: args.scheduler,

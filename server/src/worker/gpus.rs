@@ -8,7 +8,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use tessera_actors::{WorkerPool, GPU_HOST_THREADS};
 use tessera_cluster::error::ClusterError;
-use tessera_cuda::{Gpu, BACKEND_VAR};
+use tessera_cuda::{DeviceBackend, Gpu};
 
 /// Which GPUs a worker runs tasks on.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -65,19 +65,20 @@ impl fmt::Display for GpuChoice {
     }
 }
 
-impl GpuChoice {
-    /// The choice a worker started without `--gpus` makes: by [`BACKEND_VAR`]'s value
-    /// (`cpu` or unset: none; `cuda` or `gpu`: all; `auto`: auto), an error naming an
-    /// unknown one.
-    pub fn from_backend(value: Option<&str>) -> Result<GpuChoice, String> {
-        match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
-            None | Some("" | "cpu") => Ok(GpuChoice::None),
-            Some("cuda" | "gpu") => Ok(GpuChoice::All),
-            Some("auto") => Ok(GpuChoice::Auto),
-            Some(other) => Err(format!("{BACKEND_VAR}={other:?} is not cpu, cuda or auto")),
+impl From<DeviceBackend> for GpuChoice {
+    /// The choice of a worker started without `--gpus`, by the backend its environment
+    /// names (`DeviceBackend::from_env`): none for `cpu`, every GPU for `cuda`, `auto`
+    /// for `auto`.
+    fn from(backend: DeviceBackend) -> GpuChoice {
+        match backend {
+            DeviceBackend::Cpu => GpuChoice::None,
+            DeviceBackend::Cuda => GpuChoice::All,
+            DeviceBackend::Auto => GpuChoice::Auto,
         }
     }
+}
 
+impl GpuChoice {
     /// Opens the GPUs chosen (each once per process), or says why they cannot be used.
     pub fn open(&self) -> Result<Vec<Arc<Gpu>>, ClusterError> {
         let opened = match self {
@@ -151,13 +152,13 @@ mod tests {
     }
 
     #[test]
-    fn without_the_flag_the_backend_variable_chooses() {
-        assert_eq!(GpuChoice::from_backend(None), Ok(GpuChoice::None));
-        assert_eq!(GpuChoice::from_backend(Some("cpu")), Ok(GpuChoice::None));
-        assert_eq!(GpuChoice::from_backend(Some("CUDA")), Ok(GpuChoice::All));
-        assert_eq!(GpuChoice::from_backend(Some("auto")), Ok(GpuChoice::Auto));
-        let e = GpuChoice::from_backend(Some("tpu")).unwrap_err();
-        assert!(e.contains("\"tpu\""), "{e}");
+    fn without_the_flag_the_backend_chooses() {
+        let choice = |b: &str| b.parse::<DeviceBackend>().map(GpuChoice::from);
+        assert_eq!(choice("cpu"), Ok(GpuChoice::None));
+        assert_eq!(choice("CUDA"), Ok(GpuChoice::All));
+        assert_eq!(choice("gpu"), Ok(GpuChoice::All));
+        assert_eq!(choice("auto"), Ok(GpuChoice::Auto));
+        assert!(choice("tpu").is_err());
     }
 
     /// Opening: none needs no driver; `auto` never fails; a GPU asked for by name opens
