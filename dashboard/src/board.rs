@@ -148,6 +148,8 @@ pub struct WorkerRow {
     pub address: String,
     /// Its task threads.
     pub threads: u32,
+    /// Its GPUs (`tessera-worker --gpus`), each run beside its CPU pool.
+    pub gpus: u32,
     /// Tasks it runs now.
     pub tasks_running: u32,
     /// Chunks it holds.

@@ -103,16 +103,18 @@ fn workers(view: &dyn View) -> String {
         Some(rows) => {
             out.push_str(
                 "<table class=\"stats\"><tr><th>worker</th><th>address</th><th>threads</th>\
-                 <th>tasks running</th><th>chunks held</th><th>memory</th><th></th></tr>",
+                 <th>GPUs</th><th>tasks running</th><th>chunks held</th><th>memory</th>\
+                 <th></th></tr>",
             );
             for w in &rows {
                 let _ = write!(
                     out,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
                      <td>{} of {}</td><td>{}</td></tr>",
                     esc(&w.name),
                     esc(&w.address),
                     w.threads,
+                    w.gpus,
                     w.tasks_running,
                     w.chunks_held,
                     fmt_bytes(w.memory_used),
@@ -171,7 +173,43 @@ pub(super) fn jobs(jobs: &[JobStats]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::fmt_limit;
+    use super::{fmt_limit, workers};
+    use crate::{View, WorkerRow};
+    use tessera_core::Exposition;
+
+    struct Cluster;
+
+    impl View for Cluster {
+        fn memory(&self) -> (u64, u64) {
+            (0, 0)
+        }
+        fn workers(&self) -> Option<Vec<WorkerRow>> {
+            Some(vec![WorkerRow {
+                name: "w<1>".into(),
+                address: "127.0.0.1:5".into(),
+                threads: 8,
+                gpus: 2,
+                tasks_running: 3,
+                chunks_held: 4,
+                memory_used: 1 << 30,
+                memory_limit: 4 << 30,
+            }])
+        }
+        fn metrics(&self, _: &mut Exposition) {}
+    }
+
+    #[test]
+    fn a_worker_s_row_shows_its_threads_gpus_tasks_chunks_and_memory() {
+        let html = workers(&Cluster);
+        assert!(html.contains("<th>threads</th><th>GPUs</th>"), "{html}");
+        assert!(
+            html.contains(
+                "<tr><td>w&lt;1&gt;</td><td>127.0.0.1:5</td><td>8</td><td>2</td><td>3</td>\
+                 <td>4</td><td>1.0 GiB of 4.0 GiB</td>"
+            ),
+            "{html}"
+        );
+    }
 
     #[test]
     fn the_largest_limit_is_no_limit() {

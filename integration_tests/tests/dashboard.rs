@@ -338,6 +338,12 @@ fn a_scheduler_s_metrics_sum_its_jobs_and_list_its_workers() {
         workers.iter().all(|(_, &threads)| threads == 1),
         "{after:?}"
     );
+    // Each worker's GPUs, as it registered them (none but under TESSERA_BACKEND=cuda).
+    let info = s.cluster_info().unwrap().expect("a cluster session");
+    for w in &info.worker_list {
+        let gauge = format!("tessera_worker_gpus{{worker=\"{}\"}}", w.name);
+        assert_eq!(after.get(&gauge), Some(&u64::from(w.gpus)), "{after:?}");
+    }
 
     // With a shared secret, only a caller bearing it is answered.
     let secret = "metrics-shared-s3cret";

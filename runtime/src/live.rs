@@ -31,6 +31,7 @@ impl View for SessionView {
             name: w.name,
             address: w.flight_address,
             threads: w.nthreads,
+            gpus: w.gpus,
             tasks_running: w.tasks_running,
             chunks_held: w.chunks_held,
             memory_used: w.memory_used,

@@ -1,5 +1,5 @@
 //! The scheduler's Prometheus metrics: totals over the cluster's jobs (from its dashboard
-//! board), the jobs running, and each worker's threads, memory and tasks as its last
+//! board), the jobs running, and each worker's threads, GPUs, memory and tasks as its last
 //! heartbeat said.
 
 use super::Core;
@@ -12,7 +12,7 @@ impl Core {
         tessera_dashboard::metrics_text(&self.board, |e| self.worker_metrics(e))
     }
 
-    /// The workers' gauges: how many, and each one's threads, tasks and memory.
+    /// The workers' gauges: how many, and each one's threads, GPUs, tasks and memory.
     pub fn worker_metrics(&self, e: &mut Exposition) {
         let live: Vec<&super::Worker> = self.live_workers().map(|(_, w)| w).collect();
         e.metric(
@@ -30,6 +30,13 @@ impl Core {
             "Task threads of each worker.",
             "worker",
             &per_worker(&|w| u64::from(w.nthreads)),
+        );
+        e.family(
+            "worker_gpus",
+            "gauge",
+            "GPUs of each worker (`--gpus`).",
+            "worker",
+            &per_worker(&|w| w.gpus.len() as u64),
         );
         e.family(
             "worker_tasks_running",

@@ -827,6 +827,7 @@ impl Core {
                 name: w.name.clone(),
                 address: w.flight_address.clone(),
                 threads: w.nthreads,
+                gpus: u32::try_from(w.gpus.len()).unwrap_or(u32::MAX),
                 tasks_running: w.tasks_running,
                 chunks_held: held.get(&id).copied().unwrap_or(0),
                 memory_used: w.memory_used,
