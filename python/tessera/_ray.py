@@ -7,6 +7,9 @@ actor's process by the extension module) and returns a session on them.
 - A worker is an actor pinned to a node (``NodeAffinitySchedulingStrategy``) that asks Ray
   for the CPUs its pool uses: by default one worker per alive node with CPUs, taking all
   of that node's CPUs; with ``workers=N``, N workers dealt round-robin over the nodes.
+  With ``gpus_per_worker=G`` it also asks for G GPUs, on the nodes that have them, and
+  runs its GPU tasks on those Ray assigns it (``tessera-worker --gpus all`` under the
+  ``CUDA_VISIBLE_DEVICES`` Ray sets); without, it runs none (``--gpus none``).
 - The servers talk over their own gRPC and Arrow Flight planes, on the node's address, with
   a shared secret made for this session (never sent outside Ray and the session).
 - A worker actor that dies (``ray.kill``, its node removed) breaks its stream to the
@@ -88,13 +91,13 @@ class TesseraScheduler:
 class TesseraWorker:
     """A Ray actor running ``tessera-worker`` on its node's address."""
 
-    def __init__(self, scheduler: str, secret: str, name: str, nthreads: int,
+    def __init__(self, scheduler: str, secret: str, name: str, nthreads: int, gpus: bool,
                  memory_limit: Optional[int], spill_dir: Optional[str]) -> None:
         import ray
 
         host = ray.util.get_node_ip_address()
         args = ["--scheduler", scheduler, "--listen", f"{host}:0", "--nthreads", str(nthreads),
-                "--name", name]
+                "--name", name, "--gpus", "all" if gpus else "none"]
         if memory_limit is not None:
             args += ["--memory-limit", str(memory_limit)]
         if spill_dir is not None:
@@ -112,28 +115,42 @@ class TesseraWorker:
         return self._server.status
 
 
-def plan_workers(nodes: List[Tuple[str, float]], workers: Optional[int],
-                 cpus_per_worker: Optional[int]) -> List[Tuple[str, float]]:
-    """(node id, CPUs) for each worker over ``nodes`` ((node id, CPUs) of the alive nodes
-    with CPUs): one per node by default, else ``workers`` dealt round-robin; each asks for
-    ``cpus_per_worker`` or its node's CPUs shared among the node's workers (a fraction
-    where they are more than its CPUs; the worker then runs one thread)."""
+def plan_workers(nodes: List[Tuple[str, float, float]], workers: Optional[int],
+                 cpus_per_worker: Optional[int],
+                 gpus_per_worker: Optional[int] = None) -> List[Tuple[str, float]]:
+    """(node id, CPUs) for each worker over ``nodes`` ((node id, CPUs, GPUs) of the alive
+    nodes with CPUs; with ``gpus_per_worker``, those of them with that many GPUs): one per
+    node by default, else ``workers`` dealt round-robin; each asks for ``cpus_per_worker``
+    or its node's CPUs shared among the node's workers (a fraction where they are more
+    than its CPUs; the worker then runs one thread), and ``gpus_per_worker`` GPUs."""
     if workers is not None and workers < 1:
         raise TesseraValueError(f"on_ray needs at least one worker, not {workers}")
     if cpus_per_worker is not None and cpus_per_worker < 1:
         raise TesseraValueError(f"cpus_per_worker must be at least 1, not {cpus_per_worker}")
+    if gpus_per_worker is not None and gpus_per_worker < 1:
+        raise TesseraValueError(f"gpus_per_worker must be at least 1, not {gpus_per_worker}")
     if not nodes:
         raise ClusterError("the Ray cluster has no alive node with a CPU")
+    gpus = gpus_per_worker or 0
+    if gpus:
+        nodes = [n for n in nodes if n[2] >= gpus]
+        if not nodes:
+            raise ClusterError(f"no alive Ray node has {gpus} GPU(s) for a Tessera worker")
     count = len(nodes) if workers is None else workers
     on_node = [nodes[i % len(nodes)] for i in range(count)]
-    share = {node: sum(1 for n, _ in on_node if n == node) for node, _ in nodes}
-    plan = [(node, float(cpus_per_worker or cpus / share[node])) for node, cpus in on_node]
-    have = dict(nodes)
+    share = {node: sum(1 for n, _, _ in on_node if n == node) for node, _, _ in nodes}
+    plan = [(node, float(cpus_per_worker or cpus / share[node])) for node, cpus, _ in on_node]
+    have = {node: (cpus, node_gpus) for node, cpus, node_gpus in nodes}
     for node, cpus in plan:
-        if cpus * share[node] > have[node]:
+        if cpus * share[node] > have[node][0]:
             raise ClusterError(
                 f"{share[node]} Tessera worker(s) of {cpus:g} CPUs cannot be placed on Ray node "
-                f"{node}, which has {have[node]:g} CPUs"
+                f"{node}, which has {have[node][0]:g} CPUs"
+            )
+        if gpus * share[node] > have[node][1]:
+            raise ClusterError(
+                f"{share[node]} Tessera worker(s) of {gpus} GPU(s) cannot be placed on Ray "
+                f"node {node}, which has {have[node][1]:g} GPUs"
             )
     return plan
 
@@ -162,8 +179,8 @@ class RayCluster:
 
 
 def start(address: Optional[str], workers: Optional[int], cpus_per_worker: Optional[int],
-          memory_limit: Optional[int], spill_dir: Optional[str],
-          start_timeout: float) -> Tuple[RayCluster, str, str]:
+          gpus_per_worker: Optional[int], memory_limit: Optional[int],
+          spill_dir: Optional[str], start_timeout: float) -> Tuple[RayCluster, str, str]:
     """Starts the actors; returns them, the scheduler's address and the secret."""
     ray = _ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -171,10 +188,10 @@ def start(address: Optional[str], workers: Optional[int], cpus_per_worker: Optio
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(address=address)
-    nodes = [(n["NodeID"], float(n["Resources"]["CPU"]))
+    nodes = [(n["NodeID"], float(n["Resources"]["CPU"]), float(n["Resources"].get("GPU", 0)))
              for n in ray.nodes() if n.get("Alive") and n["Resources"].get("CPU", 0) >= 1]
     try:
-        placement = plan_workers(nodes, workers, cpus_per_worker)
+        placement = plan_workers(nodes, workers, cpus_per_worker, gpus_per_worker)
     except Exception:
         if started_ray:
             ray.shutdown()
@@ -194,17 +211,19 @@ def start(address: Optional[str], workers: Optional[int], cpus_per_worker: Optio
             cluster.workers.append(ray.remote(TesseraWorker).options(
                 name=f"tessera-worker-{tag}-{i}",
                 num_cpus=cpus,
+                num_gpus=gpus_per_worker or 0,
                 max_restarts=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
-            ).remote(address, secret, f"ray-worker-{tag}-{i}", max(1, int(cpus)), memory_limit,
-                     spill_dir))
+            ).remote(address, secret, f"ray-worker-{tag}-{i}", max(1, int(cpus)),
+                     bool(gpus_per_worker), memory_limit, spill_dir))
         pending = [w.node.remote() for w in cluster.workers]
         ready, _ = ray.wait(pending, num_returns=len(pending), timeout=start_timeout)
         if len(ready) < len(pending):
             raise ClusterError(
                 f"{len(pending) - len(ready)} of {len(pending)} Tessera workers could not be "
                 f"placed on Ray within {start_timeout} s (CPUs asked: "
-                f"{[c for _, c in placement]}; Ray's free resources: "
+                f"{[c for _, c in placement]}, GPUs each: {gpus_per_worker or 0}; Ray's free "
+                f"resources: "
                 f"{ray.available_resources()})"
             )
         ray.get(ready)

@@ -137,6 +137,7 @@ class Session:
         workers: Optional[int] = None,
         *,
         cpus_per_worker: Optional[int] = None,
+        gpus_per_worker: Optional[int] = None,
         memory_limit: Optional[int] = None,
         spill_dir: Optional[str] = None,
         start_timeout: float = 60.0,
@@ -151,6 +152,9 @@ class Session:
           dealt round-robin over the nodes;
         - ``cpus_per_worker``: CPUs each worker asks Ray for and runs threads on (default
           its node's CPUs shared among the node's workers);
+        - ``gpus_per_worker``: GPUs each worker asks Ray for, on the nodes that have them,
+          and runs the tasks with GPU kernels on (default none; a session on them takes
+          ``backend="cuda"``);
         - ``memory_limit``, ``spill_dir``: each worker's, as ``tessera-worker``'s flags;
         - ``start_timeout``: seconds to wait for the actors to be placed and registered;
         - other keywords are :class:`Session`'s (``chunk_bytes``, ``progress``, …).
@@ -160,8 +164,9 @@ class Session:
         nothing (its chunks are computed again). See docs/guide/cluster.md."""
         from . import _ray
 
-        cluster, address, secret = _ray.start(address, workers, cpus_per_worker, memory_limit,
-                                              spill_dir, start_timeout)
+        cluster, address, secret = _ray.start(address, workers, cpus_per_worker,
+                                              gpus_per_worker, memory_limit, spill_dir,
+                                              start_timeout)
         session = None
         try:
             session = cls(scheduler=address, secret=secret, **options)

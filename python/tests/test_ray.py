@@ -82,6 +82,8 @@ def test_a_worker_per_node_answers_as_in_process(ray_cluster, local):
     with ts.Session.on_ray(chunk_bytes=1 << 16, progress=False) as s:
         info = s.cluster_info()
         assert info["workers"] == 2 and info["nthreads"] == 2, info
+        # Without gpus_per_worker, no worker opens a GPU (--gpus none).
+        assert [w["gpus"] for w in info["worker_list"]] == [0, 0], info
         nodes = ray.get([w.node.remote() for w in s._ray_cluster.workers])
         assert len(set(nodes)) == 2, nodes
         got = jobs(s, left, right)
@@ -138,6 +140,11 @@ def test_bad_settings_are_typed_errors_and_leave_nothing(ray_cluster):
     # More CPUs than any node has: refused before any actor starts.
     with pytest.raises(ts.ClusterError, match="cannot be placed on Ray node"):
         ts.Session.on_ray(workers=1, cpus_per_worker=64)
+    # GPUs where no node has one: refused likewise.
+    with pytest.raises(ts.TesseraValueError, match="gpus_per_worker must be at least 1"):
+        ts.Session.on_ray(workers=1, gpus_per_worker=0)
+    with pytest.raises(ts.ClusterError, match="no alive Ray node has 1 GPU"):
+        ts.Session.on_ray(workers=1, gpus_per_worker=1)
     # Fits a node, but the CPUs are taken (by a task holding them): not placed in time.
     hold = ray.remote(num_cpus=1)(lambda: time.sleep(30))
     held = [hold.remote(), hold.remote()]
