@@ -167,8 +167,7 @@ impl PlannerState {
     ) -> bool {
         let finish = |device: DeviceId| {
             let ahead = self.work_ahead(device, waiting)?;
-            let kind = self.devices.get(&device)?.kind;
-            Some(ahead + self.expected_run(job, pos, kind)?)
+            Some(ahead + self.expected_run(job, pos, self.kind_of(device))?)
         };
         let gpus: Vec<DeviceId> = match on_gpu {
             Placement::On(gpu) | Placement::Wait(gpu) => vec![*gpu],
@@ -424,6 +423,17 @@ mod tests {
         p.on_chunk_held(job, ChunkKey(key), attempt, vec![8], Instant::now())
     }
 
+    /// Finishes the tasks `rest` of `job`, then `last`, its output: the job's runs, and
+    /// those on a GPU.
+    fn runs_when_done(p: &mut PlannerState, job: JobId, rest: &[u64], last: u64) -> (u64, u64) {
+        for &key in rest {
+            done(p, job, key, 8);
+        }
+        let actions = done(p, job, last, 8);
+        let stats = deliver(p, job, &actions);
+        (stats.chunks_run, stats.chunks_on_gpu)
+    }
+
     /// A planner with a CPU pool of `cpu_slots` and, if `gpu_slots` is not 0, a GPU.
     fn planner(cpu_slots: usize, gpu_slots: usize) -> PlannerState {
         let mut p = PlannerState::new(UnboundedPool::new());
@@ -450,9 +460,7 @@ mod tests {
         assert_eq!(placed(&done(&mut p, job, 2, 8)), vec![(4, GPU)]);
         // The last task is fused too.
         assert_eq!(placed(&done(&mut p, job, 4, 8)), vec![(5, GPU)]);
-        let actions = done(&mut p, job, 5, 8);
-        let stats = deliver(&mut p, job, &actions);
-        assert_eq!((stats.chunks_run, stats.chunks_on_gpu), (5, 4));
+        assert_eq!(runs_when_done(&mut p, job, &[], 5), (5, 4));
     }
 
     /// A groupby partial of a table in memory: a dataframe op a GPU shares with the CPU.
@@ -498,12 +506,7 @@ mod tests {
         assert_eq!(placed(&done(&mut p, job, 3, 8)), vec![]);
         assert_eq!(placed(&done(&mut p, job, 1, 8)), vec![(5, GPU)]);
         assert_eq!(placed(&done(&mut p, job, 2, 8)), vec![(6, GPU)]);
-        for key in [4, 5, 6] {
-            done(&mut p, job, key, 8);
-        }
-        let actions = done(&mut p, job, 7, 8);
-        let stats = deliver(&mut p, job, &actions);
-        assert_eq!((stats.chunks_run, stats.chunks_on_gpu), (7, 5));
+        assert_eq!(runs_when_done(&mut p, job, &[4, 5, 6], 7), (7, 5));
     }
 
     #[test]
@@ -542,9 +545,7 @@ mod tests {
             assert_eq!(placed(&done(&mut p, job, key, 8)), vec![]);
         }
         assert_eq!(placed(&done(&mut p, job, 4, 8)), vec![(5, GPU)]);
-        let actions = done(&mut p, job, 5, 8);
-        let stats = deliver(&mut p, job, &actions);
-        assert_eq!((stats.chunks_run, stats.chunks_on_gpu), (5, 3));
+        assert_eq!(runs_when_done(&mut p, job, &[], 5), (5, 3));
     }
 
     #[test]
@@ -560,12 +561,7 @@ mod tests {
             placed(&actions),
             vec![(1, CPU), (2, GPU), (3, CPU), (4, GPU)]
         );
-        for key in [1, 2, 3, 4] {
-            done(&mut p, job, key, 8);
-        }
-        let actions = done(&mut p, job, 5, 8);
-        let stats = deliver(&mut p, job, &actions);
-        assert_eq!((stats.chunks_run, stats.chunks_on_gpu), (5, 3));
+        assert_eq!(runs_when_done(&mut p, job, &[1, 2, 3, 4], 5), (5, 3));
     }
 
     #[test]
