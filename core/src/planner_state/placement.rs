@@ -114,8 +114,9 @@ impl PlannerState {
     }
 
     /// True if dispatch `attempt` of `key` of `job` is in flight on a CUDA device (for
-    /// [`crate::JobStats::chunks_on_gpu`]).
-    pub(super) fn runs_on_gpu(&self, job: JobId, key: ChunkKey, attempt: u64) -> bool {
+    /// [`crate::JobStats::chunks_on_gpu`], and a cluster worker's CPU queue depth, which
+    /// its GPU tasks' run times do not tell).
+    pub fn runs_on_gpu(&self, job: JobId, key: ChunkKey, attempt: u64) -> bool {
         self.in_flight
             .get(&(job, key))
             .filter(|f| f.attempt == attempt)

@@ -3,7 +3,8 @@
 //! round trip to the scheduler.
 //!
 //! The queue holds about [`QUEUED_WORK`] of work per thread, judged by how long the
-//! worker's recent tasks took (`TaskStatus.run_micros`): two tasks per thread while that
+//! worker's recent tasks on its CPU pool took (`TaskStatus.run_micros`; its GPUs' tasks
+//! run on threads of their own and are not counted): two tasks per thread while that
 //! is unknown or tasks are long (a queued task cannot move to an idle peer, so the queue
 //! must stay short when tasks are), up to [`MAX_PER_THREAD`] for tiny tasks, where the
 //! round trip would cost more than the task.

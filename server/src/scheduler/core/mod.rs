@@ -480,6 +480,11 @@ impl Core {
 
     /// A task report from the worker of `status.incarnation`.
     pub fn on_status(&mut self, status: TaskStatus) {
+        let job = JobId(status.job_id);
+        let key = ChunkKey(status.chunk_key);
+        let attempt = status.attempt;
+        // A GPU task's run time says nothing of how long the worker's CPU queue takes.
+        let on_gpu = self.planner.runs_on_gpu(job, key, attempt);
         let Some((&worker, w)) = self
             .workers
             .iter_mut()
@@ -492,7 +497,9 @@ impl Core {
             return;
         };
         w.last_seen = Instant::now();
-        w.run_times.record(status.run_micros);
+        if !on_gpu {
+            w.run_times.record(status.run_micros);
+        }
         let deeper = w.run_times.per_thread();
         // Only a registered device is resized: one that could not be reached stays out
         // until its loss is declared (this may be a report it sent before it died).
@@ -505,9 +512,6 @@ impl Core {
         if let Some(actions) = deepened {
             self.apply(actions);
         }
-        let job = JobId(status.job_id);
-        let key = ChunkKey(status.chunk_key);
-        let attempt = status.attempt;
         tracing::debug!(%job, %key, attempt, state = ?status.state(), "task status");
         self.record(&status);
         let actions = match status.state() {

@@ -41,6 +41,35 @@ fn worker(core: &mut Core, name: &str) -> (u64, Down) {
     (incarnation, rx)
 }
 
+/// Registers worker `name` with one GPU and opens its stream, as [`worker`].
+fn gpu_worker(core: &mut Core, name: &str) -> (u64, Down) {
+    let request = pb::RegisterWorkerRequest {
+        gpus: 1,
+        ..request(name, PROTOCOL_VERSION)
+    };
+    let incarnation = core.register(&request).expect("registered").incarnation;
+    let (tx, rx) = unbounded_channel();
+    core.open_stream(incarnation, tx).expect("stream opens");
+    (incarnation, rx)
+}
+
+/// 1 a scalar (not worth a GPU), 2 a constant of GPU size; 3 reads both and is the output.
+fn scalar_and_gpu_sized() -> ChunkGraph {
+    let task = |key: u64, len: usize, inputs: &[u64]| {
+        let inputs = inputs.iter().map(|&k| ChunkKey(k)).collect();
+        ChunkTask::new(ChunkKey(key), const_op(key as i64, len), inputs)
+    };
+    ChunkGraph {
+        tasks: vec![
+            task(1, 1, &[]),
+            task(2, GPU_MIN_ELEMENTS, &[]),
+            task(3, 1, &[1, 2]),
+        ],
+        outputs: vec![ChunkKey(3)],
+        ..ChunkGraph::default()
+    }
+}
+
 /// 1 and 2 from nothing, 3 from both; 3 is the output.
 fn graph() -> ChunkGraph {
     let task = |key: u64, inputs: &[u64]| {
@@ -112,30 +141,11 @@ fn a_worker_of_another_protocol_version_is_refused_naming_both() {
 #[test]
 fn a_workers_gpu_takes_the_tasks_with_gpu_kernels_until_the_worker_is_lost() {
     let mut core = Core::new(config());
-    let gpu_worker = pb::RegisterWorkerRequest {
-        gpus: 1,
-        ..request("g", PROTOCOL_VERSION)
-    };
-    let inc_g = core.register(&gpu_worker).expect("registered").incarnation;
-    let (tx, mut g) = unbounded_channel();
-    core.open_stream(inc_g, tx).expect("stream opens");
+    let (inc_g, mut g) = gpu_worker(&mut core, "g");
     assert_eq!(core.info().worker_list[0].gpus, 1);
     // 1 is a scalar (not worth a GPU), 2 a constant of GPU size; 3 reads both.
-    let task = |key: u64, len: usize, inputs: &[u64]| {
-        let inputs = inputs.iter().map(|&k| ChunkKey(k)).collect();
-        ChunkTask::new(ChunkKey(key), const_op(key as i64, len), inputs)
-    };
-    let graph = ChunkGraph {
-        tasks: vec![
-            task(1, 1, &[]),
-            task(2, GPU_MIN_ELEMENTS, &[]),
-            task(3, 1, &[1, 2]),
-        ],
-        outputs: vec![ChunkKey(3)],
-        ..ChunkGraph::default()
-    };
     let (events, _rx) = unbounded_channel();
-    core.submit(graph, events, 0);
+    core.submit(scalar_and_gpu_sized(), events, 0);
     let placed = |sent: Vec<pb::RunTask>| -> Vec<(u64, u32)> {
         let mut p: Vec<(u64, u32)> = sent.iter().map(|t| (t.chunk_key, t.gpu)).collect();
         p.sort_unstable();
@@ -148,6 +158,28 @@ fn a_workers_gpu_takes_the_tasks_with_gpu_kernels_until_the_worker_is_lost() {
     core.worker_lost(inc_g, "killed");
     assert_eq!(placed(tasks(&mut c)), vec![(1, 0), (2, 0)]);
     assert_eq!(core.info().worker_list.len(), 1);
+}
+
+#[test]
+fn a_workers_queue_depth_follows_its_cpu_tasks_not_its_gpus() {
+    let mut core = Core::new(config());
+    let (inc, mut down) = gpu_worker(&mut core, "g");
+    let (events, _rx) = unbounded_channel();
+    core.submit(scalar_and_gpu_sized(), events, 0);
+    let mut sent = tasks(&mut down);
+    sent.sort_by_key(|t| t.chunk_key);
+    assert_eq!((sent[0].gpu, sent[1].gpu), (0, 1));
+    let depth = |core: &Core| core.workers.values().map(|w| w.per_thread).sum::<usize>();
+    let tiny = |t: &pb::RunTask| TaskStatus {
+        run_micros: 10,
+        ..done(inc, t)
+    };
+    // A tiny task on the GPU leaves the CPU queue's depth alone; one on the CPU pool
+    // deepens it to the most.
+    core.on_status(tiny(&sent[1]));
+    assert_eq!(depth(&core), depth::DEFAULT_PER_THREAD);
+    core.on_status(tiny(&sent[0]));
+    assert_eq!(depth(&core), depth::MAX_PER_THREAD);
 }
 
 #[test]
