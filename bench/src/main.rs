@@ -63,7 +63,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use tessera::{DeviceBackend, FaultInjector, FaultKind, LocalCluster, Progress, Session};
+use tessera::{FaultInjector, FaultKind, LocalCluster, Progress, Session};
 use tessera_examples::{parse_bytes, parse_count, BackendArgs, SightArgs};
 use workloads::{parse_size, Size, Workload};
 
@@ -293,12 +293,9 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
             if let Some(bytes) = args.memory_budget {
                 b = b.memory_limit(bytes);
             }
-            // The workers compute where the run asks: `--backend` is their `--gpus`.
-            match args.backend.backend {
-                Some(DeviceBackend::Cuda) => b = b.gpus("all"),
-                Some(DeviceBackend::Auto) => b = b.gpus("auto"),
-                Some(DeviceBackend::Cpu) => b = b.gpus("none"),
-                None => {}
+            // The workers compute where the run asks.
+            if let Some(backend) = args.backend.backend {
+                b = b.backend(backend);
             }
             Some(Arc::new(Mutex::new(b.start()?)))
         }

@@ -190,6 +190,34 @@ fn a_cluster_session_on_cuda_needs_a_worker_that_runs_a_gpu() {
 }
 
 #[test]
+fn a_local_clusters_workers_compute_on_the_backend_it_is_given() {
+    // Cpu: no worker opens a GPU, even under TESSERA_BACKEND=cuda (the GPU suite's).
+    let c = LocalCluster::builder()
+        .workers(1)
+        .backend(DeviceBackend::Cpu)
+        .start()
+        .expect("a CPU cluster starts");
+    let info = c.info().expect("cluster info");
+    assert_eq!(info.worker_list.iter().map(|w| w.gpus).sum::<u32>(), 0);
+    // Cuda: every worker opens the GPUs, or the start fails naming why.
+    match LocalCluster::builder()
+        .workers(1)
+        .backend(DeviceBackend::Cuda)
+        .start()
+    {
+        Ok(c) => {
+            let info = c.info().expect("cluster info");
+            assert!(info.worker_list.iter().all(|w| w.gpus >= 1), "{info:?}");
+        }
+        Err(Error::Cluster(m)) => {
+            assert!(!gpu_required(), "a GPU was required: {m}");
+            assert!(m.contains("GPUs cannot be used"), "{m}");
+        }
+        Err(other) => panic!("expected a cluster error naming the GPUs, got {other:?}"),
+    }
+}
+
+#[test]
 fn a_worker_asked_for_a_gpu_that_is_not_there_fails_the_clusters_start() {
     match LocalCluster::builder().workers(1).gpus("4096").start() {
         Err(Error::Cluster(m)) => assert!(m.contains("GPUs cannot be used"), "{m}"),

@@ -9,6 +9,7 @@
 //! for tests and examples), then on `PATH`. Their logs go to files in a private folder,
 //! removed with the cluster; an error at start quotes the end of the log.
 
+use crate::accelerator::{DeviceBackend, BACKEND_VAR};
 use crate::backend::CONNECT_TIMEOUT;
 use crate::error::{Error, Result};
 use crate::session::{Session, SessionBuilder};
@@ -68,6 +69,7 @@ pub struct LocalClusterBuilder {
     threads_per_worker: Option<usize>,
     memory_limit: Option<u64>,
     gpus: Option<String>,
+    backend: Option<DeviceBackend>,
     heartbeat_ttl: Duration,
     no_worker_grace: Duration,
     spill_dir: Option<PathBuf>,
@@ -116,6 +118,15 @@ impl LocalClusterBuilder {
     /// a worker cannot open fails the start, with the worker's log.
     pub fn gpus(mut self, gpus: &str) -> Self {
         self.gpus = Some(gpus.to_string());
+        self
+    }
+
+    /// The backend the workers compute on, as a session's (their `$TESSERA_BACKEND`,
+    /// whatever this process's is): `Cpu` opens no GPU, `Cuda` every GPU (a worker that
+    /// can open none fails the start), `Auto` those that can be used. [`Self::gpus`],
+    /// where also given, names the GPUs instead.
+    pub fn backend(mut self, backend: DeviceBackend) -> Self {
+        self.backend = Some(backend);
         self
     }
 
@@ -249,6 +260,7 @@ impl LocalClusterBuilder {
             threads,
             memory_limit: self.memory_limit,
             gpus: self.gpus,
+            backend: self.backend,
             spill_dir: self.spill_dir,
             secret,
             logs,
@@ -294,6 +306,7 @@ pub struct LocalCluster {
     threads: usize,
     memory_limit: Option<u64>,
     gpus: Option<String>,
+    backend: Option<DeviceBackend>,
     spill_dir: Option<PathBuf>,
     secret: Option<Secret>,
     logs: PathBuf,
@@ -309,6 +322,7 @@ impl LocalCluster {
             threads_per_worker: None,
             memory_limit: None,
             gpus: None,
+            backend: None,
             heartbeat_ttl: tessera_cluster::DEFAULT_HEARTBEAT_TTL,
             no_worker_grace: tessera_cluster::DEFAULT_NO_WORKER_GRACE,
             spill_dir: None,
@@ -438,6 +452,9 @@ impl LocalCluster {
         }
         if let Some(gpus) = &self.gpus {
             command.arg("--gpus").arg(gpus);
+        }
+        if let Some(backend) = self.backend {
+            command.env(BACKEND_VAR, backend.to_string());
         }
         command.arg("--spill-dir").arg(&spill);
         let spawned = command

@@ -211,7 +211,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
     // The threads tasks run on directly (see [`direct`]), the CPU pool's and each GPU's; a
     // task's closure does not hold them, so a pool is never dropped (and joined) on one of
     // its own threads.
-    let pool = Arc::new(Pools {
+    let pools = Arc::new(Pools {
         cpu: WorkerPool::new(config.nthreads.max(1), |i| format!("tw-task{i}"))?,
         gpus,
     });
@@ -227,7 +227,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<(), ClusterError> {
         };
         match message {
             Ok(Some(message)) => match message.kind {
-                Some(scheduler_message::Kind::RunTask(task)) => agent.start(task, &pool),
+                Some(scheduler_message::Kind::RunTask(task)) => agent.start(task, &pools),
                 Some(scheduler_message::Kind::Release(r)) => {
                     held.release(r.job_id, r.chunk_key, r.attempt)
                 }
@@ -317,7 +317,7 @@ impl Agent {
     /// Starts one task. One whose inputs are all held here and whose estimate fits now goes
     /// to the pool at once; one that must fetch an input from a peer or wait for memory
     /// runs as a tokio task until it can.
-    fn start(&self, task: pb::RunTask, pool: &Arc<Pools>) {
+    fn start(&self, task: pb::RunTask, pools: &Arc<Pools>) {
         self.running.fetch_add(1, Ordering::Relaxed);
         let decoded = match decode_task(&task) {
             Ok(decoded) => decoded,
@@ -335,11 +335,11 @@ impl Agent {
             .collect();
         if let Some(inputs) = held {
             if let Some(room) = self.room_for(&decoded.op, &inputs) {
-                return self.run_direct(task, decoded.op, inputs, &decoded.keys, pool, room);
+                return self.run_direct(task, decoded.op, inputs, &decoded.keys, pools, room);
             }
         }
-        let (agent, pool) = (self.clone(), Arc::clone(pool));
-        tokio::spawn(async move { agent.run_task(task, decoded, &pool).await });
+        let (agent, pools) = (self.clone(), Arc::clone(pools));
+        tokio::spawn(async move { agent.run_task(task, decoded, &pools).await });
     }
 
     /// The reservation of a task of `op`'s estimate ([`direct::task_estimate`]: its output
@@ -352,7 +352,7 @@ impl Agent {
 
     /// Runs one task and reports how it ended: fetches the inputs it does not hold, waits
     /// for room in the memory budget, then runs it on the pool.
-    async fn run_task(self, task: pb::RunTask, decoded: Decoded, pool: &Pools) {
+    async fn run_task(self, task: pb::RunTask, decoded: Decoded, pools: &Pools) {
         let Decoded { op, distinct, keys } = decoded;
         let inputs = match self.gather(&task, &distinct).await {
             Ok(inputs) => inputs,
@@ -360,7 +360,7 @@ impl Agent {
         };
         let estimate = direct::task_estimate(&op, &inputs);
         match self.room.reserve(self.held.system(), estimate).await {
-            Ok(room) => self.run_direct(task, op, inputs, &keys, pool, room),
+            Ok(room) => self.run_direct(task, op, inputs, &keys, pools, room),
             Err(status) => self.report(&task, status),
         }
     }
