@@ -82,20 +82,28 @@ impl PageIterator for ColumnPages {}
 impl ColumnPages {
     /// The pages of this column's chunk in row group `group`.
     fn chunk(&self, group: usize) -> Result<ChunkPages> {
-        let column = self
-            .metadata
-            .row_groups()
-            .get(group)
-            .and_then(|g| g.columns().get(self.column))
-            .ok_or_else(|| {
-                ParquetError::General(format!("no column {} in row group {group}", self.column))
-            })?;
-        let (start, length) = column.byte_range();
-        let length = usize::try_from(length)
-            .map_err(|_| ParquetError::EOF(format!("a column chunk of {length} bytes")))?;
-        let bytes = read_at(&self.file, start, length)?;
-        ChunkPages::new(bytes, column.compression())
+        column_chunk(&self.file, &self.metadata, group, self.column)
     }
+}
+
+/// The pages of leaf column `column`'s chunk in row group `group` of `file` (whose footer
+/// is `metadata`), read with one positioned read.
+pub(super) fn column_chunk(
+    file: &File,
+    metadata: &ParquetMetaData,
+    group: usize,
+    column: usize,
+) -> Result<ChunkPages> {
+    let chunk = metadata
+        .row_groups()
+        .get(group)
+        .and_then(|g| g.columns().get(column))
+        .ok_or_else(|| ParquetError::General(format!("no column {column} in row group {group}")))?;
+    let (start, length) = chunk.byte_range();
+    let length = usize::try_from(length)
+        .map_err(|_| ParquetError::EOF(format!("a column chunk of {length} bytes")))?;
+    let bytes = read_at(file, start, length)?;
+    ChunkPages::new(bytes, chunk.compression())
 }
 
 /// `length` bytes of `file` from `start`, or an end-of-file error. Read into the
