@@ -70,6 +70,12 @@ pub fn check_keys(schema: &Schema, by: &[SortKey]) -> FrameResult<()> {
 /// then of the rows in each), so a frame sorted in chunks gives one answer whatever its
 /// chunking. Float NaNs count as missing (pandas' NA), so they go where `nulls_first` puts
 /// nulls in either direction, and `-0.0` ties with `0.0`.
+///
+/// With a limit, each batch longer than it is first cut to its own first `limit` rows, so
+/// that only those are copied into the table sorted (a top-k of a large groupby's parts,
+/// strings and all, gathers a few rows of each part rather than concatenating them all).
+/// The rows kept are the same: a row among the first `limit` of all is among the first
+/// `limit` of its batch, and each cut keeps its batch's ties in their order.
 pub fn sort_batches(
     schema: &SchemaRef,
     batches: &[RecordBatch],
@@ -77,7 +83,19 @@ pub fn sort_batches(
     limit: Option<usize>,
 ) -> FrameResult<RecordBatch> {
     check_keys(schema, by)?;
-    let table = concat(schema, batches)?;
+    let table = match limit {
+        Some(k) if batches.len() > 1 && batches.iter().any(|b| b.num_rows() > k) => {
+            let cut = batches
+                .iter()
+                .map(|b| match b.num_rows() > k {
+                    true => Ok(take_record_batch(b, &sorted_indices(b, by, limit)?)?),
+                    false => Ok(b.clone()),
+                })
+                .collect::<FrameResult<Vec<_>>>()?;
+            concat(schema, &cut)?
+        }
+        _ => concat(schema, batches)?,
+    };
     let indices = sorted_indices(&table, by, limit)?;
     Ok(take_record_batch(&table, &indices)?)
 }

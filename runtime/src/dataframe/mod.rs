@@ -33,6 +33,7 @@ mod estimate;
 mod explain;
 mod groupby;
 mod io;
+mod limit;
 pub(crate) mod node;
 pub(crate) mod plan;
 mod prune;

@@ -15,6 +15,7 @@
 
 use super::estimate::Estimates;
 use super::io::runs_of_row_groups;
+use super::limit::limit_sorts;
 use super::node::{FrameKind, FrameNode};
 use super::prune::{groupby_reads, project, prune_columns};
 use super::pushdown::push_filters;
@@ -75,9 +76,11 @@ enum Pending {
 /// The optimizer's passes over the lazy graph, in order: filters pushed down
 /// ([`push_filters`]), groupbys reduced by the selective frames they are joined with
 /// ([`reduce_groupbys`]), frames read by several joins reduced below their own joins
-/// ([`reduce_shared`]), then columns pruned ([`prune_columns`]).
+/// ([`reduce_shared`]), heads of sorts made their limits ([`limit_sorts`]), then columns
+/// pruned ([`prune_columns`]).
 pub(super) fn optimize(root: &Arc<FrameNode>) -> Result<Arc<FrameNode>> {
-    prune_columns(&reduce_shared(&reduce_groupbys(&push_filters(root)?)))
+    let reduced = reduce_shared(&reduce_groupbys(&push_filters(root)?));
+    prune_columns(&limit_sorts(&reduced))
 }
 
 /// Plans and runs one frame job.
